@@ -1,0 +1,445 @@
+import { z } from "zod";
+import { digestOf } from "@/lib/canonical-json";
+import type { Db, Tx } from "@/lib/db";
+import { AppError, fieldErrorsFromZod } from "@/lib/errors";
+import { Prisma, type Task, type Transition } from "@/lib/generated/prisma/client";
+import { newId } from "@/lib/ids";
+import {
+  ArtifactsSchema,
+  emptyGates,
+  IdentitySchema,
+  NewSubtaskSchema,
+  TASK_STATE_SCHEMA_VERSION,
+  TaskPatchSchema,
+  TaskStateSchema,
+  type TaskPatch,
+  type TaskState,
+} from "@/lib/engine/task-state";
+import { checkStateInvariants, evaluateTransition } from "@/lib/engine/transition-rules";
+import type { ActorKind, WorkflowDefinition } from "@/lib/engine/workflow-definition";
+import { getLatestWorkflow, getWorkflowByDigest, workflowNames } from "@/lib/engine/workflows";
+
+/**
+ * The owner of the `tasks` and `transitions` tables: every write to either
+ * goes through createTask or transitionTask, and every transitionTask is a
+ * compare-and-swap on `version` with its transition record in the same
+ * database transaction.
+ */
+
+export interface Actor {
+  /** SPIFFE ID of an agent, `user:<username>` for a person: becomes `updated_by`. */
+  identity: string;
+  kind: ActorKind;
+}
+
+const clientId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "must be 1-128 characters: letters, digits, . _ : -");
+
+export const CreateTaskInputSchema = z.strictObject({
+  workflow: z.string().min(1).max(64),
+  task_id: clientId.optional(),
+  intent_id: clientId,
+  subtasks: z.array(NewSubtaskSchema).max(200).optional(),
+  artifacts: ArtifactsSchema.optional(),
+  budget: z.strictObject({ currency_committed_usd: z.number().finite().min(0).max(1e12) }).optional(),
+  active_agents: z.array(IdentitySchema).max(100).optional(),
+});
+export type CreateTaskInput = z.infer<typeof CreateTaskInputSchema>;
+
+export const TransitionInputSchema = z.strictObject({
+  expected_version: z.number().int().min(1),
+  /** Omitted: an in-place update of gates, artifacts, agents, budget or subtasks. */
+  to: z.string().min(1).max(64).optional(),
+  patch: TaskPatchSchema.optional(),
+  reason: z.string().max(1000).optional(),
+  /** Retrying with the same id returns the first result and writes nothing. */
+  transition_id: clientId.optional(),
+});
+export type TransitionInput = z.infer<typeof TransitionInputSchema>;
+
+export interface TaskView {
+  id: string;
+  workflow: { name: string; version: number; digest: string };
+  status: string;
+  version: number;
+  state: TaskState;
+  intentId: string;
+  createdAt: Date;
+  createdBy: string;
+  updatedAt: Date;
+  updatedBy: string;
+}
+
+export interface TransitionView {
+  id: string;
+  taskId: string;
+  fromVersion: number | null;
+  toVersion: number;
+  fromStatus: string | null;
+  toStatus: string;
+  actor: string;
+  actorKind: ActorKind;
+  reason: string | null;
+  patch: TaskPatch;
+  createdAt: Date;
+}
+
+export interface TransitionResult {
+  task: TaskView;
+  transition: TransitionView;
+  /** True when this was a retry of an already-applied transition id. */
+  replayed: boolean;
+}
+
+export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) {
+    const errors = fieldErrorsFromZod(parsed.error.issues as Parameters<typeof fieldErrorsFromZod>[0]);
+    throw new AppError("validation_failed", errors.map((e) => (e.field ? `${e.field}: ${e.message}` : e.message)).join("; "), { errors });
+  }
+  return parsed.data;
+}
+
+export async function createTask(db: Db, rawInput: unknown, actor: Actor): Promise<{ task: TaskView; created: boolean }> {
+  const input = parseOrThrow(CreateTaskInputSchema, rawInput);
+  const def = getLatestWorkflow(input.workflow);
+  if (!def) {
+    throw new AppError("validation_failed", `workflow: unknown workflow; expected one of ${workflowNames.join(", ")}`, {
+      errors: [{ field: "workflow", message: `unknown workflow; expected one of ${workflowNames.join(", ")}` }],
+    });
+  }
+  const taskId = input.task_id ?? newId("task");
+  const requestDigest = digestOf({ op: "create", ...input, task_id: taskId });
+  const now = new Date();
+  const state: TaskState = {
+    schema_version: TASK_STATE_SCHEMA_VERSION,
+    task_id: taskId,
+    version: 1,
+    status: def.initial,
+    gates: { ...emptyGates },
+    artifacts: input.artifacts ?? {},
+    active_agents: input.active_agents ?? [],
+    completed_agents: [],
+    failed_agents: [],
+    budget: { currency_committed_usd: input.budget?.currency_committed_usd ?? 0, currency_spent_usd: 0, tokens_spent: 0, hops_used: 0 },
+    subtasks: input.subtasks ?? [],
+    workflow_digest: def.digest,
+    intent_id: input.intent_id,
+    updated_at: now.toISOString(),
+    updated_by: actor.identity,
+  };
+  assertValidState(def, state);
+  try {
+    const row = await db.$transaction(async (tx) => {
+      const task = await tx.task.create({
+        data: {
+          id: taskId,
+          workflowName: def.name,
+          workflowVersion: def.version,
+          workflowDigest: def.digest,
+          status: state.status,
+          version: 1,
+          state: state as unknown as Prisma.InputJsonValue,
+          intentId: input.intent_id,
+          createdAt: now,
+          createdBy: actor.identity,
+          updatedAt: now,
+          updatedBy: actor.identity,
+        },
+      });
+      await insertTransition(tx, {
+        id: newId("tr"),
+        taskId,
+        fromVersion: null,
+        toVersion: 1,
+        fromStatus: null,
+        toStatus: state.status,
+        actor,
+        reason: "created",
+        patch: {},
+        stateAfter: state,
+        requestDigest,
+        createdAt: now,
+      });
+      return task;
+    });
+    return { task: toTaskView(row), created: true };
+  } catch (error) {
+    if (!isUniqueViolation(error) || !input.task_id) throw error;
+    // The task id exists: a retry of the same create returns the task, anything else is a conflict.
+    const first = await db.transition.findFirst({ where: { taskId, fromVersion: null } });
+    if (first?.requestDigest !== requestDigest) {
+      throw new AppError("idempotency_conflict", `Task ${taskId} already exists and was created with different parameters.`);
+    }
+    return { task: await getTaskOrThrow(db, taskId), created: false };
+  }
+}
+
+/** Thrown inside the database transaction to roll it back when the CAS guard fails. */
+class StaleVersion extends Error {}
+
+export async function transitionTask(db: Db, taskId: string, rawInput: unknown, actor: Actor): Promise<TransitionResult> {
+  const input = parseOrThrow(TransitionInputSchema, rawInput);
+  const patch = input.patch ?? {};
+  const transitionId = input.transition_id ?? newId("tr");
+  const requestDigest = digestOf({ op: "transition", task_id: taskId, expected_version: input.expected_version, to: input.to, patch, reason: input.reason });
+  try {
+    return await db.$transaction(async (tx) => {
+      const row = await tx.task.findUnique({ where: { id: taskId } });
+      if (!row) throw new AppError("not_found", `Task ${taskId} does not exist.`);
+      if (row.version !== input.expected_version) throw new StaleVersion();
+      const def = workflowOfOrThrow(row);
+      const current = toTaskView(row).state;
+      // Before: a state that already breaks an invariant is not built upon.
+      const stored = checkStateInvariants(def, current);
+      if (stored.length > 0) {
+        throw new AppError("invariant_violated", "The stored state breaks an invariant; it must be recovered before it changes.", { violations: stored });
+      }
+      const evaluation = evaluateTransition(def, current, { to: input.to ?? current.status, patch, actorKind: actor.kind });
+      if (!evaluation.ok) {
+        const message = evaluation.violations.map((v) => v.message).join(" ");
+        if (evaluation.reason === "actor_not_permitted") throw new AppError("forbidden", message, { violations: evaluation.violations });
+        throw new AppError("invariant_violated", message, { violations: evaluation.violations });
+      }
+      const now = new Date();
+      const next: TaskState = { ...evaluation.next, version: row.version + 1, updated_at: now.toISOString(), updated_by: actor.identity };
+      // After: the exact document about to be written is re-validated.
+      assertValidState(def, next);
+      const { count } = await tx.task.updateMany({
+        where: { id: taskId, version: input.expected_version },
+        data: { status: next.status, version: next.version, state: next as unknown as Prisma.InputJsonValue, updatedAt: now, updatedBy: actor.identity },
+      });
+      if (count === 0) throw new StaleVersion();
+      const transition = await insertTransition(tx, {
+        id: transitionId,
+        taskId,
+        fromVersion: row.version,
+        toVersion: next.version,
+        fromStatus: current.status,
+        toStatus: next.status,
+        actor,
+        reason: input.reason ?? null,
+        patch,
+        stateAfter: next,
+        requestDigest,
+        createdAt: now,
+      });
+      const task: TaskView = { ...toTaskView(row), status: next.status, version: next.version, state: next, updatedAt: now, updatedBy: actor.identity };
+      return { task, transition, replayed: false };
+    });
+  } catch (error) {
+    if (!(error instanceof StaleVersion) && !isUniqueViolation(error)) throw error;
+    // A retry of an applied transition lands here (its expected version is
+    // now stale, or it raced its twin): answer with the first result.
+    if (input.transition_id) {
+      const prior = await db.transition.findUnique({ where: { id: input.transition_id } });
+      if (prior) return replayOrThrow(prior, taskId, requestDigest);
+    }
+    const latest = await db.task.findUnique({ where: { id: taskId }, select: { version: true, status: true } });
+    if (!latest) throw new AppError("not_found", `Task ${taskId} does not exist.`);
+    throw new AppError(
+      "version_conflict",
+      `Expected version ${input.expected_version}, but the task is at version ${latest.version} (${latest.status}). Read it again and retry.`,
+      { currentVersion: latest.version, currentStatus: latest.status },
+    );
+  }
+}
+
+function replayOrThrow(prior: Transition, taskId: string, requestDigest: string): TransitionResult {
+  if (prior.taskId !== taskId || prior.requestDigest !== requestDigest) {
+    throw new AppError("idempotency_conflict", `Transition id ${prior.id} was already used for a different request.`);
+  }
+  const state = TaskStateSchema.parse(prior.stateAfter);
+  const def = getWorkflowByDigest(state.workflow_digest);
+  return {
+    task: {
+      id: prior.taskId,
+      workflow: { name: def?.name ?? "unknown", version: def?.version ?? 0, digest: state.workflow_digest },
+      status: state.status,
+      version: state.version,
+      state,
+      intentId: state.intent_id,
+      createdAt: prior.createdAt,
+      createdBy: state.updated_by,
+      updatedAt: new Date(state.updated_at),
+      updatedBy: state.updated_by,
+    },
+    transition: toTransitionView(prior),
+    replayed: true,
+  };
+}
+
+interface TransitionRecord {
+  id: string;
+  taskId: string;
+  fromVersion: number | null;
+  toVersion: number;
+  fromStatus: string | null;
+  toStatus: string;
+  actor: Actor;
+  reason: string | null;
+  patch: TaskPatch;
+  stateAfter: TaskState;
+  requestDigest: string;
+  createdAt: Date;
+}
+
+async function insertTransition(tx: Tx, r: TransitionRecord): Promise<TransitionView> {
+  const row = await tx.transition.create({
+    data: {
+      id: r.id,
+      taskId: r.taskId,
+      fromVersion: r.fromVersion,
+      toVersion: r.toVersion,
+      fromStatus: r.fromStatus,
+      toStatus: r.toStatus,
+      actor: r.actor.identity,
+      actorKind: r.actor.kind,
+      reason: r.reason,
+      patch: r.patch as Prisma.InputJsonValue,
+      stateAfter: r.stateAfter as unknown as Prisma.InputJsonValue,
+      requestDigest: r.requestDigest,
+      createdAt: r.createdAt,
+    },
+  });
+  return toTransitionView(row);
+}
+
+export async function getTask(db: Db, taskId: string): Promise<TaskView | null> {
+  const row = await db.task.findUnique({ where: { id: taskId } });
+  return row ? toTaskView(row) : null;
+}
+
+export async function getTaskOrThrow(db: Db, taskId: string): Promise<TaskView> {
+  const task = await getTask(db, taskId);
+  if (!task) throw new AppError("not_found", `Task ${taskId} does not exist.`);
+  return task;
+}
+
+export async function getTaskVersion(db: Db, taskId: string): Promise<number | null> {
+  const row = await db.task.findUnique({ where: { id: taskId }, select: { version: true } });
+  return row?.version ?? null;
+}
+
+export const ListTasksQuerySchema = z.strictObject({
+  status: z.string().min(1).max(64).optional(),
+  workflow: z.string().min(1).max(64).optional(),
+  /** Task id or the start of one. */
+  q: z.string().trim().min(1).max(128).optional(),
+  cursor: z.string().max(512).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+export type ListTasksQuery = z.input<typeof ListTasksQuerySchema>;
+
+export interface TaskPage {
+  items: TaskView[];
+  /** Opaque; pass back as `cursor` for the next page. Null on the last page. */
+  nextCursor: string | null;
+}
+
+/**
+ * Newest activity first, paged by keyset on (updated_at, id) so page 1,000 is
+ * as cheap as page 1: each page is an index range scan, never an OFFSET.
+ */
+export async function listTasks(db: Db, rawQuery: ListTasksQuery): Promise<TaskPage> {
+  const query = parseOrThrow(ListTasksQuerySchema, rawQuery);
+  const after = query.cursor ? decodeCursor(query.cursor) : undefined;
+  const where: Prisma.TaskWhereInput = {
+    ...(query.status ? { status: query.status } : {}),
+    ...(query.workflow ? { workflowName: query.workflow } : {}),
+    ...(query.q ? { id: { startsWith: query.q } } : {}),
+    ...(after
+      ? {
+          // The redundant `lte` lets PostgreSQL start the index scan at the cursor.
+          updatedAt: { lte: after.updatedAt },
+          OR: [{ updatedAt: { lt: after.updatedAt } }, { id: { lt: after.id } }],
+        }
+      : {}),
+  };
+  const rows = await db.task.findMany({ where, orderBy: [{ updatedAt: "desc" }, { id: "desc" }], take: query.limit + 1 });
+  const items = rows.slice(0, query.limit).map(toTaskView);
+  const last = items[items.length - 1];
+  return { items, nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null };
+}
+
+export async function countTasksByStatus(db: Db): Promise<Array<{ workflow: string; status: string; count: number }>> {
+  const groups = await db.task.groupBy({ by: ["workflowName", "status"], _count: { _all: true } });
+  return groups.map((g) => ({ workflow: g.workflowName, status: g.status, count: g._count._all }));
+}
+
+export async function listTransitions(db: Db, taskId: string, options: { afterVersion?: number; limit?: number } = {}): Promise<TransitionView[]> {
+  const rows = await db.transition.findMany({
+    where: { taskId, ...(options.afterVersion !== undefined ? { toVersion: { gt: options.afterVersion } } : {}) },
+    orderBy: { toVersion: "asc" },
+    take: Math.min(options.limit ?? 500, 1000),
+  });
+  return rows.map(toTransitionView);
+}
+
+function encodeCursor(task: TaskView): string {
+  return Buffer.from(JSON.stringify([task.updatedAt.toISOString(), task.id])).toString("base64url");
+}
+
+function decodeCursor(cursor: string): { updatedAt: Date; id: string } {
+  try {
+    const [iso, id] = z.tuple([z.iso.datetime(), z.string()]).parse(JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")));
+    return { updatedAt: new Date(iso), id };
+  } catch {
+    throw new AppError("validation_failed", "cursor: not a cursor returned by this API", { errors: [{ field: "cursor", message: "not a cursor returned by this API" }] });
+  }
+}
+
+function workflowOfOrThrow(row: Task): WorkflowDefinition {
+  const def = getWorkflowByDigest(row.workflowDigest);
+  if (!def) {
+    throw new AppError("invariant_violated", `Task ${row.id} is pinned to workflow digest ${row.workflowDigest}, which this server does not have.`, {
+      violations: [{ invariant: "workflow_definition_available", message: `Unknown workflow digest ${row.workflowDigest}.` }],
+    });
+  }
+  return def;
+}
+
+function assertValidState(def: WorkflowDefinition, state: TaskState): void {
+  const shape = TaskStateSchema.safeParse(state);
+  if (!shape.success) {
+    throw new AppError("validation_failed", "The resulting state does not match TaskState v2.", {
+      errors: fieldErrorsFromZod(shape.error.issues as Parameters<typeof fieldErrorsFromZod>[0]),
+    });
+  }
+  const violations = checkStateInvariants(def, state);
+  if (violations.length > 0) throw new AppError("invariant_violated", violations.map((v) => v.message).join(" "), { violations });
+}
+
+export function toTaskView(row: Task): TaskView {
+  return {
+    id: row.id,
+    workflow: { name: row.workflowName, version: row.workflowVersion, digest: row.workflowDigest },
+    status: row.status,
+    version: row.version,
+    state: TaskStateSchema.parse(row.state),
+    intentId: row.intentId,
+    createdAt: row.createdAt,
+    createdBy: row.createdBy,
+    updatedAt: row.updatedAt,
+    updatedBy: row.updatedBy,
+  };
+}
+
+function toTransitionView(row: Transition): TransitionView {
+  return {
+    id: row.id,
+    taskId: row.taskId,
+    fromVersion: row.fromVersion,
+    toVersion: row.toVersion,
+    fromStatus: row.fromStatus,
+    toStatus: row.toStatus,
+    actor: row.actor,
+    actorKind: row.actorKind,
+    reason: row.reason,
+    patch: row.patch as TaskPatch,
+    createdAt: row.createdAt,
+  };
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002";
+}

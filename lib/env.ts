@@ -1,0 +1,73 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+
+/**
+ * The only reader of process.env. Every value is validated once, at first
+ * use, so a wrong setting fails loudly at boot instead of deep in a request.
+ * The defaults make the embedded mode (PGlite in `.data/`) work with no
+ * configuration at all.
+ */
+const envSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "DATABASE_URL must be a postgresql:// URL; leave it unset for the embedded database")
+    .optional(),
+  VERITY_DATA_DIR: z.string().min(1).default(".data"),
+  VERITY_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  VERITY_MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(65_536),
+  NEXTAUTH_SECRET: z.string().min(32, "NEXTAUTH_SECRET must be at least 32 characters").optional(),
+});
+
+export type Env = z.infer<typeof envSchema> & {
+  /** Absolute data folder: the embedded database and generated local secrets live here. */
+  dataDir: string;
+  /** Absolute folder of the embedded PGlite database (unused with DATABASE_URL). */
+  pgliteDir: string;
+  database: { kind: "pglite"; dir: string } | { kind: "postgres"; url: string };
+};
+
+let cached: Env | undefined;
+
+export function getEnv(): Env {
+  if (cached) return cached;
+  const parsed = envSchema.safeParse(process.env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  const dataDir = path.resolve(parsed.data.VERITY_DATA_DIR);
+  const pgliteDir = path.join(dataDir, "pglite");
+  cached = {
+    ...parsed.data,
+    dataDir,
+    pgliteDir,
+    database: parsed.data.DATABASE_URL
+      ? { kind: "postgres", url: parsed.data.DATABASE_URL }
+      : { kind: "pglite", dir: pgliteDir },
+  };
+  return cached;
+}
+
+/**
+ * The session-signing secret. When none is configured, one is generated on
+ * first use and kept in the data folder (never in the repo), so a fresh clone
+ * needs no env file and sessions survive a restart.
+ */
+export function getAuthSecret(): string {
+  const env = getEnv();
+  if (env.NEXTAUTH_SECRET) return env.NEXTAUTH_SECRET;
+  const file = path.join(env.dataDir, "auth-secret");
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  mkdirSync(env.dataDir, { recursive: true });
+  const secret = randomBytes(32).toString("base64url");
+  // "wx" fails if another process created it first; then read theirs.
+  try {
+    writeFileSync(file, secret, { mode: 0o600, flag: "wx" });
+    return secret;
+  } catch {
+    return readFileSync(file, "utf8").trim();
+  }
+}

@@ -1,0 +1,16 @@
+import path from "node:path";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  resolve: { alias: { "@": path.resolve(import.meta.dirname) } },
+  test: {
+    include: ["lib/**/*.test.ts", "tests/**/*.test.ts"],
+    exclude: ["node_modules", "e2e", ".next", ".data"],
+    environment: "node",
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    // Database tests each open their own PGlite or PostgreSQL database; on a
+    // 2-core machine more parallel files only thrash.
+    maxWorkers: 2,
+  },
+});
