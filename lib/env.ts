@@ -19,6 +19,10 @@ const envSchema = z.object({
   VERITY_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   VERITY_MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(65_536),
   NEXTAUTH_SECRET: z.string().min(32, "NEXTAUTH_SECRET must be at least 32 characters").optional(),
+  NEXTAUTH_URL: z.url().optional(),
+  PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+  /** Seed demo users, the demo agent token and demo tasks into an empty database. */
+  VERITY_DEMO_DATA: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
 });
 
 export type Env = z.infer<typeof envSchema> & {

@@ -1,0 +1,52 @@
+import type { Role } from "@/lib/generated/prisma/enums";
+import type { Actor } from "@/lib/engine/tasks";
+import { AppError } from "@/lib/errors";
+
+export type { Role };
+
+/**
+ * Who may do what, as data. Every page, server action and API route asks
+ * `requirePermission` on the server; the UI only hides what it cannot do.
+ */
+export type Permission = "tasks:read" | "tasks:create" | "tasks:transition" | "workflows:read";
+
+export const permissionsByRole: Record<Role, readonly Permission[]> = {
+  operator: ["tasks:read", "tasks:transition", "workflows:read"],
+  // Auditors read everything and change nothing.
+  auditor: ["tasks:read", "workflows:read"],
+  engineer: ["tasks:read", "workflows:read"],
+  admin: ["tasks:read", "tasks:create", "tasks:transition", "workflows:read"],
+  agent: ["tasks:read", "tasks:create", "tasks:transition", "workflows:read"],
+};
+
+export const humanRoles = ["operator", "auditor", "engineer", "admin"] as const satisfies readonly Role[];
+
+export interface Principal {
+  kind: "user" | "agent";
+  id: string;
+  /** SPIFFE ID: what the audit trail records as the actor. */
+  identity: string;
+  role: Role;
+  displayName: string;
+}
+
+export function can(principal: Pick<Principal, "role"> | null | undefined, permission: Permission): boolean {
+  return !!principal && permissionsByRole[principal.role].includes(permission);
+}
+
+export function requirePermission(principal: Principal | null | undefined, permission: Permission): Principal {
+  if (!principal) throw new AppError("unauthenticated", "Sign in or present a bearer token.");
+  if (!can(principal, permission)) {
+    throw new AppError("forbidden", `The ${principal.role} role does not have the ${permission} permission.`, { permission });
+  }
+  return principal;
+}
+
+export function userIdentity(username: string): string {
+  return `spiffe://verity.local/user/${username}`;
+}
+
+/** The engine's view of who acts: people take `user` edges, agents `agent` edges. */
+export function actorOf(principal: Principal): Actor {
+  return { identity: principal.identity, kind: principal.kind === "agent" ? "agent" : "user" };
+}

@@ -1,0 +1,134 @@
+import type { Db } from "@/lib/db";
+import { issueApiToken } from "@/lib/auth/api-tokens";
+import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
+import type { TaskPatch } from "@/lib/engine/task-state";
+import { countUsers, createUser } from "@/lib/users";
+
+/**
+ * Demo data for the embedded quick start. Logins and the agent token are
+ * public on purpose (they are printed and listed in the README); every demo
+ * task is driven through the real engine, so its history is real history.
+ */
+export const demoUsers = [
+  { username: "operator", password: "operator-demo", displayName: "Olivia Operator", role: "operator" },
+  { username: "operator2", password: "operator2-demo", displayName: "Omar Operator", role: "operator" },
+  { username: "auditor", password: "auditor-demo", displayName: "Ada Auditor", role: "auditor" },
+  { username: "engineer", password: "engineer-demo", displayName: "Eli Engineer", role: "engineer" },
+  { username: "admin", password: "admin-demo", displayName: "Ana Admin", role: "admin" },
+] as const;
+
+export const demoAgent = {
+  name: "refund-bot",
+  identity: "spiffe://verity.local/agent/refund-bot",
+  token: "vrt_demo_refund_bot_token_for_local_use_only",
+} as const;
+
+type Step = { to?: string; patch?: TaskPatch; reason?: string };
+
+const refundSubtasks = [
+  { id: "lookup-order", title: "Look up the order", mandatory: true },
+  { id: "issue-refund", title: "Issue the refund", mandatory: true },
+  { id: "notify-customer", title: "Notify the customer", mandatory: false },
+];
+
+const done = (...ids: string[]): TaskPatch => ({ subtasks: ids.map((id) => ({ id, status: "COMPLETED" as const })) });
+
+const agentTaskScripts: Array<{ intent: string; steps: Step[] }> = [
+  { intent: "refund-order-1001", steps: [] },
+  { intent: "refund-order-1002", steps: [{ to: "PLANNING" }] },
+  { intent: "refund-order-1003", steps: [{ to: "PLANNING" }, { to: "READY" }] },
+  { intent: "refund-order-1004", steps: [{ to: "PLANNING" }, { to: "READY" }, { to: "RUNNING", patch: { active_agents: [demoAgent.identity] } }] },
+  {
+    intent: "refund-order-1005",
+    steps: [{ to: "PLANNING" }, { to: "READY" }, { to: "RUNNING" }, { patch: done("lookup-order") }, { to: "WAITING_FOR_TOOL", reason: "refund call in flight" }],
+  },
+  {
+    intent: "refund-order-1006",
+    steps: [
+      { to: "PLANNING" },
+      { to: "READY" },
+      { to: "RUNNING", patch: { active_agents: [demoAgent.identity], budget: { currency_spent_usd: 0.4, tokens_spent: 1800, hops_used: 2 } } },
+      { patch: done("lookup-order") },
+      { to: "WAITING_FOR_TOOL" },
+      { to: "VALIDATING", patch: done("issue-refund", "notify-customer") },
+      { to: "COMPLETED", patch: { active_agents: [], completed_agents: [demoAgent.identity] }, reason: "refund confirmed by provider" },
+    ],
+  },
+  {
+    intent: "refund-order-1007",
+    steps: [{ to: "PLANNING" }, { to: "READY" }, { to: "RUNNING" }, { to: "WAITING_FOR_HUMAN", reason: "amount above the automatic limit" }],
+  },
+  {
+    intent: "refund-order-1008",
+    steps: [{ to: "PLANNING" }, { to: "READY" }, { to: "RUNNING" }, { to: "FAILED", reason: "CRM timed out" }, { to: "RECOVERING" }, { to: "RECONCILING" }],
+  },
+  { intent: "refund-order-1009", steps: [{ to: "PLANNING" }, { to: "CANCELLED", reason: "customer withdrew the request" }] },
+  {
+    intent: "refund-order-1010",
+    steps: [{ to: "PLANNING" }, { to: "READY" }, { to: "RUNNING" }, { to: "FAILED" }, { to: "PERMANENTLY_FAILED", reason: "order does not exist" }],
+  },
+];
+
+const deliveryScripts: Array<{ intent: string; steps: Step[] }> = [
+  { intent: "feature-export-csv", steps: [] },
+  {
+    intent: "feature-audit-filter",
+    steps: [{ patch: { gates: { plan_approved: true }, artifacts: { implementation_plan: "plans/audit-filter.md" } } }, { to: "implementing" }],
+  },
+  {
+    intent: "fix-timeout-retry",
+    steps: [
+      { patch: { gates: { plan_approved: true } } },
+      { to: "implementing" },
+      { patch: { gates: { implementation_complete: true }, artifacts: { code_files: ["lib/retry.ts"] } } },
+      { to: "reviewing" },
+      { patch: { gates: { review_passed: true } } },
+      { to: "testing" },
+    ],
+  },
+  {
+    intent: "feature-dark-mode",
+    steps: [
+      { patch: { gates: { plan_approved: true } } },
+      { to: "implementing" },
+      { patch: { gates: { implementation_complete: true } } },
+      { to: "reviewing" },
+      { patch: { gates: { review_passed: true } } },
+      { to: "testing" },
+      { patch: { gates: { tests_passing: true, security_approved: true, deployment_approved: true }, artifacts: { test_results: "412 passed" } } },
+      { to: "complete" },
+    ],
+  },
+  { intent: "spike-vector-search", steps: [{ to: "expired", reason: "time box ran out" }] },
+];
+
+export async function isSeeded(db: Db): Promise<boolean> {
+  return (await countUsers(db)) > 0;
+}
+
+export async function seedDemoData(db: Db, options: { extraTasks?: number } = {}): Promise<{ tasks: number }> {
+  for (const user of demoUsers) await createUser(db, user);
+  await issueApiToken(db, { name: demoAgent.name, identity: demoAgent.identity, token: demoAgent.token });
+  const agent: Actor = { identity: demoAgent.identity, kind: "agent" };
+  let tasks = 0;
+  const run = async (workflow: string, intent: string, steps: Step[]) => {
+    const { task } = await createTask(
+      db,
+      { workflow, intent_id: intent, subtasks: workflow === "agent-task" ? refundSubtasks : undefined, budget: { currency_committed_usd: 5 } },
+      agent,
+    );
+    let version = task.version;
+    for (const step of steps) {
+      const result = await transitionTask(db, task.id, { expected_version: version, ...step }, agent);
+      version = result.task.version;
+    }
+    tasks++;
+  };
+  for (const s of agentTaskScripts) await run("agent-task", s.intent, s.steps);
+  for (const s of deliveryScripts) await run("delivery", s.intent, s.steps);
+  for (let i = 0; i < (options.extraTasks ?? 0); i++) {
+    const s = agentTaskScripts[i % agentTaskScripts.length]!;
+    await run("agent-task", `${s.intent}-${i}`, s.steps);
+  }
+  return { tasks };
+}

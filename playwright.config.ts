@@ -1,0 +1,44 @@
+import { defineConfig } from "@playwright/test";
+
+/**
+ * Browser and HTTP tests against a real production build on a throwaway
+ * embedded database (.data/e2e, recreated each run). Playwright cannot
+ * download its own browser here, so Debian's Chromium is used.
+ */
+const port = Number(process.env.E2E_PORT ?? 3100);
+
+export default defineConfig({
+  testDir: "e2e",
+  timeout: 60_000,
+  expect: { timeout: 10_000 },
+  fullyParallel: false,
+  workers: 2,
+  retries: 0,
+  reporter: [["list"], ["json", { outputFile: "test-results/e2e.json" }]],
+  use: {
+    baseURL: `http://localhost:${port}`,
+    trace: "retain-on-failure",
+    screenshot: "only-on-failure",
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    },
+  },
+  webServer: {
+    command: "rm -rf .data/e2e && npx tsx scripts/start.ts",
+    env: { VERITY_DATA_DIR: ".data/e2e", PORT: String(port) },
+    url: `http://localhost:${port}/api/health`,
+    timeout: 600_000,
+    reuseExistingServer: false,
+    stdout: "pipe",
+  },
+});
