@@ -1,0 +1,71 @@
+/**
+ * `npm test`: every test the project has, in one command, ending with one
+ * line `N passed, M failed` that sums them all.
+ *   1. type check (tests included: a misspelled fixture key must not compile)
+ *   2. vitest: unit tests, embedded-database tests, PostgreSQL tests
+ *   3. Playwright: HTTP API and browser tests against a production build
+ * Each stage runs even when an earlier one failed, so one run shows everything.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+
+interface Tally {
+  stage: string;
+  passed: number;
+  failed: number;
+  skipped: number;
+}
+
+const tallies: Tally[] = [];
+mkdirSync("test-results", { recursive: true });
+
+function run(command: string, args: string[]): number {
+  const result = spawnSync(command, args, { stdio: "inherit", env: process.env });
+  return result.status ?? 1;
+}
+
+function readJson(path: string): unknown {
+  try {
+    return existsSync(path) ? JSON.parse(readFileSync(path, "utf8")) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+console.log("\n== type check ==");
+const tscStatus = run("npx", ["tsc", "--noEmit", "-p", "."]);
+tallies.push({ stage: "typecheck", passed: tscStatus === 0 ? 1 : 0, failed: tscStatus === 0 ? 0 : 1, skipped: 0 });
+
+console.log("\n== vitest: unit, embedded database, PostgreSQL ==");
+rmSync("test-results/vitest.json", { force: true });
+const vitestStatus = run("npx", ["vitest", "run", "--reporter=default", "--reporter=json", "--outputFile.json=test-results/vitest.json"]);
+const vitest = readJson("test-results/vitest.json") as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number } | undefined;
+tallies.push(
+  vitest
+    ? { stage: "vitest", passed: vitest.numPassedTests, failed: vitest.numFailedTests + (vitestStatus !== 0 && vitest.numFailedTests === 0 ? 1 : 0), skipped: vitest.numPendingTests + vitest.numTodoTests }
+    : { stage: "vitest", passed: 0, failed: 1, skipped: 0 },
+);
+
+console.log("\n== Playwright: API and browser ==");
+rmSync("test-results/e2e.json", { force: true });
+const e2eStatus = run("npx", ["playwright", "test"]);
+const e2e = readJson("test-results/e2e.json") as { stats: { expected: number; unexpected: number; flaky: number; skipped: number }; errors?: unknown[] } | undefined;
+tallies.push(
+  e2e
+    ? {
+        stage: "playwright",
+        passed: e2e.stats.expected,
+        // A flaky pass is still a failure to look at; a run that crashed before its tests counts as one failure.
+        failed: e2e.stats.unexpected + e2e.stats.flaky + (e2eStatus !== 0 && e2e.stats.unexpected === 0 ? 1 : 0),
+        skipped: e2e.stats.skipped,
+      }
+    : { stage: "playwright", passed: 0, failed: 1, skipped: 0 },
+);
+
+console.log("\n== summary ==");
+for (const t of tallies) console.log(`${t.stage.padEnd(11)} ${t.passed} passed, ${t.failed} failed${t.skipped ? `, ${t.skipped} skipped` : ""}`);
+const passed = tallies.reduce((n, t) => n + t.passed, 0);
+const failed = tallies.reduce((n, t) => n + t.failed, 0);
+const skipped = tallies.reduce((n, t) => n + t.skipped, 0);
+console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
+process.exit(failed > 0 ? 1 : 0);
