@@ -51,7 +51,7 @@ try {
   const applied = await migrateDatabase(handle.adapterFactory);
   if (applied.length) console.log(`verity: applied migrations ${applied.join(", ")}`);
   if (env.VERITY_DEMO_DATA && !(await isSeeded(handle.db))) {
-    const { tasks } = await seedDemoData(handle.db);
+    const { tasks } = await seedDemoData(handle.db, { extraTasks: 40 });
     console.log(`verity: seeded ${tasks} demo tasks`);
   }
 } finally {
