@@ -1,0 +1,20 @@
+import { requireApiPrincipal } from "@/lib/api/context";
+import { taskResource } from "@/lib/api/resources";
+import { getDb } from "@/lib/db";
+import { getTaskOrThrow } from "@/lib/engine/tasks";
+import { etagOf, ifNoneMatchHits } from "@/lib/http/preconditions";
+import { json, notModified, otherMethods, withProblems } from "@/lib/http/respond";
+
+export const dynamic = "force-dynamic";
+
+/** The task with `ETag: "<version>"`; 304 when If-None-Match already names that version. */
+export const GET = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
+  await requireApiPrincipal(request, "tasks:read");
+  const { id } = await params;
+  const task = await getTaskOrThrow(getDb(), id);
+  const etag = etagOf(task.version);
+  if (ifNoneMatchHits(request.headers.get("if-none-match"), task.version)) return notModified({ ETag: etag });
+  return json(taskResource(task), { headers: { ETag: etag } });
+});
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

@@ -1,0 +1,45 @@
+import { parseQuery, parseTransitionRequest, readApiJson, requireApiPrincipal, TransitionLogQuerySchema } from "@/lib/api/context";
+import { taskResource, transitionResource } from "@/lib/api/resources";
+import { actorOf } from "@/lib/auth/permissions";
+import { getDb } from "@/lib/db";
+import { getTaskVersion, listTransitions, transitionTask } from "@/lib/engine/tasks";
+import { AppError } from "@/lib/errors";
+import { etagOf } from "@/lib/http/preconditions";
+import { queryOf } from "@/lib/http/query";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
+
+export const dynamic = "force-dynamic";
+
+type Context = { params: Promise<{ id: string }> };
+
+/**
+ * Transition a task (or update it in place when `to` is omitted) under
+ * compare-and-swap: the expected version comes from If-Match or the body.
+ * A retried transition_id answers with the first result and
+ * `Idempotent-Replayed: true`.
+ */
+export const POST = withProblems(async (request, { params }: Context) => {
+  const principal = await requireApiPrincipal(request, "tasks:transition");
+  const { id } = await params;
+  const input = parseTransitionRequest(await readApiJson(request), request.headers.get("if-match"));
+  const result = await transitionTask(getDb(), id, input, actorOf(principal));
+  const headers: Record<string, string> = { ETag: etagOf(result.task.version) };
+  if (result.replayed) headers["Idempotent-Replayed"] = "true";
+  return json({ task: taskResource(result.task), transition: transitionResource(result.transition), replayed: result.replayed }, { headers });
+});
+
+/** The transition log, oldest first, paged by `after_version`. */
+export const GET = withProblems(async (request, { params }: Context) => {
+  await requireApiPrincipal(request, "tasks:read");
+  const { id } = await params;
+  const query = parseQuery(TransitionLogQuerySchema, queryOf(request.url));
+  const db = getDb();
+  if ((await getTaskVersion(db, id)) === null) throw new AppError("not_found", `Task ${id} does not exist.`);
+  // One more than asked tells whether another page exists without a count query.
+  const rows = await listTransitions(db, id, { afterVersion: query.after_version, limit: query.limit + 1 });
+  const items = rows.slice(0, query.limit);
+  const last = items[items.length - 1];
+  return json({ items: items.map(transitionResource), next_after_version: rows.length > query.limit && last ? last.toVersion : null });
+});
+
+export const { PUT, PATCH, DELETE } = otherMethods(["GET", "POST"]);

@@ -1,0 +1,29 @@
+import { requireApiPrincipal, readApiJson } from "@/lib/api/context";
+import { taskResource } from "@/lib/api/resources";
+import { actorOf } from "@/lib/auth/permissions";
+import { getDb } from "@/lib/db";
+import { createTask, listTasks } from "@/lib/engine/tasks";
+import { etagOf } from "@/lib/http/preconditions";
+import { queryOf } from "@/lib/http/query";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
+
+export const dynamic = "force-dynamic";
+
+/** Create a task. 201 when new; 200 when the same task_id was already created with the same body. */
+export const POST = withProblems(async (request) => {
+  const principal = await requireApiPrincipal(request, "tasks:create");
+  const body = await readApiJson(request);
+  const { task, created } = await createTask(getDb(), body, actorOf(principal));
+  const headers: Record<string, string> = { ETag: etagOf(task.version), Location: `/api/v1/tasks/${encodeURIComponent(task.id)}` };
+  if (!created) headers["Idempotent-Replayed"] = "true";
+  return json(taskResource(task), { status: created ? 201 : 200, headers });
+});
+
+/** Newest activity first, keyset-paged: pass `next_cursor` back as `cursor`. */
+export const GET = withProblems(async (request) => {
+  await requireApiPrincipal(request, "tasks:read");
+  const page = await listTasks(getDb(), queryOf(request.url));
+  return json({ items: page.items.map(taskResource), next_cursor: page.nextCursor });
+});
+
+export const { PUT, PATCH, DELETE } = otherMethods(["GET", "POST"]);
