@@ -53,8 +53,9 @@ test("GET /tasks rejects bad query parameters with 400s naming them", async ({ r
 
 test("the transition log pages by after_version", async ({ request }) => {
   const api = new AgentApi(request);
+  // Another task's history must not show up in this task's log.
   await api.drive(await api.createAgentTask(), ["PLANNING", "READY", "RUNNING", "WAITING_FOR_TOOL"]);
-  const task = (await api.createAgentTask());
+  const task = await api.createAgentTask();
   await api.drive(task, ["PLANNING", "READY", "RUNNING"]);
 
   const first = (await (await api.log(task.id, "?limit=2")).json()) as { items: TransitionBody[]; next_after_version: number | null };
