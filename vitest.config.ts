@@ -7,6 +7,9 @@ export default defineConfig({
     include: ["lib/**/*.test.ts", "tests/**/*.test.ts"],
     exclude: ["node_modules", "e2e", ".next", ".data"],
     environment: "node",
+    // Migrates one PGlite database per run and hands its tarball to every
+    // test file (tests/helpers/pglite.ts): ~1 s per file instead of ~10 s.
+    globalSetup: ["tests/helpers/global-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // Database tests each open their own PGlite or PostgreSQL database; on a

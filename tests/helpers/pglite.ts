@@ -1,0 +1,38 @@
+import { readFile } from "node:fs/promises";
+import { PGlite } from "@electric-sql/pglite";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { inject } from "vitest";
+import type { Db } from "@/lib/db";
+import { PrismaClient } from "@/lib/generated/prisma/client";
+
+export interface TestDatabase {
+  db: Db;
+  /** Raw SQL on the same database, for assertions that must not go through the code under test. */
+  sql<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+let template: Promise<Blob> | undefined;
+
+/**
+ * A fresh in-memory PGlite with every migration applied, loaded from the
+ * tarball that tests/helpers/global-setup.ts built for this run. Each call
+ * is a separate database: nothing leaks between test files.
+ *
+ * This builds its own PrismaClient (lib/db.ts `openDatabase` opens a data
+ * folder, not a tarball); the adapter and client are the ones the app uses.
+ */
+export async function openTestPglite(): Promise<TestDatabase> {
+  template ??= readFile(inject("pgliteTemplatePath")).then((bytes) => new Blob([bytes]));
+  const pglite = new PGlite({ loadDataDir: await template });
+  await pglite.waitReady;
+  const db = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  return {
+    db,
+    sql: async <T,>(text: string, params: unknown[] = []) => (await pglite.query<T>(text, params)).rows,
+    close: async () => {
+      await db.$disconnect();
+      await pglite.close();
+    },
+  };
+}
