@@ -232,7 +232,7 @@ export async function transitionTask(db: Db, taskId: string, rawInput: unknown, 
     // now stale, or it raced its twin): answer with the first result.
     if (input.transition_id) {
       const prior = await db.transition.findUnique({ where: { id: input.transition_id } });
-      if (prior) return replayOrThrow(prior, taskId, requestDigest);
+      if (prior) return replayOrThrow(db, prior, taskId, requestDigest);
     }
     const latest = await db.task.findUnique({ where: { id: taskId }, select: { version: true, status: true } });
     if (!latest) throw new AppError("not_found", `Task ${taskId} does not exist.`);
@@ -244,22 +244,31 @@ export async function transitionTask(db: Db, taskId: string, rawInput: unknown, 
   }
 }
 
-function replayOrThrow(prior: Transition, taskId: string, requestDigest: string): TransitionResult {
+/**
+ * The first result again, rebuilt from the transition row (the state it
+ * produced) and the task's immutable columns, so a retry cannot tell it
+ * from the original answer.
+ */
+async function replayOrThrow(db: Db, prior: Transition, taskId: string, requestDigest: string): Promise<TransitionResult> {
   if (prior.taskId !== taskId || prior.requestDigest !== requestDigest) {
     throw new AppError("idempotency_conflict", `Transition id ${prior.id} was already used for a different request.`);
   }
   const state = TaskStateSchema.parse(prior.stateAfter);
-  const def = getWorkflowByDigest(state.workflow_digest);
+  // The transitions → tasks foreign key guarantees the row.
+  const origin = await db.task.findUniqueOrThrow({
+    where: { id: prior.taskId },
+    select: { workflowName: true, workflowVersion: true, workflowDigest: true, intentId: true, createdAt: true, createdBy: true },
+  });
   return {
     task: {
       id: prior.taskId,
-      workflow: { name: def?.name ?? "unknown", version: def?.version ?? 0, digest: state.workflow_digest },
+      workflow: { name: origin.workflowName, version: origin.workflowVersion, digest: origin.workflowDigest },
       status: state.status,
       version: state.version,
       state,
-      intentId: state.intent_id,
-      createdAt: prior.createdAt,
-      createdBy: state.updated_by,
+      intentId: origin.intentId,
+      createdAt: origin.createdAt,
+      createdBy: origin.createdBy,
       updatedAt: new Date(state.updated_at),
       updatedBy: state.updated_by,
     },
