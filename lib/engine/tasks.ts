@@ -355,7 +355,8 @@ export async function listTasks(db: Db, rawQuery: ListTasksQuery): Promise<TaskP
   const where: Prisma.TaskWhereInput = {
     ...(query.status ? { status: query.status } : {}),
     ...(query.workflow ? { workflowName: query.workflow } : {}),
-    ...(query.q ? { id: { startsWith: query.q } } : {}),
+    // Prisma sends startsWith as LIKE 'q%' without escaping: "task_" would match "taskX".
+    ...(query.q ? { id: { startsWith: escapeLikePattern(query.q) } } : {}),
     ...(after
       ? {
           // The redundant `lte` lets PostgreSQL start the index scan at the cursor.
@@ -382,6 +383,11 @@ export async function listTransitions(db: Db, taskId: string, options: { afterVe
     take: Math.min(options.limit ?? 500, 1000),
   });
   return rows.map(toTransitionView);
+}
+
+/** LIKE's wildcards and its escape character (backslash, PostgreSQL's default), made literal. */
+function escapeLikePattern(text: string): string {
+  return text.replace(/[\\%_]/g, "\\$&");
 }
 
 function encodeCursor(task: TaskView): string {
