@@ -6,6 +6,8 @@ import { defineConfig } from "@playwright/test";
  * download its own browser here, so Debian's Chromium is used.
  */
 const port = Number(process.env.E2E_PORT ?? 3100);
+// Separate data folders let two runs (two engineers, or CI beside a dev) coexist.
+const dataDir = process.env.E2E_DATA_DIR ?? ".data/e2e";
 
 export default defineConfig({
   testDir: "e2e",
@@ -34,8 +36,8 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: "rm -rf .data/e2e && npx tsx scripts/start.ts",
-    env: { VERITY_DATA_DIR: ".data/e2e", PORT: String(port) },
+    command: `rm -rf '${dataDir}' && npx tsx scripts/start.ts`,
+    env: { VERITY_DATA_DIR: dataDir, PORT: String(port) },
     url: `http://localhost:${port}/api/health`,
     timeout: 600_000,
     reuseExistingServer: false,

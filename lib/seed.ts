@@ -23,6 +23,13 @@ export const demoAgent = {
   token: "vrt_demo_refund_bot_token_for_local_use_only",
 } as const;
 
+/** A read-only agent (auditor role): monitoring, and proof that roles bind tokens too. */
+export const demoObserver = {
+  name: "observer-bot",
+  identity: "spiffe://verity.local/agent/observer-bot",
+  token: "vrt_demo_observer_bot_token_read_only",
+} as const;
+
 type Step = { to?: string; patch?: TaskPatch; reason?: string };
 
 const refundSubtasks = [
@@ -109,6 +116,7 @@ export async function isSeeded(db: Db): Promise<boolean> {
 export async function seedDemoData(db: Db, options: { extraTasks?: number } = {}): Promise<{ tasks: number }> {
   for (const user of demoUsers) await createUser(db, user);
   await issueApiToken(db, { name: demoAgent.name, identity: demoAgent.identity, token: demoAgent.token });
+  await issueApiToken(db, { name: demoObserver.name, identity: demoObserver.identity, token: demoObserver.token, role: "auditor" });
   const agent: Actor = { identity: demoAgent.identity, kind: "agent" };
   let tasks = 0;
   const run = async (workflow: string, intent: string, steps: Step[]) => {
