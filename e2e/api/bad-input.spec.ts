@@ -1,5 +1,6 @@
 import { expect, test } from "@playwright/test";
 import { AgentApi, authHeaders, expectProblem, fieldsOf, rawPost, refundSubtasks, uniqueId } from "./agent-api";
+import { demoObserver } from "@/lib/seed";
 
 test.use({ extraHTTPHeaders: authHeaders });
 
@@ -145,4 +146,19 @@ test("unknown tasks and endpoints are problem+json 404s; unsupported methods 405
   const res = await request.delete("/api/v1/tasks");
   await expectProblem(res, 405, "method-not-allowed");
   expect(res.headers()["allow"]).toBe("GET, POST");
+});
+
+test("a read-only token can read but not create or transition: 403 naming the permission", async ({ request, playwright, baseURL }) => {
+  const api = new AgentApi(request);
+  const task = await api.createAgentTask();
+  const observer = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { Authorization: `Bearer ${demoObserver.token}` } });
+  try {
+    expect((await observer.get(`/api/v1/tasks/${task.id}`)).status()).toBe(200);
+    const denied = await expectProblem(await observer.post(path(task.id), { data: { to: "CANCELLED", expected_version: 1 } }), 403, "forbidden");
+    expect(denied.detail).toContain("tasks:transition");
+    await expectProblem(await observer.post("/api/v1/tasks", { data: { workflow: "agent-task", intent_id: "x" } }), 403, "forbidden");
+  } finally {
+    await observer.dispose();
+  }
+  await api.expectUnchanged(task);
 });
