@@ -1,0 +1,75 @@
+"use client";
+
+import { signIn } from "next-auth/react";
+import { useRef, useState, type FormEvent } from "react";
+
+/** next-auth's error codes, in words. */
+function describeSignInError(code: string): string {
+  switch (code) {
+    case "CredentialsSignin":
+      return "That username and password do not match. Check both and try again.";
+    case "SignInUnavailable":
+      return "Sign-in is unavailable right now: the user database could not be reached. Try again in a moment.";
+    case "SessionRequired":
+      return "Sign in to see that page.";
+    default:
+      return `Sign-in failed (${code}). Try again; if it keeps failing, tell an administrator.`;
+  }
+}
+
+export function LoginForm({ callbackUrl, initialError }: { callbackUrl: string; initialError?: string }) {
+  const [error, setError] = useState<string | null>(initialError ? describeSignInError(initialError) : null);
+  const [pending, setPending] = useState(false);
+  const passwordRef = useRef<HTMLInputElement>(null);
+
+  async function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const data = new FormData(event.currentTarget);
+    const username = String(data.get("username") ?? "").trim();
+    const password = String(data.get("password") ?? "");
+    if (!username || !password) {
+      setError("Enter both your username and your password.");
+      return;
+    }
+    setPending(true);
+    setError(null);
+    try {
+      const result = await signIn("credentials", { redirect: false, username, password, callbackUrl });
+      if (!result || result.error) {
+        setError(describeSignInError(result?.error ?? "Unknown"));
+        setPending(false);
+        if (passwordRef.current) {
+          passwordRef.current.value = "";
+          passwordRef.current.focus();
+        }
+        return;
+      }
+      // A full navigation, so every server component renders with the new session cookie.
+      window.location.assign(callbackUrl);
+    } catch {
+      setError("The server could not be reached. Check your connection and try again.");
+      setPending(false);
+    }
+  }
+
+  return (
+    <form className="login__form" onSubmit={onSubmit} noValidate aria-describedby={error ? "login-error" : undefined}>
+      {error ? (
+        <div id="login-error" className="notice notice--error" role="alert">
+          {error}
+        </div>
+      ) : null}
+      <div className="field">
+        <label htmlFor="username">Username</label>
+        <input id="username" name="username" type="text" autoComplete="username" autoCapitalize="none" spellCheck={false} required autoFocus aria-invalid={error ? true : undefined} />
+      </div>
+      <div className="field">
+        <label htmlFor="password">Password</label>
+        <input id="password" name="password" type="password" autoComplete="current-password" required ref={passwordRef} aria-invalid={error ? true : undefined} />
+      </div>
+      <button type="submit" className="button button--primary button--block" disabled={pending}>
+        {pending ? "Signing in…" : "Sign in"}
+      </button>
+    </form>
+  );
+}
