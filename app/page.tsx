@@ -1,3 +1,6 @@
-export default function Home() {
-  return <main>Verity</main>;
+import { redirect } from "next/navigation";
+
+/** The console starts at the task list; /tasks sends anyone signed out to /login. */
+export default function Home(): never {
+  redirect("/tasks");
 }

@@ -1,0 +1,30 @@
+import Link from "next/link";
+import type { Principal } from "@/lib/auth/permissions";
+import { NavLinks } from "@/components/nav-links";
+import { SignOutButton } from "@/components/sign-out-button";
+
+export function AppHeader({ principal }: { principal: Principal }) {
+  return (
+    <header className="app-header">
+      <div className="app-header__inner">
+        <Link href="/tasks" className="brand">
+          <span className="brand__mark" aria-hidden="true">
+            V
+          </span>
+          <span className="brand__name">Verity</span>
+          <span className="brand__tag">operations console</span>
+        </Link>
+        <NavLinks />
+        <div className="app-header__user">
+          <span className="who">
+            <span className="who__name">{principal.displayName}</span>
+            <span className="role-badge" title={`Signed in as ${principal.identity}`}>
+              {principal.role}
+            </span>
+          </span>
+          <SignOutButton />
+        </div>
+      </div>
+    </header>
+  );
+}
