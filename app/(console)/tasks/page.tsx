@@ -1,0 +1,15 @@
+import type { Metadata } from "next";
+import { authorizePage } from "@/lib/auth/session";
+import { loadTaskList } from "@/lib/console/task-list";
+import { parseTaskListParams, taskListHref } from "@/lib/console/task-list-query";
+import { ForbiddenNotice } from "@/components/forbidden-notice";
+import { TaskListView } from "@/components/tasks/task-list-view";
+
+export const metadata: Metadata = { title: "Tasks" };
+
+export default async function TasksPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const params = parseTaskListParams(await searchParams);
+  const access = await authorizePage("tasks:read", taskListHref(params));
+  if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
+  return <TaskListView params={params} list={await loadTaskList(params)} />;
+}

@@ -1,0 +1,9 @@
+import { formatDateTime } from "@/lib/console/format";
+
+export function DateTime({ value }: { value: Date }) {
+  return (
+    <time dateTime={value.toISOString()} title={value.toISOString()}>
+      {formatDateTime(value)}
+    </time>
+  );
+}

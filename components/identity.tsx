@@ -1,0 +1,10 @@
+import { shortIdentity } from "@/lib/console/format";
+
+/** An actor's SPIFFE ID, short on screen and whole on hover and for screen readers. */
+export function Identity({ value, full = false }: { value: string; full?: boolean }) {
+  return (
+    <span className="identity" title={value}>
+      {full ? value : shortIdentity(value)}
+    </span>
+  );
+}

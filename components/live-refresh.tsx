@@ -1,0 +1,68 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { useRouter } from "next/navigation";
+import { useEffect, useState, useTransition } from "react";
+
+class SessionEnded extends Error {}
+
+async function fetchToken(url: string): Promise<string> {
+  const response = await fetch(url, { cache: "no-store", headers: { Accept: "application/json" } });
+  if (response.status === 401) throw new SessionEnded();
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  const body = (await response.json()) as { token?: unknown };
+  if (typeof body.token !== "string") throw new Error("unexpected answer");
+  return body.token;
+}
+
+/**
+ * Keeps a server-rendered page current: polls `url` for a change token and,
+ * when it differs from the one the page was rendered with, asks the router
+ * for a fresh render. Client state (a half-typed reason) survives a refresh.
+ * Polling pauses while the tab is hidden.
+ */
+export function LiveRefresh({ url, token, intervalMs = 3000, what }: { url: string; token: string; intervalMs?: number; what: string }) {
+  const router = useRouter();
+  const [refreshing, startRefresh] = useTransition();
+  const [updatedAt, setUpdatedAt] = useState<Date | null>(null);
+  // The token is part of the key: each render starts a query seeded with what it shows.
+  const query = useQuery({
+    queryKey: ["live", url, token],
+    queryFn: () => fetchToken(url),
+    initialData: token,
+    initialDataUpdatedAt: () => Date.now(),
+    refetchInterval: intervalMs,
+    staleTime: intervalMs - 500,
+    retry: false,
+  });
+  const latest = query.data;
+
+  useEffect(() => {
+    if (latest !== token) {
+      startRefresh(() => router.refresh());
+      setUpdatedAt(new Date());
+    }
+  }, [latest, token, router]);
+
+  let text: string;
+  let tone: "on" | "off" = "on";
+  if (query.error instanceof SessionEnded) {
+    text = "Live updates stopped: your session ended. Reload to sign in again.";
+    tone = "off";
+  } else if (query.error) {
+    text = "Live updates paused: the server cannot be reached. Retrying…";
+    tone = "off";
+  } else if (refreshing) {
+    text = `Loading the latest ${what}…`;
+  } else if (updatedAt) {
+    text = `Live · updated ${updatedAt.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" })}`;
+  } else {
+    text = "Live";
+  }
+  return (
+    <p className={`live live--${tone}`} role="status" title={`Checks for changes to this ${what} every ${Math.round(intervalMs / 1000)} seconds`}>
+      <span className="live__dot" aria-hidden="true" />
+      {text}
+    </p>
+  );
+}

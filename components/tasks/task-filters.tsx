@@ -1,0 +1,51 @@
+import Link from "next/link";
+import { statusOptionsByWorkflow, type TaskListParams } from "@/lib/console/task-list-query";
+
+/** A plain GET form: filters land in the URL and work without JavaScript. */
+export function TaskFilters({ params }: { params: TaskListParams }) {
+  const groups = statusOptionsByWorkflow();
+  return (
+    <form method="get" action="/tasks" className="filters" role="search" aria-label="Filter tasks">
+      <div className="field">
+        <label htmlFor="filter-workflow">Workflow</label>
+        <select id="filter-workflow" name="workflow" defaultValue={params.workflow ?? ""}>
+          <option value="">All workflows</option>
+          {groups.map((g) => (
+            <option key={g.workflow} value={g.workflow}>
+              {g.workflow}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="field">
+        <label htmlFor="filter-status">Status</label>
+        <select id="filter-status" name="status" defaultValue={params.status ?? ""}>
+          <option value="">All statuses</option>
+          {groups.map((g) => (
+            <optgroup key={g.workflow} label={g.workflow}>
+              {g.statuses.map((s) => (
+                <option key={`${g.workflow}:${s}`} value={s}>
+                  {s}
+                </option>
+              ))}
+            </optgroup>
+          ))}
+        </select>
+      </div>
+      <div className="field field--grow">
+        <label htmlFor="filter-q">Task id starts with</label>
+        <input id="filter-q" name="q" type="search" defaultValue={params.q ?? ""} placeholder="task_01k…" autoComplete="off" spellCheck={false} />
+      </div>
+      <div className="filters__actions">
+        <button type="submit" className="button button--primary">
+          Apply
+        </button>
+        {params.status || params.workflow || params.q ? (
+          <Link href="/tasks" className="button button--ghost">
+            Clear
+          </Link>
+        ) : null}
+      </div>
+    </form>
+  );
+}

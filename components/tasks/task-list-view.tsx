@@ -1,0 +1,65 @@
+import Link from "next/link";
+import type { TaskListData } from "@/lib/console/task-list";
+import { hasFilters, type TaskListParams } from "@/lib/console/task-list-query";
+import { EmptyState } from "@/components/empty-state";
+import { LiveRefresh } from "@/components/live-refresh";
+import { Pagination } from "@/components/tasks/pagination";
+import { StatusSummary } from "@/components/tasks/status-summary";
+import { TaskFilters } from "@/components/tasks/task-filters";
+import { TaskTable } from "@/components/tasks/task-table";
+
+export function TaskListView({ params, list }: { params: TaskListParams; list: TaskListData }) {
+  return (
+    <>
+      <header className="page-header">
+        <div className="page-header__row">
+          <h1>Tasks</h1>
+          <div className="page-header__aside">
+            <LiveRefresh url="/api/console/tasks/latest" token={list.newestToken} what="tasks" />
+          </div>
+        </div>
+        <p className="lede">Every task Verity holds, most recently changed first. Counts are per workflow; select one to filter.</p>
+      </header>
+      <StatusSummary counts={list.counts} params={params} />
+      <TaskFilters params={params} />
+      {!list.ok ? (
+        <EmptyState title="This page link no longer works" tone="error">
+          <p>{list.message}</p>
+          <p>
+            <Link href="/tasks" className="button">
+              Go to the first page
+            </Link>
+          </p>
+        </EmptyState>
+      ) : list.page.items.length === 0 ? (
+        hasFilters(params) ? (
+          <EmptyState title="No tasks match these filters">
+            <p>Nothing has this combination of workflow, status and id. Loosen a filter, or clear them all.</p>
+            <p>
+              <Link href="/tasks" className="button">
+                Clear filters
+              </Link>
+            </p>
+          </EmptyState>
+        ) : params.cursor ? (
+          <EmptyState title="No more tasks">
+            <p>
+              You reached the end of the list. <Link href="/tasks">Back to the first page</Link>.
+            </p>
+          </EmptyState>
+        ) : (
+          <EmptyState title="No tasks yet">
+            <p>
+              Agents create tasks through the API: <code>POST /api/v1/tasks</code> with their bearer token. They appear here as soon as they exist.
+            </p>
+          </EmptyState>
+        )
+      ) : (
+        <>
+          <TaskTable tasks={list.page.items} />
+          <Pagination params={params} shown={list.page.items.length} nextCursor={list.page.nextCursor} />
+        </>
+      )}
+    </>
+  );
+}
