@@ -1,0 +1,33 @@
+import type { Metadata } from "next";
+import { notFound } from "next/navigation";
+import { authorizePage } from "@/lib/auth/session";
+import { getDb } from "@/lib/db";
+import { newId } from "@/lib/ids";
+import { loadTaskDetail } from "@/lib/console/task-detail";
+import { ForbiddenNotice } from "@/components/forbidden-notice";
+import { TaskDetailView } from "@/components/task/task-detail-view";
+
+type Props = { params: Promise<{ id: string }> };
+
+/** Task ids never contain `%`; a malformed escape simply finds no task. */
+function taskIdFrom(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+export async function generateMetadata({ params }: Props): Promise<Metadata> {
+  return { title: `Task ${taskIdFrom((await params).id)}` };
+}
+
+export default async function TaskPage({ params }: Props) {
+  const id = taskIdFrom((await params).id);
+  const access = await authorizePage("tasks:read", `/tasks/${encodeURIComponent(id)}`);
+  if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
+  const detail = await loadTaskDetail(getDb(), id);
+  if (!detail) notFound();
+  // One id per rendered form: submitting the same form twice is a retry, not a second transition.
+  return <TaskDetailView detail={detail} principal={access.principal} transitionId={newId("tr")} />;
+}

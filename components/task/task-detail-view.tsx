@@ -1,0 +1,75 @@
+import type { Principal } from "@/lib/auth/permissions";
+import { can } from "@/lib/auth/permissions";
+import { isTerminal } from "@/lib/engine/workflow-definition";
+import { edgeKey, layoutWorkflowGraph } from "@/lib/console/workflow-graph";
+import { usesGates } from "@/lib/console/status";
+import type { TaskDetail } from "@/lib/console/task-detail";
+import { LiveRefresh } from "@/components/live-refresh";
+import { GraphLegend, WorkflowGraph } from "@/components/workflow/workflow-graph";
+import { NextStepsList } from "@/components/task/next-steps-list";
+import { TaskHeading } from "@/components/task/task-heading";
+import { TransitionPanel } from "@/components/task/transition-panel";
+import { AgentsCard, ArtifactsCard, BudgetCard, GatesCard, SubtasksCard } from "@/components/task/task-facts";
+import { TransitionTimeline } from "@/components/task/transition-timeline";
+
+export function TaskDetailView({ detail, principal, transitionId }: { detail: TaskDetail; principal: Principal; transitionId: string }) {
+  const { task, def, steps } = detail;
+  const terminal = def ? isTerminal(def, task.status) : false;
+  const live = <LiveRefresh url={`/api/console/tasks/${encodeURIComponent(task.id)}/version`} token={String(task.version)} what="task" />;
+  const allowed = new Set(steps.filter((s) => s.blockedBy.length === 0).map((s) => edgeKey(task.status, s.to)));
+  const blocked = new Set(steps.filter((s) => s.blockedBy.length > 0).map((s) => edgeKey(task.status, s.to)));
+  const pathText = [...detail.transitions].reverse().map((t) => t.toStatus).filter((s, i, all) => s !== all[i - 1]);
+  return (
+    <>
+      <TaskHeading task={task} def={def} live={live} />
+      <div className="detail-grid">
+        <section className="card graph-card" aria-labelledby="graph-heading">
+          <h2 id="graph-heading">State machine</h2>
+          {def ? (
+            <figure className="graph-frame">
+              <WorkflowGraph
+                layout={layoutWorkflowGraph(def)}
+                idPrefix="task-graph"
+                title={`State machine of ${def.name} v${def.version}, with this task in ${task.status}`}
+                description={`Current state ${task.status}. Path taken: ${pathText.join(" → ")}. Possible next: ${steps.filter((s) => !s.blockedBy.length).map((s) => s.to).join(", ") || "none"}.`}
+                highlight={{ current: task.status, allowed, blocked, pathEdges: detail.path.edges, pathStates: detail.path.states }}
+              />
+              <figcaption>
+                <GraphLegend showTaskMarks />
+                <p className="hint">
+                  Path taken: <span className="mono">{pathText.join(" → ")}</span>
+                </p>
+              </figcaption>
+            </figure>
+          ) : (
+            <p className="notice notice--error" role="alert">
+              This task is pinned to workflow digest <span className="mono">{task.workflow.digest}</span>, which this server does not have. Its state is shown, but no transition can be taken here.
+            </p>
+          )}
+        </section>
+        <div className="detail-side">
+          <NextStepsList status={task.status} terminal={terminal} steps={steps} />
+          {can(principal, "tasks:transition") ? (
+            <TransitionPanel key={task.id} taskId={task.id} version={task.version} transitionId={transitionId} status={task.status} terminal={terminal} steps={detail.userSteps} />
+          ) : (
+            <section className="card card--quiet" aria-labelledby="readonly-heading">
+              <h2 id="readonly-heading">Read-only</h2>
+              <p>
+                Your role (<strong>{principal.role}</strong>) can see this task and its whole history but cannot change it. Manual transitions need the
+                tasks:transition permission.
+              </p>
+            </section>
+          )}
+        </div>
+      </div>
+      <div className="facts-grid">
+        <SubtasksCard state={task.state} />
+        <BudgetCard state={task.state} />
+        <AgentsCard state={task.state} />
+        {def && usesGates(def) ? <GatesCard state={task.state} /> : null}
+        <ArtifactsCard state={task.state} />
+      </div>
+      <TransitionTimeline transitions={detail.transitions} def={def} truncated={detail.timelineTruncated} />
+    </>
+  );
+}
