@@ -318,7 +318,10 @@ describe("transitionTask", () => {
 
   it("reads back what it wrote: getTask, getTaskOrThrow and getTaskVersion", async () => {
     const task = await newAgentTask();
-    await walk(task.id, ["PLANNING"]);
+    const result = await walk(task.id, ["PLANNING"]);
+    // The result is built without a read-back; it must still be exactly what a reader sees.
+    expect(await getTask(t.db, task.id)).toEqual(result.task);
+    expect((await listTransitions(t.db, task.id)).at(-1)).toEqual(result.transition);
     expect(await getTaskVersion(t.db, task.id)).toBe(2);
     expect((await getTask(t.db, task.id))?.state).toEqual((await taskRow(task.id))?.state);
     expect(await getTask(t.db, "task_nope")).toBeNull();
