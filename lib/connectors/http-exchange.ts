@@ -1,0 +1,81 @@
+/**
+ * One HTTP request to a provider, reduced to what a connector can know:
+ * a complete response, a request that provably never left, or a request that
+ * may have arrived but whose answer was lost. The timeout covers reading the
+ * whole body, not just the headers: a 200 whose body never arrives proves
+ * nothing.
+ */
+
+export type HttpExchange =
+  | { kind: "response"; status: number; headers: Headers; text: string; json: unknown; receivedAt: Date }
+  | { kind: "not_sent"; reason: "unreachable" | "cancelled"; message: string }
+  | { kind: "lost"; reason: "timeout" | "connection_lost" | "aborted"; message: string };
+
+export interface ExchangeRequest {
+  url: string;
+  method: "GET" | "POST";
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+/**
+ * Errors that prove the request never reached the server: nothing was
+ * connected or resolved. A reset on an open (possibly reused) connection is
+ * not one of them; the request may have been read before it broke.
+ */
+const neverSentCodes = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN"]);
+
+function isNeverSent(error: unknown): boolean {
+  const cause = (error as { cause?: unknown } | null)?.cause as { code?: unknown; errors?: unknown } | undefined;
+  if (!cause) return false;
+  if (typeof cause.code === "string" && neverSentCodes.has(cause.code)) return true;
+  // Happy-eyeballs connects report an AggregateError of every address tried.
+  return Array.isArray(cause.errors) && cause.errors.length > 0 && cause.errors.every((e) => neverSentCodes.has((e as { code?: string }).code ?? ""));
+}
+
+function describe(error: unknown): string {
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  const base = error instanceof Error ? error.message : String(error);
+  return cause instanceof Error ? `${base}: ${cause.message}` : base;
+}
+
+export async function exchange(request: ExchangeRequest, options: { timeoutMs: number; signal?: AbortSignal }): Promise<HttpExchange> {
+  if (options.signal?.aborted) return { kind: "not_sent", reason: "cancelled", message: "cancelled before the request was sent" };
+  const controller = new AbortController();
+  let abortedBy: "timeout" | "caller" | null = null;
+  const timer = setTimeout(() => {
+    abortedBy ??= "timeout";
+    controller.abort();
+  }, options.timeoutMs);
+  const onCallerAbort = () => {
+    abortedBy ??= "caller";
+    controller.abort();
+  };
+  options.signal?.addEventListener("abort", onCallerAbort, { once: true });
+  try {
+    const headers: Record<string, string> = { Accept: "application/json", ...request.headers };
+    if (request.body !== undefined) headers["Content-Type"] = "application/json";
+    const res = await fetch(request.url, {
+      method: request.method,
+      headers,
+      body: request.body === undefined ? undefined : JSON.stringify(request.body),
+      signal: controller.signal,
+    });
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = text === "" ? undefined : JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { kind: "response", status: res.status, headers: res.headers, text, json, receivedAt: new Date() };
+  } catch (error) {
+    if (abortedBy === "timeout") return { kind: "lost", reason: "timeout", message: `no complete answer within ${options.timeoutMs} ms` };
+    if (abortedBy === "caller") return { kind: "lost", reason: "aborted", message: "cancelled by the caller after the request may have been sent" };
+    if (isNeverSent(error)) return { kind: "not_sent", reason: "unreachable", message: describe(error) };
+    return { kind: "lost", reason: "connection_lost", message: describe(error) };
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener("abort", onCallerAbort);
+  }
+}
