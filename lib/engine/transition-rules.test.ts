@@ -2,12 +2,14 @@ import { describe, expect, it } from "vitest";
 import { gateNames, type TaskPatch, type TaskState } from "@/lib/engine/task-state";
 import { checkChangeInvariants, checkStateInvariants, evaluateTransition, nextSteps } from "@/lib/engine/transition-rules";
 import { findEdge, isTerminal, type ActorKind, type WorkflowDefinition } from "@/lib/engine/workflow-definition";
+import { workflowDefinitions } from "@/lib/engine/workflows";
 import { agentTaskV1 } from "@/lib/engine/workflows/agent-task";
 import { deliveryV1 } from "@/lib/engine/workflows/delivery";
 import { gatesTrue, makeState, stateSatisfying } from "@/tests/helpers/task-states";
 
 const actorKinds: ActorKind[] = ["agent", "user", "system"];
-const definitions: WorkflowDefinition[] = [agentTaskV1, deliveryV1];
+/** Every shipped definition, old versions included: tasks pinned to them still move. */
+const definitions: readonly WorkflowDefinition[] = workflowDefinitions;
 
 function invariantsOf(result: ReturnType<typeof evaluateTransition>): string[] {
   return result.ok ? [] : result.violations.map((v) => v.invariant);
@@ -19,7 +21,7 @@ function expectedRejection(def: WorkflowDefinition, from: string, to: string): s
   return def.rejections.find((r) => r.from === from && r.to === to)?.invariant ?? "transition_defined";
 }
 
-describe.each(definitions.map((def) => [def.name, def] as const))("workflow %s", (_name, def) => {
+describe.each(definitions.map((def) => [`${def.name} v${def.version}`, def] as const))("workflow %s", (_name, def) => {
   const states = Object.keys(def.states);
   const invalidPairs = states.flatMap((from) => states.filter((to) => to !== from && !findEdge(def, from, to)).map((to) => [from, to] as const));
 
