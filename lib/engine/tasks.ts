@@ -175,7 +175,12 @@ export async function createTask(db: Db, rawInput: unknown, actor: Actor): Promi
 }
 
 /** The CAS guard failed: the task is no longer at the expected version. */
-class StaleVersion extends Error {}
+class StaleVersion extends Error {
+  /** What the task was seen at, when this call read it itself: no need to read it again. */
+  constructor(readonly seen?: { version: number; status: string }) {
+    super("stale version");
+  }
+}
 
 export async function transitionTask(db: Db, taskId: string, rawInput: unknown, actor: Actor): Promise<TransitionResult> {
   const input = parseOrThrow(TransitionInputSchema, rawInput);
@@ -190,7 +195,7 @@ export async function transitionTask(db: Db, taskId: string, rawInput: unknown, 
     // instead of five (BEGIN, SELECT, UPDATE, INSERT, COMMIT).
     const row = await findTaskRow(db, taskId);
     if (!row) throw new AppError("not_found", `Task ${taskId} does not exist.`);
-    if (row.version !== input.expected_version) throw new StaleVersion();
+    if (row.version !== input.expected_version) throw new StaleVersion({ version: row.version, status: row.status });
     const def = workflowOfOrThrow(row);
     const before = toTaskView(row);
     const current = before.state;
@@ -234,7 +239,9 @@ export async function transitionTask(db: Db, taskId: string, rawInput: unknown, 
       const prior = await db.transition.findUnique({ where: { id: input.transition_id } });
       if (prior) return replayOrThrow(db, prior, taskId, requestDigest);
     }
-    const latest = await db.task.findUnique({ where: { id: taskId }, select: { version: true, status: true } });
+    // Under contention most conflicts are seen on the read above; only a CAS
+    // lost between read and write needs another look at the task.
+    const latest = error instanceof StaleVersion && error.seen ? error.seen : await db.task.findUnique({ where: { id: taskId }, select: { version: true, status: true } });
     if (!latest) throw new AppError("not_found", `Task ${taskId} does not exist.`);
     throw new AppError(
       "version_conflict",
@@ -370,7 +377,8 @@ async function insertTransition(tx: Tx, r: TransitionRecord): Promise<Transition
 }
 
 export async function getTask(db: Db, taskId: string): Promise<TaskView | null> {
-  const row = await db.task.findUnique({ where: { id: taskId } });
+  // Agents read before every write: this is half of the hot path.
+  const row = await findTaskRow(db, taskId);
   return row ? toTaskView(row) : null;
 }
 
