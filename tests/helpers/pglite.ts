@@ -7,6 +7,8 @@ import { PrismaClient } from "@/lib/generated/prisma/client";
 
 export interface TestDatabase {
   db: Db;
+  /** The driver adapter factory, for the migration engine (lib/db/migrate.ts). */
+  adapterFactory: PrismaPGlite;
   /** Raw SQL on the same database, for assertions that must not go through the code under test. */
   sql<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
   close(): Promise<void>;
@@ -26,9 +28,11 @@ export async function openTestPglite(): Promise<TestDatabase> {
   template ??= readFile(inject("pgliteTemplatePath")).then((bytes) => new Blob([bytes]));
   const pglite = new PGlite({ loadDataDir: await template });
   await pglite.waitReady;
-  const db = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  const adapterFactory = new PrismaPGlite(pglite);
+  const db = new PrismaClient({ adapter: adapterFactory });
   return {
     db,
+    adapterFactory,
     sql: async <T,>(text: string, params: unknown[] = []) => (await pglite.query<T>(text, params)).rows,
     close: async () => {
       await db.$disconnect();
