@@ -1,11 +1,11 @@
-import { defineWorkflow } from "@/lib/engine/workflow-definition";
+import { defineWorkflow, type WorkflowDefinitionData } from "@/lib/engine/workflow-definition";
 
 /**
  * The agent lifecycle of the state consistency audit (spec 004): the happy
  * path, the failure/recovery loop, human escalation, and the invalid edges it
  * names, each with the invariant it violates.
  */
-export const agentTaskV1 = defineWorkflow({
+const agentTaskV1Data: WorkflowDefinitionData = {
   name: "agent-task",
   version: 1,
   title: "Agent task",
@@ -56,4 +56,28 @@ export const agentTaskV1 = defineWorkflow({
     { from: "RUNNING", to: "COMPLETED", invariant: "completion_requires_validation", message: "Completion requires validation: go through VALIDATING." },
     { from: "FAILED", to: "COMPLETED", invariant: "failure_requires_recovery", message: "A failure must have a successful recovery or validated alternative completion before the task completes." },
   ],
+};
+export const agentTaskV1 = defineWorkflow(agentTaskV1Data);
+
+/**
+ * Version 2 adds the side-effect paths of the execution ledger: a tool call
+ * whose outcome is unknown goes to RECONCILING (never to FAILED, which would
+ * invite a blind retry), and reconciliation or a person's decision leads back
+ * to validation. Tasks created under v1 keep v1.
+ */
+export const agentTaskV2 = defineWorkflow({
+  ...agentTaskV1Data,
+  version: 2,
+  transitions: [
+    // The review queue's decisions are applied by Verity itself (actor kind system).
+    ...agentTaskV1Data.transitions.map((t) =>
+      (t.from === "WAITING_FOR_HUMAN" && t.to === "HUMAN_RESOLVED") || (t.from === "HUMAN_RESOLVED" && t.to === "RUNNING")
+        ? { ...t, by: [...t.by, "system" as const] }
+        : t,
+    ),
+    { from: "WAITING_FOR_TOOL", to: "RECONCILING", by: ["agent", "system"], description: "Outcome unknown: reconcile with the external system" },
+    { from: "RECONCILING", to: "VALIDATING", by: ["agent", "system"], description: "Reconciled: the effect happened; validate" },
+    { from: "HUMAN_RESOLVED", to: "VALIDATING", by: ["agent", "user", "system"], description: "A person accepted the external evidence; validate" },
+  ],
+  fromAnyNonTerminal: [{ to: "CANCELLED", by: ["agent", "user", "system"], description: "Cancel" }],
 });

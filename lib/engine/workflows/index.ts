@@ -1,12 +1,12 @@
 import type { WorkflowDefinition } from "@/lib/engine/workflow-definition";
-import { agentTaskV1 } from "@/lib/engine/workflows/agent-task";
+import { agentTaskV1, agentTaskV2 } from "@/lib/engine/workflows/agent-task";
 import { deliveryV1 } from "@/lib/engine/workflows/delivery";
 
 /**
  * Every definition ever shipped stays here: tasks pin a digest, and a task
  * created under version 1 keeps running under version 1 after version 2 ships.
  */
-export const workflowDefinitions: readonly WorkflowDefinition[] = [agentTaskV1, deliveryV1];
+export const workflowDefinitions: readonly WorkflowDefinition[] = [agentTaskV1, agentTaskV2, deliveryV1];
 
 export function getWorkflowByDigest(digest: string): WorkflowDefinition | undefined {
   return workflowDefinitions.find((d) => d.digest === digest);
