@@ -104,6 +104,7 @@ class FileJournal implements Journal {
   /** Appends run one after another, so lines never interleave. */
   private tail: Promise<void> = Promise.resolve();
   private broken: Error | null = null;
+  private isClosed = false;
 
   constructor(
     readonly path: string,
@@ -113,6 +114,8 @@ class FileJournal implements Journal {
   append(record: JournalRecord): Promise<void> {
     const line = `${JSON.stringify(record)}\n`;
     const write = this.tail.then(async () => {
+      // A handler that outlived close(): refused as "nothing written", which is true.
+      if (this.isClosed) throw new JournalUnavailableError("the journal is closed");
       if (this.broken) throw new JournalUnavailableError(`the journal stopped taking writes after an earlier failure: ${this.broken.message}`);
       try {
         await this.handle.appendFile(line);
@@ -136,6 +139,9 @@ class FileJournal implements Journal {
   }
 
   async close(): Promise<void> {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    // Writes queued before close() finish; any queued later see isClosed.
     await this.tail;
     await this.handle.close();
   }

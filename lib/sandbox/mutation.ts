@@ -12,6 +12,10 @@ import { sleep } from "@/lib/sandbox/sleep";
  *   claim key ─▶ latency ─▶ [error_before_commit] ─▶ commit (fsync) ─▶ webhook
  *     ─▶ [error_after_commit | timeout_after_commit | drop_response] ─▶ 200
  *
+ * A replay (same key, same parameters, already committed) skips the commit
+ * but not the network: its stored response goes through the same faults, as
+ * a retry's answer can be lost as easily as the first one.
+ *
  * Only a 503 `not_processed` is sent when nothing was stored; every answer
  * after the commit either carries the effect or leaves the client not
  * knowing, which is the situation Verity's reconciliation exists for.
