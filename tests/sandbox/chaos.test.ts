@@ -19,7 +19,7 @@ async function outcomesOf(base: string, keys: string[]): Promise<string[]> {
   return out;
 }
 
-const keys = (prefix: string, n = 24) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+const keys = (prefix: string, n = 16) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 
 describe("global faults", () => {
   it("inject the same faults for the same seed and sequence of requests", async () => {
@@ -35,17 +35,17 @@ describe("global faults", () => {
     await post(`${s.url}/__sandbox/faults`, { ...config, seed: 4321 });
     const other = await outcomesOf(s.url, keys("c"));
     expect(other).not.toEqual(first);
-    expect((await get(`${s.url}/__sandbox/faults`)).json).toMatchObject({ seed: 4321, draws: 24, hits: other.filter((o) => o !== "200").length });
+    expect((await get(`${s.url}/__sandbox/faults`)).json).toMatchObject({ seed: 4321, draws: 16, hits: other.filter((o) => o !== "200").length });
   });
 
   it("hit about `probability` of the requests and report a generated seed", async () => {
     const s = await sandbox({ faults: { faults: ["error_before_commit"], probability: 0.25 } });
     const state = (await get(`${s.url}/__sandbox/faults`)).json;
     expect(state.seed).toEqual(expect.any(Number));
-    const outcomes = await outcomesOf(s.url, keys("a", 80));
+    const outcomes = await outcomesOf(s.url, keys("a", 60));
     const failed = outcomes.filter((o) => o === "503").length;
-    expect(failed).toBeGreaterThan(5);
-    expect(failed).toBeLessThan(40);
+    expect(failed).toBeGreaterThan(3);
+    expect(failed).toBeLessThan(35);
     expect((await get(`${s.url}/__sandbox/faults`)).json.hits).toBe(failed);
   });
 
@@ -98,7 +98,7 @@ describe("a chaos run", () => {
       scope: "all",
     });
     const connector = new SandboxPaymentConnector({ baseUrl: s.url, timeoutMs: 150 });
-    const executions = Array.from({ length: 25 }, (_, i) => `exec_${i}`);
+    const executions = Array.from({ length: 20 }, (_, i) => `exec_${i}`);
     const ids = new Map<string, string>();
     for (const executionId of executions) {
       const request: RefundRequest = { idempotencyKey: `refund:${executionId}`, amountCents: 100, currency: "usd", chargeId: "ch_chaos", customerId: "cus_1", metadata: { executionId, taskId: "task_chaos" } };
