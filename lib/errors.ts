@@ -9,6 +9,7 @@ export type AppErrorCode =
   | "forbidden"
   | "not_found"
   | "version_conflict"
+  | "lease_conflict"
   | "idempotency_conflict"
   | "invariant_violated"
   | "payload_too_large"
@@ -20,6 +21,7 @@ export const httpStatusByCode: Record<AppErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   version_conflict: 409,
+  lease_conflict: 409,
   idempotency_conflict: 409,
   invariant_violated: 422,
   payload_too_large: 413,
@@ -32,6 +34,7 @@ export const titleByCode: Record<AppErrorCode, string> = {
   forbidden: "Not allowed",
   not_found: "Not found",
   version_conflict: "The task changed since you read it",
+  lease_conflict: "Another worker holds this task's lease",
   idempotency_conflict: "This id was already used for a different request",
   invariant_violated: "The change would break an invariant",
   payload_too_large: "The request body is too large",

@@ -53,6 +53,8 @@ export const TransitionInputSchema = z.strictObject({
   reason: z.string().max(1000).optional(),
   /** Retrying with the same id returns the first result and writes nothing. */
   transition_id: clientId.optional(),
+  /** The writer's lease token (lib/engine/leases.ts); a stale one is refused. */
+  fencing_token: z.string().regex(/^[0-9]{1,18}$/, "must be the decimal fencing token of your lease").optional(),
 });
 export type TransitionInput = z.infer<typeof TransitionInputSchema>;
 
@@ -193,44 +195,12 @@ export async function transitionTask(db: Db, taskId: string, rawInput: unknown, 
     // version, so the state checked here is exactly the state replaced. That
     // is the guarantee a READ COMMITTED transaction gave, in two round trips
     // instead of five (BEGIN, SELECT, UPDATE, INSERT, COMMIT).
-    const row = await findTaskRow(db, taskId);
-    if (!row) throw new AppError("not_found", `Task ${taskId} does not exist.`);
-    if (row.version !== input.expected_version) throw new StaleVersion({ version: row.version, status: row.status });
-    const def = workflowOfOrThrow(row);
-    const before = toTaskView(row);
-    const current = before.state;
-    // Before: a state that already breaks an invariant is not built upon.
-    const stored = checkStateInvariants(def, current);
-    if (stored.length > 0) {
-      throw new AppError("invariant_violated", "The stored state breaks an invariant; it must be recovered before it changes.", { violations: stored });
+    const prepared = await prepareTransition(db, taskId, input, actor, transitionId, requestDigest);
+    if (!(await compareAndSwap(db, prepared.record, input.fencing_token))) {
+      await throwIfLeaseRefused(db, taskId, input.expected_version, input.fencing_token, actor);
+      throw new StaleVersion();
     }
-    const evaluation = evaluateTransition(def, current, { to: input.to ?? current.status, patch, actorKind: actor.kind });
-    if (!evaluation.ok) {
-      const message = evaluation.violations.map((v) => v.message).join(" ");
-      if (evaluation.reason === "actor_not_permitted") throw new AppError("forbidden", message, { violations: evaluation.violations });
-      throw new AppError("invariant_violated", message, { violations: evaluation.violations });
-    }
-    const now = new Date();
-    const next: TaskState = { ...evaluation.next, version: row.version + 1, updated_at: now.toISOString(), updated_by: actor.identity };
-    // After: the exact document about to be written is re-validated.
-    assertValidState(def, next);
-    const record: TransitionRecord = {
-      id: transitionId,
-      taskId,
-      fromVersion: row.version,
-      toVersion: next.version,
-      fromStatus: current.status,
-      toStatus: next.status,
-      actor,
-      reason: input.reason ?? null,
-      patch,
-      stateAfter: next,
-      requestDigest,
-      createdAt: now,
-    };
-    if (!(await compareAndSwap(db, record))) throw new StaleVersion();
-    const task: TaskView = { ...before, status: next.status, version: next.version, state: next, updatedAt: now, updatedBy: actor.identity };
-    return { task, transition: transitionViewOf(record), replayed: false };
+    return resultOf(prepared);
   } catch (error) {
     if (!(error instanceof StaleVersion) && !isUniqueViolation(error)) throw error;
     // A retry of an applied transition lands here (its expected version is
@@ -256,7 +226,7 @@ export async function transitionTask(db: Db, taskId: string, rawInput: unknown, 
  * query builder's per-call cost (about 0.6 ms of a ~2 ms transition, measured
  * in bench/transitions.ts). tests/db checks it against getTask.
  */
-async function findTaskRow(db: Db, taskId: string): Promise<Task | null> {
+async function findTaskRow(db: Db | Tx, taskId: string): Promise<Task | null> {
   const rows = await db.$queryRaw<Task[]>`
     SELECT id, workflow_name AS "workflowName", workflow_version AS "workflowVersion", workflow_digest AS "workflowDigest",
            status, version, state, intent_id AS "intentId", created_at AS "createdAt", created_by AS "createdBy",
@@ -273,7 +243,13 @@ async function findTaskRow(db: Db, taskId: string): Promise<Task | null> {
  * the UPDATE's result, so a lost CAS writes no log row. False when the task
  * is not at `fromVersion` any more.
  */
-async function compareAndSwap(db: Db, r: TransitionRecord): Promise<boolean> {
+async function compareAndSwap(db: Db | Tx, r: TransitionRecord, fencingToken?: string): Promise<boolean> {
+  // Lease rule, checked in the same statement as the version: with a token,
+  // it must be the writer's current unexpired lease; without one, an agent
+  // may not write while another holder's lease is live. People are not
+  // fenced (an operator may cancel a leased task); the version still guards.
+  const token = fencingToken ?? null;
+  const isAgent = r.actor.kind === "agent";
   // The log row takes state, status, version and time from the updated row,
   // so the (largest) state document crosses the wire and is parsed once.
   const inserted = await db.$executeRaw`
@@ -282,6 +258,14 @@ async function compareAndSwap(db: Db, r: TransitionRecord): Promise<boolean> {
          SET status = ${r.toStatus}, version = ${r.toVersion}, state = ${JSON.stringify(r.stateAfter)}::jsonb,
              updated_at = ${r.createdAt.toISOString()}::timestamptz, updated_by = ${r.actor.identity}
        WHERE id = ${r.taskId} AND version = ${r.fromVersion}
+         AND CASE
+               WHEN ${token}::bigint IS NOT NULL THEN EXISTS (
+                 SELECT 1 FROM leases l
+                  WHERE l.task_id = ${r.taskId} AND l.fencing_token = ${token}::bigint AND l.holder = ${r.actor.identity} AND l.expires_at > now())
+               WHEN ${isAgent} THEN NOT EXISTS (
+                 SELECT 1 FROM leases l WHERE l.task_id = ${r.taskId} AND l.holder <> ${r.actor.identity} AND l.expires_at > now())
+               ELSE true
+             END
       RETURNING id, status, version, state, updated_at, updated_by
     )
     INSERT INTO transitions (id, task_id, from_version, to_version, from_status, to_status, actor, actor_kind, reason, patch, state_after, request_digest, created_at)
@@ -289,6 +273,119 @@ async function compareAndSwap(db: Db, r: TransitionRecord): Promise<boolean> {
            ${r.reason}, ${JSON.stringify(r.patch)}::jsonb, u.state, ${r.requestDigest}, u.updated_at
       FROM updated u`;
   return inserted === 1;
+}
+
+interface PreparedTransition {
+  before: TaskView;
+  next: TaskState;
+  record: TransitionRecord;
+}
+
+/** Reads the task and checks everything that can be checked before the write; throws what fails. */
+async function prepareTransition(
+  db: Db | Tx,
+  taskId: string,
+  input: TransitionInput,
+  actor: Actor,
+  transitionId: string,
+  requestDigest: string,
+): Promise<PreparedTransition> {
+  const patch = input.patch ?? {};
+  const row = await findTaskRow(db, taskId);
+  if (!row) throw new AppError("not_found", `Task ${taskId} does not exist.`);
+  if (row.version !== input.expected_version) throw new StaleVersion({ version: row.version, status: row.status });
+  const def = workflowOfOrThrow(row);
+  const before = toTaskView(row);
+  const current = before.state;
+  // Before: a state that already breaks an invariant is not built upon.
+  const stored = checkStateInvariants(def, current);
+  if (stored.length > 0) {
+    throw new AppError("invariant_violated", "The stored state breaks an invariant; it must be recovered before it changes.", { violations: stored });
+  }
+  const evaluation = evaluateTransition(def, current, { to: input.to ?? current.status, patch, actorKind: actor.kind });
+  if (!evaluation.ok) {
+    const message = evaluation.violations.map((v) => v.message).join(" ");
+    if (evaluation.reason === "actor_not_permitted") throw new AppError("forbidden", message, { violations: evaluation.violations });
+    throw new AppError("invariant_violated", message, { violations: evaluation.violations });
+  }
+  const now = new Date();
+  const next: TaskState = { ...evaluation.next, version: row.version + 1, updated_at: now.toISOString(), updated_by: actor.identity };
+  // After: the exact document about to be written is re-validated.
+  assertValidState(def, next);
+  const record: TransitionRecord = {
+    id: transitionId,
+    taskId,
+    fromVersion: row.version,
+    toVersion: next.version,
+    fromStatus: current.status,
+    toStatus: next.status,
+    actor,
+    reason: input.reason ?? null,
+    patch,
+    stateAfter: next,
+    requestDigest,
+    createdAt: now,
+  };
+  return { before, next, record };
+}
+
+function resultOf({ before, next, record }: PreparedTransition): TransitionResult {
+  const task: TaskView = { ...before, status: next.status, version: next.version, state: next, updatedAt: record.createdAt, updatedBy: record.actor.identity };
+  return { task, transition: transitionViewOf(record), replayed: false };
+}
+
+/**
+ * A transition that must commit together with other writes of the caller's
+ * transaction (an execution intent, a review decision). Same checks and the
+ * same CAS as transitionTask; a lost CAS throws version_conflict and the
+ * caller's transaction rolls back. Idempotent retries are the caller's to
+ * handle, through its own unique keys.
+ */
+export async function transitionTaskInTransaction(tx: Tx, taskId: string, rawInput: unknown, actor: Actor): Promise<TransitionResult> {
+  const input = parseOrThrow(TransitionInputSchema, rawInput);
+  const transitionId = input.transition_id ?? newId("tr");
+  const requestDigest = digestOf({ op: "transition", task_id: taskId, expected_version: input.expected_version, to: input.to, patch: input.patch ?? {}, reason: input.reason });
+  let prepared: PreparedTransition;
+  try {
+    prepared = await prepareTransition(tx, taskId, input, actor, transitionId, requestDigest);
+  } catch (error) {
+    if (error instanceof StaleVersion && error.seen) throw versionConflict(input.expected_version, error.seen);
+    throw error;
+  }
+  if (!(await compareAndSwap(tx, prepared.record, input.fencing_token))) {
+    await throwIfLeaseRefused(tx, taskId, input.expected_version, input.fencing_token, actor);
+    const latest = await tx.task.findUnique({ where: { id: taskId }, select: { version: true, status: true } });
+    throw versionConflict(input.expected_version, latest ?? { version: -1, status: "deleted" });
+  }
+  return resultOf(prepared);
+}
+
+function versionConflict(expected: number, latest: { version: number; status: string }): AppError {
+  return new AppError(
+    "version_conflict",
+    `Expected version ${expected}, but the task is at version ${latest.version} (${latest.status}). Read it again and retry.`,
+    { currentVersion: latest.version, currentStatus: latest.status },
+  );
+}
+
+/**
+ * Explains a CAS that failed with the version still as expected: the lease
+ * condition refused it. A worker presenting an old fencing token (its lease
+ * expired and someone else holds the task now) or an agent writing without
+ * one while another holds the lease never overwrites the holder's work.
+ */
+async function throwIfLeaseRefused(db: Db | Tx, taskId: string, expectedVersion: number, token: string | undefined, actor: Actor): Promise<void> {
+  const task = await db.task.findUnique({ where: { id: taskId }, select: { version: true } });
+  if (!task || task.version !== expectedVersion) return;
+  const lease = await db.lease.findUnique({ where: { taskId } });
+  const current = lease ? `the current lease is held by ${lease.holder} with fencing token ${lease.fencingToken}, expiring ${lease.expiresAt.toISOString()}` : "the task has no lease";
+  throw new AppError(
+    "lease_conflict",
+    token
+      ? `Fencing token ${token} is not the current lease of ${actor.identity} on task ${taskId}: ${current}. Nothing was written.`
+      : `Task ${taskId} is leased by another worker: ${current}. Acquire the lease and send its fencing token.`,
+    { violations: [{ invariant: "fencing_token_current", message: current }] },
+  );
 }
 
 /**
