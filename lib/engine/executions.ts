@@ -1,0 +1,378 @@
+import { z } from "zod";
+import { digestOf } from "@/lib/canonical-json";
+import type { Db, Tx } from "@/lib/db";
+import { AppError } from "@/lib/errors";
+import { Prisma, type Execution } from "@/lib/generated/prisma/client";
+import { newId } from "@/lib/ids";
+import { hasOpenDivergence, raiseDivergence } from "@/lib/engine/divergence";
+import {
+  canMoveExecution,
+  evidenceMatchesExecution,
+  retryableStatuses,
+  succeededStatuses,
+  unresolvedStatuses,
+  type ExecutionStatus,
+} from "@/lib/engine/execution-rules";
+import { parseOrThrow, transitionTaskInTransaction, type Actor, type TaskView } from "@/lib/engine/tasks";
+import { ToolNameSchema, tools } from "@/lib/engine/tools";
+import { getWorkflowByDigest } from "@/lib/engine/workflows";
+
+/**
+ * The owner of `executions` and `execution_events`: the write-ahead ledger of
+ * external side effects.
+ *
+ *   recordIntent   commits the intent (with the task's move to
+ *                  WAITING_FOR_TOOL, one transaction) before anything leaves
+ *   markSent       the request is about to leave: from here the outcome is
+ *                  uncertain until recorded
+ *   recordOutcome  succeeded (with evidence naming this execution), failed
+ *                  (the provider said nothing happened) or unknown
+ *
+ * A crash between any two steps leaves a record that recovery can read: an
+ * INTENT_RECORDED was never sent; a SENT may or may not have happened and is
+ * reconciled (lib/engine/reconciler.ts) before any irreversible retry.
+ */
+
+const clientId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "must be 1-128 characters: letters, digits, . _ : -");
+const fencingToken = z.string().regex(/^[0-9]{1,18}$/, "must be the decimal fencing token of your lease");
+const jsonObject = z.record(z.string(), z.unknown());
+
+export const RecordIntentInputSchema = z.strictObject({
+  /** The logical call within the task; stable across retries and crashes. */
+  tool_call_id: clientId,
+  tool: ToolNameSchema,
+  request: jsonObject,
+  /** The task's version: the intent and the task's move to WAITING_FOR_TOOL commit together under CAS. */
+  expected_version: z.number().int().min(1),
+  fencing_token: fencingToken.optional(),
+});
+
+export const MarkSentInputSchema = z.strictObject({ attempt_id: clientId });
+
+export const RecordOutcomeInputSchema = z.strictObject({
+  attempt_id: clientId,
+  outcome: z.enum(["succeeded", "failed", "unknown"]),
+  result: jsonObject.optional(),
+  /** What the provider said; for success it must name this execution (id or idempotency key). */
+  evidence: jsonObject.optional(),
+  error: z.string().max(2000).optional(),
+  /** Where the task goes after a success: more work (RUNNING, default) or VALIDATING. */
+  next_status: z.enum(["RUNNING", "VALIDATING"]).optional(),
+  fencing_token: fencingToken.optional(),
+});
+
+export interface ExecutionView {
+  id: string;
+  taskId: string;
+  toolCallId: string;
+  attempt: number;
+  attemptId: string;
+  idempotencyKey: string;
+  tool: string;
+  irreversible: boolean;
+  request: Record<string, unknown>;
+  status: ExecutionStatus;
+  version: number;
+  result: unknown;
+  evidence: unknown;
+  error: string | null;
+  createdBy: string;
+  createdAt: Date;
+  updatedAt: Date;
+  sentAt: Date | null;
+  settledAt: Date | null;
+}
+
+export type IntentResult =
+  /** A receipt exists: skip the call, use the recorded result. */
+  | { kind: "receipt"; execution: ExecutionView }
+  /** Send the request now, with this idempotency key and attempt id. */
+  | { kind: "proceed"; execution: ExecutionView; task: TaskView | null };
+
+export function toExecutionView(row: Execution): ExecutionView {
+  return {
+    id: row.id,
+    taskId: row.taskId,
+    toolCallId: row.toolCallId,
+    attempt: row.attempt,
+    attemptId: row.attemptId,
+    idempotencyKey: row.idempotencyKey,
+    tool: row.tool,
+    irreversible: row.irreversible,
+    request: row.request as Record<string, unknown>,
+    status: row.status,
+    version: row.version,
+    result: row.result,
+    evidence: row.evidence,
+    error: row.error,
+    createdBy: row.createdBy,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    sentAt: row.sentAt,
+    settledAt: row.settledAt,
+  };
+}
+
+/** The idempotency key of a logical call: the same for every attempt, so the provider applies it at most once. */
+export function idempotencyKeyOf(taskId: string, toolCallId: string): string {
+  return `vrt:${taskId}:${toolCallId}`;
+}
+
+export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: Actor): Promise<IntentResult> {
+  const input = parseOrThrow(RecordIntentInputSchema, raw);
+  const tool = tools[input.tool];
+  const request = parseRequest(tool.request, input.request);
+  const requestDigest = digestOf({ tool: input.tool, request });
+  const existing = await db.execution.findUnique({ where: { taskId_toolCallId: { taskId, toolCallId: input.tool_call_id } } });
+  if (existing) return continueExisting(db, existing, input, requestDigest, actor);
+  if (tool.irreversible) await refuseWhileDiverged(db, taskId);
+  const now = new Date();
+  try {
+    return await db.$transaction(async (tx) => {
+      const { task } = await transitionTaskInTransaction(
+        tx,
+        taskId,
+        { expected_version: input.expected_version, to: "WAITING_FOR_TOOL", fencing_token: input.fencing_token, reason: `calling ${input.tool} (${input.tool_call_id})` },
+        actor,
+      );
+      const id = newId("exec");
+      const row = await tx.execution.create({
+        data: {
+          id,
+          taskId,
+          toolCallId: input.tool_call_id,
+          attempt: 1,
+          attemptId: `${id}.1`,
+          idempotencyKey: idempotencyKeyOf(taskId, input.tool_call_id),
+          tool: input.tool,
+          irreversible: tool.irreversible,
+          request: request as Prisma.InputJsonValue,
+          requestDigest,
+          status: "INTENT_RECORDED",
+          version: 1,
+          createdBy: actor.identity,
+          createdAt: now,
+          updatedAt: now,
+        },
+      });
+      await appendEvent(tx, row, null, "intent recorded", undefined, actor);
+      return { kind: "proceed" as const, execution: toExecutionView(row), task };
+    });
+  } catch (error) {
+    // A twin request created the intent first: answer as a retry of it.
+    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002") {
+      const twin = await db.execution.findUnique({ where: { taskId_toolCallId: { taskId, toolCallId: input.tool_call_id } } });
+      if (twin) return continueExisting(db, twin, input, requestDigest, actor);
+    }
+    throw error;
+  }
+}
+
+async function continueExisting(
+  db: Db,
+  existing: Execution,
+  input: z.infer<typeof RecordIntentInputSchema>,
+  requestDigest: string,
+  actor: Actor,
+): Promise<IntentResult> {
+  if (existing.requestDigest !== requestDigest || existing.tool !== input.tool) {
+    throw new AppError("idempotency_conflict", `Tool call ${existing.toolCallId} was recorded with a different tool or request; use a new tool_call_id for a different call.`);
+  }
+  if (succeededStatuses.includes(existing.status)) return { kind: "receipt", execution: toExecutionView(existing) };
+  // Recorded but never sent (the worker died before sending): send this same attempt.
+  if (existing.status === "INTENT_RECORDED") return { kind: "proceed", execution: toExecutionView(existing), task: null };
+  if (unresolvedStatuses.includes(existing.status)) {
+    throw new AppError(
+      "invariant_violated",
+      `The previous attempt of ${existing.tool} (${existing.toolCallId}) is ${existing.status}: its outcome is not known, so it cannot be retried until it is reconciled with the provider.`,
+      { violations: [{ invariant: "unknown_outcome_reconciled_before_retry", message: `Execution ${existing.id} is ${existing.status}.` }], executionId: existing.id },
+    );
+  }
+  if (existing.status === "CANCELLED") {
+    throw new AppError("invariant_violated", `Execution ${existing.id} was cancelled; it is never retried.`, {
+      violations: [{ invariant: "cancelled_execution_final", message: `Execution ${existing.id} is CANCELLED.` }],
+    });
+  }
+  if (!retryableStatuses.includes(existing.status)) throw new Error(`unhandled execution status ${existing.status}`);
+  // A known failure: a new attempt with the same idempotency key is safe.
+  if (existing.irreversible) await refuseWhileDiverged(db, existing.taskId);
+  return db.$transaction(async (tx) => {
+    const { task } = await transitionTaskInTransaction(
+      tx,
+      existing.taskId,
+      { expected_version: input.expected_version, to: "WAITING_FOR_TOOL", fencing_token: input.fencing_token, reason: `retrying ${existing.tool} (${existing.toolCallId}) after a known failure` },
+      actor,
+    );
+    const attempt = existing.attempt + 1;
+    const row = await moveExecution(tx, existing, "INTENT_RECORDED", actor, {
+      reason: `attempt ${attempt} after a known failure`,
+      data: { attempt, attemptId: `${existing.id}.${attempt}`, error: null, sentAt: null, settledAt: null },
+    });
+    return { kind: "proceed" as const, execution: toExecutionView(row), task };
+  });
+}
+
+export async function markSent(db: Db, executionId: string, raw: unknown, actor: Actor): Promise<ExecutionView> {
+  const input = parseOrThrow(MarkSentInputSchema, raw);
+  const existing = await getExecutionRowOrThrow(db, executionId);
+  if (existing.attemptId !== input.attempt_id) throw staleAttempt(existing, input.attempt_id);
+  if (existing.status === "SENT") return toExecutionView(existing);
+  if (existing.status !== "INTENT_RECORDED") throw illegalMove(existing, "SENT");
+  return toExecutionView(await db.$transaction((tx) => moveExecution(tx, existing, "SENT", actor, { reason: "request leaving", data: { sentAt: new Date() } })));
+}
+
+export async function recordOutcome(db: Db, executionId: string, raw: unknown, actor: Actor): Promise<{ execution: ExecutionView; task: TaskView | null }> {
+  const input = parseOrThrow(RecordOutcomeInputSchema, raw);
+  const existing = await getExecutionRowOrThrow(db, executionId);
+  if (existing.attemptId !== input.attempt_id) throw staleAttempt(existing, input.attempt_id);
+  const target: ExecutionStatus = input.outcome === "succeeded" ? "SUCCEEDED" : input.outcome === "failed" ? "FAILED" : "OUTCOME_UNKNOWN";
+  // A retried report of the same outcome is answered, not applied twice.
+  if (existing.status === target) return { execution: toExecutionView(existing), task: null };
+  if (existing.status !== "SENT") throw illegalMove(existing, target);
+  if (target === "SUCCEEDED" && !evidenceMatchesExecution(input.evidence ?? input.result, existing)) {
+    throw new AppError("invariant_violated", "Success needs evidence that names this execution (its id or idempotency key); without it the outcome is unknown.", {
+      violations: [{ invariant: "success_requires_matching_evidence", message: `No evidence names execution ${existing.id} or key ${existing.idempotencyKey}.` }],
+    });
+  }
+  return db.$transaction(async (tx) => {
+    const row = await moveExecution(tx, existing, target, actor, {
+      reason: input.outcome === "unknown" ? `outcome unknown: ${input.error ?? "no answer"}` : input.outcome,
+      evidence: input.evidence,
+      data: {
+        result: (input.result ?? Prisma.JsonNull) as Prisma.InputJsonValue,
+        evidence: (input.evidence ?? Prisma.JsonNull) as Prisma.InputJsonValue,
+        error: input.error ?? null,
+        settledAt: target === "OUTCOME_UNKNOWN" ? null : new Date(),
+      },
+    });
+    const next = target === "SUCCEEDED" ? (input.next_status ?? "RUNNING") : target === "FAILED" ? "RUNNING" : "RECONCILING";
+    const task = await moveTaskAfterTool(tx, row, next, actor, `${row.tool} ${input.outcome}`, input.fencing_token);
+    return { execution: toExecutionView(row), task };
+  });
+}
+
+/**
+ * Moves the task out of WAITING_FOR_TOOL after an outcome. If the task has
+ * moved on meanwhile (an operator cancelled it), the outcome is still
+ * recorded; an irreversible effect that succeeded on a task that has ended
+ * is a divergence to look at, not something to hide.
+ */
+export async function moveTaskAfterTool(
+  tx: Tx,
+  execution: Execution,
+  to: string,
+  actor: Actor,
+  reason: string,
+  fencing_token?: string,
+): Promise<TaskView | null> {
+  const task = await tx.task.findUnique({ where: { id: execution.taskId }, select: { version: true, status: true, workflowDigest: true } });
+  if (!task) return null;
+  if (task.status === "WAITING_FOR_TOOL") {
+    return (await transitionTaskInTransaction(tx, execution.taskId, { expected_version: task.version, to, reason, fencing_token }, actor)).task;
+  }
+  const def = getWorkflowByDigest(task.workflowDigest);
+  const ended = def?.states[task.status]?.terminal && !def.states[task.status]?.success;
+  if (ended && execution.irreversible && (to === "RUNNING" || to === "VALIDATING") && succeededStatuses.includes(execution.status)) {
+    await raiseDivergence(tx, {
+      taskId: execution.taskId,
+      executionId: execution.id,
+      kind: "effect_after_task_ended",
+      message: `${execution.tool} succeeded at the provider, but the task is already ${task.status}.`,
+      internal: { task_status: task.status, execution_status: execution.status },
+      external: { evidence: execution.evidence },
+    });
+  }
+  return null;
+}
+
+export async function moveExecution(
+  tx: Tx,
+  existing: Execution,
+  to: ExecutionStatus,
+  actor: Actor,
+  options: { reason: string; evidence?: unknown; data?: Prisma.ExecutionUpdateManyMutationInput },
+): Promise<Execution> {
+  if (!canMoveExecution(existing.status, to)) throw illegalMove(existing, to);
+  const { count } = await tx.execution.updateMany({
+    where: { id: existing.id, version: existing.version },
+    data: { ...options.data, status: to, version: existing.version + 1, updatedAt: new Date() },
+  });
+  if (count === 0) {
+    const latest = await tx.execution.findUnique({ where: { id: existing.id } });
+    throw new AppError("version_conflict", `Execution ${existing.id} changed meanwhile (now ${latest?.status}, version ${latest?.version}).`, {
+      currentVersion: latest?.version,
+      currentStatus: latest?.status,
+    });
+  }
+  const row = await tx.execution.findUniqueOrThrow({ where: { id: existing.id } });
+  await appendEvent(tx, row, existing.status, options.reason, options.evidence, actor);
+  return row;
+}
+
+async function appendEvent(tx: Tx, row: Execution, from: ExecutionStatus | null, reason: string, evidence: unknown, actor: Actor): Promise<void> {
+  await tx.executionEvent.create({
+    data: {
+      id: newId("exev"),
+      executionId: row.id,
+      attemptId: row.attemptId,
+      fromStatus: from,
+      toStatus: row.status,
+      actor: actor.identity,
+      reason,
+      evidence: evidence === undefined ? Prisma.JsonNull : (evidence as Prisma.InputJsonValue),
+    },
+  });
+}
+
+async function refuseWhileDiverged(db: Db | Tx, taskId: string): Promise<void> {
+  if (await hasOpenDivergence(db, taskId)) {
+    throw new AppError("invariant_violated", `Task ${taskId} has an open divergence alert: nothing irreversible proceeds until it is resolved.`, {
+      violations: [{ invariant: "no_irreversible_effect_while_diverged", message: "Resolve the task's divergence alerts first." }],
+    });
+  }
+}
+
+function parseRequest<S extends z.ZodType>(schema: S, request: unknown): z.infer<S> {
+  try {
+    return parseOrThrow(schema, request);
+  } catch (error) {
+    if (error instanceof AppError && error.details.errors) {
+      const errors = error.details.errors.map((e) => ({ field: e.field ? `request.${e.field}` : "request", message: e.message }));
+      throw new AppError("validation_failed", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
+    }
+    throw error;
+  }
+}
+
+function staleAttempt(existing: Execution, attemptId: string): AppError {
+  return new AppError("version_conflict", `Attempt ${attemptId} is not the current attempt of execution ${existing.id} (now ${existing.attemptId}, ${existing.status}).`, {
+    currentVersion: existing.version,
+    currentStatus: existing.status,
+  });
+}
+
+function illegalMove(existing: Execution, to: ExecutionStatus): AppError {
+  return new AppError("invariant_violated", `Execution ${existing.id} is ${existing.status}; it cannot become ${to}.`, {
+    violations: [{ invariant: "execution_status_machine", message: `${existing.status} → ${to} is not allowed.` }],
+  });
+}
+
+export async function getExecutionRowOrThrow(db: Db | Tx, executionId: string): Promise<Execution> {
+  const row = await db.execution.findUnique({ where: { id: executionId } });
+  if (!row) throw new AppError("not_found", `Execution ${executionId} does not exist.`);
+  return row;
+}
+
+export async function getExecution(db: Db, executionId: string): Promise<ExecutionView | null> {
+  const row = await db.execution.findUnique({ where: { id: executionId } });
+  return row ? toExecutionView(row) : null;
+}
+
+export async function listExecutions(db: Db, taskId: string): Promise<ExecutionView[]> {
+  const rows = await db.execution.findMany({ where: { taskId }, orderBy: { createdAt: "asc" } });
+  return rows.map(toExecutionView);
+}
+
+export async function listExecutionEvents(db: Db, executionId: string) {
+  return db.executionEvent.findMany({ where: { executionId }, orderBy: { createdAt: "asc" } });
+}

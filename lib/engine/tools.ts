@@ -1,0 +1,30 @@
+import { z } from "zod";
+
+/**
+ * The external tools Verity knows, as data. Whether a tool is irreversible
+ * is the server's fact, not something a caller declares: an agent cannot
+ * talk its way around the unknown-outcome rule by calling a refund
+ * "reversible".
+ */
+export const RefundRequestSchema = z.strictObject({
+  amount_cents: z.number().int().min(1).max(100_000_000),
+  currency: z.string().regex(/^[a-z]{3}$/, "must be a lower-case ISO 4217 code, e.g. usd"),
+  charge_id: z.string().min(1).max(128),
+  customer_id: z.string().min(1).max(128),
+});
+export type RefundRequest = z.infer<typeof RefundRequestSchema>;
+
+export const CrmNoteRequestSchema = z.strictObject({
+  customer_id: z.string().min(1).max(128),
+  text: z.string().min(1).max(2000),
+});
+export type CrmNoteRequest = z.infer<typeof CrmNoteRequestSchema>;
+
+export const tools = {
+  "payments.refund": { irreversible: true, request: RefundRequestSchema, description: "Refund a charge (money leaves: irreversible)" },
+  "crm.add_note": { irreversible: false, request: CrmNoteRequestSchema, description: "Add a note to a customer in the CRM" },
+} as const;
+
+export type ToolName = keyof typeof tools;
+export const toolNames = Object.keys(tools) as [ToolName, ...ToolName[]];
+export const ToolNameSchema = z.enum(toolNames);
