@@ -21,11 +21,22 @@ const envSchema = z.object({
   NEXTAUTH_SECRET: z.string().min(32, "NEXTAUTH_SECRET must be at least 32 characters").optional(),
   NEXTAUTH_URL: z.url().optional(),
   PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+  /** The external systems' base URL (the sandbox provider by default; `npm start` runs it on SANDBOX_PORT). */
+  VERITY_SANDBOX_URL: z.url().optional(),
+  SANDBOX_PORT: z.coerce.number().int().min(1).max(65535).default(4010),
+  /** Irreversible actions at or above this amount need two different operators' approval. */
+  VERITY_FOUR_EYES_THRESHOLD_CENTS: z.coerce.number().int().min(0).default(50_000),
+  /** How often the server reconciles unknown outcomes and delivers the outbox; 0 turns the loop off. */
+  VERITY_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(5_000),
+  /** A SENT execution older than this is treated as an unknown outcome (its worker is presumed dead). */
+  VERITY_SENT_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
   /** Seed demo users, the demo agent token and demo tasks into an empty database. */
   VERITY_DEMO_DATA: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
 });
 
 export type Env = z.infer<typeof envSchema> & {
+  /** Base URL of the payment provider and CRM connectors. */
+  sandboxUrl: string;
   /** Absolute data folder: the embedded database and generated local secrets live here. */
   dataDir: string;
   /** Absolute folder of the embedded PGlite database (unused with DATABASE_URL). */
@@ -46,6 +57,7 @@ export function getEnv(): Env {
   const pgliteDir = path.join(dataDir, "pglite");
   cached = {
     ...parsed.data,
+    sandboxUrl: parsed.data.VERITY_SANDBOX_URL ?? `http://127.0.0.1:${parsed.data.SANDBOX_PORT}`,
     dataDir,
     pgliteDir,
     database: parsed.data.DATABASE_URL
