@@ -37,7 +37,8 @@ export default defineConfig({
   },
   webServer: {
     command: `rm -rf '${dataDir}' && npx tsx scripts/start.ts`,
-    env: { VERITY_DATA_DIR: dataDir, PORT: String(port) },
+    // The sandbox provider gets its own port too, so e2e runs beside `npm start`.
+    env: { VERITY_DATA_DIR: dataDir, PORT: String(port), SANDBOX_PORT: String(Number(process.env.E2E_SANDBOX_PORT ?? port + 1010)), VERITY_RECONCILE_INTERVAL_MS: "1000" },
     url: `http://localhost:${port}/api/health`,
     timeout: 600_000,
     reuseExistingServer: false,

@@ -30,6 +30,10 @@ const envSchema = z.object({
   VERITY_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(5_000),
   /** A SENT execution older than this is treated as an unknown outcome (its worker is presumed dead). */
   VERITY_SENT_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
+  /** Shared secret of the sandbox's signed webhooks; generated into the data folder when unset. */
+  VERITY_SANDBOX_WEBHOOK_SECRET: z.string().min(16).optional(),
+  /** "false" when the sandbox runs elsewhere (then VERITY_SANDBOX_URL points at it). */
+  VERITY_START_SANDBOX: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
   /** Seed demo users, the demo agent token and demo tasks into an empty database. */
   VERITY_DEMO_DATA: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
 });
@@ -73,9 +77,17 @@ export function getEnv(): Env {
  * needs no env file and sessions survive a restart.
  */
 export function getAuthSecret(): string {
+  return getEnv().NEXTAUTH_SECRET ?? localSecret("auth-secret");
+}
+
+/** The secret the sandbox signs its webhooks with (same rule as the session secret). */
+export function getSandboxWebhookSecret(): string {
+  return getEnv().VERITY_SANDBOX_WEBHOOK_SECRET ?? localSecret("sandbox-webhook-secret");
+}
+
+function localSecret(name: string): string {
   const env = getEnv();
-  if (env.NEXTAUTH_SECRET) return env.NEXTAUTH_SECRET;
-  const file = path.join(env.dataDir, "auth-secret");
+  const file = path.join(env.dataDir, name);
   if (existsSync(file)) return readFileSync(file, "utf8").trim();
   mkdirSync(env.dataDir, { recursive: true });
   const secret = randomBytes(32).toString("base64url");

@@ -11,7 +11,8 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { openDatabase } from "@/lib/db";
 import { migrateDatabase } from "@/lib/db/migrate";
-import { getAuthSecret, getEnv } from "@/lib/env";
+import { getAuthSecret, getEnv, getSandboxWebhookSecret } from "@/lib/env";
+import { startSandbox } from "@/lib/sandbox/server";
 import { demoAgent, demoUsers, isSeeded, seedDemoData } from "@/lib/seed";
 
 const dev = process.argv.includes("--dev");
@@ -64,6 +65,21 @@ if (!dev && buildIsStale()) {
 }
 
 const url = env.NEXTAUTH_URL ?? `http://localhost:${env.PORT}`;
+
+// The sandbox payment provider and CRM: the "external world" the demo agent
+// refunds through, journaled in the data folder so its refunds survive a
+// restart. It runs in this process, beside the Next server it feeds webhooks.
+const sandbox = env.VERITY_START_SANDBOX
+  ? await startSandbox({
+      port: env.SANDBOX_PORT,
+      host: "127.0.0.1",
+      journalPath: path.join(env.dataDir, "sandbox", "journal.jsonl"),
+      webhookUrl: `http://localhost:${env.PORT}/api/v1/events/sandbox`,
+      webhookSecret: getSandboxWebhookSecret(),
+      log: (line) => console.log(`sandbox: ${line}`),
+    })
+  : undefined;
+if (sandbox) console.log(`verity: sandbox payment provider and CRM on ${sandbox.url}`);
 console.log(`\nverity: console on ${url}`);
 if (env.VERITY_DEMO_DATA) {
   console.log("verity: demo logins (username / password):");
@@ -73,7 +89,15 @@ if (env.VERITY_DEMO_DATA) {
 
 const next = spawn("npx", ["next", dev ? "dev" : "start", "-p", String(env.PORT)], {
   stdio: "inherit",
-  env: { ...process.env, NEXTAUTH_URL: url, NEXTAUTH_SECRET: getAuthSecret() },
+  env: {
+    ...process.env,
+    NEXTAUTH_URL: url,
+    NEXTAUTH_SECRET: getAuthSecret(),
+    VERITY_SANDBOX_URL: env.sandboxUrl,
+    VERITY_SANDBOX_WEBHOOK_SECRET: getSandboxWebhookSecret(),
+  },
 });
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => next.kill(signal));
-next.on("exit", (code) => process.exit(code ?? 0));
+next.on("exit", (code) => {
+  void (sandbox?.close() ?? Promise.resolve()).finally(() => process.exit(code ?? 0));
+});
