@@ -4,7 +4,6 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   resolve: { alias: { "@": path.resolve(import.meta.dirname) } },
   test: {
-    include: ["lib/**/*.test.ts", "tests/**/*.test.ts"],
     exclude: ["node_modules", "e2e", ".next", ".data"],
     environment: "node",
     // Migrates one PGlite database per run and hands its tarball to every
@@ -15,5 +14,17 @@ export default defineConfig({
     // Database tests each open their own PGlite or PostgreSQL database; on a
     // 2-core machine more parallel files only thrash.
     maxWorkers: 2,
+    projects: [
+      {
+        extends: true,
+        test: { name: "unit+pglite", include: ["lib/**/*.test.ts", "tests/**/*.test.ts"], exclude: ["tests/postgres/**"] },
+      },
+      {
+        // After everything else, one file at a time: the race tests start
+        // eight processes and measure contention, not the other test files.
+        extends: true,
+        test: { name: "postgres", include: ["tests/postgres/**/*.test.ts"], fileParallelism: false, sequence: { groupOrder: 1 } },
+      },
+    ],
   },
 });

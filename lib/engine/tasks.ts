@@ -211,7 +211,7 @@ export async function transitionTask(db: Db, taskId: string, rawInput: unknown, 
     }
     // Under contention most conflicts are seen on the read above; only a CAS
     // lost between read and write needs another look at the task.
-    const latest = error instanceof StaleVersion && error.seen ? error.seen : await db.task.findUnique({ where: { id: taskId }, select: { version: true, status: true } });
+    const latest = error instanceof StaleVersion && error.seen ? error.seen : await findTaskRow(db, taskId);
     if (!latest) throw new AppError("not_found", `Task ${taskId} does not exist.`);
     throw new AppError(
       "version_conflict",

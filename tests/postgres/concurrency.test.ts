@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTask, getTask, listTransitions, transitionTask, type Actor } from "@/lib/engine/tasks";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
-import type { WorkerMessage, WorkerReport } from "./cas-worker";
+import type { WorkerCommand, WorkerMessage, WorkerReport } from "./cas-worker";
 
 /**
  * Separate OS processes, each with its own connection, racing on ONE task in
@@ -13,50 +13,75 @@ import type { WorkerMessage, WorkerReport } from "./cas-worker";
 const PROCESSES = 8;
 const SUCCESSES_PER_PROCESS = 500;
 const SAME_ID_ROUNDS = 25;
+/** ~25 s on an idle 2-core machine; generous so that a hang fails but a machine shared with other jobs does not. */
+const RACE_TIMEOUT_MS = 240_000;
 const workerScript = path.join(import.meta.dirname, "cas-worker.ts");
 const admin: Actor = { identity: "spiffe://verity.test/admin", kind: "agent" };
 
 let pg: PostgresTestDatabase;
+let workers: WorkerPool;
 beforeAll(async () => {
   pg = await createPostgresTestDatabase({ poolSize: 4 });
-});
+  workers = await startWorkers(PROCESSES, pg.url);
+}, RACE_TIMEOUT_MS);
 afterAll(async () => {
+  await workers?.stop();
   await pg?.drop();
 });
 
-/** Starts `PROCESSES` workers, releases them together once all are connected, and collects their reports. */
-async function race(mode: "increment" | "same-id", taskId: string, count: number): Promise<WorkerReport[]> {
+interface WorkerPool {
+  /** Sends the same command to every worker at once and collects their reports. */
+  race(mode: "increment" | "same-id", taskId: string, count: number): Promise<WorkerReport[]>;
+  stop(): Promise<void>;
+}
+
+/** Forks `n` worker processes and waits until each has connected to the database. */
+async function startWorkers(n: number, url: string): Promise<WorkerPool> {
   const children: ChildProcess[] = [];
   const exits: Array<Promise<void>> = [];
+  const stop = async () => {
+    for (const child of children) if (child.connected) child.send({ type: "exit" } satisfies WorkerCommand);
+    const killer = setTimeout(() => children.forEach((c) => c.exitCode === null && c.kill()), 5_000);
+    await Promise.all(exits);
+    clearTimeout(killer);
+  };
+  /** The next message of one worker, or an error if it fails or dies first. */
+  const nextMessage = (child: ChildProcess, worker: number) =>
+    new Promise<WorkerMessage>((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`worker ${worker} exited with ${code}`));
+      child.once("exit", onExit);
+      child.once("message", (message: WorkerMessage) => {
+        child.off("exit", onExit);
+        if (message.type === "failed") reject(new Error(`worker ${worker} failed: ${message.error}`));
+        else resolve(message);
+      });
+    });
   try {
-    const reports = Array.from({ length: PROCESSES }, (_, worker) => {
-      const child = fork(workerScript, [mode, taskId, String(count)], {
+    const ready: Array<Promise<WorkerMessage>> = [];
+    for (let worker = 0; worker < n; worker++) {
+      const child = fork(workerScript, [], {
         execArgv: ["--import", "tsx"],
-        env: { ...process.env, VERITY_WORKER_DATABASE_URL: pg.url, VERITY_WORKER_INDEX: String(worker) },
+        env: { ...process.env, VERITY_WORKER_DATABASE_URL: url, VERITY_WORKER_INDEX: String(worker) },
         stdio: ["ignore", "inherit", "inherit", "ipc"],
       });
       children.push(child);
       exits.push(new Promise((resolve) => child.once("exit", () => resolve())));
-      let markReady: () => void = () => {};
-      const ready = new Promise<void>((resolve) => (markReady = resolve));
-      const done = new Promise<WorkerReport>((resolve, reject) => {
-        child.on("message", (message: WorkerMessage) => {
-          if (message.type === "ready") markReady();
-          else if (message.type === "done") resolve(message.report);
-          else reject(new Error(`worker ${worker} failed: ${message.error}`));
-        });
-        child.once("exit", (code) => reject(new Error(`worker ${worker} exited with ${code} before reporting`)));
-      });
-      // A worker that dies before "ready" must fail the race, not hang it.
-      return { ready: Promise.race([ready, done.then(() => undefined)]), done };
-    });
-    await Promise.all(reports.map((r) => r.ready));
-    for (const child of children) child.send("go");
-    return await Promise.all(reports.map((r) => r.done));
-  } finally {
-    for (const child of children) if (child.exitCode === null) child.kill();
-    await Promise.all(exits);
+      ready.push(nextMessage(child, worker));
+    }
+    await Promise.all(ready);
+  } catch (error) {
+    await stop();
+    throw error;
   }
+  return {
+    stop,
+    async race(mode, taskId, count) {
+      const reports = children.map((child, worker) => nextMessage(child, worker));
+      for (const child of children) child.send({ type: "run", mode, taskId, count } satisfies WorkerCommand);
+      const messages = await Promise.all(reports);
+      return messages.flatMap((m) => (m.type === "done" ? [m.report] : []));
+    },
+  };
 }
 
 async function logOf(taskId: string) {
@@ -69,7 +94,7 @@ describe("PostgreSQL: separate processes racing on one task", () => {
   it(`${PROCESSES} processes × ${SUCCESSES_PER_PROCESS} CAS increments: no lost update, a gapless log`, async () => {
     const { task } = await createTask(pg.db, { workflow: "agent-task", intent_id: "race" }, admin);
     const started = performance.now();
-    const reports = await race("increment", task.id, SUCCESSES_PER_PROCESS);
+    const reports = await workers.race("increment", task.id, SUCCESSES_PER_PROCESS);
     const seconds = (performance.now() - started) / 1000;
 
     const increments = reports.filter((r) => r.kind === "increment");
@@ -100,11 +125,11 @@ describe("PostgreSQL: separate processes racing on one task", () => {
       const worker = Number(row.actor.split("/").pop());
       expect(writers.get(worker)?.has(row.to_version)).toBe(true);
     }
-  }, 90_000);
+  }, RACE_TIMEOUT_MS);
 
   it(`${PROCESSES} processes sending the same transition ids: each applied once, every other answer a replay`, async () => {
     const { task } = await createTask(pg.db, { workflow: "agent-task", intent_id: "race-same-id" }, admin);
-    const reports = await race("same-id", task.id, SAME_ID_ROUNDS);
+    const reports = await workers.race("same-id", task.id, SAME_ID_ROUNDS);
     const outcomes = reports.flatMap((r) => (r.kind === "same-id" ? r.outcomes : []));
     expect(outcomes).toHaveLength(PROCESSES * SAME_ID_ROUNDS);
     let contended = 0;
@@ -122,7 +147,7 @@ describe("PostgreSQL: separate processes racing on one task", () => {
     expect(final).toMatchObject({ version: SAME_ID_ROUNDS + 1, state: { budget: { hops_used: SAME_ID_ROUNDS } } });
     const log = await logOf(task.id);
     expect(log.map((r) => r.to_version)).toEqual(Array.from({ length: SAME_ID_ROUNDS + 1 }, (_, i) => i + 1));
-  }, 90_000);
+  }, RACE_TIMEOUT_MS);
 });
 
 describe("PostgreSQL: the engine on the pg adapter", () => {
