@@ -1,0 +1,19 @@
+/**
+ * Next.js calls register() once when a server instance starts, before it
+ * serves requests. Verity starts its background loop here (reconciliation,
+ * divergence checks, outbox delivery), in the Node.js server process only:
+ * that process holds the database (the embedded PGlite folder belongs to one
+ * process), and the Edge runtime has neither it nor the connectors.
+ *
+ * NEXT_RUNTIME and NEXT_PHASE are Next's own variables, not configuration:
+ * Next inlines NEXT_RUNTIME at build time so the Edge bundle drops the import
+ * below, which is why they are read here rather than through lib/env.ts.
+ */
+export async function register(): Promise<void> {
+  if (process.env.NEXT_RUNTIME !== "nodejs") return;
+  // `next build` may load server code to prerender pages: no loop there.
+  if (process.env.NEXT_PHASE === "phase-production-build") return;
+  const { startServerBackgroundLoop } = await import("@/lib/engine/background");
+  // Not awaited beyond starting: register() must return for the server to accept requests.
+  startServerBackgroundLoop();
+}

@@ -1,0 +1,145 @@
+import { getDb, type Db } from "@/lib/db";
+import { getEnv } from "@/lib/env";
+import { isAppError } from "@/lib/errors";
+import { getConnectors, type ConnectorDeps } from "@/lib/engine/connectors";
+import { createWebhookDeliverer, dispatchOutbox, type Deliver } from "@/lib/engine/messaging";
+import { reconcileDue, verifySettled } from "@/lib/engine/reconciler";
+
+/**
+ * The server's background work, one tick at a time: reconcile what is due,
+ * deliver the outbox, and now and then verify settled executions against the
+ * provider. A tick starts `intervalMs` after the previous one ended, so ticks
+ * never overlap, however slow a provider is. Every step is safe to run in
+ * several processes at once (CAS for corrections, SKIP LOCKED claims for the
+ * outbox), so running one loop per server instance needs no coordination.
+ */
+
+export interface BackgroundLoopOptions {
+  /** Outbox delivery; without one, messages wait in the outbox for a subscriber. */
+  deliver?: Deliver;
+  /** verifySettled asks the provider about every recently settled execution: every this many ticks (default 12). */
+  verifyEvery?: number;
+  lookupTimeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface TickReport {
+  reconciled: number;
+  conflicts: number;
+  alertsRaised: number;
+  delivered: number;
+  errors: number;
+}
+
+export interface BackgroundLoop {
+  /** Runs a tick now (or waits for the one in progress): tests and scripts. */
+  runOnce(): Promise<TickReport>;
+  /** No tick starts after this; resolves when the one in progress has finished. */
+  stop(): Promise<void>;
+}
+
+export function startBackgroundLoop(db: Db, deps: ConnectorDeps, intervalMs: number, options: BackgroundLoopOptions = {}): BackgroundLoop {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const verifyEvery = Math.max(1, options.verifyEvery ?? 12);
+  let ticks = 0;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let inFlight: Promise<TickReport> | null = null;
+
+  async function step<T>(name: string, report: TickReport, run: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await run();
+    } catch (error) {
+      report.errors++;
+      log(`verity background: ${name} failed: ${describeError(error)}`);
+      return undefined;
+    }
+  }
+
+  async function tick(): Promise<TickReport> {
+    const verify = ticks++ % verifyEvery === 0;
+    const report: TickReport = { reconciled: 0, conflicts: 0, alertsRaised: 0, delivered: 0, errors: 0 };
+    const reconciled = await step("reconcile", report, () => reconcileDue(db, deps, { lookupTimeoutMs: options.lookupTimeoutMs }));
+    if (reconciled) {
+      report.reconciled = reconciled.examined - reconciled.conflicts - reconciled.errors.length - reconciled.counts.not_due;
+      report.conflicts = reconciled.conflicts;
+      report.errors += reconciled.errors.length;
+      for (const e of reconciled.errors) log(`verity background: reconciling ${e.executionId} failed: ${e.code}: ${redact(e.message)}`);
+      const { not_due: _, ...counts } = reconciled.counts;
+      if (report.reconciled > 0) log(`verity background: reconciled ${Object.entries(counts).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(", ")}`);
+    }
+    if (verify) {
+      const verified = await step("verify", report, () => verifySettled(db, deps, { lookupTimeoutMs: options.lookupTimeoutMs }));
+      if (verified) {
+        report.alertsRaised = verified.raised.length;
+        for (const a of verified.raised) log(`verity background: divergence ${a.kind} on task ${a.taskId} (alert ${a.alertId})`);
+      }
+    }
+    const deliver = options.deliver;
+    if (deliver) {
+      const dispatched = await step("outbox", report, () => dispatchOutbox(db, deliver));
+      if (dispatched) {
+        report.delivered = dispatched.delivered;
+        if (dispatched.failed > 0) log(`verity background: ${dispatched.failed} outbox message(s) not delivered, retried later: ${redact(dispatched.errors[0]?.error ?? "")}`);
+      }
+    }
+    return report;
+  }
+
+  function runOnce(): Promise<TickReport> {
+    inFlight ??= tick().finally(() => {
+      inFlight = null;
+    });
+    return inFlight;
+  }
+
+  function schedule(): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      void runOnce().finally(schedule);
+    }, intervalMs);
+    // The loop never keeps a process alive on its own (a script, a test).
+    timer.unref();
+  }
+
+  schedule();
+  return {
+    runOnce,
+    stop: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await inFlight?.catch(() => undefined);
+    },
+  };
+}
+
+/** An error as one log line: code and message, credentials in URLs masked, no stack, no payloads. */
+function describeError(error: unknown): string {
+  if (isAppError(error)) return `${error.code}: ${redact(error.message)}`;
+  if (error instanceof Error) return `${error.name}: ${redact(error.message)}`;
+  return redact(String(error));
+}
+
+function redact(text: string): string {
+  return text.replace(/(\w+:\/\/)[^/\s:@]+:[^/\s@]+@/g, "$1***:***@").slice(0, 500);
+}
+
+const globalForLoop = globalThis as unknown as { verityBackgroundLoop?: BackgroundLoop };
+
+/**
+ * The server process's loop (instrumentation.ts), once per process even if
+ * the hook runs again (a dev server reloading). Off when
+ * VERITY_RECONCILE_INTERVAL_MS is 0.
+ */
+export function startServerBackgroundLoop(): BackgroundLoop | null {
+  const env = getEnv();
+  if (env.VERITY_RECONCILE_INTERVAL_MS <= 0) return null;
+  if (globalForLoop.verityBackgroundLoop) return globalForLoop.verityBackgroundLoop;
+  // The outbox subscriber, once lib/env.ts declares VERITY_OUTBOX_WEBHOOK_URL;
+  // read through `in` so this compiles before and works after.
+  const url = "VERITY_OUTBOX_WEBHOOK_URL" in env && typeof env.VERITY_OUTBOX_WEBHOOK_URL === "string" ? env.VERITY_OUTBOX_WEBHOOK_URL : undefined;
+  const loop = startBackgroundLoop(getDb(), getConnectors(), env.VERITY_RECONCILE_INTERVAL_MS, { deliver: url ? createWebhookDeliverer(url) : undefined });
+  globalForLoop.verityBackgroundLoop = loop;
+  console.log(`verity: background loop every ${env.VERITY_RECONCILE_INTERVAL_MS} ms (reconcile, verify, outbox${url ? "" : ": no subscriber configured, messages wait"})`);
+  return loop;
+}
