@@ -1,0 +1,200 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Db } from "@/lib/db";
+import { performEffect } from "@/lib/engine/connectors";
+import { recordOutcome } from "@/lib/engine/executions";
+import { createWebhookDeliverer, dispatchOutbox, enqueueOutbox, receiveEvent, type OutboxMessageView } from "@/lib/engine/messaging";
+import { inboxActor, receiveSandboxWebhook } from "@/lib/engine/reconciler";
+import { listTransitions } from "@/lib/engine/tasks";
+import { agent, connectorsFor, failure, lostAnswer, refundExecution } from "@/tests/helpers/effects";
+import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
+import { receiver, sandbox, sleepMs } from "@/tests/sandbox/helpers";
+
+let t: TestDatabase;
+let db: Db;
+beforeAll(async () => {
+  t = await openTestPglite();
+  db = t.db;
+});
+afterAll(async () => t.close());
+
+const event = (id: string, payload: Record<string, unknown> = { n: 1 }) => ({ event_id: id, source: "test", type: "thing.happened", payload });
+
+describe("inbox", () => {
+  it("applies an event once; a duplicate gets the first result back without applying", async () => {
+    let applied = 0;
+    const apply = async () => ({ applied: ++applied });
+    const first = await receiveEvent(db, event("evt_once"), apply);
+    const second = await receiveEvent(db, event("evt_once"), apply);
+    expect(first).toEqual({ duplicate: false, result: { applied: 1 } });
+    expect(second).toEqual({ duplicate: true, result: { applied: 1 } });
+    expect(applied).toBe(1);
+    expect(await db.inboxEvent.findUniqueOrThrow({ where: { eventId: "evt_once" } })).toMatchObject({ source: "test", result: { applied: 1 } });
+  });
+
+  it("the inbox row and the changes commit together: a failed apply records nothing, and the redelivery applies", async () => {
+    const failing = receiveEvent(db, event("evt_retry"), async (tx) => {
+      await enqueueOutbox(tx, { topic: "review.decided", payload: { from: "evt_retry" } });
+      throw new Error("crash mid-apply");
+    });
+    await expect(failing).rejects.toThrow("crash mid-apply");
+    expect(await db.inboxEvent.count({ where: { eventId: "evt_retry" } })).toBe(0);
+    expect(await db.outboxMessage.count({ where: { payload: { equals: { from: "evt_retry" } } } })).toBe(0);
+    expect((await receiveEvent(db, event("evt_retry"), async () => "ok")).result).toBe("ok");
+  });
+
+  it("two deliveries of one event at the same moment apply it once", async () => {
+    let applied = 0;
+    const results = await Promise.all([1, 2, 3].map(() => receiveEvent(db, event("evt_race"), async () => ++applied)));
+    expect(applied).toBe(1);
+    expect(results.filter((r) => !r.duplicate)).toHaveLength(1);
+    expect(results.map((r) => r.result)).toEqual([1, 1, 1]);
+  });
+
+  it("the same event id from another source is a conflict, not a duplicate", async () => {
+    await receiveEvent(db, event("evt_shared"), async () => null);
+    expect((await failure(receiveEvent(db, { ...event("evt_shared"), source: "other" }, async () => null))).code).toBe("idempotency_conflict");
+  });
+});
+
+describe("sandbox refund.succeeded webhooks", () => {
+  it("a webhook delivered twice settles an unknown refund once: RECONCILED_SUCCEEDED with the event as evidence, task VALIDATING", async () => {
+    const hooks = await receiver();
+    const s = await sandbox({ webhookUrl: hooks.url });
+    const execution = await refundExecution(db);
+    await lostAnswer(s.url, execution, ["timeout_after_commit", "duplicate_webhook"]);
+    await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "timeout" }, agent);
+    await s.webhooksIdle();
+    expect(hooks.received).toHaveLength(2);
+
+    const results = [];
+    for (const delivery of hooks.received) results.push(await receiveSandboxWebhook(db, JSON.parse(delivery.body)));
+    expect(results.map((r) => r.duplicate)).toEqual([false, true]);
+    expect(results[0]!.result).toMatchObject({ applied: true, outcome: "settled", execution_id: execution.id, status: "RECONCILED_SUCCEEDED" });
+    expect(results[1]!.result).toEqual(results[0]!.result);
+
+    const settled = await db.execution.findUniqueOrThrow({ where: { id: execution.id } });
+    expect(settled.status).toBe("RECONCILED_SUCCEEDED");
+    expect(settled.evidence).toMatchObject({ source: "webhook", provider: { event_id: JSON.parse(hooks.received[0]!.body).id } });
+    const transitions = await listTransitions(db, execution.taskId);
+    expect(transitions.slice(-2).map((tr) => [tr.toStatus, tr.actor])).toEqual([
+      ["RECONCILING", agent.identity],
+      ["VALIDATING", inboxActor.identity],
+    ]);
+    expect(await db.executionEvent.count({ where: { executionId: execution.id, toStatus: "RECONCILED_SUCCEEDED" } })).toBe(1);
+  });
+
+  it("settles a SENT refund as SUCCEEDED; an event about a refund recorded succeeded changes nothing", async () => {
+    const hooks = await receiver();
+    const s = await sandbox({ webhookUrl: hooks.url });
+    const execution = await refundExecution(db);
+    await performEffect(execution, connectorsFor(s.url, { faults: ["drop_response"] }));
+    await s.webhooksIdle();
+    const body = JSON.parse(hooks.received[0]!.body);
+    const applied = await receiveSandboxWebhook(db, body);
+    expect(applied.result).toMatchObject({ outcome: "settled", status: "SUCCEEDED" });
+    expect((await db.task.findUniqueOrThrow({ where: { id: execution.taskId } })).status).toBe("VALIDATING");
+
+    const replayedUnderNewId = await receiveSandboxWebhook(db, { ...body, id: `${body.id}x` });
+    expect(replayedUnderNewId).toMatchObject({ duplicate: false, result: { applied: false, outcome: "already_succeeded" } });
+  });
+
+  it("an event about a refund recorded as failed raises effect_found_after_failure", async () => {
+    const hooks = await receiver();
+    const s = await sandbox({ webhookUrl: hooks.url });
+    const execution = await refundExecution(db);
+    await performEffect(execution, connectorsFor(s.url, { faults: ["drop_response"] }));
+    // A worker that misread the lost answer as a failure.
+    await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "failed", error: "connection reset" }, agent);
+    await s.webhooksIdle();
+    const applied = await receiveSandboxWebhook(db, JSON.parse(hooks.received[0]!.body));
+    expect(applied.result).toMatchObject({ applied: true, outcome: "effect_found_after_failure", status: "FAILED" });
+    const alert = await db.divergenceAlert.findUniqueOrThrow({ where: { id: applied.result.alert_id } });
+    expect(alert).toMatchObject({ kind: "effect_found_after_failure", executionId: execution.id, internal: { execution_status: "FAILED" }, external: { source: "sandbox" } });
+  });
+
+  it("a body that is not a sandbox event is refused; an event about an unknown execution is recorded as such", async () => {
+    expect((await failure(receiveSandboxWebhook(db, { id: "evt_x", type: "refund.created" }))).code).toBe("validation_failed");
+    const stranger = {
+      id: "evt_stranger",
+      type: "refund.succeeded",
+      created_at: new Date().toISOString(),
+      data: { id: "re_x", status: "succeeded", amount_cents: 1, currency: "usd", charge_id: "c", customer_id: "u", metadata: {}, idempotency_key: "not-ours", created_at: new Date().toISOString() },
+    };
+    expect((await receiveSandboxWebhook(db, stranger)).result).toEqual({ applied: false, outcome: "unknown_execution" });
+  });
+});
+
+describe("outbox", () => {
+  let own: TestDatabase;
+  beforeAll(async () => {
+    own = await openTestPglite();
+  });
+  afterAll(async () => own.close());
+
+  it("two dispatchers racing deliver every message, none twice", async () => {
+    await own.db.$transaction(async (tx) => {
+      for (let i = 0; i < 40; i++) await enqueueOutbox(tx, { task_id: `task_${i}`, topic: "execution.reconciled", payload: { i } });
+    });
+    const seen: string[] = [];
+    const deliver = async (m: OutboxMessageView) => {
+      await sleepMs(1);
+      seen.push(m.id);
+    };
+    const rounds = await Promise.all([1, 2, 3, 4].map(() => dispatchOutbox(own.db, deliver, { limit: 15 })));
+    const again = await Promise.all([dispatchOutbox(own.db, deliver), dispatchOutbox(own.db, deliver)]);
+    expect(seen).toHaveLength(40);
+    expect(new Set(seen).size).toBe(40);
+    expect([...rounds, ...again].reduce((n, r) => n + r.delivered, 0)).toBe(40);
+    expect(await own.db.outboxMessage.count({ where: { deliveredAt: null } })).toBe(0);
+    expect((await dispatchOutbox(own.db, deliver)).claimed).toBe(0);
+  });
+
+  it("a failed delivery is kept with its error and retried after a backoff: at least once", async () => {
+    const id = await own.db.$transaction((tx) => enqueueOutbox(tx, { topic: "review.opened", payload: { review_id: "rev_1" } }));
+    let calls = 0;
+    const flaky = async () => {
+      if (++calls === 1) throw new Error("subscriber answered 503");
+    };
+    expect(await dispatchOutbox(own.db, flaky, { backoffBaseMs: 200 })).toMatchObject({ claimed: 1, delivered: 0, failed: 1 });
+    expect(await own.db.outboxMessage.findUniqueOrThrow({ where: { id } })).toMatchObject({ attempts: 1, lastError: "subscriber answered 503", deliveredAt: null });
+    expect((await dispatchOutbox(own.db, flaky)).claimed).toBe(0);
+    await sleepMs(250);
+    expect(await dispatchOutbox(own.db, flaky)).toMatchObject({ claimed: 1, delivered: 1 });
+    expect(await own.db.outboxMessage.findUniqueOrThrow({ where: { id } })).toMatchObject({ attempts: 2, lastError: null });
+    expect(calls).toBe(2);
+  });
+
+  it("a dispatcher that dies mid-delivery leaves its claim to expire; the message is delivered again", async () => {
+    const id = await own.db.$transaction((tx) => enqueueOutbox(tx, { topic: "review.decided", payload: {} }));
+    const delivered: string[] = [];
+    // Claimed with a short window, then "dies": the delivery never completes.
+    let release!: () => void;
+    const stuck = dispatchOutbox(own.db, () => new Promise<void>((resolve) => (release = resolve)), { claimMs: 150 });
+    await sleepMs(50);
+    expect((await dispatchOutbox(own.db, async (m) => void delivered.push(m.id))).claimed).toBe(0);
+    await sleepMs(200);
+    expect(await dispatchOutbox(own.db, async (m) => void delivered.push(m.id))).toMatchObject({ claimed: 1, delivered: 1 });
+    expect(delivered).toEqual([id]);
+    release();
+    // The late first dispatcher finds it delivered already: no error, one delivered_at.
+    expect((await stuck).delivered).toBe(1);
+    expect((await own.db.outboxMessage.findUniqueOrThrow({ where: { id } })).attempts).toBe(2);
+  });
+
+  it("the webhook deliverer posts each message with its id as Idempotency-Key; a non-2xx is a failure", async () => {
+    const ok = await receiver();
+    const deliver = createWebhookDeliverer(ok.url);
+    const message: OutboxMessageView = { id: "out_1", taskId: "task_1", topic: "review.opened", payload: { review_id: "rev_1" }, attempts: 1, createdAt: new Date() };
+    await deliver(message);
+    expect(ok.received[0]?.headers["idempotency-key"]).toBe("out_1");
+    expect(JSON.parse(ok.received[0]!.body)).toMatchObject({ id: "out_1", topic: "review.opened", task_id: "task_1", payload: { review_id: "rev_1" }, attempt: 1 });
+
+    const down = await receiver((_r, res) => {
+      res.statusCode = 500;
+      res.end("no");
+    });
+    await expect(createWebhookDeliverer(down.url)(message)).rejects.toThrow("subscriber answered 500");
+    await expect(createWebhookDeliverer("http://user:secret@127.0.0.1:2/hook")(message)).rejects.toThrow(/^subscriber unreachable/);
+    await expect(createWebhookDeliverer("http://user:secret@127.0.0.1:2/hook")(message)).rejects.not.toThrow(/secret/);
+  });
+});

@@ -1,0 +1,264 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Db } from "@/lib/db";
+import { startBackgroundLoop } from "@/lib/engine/background";
+import { performEffect } from "@/lib/engine/connectors";
+import { resolveDivergence } from "@/lib/engine/divergence";
+import { listExecutionEvents, markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
+import { reconcileDue, reconcileExecution, reconcilerActor, verifySettled } from "@/lib/engine/reconciler";
+import { decideReview, listReviews } from "@/lib/engine/reviews";
+import { createTask, listTransitions, transitionTask } from "@/lib/engine/tasks";
+import type { Execution } from "@/lib/generated/prisma/client";
+import { afterTimeout, agent, alice, connectorsFor, failure, lostAnswer, refund, refundExecution, refundsUnderKey, unreachable } from "@/tests/helpers/effects";
+import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
+import { post, sandbox, waitFor } from "@/tests/sandbox/helpers";
+
+let t: TestDatabase;
+let db: Db;
+beforeAll(async () => {
+  t = await openTestPglite();
+  db = t.db;
+});
+afterAll(async () => t.close());
+
+const row = (id: string) => db.execution.findUniqueOrThrow({ where: { id } });
+const taskStatus = async (id: string) => (await db.task.findUniqueOrThrow({ where: { id } })).status;
+
+/** The worker's call, through a connector with the given faults. */
+async function callWith(baseUrl: string, execution: Execution, faults: string[], timeoutMs = 10_000) {
+  return performEffect(execution, connectorsFor(baseUrl, { faults, timeoutMs }));
+}
+
+describe("reconcileExecution", () => {
+  it("timeout after the provider committed: the lookup finds it → RECONCILED_SUCCEEDED with the record as evidence, task VALIDATING", async () => {
+    const s = await sandbox();
+    const execution = await refundExecution(db);
+    await lostAnswer(s.url, execution);
+    const unknown = await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "timeout" }, agent);
+    expect(unknown.task?.status).toBe("RECONCILING");
+
+    const result = await reconcileExecution(db, execution.id, connectorsFor(s.url));
+    expect(result).toMatchObject({ action: "reconciled_succeeded", from: "OUTCOME_UNKNOWN", lookup: "found" });
+    const settled = await row(execution.id);
+    expect(settled.status).toBe("RECONCILED_SUCCEEDED");
+    expect(settled.settledAt).not.toBeNull();
+    const evidence = settled.evidence as { source: string; idempotency_key: string; record: { id: string; amount_cents: number } };
+    expect(evidence).toMatchObject({ source: "lookup", idempotency_key: execution.idempotencyKey, record: { amount_cents: refund.amount_cents } });
+    expect(evidence.record.id).toMatch(/^re_/);
+    expect(await taskStatus(execution.taskId)).toBe("VALIDATING");
+
+    const last = (await listExecutionEvents(db, execution.id)).at(-1);
+    expect(last).toMatchObject({ fromStatus: "OUTCOME_UNKNOWN", toStatus: "RECONCILED_SUCCEEDED", actor: reconcilerActor.identity });
+    expect(last?.evidence).toMatchObject({ record: { id: evidence.record.id } });
+    const outbox = await db.outboxMessage.findMany({ where: { taskId: execution.taskId, topic: "execution.reconciled" } });
+    expect(outbox.map((m) => m.payload)).toEqual([{ execution_id: execution.id, tool: "payments.refund", from: "OUTCOME_UNKNOWN", to: "RECONCILED_SUCCEEDED" }]);
+  });
+
+  it("error before commit and a dead worker: not found → RECONCILED_FAILED; the retry under the same key makes exactly one refund", async () => {
+    const s = await sandbox();
+    const execution = await refundExecution(db);
+    expect(await callWith(s.url, execution, ["error_before_commit"])).toMatchObject({ kind: "failed", reason: "not_processed" });
+    // The worker dies here, before reporting: the execution stays SENT.
+    expect((await reconcileExecution(db, execution.id, connectorsFor(s.url))).action).toBe("not_due");
+
+    const result = await reconcileExecution(db, execution.id, connectorsFor(s.url), { now: afterTimeout() });
+    expect(result).toMatchObject({ action: "reconciled_failed", from: "SENT", lookup: "not_found" });
+    expect((await row(execution.id)).status).toBe("RECONCILED_FAILED");
+    const task = await db.task.findUniqueOrThrow({ where: { id: execution.taskId } });
+    expect(task.status).toBe("RUNNING");
+    // RECONCILING on the way: the reconciler is a system actor, and WAITING_FOR_TOOL → RUNNING is the agent's edge.
+    expect((await listTransitions(db, task.id)).slice(-2).map((tr) => [tr.toStatus, tr.actor])).toEqual([
+      ["RECONCILING", reconcilerActor.identity],
+      ["RUNNING", reconcilerActor.identity],
+    ]);
+
+    const retry = await recordIntent(db, task.id, { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: task.version }, agent);
+    expect(retry.kind).toBe("proceed");
+    expect(retry.execution).toMatchObject({ attempt: 2, idempotencyKey: execution.idempotencyKey });
+    await markSent(db, execution.id, { attempt_id: retry.execution.attemptId }, agent);
+    const second = await performEffect(await row(execution.id), connectorsFor(s.url));
+    expect(second.kind).toBe("succeeded");
+    if (second.kind !== "succeeded") return;
+    const done = await recordOutcome(db, execution.id, { attempt_id: retry.execution.attemptId, outcome: "succeeded", result: second.record, evidence: second.record }, agent);
+    expect(done.execution.status).toBe("SUCCEEDED");
+    expect(await refundsUnderKey(s.url, execution.idempotencyKey)).toBe(1);
+  });
+
+  it("a lookup that cannot say (a request with the key still in flight) → NEEDS_HUMAN, a review, the task waits for people", async () => {
+    const s = await sandbox();
+    const execution = await refundExecution(db);
+    // The worker's request is held at the provider; its key is claimed, nothing committed yet.
+    const worker = new AbortController();
+    const slow = performEffect(execution, connectorsFor(s.url, { faults: ["latency=30000"] }), { signal: worker.signal, timeoutMs: 60_000 });
+    await waitFor(async () => (await fetch(`${s.url}/v1/refunds?idempotency_key=${encodeURIComponent(execution.idempotencyKey)}`).then((r) => r.json())).in_flight);
+
+    const result = await reconcileExecution(db, execution.id, connectorsFor(s.url), { now: afterTimeout() });
+    expect(result).toMatchObject({ action: "needs_human", from: "SENT", lookup: "unknown" });
+    expect((await row(execution.id)).status).toBe("NEEDS_HUMAN");
+    expect(await taskStatus(execution.taskId)).toBe("WAITING_FOR_HUMAN");
+    const [review] = (await listReviews(db, { status: "OPEN" })).filter((r) => r.executionId === execution.id);
+    expect(review).toMatchObject({ id: result.reviewId, requiredApprovals: 1, amountCents: 2500, currency: "usd", customerId: "cus_1", approvals: 0 });
+    expect(review?.reason).toContain("in_flight");
+
+    // The worker gives up; whatever it reports later cannot settle what people now hold.
+    worker.abort();
+    expect((await slow).kind).toBe("unknown");
+    expect((await failure(recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "succeeded", evidence: { idempotency_key: execution.idempotencyKey } }, agent))).invariants).toEqual([
+      "execution_status_machine",
+    ]);
+  });
+
+  it("an INTENT_RECORDED older than the timeout was never sent → FAILED 'never sent', task RUNNING, the old attempt cannot send", async () => {
+    const execution = await refundExecution(db, { sent: false });
+    expect((await reconcileExecution(db, execution.id, unreachable)).action).toBe("not_due");
+    const result = await reconcileExecution(db, execution.id, unreachable, { now: afterTimeout() });
+    expect(result.action).toBe("never_sent");
+    expect(await row(execution.id)).toMatchObject({ status: "FAILED", error: "never sent" });
+    expect(await taskStatus(execution.taskId)).toBe("RUNNING");
+    expect((await failure(markSent(db, execution.id, { attempt_id: execution.attemptId }, agent))).invariants).toEqual(["execution_status_machine"]);
+  });
+
+  it("a record under our key that refunds another amount → effect_mismatch alert with both sides, NEEDS_HUMAN, and no re-execution while it is open", async () => {
+    const s = await sandbox();
+    const execution = await refundExecution(db);
+    const foreign = await post(`${s.url}/v1/refunds`, { ...refund, amount_cents: 9900 }, { "Idempotency-Key": execution.idempotencyKey });
+    expect(foreign.status).toBe(200);
+
+    const result = await reconcileExecution(db, execution.id, connectorsFor(s.url), { now: afterTimeout() });
+    expect(result.action).toBe("effect_mismatch");
+    const alert = await db.divergenceAlert.findUniqueOrThrow({ where: { id: result.alertId } });
+    expect(alert).toMatchObject({ kind: "effect_mismatch", status: "OPEN", executionId: execution.id, severity: "critical" });
+    expect(alert.internal).toMatchObject({ request: { amount_cents: 2500 } });
+    expect(alert.external).toMatchObject({ record: { id: foreign.json.id, amount_cents: 9900 }, mismatches: ["amount_cents"] });
+    expect((await row(execution.id)).status).toBe("NEEDS_HUMAN");
+    expect(await taskStatus(execution.taskId)).toBe("WAITING_FOR_HUMAN");
+
+    const review = await db.review.findUniqueOrThrow({ where: { executionId: execution.id } });
+    const refused = await failure(decideReview(db, review.id, { expected_version: review.version, decision: "approve_execute", reason: "send it" }, alice, connectorsFor(s.url)));
+    expect(refused.invariants).toEqual(["no_irreversible_effect_while_diverged"]);
+    const accepted = await failure(decideReview(db, review.id, { expected_version: review.version, decision: "approve_accept_evidence", reason: "looks done" }, alice, connectorsFor(s.url)));
+    expect(accepted.invariants).toEqual(["accept_evidence_must_match_request"]);
+  });
+
+  it("settled executions are not due", async () => {
+    const execution = await refundExecution(db);
+    await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "failed", error: "declined" }, agent);
+    expect((await reconcileExecution(db, execution.id, unreachable, { now: afterTimeout() })).action).toBe("not_due");
+  });
+});
+
+describe("reconcileDue", () => {
+  let own: TestDatabase;
+  beforeAll(async () => {
+    own = await openTestPglite();
+  });
+  afterAll(async () => own.close());
+
+  it("two reconcilers at once: each execution is corrected exactly once, the loser changes nothing", async () => {
+    const s = await sandbox();
+    const executions: Execution[] = [];
+    for (let i = 0; i < 3; i++) {
+      const execution = await refundExecution(own.db);
+      await callWith(s.url, execution, ["drop_response"]);
+      await recordOutcome(own.db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "connection lost" }, agent);
+      executions.push(execution);
+    }
+    // Not yet due: SENT for a moment only (a live worker).
+    const live = await refundExecution(own.db);
+
+    const deps = connectorsFor(s.url);
+    const [a, b] = await Promise.all([reconcileDue(own.db, deps), reconcileDue(own.db, deps)]);
+    expect(a.counts.reconciled_succeeded + b.counts.reconciled_succeeded).toBe(3);
+    expect(a.errors.concat(b.errors)).toEqual([]);
+    expect(a.examined + b.examined - 3).toBe(a.conflicts + b.conflicts + a.counts.not_due + b.counts.not_due);
+    for (const e of executions) {
+      const events = await listExecutionEvents(own.db, e.id);
+      expect(events.filter((ev) => ev.toStatus === "RECONCILED_SUCCEEDED")).toHaveLength(1);
+      expect((await listTransitions(own.db, e.taskId)).filter((tr) => tr.toStatus === "VALIDATING")).toHaveLength(1);
+    }
+    expect((await own.db.execution.findUniqueOrThrow({ where: { id: live.id } })).status).toBe("SENT");
+    // Later the live worker's SENT is stale and its effect was never made: due, and not found.
+    const stale = await reconcileDue(own.db, deps, { now: afterTimeout() });
+    expect(stale.results.map((r) => [r.executionId, r.action])).toEqual([[live.id, "reconciled_failed"]]);
+  });
+
+  it("the background loop reconciles and delivers the outbox, one tick at a time, and stops", async () => {
+    const s = await sandbox();
+    const execution = await refundExecution(own.db);
+    await callWith(s.url, execution, ["error_after_commit"]);
+    await recordOutcome(own.db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "500" }, agent);
+    const delivered: string[] = [];
+    const lines: string[] = [];
+    const loop = startBackgroundLoop(own.db, connectorsFor(s.url), 60_000, { deliver: async (m) => void delivered.push(m.topic), log: (l) => lines.push(l) });
+    const [first, second] = await Promise.all([loop.runOnce(), loop.runOnce()]);
+    expect(first).toBe(second);
+    expect(first).toMatchObject({ reconciled: 1, errors: 0 });
+    expect((await own.db.execution.findUniqueOrThrow({ where: { id: execution.id } })).status).toBe("RECONCILED_SUCCEEDED");
+    expect(delivered).toContain("execution.reconciled");
+    expect(lines.some((l) => l.includes("1 reconciled_succeeded"))).toBe(true);
+    await loop.stop();
+  });
+});
+
+describe("verifySettled", () => {
+  let own: TestDatabase;
+  beforeAll(async () => {
+    own = await openTestPglite();
+  });
+  afterAll(async () => own.close());
+
+  it("raises each kind of divergence once, with both sides' evidence, and never re-raises what a person resolved", async () => {
+    const s = await sandbox();
+    const deps = connectorsFor(s.url);
+
+    // Recorded succeeded, but the provider has nothing (a worker that reported success it never got).
+    const missing = await refundExecution(own.db);
+    await recordOutcome(own.db, missing.id, { attempt_id: missing.attemptId, outcome: "succeeded", evidence: { idempotency_key: missing.idempotencyKey, id: "re_imagined" } }, agent);
+
+    // Recorded failed, but the provider has the refund.
+    const found = await refundExecution(own.db);
+    expect((await performEffect(found, deps)).kind).toBe("succeeded");
+    await recordOutcome(own.db, found.id, { attempt_id: found.attemptId, outcome: "failed", error: "reported as declined" }, agent);
+
+    // Consistent: succeeded at both.
+    const fine = await refundExecution(own.db);
+    const ok = await performEffect(fine, deps);
+    if (ok.kind !== "succeeded") throw new Error("expected success");
+    await recordOutcome(own.db, fine.id, { attempt_id: fine.attemptId, outcome: "succeeded", evidence: ok.record }, agent);
+
+    // Completed, then written around the rules: a mandatory subtask reopened.
+    const { task } = await createTask(own.db, { workflow: "agent-task", intent_id: "i", subtasks: [{ id: "refund", title: "Refund", mandatory: true, status: "COMPLETED" }] }, agent);
+    let version = task.version;
+    for (const to of ["PLANNING", "READY", "RUNNING", "WAITING_FOR_TOOL", "VALIDATING", "COMPLETED"]) version = (await transitionTask(own.db, task.id, { expected_version: version, to }, agent)).task.version;
+    await own.sql(`UPDATE tasks SET state = jsonb_set(state, '{subtasks,0,status}', '"ACTIVE"') WHERE id = $1`, [task.id]);
+
+    const summary = await verifySettled(own.db, deps);
+    expect(summary).toMatchObject({ checked: 3, unknown: 0, tasksChecked: 1 });
+    expect(summary.raised.map((r) => [r.kind, r.executionId ?? r.taskId]).sort()).toEqual(
+      [
+        ["completed_with_open_mandatory_subtask", task.id],
+        ["effect_found_after_failure", found.id],
+        ["effect_missing_at_provider", missing.id],
+      ].sort(),
+    );
+    const alerts = await own.db.divergenceAlert.findMany();
+    const byKind = Object.fromEntries(alerts.map((a) => [a.kind, a]));
+    expect(byKind.effect_missing_at_provider?.internal).toMatchObject({ execution_status: "SUCCEEDED", evidence: { id: "re_imagined" } });
+    expect(byKind.effect_missing_at_provider?.external).toMatchObject({ lookup: "not_found", provider: { provider: "sandbox", httpStatus: 200 } });
+    expect(byKind.effect_found_after_failure?.internal).toMatchObject({ execution_status: "FAILED", error: "reported as declined" });
+    expect(byKind.effect_found_after_failure?.external).toMatchObject({ lookup: "found", record: { idempotency_key: found.idempotencyKey } });
+    expect(byKind.completed_with_open_mandatory_subtask?.external).toEqual({ open_mandatory_subtasks: [{ id: "refund", mandatory: true, status: "ACTIVE" }] });
+    expect(await own.db.outboxMessage.count({ where: { topic: "divergence.raised" } })).toBe(3);
+
+    expect((await verifySettled(own.db, deps)).raised).toEqual([]);
+    const alert = byKind.effect_found_after_failure!;
+    await resolveDivergence(own.db, alert.id, { expectedVersion: alert.version, resolution: "refund confirmed with the customer" }, alice);
+    expect((await verifySettled(own.db, deps)).raised).toEqual([]);
+    expect(await own.db.divergenceAlert.count()).toBe(3);
+  });
+
+  it("a provider that cannot be asked concludes nothing", async () => {
+    const summary = await verifySettled(own.db, unreachable);
+    expect(summary.unknown).toBe(summary.checked);
+    expect(summary.raised).toEqual([]);
+  });
+});

@@ -1,0 +1,81 @@
+import { expect } from "vitest";
+import { SandboxCrmConnector } from "@/lib/connectors/sandbox-crm";
+import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
+import type { Db } from "@/lib/db";
+import { performEffect, type ConnectorDeps, type EffectOutcome } from "@/lib/engine/connectors";
+import { markSent, recordIntent } from "@/lib/engine/executions";
+import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { isAppError, type AppErrorDetails } from "@/lib/errors";
+import type { Execution } from "@/lib/generated/prisma/client";
+import { refundListSchema } from "@/lib/sandbox/contract";
+import { waitFor } from "@/tests/sandbox/helpers";
+
+/** Fixtures for the side-effect tests (reconciler, reviews, messaging): tasks with a refund in flight, connectors with faults. */
+
+export const agent: Actor = { identity: "spiffe://verity.local/agent/refund-bot", kind: "agent" };
+export const alice: Actor = { identity: "user:alice", kind: "user" };
+export const bob: Actor = { identity: "user:bob", kind: "user" };
+export const carol: Actor = { identity: "user:carol", kind: "user" };
+
+export const refund = { amount_cents: 2500, currency: "usd", charge_id: "ch_1", customer_id: "cus_1" };
+
+/** A v2 agent task in RUNNING, ready to call a tool. */
+export async function runningTask(db: Db): Promise<{ id: string; version: number }> {
+  const { task } = await createTask(db, { workflow: "agent-task", intent_id: "refund" }, agent);
+  let version = task.version;
+  for (const to of ["PLANNING", "READY", "RUNNING"]) version = (await transitionTask(db, task.id, { expected_version: version, to }, agent)).task.version;
+  return { id: task.id, version };
+}
+
+/** A refund whose intent is recorded (task WAITING_FOR_TOOL); `sent` also marks it SENT, as a worker does just before the call. */
+export async function refundExecution(db: Db, options: { request?: typeof refund; sent?: boolean } = {}): Promise<Execution> {
+  const task = await runningTask(db);
+  const intent = await recordIntent(db, task.id, { tool_call_id: "refund-1", tool: "payments.refund", request: options.request ?? refund, expected_version: task.version }, agent);
+  expect(intent.kind).toBe("proceed");
+  if (options.sent ?? true) await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
+  return db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
+}
+
+export function connectorsFor(baseUrl: string, options: { faults?: string[]; lookupFaults?: string[]; timeoutMs?: number } = {}): ConnectorDeps {
+  return { payments: new SandboxPaymentConnector({ baseUrl, ...options }), crm: new SandboxCrmConnector({ baseUrl, ...options }) };
+}
+
+/** A provider nobody can reach: every lookup is unknown. */
+export const unreachable: ConnectorDeps = connectorsFor("http://127.0.0.1:2", { timeoutMs: 2_000 });
+
+/** Past VERITY_SENT_TIMEOUT_MS (30 s by default): SENT and INTENT_RECORDED rows of now are stale then. */
+export function afterTimeout(): Date {
+  return new Date(Date.now() + 31_000);
+}
+
+export async function refundsUnderKey(baseUrl: string, key: string): Promise<number> {
+  const res = await fetch(`${baseUrl}/v1/refunds`);
+  return refundListSchema.parse(await res.json()).data.filter((r) => r.idempotency_key === key).length;
+}
+
+export async function failure(promise: Promise<unknown>): Promise<{ code: string; invariants: string[]; details: AppErrorDetails }> {
+  try {
+    await promise;
+  } catch (error) {
+    if (isAppError(error)) return { code: error.code, invariants: (error.details.violations ?? []).map((v) => v.invariant), details: error.details };
+    throw error;
+  }
+  throw new Error("expected a failure");
+}
+
+/**
+ * The worker's call reaches the provider, which commits, and its answer is
+ * lost (a hanging response; `timeout_after_commit` by default). The client
+ * gives up only once the provider shows the refund, so the test does not
+ * race a timeout on a loaded machine: a client timeout can fire before the
+ * in-process sandbox has even read the request.
+ */
+export async function lostAnswer(baseUrl: string, execution: Execution, faults: string[] = ["timeout_after_commit"]): Promise<EffectOutcome> {
+  const abort = new AbortController();
+  const call = performEffect(execution, connectorsFor(baseUrl, { faults }), { signal: abort.signal, timeoutMs: 60_000 });
+  await waitFor(async () => (await refundsUnderKey(baseUrl, execution.idempotencyKey)) === 1, { timeoutMs: 30_000 });
+  abort.abort();
+  const outcome = await call;
+  expect(outcome.kind).toBe("unknown");
+  return outcome;
+}
