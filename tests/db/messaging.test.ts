@@ -149,16 +149,21 @@ describe("outbox", () => {
     expect((await dispatchOutbox(own.db, deliver)).claimed).toBe(0);
   });
 
+  /** The claim or backoff window of a message has passed: time moves on in the database, not in a sleep that a loaded machine can outlast. */
+  const expire = (id: string) => own.sql("UPDATE outbox_messages SET available_at = now() WHERE id = $1", [id]);
+  const availableIn = async (id: string) => (await own.db.outboxMessage.findUniqueOrThrow({ where: { id } })).availableAt.getTime() - Date.now();
+
   it("a failed delivery is kept with its error and retried after a backoff: at least once", async () => {
     const id = await own.db.$transaction((tx) => enqueueOutbox(tx, { topic: "review.opened", payload: { review_id: "rev_1" } }));
     let calls = 0;
     const flaky = async () => {
       if (++calls === 1) throw new Error("subscriber answered 503");
     };
-    expect(await dispatchOutbox(own.db, flaky, { backoffBaseMs: 200 })).toMatchObject({ claimed: 1, delivered: 0, failed: 1 });
+    expect(await dispatchOutbox(own.db, flaky, { backoffBaseMs: 60_000 })).toMatchObject({ claimed: 1, delivered: 0, failed: 1 });
     expect(await own.db.outboxMessage.findUniqueOrThrow({ where: { id } })).toMatchObject({ attempts: 1, lastError: "subscriber answered 503", deliveredAt: null });
+    expect(await availableIn(id)).toBeGreaterThan(50_000);
     expect((await dispatchOutbox(own.db, flaky)).claimed).toBe(0);
-    await sleepMs(250);
+    await expire(id);
     expect(await dispatchOutbox(own.db, flaky)).toMatchObject({ claimed: 1, delivered: 1 });
     expect(await own.db.outboxMessage.findUniqueOrThrow({ where: { id } })).toMatchObject({ attempts: 2, lastError: null });
     expect(calls).toBe(2);
@@ -167,18 +172,30 @@ describe("outbox", () => {
   it("a dispatcher that dies mid-delivery leaves its claim to expire; the message is delivered again", async () => {
     const id = await own.db.$transaction((tx) => enqueueOutbox(tx, { topic: "review.decided", payload: {} }));
     const delivered: string[] = [];
-    // Claimed with a short window, then "dies": the delivery never completes.
+    // Claimed, then "dies": its delivery never completes.
     let release!: () => void;
-    const stuck = dispatchOutbox(own.db, () => new Promise<void>((resolve) => (release = resolve)), { claimMs: 150 });
-    await sleepMs(50);
+    let claimed!: () => void;
+    const claimedNow = new Promise<void>((resolve) => (claimed = resolve));
+    const stuck = dispatchOutbox(
+      own.db,
+      () =>
+        new Promise<void>((resolve) => {
+          release = resolve;
+          claimed();
+        }),
+      { claimMs: 60_000 },
+    );
+    await claimedNow;
+    expect(await availableIn(id)).toBeGreaterThan(50_000);
     expect((await dispatchOutbox(own.db, async (m) => void delivered.push(m.id))).claimed).toBe(0);
-    await sleepMs(200);
+    await expire(id);
     expect(await dispatchOutbox(own.db, async (m) => void delivered.push(m.id))).toMatchObject({ claimed: 1, delivered: 1 });
     expect(delivered).toEqual([id]);
+    const first = (await own.db.outboxMessage.findUniqueOrThrow({ where: { id } })).deliveredAt;
     release();
-    // The late first dispatcher finds it delivered already: no error, one delivered_at.
-    expect((await stuck).delivered).toBe(1);
-    expect((await own.db.outboxMessage.findUniqueOrThrow({ where: { id } })).attempts).toBe(2);
+    // The late first dispatcher finds it delivered already: no error, and delivered_at stays the first one.
+    await stuck;
+    expect(await own.db.outboxMessage.findUniqueOrThrow({ where: { id } })).toMatchObject({ attempts: 2, deliveredAt: first });
   });
 
   it("the webhook deliverer posts each message with its id as Idempotency-Key; a non-2xx is a failure", async () => {

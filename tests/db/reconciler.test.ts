@@ -139,6 +139,39 @@ describe("reconcileExecution", () => {
     expect(accepted.invariants).toEqual(["accept_evidence_must_match_request"]);
   });
 
+  it("a decision's process dies during the provider call: the committed SENT is reconciled and the review closed", async () => {
+    const s = await sandbox();
+    const execution = await refundExecution(db);
+    await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "timeout" }, agent);
+    await reconcileExecution(db, execution.id, unreachable);
+    const review = await db.review.findUniqueOrThrow({ where: { executionId: execution.id } });
+    // The process dies at the call: SENT (attempt 2) is committed, nothing reaches the provider.
+    const dying = { ...connectorsFor(s.url), payments: { provider: "sandbox", refund: () => Promise.reject(new Error("killed")), lookupRefund: () => Promise.reject(new Error("killed")) } };
+    await expect(decideReview(db, review.id, { expected_version: 1, decision: "approve_execute", reason: "go" }, alice, dying)).rejects.toThrow("killed");
+    expect(await row(execution.id)).toMatchObject({ status: "SENT", attempt: 2 });
+    expect(await taskStatus(execution.taskId)).toBe("WAITING_FOR_HUMAN");
+
+    const result = await reconcileExecution(db, execution.id, connectorsFor(s.url), { now: afterTimeout() });
+    expect(result).toMatchObject({ action: "reconciled_failed", from: "SENT" });
+    expect(await taskStatus(execution.taskId)).toBe("RUNNING");
+    expect(await db.review.findUniqueOrThrow({ where: { id: review.id } })).toMatchObject({ status: "APPROVED" });
+    expect(await refundsUnderKey(s.url, execution.idempotencyKey)).toBe(0);
+  });
+
+  it("a refund confirmed after an operator cancelled the task is recorded, and raised as effect_after_task_ended", async () => {
+    const s = await sandbox();
+    const execution = await refundExecution(db);
+    await lostAnswer(s.url, execution);
+    const unknown = await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "timeout" }, agent);
+    await transitionTask(db, execution.taskId, { expected_version: unknown.task!.version, to: "CANCELLED", reason: "customer withdrew" }, alice);
+
+    const result = await reconcileExecution(db, execution.id, connectorsFor(s.url));
+    expect(result).toMatchObject({ action: "reconciled_succeeded", task: null });
+    expect(await taskStatus(execution.taskId)).toBe("CANCELLED");
+    const alert = await db.divergenceAlert.findFirstOrThrow({ where: { executionId: execution.id } });
+    expect(alert).toMatchObject({ kind: "effect_after_task_ended", internal: { task_status: "CANCELLED", execution_status: "RECONCILED_SUCCEEDED" } });
+  });
+
   it("settled executions are not due", async () => {
     const execution = await refundExecution(db);
     await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "failed", error: "declined" }, agent);
