@@ -1,7 +1,15 @@
 import { z } from "zod";
-import { TransitionLogQuerySchema } from "@/lib/api/context";
+import { LeaseReleaseRequestSchema, LeaseRenewRequestSchema, TransitionLogQuerySchema } from "@/lib/api/context";
 import {
+  ExecutionDetailSchema,
+  ExecutionEventResourceSchema,
+  ExecutionListSchema,
+  ExecutionResourceSchema,
   FieldErrorSchema,
+  IntentResultSchema,
+  LeaseResourceSchema,
+  LeaseStateSchema,
+  OutcomeResultSchema,
   InvariantViolationSchema,
   NextStepsSchema,
   ProblemSchema,
@@ -13,6 +21,8 @@ import {
   WorkflowListSchema,
   WorkflowResourceSchema,
 } from "@/lib/api/resources";
+import { MarkSentInputSchema, RecordIntentInputSchema, RecordOutcomeInputSchema } from "@/lib/engine/executions";
+import { LeaseRequestSchema } from "@/lib/engine/leases";
 import { CreateTaskInputSchema, ListTasksQuerySchema, TransitionInputSchema } from "@/lib/engine/tasks";
 import { TaskPatchSchema, TaskStateSchema } from "@/lib/engine/task-state";
 import { workflowNames } from "@/lib/engine/workflows";
@@ -60,8 +70,8 @@ const problemStatuses = {
   400: "Invalid request: `errors` names each offending field.",
   401: "Missing, malformed, unknown or revoked bearer token.",
   403: "The token's role lacks the permission, or the actor may not take this edge.",
-  404: "No such task or workflow.",
-  409: "Version conflict (`current_version`) or an id reused for a different request.",
+  404: "No such task, execution or workflow.",
+  409: "Version conflict (`current_version`), lease conflict (another holder, or a stale fencing token: nothing was written), or an id reused for a different request.",
   413: "The body is larger than the server's limit (`max_bytes`).",
   415: "The body is not application/json.",
   422: "The change would break an invariant: `violations` names each one.",
@@ -75,6 +85,26 @@ function problems(...statuses: ProblemStatus[]): Record<string, JsonSchema> {
 
 const jsonContent = (schema: JsonSchema) => ({ "application/json": { schema } });
 const etagHeader = { ETag: { description: 'The task version, quoted: send it back as If-Match.', schema: { type: "string", example: '"5"' } } };
+const ifMatchParam = { name: "If-Match", in: "header", required: false, schema: { type: "string", example: '"5"' } };
+const fencingTokenParam = {
+  name: "Fencing-Token",
+  in: "header",
+  required: false,
+  description: "Your lease's fencing token; or fencing_token in the body. If both are sent they must agree.",
+  schema: { type: "string", pattern: "^[0-9]{1,18}$", example: "3" },
+};
+const fencingTokenHeader = { "Fencing-Token": { description: "The lease's fencing token: send it with every write.", schema: { type: "string" } } };
+
+/** A request schema whose field may come from a header instead: no longer required in the body, and said so. */
+function optionalInBody(schema: JsonSchema | undefined, field: string, description: string): void {
+  const s = schema as { required?: string[]; properties?: Record<string, JsonSchema> } | undefined;
+  if (s?.required) {
+    const required = s.required.filter((f) => f !== field);
+    if (required.length > 0) s.required = required;
+    else delete s.required;
+  }
+  if (s?.properties?.[field]) s.properties[field].description = description;
+}
 
 function buildDocument(): JsonSchema {
   const requestSchemas = componentSchemas(
@@ -82,19 +112,23 @@ function buildDocument(): JsonSchema {
       ["CreateTaskRequest", CreateTaskInputSchema],
       ["TransitionRequest", TransitionInputSchema],
       ["TaskPatch", TaskPatchSchema],
+      ["RecordIntentRequest", RecordIntentInputSchema],
+      ["MarkSentRequest", MarkSentInputSchema],
+      ["RecordOutcomeRequest", RecordOutcomeInputSchema],
+      ["LeaseRequest", LeaseRequestSchema],
+      ["LeaseRenewRequest", LeaseRenewRequestSchema],
+      ["LeaseReleaseRequest", LeaseReleaseRequestSchema],
     ],
     "input",
   );
-  // expected_version may come from If-Match instead; the API fills it in before validating.
-  const transitionRequest = requestSchemas.TransitionRequest as { required?: string[]; properties?: Record<string, JsonSchema> } | undefined;
-  if (transitionRequest?.required) {
-    const required = transitionRequest.required.filter((f) => f !== "expected_version");
-    if (required.length > 0) transitionRequest.required = required;
-    else delete transitionRequest.required;
+  // expected_version may come from If-Match and fencing_token from Fencing-Token; the API fills them in before validating.
+  const versionDescription = "The version the change is based on. Required here unless sent as If-Match; if both are sent they must agree.";
+  const tokenDescription = "Your lease's fencing token; or send it as Fencing-Token. If both are sent they must agree. A stale token is a 409 lease-conflict and nothing is written.";
+  for (const name of ["TransitionRequest", "RecordIntentRequest"]) {
+    optionalInBody(requestSchemas[name], "expected_version", versionDescription);
+    optionalInBody(requestSchemas[name], "fencing_token", tokenDescription);
   }
-  if (transitionRequest?.properties?.expected_version) {
-    transitionRequest.properties.expected_version.description = "The version the change is based on. Required here unless sent as If-Match; if both are sent they must agree.";
-  }
+  for (const name of ["RecordOutcomeRequest", "LeaseRenewRequest", "LeaseReleaseRequest"]) optionalInBody(requestSchemas[name], "fencing_token", tokenDescription);
   const responseSchemas = componentSchemas(
     [
       ["Task", TaskResourceSchema],
@@ -110,9 +144,18 @@ function buildDocument(): JsonSchema {
       ["Problem", ProblemSchema],
       ["FieldError", FieldErrorSchema],
       ["InvariantViolation", InvariantViolationSchema],
+      ["Execution", ExecutionResourceSchema],
+      ["ExecutionEvent", ExecutionEventResourceSchema],
+      ["ExecutionDetail", ExecutionDetailSchema],
+      ["ExecutionList", ExecutionListSchema],
+      ["IntentResult", IntentResultSchema],
+      ["OutcomeResult", OutcomeResultSchema],
+      ["Lease", LeaseResourceSchema],
+      ["LeaseState", LeaseStateSchema],
     ],
     "output",
   );
+  const executionId = { name: "id", in: "path", required: true, schema: { type: "string" }, description: "Execution id." };
 
   const taskId = { name: "id", in: "path", required: true, schema: { type: "string" }, description: "Task id." };
   const workflowName = { name: "name", in: "path", required: true, schema: { type: "string", enum: workflowNames } };
@@ -128,7 +171,7 @@ function buildDocument(): JsonSchema {
     },
     servers: [{ url: "/" }],
     security: [{ bearerAuth: [] }],
-    tags: [{ name: "tasks" }, { name: "workflows" }, { name: "meta" }],
+    tags: [{ name: "tasks" }, { name: "executions" }, { name: "leases" }, { name: "workflows" }, { name: "meta" }],
     paths: {
       "/api/v1/tasks": {
         post: {
@@ -176,7 +219,7 @@ function buildDocument(): JsonSchema {
           description:
             "Omit `to` for an in-place update. Send the version you read as If-Match (\"5\", 5 or W/\"5\") or expected_version. " +
             "A retry with the same transition_id returns the first result (Idempotent-Replayed: true) and writes nothing.",
-          parameters: [taskId, { name: "If-Match", in: "header", required: false, schema: { type: "string", example: '"5"' } }],
+          parameters: [taskId, ifMatchParam, fencingTokenParam],
           requestBody: { required: true, content: jsonContent(ref("TransitionRequest")) },
           responses: {
             200: {
@@ -202,6 +245,115 @@ function buildDocument(): JsonSchema {
           summary: "The transitions the caller may take now, each with what blocks it",
           parameters: [taskId],
           responses: { 200: { description: "Next steps.", headers: etagHeader, content: jsonContent(ref("NextSteps")) }, ...problems(401, 403, 404) },
+        },
+      },
+      "/api/v1/tasks/{id}/executions": {
+        post: {
+          tags: ["executions"],
+          operationId: "recordIntent",
+          summary: "Record the intent to call a tool, before calling it",
+          description:
+            "Write-ahead: the intent and the task's move to WAITING_FOR_TOOL commit together under compare-and-swap, before anything leaves. " +
+            "`proceed`: call the tool with execution.idempotency_key, after POST …/sent. `receipt`: this tool_call_id already succeeded; do not call again. " +
+            "A retry of an intent never sent answers `proceed` with the same attempt (200). After a known failure the same tool_call_id starts a new attempt " +
+            "with the same key (201); after an unknown outcome it is refused (422 unknown_outcome_reconciled_before_retry) until the server has reconciled it.",
+          parameters: [taskId, ifMatchParam, fencingTokenParam],
+          requestBody: { required: true, content: jsonContent(ref("RecordIntentRequest")) },
+          responses: {
+            201: { description: "Intent recorded: proceed.", headers: etagHeader, content: jsonContent(ref("IntentResult")) },
+            200: {
+              description: "Nothing written: a receipt, or an intent recorded before and never sent.",
+              headers: { ...etagHeader, "Idempotent-Replayed": { schema: { type: "string", const: "true" } } },
+              content: jsonContent(ref("IntentResult")),
+            },
+            ...problems(400, 401, 403, 404, 409, 413, 415, 422),
+          },
+        },
+        get: {
+          tags: ["executions"],
+          operationId: "listExecutions",
+          summary: "The task's execution ledger, oldest first",
+          parameters: [taskId],
+          responses: { 200: { description: "Every tool call of the task.", content: jsonContent(ref("ExecutionList")) }, ...problems(401, 403, 404) },
+        },
+      },
+      "/api/v1/executions/{id}": {
+        get: {
+          tags: ["executions"],
+          operationId: "getExecution",
+          summary: "One execution with its events",
+          parameters: [executionId],
+          responses: { 200: { description: "The execution.", content: jsonContent(ref("ExecutionDetail")) }, ...problems(401, 403, 404) },
+        },
+      },
+      "/api/v1/executions/{id}/sent": {
+        post: {
+          tags: ["executions"],
+          operationId: "markSent",
+          summary: "The request is about to leave",
+          description: "From here until an outcome is recorded, the effect may or may not exist; a worker that dies now leaves a SENT execution the server reconciles. Idempotent.",
+          parameters: [executionId],
+          requestBody: { required: true, content: jsonContent(ref("MarkSentRequest")) },
+          responses: { 200: { description: "SENT.", content: jsonContent(ref("Execution")) }, ...problems(400, 401, 403, 404, 409, 413, 415, 422) },
+        },
+      },
+      "/api/v1/executions/{id}/outcome": {
+        post: {
+          tags: ["executions"],
+          operationId: "recordOutcome",
+          summary: "Record what the tool call did: succeeded, failed or unknown",
+          description:
+            "succeeded needs evidence naming this execution (its id, e.g. in metadata.execution_id, or its idempotency key), else 422 success_requires_matching_evidence. " +
+            "failed means the provider stated nothing happened; a timeout or lost answer is unknown, and sends the task to RECONCILING. " +
+            "The task moves in the same transaction. A repeated report of the same outcome is answered again and writes nothing.",
+          parameters: [executionId, fencingTokenParam],
+          requestBody: { required: true, content: jsonContent(ref("RecordOutcomeRequest")) },
+          responses: {
+            200: { description: "Recorded (or already recorded).", headers: etagHeader, content: jsonContent(ref("OutcomeResult")) },
+            ...problems(400, 401, 403, 404, 409, 413, 415, 422),
+          },
+        },
+      },
+      "/api/v1/tasks/{id}/lease": {
+        post: {
+          tags: ["leases"],
+          operationId: "acquireLease",
+          summary: "Take the task's lease",
+          description:
+            "Free or expired: yours, with a new, greater fencing token. Already yours and live: renewed with the same token (a retried acquire is harmless). " +
+            "Held by another worker: 409 lease-conflict with holder and expires_at. The body may be omitted (ttl_seconds defaults to 60).",
+          parameters: [taskId],
+          requestBody: { required: false, content: jsonContent(ref("LeaseRequest")) },
+          responses: { 200: { description: "The lease.", headers: fencingTokenHeader, content: jsonContent(ref("Lease")) }, ...problems(400, 401, 403, 404, 409, 413, 415) },
+        },
+        get: {
+          tags: ["leases"],
+          operationId: "getLease",
+          summary: "The task's latest lease, live or expired",
+          parameters: [taskId],
+          responses: { 200: { description: "The lease, or null.", content: jsonContent(ref("LeaseState")) }, ...problems(401, 403, 404) },
+        },
+      },
+      "/api/v1/tasks/{id}/lease/renew": {
+        post: {
+          tags: ["leases"],
+          operationId: "renewLease",
+          summary: "Extend your live lease",
+          description: "409 lease-conflict when the token is no longer your live lease: stop writing, and acquire again.",
+          parameters: [taskId, fencingTokenParam],
+          requestBody: { required: false, content: jsonContent(ref("LeaseRenewRequest")) },
+          responses: { 200: { description: "The renewed lease.", headers: fencingTokenHeader, content: jsonContent(ref("Lease")) }, ...problems(400, 401, 403, 409, 413, 415) },
+        },
+      },
+      "/api/v1/tasks/{id}/lease/release": {
+        post: {
+          tags: ["leases"],
+          operationId: "releaseLease",
+          summary: "End your lease now",
+          description: "204 whether or not the token was still current: a lease no longer yours is released already, and a retried release must not fail.",
+          parameters: [taskId, fencingTokenParam],
+          requestBody: { required: false, content: jsonContent(ref("LeaseReleaseRequest")) },
+          responses: { 204: { description: "Released (or no longer yours)." }, ...problems(400, 401, 403, 404, 413, 415) },
         },
       },
       "/api/v1/workflows": {

@@ -139,6 +139,13 @@ test("GET /openapi.json is an OpenAPI 3.1 document of every path, public", async
         "/api/v1/tasks/{id}",
         "/api/v1/tasks/{id}/next",
         "/api/v1/tasks/{id}/transitions",
+        "/api/v1/tasks/{id}/executions",
+        "/api/v1/executions/{id}",
+        "/api/v1/executions/{id}/sent",
+        "/api/v1/executions/{id}/outcome",
+        "/api/v1/tasks/{id}/lease",
+        "/api/v1/tasks/{id}/lease/renew",
+        "/api/v1/tasks/{id}/lease/release",
         "/api/v1/workflows",
         "/api/v1/workflows/{name}",
       ].sort(),
@@ -150,7 +157,7 @@ test("GET /openapi.json is an OpenAPI 3.1 document of every path, public", async
     for (const name of ["Task", "TaskState", "Transition", "TransitionRequest", "CreateTaskRequest", "Problem", "Workflow", "NextSteps"]) {
       expect(doc.components.schemas, name).toHaveProperty(name);
     }
-    expect(Object.keys(doc.components.schemas.TransitionRequest!.properties!).sort()).toEqual(["expected_version", "patch", "reason", "to", "transition_id"]);
+    expect(Object.keys(doc.components.schemas.TransitionRequest!.properties!).sort()).toEqual(["expected_version", "fencing_token", "patch", "reason", "to", "transition_id"]);
     // Every $ref resolves inside the document.
     const text = JSON.stringify(doc);
     const refs = Array.from(text.matchAll(/"\$ref":"#\/components\/(schemas|responses)\/([^"]+)"/g), (m) => [m[1]!, m[2]!] as const);

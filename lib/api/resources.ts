@@ -1,5 +1,9 @@
 import { z } from "zod";
+import { executionMoves, type ExecutionStatus } from "@/lib/engine/execution-rules";
+import type { ExecutionView, listExecutionEvents } from "@/lib/engine/executions";
+import type { LeaseView } from "@/lib/engine/leases";
 import type { TaskView, TransitionView } from "@/lib/engine/tasks";
+import { toolNames } from "@/lib/engine/tools";
 import { GateNameSchema, TaskPatchSchema, TaskStateSchema } from "@/lib/engine/task-state";
 import type { NextStep } from "@/lib/engine/transition-rules";
 import type { ActorKind, WorkflowDefinition } from "@/lib/engine/workflow-definition";
@@ -111,6 +115,87 @@ export type WorkflowResource = z.infer<typeof WorkflowResourceSchema>;
 
 export const WorkflowListSchema = z.object({ items: z.array(WorkflowResourceSchema) });
 
+export const ExecutionStatusSchema = z.enum(Object.keys(executionMoves) as [ExecutionStatus, ...ExecutionStatus[]]);
+
+export const ExecutionResourceSchema = z.object({
+  id: z.string(),
+  task_id: z.string(),
+  tool_call_id: z.string().meta({ description: "The logical call within the task, chosen by the agent; stable across retries and crashes." }),
+  attempt: z.int().min(1),
+  attempt_id: z.string().meta({ description: "Send it with sent and outcome: a report from an older attempt is refused." }),
+  idempotency_key: z.string().meta({ description: "Send it to the provider: the same for every attempt of the call, so the effect happens at most once." }),
+  tool: z.enum(toolNames),
+  irreversible: z.boolean().meta({ description: "The server's fact about the tool: an irreversible call whose outcome is unknown is never retried before reconciliation." }),
+  request: z.record(z.string(), z.unknown()),
+  status: ExecutionStatusSchema,
+  version: z.int(),
+  result: z.unknown().meta({ description: "What the tool returned (the receipt), null until an outcome is recorded." }),
+  evidence: z.unknown().meta({ description: "The provider's proof of the outcome; for success it names this execution or its key." }),
+  error: z.string().nullable(),
+  created_by: z.string(),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+  sent_at: z.iso.datetime().nullable(),
+  settled_at: z.iso.datetime().nullable(),
+});
+export type ExecutionResource = z.infer<typeof ExecutionResourceSchema>;
+
+export const ExecutionEventResourceSchema = z.object({
+  id: z.string(),
+  attempt_id: z.string(),
+  from_status: ExecutionStatusSchema.nullable(),
+  to_status: ExecutionStatusSchema,
+  actor: z.string(),
+  reason: z.string().nullable(),
+  evidence: z.unknown(),
+  created_at: z.iso.datetime(),
+});
+export type ExecutionEventResource = z.infer<typeof ExecutionEventResourceSchema>;
+
+export const ExecutionDetailSchema = ExecutionResourceSchema.extend({
+  events: z.array(ExecutionEventResourceSchema).meta({ description: "Every status change of every attempt, oldest first." }),
+});
+export type ExecutionDetail = z.infer<typeof ExecutionDetailSchema>;
+
+export const ExecutionListSchema = z.object({ items: z.array(ExecutionResourceSchema) });
+
+export const IntentResultSchema = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("proceed").meta({ description: "Call the tool now, with execution.idempotency_key; report sent, then the outcome, with execution.attempt_id." }),
+    execution: ExecutionResourceSchema,
+    task: TaskResourceSchema.meta({ description: "The task after the intent (WAITING_FOR_TOOL)." }),
+  }),
+  z.object({
+    kind: z.literal("receipt").meta({ description: "This call already succeeded: do not call the tool again; execution.result is its result." }),
+    execution: ExecutionResourceSchema,
+    task: TaskResourceSchema.meta({ description: "The task as it is now." }),
+  }),
+]);
+export type IntentResultResource = z.infer<typeof IntentResultSchema>;
+
+export const OutcomeResultSchema = z.object({
+  execution: ExecutionResourceSchema,
+  task: TaskResourceSchema.meta({
+    description: "The task after the outcome: RUNNING or VALIDATING after a success, RUNNING after a known failure, RECONCILING after an unknown outcome.",
+  }),
+});
+
+export const LeaseResourceSchema = z.object({
+  task_id: z.string(),
+  holder: z.string().meta({ description: "Identity of the worker holding it." }),
+  fencing_token: z.string().regex(/^[0-9]+$/).meta({ description: "Send it with every write (Fencing-Token header or fencing_token): a newer holder's token makes this one stale." }),
+  expires_at: z.iso.datetime(),
+  acquired_at: z.iso.datetime(),
+  renewed_at: z.iso.datetime(),
+  active: z.boolean().meta({ description: "expires_at is still in the future (as the server saw it when answering)." }),
+});
+export type LeaseResource = z.infer<typeof LeaseResourceSchema>;
+
+export const LeaseStateSchema = z.object({
+  task_id: z.string(),
+  lease: LeaseResourceSchema.nullable().meta({ description: "The task's latest lease, live or expired; null if it was never leased." }),
+});
+
 export const ProblemSchema = z.looseObject({
   type: z.url(),
   title: z.string(),
@@ -121,6 +206,9 @@ export const ProblemSchema = z.looseObject({
   violations: z.array(InvariantViolationSchema).optional().meta({ description: "422 (and 403 for an edge the actor may not take): each broken invariant." }),
   current_version: z.int().optional().meta({ description: "409 version-conflict: the version to read and retry from." }),
   current_status: z.string().optional(),
+  execution_id: z.string().optional().meta({ description: "422 unknown_outcome_reconciled_before_retry: the execution whose outcome is not known yet." }),
+  holder: z.string().optional().meta({ description: "409 lease-conflict on acquire: who holds the lease." }),
+  expires_at: z.string().optional().meta({ description: "409 lease-conflict on acquire: until when." }),
   permission: z.string().optional(),
   max_bytes: z.int().optional(),
   request_id: z.string().optional().meta({ description: "500: quote it when reporting; the cause is in the server log." }),
@@ -154,6 +242,61 @@ export function transitionResource(t: TransitionView): TransitionResource {
     reason: t.reason,
     patch: t.patch,
     created_at: t.createdAt.toISOString(),
+  };
+}
+
+export function executionResource(e: ExecutionView): ExecutionResource {
+  return {
+    id: e.id,
+    task_id: e.taskId,
+    tool_call_id: e.toolCallId,
+    attempt: e.attempt,
+    attempt_id: e.attemptId,
+    idempotency_key: e.idempotencyKey,
+    tool: e.tool as ExecutionResource["tool"],
+    irreversible: e.irreversible,
+    request: e.request,
+    status: e.status,
+    version: e.version,
+    result: e.result ?? null,
+    evidence: e.evidence ?? null,
+    error: e.error,
+    created_by: e.createdBy,
+    created_at: e.createdAt.toISOString(),
+    updated_at: e.updatedAt.toISOString(),
+    sent_at: e.sentAt?.toISOString() ?? null,
+    settled_at: e.settledAt?.toISOString() ?? null,
+  };
+}
+
+type ExecutionEventRow = Awaited<ReturnType<typeof listExecutionEvents>>[number];
+
+export function executionEventResource(ev: ExecutionEventRow): ExecutionEventResource {
+  return {
+    id: ev.id,
+    attempt_id: ev.attemptId,
+    from_status: ev.fromStatus,
+    to_status: ev.toStatus,
+    actor: ev.actor,
+    reason: ev.reason,
+    evidence: ev.evidence ?? null,
+    created_at: ev.createdAt.toISOString(),
+  };
+}
+
+export function executionDetailResource(e: ExecutionView, events: ExecutionEventRow[]): ExecutionDetail {
+  return { ...executionResource(e), events: events.map(executionEventResource) };
+}
+
+export function leaseResource(lease: LeaseView, now = new Date()): LeaseResource {
+  return {
+    task_id: lease.taskId,
+    holder: lease.holder,
+    fencing_token: lease.fencingToken,
+    expires_at: lease.expiresAt.toISOString(),
+    acquired_at: lease.acquiredAt.toISOString(),
+    renewed_at: lease.renewedAt.toISOString(),
+    active: lease.expiresAt.getTime() > now.getTime(),
   };
 }
 

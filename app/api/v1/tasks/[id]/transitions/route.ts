@@ -14,14 +14,15 @@ type Context = { params: Promise<{ id: string }> };
 
 /**
  * Transition a task (or update it in place when `to` is omitted) under
- * compare-and-swap: the expected version comes from If-Match or the body.
+ * compare-and-swap: the expected version comes from If-Match or the body,
+ * the lease's fencing token from Fencing-Token or the body.
  * A retried transition_id answers with the first result and
  * `Idempotent-Replayed: true`.
  */
 export const POST = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiPrincipal(request, "tasks:transition");
   const { id } = await params;
-  const input = parseTransitionRequest(await readApiJson(request), request.headers.get("if-match"));
+  const input = parseTransitionRequest(await readApiJson(request), request.headers.get("if-match"), request.headers.get("fencing-token"));
   const result = await transitionTask(getDb(), id, input, actorOf(principal));
   const headers: Record<string, string> = { ETag: etagOf(result.task.version) };
   if (result.replayed) headers["Idempotent-Replayed"] = "true";

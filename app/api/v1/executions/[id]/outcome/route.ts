@@ -1,0 +1,30 @@
+import { readApiJson, requireApiPrincipal, withFencingToken } from "@/lib/api/context";
+import { executionResource, taskResource } from "@/lib/api/resources";
+import { actorOf } from "@/lib/auth/permissions";
+import { getDb } from "@/lib/db";
+import { recordOutcome } from "@/lib/engine/executions";
+import { getTaskOrThrow } from "@/lib/engine/tasks";
+import { etagOf } from "@/lib/http/preconditions";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * What the tool call did: succeeded (with evidence naming this execution),
+ * failed (the provider said nothing happened) or unknown (a timeout, a lost
+ * answer). The task moves with it in the same transaction. A retried report
+ * of the same outcome answers again and writes nothing.
+ */
+export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
+  const principal = await requireApiPrincipal(request, "tasks:transition");
+  const { id } = await params;
+  const db = getDb();
+  const body = withFencingToken(await readApiJson(request), request.headers.get("fencing-token"));
+  const result = await recordOutcome(db, id, body, actorOf(principal));
+  // No task from the engine: a retried report, or the task had moved on (an
+  // operator cancelled it); either way the caller gets the task as it is.
+  const task = result.task ?? (await getTaskOrThrow(db, result.execution.taskId));
+  return json({ execution: executionResource(result.execution), task: taskResource(task) }, { headers: { ETag: etagOf(task.version) } });
+});
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);

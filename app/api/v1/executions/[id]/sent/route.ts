@@ -1,0 +1,21 @@
+import { readApiJson, requireApiPrincipal } from "@/lib/api/context";
+import { executionResource } from "@/lib/api/resources";
+import { actorOf } from "@/lib/auth/permissions";
+import { getDb } from "@/lib/db";
+import { markSent } from "@/lib/engine/executions";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * The request is about to leave: from here until an outcome is recorded, the
+ * effect may or may not exist. Idempotent: a retry answers the same SENT.
+ */
+export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
+  const principal = await requireApiPrincipal(request, "tasks:transition");
+  const { id } = await params;
+  const execution = await markSent(getDb(), id, await readApiJson(request), actorOf(principal));
+  return json(executionResource(execution));
+});
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);

@@ -1,0 +1,26 @@
+import { LeaseReleaseRequestSchema, parseLeaseTokenRequest, readOptionalApiJson, requireApiPrincipal } from "@/lib/api/context";
+import { actorOf } from "@/lib/auth/permissions";
+import { getDb } from "@/lib/db";
+import { releaseLease } from "@/lib/engine/leases";
+import { getTaskVersion } from "@/lib/engine/tasks";
+import { AppError } from "@/lib/errors";
+import { otherMethods, withProblems } from "@/lib/http/respond";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * End your lease now, so the next worker need not wait for it to expire.
+ * 204 whether or not the token was still current: a lease that is no longer
+ * yours is released already, and a retried release must not fail.
+ */
+export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
+  const principal = await requireApiPrincipal(request, "tasks:transition");
+  const { id } = await params;
+  const { fencing_token } = parseLeaseTokenRequest(LeaseReleaseRequestSchema, await readOptionalApiJson(request), request.headers.get("fencing-token"));
+  const db = getDb();
+  if ((await getTaskVersion(db, id)) === null) throw new AppError("not_found", `Task ${id} does not exist.`);
+  await releaseLease(db, id, fencing_token, actorOf(principal));
+  return new Response(null, { status: 204, headers: { "Cache-Control": "no-store" } });
+});
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);

@@ -1,0 +1,23 @@
+import { LeaseRenewRequestSchema, parseLeaseTokenRequest, readOptionalApiJson, requireApiPrincipal } from "@/lib/api/context";
+import { leaseResource } from "@/lib/api/resources";
+import { actorOf } from "@/lib/auth/permissions";
+import { getDb } from "@/lib/db";
+import { renewLease } from "@/lib/engine/leases";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * Extend your live lease to `ttl_seconds` from now. The token comes from
+ * Fencing-Token or the body; a token that is no longer current (expired,
+ * or someone else holds the task now) is a 409 lease-conflict: stop writing.
+ */
+export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
+  const principal = await requireApiPrincipal(request, "tasks:transition");
+  const { id } = await params;
+  const { fencing_token, ttl_seconds } = parseLeaseTokenRequest(LeaseRenewRequestSchema, await readOptionalApiJson(request), request.headers.get("fencing-token"));
+  const lease = await renewLease(getDb(), id, fencing_token, { ttl_seconds }, actorOf(principal));
+  return json(leaseResource(lease), { headers: { "Fencing-Token": lease.fencingToken } });
+});
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);

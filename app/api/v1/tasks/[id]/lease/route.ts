@@ -1,0 +1,36 @@
+import { readOptionalApiJson, requireApiPrincipal } from "@/lib/api/context";
+import { leaseResource } from "@/lib/api/resources";
+import { actorOf } from "@/lib/auth/permissions";
+import { getDb } from "@/lib/db";
+import { acquireLease, getLease } from "@/lib/engine/leases";
+import { getTaskVersion } from "@/lib/engine/tasks";
+import { AppError } from "@/lib/errors";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
+
+export const dynamic = "force-dynamic";
+
+type Context = { params: Promise<{ id: string }> };
+
+/**
+ * Take the task's lease for `ttl_seconds` (default 60). Free or expired: a
+ * new, greater fencing token. Already yours and live: renewed, same token,
+ * so a retried acquire is harmless. Held by another: 409 lease-conflict.
+ */
+export const POST = withProblems(async (request, { params }: Context) => {
+  const principal = await requireApiPrincipal(request, "tasks:transition");
+  const { id } = await params;
+  const lease = await acquireLease(getDb(), id, await readOptionalApiJson(request), actorOf(principal));
+  return json(leaseResource(lease), { headers: { "Fencing-Token": lease.fencingToken } });
+});
+
+/** The task's latest lease, live or expired (`active`), or null if it was never leased. */
+export const GET = withProblems(async (request, { params }: Context) => {
+  await requireApiPrincipal(request, "tasks:read");
+  const { id } = await params;
+  const db = getDb();
+  if ((await getTaskVersion(db, id)) === null) throw new AppError("not_found", `Task ${id} does not exist.`);
+  const lease = await getLease(db, id);
+  return json({ task_id: id, lease: lease ? leaseResource(lease) : null });
+});
+
+export const { PUT, PATCH, DELETE } = otherMethods(["GET", "POST"]);
