@@ -1,0 +1,196 @@
+"use client";
+
+import { useRouter } from "next/navigation";
+import { startTransition, useActionState, useRef, useState, type FormEvent } from "react";
+import type { ReviewDecisionKind, ReviewStatus } from "@/lib/generated/prisma/enums";
+import { decideReviewAction } from "@/app/(console)/reviews/[id]/actions";
+import { decisionInfo, decisionKinds, reviewStatusInfo } from "@/lib/console/reviews-format";
+import { idleDecisionForm, lostAnswerMessage, reasonMaxLength, type DecisionFormState } from "@/lib/console/reviews-form";
+import { isUndecided } from "@/lib/console/reviews-query";
+
+interface Props {
+  reviewId: string;
+  /** The version this page shows: the CAS target of every button. */
+  version: number;
+  status: ReviewStatus;
+  /** The viewer's own decision in words, when they made one: nobody decides twice on one review. */
+  viewerDecision: string | null;
+  requiredApprovals: number;
+  approvalsGiven: number;
+  idempotencyKey: string;
+  /** Why re-executing is refused right now (an open divergence alert), or null. The server checks again. */
+  executeBlockedBy: string | null;
+}
+
+const buttonClass: Record<ReviewDecisionKind, string> = {
+  approve_execute: "button button--primary",
+  approve_accept_evidence: "button button--primary-soft",
+  reject: "button button--danger",
+  escalate: "button",
+};
+
+const pendingText: Record<ReviewDecisionKind, string> = {
+  approve_execute: "Recording your approval and sending the request under the same key…",
+  approve_accept_evidence: "Recording your approval of the provider's evidence…",
+  reject: "Recording the rejection…",
+  escalate: "Escalating…",
+};
+
+/**
+ * The four decisions on a frozen action, each with a required reason. Kept
+ * mounted across refreshes (keyed by review only), so the answer to a
+ * decision, a conflict above all, stays on screen while the fresh state
+ * renders around it.
+ */
+export function DecisionPanel({ reviewId, version, status, viewerDecision, requiredApprovals, approvalsGiven, idempotencyKey, executeBlockedBy }: Props) {
+  const router = useRouter();
+  const [reason, setReason] = useState("");
+  const [reasonError, setReasonError] = useState<string | null>(null);
+  const [chosen, setChosen] = useState<ReviewDecisionKind | null>(null);
+  const reasonRef = useRef<HTMLTextAreaElement>(null);
+  const [state, dispatch, pending] = useActionState(async (previous: DecisionFormState, formData: FormData): Promise<DecisionFormState> => {
+    try {
+      const result = await decideReviewAction(previous, formData);
+      if (result.status === "done") setReason("");
+      return result;
+    } catch {
+      router.refresh();
+      return { status: "error", message: lostAnswerMessage, details: [] };
+    }
+  }, idleDecisionForm);
+
+  // Submitted by hand rather than through `action`, so React does not reset
+  // the reason when the server answers with a conflict or a refusal.
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const submitter = (event.nativeEvent as SubmitEvent).submitter as HTMLButtonElement | null;
+    if (!reason.trim()) {
+      setReasonError("Give a reason: it is recorded with your decision and shown to the next operator.");
+      reasonRef.current?.focus();
+      return;
+    }
+    setReasonError(null);
+    setChosen((submitter?.value as ReviewDecisionKind | undefined) ?? null);
+    const formData = new FormData(event.currentTarget, submitter);
+    startTransition(() => dispatch(formData));
+  }
+
+  const open = isUndecided(status);
+  const lastApproval = approvalsGiven + 1 >= requiredApprovals;
+  const decided = viewerDecision !== null;
+  return (
+    <section className="card decision-card" aria-labelledby="decide-heading">
+      <h2 id="decide-heading">Decide</h2>
+      <Feedback state={state} />
+      {!open ? (
+        <p className="subtle">
+          This review is decided ({reviewStatusInfo[status].label.toLowerCase()}): nothing more can be decided on it. Every decision is listed under Approvals.
+        </p>
+      ) : decided ? (
+        <p className="decided-note">
+          You {viewerDecision} on this review. Nobody decides twice on one review:{" "}
+          {requiredApprovals > 1 && approvalsGiven < requiredApprovals ? "the second approval must come from a different operator." : "the next decision is someone else's."}
+        </p>
+      ) : (
+        <form onSubmit={onSubmit} className="decision-form" aria-busy={pending} noValidate>
+          <input type="hidden" name="reviewId" value={reviewId} />
+          <input type="hidden" name="expectedVersion" value={version} />
+          <div className="field">
+            <label htmlFor="decision-reason">Reason (required)</label>
+            <textarea
+              id="decision-reason"
+              ref={reasonRef}
+              name="reason"
+              rows={3}
+              maxLength={reasonMaxLength}
+              required
+              value={reason}
+              onChange={(e) => {
+                setReason(e.target.value);
+                if (reasonError && e.target.value.trim()) setReasonError(null);
+              }}
+              aria-invalid={reasonError ? true : undefined}
+              aria-describedby={reasonError ? "decision-reason-error decision-reason-hint" : "decision-reason-hint"}
+            />
+            {reasonError ? (
+              <p id="decision-reason-error" className="field-error" role="alert">
+                {reasonError}
+              </p>
+            ) : null}
+            <p id="decision-reason-hint" className="hint">
+              Recorded with your name on the review, the execution history and the task&apos;s timeline.
+            </p>
+          </div>
+          <ul className="decision-buttons">
+            {decisionKinds.map((kind) => {
+              const info = decisionInfo[kind];
+              const helpId = `decision-help-${kind}`;
+              const blocked = kind === "approve_execute" ? executeBlockedBy : null;
+              let help = info.help;
+              if (kind === "approve_execute") {
+                help = `${help} Key: ${idempotencyKey}.`;
+                if (!lastApproval) help = `${help} This is approval ${approvalsGiven + 1} of ${requiredApprovals}: nothing is sent until a different operator approves too.`;
+              }
+              return (
+                <li key={kind}>
+                  <button
+                    type="submit"
+                    name="decision"
+                    value={kind}
+                    className={buttonClass[kind]}
+                    disabled={pending || blocked !== null}
+                    aria-describedby={helpId}
+                  >
+                    {info.button}
+                  </button>
+                  <p id={helpId} className={blocked ? "blocked-reason" : "decision-help"}>
+                    {blocked ? `Not now: ${blocked}` : help}
+                  </p>
+                </li>
+              );
+            })}
+          </ul>
+          <p className="hint">
+            Applies to version {version} of this review. If another operator decides first, nothing is overwritten: you will see their decision instead.
+          </p>
+          <p role="status" className="pending-note">
+            {pending && chosen ? (chosen === "approve_execute" && !lastApproval ? "Recording your approval…" : pendingText[chosen]) : ""}
+          </p>
+        </form>
+      )}
+    </section>
+  );
+}
+
+function Feedback({ state }: { state: DecisionFormState }) {
+  switch (state.status) {
+    case "idle":
+      return null;
+    case "done":
+      return (
+        <div className={state.tone === "success" ? "notice notice--success" : "notice notice--info"} role="status">
+          {state.message}
+        </div>
+      );
+    case "conflict":
+      return (
+        <div className="notice notice--warning" role="alert">
+          <p className="notice__title">{state.message}</p>
+          {state.detail ? <p>{state.detail}</p> : null}
+        </div>
+      );
+    case "error":
+      return (
+        <div className="notice notice--error" role="alert">
+          <p className="notice__title">{state.message}</p>
+          {state.details.length ? (
+            <ul>
+              {state.details.map((d) => (
+                <li key={d}>{d}</li>
+              ))}
+            </ul>
+          ) : null}
+        </div>
+      );
+  }
+}

@@ -1,0 +1,87 @@
+import { Suspense } from "react";
+import type { Principal } from "@/lib/auth/permissions";
+import { can } from "@/lib/auth/permissions";
+import Link from "next/link";
+import { approvalState, describeDivergenceKind } from "@/lib/console/reviews-format";
+import type { ProviderLookupView, ReviewDetailData } from "@/lib/console/reviews-view";
+import { LiveRefresh } from "@/components/live-refresh";
+import { ExecutionEvents } from "@/components/task/execution-events";
+import { ApprovalsCard } from "@/components/reviews/approvals-card";
+import { DecisionPanel } from "@/components/reviews/decision-panel";
+import { IntendedCallCard } from "@/components/reviews/intended-call-card";
+import { ProviderLookup, ProviderLookupPending } from "@/components/reviews/provider-lookup";
+import { ReviewHeading } from "@/components/reviews/review-heading";
+
+/** Why this review may exist at all, and what blocks re-execution: the task's open divergence alerts. */
+function OpenAlertsNotice({ review }: { review: ReviewDetailData["review"] }) {
+  return (
+    <section className="notice notice--error alerts-notice" aria-labelledby="alerts-heading">
+      <h2 id="alerts-heading" className="notice__title">
+        {review.openAlerts.length === 1 ? "An open divergence alert on this task" : `${review.openAlerts.length} open divergence alerts on this task`}
+      </h2>
+      <ul>
+        {review.openAlerts.map((a) => (
+          <li key={a.id}>
+            <strong>{describeDivergenceKind(a.kind)}</strong> ({a.severity}): {a.message}
+          </li>
+        ))}
+      </ul>
+      <p>
+        Approve &amp; execute is refused until it is resolved.{" "}
+        <Link href={`/tasks/${encodeURIComponent(review.taskId)}`}>See both sides and resolve it on the task page</Link>.
+      </p>
+    </section>
+  );
+}
+
+export function ReviewDetailView({ data, principal, lookup, token }: { data: ReviewDetailData; principal: Principal; lookup: Promise<ProviderLookupView>; token: string }) {
+  const { review } = data;
+  const approvals = approvalState(review, principal.identity);
+  const live = <LiveRefresh url={`/api/console/reviews/${encodeURIComponent(review.id)}/version`} token={token} what="review" />;
+  return (
+    <>
+      <ReviewHeading review={review} live={live} />
+      <div className="detail-grid">
+        <div className="detail-main">
+          {review.openAlerts.length ? <OpenAlertsNotice review={review} /> : null}
+          <IntendedCallCard review={review} />
+          <Suspense fallback={<ProviderLookupPending />}>
+            <ProviderLookup lookup={lookup} />
+          </Suspense>
+          <section className="card" aria-labelledby="history-heading">
+            <h2 id="history-heading">Execution history</h2>
+            <ExecutionEvents events={data.events} />
+          </section>
+        </div>
+        <div className="detail-side">
+          <ApprovalsCard review={review} viewer={principal.identity} thresholdCents={data.fourEyesThresholdCents} />
+          {can(principal, "tasks:transition") ? (
+            <DecisionPanel
+              key={review.id}
+              reviewId={review.id}
+              version={review.version}
+              status={review.status}
+              viewerDecision={approvals.viewerDecision}
+              requiredApprovals={review.requiredApprovals}
+              approvalsGiven={approvals.approvers.length}
+              idempotencyKey={review.execution.idempotencyKey}
+              executeBlockedBy={
+                review.openAlerts.length
+                  ? `the task has ${review.openAlerts.length === 1 ? "an open divergence alert" : `${review.openAlerts.length} open divergence alerts`}; nothing irreversible proceeds until it is resolved on the task page.`
+                  : null
+              }
+            />
+          ) : (
+            <section className="card card--quiet" aria-labelledby="readonly-heading">
+              <h2 id="readonly-heading">Read-only</h2>
+              <p>
+                Your role (<strong>{principal.role}</strong>) can see this review, the provider&apos;s answer and every decision, but cannot decide. Decisions need
+                the tasks:transition permission.
+              </p>
+            </section>
+          )}
+        </div>
+      </div>
+    </>
+  );
+}

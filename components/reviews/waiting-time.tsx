@@ -1,0 +1,28 @@
+"use client";
+
+import { useEffect, useState } from "react";
+import { formatDuration, longWaitMs } from "@/lib/console/reviews-format";
+
+/**
+ * How long a review has waited, ticking while the page is open. It starts
+ * from the server's figure (so the first render matches the HTML) and adds
+ * the time since the page arrived; a live refresh brings a new server figure.
+ */
+export function WaitingTime({ waitedMs, running }: { waitedMs: number; running: boolean }) {
+  const [extra, setExtra] = useState(0);
+  useEffect(() => {
+    setExtra(0);
+    if (!running) return;
+    const arrived = Date.now();
+    const timer = setInterval(() => setExtra(Date.now() - arrived), 15_000);
+    return () => clearInterval(timer);
+  }, [waitedMs, running]);
+  const total = waitedMs + extra;
+  const long = running && total >= longWaitMs;
+  return (
+    <span className={long ? "waited waited--long" : "waited"} title={long ? "Waiting for more than an hour" : undefined}>
+      {formatDuration(total)}
+      {long ? <span className="visually-hidden"> (long wait)</span> : null}
+    </span>
+  );
+}
