@@ -1,3 +1,4 @@
+import type { ReactNode } from "react";
 import type { Principal } from "@/lib/auth/permissions";
 import { can } from "@/lib/auth/permissions";
 import { isTerminal } from "@/lib/engine/workflow-definition";
@@ -12,7 +13,8 @@ import { TransitionPanel } from "@/components/task/transition-panel";
 import { AgentsCard, ArtifactsCard, BudgetCard, GatesCard, SubtasksCard } from "@/components/task/task-facts";
 import { TransitionTimeline } from "@/components/task/transition-timeline";
 
-export function TaskDetailView({ detail, principal, transitionId }: { detail: TaskDetail; principal: Principal; transitionId: string }) {
+/** `effects`: the External effects card (execution ledger, divergence alerts), shown below the state machine, before the facts: it is where money moves. */
+export function TaskDetailView({ detail, principal, transitionId, effects }: { detail: TaskDetail; principal: Principal; transitionId: string; effects?: ReactNode }) {
   const { task, def, steps } = detail;
   const terminal = def ? isTerminal(def, task.status) : false;
   const live = <LiveRefresh url={`/api/console/tasks/${encodeURIComponent(task.id)}/version`} token={String(task.version)} what="task" />;
@@ -62,6 +64,7 @@ export function TaskDetailView({ detail, principal, transitionId }: { detail: Ta
           )}
         </div>
       </div>
+      {effects}
       <div className="facts-grid">
         <SubtasksCard state={task.state} />
         <BudgetCard state={task.state} />

@@ -4,8 +4,10 @@ import { authorizePage } from "@/lib/auth/session";
 import { getDb } from "@/lib/db";
 import { newId } from "@/lib/ids";
 import { loadTaskDetail } from "@/lib/console/task-detail";
+import { loadExternalEffects } from "@/lib/console/reviews-ledger";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { TaskDetailView } from "@/components/task/task-detail-view";
+import { ExecutionLedger } from "@/components/task/execution-ledger";
 
 type Props = { params: Promise<{ id: string }> };
 
@@ -26,8 +28,16 @@ export default async function TaskPage({ params }: Props) {
   const id = taskIdFrom((await params).id);
   const access = await authorizePage("tasks:read", `/tasks/${encodeURIComponent(id)}`);
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  const detail = await loadTaskDetail(getDb(), id);
+  const db = getDb();
+  const [detail, effects] = await Promise.all([loadTaskDetail(db, id), loadExternalEffects(db, id)]);
   if (!detail) notFound();
   // One id per rendered form: submitting the same form twice is a retry, not a second transition.
-  return <TaskDetailView detail={detail} principal={access.principal} transitionId={newId("tr")} />;
+  return (
+    <TaskDetailView
+      detail={detail}
+      principal={access.principal}
+      transitionId={newId("tr")}
+      effects={<ExecutionLedger effects={effects} principal={access.principal} taskId={detail.task.id} />}
+    />
+  );
 }
