@@ -1,9 +1,12 @@
 import Link from "next/link";
 import type { Principal } from "@/lib/auth/permissions";
+import { getDb } from "@/lib/db";
+import { countWaitingReviews } from "@/lib/console/reviews";
 import { NavLinks } from "@/components/nav-links";
 import { SignOutButton } from "@/components/sign-out-button";
 
-export function AppHeader({ principal }: { principal: Principal }) {
+export async function AppHeader({ principal }: { principal: Principal }) {
+  const openReviews = await countWaitingReviews(getDb());
   return (
     <header className="app-header">
       <div className="app-header__inner">
@@ -14,7 +17,7 @@ export function AppHeader({ principal }: { principal: Principal }) {
           <span className="brand__name">Verity</span>
           <span className="brand__tag">operations console</span>
         </Link>
-        <NavLinks />
+        <NavLinks openReviews={openReviews} />
         <div className="app-header__user">
           <span className="who">
             <span className="who__name">{principal.displayName}</span>

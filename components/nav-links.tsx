@@ -2,13 +2,15 @@
 
 import Link from "next/link";
 import { usePathname } from "next/navigation";
+import { ReviewQueueBadge } from "@/components/reviews/review-queue-badge";
 
 const links = [
   { href: "/tasks", label: "Tasks" },
+  { href: "/reviews", label: "Review queue" },
   { href: "/workflows", label: "Workflows" },
 ];
 
-export function NavLinks() {
+export function NavLinks({ openReviews }: { openReviews: number }) {
   const pathname = usePathname();
   return (
     <nav aria-label="Main" className="app-nav">
@@ -19,6 +21,7 @@ export function NavLinks() {
             <li key={link.href}>
               <Link href={link.href} aria-current={current ? "page" : undefined}>
                 {link.label}
+                {link.href === "/reviews" ? <ReviewQueueBadge initialCount={openReviews} /> : null}
               </Link>
             </li>
           );
