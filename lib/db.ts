@@ -11,6 +11,16 @@ export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
 
 export type DatabaseTarget = Env["database"];
 
+/**
+ * Every client is built here. Interactive transactions get generous limits:
+ * Prisma's 5 s default aborted correct transactions on a loaded 2-core
+ * machine (seen in the chaos test), and correctness never depends on the
+ * timeout — the version checks and row locks in PostgreSQL do.
+ */
+export function newPrismaClient(adapter: PrismaPg | PrismaPGlite): PrismaClient {
+  return new PrismaClient({ adapter, transactionOptions: { maxWait: 15_000, timeout: 60_000 } });
+}
+
 export interface DatabaseHandle {
   db: PrismaClient;
   /** The driver adapter factory, for the migration engine. */
@@ -26,14 +36,14 @@ export interface DatabaseHandle {
 export function openDatabase(target: DatabaseTarget, options: { poolSize?: number } = {}): DatabaseHandle {
   if (target.kind === "postgres") {
     const adapterFactory = new PrismaPg({ connectionString: target.url, max: options.poolSize ?? 10 });
-    const db = new PrismaClient({ adapter: adapterFactory });
+    const db = newPrismaClient(adapterFactory);
     return { db, adapterFactory, close: () => db.$disconnect() };
   }
   // PGlite does not create the parent of its data folder ("memory://" is an in-memory database).
   if (!target.dir.startsWith("memory://")) mkdirSync(target.dir, { recursive: true });
   const pglite = new PGlite(target.dir);
   const adapterFactory = new PrismaPGlite(pglite);
-  const db = new PrismaClient({ adapter: adapterFactory });
+  const db = newPrismaClient(adapterFactory);
   return {
     db,
     adapterFactory,

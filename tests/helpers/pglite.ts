@@ -2,8 +2,7 @@ import { readFile } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { inject } from "vitest";
-import type { Db } from "@/lib/db";
-import { PrismaClient } from "@/lib/generated/prisma/client";
+import { newPrismaClient, type Db } from "@/lib/db";
 
 export interface TestDatabase {
   db: Db;
@@ -29,7 +28,7 @@ export async function openTestPglite(): Promise<TestDatabase> {
   const pglite = new PGlite({ loadDataDir: await template });
   await pglite.waitReady;
   const adapterFactory = new PrismaPGlite(pglite);
-  const db = new PrismaClient({ adapter: adapterFactory });
+  const db = newPrismaClient(adapterFactory);
   return {
     db,
     adapterFactory,
