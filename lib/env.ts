@@ -30,6 +30,8 @@ const envSchema = z.object({
   VERITY_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(5_000),
   /** A SENT execution older than this is treated as an unknown outcome (its worker is presumed dead). */
   VERITY_SENT_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
+  /** Where the outbox dispatcher delivers announcements (at least once, Idempotency-Key = message id); unset keeps them pending. */
+  VERITY_OUTBOX_WEBHOOK_URL: z.url().optional(),
   /** Shared secret of the sandbox's signed webhooks; generated into the data folder when unset. */
   VERITY_SANDBOX_WEBHOOK_SECRET: z.string().min(16).optional(),
   /** "false" when the sandbox runs elsewhere (then VERITY_SANDBOX_URL points at it). */
