@@ -135,9 +135,7 @@ export function startServerBackgroundLoop(): BackgroundLoop | null {
   const env = getEnv();
   if (env.VERITY_RECONCILE_INTERVAL_MS <= 0) return null;
   if (globalForLoop.verityBackgroundLoop) return globalForLoop.verityBackgroundLoop;
-  // The outbox subscriber, once lib/env.ts declares VERITY_OUTBOX_WEBHOOK_URL;
-  // read through `in` so this compiles before and works after.
-  const url = "VERITY_OUTBOX_WEBHOOK_URL" in env && typeof env.VERITY_OUTBOX_WEBHOOK_URL === "string" ? env.VERITY_OUTBOX_WEBHOOK_URL : undefined;
+  const url = env.VERITY_OUTBOX_WEBHOOK_URL;
   const loop = startBackgroundLoop(getDb(), getConnectors(), env.VERITY_RECONCILE_INTERVAL_MS, { deliver: url ? createWebhookDeliverer(url) : undefined });
   globalForLoop.verityBackgroundLoop = loop;
   console.log(`verity: background loop every ${env.VERITY_RECONCILE_INTERVAL_MS} ms (reconcile, verify, outbox${url ? "" : ": no subscriber configured, messages wait"})`);
