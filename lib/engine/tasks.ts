@@ -221,6 +221,10 @@ export async function transitionTask(db: Db, taskId: string, rawInput: unknown, 
   }
 }
 
+async function hasUndecidedReview(db: Db | Tx, taskId: string): Promise<boolean> {
+  return (await db.review.count({ where: { taskId, status: { in: ["OPEN", "ESCALATED"] } } })) > 0;
+}
+
 /**
  * `db.task.findUnique` in raw SQL: the same row, typed the same, without the
  * query builder's per-call cost (about 0.6 ms of a ~2 ms transition, measured
@@ -301,6 +305,13 @@ async function prepareTransition(
   const stored = checkStateInvariants(def, current);
   if (stored.length > 0) {
     throw new AppError("invariant_violated", "The stored state breaks an invariant; it must be recovered before it changes.", { violations: stored });
+  }
+  // A frozen irreversible action is decided in the review queue, whose
+  // decision moves the task itself (actor kind system); resolving the wait
+  // by hand would leave the action frozen and the task moving on without it.
+  if (current.status === "WAITING_FOR_HUMAN" && actor.kind !== "system" && (await hasUndecidedReview(db, taskId))) {
+    const violation = { invariant: "review_decides_frozen_action", message: "This task waits on a frozen irreversible action: decide it in the review queue." };
+    throw new AppError("invariant_violated", violation.message, { violations: [violation] });
   }
   const evaluation = evaluateTransition(def, current, { to: input.to ?? current.status, patch, actorKind: actor.kind });
   if (!evaluation.ok) {

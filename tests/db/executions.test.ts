@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/lib/db";
 import { raiseDivergence } from "@/lib/engine/divergence";
-import { markSent, recordIntent, recordOutcome, type ExecutionView } from "@/lib/engine/executions";
+import { getExecutionRowOrThrow, markSent, recordIntent, recordOutcome, type ExecutionView } from "@/lib/engine/executions";
+import { openReview } from "@/lib/engine/reviews";
 import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
 import { isAppError } from "@/lib/errors";
 import { openTestPglite } from "@/tests/helpers/pglite";
@@ -126,5 +127,21 @@ describe("execution ledger", () => {
       expect(isAppError(error) && error.details.errors?.map((e) => e.field).sort()).toEqual(["request.amount_cents", "request.extra"]);
     }
     expect(await db.execution.count({ where: { taskId: task.id } })).toBe(0);
+  });
+
+  it("a task waiting on a frozen action is moved only by the review's decision, not by hand", async () => {
+    const task = await runningTask();
+    const execution = await intent(task.id, task.version);
+    await markSent(db, execution.id, { attempt_id: execution.attemptId }, agent);
+    const unknown = await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "dropped" }, agent);
+    const waiting = await transitionTask(db, task.id, { expected_version: unknown.task!.version, to: "WAITING_FOR_HUMAN" }, agent);
+    const row = await getExecutionRowOrThrow(db, execution.id);
+    await db.$transaction((tx) => openReview(tx, row, "lookup unknown"));
+    const operator: Actor = { identity: "spiffe://verity.local/user/operator", kind: "user" };
+    for (const to of ["HUMAN_RESOLVED", "CANCELLED"]) {
+      const refused = await failure(transitionTask(db, task.id, { expected_version: waiting.task.version, to, reason: "by hand" }, operator));
+      expect(refused.invariants).toEqual(["review_decides_frozen_action"]);
+    }
+    expect((await db.task.findUniqueOrThrow({ where: { id: task.id } })).version).toBe(waiting.task.version);
   });
 });
