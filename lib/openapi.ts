@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { LeaseReleaseRequestSchema, LeaseRenewRequestSchema, TransitionLogQuerySchema } from "@/lib/api/context";
 import {
+  EventReceiptSchema,
   ExecutionDetailSchema,
   ExecutionEventResourceSchema,
   ExecutionListSchema,
@@ -23,6 +24,8 @@ import {
 } from "@/lib/api/resources";
 import { MarkSentInputSchema, RecordIntentInputSchema, RecordOutcomeInputSchema } from "@/lib/engine/executions";
 import { LeaseRequestSchema } from "@/lib/engine/leases";
+import { InboundEventSchema } from "@/lib/engine/messaging";
+import { webhookEventSchema } from "@/lib/sandbox/contract";
 import { CreateTaskInputSchema, ListTasksQuerySchema, TransitionInputSchema } from "@/lib/engine/tasks";
 import { TaskPatchSchema, TaskStateSchema } from "@/lib/engine/task-state";
 import { workflowNames } from "@/lib/engine/workflows";
@@ -68,7 +71,7 @@ function queryParameters(schema: z.ZodObject): JsonSchema[] {
 
 const problemStatuses = {
   400: "Invalid request: `errors` names each offending field.",
-  401: "Missing, malformed, unknown or revoked bearer token.",
+  401: "Missing, malformed, unknown or revoked bearer token (or, on a provider webhook, a missing or wrong signature).",
   403: "The token's role lacks the permission, or the actor may not take this edge.",
   404: "No such task, execution or workflow.",
   409: "Version conflict (`current_version`), lease conflict (another holder, or a stale fencing token: nothing was written), or an id reused for a different request.",
@@ -118,6 +121,8 @@ function buildDocument(): JsonSchema {
       ["LeaseRequest", LeaseRequestSchema],
       ["LeaseRenewRequest", LeaseRenewRequestSchema],
       ["LeaseReleaseRequest", LeaseReleaseRequestSchema],
+      ["InboundEvent", InboundEventSchema],
+      ["SandboxWebhookEvent", webhookEventSchema],
     ],
     "input",
   );
@@ -152,6 +157,7 @@ function buildDocument(): JsonSchema {
       ["OutcomeResult", OutcomeResultSchema],
       ["Lease", LeaseResourceSchema],
       ["LeaseState", LeaseStateSchema],
+      ["EventReceipt", EventReceiptSchema],
     ],
     "output",
   );
@@ -171,7 +177,7 @@ function buildDocument(): JsonSchema {
     },
     servers: [{ url: "/" }],
     security: [{ bearerAuth: [] }],
-    tags: [{ name: "tasks" }, { name: "executions" }, { name: "leases" }, { name: "workflows" }, { name: "meta" }],
+    tags: [{ name: "tasks" }, { name: "executions" }, { name: "leases" }, { name: "events" }, { name: "workflows" }, { name: "meta" }],
     paths: {
       "/api/v1/tasks": {
         post: {
@@ -354,6 +360,38 @@ function buildDocument(): JsonSchema {
           parameters: [taskId, fencingTokenParam],
           requestBody: { required: false, content: jsonContent(ref("LeaseReleaseRequest")) },
           responses: { 204: { description: "Released (or no longer yours)." }, ...problems(400, 401, 403, 404, 413, 415) },
+        },
+      },
+      "/api/v1/events": {
+        post: {
+          tags: ["events"],
+          operationId: "postEvent",
+          summary: "An inbound event, received once per event_id",
+          description:
+            "A redelivery of the same event_id is answered with the first receipt (200, duplicate: true, Idempotent-Replayed) and changes nothing; " +
+            "the same id with another source or type is a 409. Events posted here are recorded, never applied as a provider's evidence: " +
+            "signed provider webhooks have their own endpoint.",
+          requestBody: { required: true, content: jsonContent(ref("InboundEvent")) },
+          responses: {
+            201: { description: "Received.", content: jsonContent(ref("EventReceipt")) },
+            200: { description: "Received before: the first receipt.", headers: { "Idempotent-Replayed": { schema: { type: "string", const: "true" } } }, content: jsonContent(ref("EventReceipt")) },
+            ...problems(400, 401, 403, 409, 413, 415),
+          },
+        },
+      },
+      "/api/v1/events/sandbox": {
+        post: {
+          tags: ["events"],
+          operationId: "receiveSandboxWebhook",
+          summary: "The sandbox provider's signed webhooks",
+          description:
+            "Authenticated by Sandbox-Signature (t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<body>\"> with the shared secret, at most 300 s old), not by a bearer token. " +
+            "A refund.succeeded event is evidence like a provider lookup: it settles a SENT or unknown execution, and raises a divergence against a recorded failure. " +
+            "Applied once per event id; a redelivery gets the first result.",
+          security: [],
+          parameters: [{ name: "Sandbox-Signature", in: "header", required: true, schema: { type: "string", example: "t=1764460800,v1=5f…" } }],
+          requestBody: { required: true, content: jsonContent(ref("SandboxWebhookEvent")) },
+          responses: { 200: { description: "Applied, or received before.", content: jsonContent(ref("EventReceipt")) }, ...problems(400, 401, 409, 413, 415) },
         },
       },
       "/api/v1/workflows": {

@@ -1,6 +1,7 @@
 import { expect, test, type APIRequestContext } from "@playwright/test";
 import { AgentApi, authHeaders, demoAgent, expectProblem, fieldsOf, invariantsOf, type TaskBody } from "./agent-api";
-import { refundsOfTask, useProvider, type Provider } from "./provider";
+import { signWebhook } from "@/lib/sandbox/webhooks";
+import { refundsOfTask, serverWebhookSecret, startWebhookSink, useProvider, type Provider, type WebhookSink } from "./provider";
 
 /**
  * The execution ledger and leases over HTTP: write-ahead intent → sent →
@@ -89,10 +90,12 @@ class LedgerApi extends AgentApi {
 }
 
 let provider: Provider;
+let sink: WebhookSink;
 test.beforeAll(async () => {
   provider = await useProvider();
+  sink = await startWebhookSink();
 });
-test.afterAll(async () => provider.close());
+test.afterAll(async () => Promise.all([provider.close(), sink.close()]));
 
 test("intent → sent → outcome: the intent is durable before the call, success is recorded with the provider's evidence", async ({ request }) => {
   const api = new LedgerApi(request);
@@ -123,10 +126,11 @@ test("intent → sent → outcome: the intent is durable before the call, succes
   expect(((await sent.json()) as Execution).status).toBe("SENT");
   expect((await api.sent(first.execution)).status()).toBe(200);
 
-  // The real call, with the execution's key and id, as an agent makes it.
+  // The real call, with the execution's key and id, as an agent makes it. Its
+  // webhook goes elsewhere: here the worker's own report settles it.
   const call = await fetch(`${provider.url}/v1/refunds`, {
     method: "POST",
-    headers: { "Content-Type": "application/json", "Idempotency-Key": first.execution.idempotency_key },
+    headers: { "Content-Type": "application/json", "Idempotency-Key": first.execution.idempotency_key, "X-Sandbox-Webhook-Url": sink.url },
     body: JSON.stringify({ ...refundRequest, metadata: { execution_id: first.execution.id, task_id: task.id } }),
   });
   expect(call.status).toBe(200);
@@ -323,4 +327,97 @@ test("reading the ledger needs tasks:read, writing it tasks:transition", async (
   } finally {
     await Promise.all([observer.dispose(), anonymous.dispose(), agent.dispose()]);
   }
+});
+
+test("an inbound event is received once per event_id: a redelivery gets the first receipt", async ({ request }) => {
+  const eventId = `evt-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  const event = { event_id: eventId, source: "crm", type: "customer.replied", payload: { text: "thanks" } };
+  const first = await request.post("/api/v1/events", { data: event });
+  expect(first.status(), await first.text()).toBe(201);
+  expect(await first.json()).toEqual({ event_id: eventId, duplicate: false, result: { recorded: true } });
+  const again = await request.post("/api/v1/events", { data: event });
+  expect(again.status()).toBe(200);
+  expect(again.headers()["idempotent-replayed"]).toBe("true");
+  expect(await again.json()).toEqual({ event_id: eventId, duplicate: true, result: { recorded: true } });
+  await expectProblem(await request.post("/api/v1/events", { data: { ...event, type: "customer.left" } }), 409, "idempotency-conflict");
+  expect(fieldsOf(await expectProblem(await request.post("/api/v1/events", { data: { source: "crm", type: "x", payload: {} } }), 400, "validation-failed"))).toEqual(["event_id"]);
+});
+
+function refundEvent(eventId: string, execution: Execution, taskId: string) {
+  return {
+    id: eventId,
+    type: "refund.succeeded",
+    created_at: new Date().toISOString(),
+    data: {
+      id: `re_${eventId.slice(4)}`,
+      status: "succeeded",
+      ...refundRequest,
+      metadata: { execution_id: execution.id, task_id: taskId },
+      idempotency_key: execution.idempotency_key,
+      created_at: new Date().toISOString(),
+    },
+  };
+}
+
+test("a signed provider webhook settles a SENT execution once; a redelivery changes nothing; a bad signature is refused", async ({ playwright, baseURL }) => {
+  // No bearer token: the signature is the webhook's only credential.
+  const provider = await playwright.request.newContext({ baseURL, extraHTTPHeaders: {} });
+  const agent = await playwright.request.newContext({ baseURL, extraHTTPHeaders: authHeaders });
+  try {
+    const api = new LedgerApi(agent);
+    const task = await api.runningTask();
+    const { execution } = await api.proceed(task);
+    await api.sent(execution);
+    const body = JSON.stringify(refundEvent(`evt_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`, execution, task.id));
+    const post = (signature: string | null, text = body) =>
+      provider.post("/api/v1/events/sandbox", { data: text, headers: { "Content-Type": "application/json", ...(signature ? { "Sandbox-Signature": signature } : {}) } });
+    const secret = serverWebhookSecret();
+    const now = Math.floor(Date.now() / 1000);
+
+    await expectProblem(await post(null), 401, "unauthenticated");
+    await expectProblem(await post(signWebhook("not-the-secret-at-all", body, now)), 401, "unauthenticated");
+    await expectProblem(await post(signWebhook(secret, body, now - 3600)), 401, "unauthenticated");
+    await expectProblem(await post(signWebhook(secret, body, now), body.replace('"succeeded"', '"succeeded" ')), 401, "unauthenticated");
+    expect((await api.execution(execution.id)).status).toBe("SENT");
+
+    const first = await post(signWebhook(secret, body, now));
+    expect(first.status(), await first.text()).toBe(200);
+    const receipt = (await first.json()) as { duplicate: boolean; result: { applied: boolean; outcome: string; execution_id: string; status: string } };
+    expect(receipt).toMatchObject({ duplicate: false, result: { applied: true, outcome: "settled", execution_id: execution.id, status: "SUCCEEDED" } });
+    const again = await post(signWebhook(secret, body, now + 1));
+    expect(again.status()).toBe(200);
+    expect(await again.json()).toMatchObject({ duplicate: true, result: receipt.result });
+
+    const settled = await api.execution(execution.id);
+    expect(settled.status).toBe("SUCCEEDED");
+    expect(settled.events.filter((e) => e.to_status === "SUCCEEDED")).toHaveLength(1);
+    expect((await api.task(task.id)).status).toBe("VALIDATING");
+    // The worker's own report arrives late: the provider's record stands.
+    const late = await api.outcome(execution.id, { attempt_id: execution.attempt_id, outcome: "unknown", error: "timeout" });
+    expect(invariantsOf(await expectProblem(late, 422, "invariant-violated"))).toEqual(["execution_status_machine"]);
+  } finally {
+    await Promise.all([provider.dispose(), agent.dispose()]);
+  }
+});
+
+test("the provider's own webhook, delivered twice (duplicate_webhook), settles the execution exactly once", async ({ request }) => {
+  const api = new LedgerApi(request);
+  const task = await api.runningTask();
+  const { execution } = await api.proceed(task);
+  await api.sent(execution);
+  // Webhooks go to the server's endpoint, as the sandbox of `npm start` is configured.
+  const call = await fetch(`${provider.url}/v1/refunds`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "Idempotency-Key": execution.idempotency_key, "X-Sandbox-Fault": "duplicate_webhook,drop_response" },
+    body: JSON.stringify({ ...refundRequest, metadata: { execution_id: execution.id, task_id: task.id } }),
+  }).catch(() => null);
+  expect(call).toBeNull();
+  await expect.poll(async () => (await api.execution(execution.id)).status, { timeout: 15_000 }).toBe("SUCCEEDED");
+  // Give the second delivery time to arrive; it must change nothing.
+  await new Promise((r) => setTimeout(r, 1_500));
+  const settled = await api.execution(execution.id);
+  expect(settled.events.map((e) => e.to_status)).toEqual(["INTENT_RECORDED", "SENT", "SUCCEEDED"]);
+  expect(settled.events.at(-1)?.actor).toBe("spiffe://verity.local/system/inbox");
+  expect((await api.task(task.id)).status).toBe("VALIDATING");
+  expect(await refundsOfTask(provider.url, task.id)).toHaveLength(1);
 });

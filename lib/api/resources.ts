@@ -196,6 +196,12 @@ export const LeaseStateSchema = z.object({
   lease: LeaseResourceSchema.nullable().meta({ description: "The task's latest lease, live or expired; null if it was never leased." }),
 });
 
+export const EventReceiptSchema = z.object({
+  event_id: z.string(),
+  duplicate: z.boolean().meta({ description: "True when this event id was received before: nothing was applied now; `result` is the first receipt's." }),
+  result: z.unknown().meta({ description: "What receiving the event did, as recorded the first time." }),
+});
+
 export const ProblemSchema = z.looseObject({
   type: z.url(),
   title: z.string(),

@@ -1,0 +1,46 @@
+import { getDb } from "@/lib/db";
+import { receiveSandboxWebhook } from "@/lib/engine/reconciler";
+import { getEnv, getSandboxWebhookSecret } from "@/lib/env";
+import { AppError } from "@/lib/errors";
+import { assertJsonContentType, readBodyBytes } from "@/lib/http/body";
+import { validationError } from "@/lib/http/problem";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { HEADER } from "@/lib/sandbox/contract";
+import { verifyWebhookSignature } from "@/lib/sandbox/webhooks";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * The sandbox provider's webhooks (`{id: "evt_…", type: "refund.succeeded",
+ * data: refund}`). No bearer token: the provider signs each delivery with
+ * the shared secret (Sandbox-Signature, HMAC-SHA256 over the exact bytes,
+ * five minutes of tolerance), and that signature is the authentication.
+ * Applied once per event id; a redelivery gets the first result, and a 2xx
+ * either way so the provider stops retrying.
+ */
+export const POST = withProblems(async (request) => {
+  assertJsonContentType(request.headers.get("content-type"));
+  const bytes = await readBodyBytes(request, getEnv().VERITY_MAX_BODY_BYTES);
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw validationError([{ field: "", message: "the request body is not valid UTF-8" }]);
+  }
+  // The signature covers the bytes as sent: it is checked before anything is parsed.
+  if (!verifyWebhookSignature({ secret: getSandboxWebhookSecret(), header: request.headers.get(HEADER.signature), body: text })) {
+    throw new AppError("unauthenticated", `Missing, malformed, stale or wrong ${HEADER.signature}: this endpoint takes only the sandbox provider's signed webhooks.`);
+  }
+  let payload: unknown;
+  try {
+    payload = JSON.parse(text);
+  } catch (error) {
+    throw validationError([{ field: "", message: `malformed JSON: ${error instanceof SyntaxError ? error.message : "unparseable"}` }]);
+  }
+  const received = await receiveSandboxWebhook(getDb(), payload);
+  const eventId = (payload as { id?: unknown }).id;
+  const headers: Record<string, string> = received.duplicate ? { "Idempotent-Replayed": "true" } : {};
+  return json({ event_id: eventId, duplicate: received.duplicate, result: received.result }, { headers });
+});
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);
