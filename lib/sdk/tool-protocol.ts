@@ -1,0 +1,239 @@
+import { VerityApiError } from "./errors";
+import type { Execution, ExecutionLedger, OutcomeResult, RecordOutcomeBody, Task, ToolName } from "./types";
+
+/**
+ * The side-effect protocol of the execution ledger, client side:
+ *
+ *   recordIntent ─ receipt? ──────────────────────────────▶ return it, call nothing
+ *        │ proceed
+ *   markSent ─▶ call(idempotencyKey) ─▶ recordOutcome ─────▶ succeeded | failed | unknown
+ *
+ * The intent is durable before anything leaves, so a crash at any point
+ * leaves a record recovery can read: INTENT_RECORDED was never sent (this
+ * same attempt is sent on resume), SENT may or may not have happened (the
+ * server reconciles it before any retry). A call that throws or times out
+ * is UNKNOWN, never failed: only the provider can say nothing happened.
+ *
+ * Fault points (dbos's debug trigger points) name the moments a crash
+ * matters, so chaos tests can kill the process exactly there.
+ */
+export const faultPoints = ["after_intent", "after_sent", "after_call", "after_outcome"] as const;
+export type FaultPoint = (typeof faultPoints)[number];
+
+export interface FaultPointContext {
+  taskId: string;
+  toolCallId: string;
+  executionId: string;
+  attemptId: string;
+}
+
+export type FaultPointHook = (point: FaultPoint, context: FaultPointContext) => void | Promise<void>;
+
+export interface ExecuteToolInput {
+  taskId: string;
+  /** The logical call within the task: the same on every retry and after a crash. */
+  toolCallId: string;
+  tool: ToolName;
+  request: Record<string, unknown>;
+  /** The task's version: the intent commits with its move to WAITING_FOR_TOOL under compare-and-swap. */
+  expectedVersion: number;
+  fencingToken?: string;
+  /** Where the task goes after a success: more work (RUNNING, default) or VALIDATING. */
+  nextStatus?: "RUNNING" | "VALIDATING";
+  /** How long `call` may take before its outcome is unknown. */
+  callTimeoutMs?: number;
+}
+
+/** What `call` needs to cause the effect at most once and tie it back to this execution. */
+export interface ToolCallContext {
+  idempotencyKey: string;
+  executionId: string;
+  attemptId: string;
+  attempt: number;
+  taskId: string;
+  toolCallId: string;
+  /** Aborted when callTimeoutMs passes: pass it on to the provider's client. */
+  signal: AbortSignal;
+}
+
+export type ToolOutcome =
+  /** The provider confirmed the effect; `evidence` must name the execution id or the idempotency key. */
+  | { outcome: "succeeded"; result?: Record<string, unknown>; evidence: Record<string, unknown> }
+  /** The provider stated that this request applied nothing; `retryable` is kept in the execution's result. */
+  | { outcome: "failed"; error: string; retryable?: boolean; result?: Record<string, unknown>; evidence?: Record<string, unknown> }
+  /** Nobody knows: a timeout, a lost answer, a 5xx. */
+  | { outcome: "unknown"; error: string; evidence?: Record<string, unknown> };
+
+export type ToolExecution =
+  /** The call had already succeeded: nothing was sent now; `execution.result` is its result. */
+  | { kind: "receipt"; execution: Execution; task: Task }
+  | { kind: "succeeded"; execution: Execution; task: Task }
+  /** Nothing happened; the task is RUNNING again and a retry (same tool_call_id, same key) is safe. */
+  | { kind: "failed"; execution: Execution; task: Task; retryable: boolean; error: string }
+  /** This attempt's outcome is unknown: the task is RECONCILING and the server takes over. */
+  | { kind: "unknown"; execution: Execution; task: Task; error: string }
+  /** An earlier attempt's outcome is still unknown (SENT, OUTCOME_UNKNOWN, NEEDS_HUMAN): nothing was sent. */
+  | { kind: "unresolved"; execution: Execution; task: Task };
+
+export interface ExecuteToolOptions {
+  faultPoint?: FaultPointHook;
+  /** Used when the input names no callTimeoutMs. */
+  defaultCallTimeoutMs: number;
+}
+
+export async function executeToolProtocol(
+  ledger: ExecutionLedger,
+  input: ExecuteToolInput,
+  call: (ctx: ToolCallContext) => Promise<ToolOutcome>,
+  options: ExecuteToolOptions,
+): Promise<ToolExecution> {
+  let intent;
+  try {
+    intent = await ledger.recordIntent(input.taskId, {
+      tool_call_id: input.toolCallId,
+      tool: input.tool,
+      request: input.request,
+      expected_version: input.expectedVersion,
+      ...(input.fencingToken ? { fencing_token: input.fencingToken } : {}),
+    });
+  } catch (error) {
+    const executionId = unresolvedExecutionOf(error);
+    if (executionId === undefined) throw error;
+    const [execution, task] = await Promise.all([ledger.getExecution(executionId), ledger.getTask(input.taskId)]);
+    return { kind: "unresolved", execution, task };
+  }
+  if (intent.kind === "receipt") return { kind: "receipt", execution: intent.execution, task: intent.task };
+
+  const execution = intent.execution;
+  const point = (name: FaultPoint) =>
+    options.faultPoint?.(name, { taskId: input.taskId, toolCallId: input.toolCallId, executionId: execution.id, attemptId: execution.attempt_id });
+  await point("after_intent");
+  await ledger.markSent(execution.id, execution.attempt_id);
+  await point("after_sent");
+  const outcome = await callWithTimeout(call, execution, input, input.callTimeoutMs ?? options.defaultCallTimeoutMs);
+  await point("after_call");
+  const recorded = await recordOutcomeOf(ledger, execution, outcome, input);
+  await point("after_outcome");
+  return recorded;
+}
+
+/** The execution a 422 unknown_outcome_reconciled_before_retry names, if that is what `error` is. */
+function unresolvedExecutionOf(error: unknown): string | undefined {
+  if (!(error instanceof VerityApiError) || !error.hasInvariant("unknown_outcome_reconciled_before_retry")) return undefined;
+  const id = error.problem.execution_id;
+  return typeof id === "string" ? id : undefined;
+}
+
+async function callWithTimeout(
+  call: (ctx: ToolCallContext) => Promise<ToolOutcome>,
+  execution: Execution,
+  input: ExecuteToolInput,
+  timeoutMs: number,
+): Promise<ToolOutcome> {
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<ToolOutcome>((resolve) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      resolve({ outcome: "unknown", error: `no outcome within ${timeoutMs} ms` });
+    }, timeoutMs);
+  });
+  const ctx: ToolCallContext = {
+    idempotencyKey: execution.idempotency_key,
+    executionId: execution.id,
+    attemptId: execution.attempt_id,
+    attempt: execution.attempt,
+    taskId: input.taskId,
+    toolCallId: input.toolCallId,
+    signal: controller.signal,
+  };
+  try {
+    // A throw is not a failure: the request may have reached the provider before it.
+    const called = Promise.resolve()
+      .then(() => call(ctx))
+      .then(
+        (outcome) => validOutcome(outcome),
+        (error: unknown) => ({ outcome: "unknown" as const, error: `the call threw: ${error instanceof Error ? error.message : String(error)}` }),
+      );
+    return await Promise.race([called, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Anything but a well-formed outcome from `call` is unknown too. */
+function validOutcome(outcome: unknown): ToolOutcome {
+  const o = outcome as Partial<Record<string, unknown>> | null;
+  if (o && o.outcome === "succeeded" && isRecord(o.evidence)) return outcome as ToolOutcome;
+  if (o && (o.outcome === "failed" || o.outcome === "unknown") && typeof o.error === "string") return outcome as ToolOutcome;
+  return { outcome: "unknown", error: "the call returned no valid outcome (succeeded needs evidence; failed and unknown need an error)" };
+}
+
+/** The ledger keeps at most 2,000 characters of an error. */
+function clip(text: string): string {
+  return text.length > 2000 ? `${text.slice(0, 1997)}...` : text;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+async function recordOutcomeOf(ledger: ExecutionLedger, execution: Execution, outcome: ToolOutcome, input: ExecuteToolInput): Promise<ToolExecution> {
+  const base = { attempt_id: execution.attempt_id, ...(input.fencingToken ? { fencing_token: input.fencingToken } : {}) };
+  const body: RecordOutcomeBody =
+    outcome.outcome === "succeeded"
+      ? { ...base, outcome: "succeeded", evidence: outcome.evidence, ...(outcome.result ? { result: outcome.result } : {}), ...(input.nextStatus ? { next_status: input.nextStatus } : {}) }
+      : outcome.outcome === "failed"
+        ? { ...base, outcome: "failed", error: clip(outcome.error), result: { ...outcome.result, retryable: outcome.retryable ?? false }, ...(outcome.evidence ? { evidence: outcome.evidence } : {}) }
+        : { ...base, outcome: "unknown", error: clip(outcome.error), ...(outcome.evidence ? { evidence: outcome.evidence } : {}) };
+  let r: OutcomeResult;
+  try {
+    r = await ledger.recordOutcome(execution.id, body);
+  } catch (error) {
+    if (!(error instanceof VerityApiError)) throw error;
+    if (body.outcome === "succeeded" && error.hasInvariant("success_requires_matching_evidence")) {
+      // The provider said yes, but not about this execution: that proves
+      // nothing, so the outcome is unknown and reconciliation decides.
+      const why = clip(`the provider's answer did not name this execution: ${error.detail}`);
+      const u = await ledger.recordOutcome(execution.id, { ...base, outcome: "unknown", evidence: body.evidence, error: why });
+      return { kind: "unknown", execution: u.execution, task: u.task, error: why };
+    }
+    // Someone settled the execution first (the provider's webhook, the
+    // reconciler, a reviewer): their record stands, and is the answer.
+    if (error.code === "version_conflict" || error.hasInvariant("execution_status_machine")) return settledElsewhere(ledger, execution.id, input.taskId, error);
+    throw error;
+  }
+  return resultOf(r, body);
+}
+
+function resultOf(r: OutcomeResult, body: RecordOutcomeBody): ToolExecution {
+  switch (body.outcome) {
+    case "succeeded":
+      return { kind: "succeeded", execution: r.execution, task: r.task };
+    case "failed":
+      return { kind: "failed", execution: r.execution, task: r.task, retryable: body.result?.retryable === true, error: body.error ?? "failed" };
+    case "unknown":
+      return { kind: "unknown", execution: r.execution, task: r.task, error: body.error ?? "unknown" };
+  }
+}
+
+async function settledElsewhere(ledger: ExecutionLedger, executionId: string, taskId: string, conflict: VerityApiError): Promise<ToolExecution> {
+  const execution = await ledger.getExecution(executionId);
+  const task = await ledger.getTask(taskId);
+  const note = `recorded by someone else first (${conflict.detail})`;
+  switch (execution.status) {
+    case "SUCCEEDED":
+    case "RECONCILED_SUCCEEDED":
+      return { kind: "succeeded", execution, task };
+    case "FAILED":
+    case "RECONCILED_FAILED":
+      return { kind: "failed", execution, task, retryable: false, error: execution.error ?? note };
+    case "CANCELLED":
+      return { kind: "failed", execution, task, retryable: false, error: `the execution was cancelled: ${note}` };
+    case "SENT":
+    case "OUTCOME_UNKNOWN":
+    case "NEEDS_HUMAN":
+    case "INTENT_RECORDED":
+      return { kind: "unknown", execution, task, error: execution.error ?? note };
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The SDK's types. Resources are the API's wire shapes, imported as types
+ * from the schemas the server serializes with (lib/api/resources.ts), so
+ * the SDK cannot drift from what the routes return; nothing of the server
+ * is loaded at run time. Inputs are camelCase at the top level; nested
+ * domain documents (a patch, subtasks) are in their wire form.
+ */
+import type {
+  ExecutionDetail,
+  ExecutionResource,
+  IntentResultResource,
+  LeaseResource,
+  TaskResource,
+  TransitionResource,
+} from "@/lib/api/resources";
+import type { TaskPatch } from "@/lib/engine/task-state";
+import type { ToolName } from "@/lib/engine/tools";
+
+export type { ExecutionDetail, ExecutionResource as Execution, IntentResultResource as IntentResult, LeaseResource as Lease, TaskResource as Task, TaskPatch, ToolName, TransitionResource as Transition };
+
+export interface TransitionResult {
+  task: TaskResource;
+  transition: TransitionResource;
+  replayed: boolean;
+}
+
+export interface TransitionPage {
+  items: TransitionResource[];
+  next_after_version: number | null;
+}
+
+export interface TaskPage {
+  items: TaskResource[];
+  next_cursor: string | null;
+}
+
+export interface OutcomeResult {
+  execution: ExecutionResource;
+  task: TaskResource;
+}
+
+export interface NewSubtask {
+  id: string;
+  title: string;
+  mandatory: boolean;
+  status?: "PENDING" | "ACTIVE" | "COMPLETED" | "FAILED" | "CANCELLED";
+}
+
+export interface CreateTaskInput {
+  workflow: string;
+  /** Chosen by the SDK when omitted, so a retried create is recognised as the same one. */
+  taskId?: string;
+  intentId: string;
+  subtasks?: NewSubtask[];
+  artifacts?: Record<string, unknown>;
+  budget?: { currency_committed_usd: number };
+  activeAgents?: string[];
+}
+
+export interface TransitionInput {
+  expectedVersion: number;
+  /** Omitted: an in-place update. */
+  to?: string;
+  patch?: TaskPatch;
+  reason?: string;
+  /** Chosen by the SDK when omitted; every retry of this call sends the same one. */
+  transitionId?: string;
+  fencingToken?: string;
+}
+
+export interface ListTasksQuery {
+  status?: string;
+  workflow?: string;
+  q?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+export interface RecordIntentBody {
+  tool_call_id: string;
+  tool: ToolName;
+  request: Record<string, unknown>;
+  expected_version: number;
+  fencing_token?: string;
+}
+
+export interface RecordOutcomeBody {
+  attempt_id: string;
+  outcome: "succeeded" | "failed" | "unknown";
+  result?: Record<string, unknown>;
+  evidence?: Record<string, unknown>;
+  error?: string;
+  next_status?: "RUNNING" | "VALIDATING";
+  fencing_token?: string;
+}
+
+export interface InboundEvent {
+  eventId: string;
+  source: string;
+  type: string;
+  taskId?: string;
+  payload: Record<string, unknown>;
+}
+
+/**
+ * The ledger calls of the tool protocol: what executeTool needs from
+ * Verity. VerityClient implements it over HTTP.
+ */
+export interface ExecutionLedger {
+  recordIntent(taskId: string, body: RecordIntentBody): Promise<IntentResultResource>;
+  markSent(executionId: string, attemptId: string): Promise<ExecutionResource>;
+  recordOutcome(executionId: string, body: RecordOutcomeBody): Promise<OutcomeResult>;
+  getExecution(executionId: string): Promise<ExecutionDetail>;
+  getTask(taskId: string): Promise<TaskResource>;
+}

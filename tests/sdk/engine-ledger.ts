@@ -1,0 +1,46 @@
+import { executionDetailResource, executionResource, taskResource } from "@/lib/api/resources";
+import type { Db } from "@/lib/db";
+import { getExecution, listExecutionEvents, markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
+import { getTaskOrThrow, type Actor } from "@/lib/engine/tasks";
+import { AppError } from "@/lib/errors";
+import { problemFromAppError } from "@/lib/http/problem";
+import { VerityApiError, type ExecutionLedger } from "@/lib/sdk";
+
+/**
+ * The SDK's ledger port served in-process by the real engine on a test
+ * database: the same functions, serializers and problem mapping the
+ * /api/v1 routes use, without a Next server. Not a fake: every rule the
+ * protocol depends on is the engine's own.
+ */
+export function engineLedger(db: Db, actor: Actor): ExecutionLedger {
+  const api = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof AppError) throw new VerityApiError(problemFromAppError(error));
+      throw error;
+    }
+  };
+  return {
+    recordIntent: (taskId, body) =>
+      api(async () => {
+        const result = await recordIntent(db, taskId, body, actor);
+        const task = result.kind === "proceed" && result.task ? result.task : await getTaskOrThrow(db, taskId);
+        return { kind: result.kind, execution: executionResource(result.execution), task: taskResource(task) };
+      }),
+    markSent: (executionId, attemptId) => api(async () => executionResource(await markSent(db, executionId, { attempt_id: attemptId }, actor))),
+    recordOutcome: (executionId, body) =>
+      api(async () => {
+        const result = await recordOutcome(db, executionId, body, actor);
+        const task = result.task ?? (await getTaskOrThrow(db, result.execution.taskId));
+        return { execution: executionResource(result.execution), task: taskResource(task) };
+      }),
+    getExecution: (executionId) =>
+      api(async () => {
+        const execution = await getExecution(db, executionId);
+        if (!execution) throw new AppError("not_found", `Execution ${executionId} does not exist.`);
+        return executionDetailResource(execution, await listExecutionEvents(db, executionId));
+      }),
+    getTask: (taskId) => api(async () => taskResource(await getTaskOrThrow(db, taskId))),
+  };
+}

@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
+import type { Db } from "@/lib/db";
+import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { startSandbox, type Sandbox } from "@/lib/sandbox/server";
+import { executeToolProtocol, faultPoints, type ExecutionLedger, type FaultPoint, type FaultPointHook, type ToolCallContext, type ToolOutcome } from "@/lib/sdk";
+import { openTestPglite } from "@/tests/helpers/pglite";
+import { engineLedger } from "./engine-ledger";
+
+/**
+ * executeTool's protocol against the real engine (PGlite) and the real
+ * sandbox provider: the order of its fault points, and a crash at each of
+ * them followed by a fresh worker, which must never make a second refund.
+ */
+const agent: Actor = { identity: "spiffe://verity.local/agent/sdk-test", kind: "agent" };
+const request = { amount_cents: 700, currency: "usd", charge_id: "ch_sdk", customer_id: "cus_sdk" };
+
+let db: Db;
+let close: () => Promise<void>;
+let ledger: ExecutionLedger;
+let sandbox: Sandbox;
+beforeAll(async () => {
+  ({ db, close } = await openTestPglite());
+  ledger = engineLedger(db, agent);
+  sandbox = await startSandbox({ port: 0 });
+});
+afterAll(async () => {
+  await sandbox.close();
+  await close();
+});
+
+async function runningTask(): Promise<{ id: string; version: number }> {
+  const { task } = await createTask(db, { workflow: "agent-task", intent_id: "refund" }, agent);
+  let version = task.version;
+  for (const to of ["PLANNING", "READY", "RUNNING"]) version = (await transitionTask(db, task.id, { expected_version: version, to }, agent)).task.version;
+  return { id: task.id, version };
+}
+
+async function refundsOf(taskId: string): Promise<number> {
+  const res = await fetch(`${sandbox.url}/v1/refunds`);
+  const { data } = (await res.json()) as { data: Array<{ metadata: Record<string, string> }> };
+  return data.filter((r) => r.metadata.task_id === taskId).length;
+}
+
+function refund(calls: ToolCallContext[]) {
+  return async (ctx: ToolCallContext): Promise<ToolOutcome> => {
+    calls.push(ctx);
+    const out = await new SandboxPaymentConnector({ baseUrl: sandbox.url }).refund({
+      idempotencyKey: ctx.idempotencyKey,
+      amountCents: request.amount_cents,
+      currency: request.currency,
+      chargeId: request.charge_id,
+      customerId: request.customer_id,
+      metadata: { executionId: ctx.executionId, taskId: ctx.taskId },
+    });
+    if (out.kind === "succeeded") return { outcome: "succeeded", result: { refund_id: out.refund.id }, evidence: { ...out.evidence, metadata: out.refund.metadata } };
+    return out.kind === "failed" ? { outcome: "failed", error: out.message, retryable: out.retryable } : { outcome: "unknown", error: out.message };
+  };
+}
+
+const input = (task: { id: string; version: number }) => ({ taskId: task.id, toolCallId: "refund", tool: "payments.refund" as const, request, expectedVersion: task.version });
+
+class Crash extends Error {}
+
+describe("executeTool fault points", () => {
+  it("fire in order, each at the moment its name says", async () => {
+    const task = await runningTask();
+    const seen: string[] = [];
+    const hook: FaultPointHook = async (point, ctx) => {
+      const execution = await ledger.getExecution(ctx.executionId);
+      seen.push(`${point}:${execution.status}:${await refundsOf(ctx.taskId)}`);
+    };
+    const result = await executeToolProtocol(ledger, input(task), refund([]), { faultPoint: hook, defaultCallTimeoutMs: 5_000 });
+    expect(result.kind).toBe("succeeded");
+    expect(seen).toEqual(["after_intent:INTENT_RECORDED:0", "after_sent:SENT:0", "after_call:SENT:1", "after_outcome:SUCCEEDED:1"]);
+  });
+
+  it("is not reached at all for a receipt", async () => {
+    const task = await runningTask();
+    const first = await executeToolProtocol(ledger, input(task), refund([]), { defaultCallTimeoutMs: 5_000 });
+    const seen: FaultPoint[] = [];
+    const calls: ToolCallContext[] = [];
+    const replay = await executeToolProtocol(ledger, { ...input(task), expectedVersion: first.task.version }, refund(calls), {
+      faultPoint: (p) => void seen.push(p),
+      defaultCallTimeoutMs: 5_000,
+    });
+    expect(replay.kind).toBe("receipt");
+    expect(seen).toEqual([]);
+    expect(calls).toEqual([]);
+  });
+
+  const afterCrash: Record<FaultPoint, { kind: string; calls: number }> = {
+    // Nothing left: the same attempt goes out now.
+    after_intent: { kind: "succeeded", calls: 1 },
+    // It may have left: unresolved until the server reconciles it; nothing is sent.
+    after_sent: { kind: "unresolved", calls: 0 },
+    // It did leave and the refund exists: still unresolved, still nothing sent.
+    after_call: { kind: "unresolved", calls: 0 },
+    // Recorded: the receipt.
+    after_outcome: { kind: "receipt", calls: 0 },
+  };
+
+  it.each(faultPoints.map((p) => [p]))("a crash at %s, then a fresh worker: at most one refund", async (point) => {
+    const task = await runningTask();
+    const crashing: FaultPointHook = (p) => {
+      if (p === point) throw new Crash(p);
+    };
+    await expect(executeToolProtocol(ledger, input(task), refund([]), { faultPoint: crashing, defaultCallTimeoutMs: 5_000 })).rejects.toBeInstanceOf(Crash);
+    const madeBefore = await refundsOf(task.id);
+    expect(madeBefore).toBe(point === "after_intent" || point === "after_sent" ? 0 : 1);
+
+    const current = await ledger.getTask(task.id);
+    const calls: ToolCallContext[] = [];
+    const resumed = await executeToolProtocol(ledger, { ...input(task), expectedVersion: current.version }, refund(calls), { defaultCallTimeoutMs: 5_000 });
+    expect({ kind: resumed.kind, calls: calls.length }).toEqual(afterCrash[point]);
+    expect(await refundsOf(task.id)).toBe(point === "after_sent" ? 0 : 1);
+    expect(resumed.execution.attempt).toBe(1);
+  });
+});
+
+describe("executeTool outcomes", () => {
+  it("a call that returns no valid outcome is UNKNOWN", async () => {
+    const task = await runningTask();
+    const result = await executeToolProtocol(ledger, input(task), async () => ({ outcome: "succeeded" }) as unknown as ToolOutcome, { defaultCallTimeoutMs: 5_000 });
+    expect(result.kind).toBe("unknown");
+    expect(result.task.status).toBe("RECONCILING");
+  });
+
+  it("keeps a known failure's retryable flag in the ledger, and retries under the same key", async () => {
+    const task = await runningTask();
+    const failed = await executeToolProtocol(ledger, input(task), async () => ({ outcome: "failed", error: "not_processed", retryable: true, result: { reason: "not_processed" } }), {
+      defaultCallTimeoutMs: 5_000,
+    });
+    expect(failed).toMatchObject({ kind: "failed", retryable: true, execution: { status: "FAILED", result: { reason: "not_processed", retryable: true } }, task: { status: "RUNNING" } });
+    const calls: ToolCallContext[] = [];
+    const retried = await executeToolProtocol(ledger, { ...input(task), expectedVersion: failed.task.version }, refund(calls), { defaultCallTimeoutMs: 5_000 });
+    expect(retried).toMatchObject({ kind: "succeeded", execution: { attempt: 2, idempotency_key: failed.execution.idempotency_key } });
+    expect(calls.map((c) => c.attemptId)).toEqual([`${failed.execution.id}.2`]);
+  });
+});
