@@ -1,0 +1,171 @@
+import { spawn } from "node:child_process";
+import { expect, test } from "@playwright/test";
+import { RefundAgent, runRefundAgent, type RefundAgentOptions, type TaskReport } from "@/lib/agent/refund-agent";
+import { demoAgent } from "@/lib/seed";
+import { VerityClient, type Task } from "@/lib/sdk";
+import { uniqueId } from "./agent-api";
+import { refundsOfTask, startWebhookSink, useProvider, type Provider, type WebhookSink } from "./provider";
+
+/**
+ * The demo refund agent against the real server and sandbox: the happy
+ * path, faults that leave the outcome unknown or refused, and the chaos
+ * case the audit calls the most important test — the process killed right
+ * after the irreversible call, before its outcome is persisted — resumed by
+ * a new process without a second refund.
+ */
+
+let provider: Provider;
+let sink: WebhookSink;
+test.beforeAll(async () => {
+  provider = await useProvider();
+  sink = await startWebhookSink();
+});
+test.afterAll(async () => Promise.all([provider.close(), sink.close()]));
+
+function agent(baseURL: string | undefined, options: Partial<RefundAgentOptions> = {}): { agent: RefundAgent; client: VerityClient } {
+  const client = new VerityClient({ baseUrl: baseURL!, token: demoAgent.token, retryBaseDelayMs: 20 });
+  return {
+    client,
+    agent: new RefundAgent({
+      client,
+      sandboxUrl: provider.url,
+      identity: demoAgent.identity,
+      callTimeoutMs: 1_500,
+      leaseTtlSeconds: 30,
+      faults: [],
+      faultRate: 0,
+      seed: 42,
+      log: () => undefined,
+      ...options,
+    }),
+  };
+}
+
+async function run(a: RefundAgent, runId: string, tasks: number): Promise<TaskReport[]> {
+  return (await runRefundAgent(a, { tasks, amountCents: 1999, currency: "usd", runId, resume: false, concurrency: 2 }, () => undefined)).reports;
+}
+
+test("each refund task is driven to COMPLETED: one refund, the customer notified, every subtask done", async ({ baseURL }) => {
+  const { agent: a, client } = agent(baseURL);
+  const runId = uniqueId("ok");
+  const reports = await run(a, runId, 2);
+  expect(reports.map((r) => r.outcome)).toEqual(["completed", "completed"]);
+  for (const r of reports) {
+    expect(r.refund).toMatchObject({ status: "SUCCEEDED", attempts: 1 });
+    expect(r.note).toMatchObject({ status: "SUCCEEDED" });
+    const task = await client.getTask(r.taskId);
+    expect(task.status).toBe("COMPLETED");
+    expect(task.state.subtasks.map((s) => [s.id, s.status])).toEqual([
+      ["lookup-order", "COMPLETED"],
+      ["issue-refund", "COMPLETED"],
+      ["notify-customer", "COMPLETED"],
+    ]);
+    expect(task.state.completed_agents).toEqual([demoAgent.identity]);
+    expect(await refundsOfTask(provider.url, r.taskId)).toHaveLength(1);
+    expect((await client.getLease(r.taskId))?.active).toBe(false);
+  }
+  // Running the same orders again finds them done: no new effects.
+  const again = await run(a, runId, 2);
+  expect(again.map((r) => r.outcome)).toEqual(["completed", "completed"]);
+  for (const r of again) expect(await refundsOfTask(provider.url, r.taskId)).toHaveLength(1);
+});
+
+test("a dropped answer leaves the refund UNKNOWN: the task is left RECONCILING and reported, not retried", async ({ baseURL }) => {
+  // The provider's webhook goes elsewhere, so only the server's reconciler can settle it.
+  const { agent: a, client } = agent(baseURL, { faults: ["drop_response"], faultRate: 1, webhookUrl: sink.url });
+  const [r] = await run(a, uniqueId("drop"), 1);
+  expect(r).toMatchObject({ outcome: "reconciling", refund: { status: "OUTCOME_UNKNOWN", attempts: 1 }, faults: ["drop_response"] });
+  const task = await client.getTask(r!.taskId);
+  // The server's reconciler may already have taken it further; never back to a retry by the agent.
+  expect(["RECONCILING", "VALIDATING", "WAITING_FOR_HUMAN"]).toContain(task.status);
+  expect(await refundsOfTask(provider.url, r!.taskId)).toHaveLength(1);
+});
+
+test("a refusal that may pass on retry is retried once with the same key, then the task fails", async ({ baseURL }) => {
+  const { agent: a, client } = agent(baseURL, { faults: ["error_before_commit"], faultRate: 1 });
+  const [r] = await run(a, uniqueId("refused"), 1);
+  expect(r).toMatchObject({ outcome: "failed", status: "FAILED", refund: { status: "FAILED", attempts: 2 }, faults: ["error_before_commit", "error_before_commit"] });
+  const task: Task = await client.getTask(r!.taskId);
+  expect(task.state.subtasks.find((s) => s.id === "issue-refund")?.status).toBe("FAILED");
+  expect(await refundsOfTask(provider.url, r!.taskId)).toHaveLength(0);
+});
+
+test("dropped answers settled by the provider's webhook and the server's reconciler: the resumed agent completes, without a second refund", async ({ baseURL }) => {
+  test.setTimeout(90_000);
+  // Every call's answer is lost (the refund's and the customer note's).
+  const { agent: chaotic, client } = agent(baseURL, { faults: ["drop_response"], faultRate: 1 });
+  const [r] = await run(chaotic, uniqueId("drop-hook"), 1);
+  expect(r!.outcome).toBe("reconciling");
+  const taskId = r!.taskId;
+  // The refund's webhook reached the server: settled by the provider's own record.
+  await expect.poll(async () => (await client.listExecutions(taskId)).find((e) => e.tool_call_id === "refund")?.status, { timeout: 15_000 }).toMatch(/SUCCEEDED$/);
+
+  // A clean agent resumes whenever there is work; the note's unknown outcome is the reconciler's to settle.
+  const { agent: clean } = agent(baseURL);
+  await expect.poll(async () => (await clean.resume(taskId)).outcome, { timeout: 60_000, intervals: [1_000] }).toBe("completed");
+  expect((await client.getTask(taskId)).status).toBe("COMPLETED");
+  const executions = await client.listExecutions(taskId);
+  expect(executions.map((e) => [e.tool_call_id, e.attempt])).toEqual([
+    ["refund", 1],
+    ["notify-customer", 1],
+  ]);
+  expect(await refundsOfTask(provider.url, taskId)).toHaveLength(1);
+});
+
+/** `npm run agent` as a separate process: returns how it ended and what it printed. */
+function agentProcess(baseURL: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    // node itself (not npx) so that the SIGKILL is seen as this child's end.
+    const child = spawn(process.execPath, ["--import", "tsx", "scripts/agent.ts", ...args], {
+      env: { ...process.env, VERITY_URL: baseURL, VERITY_SANDBOX_URL: provider.url, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    child.on("error", reject);
+    child.on("exit", (code, signal) => resolve({ code, signal, out }));
+  });
+}
+
+for (const [point, expected] of [
+  // Died before anything left: the same attempt is sent on resume.
+  ["after_intent", [{ outcome: "completed", refund: "SUCCEEDED" }]],
+  // Died with the refund made and unrecorded: the provider's webhook settles
+  // it (then the resumed agent completes), or the resumed agent records it
+  // UNKNOWN and leaves it to the reconciler. Never sent again either way.
+  [
+    "after_call",
+    [
+      { outcome: "completed", refund: "SUCCEEDED" },
+      { outcome: "reconciling", refund: "OUTCOME_UNKNOWN" },
+    ],
+  ],
+  // Died with the outcome recorded: the receipt is used.
+  ["after_outcome", [{ outcome: "completed", refund: "SUCCEEDED" }]],
+] as const) {
+  test(`SIGKILL at ${point}, then --resume: at most one refund, and the task continues from its last commit`, async ({ baseURL }) => {
+    test.setTimeout(120_000);
+    const runId = uniqueId(`kill-${point.replaceAll("_", "")}`);
+    const killed = await agentProcess(baseURL!, ["--tasks", "1", "--run-id", runId], { VERITY_FAULT_KILL_AT: point });
+    expect(killed.signal, killed.out).toBe("SIGKILL");
+    const taskId = `refund-${runId}-1`;
+    expect((await refundsOfTask(provider.url, taskId)).length).toBe(point === "after_intent" ? 0 : 1);
+
+    const resumed = await agentProcess(baseURL!, ["--resume", "--run-id", runId]);
+    expect(resumed.code, resumed.out).toBe(0);
+    const line = resumed.out.split("\n").find((l) => l.startsWith(taskId)) ?? "";
+    expect(
+      expected.some((e) => new RegExp(`^${taskId}\\s+${e.outcome}\\b.* refund ${e.refund}\\b`).test(line)),
+      `${line}\n${resumed.out}`,
+    ).toBe(true);
+    expect(line).not.toContain("attempts)");
+    expect(await refundsOfTask(provider.url, taskId)).toHaveLength(1);
+  });
+}
+
+test("the CLI refuses bad usage with exit status 2", async ({ baseURL }) => {
+  const bad = await agentProcess(baseURL!, ["--faults", "explode"]);
+  expect(bad.code).toBe(2);
+  expect(bad.out).toContain('unknown fault "explode"');
+});

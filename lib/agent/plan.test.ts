@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest";
+import { planNextStep, refundSubtasks, type AgentStep } from "@/lib/agent/plan";
+import type { Execution, Task } from "@/lib/sdk";
+
+const me = "spiffe://verity.local/agent/refund-bot";
+
+function task(status: string, done: string[] = []): Task {
+  return {
+    id: "refund-o1",
+    status,
+    version: 7,
+    state: { status, subtasks: refundSubtasks.map((s) => ({ ...s, status: done.includes(s.id) ? "COMPLETED" : "PENDING" })) },
+  } as unknown as Task;
+}
+
+function exec(toolCallId: string, status: string, extra: Partial<Execution> = {}): Execution {
+  return { id: `exec_${toolCallId}`, tool_call_id: toolCallId, status, attempt: 1, attempt_id: `exec_${toolCallId}.1`, result: null, error: null, ...extra } as Execution;
+}
+
+const plan = (t: Task, executions: Execution[] = []): AgentStep => planNextStep(t, executions, me);
+
+describe("the refund agent's plan", () => {
+  it("walks the happy path one committed step at a time", () => {
+    expect(plan(task("RECEIVED"))).toMatchObject({ kind: "transition", to: "PLANNING" });
+    expect(plan(task("PLANNING"))).toMatchObject({ kind: "transition", to: "READY" });
+    expect(plan(task("READY"))).toMatchObject({ kind: "transition", to: "RUNNING", patch: { active_agents: [me] } });
+    expect(plan(task("RUNNING"))).toEqual({ kind: "transition", patch: { subtasks: [{ id: "lookup-order", status: "COMPLETED" }] }, reason: "order looked up" });
+    expect(plan(task("RUNNING", ["lookup-order"]))).toEqual({ kind: "tool", toolCallId: "refund", nextStatus: "RUNNING" });
+    const refunded = [exec("refund", "SUCCEEDED")];
+    const recordRefund = plan(task("RUNNING", ["lookup-order"]), refunded);
+    expect(recordRefund).toMatchObject({ kind: "transition", patch: { subtasks: [{ id: "issue-refund", status: "COMPLETED" }] } });
+    expect(recordRefund).not.toHaveProperty("to");
+    expect(plan(task("RUNNING", ["lookup-order", "issue-refund"]), refunded)).toEqual({ kind: "tool", toolCallId: "notify-customer", nextStatus: "VALIDATING" });
+    const all = [...refunded, exec("notify-customer", "SUCCEEDED")];
+    expect(plan(task("VALIDATING", ["lookup-order", "issue-refund"]), all)).toMatchObject({
+      kind: "transition",
+      to: "COMPLETED",
+      patch: { subtasks: [{ id: "notify-customer", status: "COMPLETED" }], active_agents: [], completed_agents: [me] },
+    });
+    expect(plan(task("COMPLETED"), all)).toMatchObject({ kind: "stop", outcome: "completed" });
+  });
+
+  it("never plans a call whose receipt exists", () => {
+    const steps = [task("RUNNING", ["lookup-order", "issue-refund"]), task("VALIDATING", ["lookup-order", "issue-refund"])].map((t) =>
+      plan(t, [exec("refund", "RECONCILED_SUCCEEDED"), exec("notify-customer", "SUCCEEDED")]),
+    );
+    for (const s of steps) expect(s).not.toMatchObject({ kind: "tool", toolCallId: "refund" });
+  });
+
+  it("leaves an unknown outcome to the server and never retries it", () => {
+    for (const status of ["SENT", "OUTCOME_UNKNOWN", "NEEDS_HUMAN"]) {
+      expect(plan(task("RUNNING", ["lookup-order"]), [exec("refund", status)])).toMatchObject({ kind: "stop", outcome: "reconciling" });
+    }
+    expect(plan(task("RECONCILING", ["lookup-order"]), [exec("refund", "OUTCOME_UNKNOWN")])).toMatchObject({ kind: "stop", outcome: "reconciling" });
+    expect(plan(task("WAITING_FOR_HUMAN"), [exec("refund", "NEEDS_HUMAN")])).toMatchObject({ kind: "stop", outcome: "review" });
+  });
+
+  it("retries a known failure once, only when the provider said a retry may work", () => {
+    const running = task("RUNNING", ["lookup-order"]);
+    expect(plan(running, [exec("refund", "FAILED", { result: { retryable: true } })])).toMatchObject({ kind: "tool", toolCallId: "refund" });
+    expect(plan(running, [exec("refund", "RECONCILED_FAILED", { result: { retryable: true } })])).toMatchObject({ kind: "tool", toolCallId: "refund" });
+    expect(plan(running, [exec("refund", "FAILED", { result: { retryable: false } })])).toMatchObject({ kind: "transition", to: "FAILED" });
+    expect(plan(running, [exec("refund", "FAILED", { attempt: 2, result: { retryable: true } })])).toMatchObject({
+      kind: "transition",
+      to: "FAILED",
+      patch: { subtasks: [{ id: "issue-refund", status: "FAILED" }] },
+    });
+  });
+
+  it("on resume, sends an intent that never left, and marks one that did as unknown", () => {
+    const waiting = task("WAITING_FOR_TOOL", ["lookup-order"]);
+    expect(plan(waiting, [exec("refund", "INTENT_RECORDED")])).toEqual({ kind: "tool", toolCallId: "refund", nextStatus: "RUNNING" });
+    const sent = exec("refund", "SENT");
+    expect(plan(waiting, [sent])).toEqual({ kind: "record_unknown", execution: sent });
+    const note = exec("notify-customer", "INTENT_RECORDED");
+    expect(plan(waiting, [exec("refund", "SUCCEEDED"), note])).toEqual({ kind: "tool", toolCallId: "notify-customer", nextStatus: "VALIDATING" });
+  });
+
+  it("after reconciliation confirms the refund straight into VALIDATING, records it and still notifies the customer", () => {
+    const refunded = [exec("refund", "RECONCILED_SUCCEEDED")];
+    expect(plan(task("VALIDATING", ["lookup-order"]), refunded)).toMatchObject({ patch: { subtasks: [{ id: "issue-refund", status: "COMPLETED" }] } });
+    expect(plan(task("VALIDATING", ["lookup-order", "issue-refund"]), refunded)).toMatchObject({ kind: "transition", to: "RUNNING" });
+    expect(plan(task("VALIDATING", ["lookup-order"]), [exec("refund", "RECONCILED_FAILED")])).toMatchObject({ kind: "transition", to: "RUNNING" });
+  });
+
+  it("completes without the optional note when it failed, and escalates a task stuck in RUNNING by it", () => {
+    const refunded = exec("refund", "SUCCEEDED");
+    const noteFailed = exec("notify-customer", "FAILED", { result: { retryable: false }, error: "invalid_request" });
+    expect(plan(task("RUNNING", ["lookup-order", "issue-refund"]), [refunded, noteFailed])).toMatchObject({ kind: "transition", to: "WAITING_FOR_HUMAN" });
+    const completed = plan(task("VALIDATING", ["lookup-order", "issue-refund"]), [refunded, noteFailed]);
+    expect(completed).toMatchObject({ kind: "transition", to: "COMPLETED" });
+    expect(completed).not.toHaveProperty("patch.subtasks");
+  });
+});

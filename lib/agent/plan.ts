@@ -1,0 +1,122 @@
+import type { Execution, Task, TaskPatch } from "@/lib/sdk";
+
+/**
+ * The refund agent's decisions, as a pure function of what Verity holds:
+ * the task (status, subtasks) and its execution ledger. The agent keeps no
+ * state of its own between steps, so a fresh run, a retry and a resume after
+ * a crash are the same loop: read, plan one step, commit it, read again.
+ * Whatever was committed last is where it continues; a tool call whose
+ * receipt exists is never made again.
+ */
+
+export const REFUND_CALL = "refund";
+export const NOTE_CALL = "notify-customer";
+
+export const SUBTASK = { lookup: "lookup-order", refund: "issue-refund", notify: "notify-customer" } as const;
+
+export const refundSubtasks = [
+  { id: SUBTASK.lookup, title: "Look up the order", mandatory: true },
+  { id: SUBTASK.refund, title: "Issue the refund", mandatory: true },
+  { id: SUBTASK.notify, title: "Notify the customer", mandatory: false },
+];
+
+/** How each task ended for this run; only `error` is the agent's own fault (exit non-zero). */
+export type TaskOutcome = "completed" | "reconciling" | "review" | "failed" | "cancelled" | "in_flight" | "error";
+
+export type AgentStep =
+  | { kind: "transition"; to?: string; patch?: TaskPatch; reason: string }
+  | { kind: "tool"; toolCallId: typeof REFUND_CALL | typeof NOTE_CALL; nextStatus: "RUNNING" | "VALIDATING" }
+  /** A SENT execution found on resume: the worker that sent it is gone, so its outcome is unknown. */
+  | { kind: "record_unknown"; execution: Execution }
+  | { kind: "stop"; outcome: TaskOutcome; detail: string };
+
+/** Known failures are retried once (same key) when the provider said a retry may work. */
+export const MAX_ATTEMPTS = 2;
+
+const succeeded = new Set(["SUCCEEDED", "RECONCILED_SUCCEEDED"]);
+const knownFailed = new Set(["FAILED", "RECONCILED_FAILED"]);
+const unresolved = new Set(["SENT", "OUTCOME_UNKNOWN", "NEEDS_HUMAN"]);
+
+function done(id: string) {
+  return { id, status: "COMPLETED" as const };
+}
+
+function isRetryable(e: Execution): boolean {
+  const result = e.result as { retryable?: unknown } | null;
+  return e.attempt < MAX_ATTEMPTS && result?.retryable === true;
+}
+
+export function planNextStep(task: Task, executions: readonly Execution[], identity: string): AgentStep {
+  const refund = executions.find((e) => e.tool_call_id === REFUND_CALL);
+  const note = executions.find((e) => e.tool_call_id === NOTE_CALL);
+  const subtask = (id: string) => task.state.subtasks.find((s) => s.id === id)?.status;
+  const refundDone = refund !== undefined && succeeded.has(refund.status);
+
+  switch (task.status) {
+    case "RECEIVED":
+      return { kind: "transition", to: "PLANNING", reason: "planning the refund" };
+    case "PLANNING":
+      return { kind: "transition", to: "READY", reason: "plan: look up the order, refund, notify the customer" };
+    case "READY":
+      return { kind: "transition", to: "RUNNING", patch: { active_agents: [identity] }, reason: "refund agent started" };
+
+    case "RUNNING": {
+      if (subtask(SUBTASK.lookup) !== "COMPLETED") return { kind: "transition", patch: { subtasks: [done(SUBTASK.lookup)] }, reason: "order looked up" };
+      if (refundDone && subtask(SUBTASK.refund) !== "COMPLETED") {
+        return { kind: "transition", patch: { subtasks: [done(SUBTASK.refund)] }, reason: `refund confirmed (${refund.status})` };
+      }
+      if (!refund || refund.status === "INTENT_RECORDED") return { kind: "tool", toolCallId: REFUND_CALL, nextStatus: "RUNNING" };
+      if (knownFailed.has(refund.status)) {
+        if (isRetryable(refund)) return { kind: "tool", toolCallId: REFUND_CALL, nextStatus: "RUNNING" };
+        return { kind: "transition", to: "FAILED", patch: { subtasks: [{ id: SUBTASK.refund, status: "FAILED" }] }, reason: `refund failed: ${refund.error ?? "refused by the provider"}` };
+      }
+      if (unresolved.has(refund.status)) return { kind: "stop", outcome: "reconciling", detail: `refund ${refund.status}: the server reconciles it` };
+      if (refund.status === "CANCELLED") return { kind: "stop", outcome: "cancelled", detail: "the refund was cancelled" };
+      // The refund is done and recorded: the optional note.
+      if (!note || note.status === "INTENT_RECORDED") return { kind: "tool", toolCallId: NOTE_CALL, nextStatus: "VALIDATING" };
+      if (knownFailed.has(note.status) && isRetryable(note)) return { kind: "tool", toolCallId: NOTE_CALL, nextStatus: "VALIDATING" };
+      if (unresolved.has(note.status)) return { kind: "stop", outcome: "reconciling", detail: `customer note ${note.status}: the server reconciles it` };
+      // RUNNING reaches VALIDATING only through a tool call, and the note
+      // cannot be sent again: a person decides how to close the task.
+      return { kind: "transition", to: "WAITING_FOR_HUMAN", reason: `refund issued, but the customer note is ${note.status}${note.error ? `: ${note.error}` : ""}` };
+    }
+
+    case "WAITING_FOR_TOOL": {
+      const pending = executions.find((e) => e.status === "INTENT_RECORDED");
+      if (pending) return { kind: "tool", toolCallId: pending.tool_call_id === NOTE_CALL ? NOTE_CALL : REFUND_CALL, nextStatus: pending.tool_call_id === NOTE_CALL ? "VALIDATING" : "RUNNING" };
+      const sent = executions.find((e) => e.status === "SENT");
+      if (sent) return { kind: "record_unknown", execution: sent };
+      return { kind: "stop", outcome: "in_flight", detail: "waiting for a tool whose outcome another party records" };
+    }
+
+    case "VALIDATING": {
+      if (!refundDone) return { kind: "transition", to: "RUNNING", reason: "validation: no confirmed refund yet" };
+      if (subtask(SUBTASK.refund) !== "COMPLETED") return { kind: "transition", patch: { subtasks: [done(SUBTASK.refund)] }, reason: `refund confirmed (${refund.status})` };
+      // Reconciliation can confirm the refund straight into VALIDATING: the note was never sent.
+      if (!note) return { kind: "transition", to: "RUNNING", reason: "validation: the customer has not been notified" };
+      const notified = succeeded.has(note.status);
+      return {
+        kind: "transition",
+        to: "COMPLETED",
+        patch: { ...(notified ? { subtasks: [done(SUBTASK.notify)] } : {}), active_agents: [], completed_agents: [identity] },
+        reason: notified ? "refund and customer note confirmed by the providers" : "refund confirmed by the provider",
+      };
+    }
+
+    case "RECONCILING":
+      return { kind: "stop", outcome: "reconciling", detail: "outcome unknown: the server reconciles it with the provider" };
+    case "WAITING_FOR_HUMAN":
+    case "HUMAN_RESOLVED":
+      return { kind: "stop", outcome: "review", detail: "a person decides" };
+    case "FAILED":
+    case "RECOVERING":
+    case "PERMANENTLY_FAILED":
+      return { kind: "stop", outcome: "failed", detail: task.status };
+    case "COMPLETED":
+      return { kind: "stop", outcome: "completed", detail: "done" };
+    case "CANCELLED":
+      return { kind: "stop", outcome: "cancelled", detail: "cancelled" };
+    default:
+      return { kind: "stop", outcome: "error", detail: `unexpected status ${task.status}` };
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * `npm run agent`: the demo refund agent (lib/agent/refund-agent.ts), a
+ * client of a running Verity (`npm start`) and its sandbox provider. See
+ * `npm run agent -- --help`.
+ */
+import { parseAgentConfig, usage, UsageError } from "@/lib/agent/config";
+import { formatReport, RefundAgent, runRefundAgent } from "@/lib/agent/refund-agent";
+import { getEnv } from "@/lib/env";
+import { killAtFaultPoints, VerityClient } from "@/lib/sdk";
+import { demoAgent } from "@/lib/seed";
+
+let config;
+try {
+  config = parseAgentConfig(process.argv.slice(2), process.env, { token: demoAgent.token, identity: demoAgent.identity });
+} catch (error) {
+  if (!(error instanceof UsageError)) throw error;
+  console.error(`${error.message}\n\n${usage}`);
+  process.exit(2);
+}
+if (config === "help") {
+  console.log(usage);
+  process.exit(0);
+}
+
+const sandboxUrl = getEnv().sandboxUrl;
+const client = new VerityClient({
+  baseUrl: config.verityUrl,
+  token: config.token,
+  faultPoint: killAtFaultPoints(config.killAt, (point) => console.log(`agent: VERITY_FAULT_KILL_AT=${point}: SIGKILL`)),
+});
+const log = config.verbose ? (line: string) => console.log(line) : () => undefined;
+const agent = new RefundAgent({
+  client,
+  sandboxUrl,
+  identity: config.identity,
+  callTimeoutMs: config.callTimeoutMs,
+  leaseTtlSeconds: config.leaseTtlSeconds,
+  faults: config.faults,
+  faultRate: config.faultRate,
+  seed: config.seed,
+  log,
+});
+
+const what = config.resume ? "resuming unfinished tasks" : `${config.tasks} task(s), run ${config.runId}`;
+const faults = config.faults.length ? `, faults ${config.faults.join(",")} at rate ${config.faultRate} (seed ${config.seed})` : "";
+console.log(`agent: ${what} against ${config.verityUrl}, sandbox ${sandboxUrl}${faults}`);
+const { reports, totals } = await runRefundAgent(agent, config, (r) => console.log(formatReport(r)));
+const parts = Object.entries(totals)
+  .filter(([, n]) => n > 0)
+  .map(([outcome, n]) => `${n} ${outcome}`);
+console.log(`agent: ${reports.length} task(s): ${parts.join(", ") || "nothing to do"}`);
+process.exit(totals.error > 0 ? 1 : 0);
