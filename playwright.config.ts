@@ -8,6 +8,11 @@ import { defineConfig } from "@playwright/test";
 const port = Number(process.env.E2E_PORT ?? 3100);
 // Separate data folders let two runs (two engineers, or CI beside a dev) coexist.
 const dataDir = process.env.E2E_DATA_DIR ?? ".data/e2e";
+const sandboxPort = Number(process.env.E2E_SANDBOX_PORT ?? port + 1010);
+// The test processes read these too (lib/env.ts): the server's sandbox URL and
+// its data folder, where the sandbox's webhook secret lives.
+process.env.SANDBOX_PORT = String(sandboxPort);
+process.env.VERITY_DATA_DIR = dataDir;
 
 export default defineConfig({
   testDir: "e2e",
@@ -38,7 +43,7 @@ export default defineConfig({
   webServer: {
     command: `rm -rf '${dataDir}' && npx tsx scripts/start.ts`,
     // The sandbox provider gets its own port too, so e2e runs beside `npm start`.
-    env: { VERITY_DATA_DIR: dataDir, PORT: String(port), SANDBOX_PORT: String(Number(process.env.E2E_SANDBOX_PORT ?? port + 1010)), VERITY_RECONCILE_INTERVAL_MS: "1000" },
+    env: { VERITY_DATA_DIR: dataDir, PORT: String(port), SANDBOX_PORT: String(sandboxPort), VERITY_RECONCILE_INTERVAL_MS: "1000" },
     url: `http://localhost:${port}/api/health`,
     timeout: 600_000,
     reuseExistingServer: false,

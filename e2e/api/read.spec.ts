@@ -103,9 +103,11 @@ test("GET /workflows lists definitions with digests; tasks are pinned to one", a
   const { items } = (await res.json()) as {
     items: Array<{ name: string; version: number; digest: string; initial: string; states: Array<{ name: string; terminal: boolean }>; edges: Array<{ from: string; to: string; by: string[] }> }>;
   };
-  expect(items.map((w) => w.name).sort()).toEqual(["agent-task", "delivery"]);
+  // Every shipped version is listed: tasks pinned to an old digest still run under it.
+  expect(items.map((w) => `${w.name} v${w.version}`).sort()).toEqual(["agent-task v1", "agent-task v2", "delivery v1"]);
   for (const w of items) expect(w.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
-  const agentTask = items.find((w) => w.name === "agent-task")!;
+  // New tasks are created under the newest version.
+  const agentTask = items.filter((w) => w.name === "agent-task").sort((a, b) => b.version - a.version)[0]!;
   expect(agentTask.initial).toBe("RECEIVED");
   expect(agentTask.states.find((s) => s.name === "COMPLETED")?.terminal).toBe(true);
   expect(agentTask.edges).toContainEqual(expect.objectContaining({ from: "VALIDATING", to: "COMPLETED" }));
