@@ -13,7 +13,7 @@ import type { WorkerCommand, WorkerMessage, WorkerReport } from "./cas-worker";
 const PROCESSES = 8;
 const SUCCESSES_PER_PROCESS = 500;
 const SAME_ID_ROUNDS = 25;
-/** ~25 s on an idle 2-core machine; generous so that a hang fails but a machine shared with other jobs does not. */
+/** The race took ~40 s on the 2-core machine at load ~2, 75-100 s while other jobs kept it at 10-20: generous, so that a hang fails but a shared machine does not. */
 const RACE_TIMEOUT_MS = 240_000;
 const workerScript = path.join(import.meta.dirname, "cas-worker.ts");
 const admin: Actor = { identity: "spiffe://verity.test/admin", kind: "agent" };
