@@ -10,7 +10,7 @@ import type { GateName } from "@/lib/engine/task-state";
 export type ActorKind = "agent" | "user" | "system";
 
 export type Guard =
-  /** Every listed gate must be true in the state being left. */
+  /** Every listed gate must be true once the transition's patch is applied: a gate may be set and its stage left in one CAS. */
   | { kind: "gates_true"; gates: GateName[] }
   /** Every mandatory subtask must be COMPLETED. */
   | { kind: "mandatory_subtasks_completed" };
