@@ -1,7 +1,8 @@
 import type { Db, Tx } from "@/lib/db";
 import { AppError } from "@/lib/errors";
-import type { DivergenceAlert, Prisma } from "@/lib/generated/prisma/client";
+import type { DivergenceAlert, Execution, Prisma } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
+import { succeededStatuses } from "@/lib/engine/execution-rules";
 import type { Actor } from "@/lib/engine/tasks";
 
 /**
@@ -47,6 +48,28 @@ export async function raiseDivergence(
       status: "OPEN",
       version: 1,
     },
+  });
+}
+
+/**
+ * An irreversible effect that succeeded on a task which had already ended
+ * without success (cancelled, failed): recorded, never hidden. The one rule
+ * for the worker's outcome (executions.ts) and the system's settlement
+ * (settle-task.ts).
+ */
+export async function raiseIfEffectAfterTaskEnded(
+  tx: Tx,
+  execution: Execution,
+  task: { status: string; ended: boolean },
+): Promise<void> {
+  if (!task.ended || !execution.irreversible || !succeededStatuses.includes(execution.status)) return;
+  await raiseDivergence(tx, {
+    taskId: execution.taskId,
+    executionId: execution.id,
+    kind: "effect_after_task_ended",
+    message: `${execution.tool} succeeded at the provider, but the task is already ${task.status}.`,
+    internal: { task_status: task.status, execution_status: execution.status },
+    external: { evidence: execution.evidence },
   });
 }
 

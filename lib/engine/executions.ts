@@ -4,7 +4,7 @@ import type { Db, Tx } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { Prisma, type Execution } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
-import { hasOpenDivergence, raiseDivergence } from "@/lib/engine/divergence";
+import { hasOpenDivergence, raiseIfEffectAfterTaskEnded } from "@/lib/engine/divergence";
 import {
   canMoveExecution,
   evidenceMatchesExecution,
@@ -271,17 +271,9 @@ export async function moveTaskAfterTool(
     return (await transitionTaskInTransaction(tx, execution.taskId, { expected_version: task.version, to, reason, fencing_token }, actor)).task;
   }
   const def = getWorkflowByDigest(task.workflowDigest);
-  const ended = def?.states[task.status]?.terminal && !def.states[task.status]?.success;
-  if (ended && execution.irreversible && (to === "RUNNING" || to === "VALIDATING") && succeededStatuses.includes(execution.status)) {
-    await raiseDivergence(tx, {
-      taskId: execution.taskId,
-      executionId: execution.id,
-      kind: "effect_after_task_ended",
-      message: `${execution.tool} succeeded at the provider, but the task is already ${task.status}.`,
-      internal: { task_status: task.status, execution_status: execution.status },
-      external: { evidence: execution.evidence },
-    });
-  }
+  const ended = !!def?.states[task.status]?.terminal && !def.states[task.status]?.success;
+  // Only an outcome that would have moved the task on (success) can contradict its end.
+  if (to === "RUNNING" || to === "VALIDATING") await raiseIfEffectAfterTaskEnded(tx, execution, { status: task.status, ended });
   return null;
 }
 

@@ -1,7 +1,6 @@
 import type { Tx } from "@/lib/db";
 import type { Execution } from "@/lib/generated/prisma/client";
-import { raiseDivergence } from "@/lib/engine/divergence";
-import { succeededStatuses } from "@/lib/engine/execution-rules";
+import { raiseIfEffectAfterTaskEnded } from "@/lib/engine/divergence";
 import { transitionTaskInTransaction, type Actor, type TaskView } from "@/lib/engine/tasks";
 import { getWorkflowByDigest } from "@/lib/engine/workflows";
 
@@ -37,16 +36,7 @@ export async function moveTaskAfterSettlement(tx: Tx, execution: Execution, targ
   const state = def?.states[task.status];
   const path = target === "CANCELLED" ? (state?.terminal ? undefined : ["CANCELLED"]) : paths[task.status]?.[target];
   if (!path || path.length === 0) {
-    if (state?.terminal && !state.success && execution.irreversible && succeededStatuses.includes(execution.status)) {
-      await raiseDivergence(tx, {
-        taskId: execution.taskId,
-        executionId: execution.id,
-        kind: "effect_after_task_ended",
-        message: `${execution.tool} succeeded at the provider, but the task is already ${task.status}.`,
-        internal: { task_status: task.status, execution_status: execution.status },
-        external: { evidence: execution.evidence },
-      });
-    }
+    await raiseIfEffectAfterTaskEnded(tx, execution, { status: task.status, ended: !!state?.terminal && !state.success });
     return null;
   }
   let version = task.version;
