@@ -74,7 +74,12 @@ test("a dropped answer leaves the refund UNKNOWN: the task is left RECONCILING a
   // The provider's webhook goes elsewhere, so only the server's reconciler can settle it.
   const { agent: a, client } = agent(baseURL, { faults: ["drop_response"], faultRate: 1, webhookUrl: sink.url });
   const [r] = await run(a, uniqueId("drop"), 1);
-  expect(r).toMatchObject({ outcome: "reconciling", refund: { status: "OUTCOME_UNKNOWN", attempts: 1 }, faults: ["drop_response"] });
+  expect(r).toMatchObject({ outcome: "reconciling", refund: { attempts: 1 } });
+  expect(r!.faults[0]).toBe("drop_response");
+  // The server's reconciler runs every second and may settle the refund from
+  // the provider's record before the agent reports (then the agent goes on to
+  // the note, whose answer is dropped too). Either way: one attempt, no retry.
+  expect(["OUTCOME_UNKNOWN", "RECONCILED_SUCCEEDED"]).toContain(r!.refund?.status);
   const task = await client.getTask(r!.taskId);
   // The server's reconciler may already have taken it further; never back to a retry by the agent.
   expect(["RECONCILING", "VALIDATING", "WAITING_FOR_HUMAN"]).toContain(task.status);

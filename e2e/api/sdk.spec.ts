@@ -118,7 +118,9 @@ test("a lost answer is UNKNOWN, never failed: the task goes to RECONCILING and n
 
   const clean = refundCall();
   const again = await verity.executeTool({ ...input, expectedVersion: first.task.version }, clean.call);
-  expect(again.kind).toBe("unresolved");
+  // Unresolved, or already settled from the provider's record by the server's
+  // reconciler (it runs every second): either way the same execution, not sent again.
+  expect(["unresolved", "receipt"]).toContain(again.kind);
   expect(again.execution.id).toBe(first.execution.id);
   expect(clean.calls).toHaveLength(0);
   expect(await refundsOfTask(provider.url, task.id)).toHaveLength(1);
