@@ -38,6 +38,20 @@ const envSchema = z.object({
   VERITY_START_SANDBOX: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
   /** Seed demo users, the demo agent token and demo tasks into an empty database. */
   VERITY_DEMO_DATA: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
+  /**
+   * Checkpoint signing keys, `id=secret` separated by commas, newest first:
+   * the first signs new checkpoints unless VERITY_CHECKPOINT_ACTIVE_KEY names
+   * another; the rest still verify the checkpoints they signed. Unset: one
+   * key (`local-1`) generated into the data folder.
+   */
+  VERITY_CHECKPOINT_KEYS: z
+    .string()
+    .regex(
+      /^\s*[A-Za-z0-9][A-Za-z0-9._-]{0,63}=[^,\s]{32,}\s*(,\s*[A-Za-z0-9][A-Za-z0-9._-]{0,63}=[^,\s]{32,}\s*)*$/,
+      "VERITY_CHECKPOINT_KEYS must be id=secret pairs separated by commas; ids of letters, digits, . _ -; secrets of at least 32 characters",
+    )
+    .optional(),
+  VERITY_CHECKPOINT_ACTIVE_KEY: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/).optional(),
 });
 
 export type Env = z.infer<typeof envSchema> & {
@@ -85,6 +99,42 @@ export function getAuthSecret(): string {
 /** The secret the sandbox signs its webhooks with (same rule as the session secret). */
 export function getSandboxWebhookSecret(): string {
   return getEnv().VERITY_SANDBOX_WEBHOOK_SECRET ?? localSecret("sandbox-webhook-secret");
+}
+
+/** The id of the checkpoint key generated into the data folder when none is configured. */
+export const LOCAL_CHECKPOINT_KEY_ID = "local-1";
+
+let checkpointKeys: { activeKeyId: string; keys: Readonly<Record<string, string>> } | undefined;
+
+/**
+ * The checkpoint signing keyring (lib/engine/checkpoint-keys.ts). A
+ * configured active key that is not in the ring fails here, at first use,
+ * rather than as an unverifiable checkpoint later.
+ */
+export function getCheckpointKeys(): { activeKeyId: string; keys: Readonly<Record<string, string>> } {
+  if (checkpointKeys) return checkpointKeys;
+  const env = getEnv();
+  if (!env.VERITY_CHECKPOINT_KEYS) {
+    if (env.VERITY_CHECKPOINT_ACTIVE_KEY && env.VERITY_CHECKPOINT_ACTIVE_KEY !== LOCAL_CHECKPOINT_KEY_ID) {
+      throw new Error(`Invalid configuration:\n  VERITY_CHECKPOINT_ACTIVE_KEY: "${env.VERITY_CHECKPOINT_ACTIVE_KEY}" is not in VERITY_CHECKPOINT_KEYS (unset)`);
+    }
+    checkpointKeys = { activeKeyId: LOCAL_CHECKPOINT_KEY_ID, keys: { [LOCAL_CHECKPOINT_KEY_ID]: localSecret("checkpoint-key") } };
+    return checkpointKeys;
+  }
+  const keys: Record<string, string> = {};
+  const order: string[] = [];
+  for (const pair of env.VERITY_CHECKPOINT_KEYS.split(",")) {
+    const [id, secret] = pair.trim().split(/=(.*)/s) as [string, string];
+    if (Object.hasOwn(keys, id)) throw new Error(`Invalid configuration:\n  VERITY_CHECKPOINT_KEYS: key id "${id}" appears twice`);
+    keys[id] = secret;
+    order.push(id);
+  }
+  const activeKeyId = env.VERITY_CHECKPOINT_ACTIVE_KEY ?? order[0]!;
+  if (!Object.hasOwn(keys, activeKeyId)) {
+    throw new Error(`Invalid configuration:\n  VERITY_CHECKPOINT_ACTIVE_KEY: "${activeKeyId}" is not in VERITY_CHECKPOINT_KEYS (${order.join(", ")})`);
+  }
+  checkpointKeys = { activeKeyId, keys };
+  return checkpointKeys;
 }
 
 function localSecret(name: string): string {
