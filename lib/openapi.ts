@@ -74,7 +74,7 @@ const problemStatuses = {
   401: "Missing, malformed, unknown or revoked bearer token (or, on a provider webhook, a missing or wrong signature).",
   403: "The token's role lacks the permission, or the actor may not take this edge.",
   404: "No such task, execution or workflow.",
-  409: "Version conflict (`current_version`), lease conflict (another holder, or a stale fencing token: nothing was written), or an id reused for a different request.",
+  409: "Version conflict (`current_version`), lease conflict (another holder, or a stale fencing token: nothing was written; an outcome report is the exception, see recordOutcome), or an id reused for a different request.",
   413: "The body is larger than the server's limit (`max_bytes`).",
   415: "The body is not application/json.",
   422: "The change would break an invariant: `violations` names each one.",
@@ -133,7 +133,12 @@ function buildDocument(): JsonSchema {
     optionalInBody(requestSchemas[name], "expected_version", versionDescription);
     optionalInBody(requestSchemas[name], "fencing_token", tokenDescription);
   }
-  for (const name of ["RecordOutcomeRequest", "LeaseRenewRequest", "LeaseReleaseRequest"]) optionalInBody(requestSchemas[name], "fencing_token", tokenDescription);
+  for (const name of ["LeaseRenewRequest", "LeaseReleaseRequest"]) optionalInBody(requestSchemas[name], "fencing_token", tokenDescription);
+  optionalInBody(
+    requestSchemas.RecordOutcomeRequest,
+    "fencing_token",
+    "Your lease's fencing token; or send it as Fencing-Token. If both are sent they must agree. A stale token still records the outcome but does not move the task: see lease_conflict in the response.",
+  );
   const responseSchemas = componentSchemas(
     [
       ["Task", TaskResourceSchema],
@@ -311,11 +316,18 @@ function buildDocument(): JsonSchema {
           description:
             "succeeded needs evidence naming this execution (its id, e.g. in metadata.execution_id, or its idempotency key), else 422 success_requires_matching_evidence. " +
             "failed means the provider stated nothing happened; a timeout or lost answer is unknown, and sends the task to RECONCILING. " +
-            "The task moves in the same transaction. A repeated report of the same outcome is answered again and writes nothing.",
+            "The task moves in the same transaction. A repeated report of the same outcome is answered again and writes nothing. " +
+            "With a fencing token that is no longer the task's lease (it expired and another worker took the task over), the outcome is still recorded — " +
+            "the provider's answer is a fact, not the worker's opinion of the task — but the task is not moved: 200 with `lease_conflict` set and the task " +
+            "as it is. Stop working on the task; the lease holder continues from the recorded outcome (its intent for the same tool_call_id answers `receipt`).",
           parameters: [executionId, fencingTokenParam],
           requestBody: { required: true, content: jsonContent(ref("RecordOutcomeRequest")) },
           responses: {
-            200: { description: "Recorded (or already recorded).", headers: etagHeader, content: jsonContent(ref("OutcomeResult")) },
+            200: {
+              description: "Recorded (or already recorded); `lease_conflict` is set when the task was not moved because your lease was taken over.",
+              headers: etagHeader,
+              content: jsonContent(ref("OutcomeResult")),
+            },
             ...problems(400, 401, 403, 404, 409, 413, 415, 422),
           },
         },

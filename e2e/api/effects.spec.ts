@@ -138,8 +138,9 @@ test("intent → sent → outcome: the intent is durable before the call, succes
 
   const outcome = await api.outcome(first.execution.id, { attempt_id: first.execution.attempt_id, outcome: "succeeded", result: { refund_id: refund.id }, evidence: refund });
   expect(outcome.status(), await outcome.text()).toBe(200);
-  const settled = (await outcome.json()) as { execution: Execution; task: TaskBody };
+  const settled = (await outcome.json()) as { execution: Execution; task: TaskBody; lease_conflict: unknown };
   expect(settled.execution).toMatchObject({ status: "SUCCEEDED", result: { refund_id: refund.id } });
+  expect(settled.lease_conflict).toBeNull();
   expect(settled.task).toMatchObject({ status: "RUNNING", version: task.version + 2 });
   expect(outcome.headers()["etag"]).toBe(`"${task.version + 2}"`);
   // The same report again is answered, not applied twice.
@@ -284,6 +285,36 @@ test("a stale fencing token is a 409 lease-conflict and the task is unchanged; t
   // Releasing again (a retry) is harmless.
   expect((await request.post(`/api/v1/tasks/${task.id}/lease/release`, { data: { fencing_token: second.fencing_token } })).status()).toBe(204);
   expect(((await (await request.get(`/api/v1/tasks/${task.id}/lease`)).json()) as { lease: Lease }).lease.active).toBe(false);
+});
+
+test("an outcome under a stale fencing token is recorded (200 with lease_conflict) without moving the task; the new holder gets the receipt", async ({ request }) => {
+  const api = new LedgerApi(request);
+  const task = await api.runningTask();
+  const first = await api.lease(task.id, 60);
+  const { execution, task: waiting } = await api.proceed(task, "refund", { fencing_token: first.fencing_token });
+  await api.sent(execution);
+  // The worker pauses past its lease while the call is out; the task is taken over.
+  expect((await request.post(`/api/v1/tasks/${task.id}/lease/release`, { data: { fencing_token: first.fencing_token } })).status()).toBe(204);
+  const second = await api.lease(task.id, 60);
+
+  const report = { attempt_id: execution.attempt_id, outcome: "succeeded", result: { refund_id: "re_late" }, evidence: { id: "re_late", idempotency_key: execution.idempotency_key } };
+  const res = await api.outcome(execution.id, report, { "Fencing-Token": first.fencing_token });
+  expect(res.status(), await res.text()).toBe(200);
+  const body = (await res.json()) as { execution: Execution; task: TaskBody; lease_conflict: { detail: string; lease: Lease | null } | null };
+  expect(body.execution).toMatchObject({ status: "SUCCEEDED", result: { refund_id: "re_late" } });
+  expect(body.task).toMatchObject({ status: "WAITING_FOR_TOOL", version: waiting.version });
+  expect(res.headers()["etag"]).toBe(`"${waiting.version}"`);
+  expect(body.lease_conflict?.lease).toMatchObject({ fencing_token: second.fencing_token, active: true });
+  expect(body.lease_conflict?.detail).toContain("the task was not moved");
+  await api.expectUnchanged(waiting);
+
+  // The new holder replays the step: the receipt, no call; then it moves the task on.
+  const replay = await api.intent(task.id, { tool_call_id: "refund", tool: "payments.refund", request: refundRequest, expected_version: waiting.version }, { "Fencing-Token": second.fencing_token });
+  expect(replay.status(), await replay.text()).toBe(200);
+  expect((await replay.json()) as IntentBody).toMatchObject({ kind: "receipt", execution: { id: execution.id, result: { refund_id: "re_late" } } });
+  const moved = await api.transition(task.id, { to: "RUNNING" }, { "If-Match": `"${waiting.version}"`, "Fencing-Token": second.fencing_token });
+  expect(moved.status(), await moved.text()).toBe(200);
+  await request.post(`/api/v1/tasks/${task.id}/lease/release`, { data: { fencing_token: second.fencing_token } });
 });
 
 test("lease requests: an omitted body takes the default TTL; renew needs a token; unknown tasks are 404", async ({ request }) => {

@@ -286,3 +286,32 @@ test("postEvent is received once per event id", async ({ baseURL }) => {
   expect(await verity.postEvent(event)).toMatchObject({ duplicate: false });
   expect(await verity.postEvent(event)).toMatchObject({ duplicate: true, result: { recorded: true } });
 });
+
+test("executeTool under a lease taken over while the call was out: the outcome is recorded, leaseConflict says so, the new holder gets the receipt", async ({ baseURL }) => {
+  const verity = client(baseURL);
+  const created = await verity.createTask({ workflow: "agent-task", taskId: uniqueId("sdk-takeover"), intentId: uniqueId("intent"), subtasks: refundSubtasks });
+  const first = await verity.acquireLease(created.id, { ttlSeconds: 60 });
+  const task = await (async () => {
+    let t = created;
+    for (const to of ["PLANNING", "READY", "RUNNING"]) t = (await verity.transition(t.id, { expectedVersion: t.version, to, fencingToken: first.fencing_token })).task;
+    return t;
+  })();
+  let second = first;
+  const { call, calls } = refundCall(undefined, {
+    // The worker stalls past its lease; another worker takes the task over before the report.
+    afterCall: async () => {
+      await verity.releaseLease(task.id, first.fencing_token);
+      second = await verity.acquireLease(task.id, { ttlSeconds: 60 });
+    },
+  });
+  const input = { taskId: task.id, toolCallId: "refund", tool: "payments.refund" as const, request: refundRequest, expectedVersion: task.version };
+  const result = await verity.executeTool({ ...input, fencingToken: first.fencing_token }, call);
+  expect(result).toMatchObject({ kind: "succeeded", execution: { status: "SUCCEEDED" }, task: { status: "WAITING_FOR_TOOL", version: task.version + 1 } });
+  expect(result.kind !== "receipt" && result.kind !== "unresolved" ? result.leaseConflict?.lease?.fencing_token : undefined).toBe(second.fencing_token);
+
+  const replay = await verity.executeTool({ ...input, expectedVersion: task.version + 1, fencingToken: second.fencing_token }, call);
+  expect(replay).toMatchObject({ kind: "receipt", execution: { id: result.execution.id } });
+  expect(calls).toHaveLength(1);
+  expect(await refundsOfTask(provider.url, task.id)).toHaveLength(1);
+  await verity.releaseLease(task.id, second.fencing_token);
+});

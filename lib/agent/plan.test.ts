@@ -76,6 +76,15 @@ describe("the refund agent's plan", () => {
     expect(plan(waiting, [exec("refund", "SUCCEEDED"), note])).toEqual({ kind: "tool", toolCallId: "notify-customer", nextStatus: "VALIDATING" });
   });
 
+  it("takes over a task whose outcome a fenced-out worker recorded: moves it on from the receipt, never calls again", () => {
+    const waiting = task("WAITING_FOR_TOOL", ["lookup-order"]);
+    expect(plan(waiting, [exec("refund", "SUCCEEDED")])).toMatchObject({ kind: "transition", to: "RUNNING" });
+    expect(plan(waiting, [exec("refund", "FAILED", { result: { retryable: true } })])).toMatchObject({ kind: "transition", to: "RUNNING" });
+    expect(plan(waiting, [exec("refund", "SUCCEEDED"), exec("notify-customer", "SUCCEEDED")])).toMatchObject({ kind: "transition", to: "VALIDATING" });
+    expect(plan(waiting, [exec("refund", "OUTCOME_UNKNOWN")])).toMatchObject({ kind: "stop", outcome: "reconciling" });
+    expect(plan(waiting, [exec("refund", "CANCELLED")])).toMatchObject({ kind: "stop", outcome: "in_flight" });
+  });
+
   it("after reconciliation confirms the refund straight into VALIDATING, records it and still notifies the customer", () => {
     const refunded = [exec("refund", "RECONCILED_SUCCEEDED")];
     expect(plan(task("VALIDATING", ["lookup-order"]), refunded)).toMatchObject({ patch: { subtasks: [{ id: "issue-refund", status: "COMPLETED" }] } });

@@ -86,6 +86,16 @@ export function planNextStep(task: Task, executions: readonly Execution[], ident
       if (pending) return { kind: "tool", toolCallId: pending.tool_call_id === NOTE_CALL ? NOTE_CALL : REFUND_CALL, nextStatus: pending.tool_call_id === NOTE_CALL ? "VALIDATING" : "RUNNING" };
       const sent = executions.find((e) => e.status === "SENT");
       if (sent) return { kind: "record_unknown", execution: sent };
+      if (executions.some((e) => unresolved.has(e.status))) return { kind: "stop", outcome: "reconciling", detail: "outcome unknown: the server reconciles it with the provider" };
+      // Every call has its outcome, yet the task still waits: the worker that
+      // recorded it had lost the lease, so its move was refused (and the
+      // server moves only tasks whose outcome it settled itself). The lease
+      // holder — this agent — continues from the receipt.
+      const last = executions.at(-1);
+      if (last && (succeeded.has(last.status) || knownFailed.has(last.status))) {
+        const to = succeeded.has(last.status) && last.tool_call_id === NOTE_CALL ? "VALIDATING" : "RUNNING";
+        return { kind: "transition", to, reason: `${last.tool_call_id} is ${last.status}, recorded by a worker whose lease was taken over; continuing from it` };
+      }
       return { kind: "stop", outcome: "in_flight", detail: "waiting for a tool whose outcome another party records" };
     }
 

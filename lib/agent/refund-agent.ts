@@ -139,7 +139,11 @@ export class RefundAgent {
       const step = planNextStep(task, executions, identity);
       if (step.kind === "stop") return report(task, step.outcome, step.detail, executions, injected);
       try {
-        await this.apply(step, task, order, lease, faults, injected);
+        const lostLease = await this.apply(step, task, order, lease, faults, injected);
+        if (lostLease) {
+          const [now, ledger] = await Promise.all([client.getTask(taskId), client.listExecutions(taskId)]);
+          return report(now, "in_flight", lostLease, ledger, injected);
+        }
       } catch (error) {
         // Someone else moved the task (the reconciler, an operator): read it again and re-plan.
         if (isVerityApiError(error, "version_conflict") && ++conflicts <= MAX_VERSION_CONFLICTS) continue;
@@ -149,20 +153,22 @@ export class RefundAgent {
     throw new Error(`no end after ${MAX_STEPS} steps: the plan is looping`);
   }
 
-  private async apply(step: Exclude<AgentStep, { kind: "stop" }>, task: Task, order: Order, lease: LeaseHandle, faults: FaultChooser, injected: string[]): Promise<void> {
+  /** Carries out one step; returns why to stop when the outcome was recorded but this agent's lease had been taken over. */
+  private async apply(step: Exclude<AgentStep, { kind: "stop" }>, task: Task, order: Order, lease: LeaseHandle, faults: FaultChooser, injected: string[]): Promise<string | undefined> {
     const { client } = this.options;
     switch (step.kind) {
       case "transition":
         await client.transition(task.id, { expectedVersion: task.version, to: step.to, patch: step.patch, reason: step.reason, fencingToken: lease.fencingToken });
         return;
-      case "record_unknown":
-        await client.recordOutcome(step.execution.id, {
+      case "record_unknown": {
+        const recorded = await client.recordOutcome(step.execution.id, {
           attempt_id: step.execution.attempt_id,
           outcome: "unknown",
           error: "the worker that sent this request stopped before recording its outcome",
           fencing_token: lease.fencingToken,
         });
-        return;
+        return recorded.lease_conflict ? `outcome recorded, but the lease was taken over: ${recorded.lease_conflict.detail}` : undefined;
+      }
       case "tool": {
         const isRefund = step.toolCallId === REFUND_CALL;
         const result = await client.executeTool(
@@ -183,6 +189,8 @@ export class RefundAgent {
           },
         );
         this.options.log(`  ${task.id} ${step.toolCallId}: ${result.kind} (${result.execution.status}, attempt ${result.execution.attempt})`);
+        // The new holder moves the task on from this receipt (lib/agent/plan.ts); writing more here would only be refused.
+        if ("leaseConflict" in result && result.leaseConflict) return `outcome recorded, but the lease was taken over: ${result.leaseConflict.detail}`;
         return;
       }
     }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { executionMoves, type ExecutionStatus } from "@/lib/engine/execution-rules";
-import type { ExecutionView, listExecutionEvents } from "@/lib/engine/executions";
+import type { ExecutionView, listExecutionEvents, OutcomeResult } from "@/lib/engine/executions";
 import type { LeaseView } from "@/lib/engine/leases";
 import type { TaskView, TransitionView } from "@/lib/engine/tasks";
 import { toolNames } from "@/lib/engine/tools";
@@ -173,13 +173,6 @@ export const IntentResultSchema = z.discriminatedUnion("kind", [
 ]);
 export type IntentResultResource = z.infer<typeof IntentResultSchema>;
 
-export const OutcomeResultSchema = z.object({
-  execution: ExecutionResourceSchema,
-  task: TaskResourceSchema.meta({
-    description: "The task after the outcome: RUNNING or VALIDATING after a success, RUNNING after a known failure, RECONCILING after an unknown outcome.",
-  }),
-});
-
 export const LeaseResourceSchema = z.object({
   task_id: z.string(),
   holder: z.string().meta({ description: "Identity of the worker holding it." }),
@@ -190,6 +183,28 @@ export const LeaseResourceSchema = z.object({
   active: z.boolean().meta({ description: "expires_at is still in the future (as the server saw it when answering)." }),
 });
 export type LeaseResource = z.infer<typeof LeaseResourceSchema>;
+
+export const OutcomeResultSchema = z.object({
+  execution: ExecutionResourceSchema,
+  task: TaskResourceSchema.meta({
+    description:
+      "The task after the outcome: RUNNING or VALIDATING after a success, RUNNING after a known failure, RECONCILING after an unknown outcome; " +
+      "as it is (not moved) when lease_conflict is set.",
+  }),
+  lease_conflict: z
+    .object({
+      detail: z.string(),
+      lease: LeaseResourceSchema.nullable().meta({ description: "The task's lease now: the worker that took it over (or an expired lease); null if none." }),
+    })
+    .nullable()
+    .meta({
+      description:
+        "Null normally. Set when the outcome was recorded but the task was not moved because your fencing token is no longer the task's lease " +
+        "(it expired and another worker took the task over): the provider's answer is kept as the execution's outcome, and the lease holder " +
+        "continues from it (its intent for the same tool_call_id answers `receipt`). Stop working on the task.",
+    }),
+});
+export type OutcomeResultResource = z.infer<typeof OutcomeResultSchema>;
 
 export const LeaseStateSchema = z.object({
   task_id: z.string(),
@@ -303,6 +318,16 @@ export function leaseResource(lease: LeaseView, now = new Date()): LeaseResource
     acquired_at: lease.acquiredAt.toISOString(),
     renewed_at: lease.renewedAt.toISOString(),
     active: lease.expiresAt.getTime() > now.getTime(),
+  };
+}
+
+/** `task` is the task after the outcome, or as it is when the outcome did not move it. */
+export function outcomeResultResource(result: OutcomeResult, task: TaskView): OutcomeResultResource {
+  const conflict = result.leaseConflict;
+  return {
+    execution: executionResource(result.execution),
+    task: taskResource(task),
+    lease_conflict: conflict ? { detail: conflict.message, lease: conflict.lease ? leaseResource(conflict.lease) : null } : null,
   };
 }
 

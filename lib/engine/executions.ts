@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { digestOf } from "@/lib/canonical-json";
 import type { Db, Tx } from "@/lib/db";
-import { AppError } from "@/lib/errors";
+import { AppError, isAppError } from "@/lib/errors";
 import { Prisma, type Execution } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
 import { hasOpenDivergence, raiseIfEffectAfterTaskEnded } from "@/lib/engine/divergence";
@@ -13,6 +13,7 @@ import {
   unresolvedStatuses,
   type ExecutionStatus,
 } from "@/lib/engine/execution-rules";
+import type { LeaseView } from "@/lib/engine/leases";
 import { parseOrThrow, transitionTaskInTransaction, type Actor, type TaskView } from "@/lib/engine/tasks";
 import { ToolNameSchema, tools } from "@/lib/engine/tools";
 import { getWorkflowByDigest } from "@/lib/engine/workflows";
@@ -221,13 +222,43 @@ export async function markSent(db: Db, executionId: string, raw: unknown, actor:
   return toExecutionView(await db.$transaction((tx) => moveExecution(tx, existing, "SENT", actor, { reason: "request leaving", data: { sentAt: new Date() } })));
 }
 
-export async function recordOutcome(db: Db, executionId: string, raw: unknown, actor: Actor): Promise<{ execution: ExecutionView; task: TaskView | null }> {
+export interface OutcomeResult {
+  execution: ExecutionView;
+  /** The task after the move this report made; null when it made none (a repeated report, a task that had moved on, a lease conflict). */
+  task: TaskView | null;
+  /**
+   * Set when the outcome is recorded but the task was not moved: the caller's
+   * fencing token is not the task's current lease (it expired and another
+   * worker took the task over). Null otherwise.
+   */
+  leaseConflict: LeaseConflict | null;
+}
+
+export interface LeaseConflict {
+  message: string;
+  /** The task's lease as it is now: the holder that took over, or an expired one; null if the task has none. */
+  lease: LeaseView | null;
+}
+
+/**
+ * The provider's answer is a fact about the external world, not the
+ * worker's opinion of the task: it is recorded even when the worker's lease
+ * was taken over meanwhile, under the same evidence rules. Only the task's
+ * move is fenced; with a stale token it is skipped and the answer says so
+ * (leaseConflict), and the new lease holder finds the receipt (recordIntent
+ * answers `receipt`) instead of waiting for the reconciler's SENT timeout.
+ */
+export async function recordOutcome(db: Db, executionId: string, raw: unknown, actor: Actor): Promise<OutcomeResult> {
   const input = parseOrThrow(RecordOutcomeInputSchema, raw);
   const existing = await getExecutionRowOrThrow(db, executionId);
   if (existing.attemptId !== input.attempt_id) throw staleAttempt(existing, input.attempt_id);
   const target: ExecutionStatus = input.outcome === "succeeded" ? "SUCCEEDED" : input.outcome === "failed" ? "FAILED" : "OUTCOME_UNKNOWN";
-  // A retried report of the same outcome is answered, not applied twice.
-  if (existing.status === target) return { execution: toExecutionView(existing), task: null };
+  // A retried report of the same outcome is answered, not applied twice; the
+  // lease is judged again so that the retry of a fenced-out report (its first
+  // answer lost) says the same thing.
+  if (existing.status === target) {
+    return { execution: toExecutionView(existing), task: null, leaseConflict: await leaseConflictOf(db, existing.taskId, input.fencing_token, actor) };
+  }
   if (existing.status !== "SENT") throw illegalMove(existing, target);
   if (target === "SUCCEEDED" && !evidenceMatchesExecution(input.evidence ?? input.result, existing)) {
     throw new AppError("invariant_violated", "Success needs evidence that names this execution (its id or idempotency key); without it the outcome is unknown.", {
@@ -246,9 +277,40 @@ export async function recordOutcome(db: Db, executionId: string, raw: unknown, a
       },
     });
     const next = target === "SUCCEEDED" ? (input.next_status ?? "RUNNING") : target === "FAILED" ? "RUNNING" : "RECONCILING";
-    const task = await moveTaskAfterTool(tx, row, next, actor, `${row.tool} ${input.outcome}`, input.fencing_token);
-    return { execution: toExecutionView(row), task };
+    try {
+      const task = await moveTaskAfterTool(tx, row, next, actor, `${row.tool} ${input.outcome}`, input.fencing_token);
+      return { execution: toExecutionView(row), task, leaseConflict: null };
+    } catch (error) {
+      // The fenced CAS matched no row and raised no SQL error, so this
+      // transaction is intact: the outcome commits without the task move.
+      if (!(isAppError(error) && error.code === "lease_conflict")) throw error;
+      const leaseConflict = await leaseConflictOf(tx, row.taskId, input.fencing_token, actor);
+      return { execution: toExecutionView(row), task: null, leaseConflict: leaseConflict ?? { message: error.message, lease: null } };
+    }
   });
+}
+
+/**
+ * Whether a fenced write by `actor` with `token` would be refused now: the
+ * rule of the task CAS (lib/engine/tasks.ts), read rather than written. A
+ * token must be the actor's live lease; an agent without one may not write
+ * while another holder's lease is live; people and the system are not fenced.
+ */
+async function leaseConflictOf(db: Db | Tx, taskId: string, token: string | undefined, actor: Actor): Promise<LeaseConflict | null> {
+  if (token === undefined && actor.kind !== "agent") return null;
+  const row = await db.lease.findUnique({ where: { taskId } });
+  const live = !!row && row.expiresAt.getTime() > Date.now();
+  const current = token !== undefined ? live && row.holder === actor.identity && String(row.fencingToken) === token : !live || row.holder === actor.identity;
+  if (current) return null;
+  const lease: LeaseView | null = row
+    ? { taskId, holder: row.holder, fencingToken: String(row.fencingToken), expiresAt: row.expiresAt, acquiredAt: row.acquiredAt, renewedAt: row.renewedAt }
+    : null;
+  const held = lease ? `the lease is ${live ? "held" : "was last held"} by ${lease.holder} with fencing token ${lease.fencingToken}, ${live ? "expiring" : "expired"} ${lease.expiresAt.toISOString()}` : "the task has no lease";
+  const whose = token !== undefined ? `Fencing token ${token} is not the current lease of ${actor.identity} on task ${taskId}` : `Task ${taskId} is leased by another worker`;
+  return {
+    message: `${whose} (${held}). The outcome is recorded; the task was not moved. Stop working on this task: its lease holder continues from the recorded outcome.`,
+    lease,
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { VerityApiError } from "./errors";
-import type { Execution, ExecutionLedger, OutcomeResult, RecordOutcomeBody, Task, ToolName } from "./types";
+import type { Execution, ExecutionLedger, LeaseConflictNotice, OutcomeResult, RecordOutcomeBody, Task, ToolName } from "./types";
 
 /**
  * The side-effect protocol of the execution ledger, client side:
@@ -67,13 +67,23 @@ export type ToolOutcome =
 export type ToolExecution =
   /** The call had already succeeded: nothing was sent now; `execution.result` is its result. */
   | { kind: "receipt"; execution: Execution; task: Task }
-  | { kind: "succeeded"; execution: Execution; task: Task }
+  | ({ kind: "succeeded"; execution: Execution; task: Task } & RecordedOutcome)
   /** Nothing happened; the task is RUNNING again and a retry (same tool_call_id, same key) is safe. */
-  | { kind: "failed"; execution: Execution; task: Task; retryable: boolean; error: string }
+  | ({ kind: "failed"; execution: Execution; task: Task; retryable: boolean; error: string } & RecordedOutcome)
   /** This attempt's outcome is unknown: the task is RECONCILING and the server takes over. */
-  | { kind: "unknown"; execution: Execution; task: Task; error: string }
+  | ({ kind: "unknown"; execution: Execution; task: Task; error: string } & RecordedOutcome)
   /** An earlier attempt's outcome is still unknown (SENT, OUTCOME_UNKNOWN, NEEDS_HUMAN): nothing was sent. */
   | { kind: "unresolved"; execution: Execution; task: Task };
+
+interface RecordedOutcome {
+  /**
+   * Set when the outcome was recorded but the task was not moved: this
+   * worker's lease was taken over while the call was out (the task is still
+   * WAITING_FOR_TOOL; its new holder continues from the receipt). Stop
+   * working on the task. Null otherwise.
+   */
+  leaseConflict: LeaseConflictNotice | null;
+}
 
 export interface ExecuteToolOptions {
   faultPoint?: FaultPointHook;
@@ -196,7 +206,7 @@ async function recordOutcomeOf(ledger: ExecutionLedger, execution: Execution, ou
       // nothing, so the outcome is unknown and reconciliation decides.
       const why = clip(`the provider's answer did not name this execution: ${error.detail}`);
       const u = await ledger.recordOutcome(execution.id, { ...base, outcome: "unknown", evidence: body.evidence, error: why });
-      return { kind: "unknown", execution: u.execution, task: u.task, error: why };
+      return { kind: "unknown", execution: u.execution, task: u.task, error: why, leaseConflict: u.lease_conflict };
     }
     // Someone settled the execution first (the provider's webhook, the
     // reconciler, a reviewer): their record stands, and is the answer.
@@ -207,13 +217,14 @@ async function recordOutcomeOf(ledger: ExecutionLedger, execution: Execution, ou
 }
 
 function resultOf(r: OutcomeResult, body: RecordOutcomeBody): ToolExecution {
+  const recorded = { execution: r.execution, task: r.task, leaseConflict: r.lease_conflict };
   switch (body.outcome) {
     case "succeeded":
-      return { kind: "succeeded", execution: r.execution, task: r.task };
+      return { kind: "succeeded", ...recorded };
     case "failed":
-      return { kind: "failed", execution: r.execution, task: r.task, retryable: body.result?.retryable === true, error: body.error ?? "failed" };
+      return { kind: "failed", ...recorded, retryable: body.result?.retryable === true, error: body.error ?? "failed" };
     case "unknown":
-      return { kind: "unknown", execution: r.execution, task: r.task, error: body.error ?? "unknown" };
+      return { kind: "unknown", ...recorded, error: body.error ?? "unknown" };
   }
 }
 
@@ -221,19 +232,20 @@ async function settledElsewhere(ledger: ExecutionLedger, executionId: string, ta
   const execution = await ledger.getExecution(executionId);
   const task = await ledger.getTask(taskId);
   const note = `recorded by someone else first (${conflict.detail})`;
+  const leaseConflict = null;
   switch (execution.status) {
     case "SUCCEEDED":
     case "RECONCILED_SUCCEEDED":
-      return { kind: "succeeded", execution, task };
+      return { kind: "succeeded", execution, task, leaseConflict };
     case "FAILED":
     case "RECONCILED_FAILED":
-      return { kind: "failed", execution, task, retryable: false, error: execution.error ?? note };
+      return { kind: "failed", execution, task, retryable: false, error: execution.error ?? note, leaseConflict };
     case "CANCELLED":
-      return { kind: "failed", execution, task, retryable: false, error: `the execution was cancelled: ${note}` };
+      return { kind: "failed", execution, task, retryable: false, error: `the execution was cancelled: ${note}`, leaseConflict };
     case "SENT":
     case "OUTCOME_UNKNOWN":
     case "NEEDS_HUMAN":
     case "INTENT_RECORDED":
-      return { kind: "unknown", execution, task, error: execution.error ?? note };
+      return { kind: "unknown", execution, task, error: execution.error ?? note, leaseConflict };
   }
 }

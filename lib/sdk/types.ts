@@ -10,6 +10,7 @@ import type {
   ExecutionResource,
   IntentResultResource,
   LeaseResource,
+  OutcomeResultResource,
   TaskResource,
   TransitionResource,
 } from "@/lib/api/resources";
@@ -34,10 +35,9 @@ export interface TaskPage {
   next_cursor: string | null;
 }
 
-export interface OutcomeResult {
-  execution: ExecutionResource;
-  task: TaskResource;
-}
+/** `lease_conflict` set: the outcome is recorded, but the task was not moved because your lease was taken over. */
+export type OutcomeResult = OutcomeResultResource;
+export type LeaseConflictNotice = NonNullable<OutcomeResultResource["lease_conflict"]>;
 
 export interface NewSubtask {
   id: string;

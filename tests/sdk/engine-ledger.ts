@@ -1,4 +1,4 @@
-import { executionDetailResource, executionResource, taskResource } from "@/lib/api/resources";
+import { executionDetailResource, executionResource, outcomeResultResource, taskResource } from "@/lib/api/resources";
 import type { Db } from "@/lib/db";
 import { getExecution, listExecutionEvents, markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
 import { getTaskOrThrow, type Actor } from "@/lib/engine/tasks";
@@ -32,8 +32,7 @@ export function engineLedger(db: Db, actor: Actor): ExecutionLedger {
     recordOutcome: (executionId, body) =>
       api(async () => {
         const result = await recordOutcome(db, executionId, body, actor);
-        const task = result.task ?? (await getTaskOrThrow(db, result.execution.taskId));
-        return { execution: executionResource(result.execution), task: taskResource(task) };
+        return outcomeResultResource(result, result.task ?? (await getTaskOrThrow(db, result.execution.taskId)));
       }),
     getExecution: (executionId) =>
       api(async () => {

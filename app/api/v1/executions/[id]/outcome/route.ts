@@ -1,5 +1,5 @@
 import { readApiJson, requireApiPrincipal, withFencingToken } from "@/lib/api/context";
-import { executionResource, taskResource } from "@/lib/api/resources";
+import { outcomeResultResource } from "@/lib/api/resources";
 import { actorOf } from "@/lib/auth/permissions";
 import { getDb } from "@/lib/db";
 import { recordOutcome } from "@/lib/engine/executions";
@@ -14,6 +14,11 @@ export const dynamic = "force-dynamic";
  * failed (the provider said nothing happened) or unknown (a timeout, a lost
  * answer). The task moves with it in the same transaction. A retried report
  * of the same outcome answers again and writes nothing.
+ *
+ * A stale fencing token is a 200, not a 409: the outcome *was* recorded (a
+ * 4xx here means nothing was written), only the task's move was skipped, and
+ * `lease_conflict` says so. A client that retries or gives up on a 409 would
+ * otherwise misread a recorded fact as a refused one.
  */
 export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const principal = await requireApiPrincipal(request, "tasks:transition");
@@ -21,10 +26,10 @@ export const POST = withProblems(async (request, { params }: { params: Promise<{
   const db = getDb();
   const body = withFencingToken(await readApiJson(request), request.headers.get("fencing-token"));
   const result = await recordOutcome(db, id, body, actorOf(principal));
-  // No task from the engine: a retried report, or the task had moved on (an
-  // operator cancelled it); either way the caller gets the task as it is.
+  // No task from the engine: a retried report, the task had moved on (an
+  // operator cancelled it) or its lease was taken over; the caller gets the task as it is.
   const task = result.task ?? (await getTaskOrThrow(db, result.execution.taskId));
-  return json({ execution: executionResource(result.execution), task: taskResource(task) }, { headers: { ETag: etagOf(task.version) } });
+  return json(outcomeResultResource(result, task), { headers: { ETag: etagOf(task.version) } });
 });
 
 export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);
