@@ -1,6 +1,11 @@
 import { readdirSync, readFileSync, existsSync } from "node:fs";
 import path from "node:path";
-import { bindMigrationAwareSqlAdapterFactory, type SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+import {
+  bindMigrationAwareSqlAdapterFactory,
+  DriverAdapterError,
+  type SqlDriverAdapter,
+  type SqlMigrationAwareDriverAdapterFactory,
+} from "@prisma/driver-adapter-utils";
 import { loadSchemaEngine } from "@/lib/db/schema-engine";
 
 const projectRoot = process.cwd();
@@ -73,6 +78,36 @@ async function openEngine(adapterFactory: SqlMigrationAwareDriverAdapterFactory)
   return bg.SchemaEngine.new(
     { datamodels: readSchemaFiles().map((f) => [f.path, f.content] as [string, string]) },
     log,
-    bindMigrationAwareSqlAdapterFactory(adapterFactory),
+    bindMigrationAwareSqlAdapterFactory(withWholeScripts(adapterFactory)),
   );
+}
+
+/**
+ * @prisma/adapter-pg's executeScript splits a migration at every ";", which
+ * cuts a function body ($$ … ; … $$, the audit log's triggers) in pieces.
+ * `prisma migrate deploy` sends each migration.sql whole; so does this: one
+ * simple-protocol query, which PostgreSQL runs as one implicit transaction,
+ * so a migration applies entirely or not at all. PGlite's adapter already
+ * sends the script whole.
+ */
+function withWholeScripts(factory: SqlMigrationAwareDriverAdapterFactory): SqlMigrationAwareDriverAdapterFactory {
+  if (factory.adapterName !== "@prisma/adapter-pg") return factory;
+  const patch = (adapter: SqlDriverAdapter): SqlDriverAdapter => {
+    const driver = (adapter as SqlDriverAdapter & { underlyingDriver(): { query(text: string): Promise<unknown> } }).underlyingDriver();
+    adapter.executeScript = async (script: string) => {
+      try {
+        await driver.query(script);
+      } catch (error) {
+        const e = error as { code?: string; severity?: string; message?: string; detail?: string; column?: string; hint?: string };
+        throw new DriverAdapterError({ kind: "postgres", code: e.code ?? "", severity: e.severity ?? "ERROR", message: e.message ?? String(error), detail: e.detail, column: e.column, hint: e.hint });
+      }
+    };
+    return adapter;
+  };
+  return {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    connect: async () => patch(await factory.connect()),
+    connectToShadowDb: async () => patch(await factory.connectToShadowDb()),
+  };
 }
