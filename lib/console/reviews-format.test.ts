@@ -3,6 +3,7 @@ import { ExecutionStatus } from "@/lib/generated/prisma/enums";
 import {
   approvalHeadline,
   approvalState,
+  decisionRounds,
   describeDivergenceKind,
   divergenceDifferences,
   executionStatusInfo,
@@ -38,10 +39,12 @@ describe("formatDuration", () => {
 });
 
 describe("four-eyes in words", () => {
-  const open = (requiredApprovals: number, decisions: Array<{ kind: "approve_execute" | "approve_accept_evidence" | "reject" | "escalate"; actor: string }>) => ({
+  type Kind = "approve_execute" | "approve_accept_evidence" | "reject" | "escalate";
+  const open = (requiredApprovals: number, decisions: Array<{ kind: Kind; actor: string; round?: number }>, round = 1) => ({
     status: "OPEN" as const,
     requiredApprovals,
-    decisions,
+    round,
+    decisions: decisions.map((d) => ({ round: 1, ...d })),
   });
 
   it("says how many different people must approve before anything happens", () => {
@@ -80,17 +83,54 @@ describe("four-eyes in words", () => {
   });
 
   it("an escalated review is still waiting", () => {
-    const state = approvalState({ status: "ESCALATED", requiredApprovals: 1, decisions: [{ kind: "escalate", actor: olivia }] }, omar);
+    const state = approvalState({ status: "ESCALATED", requiredApprovals: 1, round: 1, decisions: [{ kind: "escalate", actor: olivia, round: 1 }] }, omar);
     expect(approvalHeadline(state, "ESCALATED")).toBe("0 of 1 approval: needs one operator");
     expect(state.detail).toBe("One operator's approval re-executes it.");
   });
 
   it("a decided review just says so", () => {
-    const state = approvalState({ status: "APPROVED", requiredApprovals: 2, decisions: [{ kind: "approve_execute", actor: olivia }, { kind: "approve_execute", actor: omar }] });
+    const state = approvalState({
+      status: "APPROVED",
+      requiredApprovals: 2,
+      round: 1,
+      decisions: [
+        { kind: "approve_execute", actor: olivia, round: 1 },
+        { kind: "approve_execute", actor: omar, round: 1 },
+      ],
+    });
     expect(approvalHeadline(state, "APPROVED")).toBe("2 of 2 approvals");
     expect(state.detail).toBe("Re-executed on the approval of user/operator and user/operator2.");
-    expect(approvalState({ status: "REJECTED", requiredApprovals: 1, decisions: [{ kind: "reject", actor: omar }] }).detail).toBe("Rejected: user/operator2 rejected.");
-    expect(approvalState({ status: "APPROVED", requiredApprovals: 1, decisions: [] }).detail).toMatch(/without a decision here/);
+    expect(approvalState({ status: "REJECTED", requiredApprovals: 1, round: 1, decisions: [{ kind: "reject", actor: omar, round: 1 }] }).detail).toBe("Rejected: user/operator2 rejected.");
+    expect(approvalState({ status: "APPROVED", requiredApprovals: 1, round: 1, decisions: [] }).detail).toMatch(/without a decision here/);
+  });
+
+  it("counts only the current round: after a reopen, the same people may approve again and start from zero", () => {
+    const earlier = [
+      { kind: "approve_execute" as const, actor: olivia },
+      { kind: "approve_execute" as const, actor: omar },
+    ];
+    const reopened = open(2, earlier, 2);
+    const forOlivia = approvalState(reopened, olivia);
+    expect(forOlivia).toMatchObject({ approvers: [], viewerDecided: false, summary: "0 of 2 approvals" });
+    expect(approvalHeadline(forOlivia, "OPEN")).toBe("0 of 2 approvals: needs 2 different operators");
+
+    const half = open(2, [...earlier, { kind: "approve_execute", actor: olivia, round: 2 }], 2);
+    expect(approvalState(half, olivia)).toMatchObject({ approvers: [olivia], viewerDecided: true, summary: "1 of 2 approvals" });
+    expect(approvalState(half, olivia).detail).toMatch(/nobody decides twice in one round/);
+    expect(approvalState(half, omar).viewerDecided).toBe(false);
+  });
+
+  it("groups decisions by round, current first, and says why each earlier round ended", () => {
+    const review = open(1, [{ kind: "escalate", actor: olivia }, { kind: "approve_execute", actor: omar }, { kind: "approve_execute", actor: olivia, round: 3 }], 3);
+    const rounds = decisionRounds(review);
+    expect(rounds.map((r) => [r.round, r.current, r.decisions.map((d) => d.actor)])).toEqual([
+      [3, true, [olivia]],
+      [2, false, []],
+      [1, false, [olivia, omar]],
+    ]);
+    expect(rounds[0]!.note).toMatch(/^Reopened: the outcome after round 2 was unknown again/);
+    expect(rounds[1]!.note).toBe("Did not settle it: the outcome of an attempt after this round was unknown, so the review reopened as round 3.");
+    expect(decisionRounds(open(1, [])).map((r) => [r.round, r.current])).toEqual([[1, true]]);
   });
 });
 

@@ -117,6 +117,16 @@ export const decisionKinds = Object.keys(decisionInfo) as ReviewDecisionKind[];
 export interface DecisionLike {
   kind: ReviewDecisionKind;
   actor: string;
+  /** The review round it was made in. */
+  round: number;
+}
+
+/** What approvalState reads of a review: its current round and every round's decisions. */
+export interface ReviewLike {
+  status: ReviewStatus;
+  requiredApprovals: number;
+  round: number;
+  decisions: DecisionLike[];
 }
 
 export interface ApprovalState {
@@ -124,7 +134,7 @@ export interface ApprovalState {
   required: number;
   /** Distinct people who approved re-execution so far, in order. */
   approvers: string[];
-  /** The person looking decided already: one decision per person per review. */
+  /** The person looking decided already in the current round: one decision per person per round. */
   viewerDecided: boolean;
   /** Their decision, in words ("approved re-execution"), when they made one. */
   viewerDecision: string | null;
@@ -137,23 +147,30 @@ export interface ApprovalState {
 
 const undecided: readonly ReviewStatus[] = ["OPEN", "ESCALATED"];
 
-/** Four-eyes in words: how many approvals it needs, who gave them, and what the viewer can still do. */
-export function approvalState(review: { status: ReviewStatus; requiredApprovals: number; decisions: DecisionLike[] }, viewer?: string): ApprovalState {
-  const approvers = [...new Set(review.decisions.filter((d) => decisionInfo[d.kind].fourEyes).map((d) => d.actor))];
+/**
+ * Four-eyes in words: how many approvals it needs, who gave them, and what
+ * the viewer can still do. Only the current round counts: a reopened review
+ * asks everyone again (lib/engine/reviews.ts).
+ */
+export function approvalState(review: ReviewLike, viewer?: string): ApprovalState {
+  const decisions = review.decisions.filter((d) => d.round === review.round);
+  const approvers = [...new Set(decisions.filter((d) => decisionInfo[d.kind].fourEyes).map((d) => d.actor))];
   const required = review.requiredApprovals;
-  const mine = viewer === undefined ? undefined : review.decisions.find((d) => d.actor === viewer);
+  const mine = viewer === undefined ? undefined : decisions.find((d) => d.actor === viewer);
   const viewerApproved = viewer !== undefined && approvers.includes(viewer);
   const count = Math.min(approvers.length, required);
   const missing = required - count;
   const summary = `${count} of ${required} approval${required === 1 ? "" : "s"}`;
   const base = { required, approvers, viewerDecided: mine !== undefined, viewerDecision: mine ? decisionInfo[mine.kind].past : null, viewerApproved, summary };
-  if (!undecided.includes(review.status)) return { ...base, detail: decidedDetail(review.status, review.decisions, approvers) };
+  if (!undecided.includes(review.status)) return { ...base, detail: decidedDetail(review.status, decisions, approvers) };
   const waitingFor = missing === 1 ? (approvers.length ? "a second, different operator" : "one operator") : `${missing} more operators`;
+  // A review that never reopened has one round: no need to speak of rounds.
+  const onlyOnce = review.round > 1 ? "nobody decides twice in one round" : "nobody decides twice on one review";
   let detail: string;
   if (mine && viewerApproved) {
-    detail = `You approved. Waiting for ${waitingFor}: nobody decides twice on one review.`;
+    detail = `You approved. Waiting for ${waitingFor}: ${onlyOnce}.`;
   } else if (mine) {
-    detail = `You ${decisionInfo[mine.kind].past}. Someone else must decide now: nobody decides twice on one review.`;
+    detail = `You ${decisionInfo[mine.kind].past}. Someone else must decide now: ${onlyOnce}.`;
   } else if (approvers.length === 0) {
     detail =
       required > 1
@@ -174,6 +191,37 @@ function decidedDetail(status: ReviewStatus, decisions: DecisionLike[], approver
   if (last) return `${reviewStatusInfo[status].label}: ${shortIdentity(last.actor)} ${decisionInfo[last.kind].past}.`;
   // Closed by the reconciler (the provider settled it) rather than by a decision here.
   return `${reviewStatusInfo[status].label} without a decision here: the provider's answer settled it.`;
+}
+
+export interface DecisionRound<D extends DecisionLike> {
+  round: number;
+  /** The round that counts now; earlier ones are history. */
+  current: boolean;
+  /** Oldest first. */
+  decisions: D[];
+  /** Why this round is over, or for the current one what it is waiting on; one sentence. */
+  note: string;
+}
+
+/**
+ * The review's decisions grouped by round, the current round first. Every
+ * round is listed, one without decisions too: a round that ended without any
+ * still explains why the review reopened.
+ */
+export function decisionRounds<D extends DecisionLike>(review: { round: number; status: ReviewStatus; decisions: D[] }): Array<DecisionRound<D>> {
+  const rounds: Array<DecisionRound<D>> = [];
+  for (let round = review.round; round >= 1; round--) {
+    const current = round === review.round;
+    const note = current
+      ? round === 1
+        ? "The first round."
+        : undecided.includes(review.status)
+          ? `Reopened: the outcome after round ${round - 1} was unknown again, so everyone may decide once more in this round.`
+          : `Decided in round ${round}.`
+      : `Did not settle it: the outcome of an attempt after this round was unknown, so the review reopened as round ${round + 1}.`;
+    rounds.push({ round, current, decisions: review.decisions.filter((d) => d.round === round), note });
+  }
+  return rounds;
 }
 
 /** The queue's one-line four-eyes state: "1 of 2 approvals: waiting for a second operator". */

@@ -141,7 +141,7 @@ function isReviewView(value: unknown): value is ReviewView {
  * the conflict's details; without it, it is read again.
  */
 export async function describeConflict(db: Db, reviewId: string, fresh: unknown, viewer: string | undefined): Promise<{ headline: string; detail: string | null }> {
-  const review: Pick<ReviewView, "status" | "version" | "requiredApprovals" | "decisions"> | null = isReviewView(fresh) ? fresh : await getReview(db, reviewId);
+  const review: Pick<ReviewView, "status" | "version" | "requiredApprovals" | "round" | "decisions"> | null = isReviewView(fresh) ? fresh : await getReview(db, reviewId);
   if (!review) return { headline: "This review no longer exists.", detail: null };
   const latest = [...review.decisions].sort((a, b) => new Date(a.createdAt).getTime() - new Date(b.createdAt).getTime()).at(-1);
   const now = `It is now ${reviewStatusInfo[review.status as ReviewStatus].label.toLowerCase()}, ${approvalHeadline(approvalState(review, viewer), review.status)}.`;
@@ -150,7 +150,7 @@ export async function describeConflict(db: Db, reviewId: string, fresh: unknown,
   if (latest.actor === viewer) {
     return {
       headline: `You already decided on this review in another window (you ${what}) — here is the fresh state; your second decision was not recorded.`,
-      detail: `Nobody decides twice on one review. ${now}`,
+      detail: `Nobody decides twice in one round. ${now}`,
     };
   }
   return {

@@ -26,9 +26,15 @@ import { RefundRequestSchema } from "@/lib/engine/tools";
  * Four eyes: at or above VERITY_FOUR_EYES_THRESHOLD_CENTS a re-execution
  * needs the approval of two different people. The first approval is recorded
  * and the review stays open; the second, by someone else, executes. One
- * decision per person per review (a unique key), so nobody approves twice.
+ * decision per person per round (a unique key), so nobody approves twice.
  * Accepting the provider's evidence needs one person: it moves no money, and
  * it is refused unless the provider shows the effect, matching the request.
+ *
+ * Rounds: an approved re-execution whose outcome is unknown again (or whose
+ * process died, found unknown by the reconciler) reopens the review as the
+ * next round. The earlier round's decisions were spent on an attempt that
+ * did not settle it; the new round asks again, with new facts, so its
+ * approvals start from zero and the same people may decide once more.
  */
 
 /** The identity under which a decision's re-execution reports the provider's answer. */
@@ -56,6 +62,8 @@ const undecided: readonly ReviewStatus[] = ["OPEN", "ESCALATED"];
 
 export interface ReviewDecisionView {
   id: string;
+  /** The round it was made in (reviews.round at the time). */
+  round: number;
   kind: ReviewDecisionKind;
   actor: string;
   reason: string;
@@ -71,7 +79,9 @@ export interface ReviewView {
   currency: string;
   customerId: string;
   requiredApprovals: number;
-  /** approve_execute decisions so far. */
+  /** The current round: 1, then one more each time the review reopens. */
+  round: number;
+  /** approve_execute decisions in the current round. */
   approvals: number;
   status: ReviewStatus;
   /** Escalated: still in the queue, flagged for someone more senior. */
@@ -79,6 +89,7 @@ export interface ReviewView {
   version: number;
   createdAt: Date;
   decidedAt: Date | null;
+  /** Every round's decisions, oldest first; each names its round. */
   decisions: ReviewDecisionView[];
 }
 
@@ -107,14 +118,25 @@ function toReviewView(row: ReviewWithDecisions): ReviewView {
     currency: row.currency,
     customerId: row.customerId,
     requiredApprovals: row.requiredApprovals,
-    approvals: row.decisions.filter((d) => d.kind === "approve_execute").length,
+    round: row.round,
+    approvals: approvalsOf(row).length,
     status: row.status,
     flagged: row.status === "ESCALATED",
     version: row.version,
     createdAt: row.createdAt,
     decidedAt: row.decidedAt,
-    decisions: row.decisions.map((d) => ({ id: d.id, kind: d.kind, actor: d.actor, reason: d.reason, createdAt: d.createdAt })),
+    decisions: row.decisions.map((d) => ({ id: d.id, round: d.round, kind: d.kind, actor: d.actor, reason: d.reason, createdAt: d.createdAt })),
   };
+}
+
+/** The decisions that count now: those of the review's current round. */
+function currentRound(review: ReviewWithDecisions): ReviewDecision[] {
+  return review.decisions.filter((d) => d.round === review.round);
+}
+
+/** Who approved re-execution in the current round, in order. */
+function approvalsOf(review: ReviewWithDecisions): ReviewDecision[] {
+  return currentRound(review).filter((d) => d.kind === "approve_execute");
 }
 
 /** What the queue shows of the frozen action: amount, currency and customer of the refund (a note moves no money). */
@@ -135,7 +157,7 @@ function termsOf(execution: Execution): { amountCents: number; currency: string;
  * Opens the review of an execution that just became NEEDS_HUMAN, in the
  * caller's transaction. One review per execution: if it already has one (a
  * re-execution came back unknown, or the reconciler found it unknown again),
- * that review stays or becomes undecided again with the new reason.
+ * that review becomes undecided again with the new reason, as its next round.
  */
 export async function openReview(tx: Tx, execution: Execution, reason: string): Promise<Review> {
   const existing = await tx.review.findUnique({ where: { executionId: execution.id } });
@@ -143,9 +165,14 @@ export async function openReview(tx: Tx, execution: Execution, reason: string): 
     const status: ReviewStatus = existing.status === "ESCALATED" ? "ESCALATED" : "OPEN";
     const { count } = await tx.review.updateMany({
       where: { id: existing.id, version: existing.version },
-      data: { status, decidedAt: null, reason: reason.slice(0, 2000), version: existing.version + 1 },
+      data: { status, decidedAt: null, reason: reason.slice(0, 2000), round: existing.round + 1, version: existing.version + 1 },
     });
     if (count === 0) throw new AppError("version_conflict", `Review ${existing.id} changed meanwhile.`, { currentVersion: existing.version });
+    await enqueueOutbox(tx, {
+      task_id: execution.taskId,
+      topic: "review.opened",
+      payload: { review_id: existing.id, execution_id: execution.id, required_approvals: existing.requiredApprovals, round: existing.round + 1 },
+    });
     return tx.review.findUniqueOrThrow({ where: { id: existing.id } });
   }
   const review = await tx.review.create({
@@ -154,7 +181,7 @@ export async function openReview(tx: Tx, execution: Execution, reason: string): 
   await enqueueOutbox(tx, {
     task_id: execution.taskId,
     topic: "review.opened",
-    payload: { review_id: review.id, execution_id: execution.id, required_approvals: review.requiredApprovals },
+    payload: { review_id: review.id, execution_id: execution.id, required_approvals: review.requiredApprovals, round: review.round },
   });
   return review;
 }
@@ -261,8 +288,8 @@ export async function decideReview(
   if (!undecided.includes(review.status)) {
     throw violation("review_undecided", `Review ${review.id} is already ${review.status}; a decided review does not change.`);
   }
-  if (review.decisions.some((d) => d.actor === actor.identity)) {
-    throw violation("one_decision_per_person", `${actor.identity} already decided on review ${review.id}; a second approval must come from someone else.`);
+  if (currentRound(review).some((d) => d.actor === actor.identity)) {
+    throw violation("one_decision_per_person", `${actor.identity} already decided in round ${review.round} of review ${review.id}; a second approval must come from someone else.`);
   }
   const execution = await getExecutionRowOrThrow(db, review.executionId);
   if (execution.status !== "NEEDS_HUMAN") {
@@ -281,9 +308,9 @@ export async function decideReview(
         return await approveExecute(db, context);
     }
   } catch (error) {
-    // The unique key (review, person) behind the check above, for a person racing themself.
+    // The unique key (review, round, person) behind the check above, for a person racing themself.
     if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002") {
-      throw violation("one_decision_per_person", `${actor.identity} already decided on review ${review.id}.`);
+      throw violation("one_decision_per_person", `${actor.identity} already decided in round ${review.round} of review ${review.id}.`);
     }
     throw error;
   }
@@ -351,7 +378,7 @@ async function acceptEvidence(db: Db, c: DecisionContext): Promise<DecideResult>
 }
 
 async function approveExecute(db: Db, c: DecisionContext): Promise<DecideResult> {
-  const approvals = c.review.decisions.filter((d) => d.kind === "approve_execute").length + 1;
+  const approvals = approvalsOf(c.review).length + 1;
   if (c.execution.irreversible && (await hasOpenDivergence(db, c.execution.taskId))) {
     throw violation("no_irreversible_effect_while_diverged", `Task ${c.execution.taskId} has an open divergence alert: resolve it before anything irreversible proceeds.`);
   }
@@ -366,7 +393,7 @@ async function approveExecute(db: Db, c: DecisionContext): Promise<DecideResult>
     });
   }
 
-  const approvers = [...c.review.decisions.filter((d) => d.kind === "approve_execute").map((d) => d.actor), c.actor.identity];
+  const approvers = [...approvalsOf(c.review).map((d) => d.actor), c.actor.identity];
   // Write-ahead: SENT (a new attempt under the same idempotency key) commits
   // before the request leaves. Nothing about the task moves yet: until the
   // provider answers, it is still in people's hands.
@@ -452,7 +479,8 @@ async function casReview(tx: Tx, review: Review, data: { status?: ReviewStatus; 
 }
 
 async function recordDecision(tx: Tx, c: DecisionContext, review: Review): Promise<void> {
-  await tx.reviewDecision.create({ data: { id: newId("revd"), reviewId: review.id, kind: c.input.decision, actor: c.actor.identity, reason: c.input.reason } });
+  // The round the person decided on: the CAS just confirmed the review is still the one they saw.
+  await tx.reviewDecision.create({ data: { id: newId("revd"), reviewId: review.id, round: c.review.round, kind: c.input.decision, actor: c.actor.identity, reason: c.input.reason } });
   await announceDecision(tx, review, c.execution, c.input.decision, c.actor);
 }
 

@@ -99,13 +99,48 @@ describe("approve_execute", () => {
     const s = await sandbox();
     const { execution, review } = await frozenRefund(s.url);
     const decided = await decideReview(db, review.id, { expected_version: 1, decision: "approve_execute", reason: "retry" }, alice, connectorsFor(s.url, { faults: ["error_after_commit"] }));
-    expect(decided).toMatchObject({ executed: true, outcome: "unknown", execution: { status: "NEEDS_HUMAN", attempt: 2 }, review: { status: "OPEN", version: 3 } });
+    expect(decided).toMatchObject({ executed: true, outcome: "unknown", execution: { status: "NEEDS_HUMAN", attempt: 2 }, review: { status: "OPEN", version: 3, round: 2, approvals: 0 } });
     expect(decided.review.reason).toContain("server_error");
+    expect(decided.review.decisions).toMatchObject([{ round: 1, kind: "approve_execute", actor: alice.identity }]);
     expect((await listExecutionEvents(db, execution.id)).slice(-3).map((e) => e.toStatus)).toEqual(["SENT", "OUTCOME_UNKNOWN", "NEEDS_HUMAN"]);
     expect(await taskStatus(execution.taskId)).toBe("WAITING_FOR_HUMAN");
 
-    const accepted = await decideReview(db, review.id, { expected_version: 3, decision: "approve_accept_evidence", reason: "the provider shows it" }, bob, connectorsFor(s.url));
-    expect(accepted).toMatchObject({ review: { status: "APPROVED" }, execution: { status: "RECONCILED_SUCCEEDED" }, task: { status: "VALIDATING" } });
+    // A new round: the person who approved the attempt that came back unknown may decide again.
+    const accepted = await decideReview(db, review.id, { expected_version: 3, decision: "approve_accept_evidence", reason: "the provider shows it" }, alice, connectorsFor(s.url));
+    expect(accepted).toMatchObject({ review: { status: "APPROVED", round: 2 }, execution: { status: "RECONCILED_SUCCEEDED" }, task: { status: "VALIDATING" } });
+    expect(accepted.review.decisions.map((d) => [d.round, d.actor, d.kind])).toEqual([
+      [1, alice.identity, "approve_execute"],
+      [2, alice.identity, "approve_accept_evidence"],
+    ]);
+    expect(await refundsUnderKey(s.url, execution.idempotencyKey)).toBe(1);
+  });
+
+  it("four eyes per round: after an unknown re-execution the next round needs two approvals again, from anyone, once each", async () => {
+    const s = await sandbox();
+    const { execution, review } = await frozenRefund(s.url, { amount: 60_000 });
+    await decideReview(db, review.id, { expected_version: 1, decision: "approve_execute", reason: "verified" }, alice, connectorsFor(s.url));
+    // The provider commits and answers 500: the outcome of round 1's re-execution is unknown.
+    const unknown = await decideReview(db, review.id, { expected_version: 2, decision: "approve_execute", reason: "second pair" }, bob, connectorsFor(s.url, { faults: ["error_after_commit"] }));
+    expect(unknown).toMatchObject({ executed: true, outcome: "unknown", review: { status: "OPEN", round: 2, approvals: 0 } });
+    const reopened = await db.outboxMessage.findMany({ where: { taskId: execution.taskId, topic: "review.opened" }, orderBy: { createdAt: "asc" } });
+    expect(reopened.map((m) => (m.payload as { round: number }).round)).toEqual([1, 2]);
+
+    const deps = connectorsFor(s.url);
+    const first = await decideReview(db, review.id, { expected_version: unknown.review.version, decision: "approve_execute", reason: "still owed" }, alice, deps);
+    expect(first).toMatchObject({ executed: false, review: { status: "OPEN", round: 2, approvals: 1 } });
+    expect(await refundsUnderKey(s.url, execution.idempotencyKey)).toBe(1);
+    const twice = await failure(decideReview(db, review.id, { expected_version: first.review.version, decision: "approve_execute", reason: "again" }, alice, deps));
+    expect(twice.invariants).toEqual(["one_decision_per_person"]);
+
+    const second = await decideReview(db, review.id, { expected_version: first.review.version, decision: "approve_execute", reason: "confirmed" }, bob, deps);
+    expect(second).toMatchObject({ executed: true, outcome: "succeeded", review: { status: "APPROVED", round: 2, approvals: 2 }, execution: { status: "SUCCEEDED", attempt: 3 } });
+    expect(second.review.decisions.map((d) => [d.round, d.actor])).toEqual([
+      [1, alice.identity],
+      [1, bob.identity],
+      [2, alice.identity],
+      [2, bob.identity],
+    ]);
+    // Same key every attempt: the provider applied it once.
     expect(await refundsUnderKey(s.url, execution.idempotencyKey)).toBe(1);
   });
 });
