@@ -95,7 +95,7 @@ export const IntegritySchema = z.strictObject({
   signature: z.string().regex(/^[0-9a-f]{64}$/).optional(),
 });
 
-function documentV2(snapshot: z.ZodType) {
+function documentV2<S extends z.ZodType>(snapshot: S) {
   return z.strictObject({
     schema_version: z.literal(CHECKPOINT_SCHEMA_VERSION),
     checkpoint_id: checkpointId,

@@ -1,11 +1,30 @@
 import { z } from "zod";
-import type { Db } from "@/lib/db";
+import { digestOf } from "@/lib/canonical-json";
+import type { Db, Tx } from "@/lib/db";
 import { AppError } from "@/lib/errors";
+import { Prisma, type Checkpoint, type CheckpointRestore } from "@/lib/generated/prisma/client";
+import { newId } from "@/lib/ids";
+import { configuredKeyring, type CheckpointKeyring } from "@/lib/engine/checkpoint-keys";
+import { CheckpointRefusedError, sealCheckpoint, verifyStoredCheckpoint, type SealedCheckpoint, type StoredCheckpoint, type VerifiedCheckpoint } from "@/lib/engine/checkpoint-integrity";
+import { currentPolicyVersion } from "@/lib/engine/checkpoint-policy";
+import { classifyEffects, decideRestore, diffStates, pathToFailure, restorePatchOf } from "@/lib/engine/checkpoint-restore-rules";
+import { CheckpointTriggerSchema, type CheckpointDocument, type CheckpointTrigger } from "@/lib/engine/checkpoint-schema";
 import type { ExecutionStatus } from "@/lib/engine/execution-rules";
-import type { Actor, TaskView, TransitionView } from "@/lib/engine/tasks";
-import type { TaskState } from "@/lib/engine/task-state";
-import type { CheckpointDocument, CheckpointTrigger } from "@/lib/engine/checkpoint-schema";
-import type { CheckpointKeyring } from "@/lib/engine/checkpoint-keys";
+import { fenceLeaseInTransaction } from "@/lib/engine/leases";
+import {
+  getTaskOrThrow,
+  listTransitions,
+  parseOrThrow,
+  restoreTaskInTransaction,
+  toTaskView,
+  transitionTaskInTransaction,
+  type Actor,
+  type TaskView,
+  type TransitionView,
+} from "@/lib/engine/tasks";
+import { TaskStateSchema, type TaskState } from "@/lib/engine/task-state";
+import type { WorkflowDefinition } from "@/lib/engine/workflow-definition";
+import { getWorkflowByDigest } from "@/lib/engine/workflows";
 
 /**
  * The owner of `checkpoints` and `checkpoint_restores`.
@@ -17,6 +36,7 @@ import type { CheckpointKeyring } from "@/lib/engine/checkpoint-keys";
  * and the rules of a restore plan (checkpoint-restore-rules.ts).
  */
 export { checkpointTriggers, checkpointTriggerDescriptions, type CheckpointTrigger, type CheckpointDocument } from "@/lib/engine/checkpoint-schema";
+export type { StoredCheckpoint } from "@/lib/engine/checkpoint-integrity";
 
 const clientId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "must be 1-128 characters: letters, digits, . _ : -");
 
@@ -236,7 +256,82 @@ export interface CheckpointOptions {
   keyring?: CheckpointKeyring;
 }
 
-/** A checkpoint of the task's current committed state, on request. */
+
+export interface TakeCheckpointInput {
+  task: { id: string; workflowDigest: string; intentId: string; createdBy: string };
+  /** The committed state; validated again before it is captured. */
+  state: TaskState;
+  trigger: CheckpointTrigger;
+  actor: Actor;
+  createdAt?: Date;
+  checkpointId?: string;
+}
+
+/**
+ * Takes a checkpoint in the caller's transaction: the automatic ones commit
+ * with the transition (or the intent) that reached the boundary, or not at
+ * all. Everything besides the state is read here, in one statement, from
+ * the same transaction. Refuses (422 checkpoint_of_valid_state) a state that
+ * is not valid TaskState of its workflow.
+ */
+export async function takeCheckpointInTransaction(tx: Tx, input: TakeCheckpointInput, options: CheckpointOptions = {}): Promise<StoredCheckpoint> {
+  const context = await readCheckpointContext(tx, input.task.id);
+  let sealed: SealedCheckpoint;
+  try {
+    sealed = sealCheckpoint(
+      {
+        checkpointId: input.checkpointId ?? newId("ckpt"),
+        trigger: input.trigger,
+        createdAt: input.createdAt ?? new Date(),
+        createdBy: input.actor.identity,
+        task: input.task,
+        state: input.state,
+        inputDigest: context.inputDigest,
+        lease: context.lease,
+        undeliveredMessageIds: context.undelivered,
+        receiptIds: context.receipts,
+        lastMessageId: context.lastMessageId,
+        policyVersion: currentPolicyVersion(),
+      },
+      keyringOf(options),
+    );
+  } catch (error) {
+    if (!(error instanceof CheckpointRefusedError)) throw error;
+    throw new AppError("invariant_violated", error.message, { violations: [{ invariant: "checkpoint_of_valid_state", message: error.message }] });
+  }
+  await tx.checkpoint.create({ data: sealed.row });
+  return sealed.row;
+}
+
+interface CheckpointContext {
+  inputDigest: string;
+  lease: { holder: string; fencingToken: string } | null;
+  undelivered: string[];
+  receipts: string[];
+  lastMessageId: string | null;
+}
+
+/** One statement, so the pieces agree with each other (and, in the transition's transaction, with the state). */
+async function readCheckpointContext(tx: Tx, taskId: string): Promise<CheckpointContext> {
+  const rows = await tx.$queryRaw<
+    Array<{ input_digest: string | null; lease: { holder: string; fencing_token: string } | null; undelivered: string[]; receipts: string[]; last_message_id: string | null }>
+  >`
+    SELECT
+      (SELECT request_digest FROM transitions WHERE task_id = ${taskId} AND from_version IS NULL) AS input_digest,
+      (SELECT json_build_object('holder', holder, 'fencing_token', fencing_token::text) FROM leases WHERE task_id = ${taskId} AND expires_at > now()) AS lease,
+      (SELECT coalesce(json_agg(id ORDER BY created_at, id), '[]'::json) FROM outbox_messages WHERE task_id = ${taskId} AND delivered_at IS NULL) AS undelivered,
+      (SELECT coalesce(json_agg(id ORDER BY created_at, id), '[]'::json) FROM executions
+        WHERE task_id = ${taskId} AND status::text IN ('SUCCEEDED', 'RECONCILED_SUCCEEDED')) AS receipts,
+      (SELECT id FROM (SELECT id, created_at AS at FROM outbox_messages WHERE task_id = ${taskId}
+                       UNION ALL SELECT event_id, received_at FROM inbox_events WHERE task_id = ${taskId}) m
+        ORDER BY at DESC, id DESC LIMIT 1) AS last_message_id`;
+  const row = rows[0];
+  if (!row?.input_digest) throw new AppError("not_found", `Task ${taskId} has no creation record.`);
+  const lease = row.lease ? { holder: row.lease.holder, fencingToken: row.lease.fencing_token } : null;
+  return { inputDigest: row.input_digest, lease, undelivered: row.undelivered, receipts: row.receipts, lastMessageId: row.last_message_id };
+}
+
+/** A checkpoint of the task's current committed state, on request (POST …/checkpoints, the console). */
 export async function createCheckpoint(
   db: Db,
   taskId: string,
@@ -244,49 +339,533 @@ export async function createCheckpoint(
   actor: Actor,
   options: CheckpointOptions = {},
 ): Promise<{ checkpoint: CheckpointSummary; created: boolean }> {
-  void db, taskId, raw, actor, options;
-  throw notYet();
+  const input = parseOrThrow(CreateCheckpointInputSchema, raw);
+  if (input.checkpoint_id) {
+    const prior = await db.checkpoint.findUnique({ where: { id: input.checkpoint_id } });
+    if (prior) return { checkpoint: await replayCreate(db, prior, taskId, input.expected_version, options), created: false };
+  }
+  try {
+    const row = await db.$transaction(async (tx) => {
+      // FOR SHARE: no transition commits between reading the state and
+      // reading what goes with it, so the checkpoint is of one moment.
+      const locked = await tx.$queryRaw<Array<{ version: number }>>`SELECT version FROM tasks WHERE id = ${taskId} FOR SHARE`;
+      if (!locked[0]) throw new AppError("not_found", `Task ${taskId} does not exist.`);
+      const task = await tx.task.findUniqueOrThrow({ where: { id: taskId } });
+      if (input.expected_version !== undefined && task.version !== input.expected_version) {
+        throw new AppError("version_conflict", `Expected version ${input.expected_version}, but the task is at version ${task.version} (${task.status}). Read it again and retry.`, {
+          currentVersion: task.version,
+          currentStatus: task.status,
+        });
+      }
+      const state = TaskStateSchema.safeParse(task.state);
+      if (!state.success) {
+        const message = `The stored state of task ${taskId} does not match TaskState v2; it is not checkpointed.`;
+        throw new AppError("invariant_violated", message, { violations: [{ invariant: "checkpoint_of_valid_state", message }] });
+      }
+      return takeCheckpointInTransaction(
+        tx,
+        {
+          task: { id: task.id, workflowDigest: task.workflowDigest, intentId: task.intentId, createdBy: task.createdBy },
+          state: state.data,
+          trigger: "on_demand",
+          actor,
+          checkpointId: input.checkpoint_id,
+        },
+        options,
+      );
+    });
+    return { checkpoint: await summaryOf(db, row, options), created: true };
+  } catch (error) {
+    // A twin request with the same checkpoint_id committed first.
+    if (input.checkpoint_id && isUniqueViolation(error)) {
+      const twin = await db.checkpoint.findUnique({ where: { id: input.checkpoint_id } });
+      if (twin) return { checkpoint: await replayCreate(db, twin, taskId, input.expected_version, options), created: false };
+    }
+    throw error;
+  }
 }
 
-/** The task's checkpoints, oldest first, each verified. */
+async function replayCreate(db: Db, prior: Checkpoint, taskId: string, expectedVersion: number | undefined, options: CheckpointOptions): Promise<CheckpointSummary> {
+  if (prior.taskId !== taskId || prior.trigger !== "on_demand" || (expectedVersion !== undefined && prior.stateVersion !== expectedVersion)) {
+    throw new AppError("idempotency_conflict", `Checkpoint id ${prior.id} was already used for a different request.`);
+  }
+  return summaryOf(db, prior, options);
+}
+
+/** The task's checkpoints, oldest first (the newest 500), each verified. */
 export async function listCheckpoints(db: Db, taskId: string, options: CheckpointOptions = {}): Promise<CheckpointSummary[]> {
-  void db, taskId, options;
-  throw notYet();
+  const task = await db.task.findUnique({ where: { id: taskId }, select: { id: true, workflowDigest: true } });
+  if (!task) throw new AppError("not_found", `Task ${taskId} does not exist.`);
+  const rows = await db.checkpoint.findMany({ where: { taskId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: 500 });
+  const keyring = keyringOf(options);
+  return rows.reverse().map((row) => summarize(row, verifyStoredCheckpoint(row, keyring, { task })));
 }
 
 export async function getCheckpointDetail(db: Db, checkpointId: string, options: CheckpointOptions = {}): Promise<CheckpointDetail> {
-  void db, checkpointId, options;
-  throw notYet();
+  const row = await getCheckpointRowOrThrow(db, checkpointId);
+  const task = await getTaskOrThrow(db, row.taskId);
+  const verified = verifyStoredCheckpoint(row, keyringOf(options), { task: { id: task.id, workflowDigest: task.workflow.digest } });
+  const document = verified.parsed ? { ...verified.parsed.document, integrity: { ...verified.parsed.document.integrity, signature: row.signature } } : null;
+  return {
+    summary: summarize(row, verified),
+    document,
+    integrity: verified.report,
+    task,
+    diffToCurrent: document ? diffStates(document.state_snapshot, task.state) : [],
+  };
 }
 
 export async function verifyCheckpoint(db: Db, checkpointId: string, options: CheckpointOptions = {}): Promise<IntegrityReport> {
-  void db, checkpointId, options;
-  throw notYet();
+  const row = await getCheckpointRowOrThrow(db, checkpointId);
+  const task = await db.task.findUnique({ where: { id: row.taskId }, select: { id: true, workflowDigest: true } });
+  return verifyStoredCheckpoint(row, keyringOf(options), { task }).report;
 }
 
-/** The dry run: what restoring would do. Writes nothing. */
+/** The dry run: what restoring would do, and whether it would be refused. Writes nothing. */
 export async function planRestore(db: Db, checkpointId: string, raw: unknown, actor: Actor, options: CheckpointOptions = {}): Promise<RestorePlan> {
-  void db, checkpointId, raw, actor, options;
-  throw notYet();
+  const input = parseOrThrow(RestorePlanInputSchema, raw ?? {});
+  const row = await getCheckpointRowOrThrow(db, checkpointId);
+  return buildPlan(db, row, input.rewind, actor, keyringOf(options));
 }
 
 /**
- * Applies a restore as a new transition (version n+1), or refuses it; both
- * are recorded in checkpoint_restores. Refusals throw AppError
- * (invariant_violated with the refusal code as the invariant,
- * version_conflict for a stale expected_version).
+ * Applies a restore as a new transition (version n+1) or refuses it; either
+ * way the attempt is recorded in checkpoint_restores, with its plan. Plan,
+ * lease fencing, transition and record are one transaction, with the task
+ * row locked from the plan to the write, so what was planned is what is
+ * applied. Refusals throw: invariant_violated with the refusal code as the
+ * invariant (details: restoreId, fallbackCheckpointId), version_conflict
+ * when the task is not at expected_version.
  */
 export async function restoreCheckpoint(db: Db, checkpointId: string, raw: unknown, actor: Actor, options: CheckpointOptions = {}): Promise<RestoreResult> {
-  void db, checkpointId, raw, actor, options;
-  throw notYet();
+  const input = parseOrThrow(RestoreInputSchema, raw);
+  const requestDigest = digestOf({ op: "restore", checkpoint_id: checkpointId, expected_version: input.expected_version, rewind: input.rewind, reason: input.reason });
+  if (input.restore_id) {
+    const prior = await db.checkpointRestore.findUnique({ where: { id: input.restore_id } });
+    if (prior) return replayRestore(db, prior, requestDigest);
+  }
+  const row = await getCheckpointRowOrThrow(db, checkpointId);
+  const restoreId = input.restore_id ?? newId("rst");
+  const keyring = keyringOf(options);
+  type Attempt = { kind: "applied"; result: RestoreResult } | { kind: "refused"; restore: CheckpointRestore };
+  let attempt: Attempt;
+  try {
+    attempt = await db.$transaction(async (tx): Promise<Attempt> => {
+      await tx.$queryRaw`SELECT 1 FROM tasks WHERE id = ${row.taskId} FOR UPDATE`;
+      const plan = await buildPlan(tx, row, input.rewind, actor, keyring);
+      const record = { id: restoreId, taskId: row.taskId, checkpointId: row.id, rewind: input.rewind, fromVersion: plan.current.version, actor: actor.identity, reason: input.reason, requestDigest };
+      if (plan.current.version !== input.expected_version) {
+        const refusal: RestoreRefusal = {
+          code: "version_conflict",
+          message: `Expected version ${input.expected_version}, but the task is at version ${plan.current.version} (${plan.current.status}). Plan again.`,
+        };
+        return { kind: "refused", restore: await insertRestore(tx, { ...record, plan: { ...plan, allowed: false, refusal }, outcome: "refused" }) };
+      }
+      if (!plan.allowed || !plan.resultingState) return { kind: "refused", restore: await insertRestore(tx, { ...record, plan, outcome: "refused" }) };
+      await fenceLeaseInTransaction(tx, row.taskId);
+      const transitionId = newId("tr");
+      const applied = await restoreTaskInTransaction(
+        tx,
+        row.taskId,
+        {
+          expectedVersion: input.expected_version,
+          state: plan.resultingState,
+          patch: restorePatchOf(plan.resultingState),
+          reason: `restored from checkpoint ${row.id} (version ${row.stateVersion}): ${input.reason}`,
+          transitionId,
+          requestDigest,
+        },
+        actor,
+      );
+      const restore = await insertRestore(tx, { ...record, plan, outcome: "applied", toVersion: applied.task.version, transitionId });
+      return { kind: "applied", result: { plan, task: applied.task, transition: applied.transition, restore: restoreViewOf(restore), replayed: false } };
+    });
+  } catch (error) {
+    if (input.restore_id && isUniqueViolation(error)) {
+      const twin = await db.checkpointRestore.findUnique({ where: { id: input.restore_id } });
+      if (twin) return replayRestore(db, twin, requestDigest);
+    }
+    throw error;
+  }
+  if (attempt.kind === "refused") throw refusalError(attempt.restore);
+  return attempt.result;
 }
 
 /** Every restore attempt on the task, newest first. */
 export async function listRestores(db: Db, taskId: string): Promise<CheckpointRestoreView[]> {
-  void db, taskId;
-  throw notYet();
+  const rows = await db.checkpointRestore.findMany({ where: { taskId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: 500 });
+  return rows.map(restoreViewOf);
 }
 
-function notYet(): AppError {
-  return new AppError("invariant_violated", "Checkpoints are being built.");
+export type ResumePoint =
+  /** The newest checkpoint that verifies; `skipped` are newer ones that did not. */
+  | { kind: "checkpoint"; checkpoint: CheckpointSummary; skipped: CheckpointSummary[] }
+  /** The task has no checkpoint: resume from its committed state. */
+  | { kind: "no_checkpoint" }
+  /** Every checkpoint failed verification: the task was ended (see failTaskWithoutValidCheckpoint). */
+  | { kind: "failed"; task: TaskView; skipped: CheckpointSummary[] };
+
+/**
+ * The spec's recovery step 5 for a worker resuming a task: the newest
+ * checkpoint that verifies is the resume point, falling back past corrupt
+ * ones; when none verifies, the task is ended as failed with an audit
+ * record saying why, rather than resumed from poison.
+ */
+export async function resumeFromNewestValidCheckpoint(db: Db, taskId: string, actor: Actor, options: CheckpointOptions = {}): Promise<ResumePoint> {
+  const all = await listCheckpoints(db, taskId, options);
+  if (all.length === 0) return { kind: "no_checkpoint" };
+  const newestFirst = [...all].sort((a, b) => b.stateVersion - a.stateVersion || b.createdAt.getTime() - a.createdAt.getTime());
+  const valid = newestFirst.findIndex((c) => c.integrity.ok);
+  if (valid >= 0) return { kind: "checkpoint", checkpoint: newestFirst[valid]!, skipped: newestFirst.slice(0, valid) };
+  const task = await failTaskWithoutValidCheckpoint(db, taskId, newestFirst, actor, options);
+  return { kind: "failed", task, skipped: newestFirst };
+}
+
+/**
+ * Ends a task that has no checkpoint to resume from along the shortest path
+ * its workflow allows the actor to a failure state, in one transaction with
+ * an audit record: the transitions say why, and a refused restore record
+ * (code `corrupt`) names the newest checkpoint and what failed.
+ */
+export async function failTaskWithoutValidCheckpoint(
+  db: Db,
+  taskId: string,
+  corrupt: readonly CheckpointSummary[],
+  actor: Actor,
+  options: CheckpointOptions = {},
+): Promise<TaskView> {
+  const newest = corrupt[0];
+  if (!newest) throw new AppError("validation_failed", "corrupt: name at least one checkpoint that failed verification");
+  const why = `no valid checkpoint to resume from: ${corrupt
+    .slice(0, 5)
+    .map((c) => `${c.id} (${c.integrity.checks.filter((k) => !k.ok).map((k) => k.check).join(", ")})`)
+    .join("; ")}`;
+  const row = await getCheckpointRowOrThrow(db, newest.id);
+  return db.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT 1 FROM tasks WHERE id = ${taskId} FOR UPDATE`;
+    const plan = await buildPlan(tx, row, false, actor, keyringOf(options));
+    if (plan.integrity.ok) throw new AppError("invariant_violated", `Checkpoint ${row.id} verifies; resume from it instead.`);
+    const current = await getTaskOrThrowIn(tx, taskId);
+    const def = workflowOf(current);
+    const path = pathToFailure(def, current.status, actor.kind);
+    if (!path) {
+      const message = `Task ${taskId} is ${current.status}; its workflow has no path from there to a failure state that a ${actor.kind} may take.`;
+      throw new AppError("invariant_violated", message, { violations: [{ invariant: "failure_state_reachable", message }] });
+    }
+    let task = current;
+    for (const to of path) task = (await transitionTaskInTransaction(tx, taskId, { expected_version: task.version, to, reason: why.slice(0, 1000) }, actor)).task;
+    await insertRestore(tx, {
+      id: newId("rst"),
+      taskId,
+      checkpointId: row.id,
+      rewind: false,
+      fromVersion: current.version,
+      actor: actor.identity,
+      reason: `${why}; the task was ended ${task.status}`.slice(0, 2000),
+      requestDigest: digestOf({ op: "fail_without_checkpoint", task_id: taskId, checkpoints: corrupt.map((c) => c.id) }),
+      plan,
+      outcome: "refused",
+    });
+    return task;
+  });
+}
+
+/** A checkpoint row exactly as stored: what a standby imports (the bytes travel verbatim, signature and all). */
+export async function exportCheckpoint(db: Db, checkpointId: string): Promise<StoredCheckpoint> {
+  const { id, taskId, stateVersion, schemaVersion, trigger, payload, snapshotDigest, signature, keyId, createdAt, createdBy } = await getCheckpointRowOrThrow(db, checkpointId);
+  return { id, taskId, stateVersion, schemaVersion, trigger, payload, snapshotDigest, signature, keyId, createdAt, createdBy };
+}
+
+/**
+ * Stores a checkpoint taken elsewhere (the primary, before it was lost) on
+ * this database, after verifying it against this database's task: a
+ * standby never imports what it cannot verify. Importing the same bytes
+ * twice is a no-op; different bytes under the same id are refused.
+ */
+export async function importCheckpoint(db: Db, record: StoredCheckpoint, options: CheckpointOptions = {}): Promise<CheckpointSummary> {
+  const task = await db.task.findUnique({ where: { id: record.taskId }, select: { id: true, workflowDigest: true } });
+  if (!task) throw new AppError("not_found", `Task ${record.taskId} does not exist on this database.`);
+  const verified = verifyStoredCheckpoint(record, keyringOf(options), { task });
+  if (!verified.report.ok) {
+    const failed = verified.report.checks.filter((c) => !c.ok);
+    throw new AppError("invariant_violated", `Checkpoint ${record.id} does not verify here: ${failed.map((c) => `${c.check}: ${c.message}`).join("; ")}`, {
+      violations: failed.map((c) => ({ invariant: `checkpoint_${c.check}`, message: c.message })),
+    });
+  }
+  const existing = await db.checkpoint.findUnique({ where: { id: record.id } });
+  if (existing) {
+    if (existing.payload !== record.payload || existing.signature !== record.signature) {
+      throw new AppError("idempotency_conflict", `Checkpoint ${record.id} exists here with different bytes.`);
+    }
+    return summarize(existing, verified);
+  }
+  await db.checkpoint.create({ data: { ...record } });
+  return summarize(record, verified);
+}
+
+/**
+ * Failover: a standby whose copy of the task is older than a checkpoint the
+ * primary took imports the checkpoint and rolls the task forward to it,
+ * through the same verified restore path (a new transition on the standby,
+ * its budget the greater of the two). `expected_version` is the standby's.
+ */
+export async function rollForwardFromCheckpoint(
+  db: Db,
+  record: StoredCheckpoint,
+  raw: { expected_version: number; reason: string; restore_id?: string },
+  actor: Actor,
+  options: CheckpointOptions = {},
+): Promise<RestoreResult> {
+  await importCheckpoint(db, record, options);
+  return restoreCheckpoint(db, record.id, { ...raw, rewind: false }, actor, options);
+}
+
+// ---------------------------------------------------------------------------
+// Plans and records
+// ---------------------------------------------------------------------------
+
+async function buildPlan(reader: Db | Tx, row: Checkpoint, rewind: boolean, actor: Actor, keyring: CheckpointKeyring): Promise<RestorePlan> {
+  const current = await getTaskOrThrowIn(reader, row.taskId);
+  const def = workflowOf(current);
+  const verified = verifyStoredCheckpoint(row, keyring, { task: { id: current.id, workflowDigest: current.workflow.digest } });
+  const executions = await reader.execution.findMany({ where: { taskId: row.taskId }, orderBy: { createdAt: "asc" } });
+  const undecided = await reader.review.findMany({ where: { taskId: row.taskId, status: { in: ["OPEN", "ESCALATED"] } }, select: { executionId: true } });
+  const diverged = (await reader.divergenceAlert.count({ where: { taskId: row.taskId, status: "OPEN" } })) > 0;
+  const leaseRows = await reader.$queryRaw<Array<{ holder: string; fencing_token: string; expires_at: Date; live: boolean }>>`
+    SELECT holder, fencing_token::text AS fencing_token, expires_at, expires_at > now() AS live FROM leases WHERE task_id = ${row.taskId}`;
+  const lease = leaseRows[0]?.live ? leaseRows[0] : null;
+  const effects = classifyEffects(executions, new Set(undecided.map((r) => r.executionId)));
+  const document = verified.parsed?.document ?? null;
+  const decision = decideRestore({
+    integrity: verified.report,
+    def,
+    current: current.state,
+    checkpointVersion: row.stateVersion,
+    snapshot: document?.state_snapshot ?? null,
+    rewind,
+    hasOpenDivergence: diverged,
+    effects,
+  });
+  const refusalCode = decision.refusal?.code;
+  const fallback = refusalCode === "corrupt" || refusalCode === "incompatible" ? await findFallback(reader, row, keyring, current) : null;
+  const now = new Date();
+  const resultingState = decision.resultingState
+    ? { ...decision.resultingState, version: current.version + 1, updated_at: now.toISOString(), updated_by: actor.identity }
+    : null;
+  const consumed = (s: TaskState) => ({ currency_usd: s.budget.currency_spent_usd, tokens: s.budget.tokens_spent, hops: s.budget.hops_used });
+  const checkpointConsumed = document?.budget_consumed ?? { currency_usd: 0, tokens: 0, hops: 0 };
+  const policy = currentPolicyVersion();
+  return {
+    checkpointId: row.id,
+    taskId: row.taskId,
+    kind: decision.kind,
+    rewind,
+    allowed: decision.refusal === null,
+    refusal: decision.refusal,
+    fallbackCheckpointId: fallback?.id ?? null,
+    fallbackMessage:
+      refusalCode === "corrupt" || refusalCode === "incompatible"
+        ? fallback
+          ? `Checkpoint ${fallback.id} (version ${fallback.stateVersion}) is the newest earlier checkpoint that verifies.`
+          : "No earlier checkpoint of this task verifies. A worker resuming this task ends it as failed, with an audit record (resumeFromNewestValidCheckpoint)."
+        : null,
+    integrity: verified.report,
+    current: { version: current.version, status: current.status },
+    checkpoint: { stateVersion: row.stateVersion, status: document?.state_snapshot.status ?? null, trigger: triggerOf(row.trigger), createdAt: row.createdAt },
+    effects,
+    reauthorization: {
+      budget: {
+        checkpoint: checkpointConsumed,
+        current: consumed(current.state),
+        resulting: resultingState ? consumed(resultingState) : consumed(current.state),
+        committedUsd: current.state.budget.currency_committed_usd,
+      },
+      workflow: {
+        checkpointDigest: document?.workflow_definition_digest ?? null,
+        currentDigest: current.workflow.digest,
+        name: def.name,
+        version: def.version,
+        compatible: verified.report.checks.some((c) => c.check === "workflow_compatible" && c.ok),
+      },
+      policyVersion: { checkpoint: document?.provenance.policy_version ?? null, current: policy, changed: !!document && document.provenance.policy_version !== policy },
+      credentials: "Never stored in checkpoints: every worker authenticates with its own token and acquires a new lease after the restore.",
+    },
+    lease: {
+      active: !!lease,
+      holder: lease?.holder ?? null,
+      fencingToken: lease?.fencing_token ?? null,
+      expiresAt: lease ? new Date(lease.expires_at) : null,
+      action: lease && decision.refusal === null ? "fence" : "none",
+    },
+    resultingState,
+    diff: resultingState ? diffStates(current.state, resultingState) : [],
+  };
+}
+
+async function findFallback(reader: Db | Tx, row: Checkpoint, keyring: CheckpointKeyring, task: TaskView): Promise<Checkpoint | null> {
+  const earlier = await reader.checkpoint.findMany({
+    where: {
+      taskId: row.taskId,
+      id: { not: row.id },
+      OR: [{ stateVersion: { lt: row.stateVersion } }, { stateVersion: row.stateVersion, createdAt: { lt: row.createdAt } }],
+    },
+    orderBy: [{ stateVersion: "desc" }, { createdAt: "desc" }],
+    take: 200,
+  });
+  const context = { task: { id: task.id, workflowDigest: task.workflow.digest } };
+  return earlier.find((c) => verifyStoredCheckpoint(c, keyring, context).report.ok) ?? null;
+}
+
+interface RestoreRecord {
+  id: string;
+  taskId: string;
+  checkpointId: string;
+  rewind: boolean;
+  fromVersion: number;
+  actor: string;
+  reason: string;
+  requestDigest: string;
+  plan: RestorePlan;
+  outcome: RestoreOutcome;
+  toVersion?: number;
+  transitionId?: string;
+}
+
+/**
+ * The plan is kept as shown, except the resulting state: an applied
+ * restore's state is its transition's state_after, and a refused one has
+ * none. The request digest rides along to tell a retry from a different
+ * request with the same restore_id.
+ */
+async function insertRestore(tx: Tx, r: RestoreRecord): Promise<CheckpointRestore> {
+  const stored = { ...(JSON.parse(JSON.stringify({ ...r.plan, resultingState: null })) as Record<string, unknown>), requestDigest: r.requestDigest };
+  return tx.checkpointRestore.create({
+    data: {
+      id: r.id,
+      taskId: r.taskId,
+      checkpointId: r.checkpointId,
+      outcome: r.outcome,
+      rewind: r.rewind,
+      fromVersion: r.fromVersion,
+      toVersion: r.toVersion ?? null,
+      transitionId: r.transitionId ?? null,
+      refusal: r.plan.refusal?.code ?? null,
+      plan: stored as Prisma.InputJsonValue,
+      actor: r.actor,
+      reason: r.reason,
+    },
+  });
+}
+
+function planOf(row: CheckpointRestore): RestorePlan & { requestDigest?: string } {
+  const plan = row.plan as unknown as RestorePlan & { requestDigest?: string };
+  return {
+    ...plan,
+    checkpoint: { ...plan.checkpoint, createdAt: new Date(plan.checkpoint.createdAt) },
+    lease: { ...plan.lease, expiresAt: plan.lease.expiresAt ? new Date(plan.lease.expiresAt) : null },
+  };
+}
+
+function restoreViewOf(row: CheckpointRestore): CheckpointRestoreView {
+  const { requestDigest: _digest, ...plan } = planOf(row);
+  return {
+    id: row.id,
+    taskId: row.taskId,
+    checkpointId: row.checkpointId,
+    outcome: row.outcome === "applied" ? "applied" : "refused",
+    rewind: row.rewind,
+    fromVersion: row.fromVersion,
+    toVersion: row.toVersion,
+    transitionId: row.transitionId,
+    refusal: (restoreRefusalCodes as readonly string[]).includes(row.refusal ?? "") ? (row.refusal as RestoreRefusalCode) : null,
+    plan,
+    actor: row.actor,
+    reason: row.reason,
+    createdAt: row.createdAt,
+  };
+}
+
+function refusalError(row: CheckpointRestore): AppError {
+  const view = restoreViewOf(row);
+  const refusal = view.plan.refusal ?? { code: "invalid_state" as const, message: "The restore was refused." };
+  const details = { restoreId: row.id, fallbackCheckpointId: view.plan.fallbackCheckpointId ?? undefined };
+  if (refusal.code === "version_conflict") {
+    return new AppError("version_conflict", refusal.message, { ...details, currentVersion: view.plan.current.version, currentStatus: view.plan.current.status });
+  }
+  return new AppError("invariant_violated", refusal.message, { ...details, violations: [{ invariant: refusal.code, message: refusal.message }] });
+}
+
+async function replayRestore(db: Db, prior: CheckpointRestore, requestDigest: string): Promise<RestoreResult> {
+  const { requestDigest: priorDigest } = planOf(prior);
+  if (priorDigest !== requestDigest) throw new AppError("idempotency_conflict", `Restore id ${prior.id} was already used for a different request.`);
+  if (prior.outcome !== "applied" || prior.toVersion === null) throw refusalError(prior);
+  const [transition] = await listTransitions(db, prior.taskId, { afterVersion: prior.toVersion - 1, limit: 1 });
+  if (!transition) throw new Error(`restore ${prior.id} names version ${prior.toVersion}, which its task does not have`);
+  const restore = restoreViewOf(prior);
+  return { plan: restore.plan, task: await getTaskOrThrow(db, prior.taskId), transition, restore, replayed: true };
+}
+
+// ---------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------
+
+function keyringOf(options: CheckpointOptions): CheckpointKeyring {
+  return options.keyring ?? configuredKeyring();
+}
+
+async function getCheckpointRowOrThrow(db: Db | Tx, checkpointId: string): Promise<Checkpoint> {
+  const row = await db.checkpoint.findUnique({ where: { id: checkpointId } });
+  if (!row) throw new AppError("not_found", `Checkpoint ${checkpointId} does not exist.`);
+  return row;
+}
+
+async function getTaskOrThrowIn(reader: Db | Tx, taskId: string): Promise<TaskView> {
+  const row = await reader.task.findUnique({ where: { id: taskId } });
+  if (!row) throw new AppError("not_found", `Task ${taskId} does not exist.`);
+  return toTaskView(row);
+}
+
+function workflowOf(task: TaskView): WorkflowDefinition {
+  const def = getWorkflowByDigest(task.workflow.digest);
+  if (!def) {
+    throw new AppError("invariant_violated", `Task ${task.id} is pinned to workflow digest ${task.workflow.digest}, which this server does not have.`, {
+      violations: [{ invariant: "workflow_definition_available", message: `Unknown workflow digest ${task.workflow.digest}.` }],
+    });
+  }
+  return def;
+}
+
+async function summaryOf(db: Db, row: StoredCheckpoint, options: CheckpointOptions): Promise<CheckpointSummary> {
+  const task = await db.task.findUnique({ where: { id: row.taskId }, select: { id: true, workflowDigest: true } });
+  return summarize(row, verifyStoredCheckpoint(row, keyringOf(options), { task }));
+}
+
+function summarize(row: StoredCheckpoint, verified: VerifiedCheckpoint): CheckpointSummary {
+  return {
+    id: row.id,
+    taskId: row.taskId,
+    stateVersion: row.stateVersion,
+    schemaVersion: row.schemaVersion,
+    trigger: triggerOf(row.trigger),
+    createdAt: row.createdAt,
+    createdBy: row.createdBy,
+    keyId: row.keyId,
+    snapshotDigest: row.snapshotDigest,
+    snapshotStatus: verified.parsed?.document.state_snapshot.status ?? null,
+    integrity: verified.report,
+  };
+}
+
+/** The column as a trigger; a value outside the union is already reported by columns_match (the payload's is checked). */
+function triggerOf(value: string): CheckpointTrigger {
+  const parsed = CheckpointTriggerSchema.safeParse(value);
+  return parsed.success ? parsed.data : "on_demand";
+}
+
+/** P2002 from the query builder; P2010 wraps the driver's error for raw SQL. */
+function isUniqueViolation(error: unknown): boolean {
+  if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
+  if (error.code === "P2002") return true;
+  const cause = (error.meta?.driverAdapterError as { cause?: { kind?: string; originalCode?: string } } | undefined)?.cause;
+  return error.code === "P2010" && (cause?.kind === "UniqueConstraintViolation" || cause?.originalCode === "23505");
 }

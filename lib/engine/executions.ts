@@ -15,6 +15,7 @@ import {
 } from "@/lib/engine/execution-rules";
 import type { LeaseView } from "@/lib/engine/leases";
 import { parseOrThrow, transitionTaskInTransaction, type Actor, type TaskView } from "@/lib/engine/tasks";
+import { takeCheckpointInTransaction } from "@/lib/engine/checkpoints";
 import { ToolNameSchema, tools } from "@/lib/engine/tools";
 import { getWorkflowByDigest } from "@/lib/engine/workflows";
 
@@ -157,6 +158,9 @@ export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: 
         },
       });
       await appendEvent(tx, row, null, "intent recorded", undefined, actor);
+      // The spec's "before deploy / payment / delete" boundary: the checkpoint
+      // commits with the intent, so a resume after a crash finds both or neither.
+      if (tool.irreversible) await checkpointBeforeEffect(tx, task, actor);
       return { kind: "proceed" as const, execution: toExecutionView(row), task };
     });
   } catch (error) {
@@ -167,6 +171,17 @@ export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: 
     }
     throw error;
   }
+}
+
+/** The checkpoint taken with an irreversible intent, of the task as the intent left it (WAITING_FOR_TOOL). */
+async function checkpointBeforeEffect(tx: Tx, task: TaskView, actor: Actor): Promise<void> {
+  await takeCheckpointInTransaction(tx, {
+    task: { id: task.id, workflowDigest: task.workflow.digest, intentId: task.intentId, createdBy: task.createdBy },
+    state: task.state,
+    trigger: "before_irreversible_effect",
+    actor,
+    createdAt: task.updatedAt,
+  });
 }
 
 async function continueExisting(
@@ -209,6 +224,7 @@ async function continueExisting(
       reason: `attempt ${attempt} after a known failure`,
       data: { attempt, attemptId: `${existing.id}.${attempt}`, error: null, sentAt: null, settledAt: null },
     });
+    if (existing.irreversible) await checkpointBeforeEffect(tx, task, actor);
     return { kind: "proceed" as const, execution: toExecutionView(row), task };
   });
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Db } from "@/lib/db";
+import type { Db, Tx } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { Actor } from "@/lib/engine/tasks";
 import { parseOrThrow } from "@/lib/engine/tasks";
@@ -84,6 +84,22 @@ export async function releaseLease(db: Db, taskId: string, fencingToken: string,
   await db.$executeRaw`
     UPDATE leases SET expires_at = now()
      WHERE task_id = ${taskId} AND holder = ${actor.identity} AND fencing_token = ${fencingToken}::bigint AND expires_at > now()`;
+}
+
+/**
+ * Ends the task's live lease in the caller's transaction and raises its
+ * token, whoever holds it: a checkpoint restore rewrites the task under the
+ * holder's feet, so the holder's next write with its old token is refused
+ * (the CAS in lib/engine/tasks.ts checks token and expiry) and its renew
+ * fails; it must read the task again and acquire a new lease. Null when no
+ * lease was live.
+ */
+export async function fenceLeaseInTransaction(tx: Tx, taskId: string): Promise<LeaseView | null> {
+  const rows = await tx.$queryRaw<LeaseRow[]>`
+    UPDATE leases SET fencing_token = fencing_token + 1, expires_at = now()
+     WHERE task_id = ${taskId} AND expires_at > now()
+    RETURNING task_id, holder, fencing_token, expires_at, acquired_at, renewed_at`;
+  return rows[0] ? toView(rows[0]) : null;
 }
 
 export async function getLease(db: Db, taskId: string): Promise<LeaseView | null> {

@@ -15,7 +15,9 @@ import {
   type TaskPatch,
   type TaskState,
 } from "@/lib/engine/task-state";
-import { checkStateInvariants, evaluateTransition } from "@/lib/engine/transition-rules";
+import { checkChangeInvariants, checkStateInvariants, evaluateTransition } from "@/lib/engine/transition-rules";
+import { automaticCheckpointTrigger } from "@/lib/engine/checkpoint-boundaries";
+import { takeCheckpointInTransaction } from "@/lib/engine/checkpoints";
 import type { ActorKind, WorkflowDefinition } from "@/lib/engine/workflow-definition";
 import { getLatestWorkflow, getWorkflowByDigest, workflowNames } from "@/lib/engine/workflows";
 
@@ -196,7 +198,12 @@ export async function transitionTask(db: Db, taskId: string, rawInput: unknown, 
     // is the guarantee a READ COMMITTED transaction gave, in two round trips
     // instead of five (BEGIN, SELECT, UPDATE, INSERT, COMMIT).
     const prepared = await prepareTransition(db, taskId, input, actor, transitionId, requestDigest);
-    if (!(await compareAndSwap(db, prepared.record, input.fencing_token))) {
+    // At a semantic boundary the checkpoint commits with the change or not
+    // at all; everywhere else the single CAS statement stays the whole write.
+    const swapped = prepared.checkpointTrigger
+      ? await db.$transaction(async (tx) => (await compareAndSwap(tx, prepared.record, input.fencing_token)) && (await checkpointTransition(tx, prepared)))
+      : await compareAndSwap(db, prepared.record, input.fencing_token);
+    if (!swapped) {
       await throwIfLeaseRefused(db, taskId, input.expected_version, input.fencing_token, actor);
       throw new StaleVersion();
     }
@@ -283,6 +290,21 @@ interface PreparedTransition {
   before: TaskView;
   next: TaskState;
   record: TransitionRecord;
+  /** The semantic boundary this transition crosses, if any (lib/engine/checkpoint-boundaries.ts). */
+  checkpointTrigger: ReturnType<typeof automaticCheckpointTrigger>;
+}
+
+/** The automatic checkpoint of a transition that crossed a boundary, in its transaction. Always true: it throws or is written. */
+async function checkpointTransition(tx: Tx, { before, next, record, checkpointTrigger }: PreparedTransition): Promise<boolean> {
+  if (!checkpointTrigger) return true;
+  await takeCheckpointInTransaction(tx, {
+    task: { id: before.id, workflowDigest: before.workflow.digest, intentId: before.intentId, createdBy: before.createdBy },
+    state: next,
+    trigger: checkpointTrigger,
+    actor: record.actor,
+    createdAt: record.createdAt,
+  });
+  return true;
 }
 
 /** Reads the task and checks everything that can be checked before the write; throws what fails. */
@@ -337,7 +359,7 @@ async function prepareTransition(
     requestDigest,
     createdAt: now,
   };
-  return { before, next, record };
+  return { before, next, record, checkpointTrigger: automaticCheckpointTrigger(def, current, next) };
 }
 
 function resultOf({ before, next, record }: PreparedTransition): TransitionResult {
@@ -368,7 +390,60 @@ export async function transitionTaskInTransaction(tx: Tx, taskId: string, rawInp
     const latest = await tx.task.findUnique({ where: { id: taskId }, select: { version: true, status: true } });
     throw versionConflict(input.expected_version, latest ?? { version: -1, status: "deleted" });
   }
+  await checkpointTransition(tx, prepared);
   return resultOf(prepared);
+}
+
+export interface RestoreTransitionInput {
+  expectedVersion: number;
+  /** The state to write, built by lib/engine/checkpoint-restore-rules.ts; version and updated_* are set here. */
+  state: TaskState;
+  patch: TaskPatch;
+  reason: string;
+  transitionId: string;
+  requestDigest: string;
+}
+
+/**
+ * A checkpoint restore as a transition: version n+1 through the same CAS and
+ * log statement as every other change, so history is appended, never
+ * rewritten, and the versions in between stay readable. The restored state
+ * need not be reachable by one edge from the current one (that is what a
+ * rewind is), but it must be a valid state of the task's workflow and keep
+ * the change invariants (consumed budget never goes down, mandatory stays
+ * mandatory). Only lib/engine/checkpoints.ts calls this, after its own
+ * checks; the lease is fenced there in the same transaction.
+ */
+export async function restoreTaskInTransaction(tx: Tx, taskId: string, input: RestoreTransitionInput, actor: Actor): Promise<TransitionResult> {
+  const row = await findTaskRow(tx, taskId);
+  if (!row) throw new AppError("not_found", `Task ${taskId} does not exist.`);
+  if (row.version !== input.expectedVersion) throw versionConflict(input.expectedVersion, row);
+  const def = workflowOfOrThrow(row);
+  const before = toTaskView(row);
+  const now = new Date();
+  const next: TaskState = { ...input.state, task_id: taskId, version: row.version + 1, updated_at: now.toISOString(), updated_by: actor.identity };
+  assertValidState(def, next);
+  const changes = checkChangeInvariants(before.state, next);
+  if (changes.length > 0) throw new AppError("invariant_violated", changes.map((v) => v.message).join(" "), { violations: changes });
+  const record: TransitionRecord = {
+    id: input.transitionId,
+    taskId,
+    fromVersion: row.version,
+    toVersion: next.version,
+    fromStatus: before.status,
+    toStatus: next.status,
+    actor,
+    reason: input.reason.slice(0, 1000),
+    patch: input.patch,
+    stateAfter: next,
+    requestDigest: input.requestDigest,
+    createdAt: now,
+  };
+  if (!(await compareAndSwap(tx, record))) {
+    const latest = await tx.task.findUnique({ where: { id: taskId }, select: { version: true, status: true } });
+    throw versionConflict(input.expectedVersion, latest ?? { version: -1, status: "deleted" });
+  }
+  return resultOf({ before, next, record, checkpointTrigger: null });
 }
 
 function versionConflict(expected: number, latest: { version: number; status: string }): AppError {
