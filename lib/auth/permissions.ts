@@ -8,15 +8,23 @@ export type { Role };
  * Who may do what, as data. Every page, server action and API route asks
  * `requirePermission` on the server; the UI only hides what it cannot do.
  */
-export type Permission = "tasks:read" | "tasks:create" | "tasks:transition" | "workflows:read";
+export type Permission =
+  | "tasks:read"
+  | "tasks:create"
+  | "tasks:transition"
+  | "workflows:read"
+  | "checkpoints:read"
+  | "checkpoints:create"
+  | "checkpoints:restore";
 
 export const permissionsByRole: Record<Role, readonly Permission[]> = {
-  operator: ["tasks:read", "tasks:transition", "workflows:read"],
+  operator: ["tasks:read", "tasks:transition", "workflows:read", "checkpoints:read"],
   // Auditors read everything and change nothing.
-  auditor: ["tasks:read", "workflows:read"],
-  engineer: ["tasks:read", "workflows:read"],
-  admin: ["tasks:read", "tasks:create", "tasks:transition", "workflows:read"],
-  agent: ["tasks:read", "tasks:create", "tasks:transition", "workflows:read"],
+  auditor: ["tasks:read", "workflows:read", "checkpoints:read"],
+  // Restoring a checkpoint rewrites a task's state (a rewind, a new version): engineers only.
+  engineer: ["tasks:read", "workflows:read", "checkpoints:read", "checkpoints:create", "checkpoints:restore"],
+  admin: ["tasks:read", "tasks:create", "tasks:transition", "workflows:read", "checkpoints:read", "checkpoints:create"],
+  agent: ["tasks:read", "tasks:create", "tasks:transition", "workflows:read", "checkpoints:read", "checkpoints:create"],
 };
 
 export const humanRoles = ["operator", "auditor", "engineer", "admin"] as const satisfies readonly Role[];

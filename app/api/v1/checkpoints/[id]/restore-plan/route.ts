@@ -1,0 +1,23 @@
+import { readOptionalApiJson } from "@/lib/api/context";
+import { restorePlanResource } from "@/lib/api/checkpoint-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
+import { actorOf } from "@/lib/auth/permissions";
+import { getDb } from "@/lib/db";
+import { planRestore } from "@/lib/engine/checkpoints";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * The dry run of a restore: allowed or refused (with the reason), effects
+ * by how resuming treats them, what is re-authorized, the lease it would
+ * fence, and the resulting state with its diff. Writes nothing, so anyone
+ * who may read checkpoints may plan; only engineers may restore.
+ */
+export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
+  const principal = await requireApiOrSessionPrincipal(request, "checkpoints:read");
+  const { id } = await params;
+  return json(restorePlanResource(await planRestore(getDb(), id, await readOptionalApiJson(request), actorOf(principal))));
+});
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);

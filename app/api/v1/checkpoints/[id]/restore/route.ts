@@ -1,0 +1,29 @@
+import { readApiJson } from "@/lib/api/context";
+import { restoreResultResource } from "@/lib/api/checkpoint-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
+import { actorOf } from "@/lib/auth/permissions";
+import { getDb } from "@/lib/db";
+import { restoreCheckpoint } from "@/lib/engine/checkpoints";
+import { etagOf, parseIfMatch, withExpectedVersion } from "@/lib/http/preconditions";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * Restore: engineers only. The task version you planned at as If-Match or
+ * expected_version (409 when the task moved since), a reason, and
+ * `rewind: true` to restore a checkpoint older than the committed state.
+ * Applied: a new transition (version n+1). Refused: 422 with the refusal
+ * code as the invariant. Both are recorded; a retried restore_id replays.
+ */
+export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
+  const principal = await requireApiOrSessionPrincipal(request, "checkpoints:restore");
+  const { id } = await params;
+  const body = withExpectedVersion(await readApiJson(request), parseIfMatch(request.headers.get("if-match")));
+  const result = await restoreCheckpoint(getDb(), id, body, actorOf(principal));
+  const headers: Record<string, string> = { ETag: etagOf(result.task.version) };
+  if (result.replayed) headers["Idempotent-Replayed"] = "true";
+  return json(restoreResultResource(result), { headers });
+});
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);

@@ -1,0 +1,21 @@
+import { checkpointRestoreResource } from "@/lib/api/checkpoint-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
+import { getDb } from "@/lib/db";
+import { listRestores } from "@/lib/engine/checkpoints";
+import { getTaskVersion } from "@/lib/engine/tasks";
+import { AppError } from "@/lib/errors";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
+
+export const dynamic = "force-dynamic";
+
+/** Every restore attempt on the task, applied or refused, newest first, each with the plan it was shown. */
+export const GET = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
+  await requireApiOrSessionPrincipal(request, "checkpoints:read");
+  const { id } = await params;
+  const db = getDb();
+  if ((await getTaskVersion(db, id)) === null) throw new AppError("not_found", `Task ${id} does not exist.`);
+  const items = await listRestores(db, id);
+  return json({ items: items.map(checkpointRestoreResource) });
+});
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

@@ -1,0 +1,37 @@
+import { readOptionalApiJson } from "@/lib/api/context";
+import { checkpointSummaryResource } from "@/lib/api/checkpoint-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
+import { actorOf } from "@/lib/auth/permissions";
+import { getDb } from "@/lib/db";
+import { createCheckpoint, listCheckpoints } from "@/lib/engine/checkpoints";
+import { parseIfMatch, withExpectedVersion } from "@/lib/http/preconditions";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
+
+export const dynamic = "force-dynamic";
+
+type Context = { params: Promise<{ id: string }> };
+
+/** The task's checkpoints, oldest first, each with its integrity report. */
+export const GET = withProblems(async (request, { params }: Context) => {
+  await requireApiOrSessionPrincipal(request, "checkpoints:read");
+  const { id } = await params;
+  const items = await listCheckpoints(getDb(), id);
+  return json({ items: items.map(checkpointSummaryResource) });
+});
+
+/**
+ * A checkpoint of the task's current committed state. If-Match (or
+ * expected_version) pins which version you mean; a retried checkpoint_id
+ * returns the first checkpoint (200, Idempotent-Replayed).
+ */
+export const POST = withProblems(async (request, { params }: Context) => {
+  const principal = await requireApiOrSessionPrincipal(request, "checkpoints:create");
+  const { id } = await params;
+  const body = withExpectedVersion(await readOptionalApiJson(request), parseIfMatch(request.headers.get("if-match")));
+  const { checkpoint, created } = await createCheckpoint(getDb(), id, body, actorOf(principal));
+  const headers: Record<string, string> = { Location: `/api/v1/checkpoints/${encodeURIComponent(checkpoint.id)}` };
+  if (!created) headers["Idempotent-Replayed"] = "true";
+  return json(checkpointSummaryResource(checkpoint), { status: created ? 201 : 200, headers });
+});
+
+export const { PUT, PATCH, DELETE } = otherMethods(["GET", "POST"]);
