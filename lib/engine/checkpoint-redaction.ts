@@ -38,10 +38,10 @@ const textPatterns: Array<{ kind: Kind; pattern: RegExp; keepGroup?: number }> =
   { kind: "secret_key", pattern: /(?<![A-Za-z0-9_])(?:sk|rk|pk_live|sk_live|sk_test|rk_live|rk_test)[_-][A-Za-z0-9_-]{12,}/g },
   { kind: "secret_key", pattern: /(?<![A-Za-z0-9_])(?:ghp|gho|ghs|github_pat|xox[abpr])_[A-Za-z0-9_-]{12,}/g },
   { kind: "cloud_key", pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g },
-  // `password: hunter2`, `api_key=abc…`, `the password is hunter2`: the name stays, the value goes.
+  // `password: hunter2`, `api_key=abc…`, `"api_key": "abc…"`, `the password is hunter2`: the name stays, the value goes.
   {
     kind: "credential",
-    pattern: /\b(password|passwd|passphrase|pwd|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|token)(\s*[:=]\s*|\s+is\s+)(?!\[redacted\])("[^"]*"|'[^']*'|[^\s,;]+)/gi,
+    pattern: /\b(password|passwd|passphrase|pwd|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|token)(["']?\s*[:=]\s*|\s+is\s+)(?!\[redacted\])("[^"]*"|'[^']*'|[^\s,;]+)/gi,
     keepGroup: 2,
   },
 ];
