@@ -1,19 +1,21 @@
 "use client";
 
-import { useRouter } from "next/navigation";
-import { startTransition, useActionState, useRef, useState, type FormEvent } from "react";
+import { useRef, useState, type FormEvent } from "react";
 import type { ReviewDecisionKind, ReviewStatus } from "@/lib/generated/prisma/enums";
 import { decideReviewAction } from "@/app/(console)/reviews/[id]/actions";
 import { decisionInfo, decisionKinds, reviewStatusInfo } from "@/lib/console/reviews-format";
 import { idleDecisionForm, lostAnswerMessage, reasonMaxLength, type DecisionFormState } from "@/lib/console/reviews-form";
 import { isUndecided } from "@/lib/console/reviews-query";
+import { ActionFeedback, useServerActionForm, type ActionNotice } from "@/components/server-action-form";
 
 interface Props {
   reviewId: string;
   /** The version this page shows: the CAS target of every button. */
   version: number;
   status: ReviewStatus;
-  /** The viewer's own decision in words, when they made one: nobody decides twice on one review. */
+  /** The review's current round: a reopened review asks everyone again. */
+  round: number;
+  /** The viewer's own decision in this round in words, when they made one: nobody decides twice in one round. */
   viewerDecision: string | null;
   requiredApprovals: number;
   approvalsGiven: number;
@@ -42,25 +44,16 @@ const pendingText: Record<ReviewDecisionKind, string> = {
  * decision, a conflict above all, stays on screen while the fresh state
  * renders around it.
  */
-export function DecisionPanel({ reviewId, version, status, viewerDecision, requiredApprovals, approvalsGiven, idempotencyKey, executeBlockedBy }: Props) {
-  const router = useRouter();
+export function DecisionPanel({ reviewId, version, status, round, viewerDecision, requiredApprovals, approvalsGiven, idempotencyKey, executeBlockedBy }: Props) {
   const [reason, setReason] = useState("");
   const [reasonError, setReasonError] = useState<string | null>(null);
   const [chosen, setChosen] = useState<ReviewDecisionKind | null>(null);
   const reasonRef = useRef<HTMLTextAreaElement>(null);
-  const [state, dispatch, pending] = useActionState(async (previous: DecisionFormState, formData: FormData): Promise<DecisionFormState> => {
-    try {
-      const result = await decideReviewAction(previous, formData);
-      if (result.status === "done") setReason("");
-      return result;
-    } catch {
-      router.refresh();
-      return { status: "error", message: lostAnswerMessage, details: [] };
-    }
-  }, idleDecisionForm);
+  const { state, pending, submit } = useServerActionForm(decideReviewAction, idleDecisionForm, {
+    lostAnswer: { status: "error", message: lostAnswerMessage, details: [] },
+    onDone: () => setReason(""),
+  });
 
-  // Submitted by hand rather than through `action`, so React does not reset
-  // the reason when the server answers with a conflict or a refusal.
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const submitter = (event.nativeEvent as SubmitEvent).submitter as HTMLButtonElement | null;
@@ -71,8 +64,7 @@ export function DecisionPanel({ reviewId, version, status, viewerDecision, requi
     }
     setReasonError(null);
     setChosen((submitter?.value as ReviewDecisionKind | undefined) ?? null);
-    const formData = new FormData(event.currentTarget, submitter);
-    startTransition(() => dispatch(formData));
+    submit(event.currentTarget, submitter);
   }
 
   const open = isUndecided(status);
@@ -81,14 +73,14 @@ export function DecisionPanel({ reviewId, version, status, viewerDecision, requi
   return (
     <section className="card decision-card" aria-labelledby="decide-heading">
       <h2 id="decide-heading">Decide</h2>
-      <Feedback state={state} />
+      <ActionFeedback notice={noticeOf(state)} />
       {!open ? (
         <p className="subtle">
           This review is decided ({reviewStatusInfo[status].label.toLowerCase()}): nothing more can be decided on it. Every decision is listed under Approvals.
         </p>
       ) : decided ? (
         <p className="decided-note">
-          You {viewerDecision} on this review. Nobody decides twice on one review:{" "}
+          You {viewerDecision} {round > 1 ? `in round ${round}` : "on this review"}. Nobody decides twice {round > 1 ? "in one round" : "on one review"}:{" "}
           {requiredApprovals > 1 && approvalsGiven < requiredApprovals ? "the second approval must come from a different operator." : "the next decision is someone else's."}
         </p>
       ) : (
@@ -162,35 +154,15 @@ export function DecisionPanel({ reviewId, version, status, viewerDecision, requi
   );
 }
 
-function Feedback({ state }: { state: DecisionFormState }) {
+function noticeOf(state: DecisionFormState): ActionNotice | null {
   switch (state.status) {
     case "idle":
       return null;
     case "done":
-      return (
-        <div className={state.tone === "success" ? "notice notice--success" : "notice notice--info"} role="status">
-          {state.message}
-        </div>
-      );
+      return { kind: "done", tone: state.tone, message: state.message };
     case "conflict":
-      return (
-        <div className="notice notice--warning" role="alert">
-          <p className="notice__title">{state.message}</p>
-          {state.detail ? <p>{state.detail}</p> : null}
-        </div>
-      );
+      return { kind: "conflict", title: state.message, detail: state.detail };
     case "error":
-      return (
-        <div className="notice notice--error" role="alert">
-          <p className="notice__title">{state.message}</p>
-          {state.details.length ? (
-            <ul>
-              {state.details.map((d) => (
-                <li key={d}>{d}</li>
-              ))}
-            </ul>
-          ) : null}
-        </div>
-      );
+      return { kind: "error", title: state.message, details: state.details };
   }
 }

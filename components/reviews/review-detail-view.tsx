@@ -61,6 +61,7 @@ export function ReviewDetailView({ data, principal, lookup, token }: { data: Rev
               reviewId={review.id}
               version={review.version}
               status={review.status}
+              round={review.round}
               viewerDecision={approvals.viewerDecision}
               requiredApprovals={review.requiredApprovals}
               approvalsGiven={approvals.approvers.length}

@@ -1,10 +1,10 @@
 "use client";
 
-import { useRouter } from "next/navigation";
-import { startTransition, useActionState, useState, type FormEvent } from "react";
+import { useState, type FormEvent } from "react";
 import { transitionTaskAction } from "@/app/(console)/tasks/[id]/actions";
 import { idleTransitionForm, type TransitionFormState } from "@/lib/console/transition-form";
 import type { StepView } from "@/lib/console/task-detail";
+import { ActionFeedback, useServerActionForm, type ActionNotice } from "@/components/server-action-form";
 import { BlockedReasons } from "@/components/task/blocked-reasons";
 
 interface Props {
@@ -25,38 +25,26 @@ interface Props {
  */
 export function TransitionPanel({ taskId, version, transitionId, status, terminal, steps }: Props) {
   const [reason, setReason] = useState("");
-  const router = useRouter();
-  const [state, dispatch, pending] = useActionState(async (previous: TransitionFormState, formData: FormData): Promise<TransitionFormState> => {
-    try {
-      const result = await transitionTaskAction(previous, formData);
-      if (result.status === "done") setReason("");
-      return result;
-    } catch {
-      // The answer was lost, not necessarily the change. The form keeps its
-      // transition id, so pressing the button again is a safe retry.
-      router.refresh();
-      return {
-        status: "error",
-        message: "No answer from the server, so the change may or may not have been applied. The page shows the current state as soon as the server answers; trying again is safe, a repeat is never applied twice.",
-        details: [],
-      };
-    }
-  }, idleTransitionForm);
+  const { state, pending, submit } = useServerActionForm(transitionTaskAction, idleTransitionForm, {
+    // The form keeps its transition id, so pressing the button again is a safe retry.
+    lostAnswer: {
+      status: "error",
+      message: "No answer from the server, so the change may or may not have been applied. The page shows the current state as soon as the server answers; trying again is safe, a repeat is never applied twice.",
+      details: [],
+    },
+    onDone: () => setReason(""),
+  });
 
-  // Submitted by hand rather than through `action`, so React does not reset the
-  // reason field when the server answers with a conflict or an error.
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    const submitter = (event.nativeEvent as SubmitEvent).submitter;
-    const formData = new FormData(event.currentTarget, submitter);
-    startTransition(() => dispatch(formData));
+    submit(event.currentTarget, (event.nativeEvent as SubmitEvent).submitter);
   }
 
   const needsReason = steps.filter((s) => s.reasonRequired && s.blockedBy.length === 0).map((s) => s.to);
   return (
     <section className="card" aria-labelledby="transition-heading">
       <h2 id="transition-heading">Take a transition</h2>
-      <Feedback state={state} />
+      <ActionFeedback notice={noticeOf(state)} />
       {steps.length === 0 ? (
         <p className="subtle">
           {terminal ? `${status} is a final state: this task no longer changes.` : `From ${status}, only agents or Verity itself move this task on.`}
@@ -115,35 +103,15 @@ export function TransitionPanel({ taskId, version, transitionId, status, termina
   );
 }
 
-function Feedback({ state }: { state: TransitionFormState }) {
+function noticeOf(state: TransitionFormState): ActionNotice | null {
   switch (state.status) {
     case "idle":
       return null;
     case "done":
-      return (
-        <div className="notice notice--success" role="status">
-          {state.message}
-        </div>
-      );
+      return { kind: "done", tone: "success", message: state.message };
     case "conflict":
-      return (
-        <div className="notice notice--warning" role="alert">
-          <p className="notice__title">{state.message}</p>
-          {state.currentStatus ? <p>It is now {state.currentStatus}. Check the timeline below for who changed it and why.</p> : null}
-        </div>
-      );
+      return { kind: "conflict", title: state.message, detail: state.currentStatus ? `It is now ${state.currentStatus}. Check the timeline below for who changed it and why.` : null };
     case "error":
-      return (
-        <div className="notice notice--error" role="alert">
-          <p className="notice__title">{state.message}</p>
-          {state.details.length ? (
-            <ul>
-              {state.details.map((d) => (
-                <li key={d}>{d}</li>
-              ))}
-            </ul>
-          ) : null}
-        </div>
-      );
+      return { kind: "error", title: state.message, details: state.details };
   }
 }

@@ -2,7 +2,7 @@ import { expect, test, type Browser, type Page } from "@playwright/test";
 import { getTaskVersion } from "../pages/agent-seed";
 import { signIn, type DemoUser } from "../pages/login-page";
 import { ReviewDetailPage, ReviewQueuePage } from "../pages/reviews-page";
-import { completeValidatedTask, freezeMismatchedRefund, freezeRefund, lookupAtProvider, refundsForExecution, type FrozenRefund } from "../pages/reviews-seed";
+import { completeValidatedTask, freezeMismatchedRefund, freezeRefund, lookupAtProvider, refundsForExecution, sandboxUrl, type FrozenRefund } from "../pages/reviews-seed";
 import { captureServerAction, replayServerAction } from "../pages/server-action";
 import { TaskDetailPage } from "../pages/task-detail-page";
 
@@ -156,6 +156,55 @@ test("four-eyes above the threshold: one approval keeps it open, the same operat
   } finally {
     await first.close();
   }
+});
+
+/**
+ * Another request under the frozen refund's key, held in flight at the
+ * provider and then not processed: a re-execution sent meanwhile is answered
+ * "still being processed", an unknown outcome. Same parameters as the
+ * refund's own request, so the provider takes it for the same call.
+ */
+async function holdKeyInFlight(frozen: FrozenRefund, ms: number): Promise<{ ended: Promise<number> }> {
+  const refund = { amount_cents: frozen.amountCents, currency: "usd", charge_id: `ch_${frozen.task.id}`, customer_id: frozen.customerId };
+  const held = fetch(`${sandboxUrl}/v1/refunds`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "Idempotency-Key": frozen.idempotencyKey, "X-Sandbox-Fault": `latency=${ms}, error_before_commit` },
+    body: JSON.stringify({ ...refund, metadata: { execution_id: frozen.executionId, task_id: frozen.task.id } }),
+  }).then((r) => r.status);
+  await expect.poll(async () => (await lookupAtProvider(frozen.idempotencyKey)).in_flight, { timeout: 5_000 }).toBe(true);
+  return { ended: held };
+}
+
+test("a re-execution whose outcome is unknown reopens the review as round 2: the same operator decides again, decisions grouped by round", async ({ page, request }) => {
+  const frozen = await freezeRefund(request, { amountCents: 6_400 });
+  await signIn(page, "operator", "/reviews");
+  await new ReviewQueuePage(page).open(frozen.task.id);
+  const review = new ReviewDetailPage(page);
+  await expect(review.approvals).toContainText("No decisions yet.");
+
+  const held = await holdKeyInFlight(frozen, 20_000);
+  await review.decide("Approve & execute", "customer says the refund never arrived");
+  await expect(review.done).toContainText("the outcome is unknown again. The review is open again");
+  await expect(review.status).toHaveText("OPEN");
+  const current = review.approvals.getByRole("region", { name: "Round 2 (current)" });
+  const first = review.approvals.getByRole("region", { name: "Round 1" });
+  await expect(current).toContainText("No decisions in this round yet.");
+  await expect(first).toContainText("approved re-execution");
+  await expect(first).toContainText("customer says the refund never arrived");
+  await expect(review.approvalsHeadline).toHaveText("0 of 1 approval: needs one operator");
+  await expect(page.locator(".page-header")).toContainText("reopened after an unknown outcome");
+  await review.approvals.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${shots}/review-round-2.png`, fullPage: true });
+
+  // The held request ends unprocessed; the same operator decides again in the new round.
+  expect(await held.ended).toBe(503);
+  await review.decide("Approve & execute", "the provider has nothing under the key now");
+  await expect(review.done).toContainText("Approved and executed");
+  await expect(review.status).toHaveText("APPROVED");
+  await expect(current).toContainText("the provider has nothing under the key now");
+  const refunds = await refundsForExecution(frozen.executionId);
+  expect(refunds).toHaveLength(1);
+  expect(refunds[0]?.idempotency_key).toBe(frozen.idempotencyKey);
 });
 
 test("an auditor sees the queue and the review read-only, and the server refuses their decision", async ({ browser, page, request }) => {
