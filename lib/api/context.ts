@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { authenticateApiToken } from "@/lib/auth/api-tokens";
-import { requirePermission, type Permission, type Principal } from "@/lib/auth/permissions";
+import { requirePermissionRecorded } from "@/lib/auth/audit-trail";
+import type { Permission, Principal } from "@/lib/auth/permissions";
 import { getDb } from "@/lib/db";
 import { LeaseRequestSchema } from "@/lib/engine/leases";
 import { TransitionInputSchema, type TransitionInput } from "@/lib/engine/tasks";
@@ -19,10 +20,10 @@ import { validationError } from "@/lib/http/problem";
  * request parsing the engine's own schemas need a little help with.
  */
 
-/** 401 without a valid bearer token, 403 without the permission. */
+/** 401 without a valid bearer token, 403 without the permission (recorded in the audit log). */
 export async function requireApiPrincipal(request: Request, permission: Permission): Promise<Principal> {
   const principal = await authenticateBearer(request, (token) => authenticateApiToken(getDb(), token));
-  return requirePermission(principal, permission);
+  return requirePermissionRecorded(getDb(), principal, permission, `${request.method} ${new URL(request.url).pathname}`);
 }
 
 export function readApiJson(request: Request): Promise<unknown> {

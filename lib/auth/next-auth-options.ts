@@ -3,7 +3,7 @@ import CredentialsProvider from "next-auth/providers/credentials";
 import { z } from "zod";
 import { getDb } from "@/lib/db";
 import { getAuthSecret } from "@/lib/env";
-import { verifyUserCredentials } from "@/lib/users";
+import { signInWithPassword } from "@/lib/auth/audit-trail";
 
 /**
  * next-auth v4 with the credentials provider and a JWT session. The token
@@ -47,7 +47,8 @@ export function getAuthOptions(): NextAuthOptions {
           if (!parsed.success) return null;
           let principal;
           try {
-            principal = await verifyUserCredentials(getDb(), parsed.data.username, parsed.data.password);
+            // Recorded in the audit log, success or failure, before next-auth issues a session.
+            principal = await signInWithPassword(getDb(), parsed.data.username, parsed.data.password);
           } catch (error) {
             // A database outage is not a wrong password: say so on the sign-in page.
             console.error("sign-in: could not verify credentials", error);

@@ -15,15 +15,18 @@ export type Permission =
   | "workflows:read"
   | "checkpoints:read"
   | "checkpoints:create"
-  | "checkpoints:restore";
+  | "checkpoints:restore"
+  | "audit:read"
+  | "audit:export";
 
 export const permissionsByRole: Record<Role, readonly Permission[]> = {
   operator: ["tasks:read", "tasks:transition", "workflows:read", "checkpoints:read"],
   // Auditors read everything and change nothing.
-  auditor: ["tasks:read", "workflows:read", "checkpoints:read"],
+  // audit:read is the log and its verification; audit:export takes a copy out of the system.
+  auditor: ["tasks:read", "workflows:read", "checkpoints:read", "audit:read", "audit:export"],
   // Restoring a checkpoint rewrites a task's state (a rewind, a new version): engineers only.
-  engineer: ["tasks:read", "workflows:read", "checkpoints:read", "checkpoints:create", "checkpoints:restore"],
-  admin: ["tasks:read", "tasks:create", "tasks:transition", "workflows:read", "checkpoints:read", "checkpoints:create"],
+  engineer: ["tasks:read", "workflows:read", "checkpoints:read", "checkpoints:create", "checkpoints:restore", "audit:read"],
+  admin: ["tasks:read", "tasks:create", "tasks:transition", "workflows:read", "checkpoints:read", "checkpoints:create", "audit:read", "audit:export"],
   agent: ["tasks:read", "tasks:create", "tasks:transition", "workflows:read", "checkpoints:read", "checkpoints:create"],
 };
 

@@ -4,6 +4,7 @@ import { connection } from "next/server";
 import { cache } from "react";
 import { z } from "zod";
 import { getAuthOptions } from "@/lib/auth/next-auth-options";
+import { recordPermissionDenied, requirePermissionRecorded } from "@/lib/auth/audit-trail";
 import { can, type Permission, type Principal } from "@/lib/auth/permissions";
 import { getDb } from "@/lib/db";
 import { getUserPrincipal } from "@/lib/users";
@@ -45,7 +46,16 @@ export async function authorizePage(permission: Permission, returnTo: string): P
   const principal = await getSessionPrincipal();
   if (!principal) redirect(loginPath(returnTo));
   if (!can(principal, permission)) {
+    await recordPermissionDenied(getDb(), principal, permission, `page ${safeCallbackPath(returnTo)}`);
     return { ok: false, principal, reason: `Your role (${principal.role}) does not include the ${permission} permission.` };
   }
   return { ok: true, principal };
+}
+
+/**
+ * The check at the top of a server action: the signed-in person with the
+ * permission, or the AppError to show; a refusal is recorded in the audit log.
+ */
+export async function requireSessionPermission(permission: Permission, where: string): Promise<Principal> {
+  return requirePermissionRecorded(getDb(), await getSessionPrincipal(), permission, where);
 }

@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { requirePermissionRecorded, signInWithPassword } from "@/lib/auth/audit-trail";
+import type { Principal } from "@/lib/auth/permissions";
+import type { Db } from "@/lib/db";
+import { listAuditEntries, verifyAuditChains } from "@/lib/engine/audit-log";
+import { createUser } from "@/lib/users";
+import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
+
+let t: TestDatabase;
+let db: Db;
+let ada: Principal;
+beforeAll(async () => {
+  t = await openTestPglite();
+  db = t.db;
+  ada = await createUser(db, { username: "ada", displayName: "Ada", role: "auditor", password: "correct horse battery" });
+});
+afterAll(async () => t.close());
+
+async function authEntries() {
+  return (await listAuditEntries(db, {}, { limit: 1000 })).items.filter((e) => e.stream === "auth");
+}
+
+describe("sign-ins in the audit log", () => {
+  it("records a success and a failure, never the password", async () => {
+    expect(await signInWithPassword(db, "ada", "correct horse battery")).toMatchObject({ id: ada.id });
+    expect(await signInWithPassword(db, "ada", "wrong horse")).toBeNull();
+    expect(await signInWithPassword(db, "nobody", "guess")).toBeNull();
+    const entries = await authEntries();
+    expect(entries.map((e) => [e.action, e.actor, e.subjectId])).toEqual([
+      ["auth.signed_in", "spiffe://verity.local/user/ada", ada.id],
+      ["auth.sign_in_failed", "anonymous", "ada"],
+      ["auth.sign_in_failed", "anonymous", "nobody"],
+    ]);
+    expect(entries.map((e) => e.seq)).toEqual([1, 2, 3]);
+    const everything = JSON.stringify(await t.sql("SELECT * FROM audit_entries"));
+    for (const secret of ["correct horse battery", "wrong horse", "guess"]) expect(everything).not.toContain(secret);
+    expect((await verifyAuditChains(db)).ok).toBe(true);
+  });
+});
+
+describe("denied permissions in the audit log", () => {
+  const agent: Principal = { kind: "agent", id: "tok_1", identity: "spiffe://verity.local/agent/refund-bot", role: "agent", displayName: "refund-bot" };
+
+  it("records a refusal before throwing it, and nothing for an allowed call or an anonymous one", async () => {
+    const before = (await authEntries()).length;
+    await expect(requirePermissionRecorded(db, agent, "audit:export", "GET /api/v1/audit/export")).rejects.toMatchObject({ code: "forbidden" });
+    await expect(requirePermissionRecorded(db, agent, "tasks:read", "GET /api/v1/tasks")).resolves.toBe(agent);
+    await expect(requirePermissionRecorded(db, null, "tasks:read", "GET /api/v1/tasks")).rejects.toMatchObject({ code: "unauthenticated" });
+    const entries = (await authEntries()).slice(before);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({
+      action: "auth.denied",
+      actor: agent.identity,
+      actorKind: "agent",
+      subjectType: "permission",
+      subjectId: "audit:export",
+      details: { principal_id: "tok_1", role: "agent", where: "GET /api/v1/audit/export" },
+    });
+  });
+
+  it("still refuses when the refusal cannot be recorded", async () => {
+    const broken = await openTestPglite();
+    await broken.close();
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      await expect(requirePermissionRecorded(broken.db, agent, "audit:export", "GET /api/v1/audit/export")).rejects.toMatchObject({ code: "forbidden" });
+      expect(logged).toHaveBeenCalledWith(expect.stringContaining("could not record a denied permission"));
+    } finally {
+      logged.mockRestore();
+    }
+  });
+});
