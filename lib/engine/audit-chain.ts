@@ -46,6 +46,7 @@ export const auditActions = [
   "audit.legal_hold_placed",
   "audit.legal_hold_released",
   "audit.retention_applied",
+  "audit.exported",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 export const AuditActionSchema = z.enum(auditActions);

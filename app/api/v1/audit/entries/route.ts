@@ -1,0 +1,19 @@
+import { parseQuery } from "@/lib/api/context";
+import { AuditEntriesQuerySchema, auditEntryResource } from "@/lib/api/audit-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
+import { getDb } from "@/lib/db";
+import { listAuditEntries } from "@/lib/engine/audit-log";
+import { queryOf } from "@/lib/http/query";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
+
+export const dynamic = "force-dynamic";
+
+/** Entries of a range (from, to, task, actor, action), oldest first, keyset-paged: pass `next_cursor` back as `cursor`. */
+export const GET = withProblems(async (request) => {
+  await requireApiOrSessionPrincipal(request, "audit:read");
+  const { cursor, limit, ...range } = parseQuery(AuditEntriesQuerySchema, queryOf(request.url));
+  const page = await listAuditEntries(getDb(), range, { cursor, limit });
+  return json({ items: page.items.map(auditEntryResource), next_cursor: page.nextCursor });
+});
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);
