@@ -95,7 +95,7 @@ describe("deciding a restore", () => {
   });
 
   it("refuses, in order and by name: corrupt, incompatible, terminal, current, stale, diverged, unreconciled, awaiting_human, invalid_state", () => {
-    const code = (over: Partial<typeof base>) => decideRestore({ ...base, ...over }).refusal?.code;
+    const code = (over: Partial<Parameters<typeof decideRestore>[0]>) => decideRestore({ ...base, ...over }).refusal?.code;
     expect(code({ integrity: failing("signature") })).toBe("corrupt");
     expect(code({ integrity: failing("signature"), current: { ...current, status: "COMPLETED" } })).toBe("corrupt");
     expect(code({ snapshot: null })).toBe("corrupt");
