@@ -1,21 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db } from "@/lib/db";
+import { describe, expect, it } from "vitest";
 import { performEffect } from "@/lib/engine/connectors";
 import { recordOutcome } from "@/lib/engine/executions";
 import { createWebhookDeliverer, dispatchOutbox, enqueueOutbox, receiveEvent, type OutboxMessageView } from "@/lib/engine/messaging";
 import { inboxActor, receiveSandboxWebhook } from "@/lib/engine/reconciler";
 import { listTransitions } from "@/lib/engine/tasks";
-import { agent, connectorsFor, failure, lostAnswer, refundExecution } from "@/tests/helpers/effects";
-import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
-import { receiver, sandbox, sleepMs } from "@/tests/sandbox/helpers";
+import { agent, connectorsFor, failure, lostAnswer, refundExecution, sandboxWithWebhooks } from "@/tests/helpers/effects";
+import { useTestDatabase } from "@/tests/helpers/use-test-database";
+import { receiver, sleepMs } from "@/tests/sandbox/helpers";
 
-let t: TestDatabase;
-let db: Db;
-beforeAll(async () => {
-  t = await openTestPglite();
-  db = t.db;
-});
-afterAll(async () => t.close());
+const db = useTestDatabase();
 
 const event = (id: string, payload: Record<string, unknown> = { n: 1 }) => ({ event_id: id, source: "test", type: "thing.happened", payload });
 
@@ -58,23 +51,22 @@ describe("inbox", () => {
 
 describe("sandbox refund.succeeded webhooks", () => {
   it("a webhook delivered twice settles an unknown refund once: RECONCILED_SUCCEEDED with the event as evidence, task VALIDATING", async () => {
-    const hooks = await receiver();
-    const s = await sandbox({ webhookUrl: hooks.url });
+    const { s, webhooks } = await sandboxWithWebhooks();
     const execution = await refundExecution(db);
     await lostAnswer(s.url, execution, ["timeout_after_commit", "duplicate_webhook"]);
     await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "timeout" }, agent);
-    await s.webhooksIdle();
-    expect(hooks.received).toHaveLength(2);
+    const bodies = await webhooks();
+    expect(bodies).toHaveLength(2);
 
     const results = [];
-    for (const delivery of hooks.received) results.push(await receiveSandboxWebhook(db, JSON.parse(delivery.body)));
+    for (const body of bodies) results.push(await receiveSandboxWebhook(db, body));
     expect(results.map((r) => r.duplicate)).toEqual([false, true]);
     expect(results[0]!.result).toMatchObject({ applied: true, outcome: "settled", execution_id: execution.id, status: "RECONCILED_SUCCEEDED" });
     expect(results[1]!.result).toEqual(results[0]!.result);
 
     const settled = await db.execution.findUniqueOrThrow({ where: { id: execution.id } });
     expect(settled.status).toBe("RECONCILED_SUCCEEDED");
-    expect(settled.evidence).toMatchObject({ source: "webhook", provider: { event_id: JSON.parse(hooks.received[0]!.body).id } });
+    expect(settled.evidence).toMatchObject({ source: "webhook", provider: { event_id: bodies[0]!.id } });
     const transitions = await listTransitions(db, execution.taskId);
     expect(transitions.slice(-2).map((tr) => [tr.toStatus, tr.actor])).toEqual([
       ["RECONCILING", agent.identity],
@@ -84,12 +76,10 @@ describe("sandbox refund.succeeded webhooks", () => {
   });
 
   it("settles a SENT refund as SUCCEEDED; an event about a refund recorded succeeded changes nothing", async () => {
-    const hooks = await receiver();
-    const s = await sandbox({ webhookUrl: hooks.url });
+    const { s, webhooks } = await sandboxWithWebhooks();
     const execution = await refundExecution(db);
     await performEffect(execution, connectorsFor(s.url, { faults: ["drop_response"] }));
-    await s.webhooksIdle();
-    const body = JSON.parse(hooks.received[0]!.body);
+    const body = (await webhooks())[0]!;
     const applied = await receiveSandboxWebhook(db, body);
     expect(applied.result).toMatchObject({ outcome: "settled", status: "SUCCEEDED" });
     expect((await db.task.findUniqueOrThrow({ where: { id: execution.taskId } })).status).toBe("VALIDATING");
@@ -99,14 +89,13 @@ describe("sandbox refund.succeeded webhooks", () => {
   });
 
   it("an event about a refund recorded as failed raises effect_found_after_failure", async () => {
-    const hooks = await receiver();
-    const s = await sandbox({ webhookUrl: hooks.url });
+    const { s, webhooks } = await sandboxWithWebhooks();
     const execution = await refundExecution(db);
     await performEffect(execution, connectorsFor(s.url, { faults: ["drop_response"] }));
     // A worker that misread the lost answer as a failure.
     await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "failed", error: "connection reset" }, agent);
-    await s.webhooksIdle();
-    const applied = await receiveSandboxWebhook(db, JSON.parse(hooks.received[0]!.body));
+    const body = (await webhooks())[0]!;
+    const applied = await receiveSandboxWebhook(db, body);
     expect(applied.result).toMatchObject({ applied: true, outcome: "effect_found_after_failure", status: "FAILED" });
     const alert = await db.divergenceAlert.findUniqueOrThrow({ where: { id: applied.result.alert_id } });
     expect(alert).toMatchObject({ kind: "effect_found_after_failure", executionId: execution.id, internal: { execution_status: "FAILED" }, external: { source: "sandbox" } });
@@ -125,14 +114,10 @@ describe("sandbox refund.succeeded webhooks", () => {
 });
 
 describe("outbox", () => {
-  let own: TestDatabase;
-  beforeAll(async () => {
-    own = await openTestPglite();
-  });
-  afterAll(async () => own.close());
+  const own = useTestDatabase();
 
   it("two dispatchers racing deliver every message, none twice", async () => {
-    await own.db.$transaction(async (tx) => {
+    await own.$transaction(async (tx) => {
       for (let i = 0; i < 40; i++) await enqueueOutbox(tx, { task_id: `task_${i}`, topic: "execution.reconciled", payload: { i } });
     });
     const seen: string[] = [];
@@ -140,44 +125,44 @@ describe("outbox", () => {
       await sleepMs(1);
       seen.push(m.id);
     };
-    const rounds = await Promise.all([1, 2, 3, 4].map(() => dispatchOutbox(own.db, deliver, { limit: 15 })));
-    const again = await Promise.all([dispatchOutbox(own.db, deliver), dispatchOutbox(own.db, deliver)]);
+    const rounds = await Promise.all([1, 2, 3, 4].map(() => dispatchOutbox(own, deliver, { limit: 15 })));
+    const again = await Promise.all([dispatchOutbox(own, deliver), dispatchOutbox(own, deliver)]);
     expect(seen).toHaveLength(40);
     expect(new Set(seen).size).toBe(40);
     expect([...rounds, ...again].reduce((n, r) => n + r.delivered, 0)).toBe(40);
-    expect(await own.db.outboxMessage.count({ where: { deliveredAt: null } })).toBe(0);
-    expect((await dispatchOutbox(own.db, deliver)).claimed).toBe(0);
+    expect(await own.outboxMessage.count({ where: { deliveredAt: null } })).toBe(0);
+    expect((await dispatchOutbox(own, deliver)).claimed).toBe(0);
   });
 
   /** The claim or backoff window of a message has passed: time moves on in the database, not in a sleep that a loaded machine can outlast. */
-  const expire = (id: string) => own.sql("UPDATE outbox_messages SET available_at = now() WHERE id = $1", [id]);
-  const availableIn = async (id: string) => (await own.db.outboxMessage.findUniqueOrThrow({ where: { id } })).availableAt.getTime() - Date.now();
+  const expire = (id: string) => own.$executeRaw`UPDATE outbox_messages SET available_at = now() WHERE id = ${id}`;
+  const availableIn = async (id: string) => (await own.outboxMessage.findUniqueOrThrow({ where: { id } })).availableAt.getTime() - Date.now();
 
   it("a failed delivery is kept with its error and retried after a backoff: at least once", async () => {
-    const id = await own.db.$transaction((tx) => enqueueOutbox(tx, { topic: "review.opened", payload: { review_id: "rev_1" } }));
+    const id = await own.$transaction((tx) => enqueueOutbox(tx, { topic: "review.opened", payload: { review_id: "rev_1" } }));
     let calls = 0;
     const flaky = async () => {
       if (++calls === 1) throw new Error("subscriber answered 503");
     };
-    expect(await dispatchOutbox(own.db, flaky, { backoffBaseMs: 60_000 })).toMatchObject({ claimed: 1, delivered: 0, failed: 1 });
-    expect(await own.db.outboxMessage.findUniqueOrThrow({ where: { id } })).toMatchObject({ attempts: 1, lastError: "subscriber answered 503", deliveredAt: null });
+    expect(await dispatchOutbox(own, flaky, { backoffBaseMs: 60_000 })).toMatchObject({ claimed: 1, delivered: 0, failed: 1 });
+    expect(await own.outboxMessage.findUniqueOrThrow({ where: { id } })).toMatchObject({ attempts: 1, lastError: "subscriber answered 503", deliveredAt: null });
     expect(await availableIn(id)).toBeGreaterThan(50_000);
-    expect((await dispatchOutbox(own.db, flaky)).claimed).toBe(0);
+    expect((await dispatchOutbox(own, flaky)).claimed).toBe(0);
     await expire(id);
-    expect(await dispatchOutbox(own.db, flaky)).toMatchObject({ claimed: 1, delivered: 1 });
-    expect(await own.db.outboxMessage.findUniqueOrThrow({ where: { id } })).toMatchObject({ attempts: 2, lastError: null });
+    expect(await dispatchOutbox(own, flaky)).toMatchObject({ claimed: 1, delivered: 1 });
+    expect(await own.outboxMessage.findUniqueOrThrow({ where: { id } })).toMatchObject({ attempts: 2, lastError: null });
     expect(calls).toBe(2);
   });
 
   it("a dispatcher that dies mid-delivery leaves its claim to expire; the message is delivered again", async () => {
-    const id = await own.db.$transaction((tx) => enqueueOutbox(tx, { topic: "review.decided", payload: {} }));
+    const id = await own.$transaction((tx) => enqueueOutbox(tx, { topic: "review.decided", payload: {} }));
     const delivered: string[] = [];
     // Claimed, then "dies": its delivery never completes.
     let release!: () => void;
     let claimed!: () => void;
     const claimedNow = new Promise<void>((resolve) => (claimed = resolve));
     const stuck = dispatchOutbox(
-      own.db,
+      own,
       () =>
         new Promise<void>((resolve) => {
           release = resolve;
@@ -187,15 +172,15 @@ describe("outbox", () => {
     );
     await claimedNow;
     expect(await availableIn(id)).toBeGreaterThan(50_000);
-    expect((await dispatchOutbox(own.db, async (m) => void delivered.push(m.id))).claimed).toBe(0);
+    expect((await dispatchOutbox(own, async (m) => void delivered.push(m.id))).claimed).toBe(0);
     await expire(id);
-    expect(await dispatchOutbox(own.db, async (m) => void delivered.push(m.id))).toMatchObject({ claimed: 1, delivered: 1 });
+    expect(await dispatchOutbox(own, async (m) => void delivered.push(m.id))).toMatchObject({ claimed: 1, delivered: 1 });
     expect(delivered).toEqual([id]);
-    const first = (await own.db.outboxMessage.findUniqueOrThrow({ where: { id } })).deliveredAt;
+    const first = (await own.outboxMessage.findUniqueOrThrow({ where: { id } })).deliveredAt;
     release();
     // The late first dispatcher finds it delivered already: no error, and delivered_at stays the first one.
     await stuck;
-    expect(await own.db.outboxMessage.findUniqueOrThrow({ where: { id } })).toMatchObject({ attempts: 2, deliveredAt: first });
+    expect(await own.outboxMessage.findUniqueOrThrow({ where: { id } })).toMatchObject({ attempts: 2, deliveredAt: first });
   });
 
   it("the webhook deliverer posts each message with its id as Idempotency-Key; a non-2xx is a failure", async () => {

@@ -1,5 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db } from "@/lib/db";
+import { describe, expect, it } from "vitest";
 import { startBackgroundLoop } from "@/lib/engine/background";
 import { performEffect } from "@/lib/engine/connectors";
 import { resolveDivergence } from "@/lib/engine/divergence";
@@ -8,20 +7,13 @@ import { reconcileDue, reconcileExecution, reconcilerActor, verifySettled } from
 import { decideReview, listReviews } from "@/lib/engine/reviews";
 import { createTask, listTransitions, transitionTask } from "@/lib/engine/tasks";
 import type { Execution } from "@/lib/generated/prisma/client";
-import { afterTimeout, agent, alice, connectorsFor, failure, lostAnswer, refund, refundExecution, refundsUnderKey, unreachable } from "@/tests/helpers/effects";
-import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
+import { afterTimeout, agent, alice, connectorsFor, executionRow, failure, lostAnswer, refund, refundExecution, refundsUnderKey, taskStatusOf, unreachable } from "@/tests/helpers/effects";
+import { useTestDatabase } from "@/tests/helpers/use-test-database";
 import { post, sandbox, waitFor } from "@/tests/sandbox/helpers";
 
-let t: TestDatabase;
-let db: Db;
-beforeAll(async () => {
-  t = await openTestPglite();
-  db = t.db;
-});
-afterAll(async () => t.close());
-
-const row = (id: string) => db.execution.findUniqueOrThrow({ where: { id } });
-const taskStatus = async (id: string) => (await db.task.findUniqueOrThrow({ where: { id } })).status;
+const db = useTestDatabase();
+const row = (id: string) => executionRow(db, id);
+const taskStatus = (id: string) => taskStatusOf(db, id);
 
 /** The worker's call, through a connector with the given faults. */
 async function callWith(baseUrl: string, execution: Execution, faults: string[], timeoutMs = 10_000) {
@@ -180,52 +172,48 @@ describe("reconcileExecution", () => {
 });
 
 describe("reconcileDue", () => {
-  let own: TestDatabase;
-  beforeAll(async () => {
-    own = await openTestPglite();
-  });
-  afterAll(async () => own.close());
+  const own = useTestDatabase();
 
   it("two reconcilers at once: each execution is corrected exactly once, the loser changes nothing", async () => {
     const s = await sandbox();
     const executions: Execution[] = [];
     for (let i = 0; i < 3; i++) {
-      const execution = await refundExecution(own.db);
+      const execution = await refundExecution(own);
       await callWith(s.url, execution, ["drop_response"]);
-      await recordOutcome(own.db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "connection lost" }, agent);
+      await recordOutcome(own, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "connection lost" }, agent);
       executions.push(execution);
     }
     // Not yet due: SENT for a moment only (a live worker).
-    const live = await refundExecution(own.db);
+    const live = await refundExecution(own);
 
     const deps = connectorsFor(s.url);
-    const [a, b] = await Promise.all([reconcileDue(own.db, deps), reconcileDue(own.db, deps)]);
+    const [a, b] = await Promise.all([reconcileDue(own, deps), reconcileDue(own, deps)]);
     expect(a.counts.reconciled_succeeded + b.counts.reconciled_succeeded).toBe(3);
     expect(a.errors.concat(b.errors)).toEqual([]);
     expect(a.examined + b.examined - 3).toBe(a.conflicts + b.conflicts + a.counts.not_due + b.counts.not_due);
     for (const e of executions) {
-      const events = await listExecutionEvents(own.db, e.id);
+      const events = await listExecutionEvents(own, e.id);
       expect(events.filter((ev) => ev.toStatus === "RECONCILED_SUCCEEDED")).toHaveLength(1);
-      expect((await listTransitions(own.db, e.taskId)).filter((tr) => tr.toStatus === "VALIDATING")).toHaveLength(1);
+      expect((await listTransitions(own, e.taskId)).filter((tr) => tr.toStatus === "VALIDATING")).toHaveLength(1);
     }
-    expect((await own.db.execution.findUniqueOrThrow({ where: { id: live.id } })).status).toBe("SENT");
+    expect((await own.execution.findUniqueOrThrow({ where: { id: live.id } })).status).toBe("SENT");
     // Later the live worker's SENT is stale and its effect was never made: due, and not found.
-    const stale = await reconcileDue(own.db, deps, { now: afterTimeout() });
+    const stale = await reconcileDue(own, deps, { now: afterTimeout() });
     expect(stale.results.map((r) => [r.executionId, r.action])).toEqual([[live.id, "reconciled_failed"]]);
   });
 
   it("the background loop reconciles and delivers the outbox, one tick at a time, and stops", async () => {
     const s = await sandbox();
-    const execution = await refundExecution(own.db);
+    const execution = await refundExecution(own);
     await callWith(s.url, execution, ["error_after_commit"]);
-    await recordOutcome(own.db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "500" }, agent);
+    await recordOutcome(own, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "500" }, agent);
     const delivered: string[] = [];
     const lines: string[] = [];
-    const loop = startBackgroundLoop(own.db, connectorsFor(s.url), 60_000, { deliver: async (m) => void delivered.push(m.topic), log: (l) => lines.push(l) });
+    const loop = startBackgroundLoop(own, connectorsFor(s.url), 60_000, { deliver: async (m) => void delivered.push(m.topic), log: (l) => lines.push(l) });
     const [first, second] = await Promise.all([loop.runOnce(), loop.runOnce()]);
     expect(first).toBe(second);
     expect(first).toMatchObject({ reconciled: 1, errors: 0 });
-    expect((await own.db.execution.findUniqueOrThrow({ where: { id: execution.id } })).status).toBe("RECONCILED_SUCCEEDED");
+    expect((await own.execution.findUniqueOrThrow({ where: { id: execution.id } })).status).toBe("RECONCILED_SUCCEEDED");
     expect(delivered).toContain("execution.reconciled");
     expect(lines.some((l) => l.includes("1 reconciled_succeeded"))).toBe(true);
     await loop.stop();
@@ -233,38 +221,34 @@ describe("reconcileDue", () => {
 });
 
 describe("verifySettled", () => {
-  let own: TestDatabase;
-  beforeAll(async () => {
-    own = await openTestPglite();
-  });
-  afterAll(async () => own.close());
+  const own = useTestDatabase();
 
   it("raises each kind of divergence once, with both sides' evidence, and never re-raises what a person resolved", async () => {
     const s = await sandbox();
     const deps = connectorsFor(s.url);
 
     // Recorded succeeded, but the provider has nothing (a worker that reported success it never got).
-    const missing = await refundExecution(own.db);
-    await recordOutcome(own.db, missing.id, { attempt_id: missing.attemptId, outcome: "succeeded", evidence: { idempotency_key: missing.idempotencyKey, id: "re_imagined" } }, agent);
+    const missing = await refundExecution(own);
+    await recordOutcome(own, missing.id, { attempt_id: missing.attemptId, outcome: "succeeded", evidence: { idempotency_key: missing.idempotencyKey, id: "re_imagined" } }, agent);
 
     // Recorded failed, but the provider has the refund.
-    const found = await refundExecution(own.db);
+    const found = await refundExecution(own);
     expect((await performEffect(found, deps)).kind).toBe("succeeded");
-    await recordOutcome(own.db, found.id, { attempt_id: found.attemptId, outcome: "failed", error: "reported as declined" }, agent);
+    await recordOutcome(own, found.id, { attempt_id: found.attemptId, outcome: "failed", error: "reported as declined" }, agent);
 
     // Consistent: succeeded at both.
-    const fine = await refundExecution(own.db);
+    const fine = await refundExecution(own);
     const ok = await performEffect(fine, deps);
     if (ok.kind !== "succeeded") throw new Error("expected success");
-    await recordOutcome(own.db, fine.id, { attempt_id: fine.attemptId, outcome: "succeeded", evidence: ok.record }, agent);
+    await recordOutcome(own, fine.id, { attempt_id: fine.attemptId, outcome: "succeeded", evidence: ok.record }, agent);
 
     // Completed, then written around the rules: a mandatory subtask reopened.
-    const { task } = await createTask(own.db, { workflow: "agent-task", intent_id: "i", subtasks: [{ id: "refund", title: "Refund", mandatory: true, status: "COMPLETED" }] }, agent);
+    const { task } = await createTask(own, { workflow: "agent-task", intent_id: "i", subtasks: [{ id: "refund", title: "Refund", mandatory: true, status: "COMPLETED" }] }, agent);
     let version = task.version;
-    for (const to of ["PLANNING", "READY", "RUNNING", "WAITING_FOR_TOOL", "VALIDATING", "COMPLETED"]) version = (await transitionTask(own.db, task.id, { expected_version: version, to }, agent)).task.version;
-    await own.sql(`UPDATE tasks SET state = jsonb_set(state, '{subtasks,0,status}', '"ACTIVE"') WHERE id = $1`, [task.id]);
+    for (const to of ["PLANNING", "READY", "RUNNING", "WAITING_FOR_TOOL", "VALIDATING", "COMPLETED"]) version = (await transitionTask(own, task.id, { expected_version: version, to }, agent)).task.version;
+    await own.$executeRaw`UPDATE tasks SET state = jsonb_set(state, '{subtasks,0,status}', '"ACTIVE"') WHERE id = ${task.id}`;
 
-    const summary = await verifySettled(own.db, deps);
+    const summary = await verifySettled(own, deps);
     expect(summary).toMatchObject({ checked: 3, unknown: 0, tasksChecked: 1 });
     expect(summary.raised.map((r) => [r.kind, r.executionId ?? r.taskId]).sort()).toEqual(
       [
@@ -273,24 +257,24 @@ describe("verifySettled", () => {
         ["effect_missing_at_provider", missing.id],
       ].sort(),
     );
-    const alerts = await own.db.divergenceAlert.findMany();
+    const alerts = await own.divergenceAlert.findMany();
     const byKind = Object.fromEntries(alerts.map((a) => [a.kind, a]));
     expect(byKind.effect_missing_at_provider?.internal).toMatchObject({ execution_status: "SUCCEEDED", evidence: { id: "re_imagined" } });
     expect(byKind.effect_missing_at_provider?.external).toMatchObject({ lookup: "not_found", provider: { provider: "sandbox", httpStatus: 200 } });
     expect(byKind.effect_found_after_failure?.internal).toMatchObject({ execution_status: "FAILED", error: "reported as declined" });
     expect(byKind.effect_found_after_failure?.external).toMatchObject({ lookup: "found", record: { idempotency_key: found.idempotencyKey } });
     expect(byKind.completed_with_open_mandatory_subtask?.external).toEqual({ open_mandatory_subtasks: [{ id: "refund", mandatory: true, status: "ACTIVE" }] });
-    expect(await own.db.outboxMessage.count({ where: { topic: "divergence.raised" } })).toBe(3);
+    expect(await own.outboxMessage.count({ where: { topic: "divergence.raised" } })).toBe(3);
 
-    expect((await verifySettled(own.db, deps)).raised).toEqual([]);
+    expect((await verifySettled(own, deps)).raised).toEqual([]);
     const alert = byKind.effect_found_after_failure!;
-    await resolveDivergence(own.db, alert.id, { expectedVersion: alert.version, resolution: "refund confirmed with the customer" }, alice);
-    expect((await verifySettled(own.db, deps)).raised).toEqual([]);
-    expect(await own.db.divergenceAlert.count()).toBe(3);
+    await resolveDivergence(own, alert.id, { expectedVersion: alert.version, resolution: "refund confirmed with the customer" }, alice);
+    expect((await verifySettled(own, deps)).raised).toEqual([]);
+    expect(await own.divergenceAlert.count()).toBe(3);
   });
 
   it("a provider that cannot be asked concludes nothing", async () => {
-    const summary = await verifySettled(own.db, unreachable);
+    const summary = await verifySettled(own, unreachable);
     expect(summary.unknown).toBe(summary.checked);
     expect(summary.raised).toEqual([]);
   });

@@ -1,24 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db } from "@/lib/db";
+import { describe, expect, it } from "vitest";
 import { listExecutionEvents, recordOutcome } from "@/lib/engine/executions";
 import { reconcileExecution } from "@/lib/engine/reconciler";
 import { decideReview, getReview, listReviews, reviewExecutorActor } from "@/lib/engine/reviews";
 import { listTransitions } from "@/lib/engine/tasks";
 import type { Execution, Review } from "@/lib/generated/prisma/client";
-import { agent, alice, bob, carol, connectorsFor, failure, lostAnswer, refund, refundExecution, refundsUnderKey, unreachable } from "@/tests/helpers/effects";
-import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
+import { agent, alice, bob, carol, connectorsFor, executionRow, failure, lostAnswer, refund, refundExecution, refundsUnderKey, taskStatusOf, unreachable } from "@/tests/helpers/effects";
+import { useTestDatabase } from "@/tests/helpers/use-test-database";
 import { sandbox } from "@/tests/sandbox/helpers";
 
-let t: TestDatabase;
-let db: Db;
-beforeAll(async () => {
-  t = await openTestPglite();
-  db = t.db;
-});
-afterAll(async () => t.close());
-
-const row = (id: string) => db.execution.findUniqueOrThrow({ where: { id } });
-const taskStatus = async (id: string) => (await db.task.findUniqueOrThrow({ where: { id } })).status;
+const db = useTestDatabase();
+const row = (id: string) => executionRow(db, id);
+const taskStatus = (id: string) => taskStatusOf(db, id);
 
 /**
  * A refund frozen for review: its outcome was unknown and the provider could

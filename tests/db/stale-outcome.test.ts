@@ -1,11 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db } from "@/lib/db";
+import { describe, expect, it } from "vitest";
 import { listExecutionEvents, markSent, recordIntent, recordOutcome, type ExecutionView } from "@/lib/engine/executions";
 import { acquireLease, releaseLease, type LeaseView } from "@/lib/engine/leases";
 import { reconcileExecution } from "@/lib/engine/reconciler";
 import { transitionTask, type Actor } from "@/lib/engine/tasks";
 import { agent, failure, refund, runningTask, unreachable } from "@/tests/helpers/effects";
-import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
+import { useTestDatabase } from "@/tests/helpers/use-test-database";
 
 /**
  * recordOutcome from a worker whose lease was taken over while its call was
@@ -17,13 +16,7 @@ import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
 const workerA = agent;
 const workerB: Actor = { identity: "spiffe://verity.local/agent/refund-bot-2", kind: "agent" };
 
-let t: TestDatabase;
-let db: Db;
-beforeAll(async () => {
-  t = await openTestPglite();
-  db = t.db;
-});
-afterAll(async () => t.close());
+const db = useTestDatabase();
 
 interface TakenOver {
   taskId: string;

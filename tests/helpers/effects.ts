@@ -8,7 +8,8 @@ import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
 import { isAppError, type AppErrorDetails } from "@/lib/errors";
 import type { Execution } from "@/lib/generated/prisma/client";
 import { refundListSchema } from "@/lib/sandbox/contract";
-import { waitFor } from "@/tests/sandbox/helpers";
+import type { Sandbox } from "@/lib/sandbox/server";
+import { receiver, sandbox, waitFor } from "@/tests/sandbox/helpers";
 
 /** Fixtures for the side-effect tests (reconciler, reviews, messaging): tasks with a refund in flight, connectors with faults. */
 
@@ -34,6 +35,29 @@ export async function refundExecution(db: Db, options: { request?: typeof refund
   expect(intent.kind).toBe("proceed");
   if (options.sent ?? true) await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
   return db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
+}
+
+export function executionRow(db: Db, id: string): Promise<Execution> {
+  return db.execution.findUniqueOrThrow({ where: { id } });
+}
+
+export async function taskStatusOf(db: Db, taskId: string): Promise<string> {
+  return (await db.task.findUniqueOrThrow({ where: { id: taskId } })).status;
+}
+
+/**
+ * A sandbox provider that sends its refund webhooks to a local receiver;
+ * `webhooks()` waits until every webhook it owes is sent and returns their
+ * bodies, in the order they arrived.
+ */
+export async function sandboxWithWebhooks(): Promise<{ s: Sandbox; webhooks: () => Promise<Array<Record<string, any>>> }> {
+  const hooks = await receiver();
+  const s = await sandbox({ webhookUrl: hooks.url });
+  const webhooks = async () => {
+    await s.webhooksIdle();
+    return hooks.received.map((delivery) => JSON.parse(delivery.body) as Record<string, any>);
+  };
+  return { s, webhooks };
 }
 
 export function connectorsFor(baseUrl: string, options: { faults?: string[]; lookupFaults?: string[]; timeoutMs?: number } = {}): ConnectorDeps {
