@@ -38,6 +38,7 @@ const agent = new RefundAgent({
   faults: config.faults,
   faultRate: config.faultRate,
   seed: config.seed,
+  webhookUrl: config.webhookUrl,
   log,
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseAgentConfig, UsageError } from "@/lib/agent/config";
-import { FaultChooser, intentIdOf, noteRequestOf, orderOf, orderOfIntent } from "@/lib/agent/order";
+import { FaultChooser, faultHeaderOf, intentIdOf, noteRequestOf, orderOf, orderOfIntent } from "@/lib/agent/order";
 
 const defaults = { token: "vrt_default", identity: "spiffe://verity.local/agent/refund-bot" };
 
@@ -22,6 +22,22 @@ describe("the agent's command line", () => {
 
   it.each([[["--tasks", "0"]], [["--faults", "explode"]], [["--fault-rate", "2"]], [["--nope"]], [["positional"]]])("refuses %j", (argv) => {
     expect(() => parseAgentConfig(argv, {}, defaults)).toThrow(UsageError);
+  });
+
+  it("takes a+b as one fault of both, with the sandbox's rule of one outcome per request", () => {
+    const config = parseAgentConfig(["--faults", "latency=30000+error_before_commit,drop_response"], {}, defaults);
+    expect(config).toMatchObject({ faults: ["latency=30000+error_before_commit", "drop_response"] });
+    expect(faultHeaderOf("latency=30000 + error_before_commit")).toBe("latency=30000,error_before_commit");
+    expect(() => parseAgentConfig(["--faults", "drop_response+error_after_commit"], {}, defaults)).toThrow(/only one way/);
+    expect(() => parseAgentConfig(["--faults", "latency=10+"], {}, defaults)).toThrow(/an empty part/);
+    expect(() => parseAgentConfig(["--faults", "latency=10+explode"], {}, defaults)).toThrow(/unknown fault "explode"/);
+  });
+
+  it("sends the run's refund webhooks where --webhook-url says, an http(s) URL", () => {
+    expect(parseAgentConfig(["--webhook-url", "http://127.0.0.1:9/webhooks"], {}, defaults)).toMatchObject({ webhookUrl: "http://127.0.0.1:9/webhooks" });
+    expect(parseAgentConfig([], {}, defaults)).not.toHaveProperty("webhookUrl");
+    expect(() => parseAgentConfig(["--webhook-url", "ftp://example.com/x"], {}, defaults)).toThrow(UsageError);
+    expect(() => parseAgentConfig(["--webhook-url", "not a url"], {}, defaults)).toThrow(UsageError);
   });
 
   it("refuses an unknown fault point", () => {

@@ -2,7 +2,8 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { parseFaultPoints } from "@/lib/sdk/fault-points";
 import type { FaultPoint } from "@/lib/sdk/tool-protocol";
-import { parseFault } from "@/lib/sandbox/faults";
+import { planFromHeader } from "@/lib/sandbox/faults";
+import { faultHeaderOf } from "@/lib/agent/order";
 
 /**
  * The refund agent's settings: its environment (passed in by
@@ -35,6 +36,8 @@ export interface AgentConfig {
   leaseTtlSeconds: number;
   concurrency: number;
   runId: string;
+  /** X-Sandbox-Webhook-Url of this run's refunds; unset, the provider's own setting (Verity's webhook endpoint under npm start). */
+  webhookUrl?: string;
   /** --run-id as given: with --resume, only that run's tasks are continued. */
   resumeRunId?: string;
   verbose: boolean;
@@ -53,7 +56,9 @@ Options:
   --currency CODE        lower-case ISO 4217 (default usd)
   --faults LIST          sandbox faults to inject per call, comma-separated:
                          drop_response, timeout_after_commit, error_after_commit,
-                         error_before_commit, duplicate_webhook, latency=<ms>
+                         error_before_commit, duplicate_webhook, latency=<ms>;
+                         a+b is one fault of both (latency=30000+error_before_commit:
+                         the provider holds the request 30 s, then declines it)
   --fault-rate P         probability that a call gets one of --faults (default 0.3)
   --seed N               seed of the fault draws (default 42)
   --resume               continue this agent's unfinished tasks instead of creating new ones
@@ -62,6 +67,9 @@ Options:
   --concurrency N        tasks in parallel (default 1)
   --call-timeout-ms N    a provider call without an answer by then is UNKNOWN (default 5000)
   --lease-ttl N          lease seconds, renewed in the background (default 30)
+  --webhook-url URL      where the provider sends this run's refund events (default: its own
+                         setting, Verity's /api/v1/events/sandbox under npm start); an
+                         unreachable URL models webhooks that never arrive
   --verbose              one line per tool call too
 
 Environment: VERITY_URL (http://localhost:3000), VERITY_TOKEN (the demo agent's),
@@ -84,7 +92,9 @@ const argsSchema = z.object({
       const list = s.split(",").map((f) => f.trim()).filter(Boolean);
       for (const f of list) {
         try {
-          parseFault(f);
+          if (f.split("+").some((part) => !part.trim())) throw new Error(`"${f}": an empty part in a combined fault`);
+          // The sandbox's own rules: known names, at most one outcome per request.
+          planFromHeader(faultHeaderOf(f));
         } catch (error) {
           ctx.addIssue({ code: "custom", message: error instanceof Error ? error.message : String(error) });
         }
@@ -98,6 +108,7 @@ const argsSchema = z.object({
   concurrency: positiveInt(32).default(1),
   "call-timeout-ms": positiveInt(600_000).default(5_000),
   "lease-ttl": positiveInt(3600).default(30),
+  "webhook-url": z.url({ protocol: /^https?$/ }).optional(),
   verbose: z.boolean().default(false),
 });
 
@@ -124,6 +135,7 @@ export function parseAgentConfig(argv: string[], env: Record<string, string | un
         concurrency: { type: "string" },
         "call-timeout-ms": { type: "string" },
         "lease-ttl": { type: "string" },
+        "webhook-url": { type: "string" },
         verbose: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -159,6 +171,7 @@ export function parseAgentConfig(argv: string[], env: Record<string, string | un
     leaseTtlSeconds: a["lease-ttl"],
     concurrency: a.concurrency,
     runId: a["run-id"] ?? `ord-${now.toString(36)}`,
+    ...(a["webhook-url"] ? { webhookUrl: a["webhook-url"] } : {}),
     ...(a["run-id"] ? { resumeRunId: a["run-id"] } : {}),
     verbose: a.verbose,
   };

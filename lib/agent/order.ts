@@ -47,6 +47,19 @@ export function noteRequestOf(order: Order) {
 }
 
 /**
+ * One drawn fault as the X-Sandbox-Fault value of its call. `a+b` is a single
+ * fault made of two (`latency=30000+error_before_commit`: the provider holds
+ * the request, then declines it), which a comma-separated --faults list could
+ * not say.
+ */
+export function faultHeaderOf(fault: string): string {
+  return fault
+    .split("+")
+    .map((part) => part.trim())
+    .join(",");
+}
+
+/**
  * Which sandbox fault (X-Sandbox-Fault) each external call of a task gets:
  * with probability `rate`, one of `faults`. Seeded per task, so a task meets
  * the same faults whatever the concurrency, and again on a rerun.

@@ -1,7 +1,7 @@
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox-crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
 import type { FailedOutcome, ProviderEvidence, UnknownOutcome } from "@/lib/connectors/types";
-import { FaultChooser, intentIdOf, noteRequestOf, orderOf, orderOfIntent, refundRequestOf, taskIdOf, type Order } from "@/lib/agent/order";
+import { FaultChooser, faultHeaderOf, intentIdOf, noteRequestOf, orderOf, orderOfIntent, refundRequestOf, taskIdOf, type Order } from "@/lib/agent/order";
 import { NOTE_CALL, planNextStep, REFUND_CALL, refundSubtasks, type AgentStep, type TaskOutcome } from "@/lib/agent/plan";
 import { isVerityApiError, VerityApiError, VerityNetworkError, type Execution, type LeaseHandle, type Task, type ToolCallContext, type ToolOutcome, type VerityClient } from "@/lib/sdk";
 
@@ -197,7 +197,7 @@ export class RefundAgent {
   }
 
   private async refund(ctx: ToolCallContext, order: Order, fault: string | undefined): Promise<ToolOutcome> {
-    const payments = new SandboxPaymentConnector({ baseUrl: this.options.sandboxUrl, faults: fault ? [fault] : undefined, webhookUrl: this.options.webhookUrl });
+    const payments = new SandboxPaymentConnector({ baseUrl: this.options.sandboxUrl, faults: fault ? [faultHeaderOf(fault)] : undefined, webhookUrl: this.options.webhookUrl });
     const out = await payments.refund(
       {
         idempotencyKey: ctx.idempotencyKey,
@@ -219,7 +219,7 @@ export class RefundAgent {
   }
 
   private async addNote(ctx: ToolCallContext, order: Order, fault: string | undefined): Promise<ToolOutcome> {
-    const crm = new SandboxCrmConnector({ baseUrl: this.options.sandboxUrl, faults: fault ? [fault] : undefined });
+    const crm = new SandboxCrmConnector({ baseUrl: this.options.sandboxUrl, faults: fault ? [faultHeaderOf(fault)] : undefined });
     const request = noteRequestOf(order);
     const out = await crm.addNote(
       { idempotencyKey: ctx.idempotencyKey, customerId: request.customer_id, text: request.text, metadata: { executionId: ctx.executionId, taskId: ctx.taskId } },
