@@ -38,6 +38,8 @@ const envSchema = z.object({
   VERITY_START_SANDBOX: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
   /** Seed demo users, the demo agent token and demo tasks into an empty database. */
   VERITY_DEMO_DATA: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
+  /** With demo data, on the database's first start: real demo refund agent runs (faults included) once the console is up. */
+  VERITY_DEMO_AGENT_RUNS: z.enum(["0", "1", "true", "false"]).default("true").transform((v) => v === "1" || v === "true"),
   /**
    * Checkpoint signing keys, `id=secret` separated by commas, newest first:
    * the first signs new checkpoints unless VERITY_CHECKPOINT_ACTIVE_KEY names

@@ -4,13 +4,17 @@
  * created on first run), seeds demo data into an empty one, builds the
  * console when the sources are newer than the last build, then serves it.
  * The database is closed before Next starts: a PGlite folder belongs to one
- * process at a time.
+ * process at a time. On the first start of a demo database, once the
+ * console answers, the demo refund agent runs against it (lib/demo/), so the
+ * console shows real refunds, reconciliations and frozen refunds.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { openDatabase } from "@/lib/db";
 import { migrateDatabase } from "@/lib/db/migrate";
+import { planDemoRuns } from "@/lib/demo/plan";
+import { describeDemoResult, isDemoPending, markDemo, runDemoAgentRuns, stopDemoAgents, waitUntilServing } from "@/lib/demo/runner";
 import { getAuthSecret, getEnv, getSandboxWebhookSecret } from "@/lib/env";
 import { startSandbox } from "@/lib/sandbox/server";
 import { demoAgent, demoUsers, isSeeded, seedDemoData } from "@/lib/seed";
@@ -48,16 +52,22 @@ if (!existsSync(path.join(root, "lib", "generated", "prisma", "client.ts"))) run
 const where = env.database.kind === "pglite" ? `embedded PostgreSQL (PGlite) in ${path.relative(root, env.database.dir)}` : "PostgreSQL from DATABASE_URL";
 console.log(`verity: database: ${where}`);
 const handle = openDatabase(env.database);
+let seededNow = false;
 try {
   const applied = await migrateDatabase(handle.adapterFactory);
   if (applied.length) console.log(`verity: applied migrations ${applied.join(", ")}`);
   if (env.VERITY_DEMO_DATA && !(await isSeeded(handle.db))) {
     const { tasks } = await seedDemoData(handle.db, { extraTasks: 40 });
+    seededNow = true;
     console.log(`verity: seeded ${tasks} demo tasks`);
   }
 } finally {
   await handle.close();
 }
+
+// Once per demo database: the start that seeded it, or one that stopped before the runs were done.
+const demoAgentRuns = env.VERITY_DEMO_DATA && env.VERITY_DEMO_AGENT_RUNS && (seededNow || isDemoPending(env.dataDir));
+if (demoAgentRuns) markDemo(env.dataDir, "pending");
 
 if (!dev && buildIsStale()) {
   console.log("verity: building the console (first start, or sources changed)…");
@@ -97,7 +107,47 @@ const next = spawn("npx", ["next", dev ? "dev" : "start", "-p", String(env.PORT)
     VERITY_SANDBOX_WEBHOOK_SECRET: getSandboxWebhookSecret(),
   },
 });
-for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => next.kill(signal));
+const demoStop = new AbortController();
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    demoStop.abort();
+    stopDemoAgents();
+    next.kill(signal);
+  });
+}
+if (demoAgentRuns) void runDemo();
 next.on("exit", (code) => {
   void (sandbox?.close() ?? Promise.resolve()).finally(() => process.exit(code ?? 0));
 });
+
+/**
+ * The demo agent runs, beside the console: agents need the server up (they
+ * work over HTTP), and the console serves whatever happens here. A failure
+ * is logged, never fatal: the console does not depend on the demo.
+ */
+async function runDemo(): Promise<void> {
+  const log = (line: string) => console.log(`verity demo: ${line}`);
+  // The agents talk to this machine's server, whatever public URL NEXTAUTH_URL names.
+  const verityUrl = `http://localhost:${env.PORT}`;
+  try {
+    const runs = planDemoRuns();
+    if (!(await waitUntilServing(verityUrl, demoStop.signal))) return;
+    log(`${runs.length} runs of the demo refund agent (npm run agent) with faults; the console shows them within a minute or so`);
+    const result = await runDemoAgentRuns(runs, {
+      verityUrl,
+      sandboxUrl: env.sandboxUrl,
+      token: demoAgent.token,
+      identity: demoAgent.identity,
+      root,
+      env: process.env,
+      // Between resume rounds, one reconciler pass (5 s unless configured; the loop may be off).
+      settleIntervalMs: Math.max(1_000, env.VERITY_RECONCILE_INTERVAL_MS || 5_000),
+      signal: demoStop.signal,
+      log,
+    });
+    log(describeDemoResult(result));
+    if (result.finished) markDemo(env.dataDir, "done", { tasks: Object.fromEntries(result.statuses), deviations: result.deviations });
+  } catch (error) {
+    log(`stopped: ${error instanceof Error ? error.message : String(error)}; the console is unaffected (npm run agent -- --resume --run-id demo continues the runs)`);
+  }
+}
