@@ -1,4 +1,3 @@
-import { canonicalJson } from "@/lib/canonical-json";
 import { gateNames, type TaskState } from "@/lib/engine/task-state";
 import type { WorkflowDefinition } from "@/lib/engine/workflow-definition";
 import type { CheckpointTrigger } from "@/lib/engine/checkpoint-schema";
@@ -21,8 +20,24 @@ export function automaticCheckpointTrigger(def: WorkflowDefinition, before: Task
     if (isEscalation(after.status)) return "escalated";
   }
   if (gateNames.some((g) => after.gates[g] && !before.gates[g])) return "gate_opened";
-  if (canonicalJson(after.artifacts) !== canonicalJson(before.artifacts)) return "artifacts_validated";
+  if (!sameArtifacts(before.artifacts, after.artifacts)) return "artifacts_validated";
   return null;
+}
+
+/**
+ * Artifacts are flat (strings and one list of strings): compared member by
+ * member, never serialized, because this runs on every transition and
+ * code_files may hold a thousand paths.
+ */
+function sameArtifacts(a: TaskState["artifacts"], b: TaskState["artifacts"]): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)] as Array<keyof TaskState["artifacts"]>);
+  for (const key of keys) {
+    const x = a[key];
+    const y = b[key];
+    if (x === y) continue;
+    if (!Array.isArray(x) || !Array.isArray(y) || x.length !== y.length || x.some((v, i) => v !== y[i])) return false;
+  }
+  return true;
 }
 
 /** The workflows name these states; matched by name so a new workflow's CANCELLED/cancelled counts too. */
