@@ -60,13 +60,15 @@ describe("denied permissions in the audit log", () => {
 
   it("still refuses when the refusal cannot be recorded", async () => {
     const broken = await openTestPglite();
-    await broken.close();
+    // An audit table the insert cannot reach: the write fails at once, like an outage would.
+    await broken.sql("ALTER TABLE audit_entries RENAME TO audit_entries_gone");
     const logged = vi.spyOn(console, "error").mockImplementation(() => {});
     try {
       await expect(requirePermissionRecorded(broken.db, agent, "audit:export", "GET /api/v1/audit/export")).rejects.toMatchObject({ code: "forbidden" });
       expect(logged).toHaveBeenCalledWith(expect.stringContaining("could not record a denied permission"));
     } finally {
       logged.mockRestore();
+      await broken.close();
     }
   });
 });
