@@ -1,5 +1,6 @@
 import { expect, test, type APIRequestContext, type APIResponse, type PlaywrightWorkerArgs } from "@playwright/test";
 import { userIdentity } from "@/lib/auth/permissions";
+import { integrityCheckNames } from "@/lib/engine/checkpoint-schema";
 import { AgentApi, authHeaders, demoAgent, expectProblem, fieldsOf, invariantsOf, uniqueId, type TaskBody } from "./agent-api";
 import { demoPasswords, type DemoUser } from "../pages/login-page";
 
@@ -91,16 +92,7 @@ test("checkpoints are taken at boundaries and on demand, and each one verifies",
   const automatic = await api.checkpoints(task.id);
   expect(automatic.map((c) => [c.trigger, c.state_version, c.snapshot_status, c.created_by])).toEqual([["gate_opened", 4, "RUNNING", demoAgent.identity]]);
   expect(automatic[0]?.integrity.ok).toBe(true);
-  expect(automatic[0]?.integrity.checks.map((c) => c.check)).toEqual([
-    "payload_parses",
-    "payload_canonical",
-    "schema",
-    "snapshot_digest",
-    "signature",
-    "columns_match",
-    "snapshot_valid",
-    "workflow_compatible",
-  ]);
+  expect(automatic[0]?.integrity.checks.map((c) => c.check)).toEqual([...integrityCheckNames]);
 
   const id = uniqueId("ckpt");
   const created = await api.create(task.id, { checkpoint_id: id }, { "If-Match": `"${task.version}"` });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ExecutionStatusSchema, TaskResourceSchema, TransitionResourceSchema, taskResource, transitionResource } from "@/lib/api/resources";
-import { CheckpointDocumentSchema, CheckpointTriggerSchema } from "@/lib/engine/checkpoint-schema";
+import { CheckpointDocumentSchema, CheckpointTriggerSchema, integrityCheckNames } from "@/lib/engine/checkpoint-schema";
 import {
   restoreRefusalCodes,
   type CheckpointDetail,
@@ -19,17 +19,6 @@ import { TaskStateSchema } from "@/lib/engine/task-state";
  * generated from them) and the functions that build them from the engine's
  * views. snake_case and ISO 8601 times, like every other resource.
  */
-const integrityCheckNames = [
-  "payload_parses",
-  "payload_canonical",
-  "schema",
-  "snapshot_digest",
-  "signature",
-  "columns_match",
-  "snapshot_valid",
-  "workflow_compatible",
-] as const;
-
 export const IntegrityReportSchema = z.object({
   ok: z.boolean().meta({ description: "Every check passed: the stored bytes are what was signed, and the snapshot is a valid state of the task's workflow." }),
   checks: z.array(z.object({ check: z.enum(integrityCheckNames), ok: z.boolean(), message: z.string() })),

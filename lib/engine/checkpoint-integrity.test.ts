@@ -11,6 +11,8 @@ import {
 import { signPayload, type CheckpointKeyring } from "@/lib/engine/checkpoint-keys";
 import { CHECKPOINT_SCHEMA_VERSION_V1, TASK_STATE_SCHEMA_VERSION_V1 } from "@/lib/engine/checkpoint-schema";
 import { agentTaskV1, agentTaskV2 } from "@/lib/engine/workflows/agent-task";
+import { seededRandom } from "@/lib/sandbox/faults";
+import { signedV1Checkpoint } from "@/tests/helpers/checkpoints";
 import { makeState } from "@/tests/helpers/task-states";
 
 const keyring: CheckpointKeyring = { activeKeyId: "k1", keys: { k1: "k1-secret-0123456789abcdef0123456789abcdef" } };
@@ -38,18 +40,6 @@ function facts(overrides: Partial<CheckpointFacts> = {}): CheckpointFacts {
     lastMessageId: "out_1",
     policyVersion: "policy:0123456789abcdef",
     ...overrides,
-  };
-}
-
-/** A small deterministic PRNG, so every run of the fuzz flips the same bits. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 
@@ -157,36 +147,7 @@ describe("verifying a stored checkpoint", () => {
 
   it("verifies a signed v1 checkpoint and says it was upgraded", () => {
     const state = makeState(agentTaskV2, "RUNNING", { task_id: "task_1", version: 5 });
-    const { subtasks: _s, budget: { hops_used: _h, ...budget }, ...rest } = state;
-    const snapshot = { ...rest, budget, schema_version: TASK_STATE_SCHEMA_VERSION_V1 };
-    const doc = {
-      schema_version: CHECKPOINT_SCHEMA_VERSION_V1,
-      checkpoint_id: "ckpt_v1",
-      task_id: "task_1",
-      state_version: 5,
-      created_at: "2026-01-02T03:04:05.678Z",
-      created_by: "spiffe://verity.test/agent/a",
-      workflow_definition_digest: agentTaskV2.digest,
-      input_digest: `sha256:${"a".repeat(64)}`,
-      state_snapshot: snapshot,
-      tool_receipt_ids: [],
-      budget_consumed: { currency_usd: 1, tokens: 100 },
-      integrity: { snapshot_digest: canonicalDigest(snapshot), key_id: "k1" },
-    };
-    const payload = canonicalCheckpointJson(doc);
-    const row: StoredCheckpoint = {
-      id: "ckpt_v1",
-      taskId: "task_1",
-      stateVersion: 5,
-      schemaVersion: CHECKPOINT_SCHEMA_VERSION_V1,
-      trigger: "on_demand",
-      payload,
-      snapshotDigest: doc.integrity.snapshot_digest,
-      signature: signPayload(payload, keyring).signature,
-      keyId: "k1",
-      createdAt: new Date(doc.created_at),
-      createdBy: doc.created_by,
-    };
+    const { row } = signedV1Checkpoint({ state, checkpointId: "ckpt_v1", createdBy: "spiffe://verity.test/agent/a", createdAt: new Date("2026-01-02T03:04:05.678Z"), keyring });
     const { report, parsed } = verifyStoredCheckpoint(row, keyring, context);
     expect(report.ok, JSON.stringify(report.checks)).toBe(true);
     expect(report.upgradedFrom).toEqual([CHECKPOINT_SCHEMA_VERSION_V1, TASK_STATE_SCHEMA_VERSION_V1]);
@@ -209,7 +170,7 @@ describe("corrupt checkpoint fuzz", () => {
   const { row } = sealCheckpoint(facts(), keyring);
 
   it("detects every one of 3,000 seeded single-bit flips of the stored payload, each by its signature", () => {
-    const random = mulberry32(20261130);
+    const random = seededRandom(20261130);
     let mutated = 0;
     let detected = 0;
     let bySignature = 0;
@@ -235,7 +196,7 @@ describe("corrupt checkpoint fuzz", () => {
   });
 
   it("detects every seeded bit flip and every truncation of the signature, and every flip of the key id and digest columns", () => {
-    const random = mulberry32(7);
+    const random = seededRandom(7);
     const cases: StoredCheckpoint[] = [];
     for (let i = 0; i < 500; i++) cases.push({ ...row, signature: flipBit(row.signature, random) });
     for (let length = 0; length < row.signature.length; length++) cases.push({ ...row, signature: row.signature.slice(0, length) });

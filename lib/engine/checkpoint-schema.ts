@@ -50,6 +50,19 @@ export const checkpointTriggerDescriptions: Record<CheckpointTrigger, string> = 
   terminal: "Reached a terminal state",
 };
 
+/** What verification checks, in the order it reports them (lib/engine/checkpoint-integrity.ts). */
+export const integrityCheckNames = [
+  "payload_parses",
+  "payload_canonical",
+  "schema",
+  "snapshot_digest",
+  "signature",
+  "columns_match",
+  "snapshot_valid",
+  "workflow_compatible",
+] as const;
+export type IntegrityCheckName = (typeof integrityCheckNames)[number];
+
 const digest = z.string().regex(/^sha256:[0-9a-f]{64}$/, "must be sha256:<64 hex digits>");
 const checkpointId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "must be 1-128 characters: letters, digits, . _ : -");
 const keyId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "must be 1-64 characters: letters, digits, . _ -");

@@ -8,7 +8,7 @@ import { configuredKeyring, type CheckpointKeyring } from "@/lib/engine/checkpoi
 import { CheckpointRefusedError, sealCheckpoint, verifyStoredCheckpoint, type SealedCheckpoint, type StoredCheckpoint, type VerifiedCheckpoint } from "@/lib/engine/checkpoint-integrity";
 import { currentPolicyVersion } from "@/lib/engine/checkpoint-policy";
 import { classifyEffects, decideRestore, diffStates, pathToFailure, restorePatchOf } from "@/lib/engine/checkpoint-restore-rules";
-import { CheckpointTriggerSchema, type CheckpointDocument, type CheckpointTrigger } from "@/lib/engine/checkpoint-schema";
+import { CheckpointTriggerSchema, type CheckpointDocument, type CheckpointTrigger, type IntegrityCheckName } from "@/lib/engine/checkpoint-schema";
 import type { ExecutionStatus } from "@/lib/engine/execution-rules";
 import { fenceLeaseInTransaction } from "@/lib/engine/leases";
 import {
@@ -35,7 +35,7 @@ import { getWorkflowByDigest } from "@/lib/engine/workflows";
  * redaction (checkpoint-redaction.ts), verification (checkpoint-integrity.ts)
  * and the rules of a restore plan (checkpoint-restore-rules.ts).
  */
-export { checkpointTriggers, checkpointTriggerDescriptions, type CheckpointTrigger, type CheckpointDocument } from "@/lib/engine/checkpoint-schema";
+export { checkpointTriggers, checkpointTriggerDescriptions, integrityCheckNames, type CheckpointTrigger, type CheckpointDocument } from "@/lib/engine/checkpoint-schema";
 export type { StoredCheckpoint } from "@/lib/engine/checkpoint-integrity";
 
 const clientId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "must be 1-128 characters: letters, digits, . _ : -");
@@ -64,15 +64,7 @@ export const RestoreInputSchema = z.strictObject({
 });
 export type RestoreInput = z.input<typeof RestoreInputSchema>;
 
-export type IntegrityCheckName =
-  | "payload_parses"
-  | "payload_canonical"
-  | "schema"
-  | "snapshot_digest"
-  | "signature"
-  | "columns_match"
-  | "snapshot_valid"
-  | "workflow_compatible";
+export type { IntegrityCheckName } from "@/lib/engine/checkpoint-schema";
 
 export interface IntegrityCheck {
   check: IntegrityCheckName;

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/lib/db";
-import { canonicalCheckpointJson, canonicalDigest } from "@/lib/engine/checkpoint-canonical";
+import { canonicalCheckpointJson } from "@/lib/engine/checkpoint-canonical";
 import { signPayload, type CheckpointKeyring } from "@/lib/engine/checkpoint-keys";
-import { CHECKPOINT_SCHEMA_VERSION_V1 } from "@/lib/engine/checkpoint-schema";
 import {
   createCheckpoint,
   exportCheckpoint,
@@ -21,9 +20,11 @@ import { raiseDivergence } from "@/lib/engine/divergence";
 import { markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
 import { acquireLease, renewLease } from "@/lib/engine/leases";
 import { reconcileExecution } from "@/lib/engine/reconciler";
+import { seededRandom } from "@/lib/sandbox/faults";
 import { createTask, getTaskOrThrow, listTransitions, transitionTask, type Actor } from "@/lib/engine/tasks";
 import type { TaskPatch } from "@/lib/engine/task-state";
 import { afterTimeout, agent, connectorsFor, failure, refund, refundsUnderKey, unreachable } from "@/tests/helpers/effects";
+import { signedV1Checkpoint } from "@/tests/helpers/checkpoints";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
 import { sandbox } from "@/tests/sandbox/helpers";
 
@@ -349,8 +350,7 @@ describe("corrupt checkpoints", () => {
     const { ids } = await threeCheckpoints();
     const id = ids[2]!;
     const original = await db.checkpoint.findUniqueOrThrow({ where: { id } });
-    let seed = 99;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = seededRandom(99);
     let tried = 0;
     let detected = 0;
     while (tried < 150) {
@@ -430,37 +430,13 @@ describe("keys and schema versions", () => {
     let task = await drive(await newTask(), ["PLANNING", "READY"]);
     const state = (await getTaskOrThrow(db, task.id)).state;
     task = await step(task, "RUNNING");
-    const { subtasks: _s, budget: { hops_used: _h, ...budget }, ...rest } = state;
-    const snapshot = { ...rest, budget, schema_version: "oaies.task-state.v1" };
-    const createdAt = new Date("2026-11-01T10:00:00.000Z");
-    const doc = {
-      schema_version: CHECKPOINT_SCHEMA_VERSION_V1,
-      checkpoint_id: `ckpt-v1-${task.id}`,
-      task_id: task.id,
-      state_version: 3,
-      created_at: createdAt.toISOString(),
-      created_by: agent.identity,
-      workflow_definition_digest: state.workflow_digest,
-      input_digest: `sha256:${"a".repeat(64)}`,
-      state_snapshot: snapshot,
-      tool_receipt_ids: [],
-      budget_consumed: { currency_usd: 0, tokens: 0 },
-      integrity: { snapshot_digest: canonicalDigest(snapshot), key_id: "k1" },
-    };
-    const payload = canonicalCheckpointJson(doc);
-    const legacy = {
-      id: doc.checkpoint_id,
-      taskId: task.id,
-      stateVersion: 3,
-      schemaVersion: CHECKPOINT_SCHEMA_VERSION_V1,
-      trigger: "on_demand",
-      payload,
-      snapshotDigest: doc.integrity.snapshot_digest,
-      signature: signPayload(payload, ring).signature,
-      keyId: "k1",
-      createdAt,
+    const { row: legacy, document: doc } = signedV1Checkpoint({
+      state,
+      checkpointId: `ckpt-v1-${task.id}`,
       createdBy: agent.identity,
-    };
+      createdAt: new Date("2026-11-01T10:00:00.000Z"),
+      keyring: ring,
+    });
     // Written as an older release would have written it.
     await db.checkpoint.create({ data: legacy });
     const report = await verifyCheckpoint(db, legacy.id, { keyring: ring });
