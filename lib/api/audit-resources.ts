@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { auditActions, auditActorKinds } from "@/lib/engine/audit-chain";
-import { auditExportFormats, type ExportVerification } from "@/lib/engine/audit-export";
+import { auditExportFormats, exportRecordOf, type ExportVerification } from "@/lib/engine/audit-export";
 import { AuditRangeSchema, type AuditEntry, type AuditVerification } from "@/lib/engine/audit-log";
 
 /**
@@ -41,21 +41,8 @@ export const AuditEntryResourceSchema = z.object({
 export type AuditEntryResource = z.infer<typeof AuditEntryResourceSchema>;
 
 export function auditEntryResource(e: AuditEntry): AuditEntryResource {
-  return {
-    id: e.id,
-    stream: e.stream,
-    seq: e.seq,
-    at: e.at.toISOString(),
-    actor: e.actor,
-    actor_kind: e.actorKind,
-    action: e.action as AuditEntryResource["action"],
-    subject_type: e.subjectType,
-    subject_id: e.subjectId,
-    task_id: e.taskId,
-    details: e.details,
-    prev_hash: e.prevHash,
-    hash: e.hash,
-  };
+  // The API's entry is the export's record: one shape to verify, wherever it came from.
+  return { ...exportRecordOf(e), action: e.action as AuditEntryResource["action"] };
 }
 
 const BreakSchema = z.object({

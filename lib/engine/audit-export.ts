@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db";
-import { auditActorKinds, StreamVerifier, type AuditBreakKind, type AuditLink } from "@/lib/engine/audit-chain";
+import { auditActorKinds, StreamVerifier, type AuditActorKind, type AuditBreakKind, type AuditLink } from "@/lib/engine/audit-chain";
 import { listAuditEntries, type AuditEntry, type AuditRange } from "@/lib/engine/audit-log";
 
 /**
@@ -15,15 +15,31 @@ import { listAuditEntries, type AuditEntry, type AuditRange } from "@/lib/engine
 export const auditExportFormats = ["jsonl", "csv"] as const;
 export type AuditExportFormat = (typeof auditExportFormats)[number];
 
-export const exportColumns = ["stream", "seq", "id", "at", "actor", "actor_kind", "action", "subject_type", "subject_id", "task_id", "details", "prev_hash", "hash"] as const;
-type ExportColumn = (typeof exportColumns)[number];
+export const exportColumns = ["stream", "seq", "id", "at", "actor", "actor_kind", "action", "subject_type", "subject_id", "task_id", "details", "prev_hash", "hash"] as const satisfies ReadonlyArray<keyof AuditExportRecord>;
 
 export const exportContentTypes: Record<AuditExportFormat, string> = {
   jsonl: "application/x-ndjson; charset=utf-8",
   csv: "text/csv; charset=utf-8",
 };
 
-function recordOf(e: AuditEntry): Record<ExportColumn, unknown> {
+/** One entry as exported (and as the API returns it): every field the hash covers, and the chain. */
+export interface AuditExportRecord {
+  stream: string;
+  seq: number;
+  id: string;
+  at: string;
+  actor: string;
+  actor_kind: AuditActorKind;
+  action: string;
+  subject_type: string;
+  subject_id: string;
+  task_id: string | null;
+  details: Record<string, unknown>;
+  prev_hash: string;
+  hash: string;
+}
+
+export function exportRecordOf(e: AuditEntry): AuditExportRecord {
   return {
     stream: e.stream,
     seq: e.seq,
@@ -42,7 +58,7 @@ function recordOf(e: AuditEntry): Record<ExportColumn, unknown> {
 }
 
 export function toJsonLine(e: AuditEntry): string {
-  return `${JSON.stringify(recordOf(e))}\n`;
+  return `${JSON.stringify(exportRecordOf(e))}\n`;
 }
 
 function csvCell(value: unknown): string {
@@ -53,7 +69,7 @@ function csvCell(value: unknown): string {
 export const csvHeader = `${exportColumns.join(",")}\n`;
 
 export function toCsvRow(e: AuditEntry): string {
-  const record = recordOf(e);
+  const record = exportRecordOf(e);
   return `${exportColumns.map((c) => csvCell(record[c])).join(",")}\n`;
 }
 
