@@ -152,6 +152,11 @@ test("GET /openapi.json is an OpenAPI 3.1 document of every path, public", async
         "/api/v1/events/sandbox",
         "/api/v1/workflows",
         "/api/v1/workflows/{name}",
+        "/api/v1/tasks/{id}/checkpoints",
+        "/api/v1/tasks/{id}/checkpoints/restores",
+        "/api/v1/checkpoints/{id}",
+        "/api/v1/checkpoints/{id}/restore-plan",
+        "/api/v1/checkpoints/{id}/restore",
       ].sort(),
     );
     expect(Object.keys(doc.paths["/api/v1/tasks/{id}/transitions"]!).sort()).toEqual(["get", "post"]);
