@@ -95,8 +95,8 @@ describe("details", () => {
     });
   });
 
-  it("stores what jsonb gives back: no undefined, dates as strings, no NUL", () => {
-    expect(normalizeDetails({ a: undefined, d: new Date(0), s: "x\u0000y" })).toEqual({ d: "1970-01-01T00:00:00.000Z", s: "xy" });
+  it("stores what jsonb gives back: no undefined, dates as strings, no NUL, no lone surrogate", () => {
+    expect(normalizeDetails({ a: undefined, d: new Date(0), s: "x\u0000y", ["k\u0000"]: ["\ud800!"] })).toEqual({ d: "1970-01-01T00:00:00.000Z", s: "xy", k: ["\ufffd!"] });
   });
 
   it("replaces oversized details by their size and digest instead of failing the write", () => {

@@ -147,17 +147,34 @@ export const REDACTED = "[redacted]";
 export const MAX_DETAILS_BYTES = 32 * 1024;
 
 /**
- * Details as they will be stored and hashed: credentials redacted at any
- * depth, `undefined` dropped, dates as ISO strings (a JSON round trip), and
- * NUL characters removed (PostgreSQL's jsonb refuses them). What is hashed is
- * exactly what the jsonb column gives back, so verification recomputes the
- * same digest.
+ * Text as PostgreSQL will store it: no NUL (text and jsonb refuse it) and no
+ * lone UTF-16 surrogate (jsonb refuses its escape). An audit write must not
+ * fail its business transaction because of what someone typed.
+ */
+export function storableText(text: string): string {
+  return text.replaceAll("\u0000", "").replace(loneSurrogate, "\ufffd");
+}
+
+const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+function storable(value: unknown, key: string | null): unknown {
+  if (key !== null && secretKey.test(key) && value !== null) return REDACTED;
+  if (typeof value === "string") return storableText(value);
+  if (Array.isArray(value)) return value.map((v) => storable(v, null));
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [storableText(k), storable(v, k)]));
+  }
+  return value;
+}
+
+/**
+ * Details as they will be stored and hashed: a JSON round trip (undefined
+ * dropped, dates as ISO strings), credentials redacted at any depth, text
+ * made storable. What is hashed is exactly what the jsonb column gives back,
+ * so verification recomputes the same digest.
  */
 export function normalizeDetails(details: Record<string, unknown> | undefined): Record<string, unknown> {
-  const plain = JSON.parse(JSON.stringify(details ?? {}, (key, value: unknown) => {
-    if (key !== "" && secretKey.test(key) && value !== null && value !== undefined) return REDACTED;
-    return typeof value === "string" ? value.replaceAll("\u0000", "") : value;
-  })) as Record<string, unknown>;
+  const plain = storable(JSON.parse(JSON.stringify(details ?? {})), null) as Record<string, unknown>;
   const bytes = Buffer.byteLength(canonicalJson(plain), "utf8");
   if (bytes <= MAX_DETAILS_BYTES) return plain;
   return { details_omitted: "larger than the audit log keeps", bytes, sha256: sha256Hex(canonicalJson(plain)) };

@@ -7,6 +7,7 @@ import {
   AuditActionSchema,
   contentDigestOf,
   normalizeDetails,
+  storableText,
   StreamVerifier,
   streamFor,
   taskStream,
@@ -49,13 +50,12 @@ function prepareEntry(input: AuditEntryInput, stream = streamFor(input)): AuditC
   const content: AuditContent = {
     id: newId("aud"),
     stream,
-    // The column keeps milliseconds; so must the hashed ISO string.
-    at: new Date(Math.floor((input.at ?? new Date()).getTime())),
-    actor: input.actor.identity,
+    at: input.at ?? new Date(),
+    actor: storableText(input.actor.identity),
     actorKind: input.actor.kind,
     action: input.action,
     subjectType: input.subject.type,
-    subjectId: input.subject.id,
+    subjectId: storableText(input.subject.id),
     taskId: input.taskId ?? null,
     details: normalizeDetails(input.details),
   };

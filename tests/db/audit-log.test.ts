@@ -115,6 +115,18 @@ describe("appending", () => {
     const [row] = await t.sql<{ details: unknown }>("SELECT details FROM audit_entries WHERE id = $1", [entry.id]);
     expect(row?.details).toEqual({ username: "ada", password: REDACTED });
   });
+
+  it("stores what someone typed even when PostgreSQL would refuse it as is (NUL, a lone surrogate)", async () => {
+    const typed = "ada\u0000\ud800";
+    const entry = await appendAuditEntry(db, {
+      action: "auth.sign_in_failed",
+      actor: { identity: "anonymous", kind: "anonymous" },
+      subject: { type: "user", id: typed },
+      details: { username: typed },
+    });
+    expect(await getAuditEntry(db, entry.id)).toMatchObject({ subjectId: "ada\ufffd", details: { username: "ada\ufffd" } });
+    expect(await firstBreakOf("auth")).toBeNull();
+  });
 });
 
 describe("append-only, enforced by the database", () => {
