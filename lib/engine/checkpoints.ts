@@ -9,7 +9,7 @@ import { CheckpointRefusedError, sealCheckpoint, verifyStoredCheckpoint, type Se
 import { currentPolicyVersion } from "@/lib/engine/checkpoint-policy";
 import { classifyEffects, decideRestore, diffStates, pathToFailure, restorePatchOf } from "@/lib/engine/checkpoint-restore-rules";
 import { CheckpointTriggerSchema, type CheckpointDocument, type CheckpointTrigger, type IntegrityCheckName } from "@/lib/engine/checkpoint-schema";
-import type { ExecutionStatus } from "@/lib/engine/execution-rules";
+import { succeededStatuses, type ExecutionStatus } from "@/lib/engine/execution-rules";
 import { fenceLeaseInTransaction } from "@/lib/engine/leases";
 import {
   getTaskOrThrow,
@@ -313,7 +313,7 @@ async function readCheckpointContext(tx: Tx, taskId: string): Promise<Checkpoint
       (SELECT json_build_object('holder', holder, 'fencing_token', fencing_token::text) FROM leases WHERE task_id = ${taskId} AND expires_at > now()) AS lease,
       (SELECT coalesce(json_agg(id ORDER BY created_at, id), '[]'::json) FROM outbox_messages WHERE task_id = ${taskId} AND delivered_at IS NULL) AS undelivered,
       (SELECT coalesce(json_agg(id ORDER BY created_at, id), '[]'::json) FROM executions
-        WHERE task_id = ${taskId} AND status::text IN ('SUCCEEDED', 'RECONCILED_SUCCEEDED')) AS receipts,
+        WHERE task_id = ${taskId} AND status::text IN (${Prisma.join(succeededStatuses)})) AS receipts,
       (SELECT id FROM (SELECT id, created_at AS at FROM outbox_messages WHERE task_id = ${taskId}
                        UNION ALL SELECT event_id, received_at FROM inbox_events WHERE task_id = ${taskId}) m
         ORDER BY at DESC, id DESC LIMIT 1) AS last_message_id`;
