@@ -12,6 +12,7 @@ import { TaskHeading } from "@/components/task/task-heading";
 import { TransitionPanel } from "@/components/task/transition-panel";
 import { AgentsCard, ArtifactsCard, BudgetCard, GatesCard, SubtasksCard } from "@/components/task/task-facts";
 import { TransitionTimeline } from "@/components/task/transition-timeline";
+import { TaskCheckpointsCard } from "@/components/checkpoints/task-checkpoints-card";
 
 /** `effects`: the External effects card (execution ledger, divergence alerts), shown below the state machine, before the facts: it is where money moves. */
 export function TaskDetailView({ detail, principal, transitionId, effects }: { detail: TaskDetail; principal: Principal; transitionId: string; effects?: ReactNode }) {
@@ -62,6 +63,7 @@ export function TaskDetailView({ detail, principal, transitionId, effects }: { d
               </p>
             </section>
           )}
+          <TaskCheckpointsCard taskId={task.id} principal={principal} />
         </div>
       </div>
       {effects}

@@ -1,0 +1,58 @@
+import Link from "next/link";
+import type { CheckpointRestoreView } from "@/lib/engine/checkpoints";
+import { checkpointHref, describeRestoreAttempt } from "@/lib/console/checkpoints-format";
+import { DateTime } from "@/components/date-time";
+import { Identity } from "@/components/identity";
+
+/**
+ * Every restore attempt, applied or refused, newest first: the audit of who
+ * tried to put the task back, from which checkpoint, and what came of it.
+ * Each row is an anchor, so a restore's answer can link to its own line.
+ */
+export function RestoreHistory({ restores, showCheckpoint, title = "Restore attempts" }: { restores: CheckpointRestoreView[]; showCheckpoint: boolean; title?: string }) {
+  return (
+    <section className="card" aria-labelledby="restore-history-heading">
+      <h2 id="restore-history-heading">{title}</h2>
+      {restores.length === 0 ? (
+        <p className="subtle">None yet. Every attempt is recorded here, refused ones too, with the plan that was shown.</p>
+      ) : (
+        <div className="table-wrap">
+          <table className="table table--compact ckpt-restores">
+            <caption className="visually-hidden">{title}, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Who</th>
+                {showCheckpoint ? <th scope="col">Checkpoint</th> : null}
+                <th scope="col">Outcome</th>
+                <th scope="col">Reason</th>
+              </tr>
+            </thead>
+            <tbody>
+              {restores.map((r) => (
+                <tr key={r.id} id={`restore-${r.id}`} className={r.outcome === "applied" ? "ckpt-restores__applied" : "ckpt-restores__refused"}>
+                  <td>
+                    <DateTime value={r.createdAt} />
+                  </td>
+                  <td>
+                    <Identity value={r.actor} />
+                  </td>
+                  {showCheckpoint ? (
+                    <td>
+                      <Link href={checkpointHref(r.checkpointId)}>version {r.plan.checkpoint.stateVersion}</Link>
+                    </td>
+                  ) : null}
+                  <td>
+                    <span className={`badge badge--${r.outcome === "applied" ? "success" : "neutral"}`}>{r.outcome === "applied" ? "✓ applied" : "✗ refused"}</span>{" "}
+                    {describeRestoreAttempt(r)}
+                  </td>
+                  <td className="ckpt-restores__reason">{r.reason}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

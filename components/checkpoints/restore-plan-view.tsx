@@ -1,0 +1,152 @@
+import Link from "next/link";
+import type { ReactNode } from "react";
+import type { PlannedEffect, RestorePlan, RestoreRefusalCode } from "@/lib/engine/checkpoints";
+import {
+  budgetLines,
+  checkpointHref,
+  describeLease,
+  describePolicy,
+  describeWorkflow,
+  effectGroupInfo,
+  effectGroups,
+  planHeadline,
+  refusalInfo,
+} from "@/lib/console/checkpoints-format";
+import { formatUsd } from "@/lib/console/format";
+import { ExecutionStatusBadge } from "@/components/task/execution-status-badge";
+import { StateDiffList } from "@/components/checkpoints/state-diff-table";
+
+/** Refusals about the checkpoint itself are errors; the rest are about the task's moment, and may pass later. */
+const refusedForGood: readonly RestoreRefusalCode[] = ["corrupt", "incompatible", "invalid_state", "terminal"];
+
+/**
+ * A restore plan as a person reads it before confirming: the verdict (and
+ * for a corrupt checkpoint, where to fall back), what resuming does with
+ * each side effect, what is re-authorized rather than taken from the
+ * checkpoint, what happens to the lease, and what the task would look like.
+ * Presentational only: the engineers' panel and the read-only view both use it.
+ */
+export function RestorePlanView({ plan, afterVerdict }: { plan: RestorePlan; afterVerdict?: ReactNode }) {
+  const refusal = plan.refusal;
+  const tone = plan.allowed ? "notice--info" : refusal && refusedForGood.includes(refusal.code) ? "notice--error" : "notice--warning";
+  return (
+    <div className="ckpt-plan" data-testid="restore-plan">
+      <div className={`notice ${tone}`} role={plan.allowed ? "status" : "alert"}>
+        <p className="notice__title">{planHeadline(plan)}</p>
+        {refusal ? (
+          <>
+            <p>{refusal.message}</p>
+            <p>{refusalInfo[refusal.code].next}</p>
+          </>
+        ) : (
+          <p>
+            The task is at version {plan.current.version} ({plan.current.status}); the checkpoint is of version {plan.checkpoint.stateVersion} (
+            {plan.checkpoint.status ?? "unreadable"}).
+          </p>
+        )}
+        {plan.fallbackMessage ? (
+          <p>
+            {plan.fallbackMessage}{" "}
+            {plan.fallbackCheckpointId ? <Link href={checkpointHref(plan.fallbackCheckpointId)}>Go to the fallback checkpoint</Link> : null}
+          </p>
+        ) : null}
+      </div>
+      {afterVerdict}
+
+      <h3>Side effects on resume</h3>
+      <dl className="ckpt-effects">
+        {effectGroups.map((group) => {
+          const items = plan.effects[group];
+          const info = effectGroupInfo[group];
+          return (
+            <div key={group} className={items.length && info.blocks ? "ckpt-effects__group ckpt-effects__group--blocks" : "ckpt-effects__group"} data-group={group}>
+              <dt>
+                {info.title} <span className="ckpt-effects__count">({items.length})</span>
+              </dt>
+              <dd>
+                <p className="hint">{info.meaning}</p>
+                {items.length ? (
+                  <ul className="ckpt-effects__list">
+                    {items.map((effect) => (
+                      <EffectItem key={effect.executionId} effect={effect} />
+                    ))}
+                  </ul>
+                ) : null}
+              </dd>
+            </div>
+          );
+        })}
+      </dl>
+
+      <h3>Re-authorized, never taken from the checkpoint</h3>
+      <table className="table table--compact ckpt-budget">
+        <caption className="visually-hidden">Budget consumed: in the checkpoint, now, and after the restore</caption>
+        <thead>
+          <tr>
+            <th scope="col">Budget</th>
+            <th scope="col" className="num">
+              Checkpoint
+            </th>
+            <th scope="col" className="num">
+              Now
+            </th>
+            <th scope="col" className="num">
+              After restore
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {budgetLines(plan.reauthorization.budget).map((line) => (
+            <tr key={line.label}>
+              <th scope="row">{line.label}</th>
+              <td className="num mono">{line.checkpoint}</td>
+              <td className="num mono">{line.current}</td>
+              <td className="num mono">{line.resulting}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <ul className="ckpt-reauth">
+        <li>
+          <strong>Budget:</strong> money, tokens and hops spent stay spent (each is the greater of the two); the limit is re-read: {formatUsd(plan.reauthorization.budget.committedUsd)}{" "}
+          committed now.
+        </li>
+        <li>
+          <strong>Workflow:</strong> {describeWorkflow(plan.reauthorization.workflow)}
+        </li>
+        <li>
+          <strong>Policy:</strong> {describePolicy(plan.reauthorization.policyVersion)}
+        </li>
+        <li>
+          <strong>Credentials:</strong> {plan.reauthorization.credentials}
+        </li>
+      </ul>
+
+      <h3>Lease</h3>
+      <p className="ckpt-lease">{describeLease(plan.lease, plan.allowed)}</p>
+
+      {plan.allowed ? (
+        <>
+          <h3>What changes (version {plan.current.version} → {plan.current.version + 1})</h3>
+          {plan.diff.length === 0 ? (
+            <p className="subtle">The restored state equals the current one, apart from its version.</p>
+          ) : (
+            <StateDiffList entries={plan.diff} beforeLabel={`now (v${plan.current.version})`} afterLabel={`after (v${plan.current.version + 1})`} />
+          )}
+        </>
+      ) : null}
+    </div>
+  );
+}
+
+function EffectItem({ effect }: { effect: PlannedEffect }) {
+  return (
+    <li>
+      <span className="mono">{effect.tool}</span> <span className="subtle">({effect.toolCallId})</span> <ExecutionStatusBadge status={effect.status} />
+      {effect.irreversible ? <span className="tag tag--strong">irreversible</span> : null}
+      <span className="ckpt-effects__key">
+        key <span className="key">{effect.idempotencyKey}</span> · {effect.action}
+      </span>
+    </li>
+  );
+}

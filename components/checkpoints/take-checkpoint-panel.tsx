@@ -1,0 +1,62 @@
+"use client";
+
+import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { startTransition, useActionState, type FormEvent } from "react";
+import { takeCheckpointAction } from "@/app/(console)/tasks/[id]/checkpoints/actions";
+import { checkpointHref } from "@/lib/console/checkpoints-format";
+import { idleTakeCheckpointForm, type TakeCheckpointFormState } from "@/lib/console/checkpoints-form";
+
+/**
+ * "Take checkpoint" for people whose role may create them. The id is minted
+ * when the page renders, so pressing twice takes one checkpoint; the version
+ * shown is the one captured, or the answer is a conflict.
+ */
+export function TakeCheckpointPanel({ taskId, version, checkpointId }: { taskId: string; version: number; checkpointId: string }) {
+  const router = useRouter();
+  const [state, dispatch, pending] = useActionState(async (previous: TakeCheckpointFormState, formData: FormData): Promise<TakeCheckpointFormState> => {
+    try {
+      return await takeCheckpointAction(previous, formData);
+    } catch {
+      router.refresh();
+      return { status: "error", message: "No answer from the server, so the checkpoint may or may not have been taken. The list shows it as soon as the server answers; trying again is safe." };
+    }
+  }, idleTakeCheckpointForm);
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const formData = new FormData(event.currentTarget);
+    startTransition(() => dispatch(formData));
+  }
+
+  return (
+    <section className="card" aria-labelledby="take-checkpoint-heading">
+      <h2 id="take-checkpoint-heading">Take a checkpoint</h2>
+      {state.status === "done" ? (
+        <div className="notice notice--success" role="status">
+          {state.message} <Link href={checkpointHref(state.checkpointId)}>Inspect it</Link>
+        </div>
+      ) : state.status === "conflict" ? (
+        <div className="notice notice--warning" role="alert">
+          {state.message}
+        </div>
+      ) : state.status === "error" ? (
+        <div className="notice notice--error" role="alert">
+          {state.message}
+        </div>
+      ) : null}
+      <p className="hint">A signed snapshot of the committed state as it is now, validated before it is taken. It changes nothing on the task.</p>
+      <form onSubmit={onSubmit} aria-busy={pending}>
+        <input type="hidden" name="taskId" value={taskId} />
+        <input type="hidden" name="expectedVersion" value={version} />
+        <input type="hidden" name="checkpointId" value={checkpointId} />
+        <button type="submit" className="button button--primary" disabled={pending}>
+          Take checkpoint of version {version}
+        </button>
+        <p role="status" className="pending-note">
+          {pending ? "Taking the checkpoint…" : ""}
+        </p>
+      </form>
+    </section>
+  );
+}
