@@ -13,7 +13,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { openDatabase } from "@/lib/db";
 import { verifyAuditExport } from "@/lib/engine/audit-export";
-import { verifyAuditChains } from "@/lib/engine/audit-log";
+import { verifyAuditChains, type AuditVerification } from "@/lib/engine/audit-log";
 import { getEnv } from "@/lib/env";
 
 let args;
@@ -40,22 +40,25 @@ if (args.export !== undefined) {
 }
 
 const handle = openDatabase(getEnv().database);
-let code = 0;
+let report: AuditVerification;
 try {
-  const report = await verifyAuditChains(handle.db);
-  if (args.json) console.log(JSON.stringify(report, null, 2));
-  const summary = `${report.entries} entries in ${report.streams} streams`;
-  if (report.firstBreak) {
-    const b = report.firstBreak;
-    console.error(`audit log BROKEN at stream ${b.stream}, seq ${b.seq}, entry ${b.entryId ?? "(missing)"}: ${b.kind}`);
-    console.error(`  ${b.message}\n  expected: ${b.expected}\n  found:    ${b.found}`);
-    if (report.breaks.length > 1) console.error(`${report.breaks.length - 1} more stream(s) broken: ${report.breaks.slice(1).map((x) => `${x.stream}@${x.seq}`).join(", ")}`);
-    console.error(`${summary} checked.`);
-    code = 1;
-  } else {
-    console.log(`audit log intact: ${summary}, every link verified.`);
-  }
-} finally {
+  report = await verifyAuditChains(handle.db);
+} catch (error) {
+  // An unmigrated or unreachable database is no verdict on the chain.
+  console.error(`audit:verify could not read the audit log: ${error instanceof Error ? error.message : String(error)}`);
   await handle.close();
+  process.exit(2);
 }
-process.exit(code);
+await handle.close();
+if (args.json) console.log(JSON.stringify(report, null, 2));
+const summary = `${report.entries} entries in ${report.streams} streams`;
+if (report.firstBreak) {
+  const b = report.firstBreak;
+  console.error(`audit log BROKEN at stream ${b.stream}, seq ${b.seq}, entry ${b.entryId ?? "(missing)"}: ${b.kind}`);
+  console.error(`  ${b.message}\n  expected: ${b.expected}\n  found:    ${b.found}`);
+  if (report.breaks.length > 1) console.error(`${report.breaks.length - 1} more stream(s) broken: ${report.breaks.slice(1).map((x) => `${x.stream}@${x.seq}`).join(", ")}`);
+  console.error(`${summary} checked.`);
+  process.exit(1);
+}
+console.log(`audit log intact: ${summary}, every link verified.`);
+process.exit(0);

@@ -1,8 +1,11 @@
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuditActor } from "@/lib/engine/audit-chain";
+import { exportAuditRange } from "@/lib/engine/audit-export";
 import { appendAuditEntry, verifyAuditChains, type AuditEntryInput } from "@/lib/engine/audit-log";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 
@@ -41,8 +44,8 @@ function range(n: number, from = 1): number[] {
   return Array.from({ length: n }, (_, i) => i + from);
 }
 
-function auditVerify(): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, ["--import", "tsx", "scripts/audit-verify.ts"], {
+function auditVerify(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, ["--import", "tsx", "scripts/audit-verify.ts", ...args], {
     cwd: root,
     env: { ...process.env, DATABASE_URL: db.url },
     encoding: "utf8",
@@ -144,5 +147,25 @@ describe("audit log on PostgreSQL", () => {
     expect(broken.status).toBe(1);
     expect(broken.stderr).toContain(`audit log BROKEN at stream task:pg-tamper, seq 1, entry ${victim.id}: entry_edited`);
     expect(broken.stderr).toMatch(/expected: [0-9a-f]{64}\n {2}found: {4}[0-9a-f]{64}/);
+  });
+
+  it("npm run audit:verify -- --export checks a file without the database, naming an edited line", async () => {
+    const text = await new Response(exportAuditRange(db.db, { task: "pg-own-1" }, "jsonl")).text();
+    const dir = mkdtempSync(path.join(os.tmpdir(), "verity-audit-export-"));
+    try {
+      const file = path.join(dir, "export.jsonl");
+      writeFileSync(file, text);
+      const intact = auditVerify("--export", file, "--contiguous");
+      expect(intact.stdout).toContain(`audit export intact: ${APPENDS_PER_WRITER} records in 1 streams (jsonl), ${APPENDS_PER_WRITER - 1} links checked`);
+      expect(intact.status).toBe(0);
+      const lines = text.trim().split("\n");
+      lines[4] = lines[4]!.replace('"n":4', '"n":40');
+      writeFileSync(file, lines.join("\n"));
+      const edited = auditVerify("--export", file);
+      expect(edited.status).toBe(1);
+      expect(edited.stderr).toMatch(/^audit export BROKEN: line 5: Entry aud_\w+ \(seq 5\) does not hash to its stored hash/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
