@@ -53,10 +53,11 @@ describe("the audit chain's format", () => {
     expect(chainHash(GENESIS_HASH, 1, "d1")).toBe("f9a5d29358bdfa9869488429a5c4c06bf9dc79806c07b09e44a20cad8d2191c1");
   });
 
-  it("gives a task's entries the task's chain, sign-ins the auth chain, the rest the system chain", () => {
-    expect(streamFor({ action: "review.decided", taskId: "t9" })).toBe("task:t9");
-    expect(streamFor({ action: "auth.denied" })).toBe("auth");
-    expect(streamFor({ action: "audit.retention_applied", taskId: null })).toBe("system");
+  it("gives each aggregate its own chain, sign-ins and denials the auth chain, the rest the system chain", () => {
+    expect(streamFor({ action: "task.transitioned", subject: { type: "task", id: "t9" } })).toBe("task:t9");
+    expect(streamFor({ action: "review.decided", subject: { type: "review", id: "rev_1" } })).toBe("review:rev_1");
+    expect(streamFor({ action: "auth.denied", subject: { type: "permission", id: "audit:read" } })).toBe("auth");
+    expect(streamFor({ action: "audit.legal_hold_placed", subject: { type: "legal_hold", id: "hold_1" } })).toBe("system");
   });
 
   it("changes the content digest when any field changes", () => {

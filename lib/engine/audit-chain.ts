@@ -99,19 +99,23 @@ export interface AuditLink extends AuditContent {
 export const AUTH_STREAM = "auth";
 export const SYSTEM_STREAM = "system";
 
-/**
- * The chain an entry joins. One chain per task keeps concurrent writers of
- * different tasks from ever waiting on each other (the stream's head row is
- * the only lock), and a task's chain is exactly its history. Sign-ins and
- * denials go to `auth`, everything else without a task to `system`.
- */
-export function streamFor(entry: { action: AuditAction; taskId?: string | null }): string {
-  if (entry.taskId) return taskStream(entry.taskId);
-  return entry.action.startsWith("auth.") ? AUTH_STREAM : SYSTEM_STREAM;
-}
+/** Subjects whose rows are written under their own compare-and-swap: each gets its own chain. */
+const aggregateSubjects: ReadonlySet<AuditSubjectType> = new Set(["task", "execution", "review", "divergence_alert", "checkpoint"]);
 
-export function taskStream(taskId: string): string {
-  return `task:${taskId}`;
+/**
+ * The chain an entry joins: the aggregate it records a write of
+ * (`task:<id>`, `execution:<id>`, `review:<id>`, …), `auth` for sign-ins and
+ * denials, `system` for the rest. A writer of an aggregate already holds its
+ * row's lock when it appends, so the stream head's lock (the only lock an
+ * append takes) never makes anyone wait who was not already waiting, and
+ * adds no lock order that could deadlock: concurrent writers of different
+ * tasks, or of a task and its execution, never wait on each other's chains.
+ * A task's whole history is its entries by task_id, across these streams.
+ */
+export function streamFor(entry: { action: AuditAction; subject: { type: AuditSubjectType; id: string } }): string {
+  if (entry.action.startsWith("auth.")) return AUTH_STREAM;
+  if (aggregateSubjects.has(entry.subject.type)) return `${entry.subject.type}:${entry.subject.id}`;
+  return SYSTEM_STREAM;
 }
 
 export function contentDigestOf(content: AuditContent): string {

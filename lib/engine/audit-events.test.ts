@@ -21,6 +21,7 @@ describe("audit entries of the write paths", () => {
     expect(executionActionByStatus.RECONCILED_SUCCEEDED).toBe("reconciliation.succeeded");
     expect(executionActionByStatus.NEEDS_HUMAN).toBe("reconciliation.needs_human");
     const row = { id: "ex_1", taskId: "t1", toolCallId: "c1", attempt: 1, attemptId: "a1", idempotencyKey: "vrt:t1:c1", tool: "payment.refund", irreversible: true, status: "OUTCOME_UNKNOWN", version: 3 } as Execution;
+    expect(streamFor(executionAuditEntry(row, "SENT", "timeout", undefined, agent))).toBe("execution:ex_1");
     expect(executionAuditEntry(row, "SENT", "timeout", undefined, agent)).toMatchObject({
       action: "execution.outcome_unknown",
       subject: { type: "execution", id: "ex_1" },
@@ -34,6 +35,9 @@ describe("audit entries of the write paths", () => {
     expect(divergenceAuditEntry({ ...alert, status: "RESOLVED", resolution: "refunded by hand" }, agent)).toMatchObject({ action: "divergence.resolved", details: { resolution: "refunded by hand" } });
     const restore = { id: "rs_1", taskId: "t1", checkpointId: "cp_1", outcome: "refused", rewind: false, fromVersion: 7, toVersion: null, transitionId: null, refusal: "stale_checkpoint", reason: "r", createdAt: at } as CheckpointRestore;
     expect(checkpointRestoreAuditEntry(restore, agent)).toMatchObject({ action: "checkpoint.restore_refused", details: { refusal: "stale_checkpoint" } });
-    expect(checkpointRestoreAuditEntry({ ...restore, outcome: "applied", toVersion: 8 }, agent).action).toBe("task.restored");
+    expect(streamFor(checkpointRestoreAuditEntry(restore, agent))).toBe("checkpoint:cp_1");
+    const applied = checkpointRestoreAuditEntry({ ...restore, outcome: "applied", toVersion: 8 }, agent);
+    expect(applied).toMatchObject({ action: "task.restored", details: { checkpoint_id: "cp_1", to_version: 8 } });
+    expect(streamFor(applied)).toBe("task:t1");
   });
 });

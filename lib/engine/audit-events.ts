@@ -129,16 +129,22 @@ export function checkpointCreatedAuditEntry(checkpoint: Checkpoint, actor: Audit
   };
 }
 
-/** A restore attempt: applied (task.restored) or refused (checkpoint.restore_refused, with the refusal). */
+/**
+ * A restore attempt. Applied: task.restored, in the task's chain (the restore
+ * holds the task row, its CAS just moved it). Refused: checkpoint.restore_refused,
+ * in the checkpoint's chain, with the refusal; nothing else was written, so
+ * append it last in its transaction.
+ */
 export function checkpointRestoreAuditEntry(restore: CheckpointRestore, actor: AuditActor): AuditEntryInput {
   const applied = restore.outcome === "applied";
   return {
     action: applied ? "task.restored" : "checkpoint.restore_refused",
     actor,
-    subject: { type: "checkpoint", id: restore.checkpointId },
+    subject: applied ? { type: "task", id: restore.taskId } : { type: "checkpoint", id: restore.checkpointId },
     taskId: restore.taskId,
     at: restore.createdAt,
     details: {
+      checkpoint_id: restore.checkpointId,
       restore_id: restore.id,
       rewind: restore.rewind,
       from_version: restore.fromVersion,

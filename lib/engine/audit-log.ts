@@ -10,7 +10,6 @@ import {
   storableText,
   StreamVerifier,
   streamFor,
-  taskStream,
   type AuditAction,
   type AuditActor,
   type AuditActorKind,
@@ -34,7 +33,7 @@ export interface AuditEntryInput {
   action: AuditAction;
   actor: AuditActor;
   subject: { type: AuditSubjectType; id: string };
-  /** The task the entry is about: it then joins that task's chain. */
+  /** The task the entry is about, whatever its subject: a task's history is its entries by task_id. */
   taskId?: string | null;
   /** Never secrets: credential-named keys are redacted (audit-chain.ts normalizeDetails). */
   details?: Record<string, unknown>;
@@ -182,8 +181,7 @@ export async function listAuditEntries(db: Db, range: AuditRange, page: { cursor
   const conditions: Prisma.Sql[] = [];
   if (range.from) conditions.push(Prisma.sql`at >= ${range.from.toISOString()}::timestamptz`);
   if (range.to) conditions.push(Prisma.sql`at < ${range.to.toISOString()}::timestamptz`);
-  // Every entry about a task is in the task's stream: the (stream, seq) index serves this filter.
-  if (range.task) conditions.push(Prisma.sql`stream = ${taskStream(range.task)}`);
+  if (range.task) conditions.push(Prisma.sql`task_id = ${range.task}`);
   if (range.actor) conditions.push(Prisma.sql`actor = ${range.actor}`);
   if (range.action) conditions.push(Prisma.sql`action = ${range.action}`);
   if (page.cursor) {

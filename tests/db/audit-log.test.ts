@@ -250,6 +250,8 @@ describe("listing a range", () => {
     for (let i = 0; i < 7; i++) {
       await appendAuditEntry(db, transitioned(taskId, i + 2, { at: new Date(base + i * 1000), actor: i % 2 ? other : agent }));
     }
+    // An execution of the task: its own chain, still part of the task's history.
+    await appendAuditEntry(db, { action: "execution.sent", actor: agent, subject: { type: "execution", id: `ex-${taskId}` }, taskId, at: new Date(base + 7000) });
     const ids: string[] = [];
     let cursor: string | null = null;
     do {
@@ -257,11 +259,12 @@ describe("listing a range", () => {
       ids.push(...page.items.map((e) => e.id));
       cursor = page.nextCursor;
     } while (cursor);
-    expect(ids).toHaveLength(7);
-    expect(new Set(ids).size).toBe(7);
+    expect(ids).toHaveLength(8);
+    expect(new Set(ids).size).toBe(8);
     expect((await listAuditEntries(db, { task: taskId, actor: other.identity })).items).toHaveLength(3);
     expect((await listAuditEntries(db, { task: taskId, from: new Date(base + 2000), to: new Date(base + 5000) })).items.map((e) => e.seq)).toEqual([3, 4, 5]);
     expect((await listAuditEntries(db, { task: taskId, action: "task.created" })).items).toEqual([]);
+    expect((await listAuditEntries(db, { task: taskId, action: "execution.sent" })).items.map((e) => [e.stream, e.seq])).toEqual([[`execution:ex-${taskId}`, 1]]);
     await expect(listAuditEntries(db, {}, { cursor: "garbage" })).rejects.toMatchObject({ code: "validation_failed" });
   });
 });

@@ -62,6 +62,9 @@ CREATE TABLE "audit_legal_holds" (
 CREATE INDEX "audit_entries_at_stream_seq_idx" ON "audit_entries"("at", "stream", "seq");
 
 -- CreateIndex
+CREATE INDEX "audit_entries_task_id_at_stream_seq_idx" ON "audit_entries"("task_id", "at", "stream", "seq");
+
+-- CreateIndex
 CREATE INDEX "audit_entries_actor_at_idx" ON "audit_entries"("actor", "at");
 
 -- CreateIndex
