@@ -147,6 +147,33 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? `${error.message} ${String((error as { cause?: unknown }).cause ?? "")}` : String(error);
 }
 
+/**
+ * Runs `write` while another session holds `lock`, waits until the write
+ * stalls on it, checks that the write's first half (`written`) is in the
+ * database uncommitted, and terminates the write's connection: the write
+ * must fail with that termination.
+ */
+async function killWhileStalled(options: {
+  lock: string;
+  lockParams?: unknown[];
+  /** What the stalled statement touches: it is the write's second half. */
+  stallsOn: RegExp;
+  written: { table: "tasks" | "executions"; id: string };
+  write: () => Promise<unknown>;
+}): Promise<void> {
+  const blocker = await holdLock(options.lock, options.lockParams);
+  const failed = failureOf(options.write());
+  try {
+    const stalled = await stalledBehind(blocker.pid);
+    expect(stalled.query).toMatch(options.stallsOn);
+    await expectWrittenButUncommitted(options.written.table, options.written.id);
+    await terminate(stalled.pid);
+    expect(messageOf(await failed)).toMatch(/terminat/i);
+  } finally {
+    await blocker.release();
+  }
+}
+
 describe("a connection killed mid-transaction leaves no partial state", () => {
   it("recordIntent: killed after the task's CAS move, before the execution row; the retry records the intent", async () => {
     const task = await runningTask();
@@ -155,17 +182,12 @@ describe("a connection killed mid-transaction leaves no partial state", () => {
     const intent = { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: task.version };
 
     // The intent's INSERT INTO executions waits for this lock; its task UPDATE has run by then.
-    const blocker = await holdLock("LOCK TABLE executions IN EXCLUSIVE MODE");
-    const failed = failureOf(recordIntent(database.db, task.id, intent, agent));
-    try {
-      const stalled = await stalledBehind(blocker.pid);
-      expect(stalled.query).toMatch(/executions/);
-      await expectWrittenButUncommitted("tasks", task.id);
-      await terminate(stalled.pid);
-      expect(messageOf(await failed)).toMatch(/terminat/i);
-    } finally {
-      await blocker.release();
-    }
+    await killWhileStalled({
+      lock: "LOCK TABLE executions IN EXCLUSIVE MODE",
+      stallsOn: /executions/,
+      written: { table: "tasks", id: task.id },
+      write: () => recordIntent(database.db, task.id, intent, agent),
+    });
 
     expect(await taskRow(task.id)).toEqual(taskBefore);
     expect(await count("transitions WHERE task_id = $1 AND to_version > $2", [task.id, task.version])).toBe(0);
@@ -188,17 +210,12 @@ describe("a connection killed mid-transaction leaves no partial state", () => {
     const taskBefore = await taskRow(task.id);
 
     // The task's CAS statement needs this table; the execution's UPDATE and its event have run by then.
-    const blocker = await holdLock("LOCK TABLE transitions IN EXCLUSIVE MODE");
-    const failed = failureOf(recordOutcome(database.db, sent.id, report, agent));
-    try {
-      const stalled = await stalledBehind(blocker.pid);
-      expect(stalled.query).toMatch(/tasks|transitions/);
-      await expectWrittenButUncommitted("executions", sent.id);
-      await terminate(stalled.pid);
-      expect(messageOf(await failed)).toMatch(/terminat/i);
-    } finally {
-      await blocker.release();
-    }
+    await killWhileStalled({
+      lock: "LOCK TABLE transitions IN EXCLUSIVE MODE",
+      stallsOn: /tasks|transitions/,
+      written: { table: "executions", id: sent.id },
+      write: () => recordOutcome(database.db, sent.id, report, agent),
+    });
 
     expect(await taskRow(task.id)).toEqual(taskBefore);
     expect(taskBefore.status).toBe("WAITING_FOR_TOOL");
@@ -228,21 +245,14 @@ describe("a connection killed mid-transaction leaves no partial state", () => {
     // An uncommitted row holding the same transition id (on another task, so
     // the task row itself is not locked by the blocker): the CTE's INSERT
     // waits on that id's uniqueness after its UPDATE of the task has run.
-    const blocker = await holdLock(
-      `INSERT INTO transitions (id, task_id, from_version, to_version, from_status, to_status, actor, actor_kind, reason, patch, state_after, request_digest)
-       VALUES ($1, $2, 1, 999, 'RUNNING', 'RUNNING', 'test', 'agent', 'blocker', '{}', '{}', 'blocker')`,
-      [move.transition_id, other.id],
-    );
-    const failed = failureOf(transitionTask(database.db, task.id, move, agent));
-    try {
-      const stalled = await stalledBehind(blocker.pid);
-      expect(stalled.query).toMatch(/transitions/);
-      await expectWrittenButUncommitted("tasks", task.id);
-      await terminate(stalled.pid);
-      expect(messageOf(await failed)).toMatch(/terminat/i);
-    } finally {
-      await blocker.release();
-    }
+    await killWhileStalled({
+      lock: `INSERT INTO transitions (id, task_id, from_version, to_version, from_status, to_status, actor, actor_kind, reason, patch, state_after, request_digest)
+             VALUES ($1, $2, 1, 999, 'RUNNING', 'RUNNING', 'test', 'agent', 'blocker', '{}', '{}', 'blocker')`,
+      lockParams: [move.transition_id, other.id],
+      stallsOn: /transitions/,
+      written: { table: "tasks", id: task.id },
+      write: () => transitionTask(database.db, task.id, move, agent),
+    });
 
     expect(await taskRow(task.id)).toEqual(taskBefore);
     expect(await count("transitions WHERE task_id = $1 AND to_version > $2", [task.id, task.version])).toBe(0);
