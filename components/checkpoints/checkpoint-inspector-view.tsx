@@ -12,7 +12,7 @@ import { LiveRefresh } from "@/components/live-refresh";
 import { StatusBadge } from "@/components/status-badge";
 import { ExecutionStatusBadge } from "@/components/task/execution-status-badge";
 import { AgentsCard, ArtifactsCard, BudgetCard, GatesCard, SubtasksCard } from "@/components/task/task-facts";
-import { CheckpointsHeader } from "@/components/checkpoints/checkpoints-header";
+import { DetailPageHeader, Fact } from "@/components/detail-page-header";
 import { IntegrityBadge } from "@/components/checkpoints/integrity-badge";
 import { IntegrityCard } from "@/components/checkpoints/integrity-card";
 import { RestoreHistory } from "@/components/checkpoints/restore-history";
@@ -34,51 +34,36 @@ export function CheckpointInspectorView({ data, principal, readOnlyPlan }: { dat
   const age = task.version - summary.stateVersion;
   return (
     <>
-      <CheckpointsHeader
-        trail={[
-          { href: "/tasks", label: "Tasks" },
-          { href: taskHref, label: task.id, mono: true },
-          { href: taskCheckpointsHref(task.id), label: "Checkpoints" },
-        ]}
-        current={summary.id}
-        title={<>Checkpoint of version {summary.stateVersion}</>}
-        badges={
+      <DetailPageHeader
+        parent={{ href: taskCheckpointsHref(task.id), label: `Checkpoints of ${task.id}` }}
+        id={summary.id}
+        title={<h1 className="ckpt-title">Checkpoint of version {summary.stateVersion}</h1>}
+        status={
           <>
             <IntegrityBadge verdict={verdict} />
             {summary.snapshotStatus ? <StatusBadge status={summary.snapshotStatus} def={def} /> : null}
-            <span className="version-pill" title="The task's version now: a restore writes the next one">
-              task at version {task.version}
-            </span>
           </>
         }
+        version={task.version}
+        versionHint="The task's version now: a restore writes the next one"
         live={<LiveRefresh url={`/api/console${taskCheckpointsHref(task.id)}`} token={data.token} what="checkpoint" />}
       >
-        <dl className="facts facts--inline">
-          <div>
-            <dt>Task</dt>
-            <dd>
-              <Link href={taskHref} className="mono">
-                {task.id}
-              </Link>{" "}
-              <StatusBadge status={task.status} def={def} />
-            </dd>
-          </div>
-          <div>
-            <dt>Why</dt>
-            <dd title={trigger.description}>{trigger.label}</dd>
-          </div>
-          <div>
-            <dt>Taken</dt>
-            <dd>
-              <DateTime value={summary.createdAt} /> by <Identity value={summary.createdBy} />
-            </dd>
-          </div>
-          <div>
-            <dt>Freshness</dt>
-            <dd>{age === 0 ? "Of the task's current version" : age > 0 ? `${pluralize(age, "version")} behind the task` : `${pluralize(-age, "version")} ahead of the task`}</dd>
-          </div>
-        </dl>
-      </CheckpointsHeader>
+        <Fact term="Task">
+          <Link href={taskHref} className="mono">
+            {task.id}
+          </Link>{" "}
+          <StatusBadge status={task.status} def={def} />
+        </Fact>
+        <Fact term="Why">
+          <span title={trigger.description}>{trigger.label}</span>
+        </Fact>
+        <Fact term="Taken">
+          <DateTime value={summary.createdAt} /> by <Identity value={summary.createdBy} />
+        </Fact>
+        <Fact term="Freshness">
+          {age === 0 ? "Of the task's current version" : age > 0 ? `${pluralize(age, "version")} behind the task` : `${pluralize(-age, "version")} ahead of the task`}
+        </Fact>
+      </DetailPageHeader>
 
       <div className="detail-grid ckpt-grid">
         <div className="detail-main">

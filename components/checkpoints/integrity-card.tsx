@@ -1,11 +1,12 @@
 "use client";
 
-import { startTransition, useActionState, type FormEvent } from "react";
+import type { FormEvent } from "react";
 import { verifyCheckpointAction } from "@/app/(console)/checkpoints/[id]/actions";
 import type { IntegrityReport } from "@/lib/engine/checkpoints";
 import { formatDateTime } from "@/lib/console/format";
 import { integrityCheckInfo, integritySummary, integrityVerdict } from "@/lib/console/checkpoints-format";
-import { idleVerifyForm, type VerifyFormState } from "@/lib/console/checkpoints-form";
+import { idleVerifyForm } from "@/lib/console/checkpoints-form";
+import { useServerActionForm } from "@/components/server-action-form";
 import { IntegrityBadge } from "@/components/checkpoints/integrity-badge";
 
 interface Props {
@@ -27,20 +28,15 @@ interface Props {
  * shows as such.
  */
 export function IntegrityCard({ checkpointId, report: initial, keyId, keyKnown, snapshotDigest, signature, schemaVersion }: Props) {
-  const [state, dispatch, verifying] = useActionState(async (previous: VerifyFormState, formData: FormData): Promise<VerifyFormState> => {
-    try {
-      return await verifyCheckpointAction(previous, formData);
-    } catch {
-      return { status: "error", message: "No answer from the server; the result below is from when the page was loaded." };
-    }
-  }, idleVerifyForm);
+  const { state, pending: verifying, submit } = useServerActionForm(verifyCheckpointAction, idleVerifyForm, {
+    lostAnswer: { status: "error", message: "No answer from the server; the result below is from when the page was loaded." },
+  });
   const report = state.status === "done" ? state.report : initial;
   const verdict = integrityVerdict(report, keyId, new Set(keyKnown ? [keyId] : []));
 
   function onVerify(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    const formData = new FormData(event.currentTarget);
-    startTransition(() => dispatch(formData));
+    submit(event.currentTarget, null);
   }
 
   return (

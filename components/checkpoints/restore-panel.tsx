@@ -1,8 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import { useRouter } from "next/navigation";
-import { startTransition, useActionState, useRef, useState, type FormEvent } from "react";
+import { useRef, useState, type FormEvent } from "react";
 import { planRestoreAction, restoreCheckpointAction } from "@/app/(console)/checkpoints/[id]/actions";
 import { checkpointHref } from "@/lib/console/checkpoints-format";
 import {
@@ -10,9 +9,10 @@ import {
   idleRestoreForm,
   lostRestoreAnswer,
   restoreReasonMaxLength,
-  type PlanFormState,
   type RestoreFormState,
 } from "@/lib/console/checkpoints-form";
+import { RequiredReasonField } from "@/components/reason-field";
+import { useServerActionForm } from "@/components/server-action-form";
 import { RestorePlanView } from "@/components/checkpoints/restore-plan-view";
 
 interface Props {
@@ -33,7 +33,6 @@ interface Props {
  * refreshes (keyed by checkpoint), so answers stay on screen.
  */
 export function RestorePanel({ checkpointId, checkpointVersion, taskId, taskVersion }: Props) {
-  const router = useRouter();
   const [rewind, setRewind] = useState(false);
   const [reason, setReason] = useState("");
   const [reasonError, setReasonError] = useState<string | null>(null);
@@ -41,34 +40,28 @@ export function RestorePanel({ checkpointId, checkpointVersion, taskId, taskVers
   /** Restore ids of plans already confirmed (applied, refused or in conflict): a plan is confirmed once. */
   const [spent, setSpent] = useState<ReadonlySet<string>>(new Set());
 
-  const [planState, dispatchPlan, planning] = useActionState(async (previous: PlanFormState, formData: FormData): Promise<PlanFormState> => {
-    try {
-      return await planRestoreAction(previous, formData);
-    } catch {
-      return { status: "error", message: "No answer from the server; nothing was changed (planning never does). Try again." };
-    }
-  }, idlePlanForm);
+  const { state: planState, pending: planning, submit: submitPlan } = useServerActionForm(planRestoreAction, idlePlanForm, {
+    lostAnswer: { status: "error", message: "No answer from the server; nothing was changed (planning never does). Try again." },
+  });
 
-  const [restoreState, dispatchRestore, restoring] = useActionState(async (previous: RestoreFormState, formData: FormData): Promise<RestoreFormState> => {
-    const restoreId = String(formData.get("restoreId"));
-    try {
-      const result = await restoreCheckpointAction(previous, formData);
-      if (result.status !== "error" || result.code !== null) setSpent((s) => new Set([...s, restoreId]));
-      if (result.status === "done") {
-        setReason("");
-        setRewind(false);
-      }
-      return result;
-    } catch {
-      router.refresh();
-      return { status: "error", message: lostRestoreAnswer, code: null, fallbackCheckpointId: null };
+  // A plan whose confirmation reached the engine (applied, refused there, or in conflict) is spent;
+  // one refused before it (a lost answer, a form error) may be confirmed again under its restore id.
+  const confirmOnce = async (previous: RestoreFormState, formData: FormData): Promise<RestoreFormState> => {
+    const result = await restoreCheckpointAction(previous, formData);
+    if (result.status !== "error" || result.code !== null) setSpent((s) => new Set([...s, String(formData.get("restoreId"))]));
+    if (result.status === "done") {
+      setReason("");
+      setRewind(false);
     }
-  }, idleRestoreForm);
+    return result;
+  };
+  const { state: restoreState, pending: restoring, submit: submitRestore } = useServerActionForm(confirmOnce, idleRestoreForm, {
+    lostAnswer: { status: "error", message: lostRestoreAnswer, code: null, fallbackCheckpointId: null },
+  });
 
   function onPlan(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    const formData = new FormData(event.currentTarget);
-    startTransition(() => dispatchPlan(formData));
+    submitPlan(event.currentTarget, null);
   }
 
   function onRestore(event: FormEvent<HTMLFormElement>) {
@@ -79,8 +72,7 @@ export function RestorePanel({ checkpointId, checkpointVersion, taskId, taskVers
       return;
     }
     setReasonError(null);
-    const formData = new FormData(event.currentTarget);
-    startTransition(() => dispatchRestore(formData));
+    submitRestore(event.currentTarget, null);
   }
 
   const plan = planState.status === "done" ? planState : null;
@@ -112,7 +104,7 @@ export function RestorePanel({ checkpointId, checkpointVersion, taskId, taskVers
   return (
     <section className="card ckpt-restore" aria-labelledby="restore-heading">
       <h2 id="restore-heading">Restore</h2>
-      <RestoreFeedback state={restoreState} />
+      <RestoreFeedback state={restoreState} taskId={taskId} />
       <p className="hint">
         Plan first: a dry run that changes nothing. A restore writes this checkpoint&apos;s state as a new version of the task (version {taskVersion + 1} now); every
         earlier version stays readable.
@@ -132,32 +124,19 @@ export function RestorePanel({ checkpointId, checkpointVersion, taskId, taskVers
               <input type="hidden" name="expectedVersion" value={plan.plan.current.version} />
               <input type="hidden" name="restoreId" value={plan.restoreId} />
               {plan.plan.rewind ? <input type="hidden" name="rewind" value="on" /> : null}
-              <div className="field">
-                <label htmlFor="restore-reason">Reason (required)</label>
-                <textarea
-                  id="restore-reason"
-                  ref={reasonRef}
-                  name="reason"
-                  rows={2}
-                  maxLength={restoreReasonMaxLength}
-                  required
-                  value={reason}
-                  onChange={(e) => {
-                    setReason(e.target.value);
-                    if (reasonError && e.target.value.trim()) setReasonError(null);
-                  }}
-                  aria-invalid={reasonError ? true : undefined}
-                  aria-describedby={reasonError ? "restore-reason-error restore-reason-hint" : "restore-reason-hint"}
-                />
-                {reasonError ? (
-                  <p id="restore-reason-error" className="field-error" role="alert">
-                    {reasonError}
-                  </p>
-                ) : null}
-                <p id="restore-reason-hint" className="hint">
-                  Recorded in the task&apos;s timeline as &ldquo;restored from checkpoint … : your reason&rdquo;, and in the restore history.
-                </p>
-              </div>
+              <RequiredReasonField
+                id="restore-reason"
+                inputRef={reasonRef}
+                rows={2}
+                maxLength={restoreReasonMaxLength}
+                value={reason}
+                onChange={(value) => {
+                  setReason(value);
+                  if (reasonError && value.trim()) setReasonError(null);
+                }}
+                error={reasonError}
+                hint="Recorded in the task's timeline as “restored from checkpoint …: your reason”, and in the restore history."
+              />
               <button type="submit" className="button button--danger" disabled={restoring}>
                 {plan.plan.rewind ? "Rewind" : "Restore"} as version {plan.plan.current.version + 1}
               </button>
@@ -172,24 +151,22 @@ export function RestorePanel({ checkpointId, checkpointVersion, taskId, taskVers
           ) : null}
         </>
       ) : null}
-      {restoreState.status === "done" ? (
-        <p className="ckpt-result-links">
-          <Link href={`/tasks/${encodeURIComponent(taskId)}#timeline-heading`}>See version {restoreState.version} in the task&apos;s timeline</Link> ·{" "}
-          <Link href={`/tasks/${encodeURIComponent(taskId)}/checkpoints`}>Checkpoint timeline</Link>
-        </p>
-      ) : null}
     </section>
   );
 }
 
-function RestoreFeedback({ state }: { state: RestoreFormState }) {
+function RestoreFeedback({ state, taskId }: { state: RestoreFormState; taskId: string }) {
   switch (state.status) {
     case "idle":
       return null;
     case "done":
       return (
         <div className="notice notice--success" role="status">
-          {state.message}
+          <p>{state.message}</p>
+          <p>
+            <Link href={`/tasks/${encodeURIComponent(taskId)}#timeline-heading`}>See version {state.version} in the task&apos;s timeline</Link> ·{" "}
+            <Link href={`/tasks/${encodeURIComponent(taskId)}/checkpoints`}>Checkpoint timeline</Link>
+          </p>
         </div>
       );
     case "conflict":

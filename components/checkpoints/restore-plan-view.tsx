@@ -28,6 +28,8 @@ const refusedForGood: readonly RestoreRefusalCode[] = ["corrupt", "incompatible"
  */
 export function RestorePlanView({ plan, afterVerdict }: { plan: RestorePlan; afterVerdict?: ReactNode }) {
   const refusal = plan.refusal;
+  const filled = effectGroups.filter((group) => plan.effects[group].length > 0);
+  const empty = effectGroups.filter((group) => plan.effects[group].length === 0);
   const tone = plan.allowed ? "notice--info" : refusal && refusedForGood.includes(refusal.code) ? "notice--error" : "notice--warning";
   return (
     <div className="ckpt-plan" data-testid="restore-plan">
@@ -54,29 +56,42 @@ export function RestorePlanView({ plan, afterVerdict }: { plan: RestorePlan; aft
       {afterVerdict}
 
       <h3>Side effects on resume</h3>
-      <dl className="ckpt-effects">
-        {effectGroups.map((group) => {
-          const items = plan.effects[group];
-          const info = effectGroupInfo[group];
-          return (
-            <div key={group} className={items.length && info.blocks ? "ckpt-effects__group ckpt-effects__group--blocks" : "ckpt-effects__group"} data-group={group}>
-              <dt>
-                {info.title} <span className="ckpt-effects__count">({items.length})</span>
-              </dt>
-              <dd>
-                <p className="hint">{info.meaning}</p>
-                {items.length ? (
+      {filled.length ? (
+        <dl className="ckpt-effects">
+          {filled.map((group) => {
+            const items = plan.effects[group];
+            const info = effectGroupInfo[group];
+            return (
+              <div key={group} className={info.blocks ? "ckpt-effects__group ckpt-effects__group--blocks" : "ckpt-effects__group"} data-group={group}>
+                <dt>
+                  {info.title} <span className="ckpt-effects__count">({items.length})</span>
+                </dt>
+                <dd>
+                  <p className="hint">{info.meaning}</p>
                   <ul className="ckpt-effects__list">
                     {items.map((effect) => (
                       <EffectItem key={effect.executionId} effect={effect} />
                     ))}
                   </ul>
-                ) : null}
-              </dd>
-            </div>
-          );
-        })}
-      </dl>
+                </dd>
+              </div>
+            );
+          })}
+        </dl>
+      ) : (
+        <p className="subtle">The task has no side effects: nothing to skip, reconcile or retry.</p>
+      )}
+      {filled.length && empty.length ? (
+        <p className="ckpt-effects__empty">
+          None in:{" "}
+          {empty.map((group, i) => (
+            <span key={group} data-group={group}>
+              {i > 0 ? " · " : ""}
+              {effectGroupInfo[group].title} (0)
+            </span>
+          ))}
+        </p>
+      ) : null}
 
       <h3>Re-authorized, never taken from the checkpoint</h3>
       <table className="table table--compact ckpt-budget">

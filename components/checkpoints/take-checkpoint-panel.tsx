@@ -1,11 +1,11 @@
 "use client";
 
 import Link from "next/link";
-import { useRouter } from "next/navigation";
-import { startTransition, useActionState, type FormEvent } from "react";
+import type { FormEvent } from "react";
 import { takeCheckpointAction } from "@/app/(console)/tasks/[id]/checkpoints/actions";
 import { checkpointHref } from "@/lib/console/checkpoints-format";
-import { idleTakeCheckpointForm, type TakeCheckpointFormState } from "@/lib/console/checkpoints-form";
+import { idleTakeCheckpointForm } from "@/lib/console/checkpoints-form";
+import { useServerActionForm } from "@/components/server-action-form";
 
 /**
  * "Take checkpoint" for people whose role may create them. The id is minted
@@ -13,20 +13,16 @@ import { idleTakeCheckpointForm, type TakeCheckpointFormState } from "@/lib/cons
  * shown is the one captured, or the answer is a conflict.
  */
 export function TakeCheckpointPanel({ taskId, version, checkpointId }: { taskId: string; version: number; checkpointId: string }) {
-  const router = useRouter();
-  const [state, dispatch, pending] = useActionState(async (previous: TakeCheckpointFormState, formData: FormData): Promise<TakeCheckpointFormState> => {
-    try {
-      return await takeCheckpointAction(previous, formData);
-    } catch {
-      router.refresh();
-      return { status: "error", message: "No answer from the server, so the checkpoint may or may not have been taken. The list shows it as soon as the server answers; trying again is safe." };
-    }
-  }, idleTakeCheckpointForm);
+  const { state, pending, submit } = useServerActionForm(takeCheckpointAction, idleTakeCheckpointForm, {
+    lostAnswer: {
+      status: "error",
+      message: "No answer from the server, so the checkpoint may or may not have been taken. The list shows it as soon as the server answers; trying again is safe.",
+    },
+  });
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    const formData = new FormData(event.currentTarget);
-    startTransition(() => dispatch(formData));
+    submit(event.currentTarget, null);
   }
 
   return (

@@ -10,7 +10,7 @@ import { LiveRefresh } from "@/components/live-refresh";
 import { StatusBadge } from "@/components/status-badge";
 import { CheckpointTable } from "@/components/checkpoints/checkpoint-table";
 import { CheckpointTimelineChart, TimelineLegend } from "@/components/checkpoints/checkpoint-timeline-chart";
-import { CheckpointsHeader } from "@/components/checkpoints/checkpoints-header";
+import { DetailPageHeader, Fact } from "@/components/detail-page-header";
 import { RestoreHistory } from "@/components/checkpoints/restore-history";
 import { TakeCheckpointPanel } from "@/components/checkpoints/take-checkpoint-panel";
 import "@/components/checkpoints/checkpoints.css";
@@ -22,32 +22,33 @@ export function TaskCheckpointsView({ data, principal, checkpointId }: { data: T
   const counts = integrityStatuses.map((s) => [s, checkpoints.filter((c) => c.verdict.status === s).length] as const).filter(([, n]) => n > 0);
   return (
     <>
-      <CheckpointsHeader
-        trail={[
-          { href: "/tasks", label: "Tasks" },
-          { href: taskHref, label: task.id, mono: true },
-        ]}
-        current="Checkpoints"
+      <DetailPageHeader
+        parent={{ href: taskHref, label: task.id }}
+        id="Checkpoints"
         title={
-          <>
+          <h1 className="ckpt-title">
             Checkpoints <span className="mono ckpt-title__of">of {task.id}</span>
-          </>
+          </h1>
         }
-        badges={
-          <>
-            <StatusBadge status={task.status} def={def} />
-            <span className="version-pill" title="Every change increments the version; a restore writes a new one">
-              version {task.version}
-            </span>
-          </>
-        }
+        status={<StatusBadge status={task.status} def={def} />}
+        version={task.version}
+        versionHint="Every change increments the version; a restore writes a new one"
         live={<LiveRefresh url={`/api/console${taskCheckpointsHref(task.id)}`} token={data.token} what="checkpoints" />}
       >
-        <p className="lede ckpt-lede">
-          A checkpoint is a signed snapshot of the task at a validated boundary: the point-in-time truth a worker resumes from. Restoring one writes its state as a new
-          version; the history is never rewritten. <Link href={taskHref}>Back to the task</Link>
-        </p>
-      </CheckpointsHeader>
+        <Fact term="Task">
+          <Link href={taskHref} className="mono">
+            {task.id}
+          </Link>
+        </Fact>
+        <Fact term="Workflow">
+          {task.workflow.name} v{task.workflow.version}
+        </Fact>
+        <Fact term="Restore attempts">{data.restores.length === 0 ? "none" : `${data.restores.filter((r) => r.outcome === "applied").length} applied, ${data.restores.filter((r) => r.outcome === "refused").length} refused`}</Fact>
+      </DetailPageHeader>
+      <p className="lede ckpt-lede">
+        A checkpoint is a signed snapshot of the task at a validated boundary: the point-in-time truth a worker resumes from. Restoring one writes its state as a new version;
+        the history is never rewritten.
+      </p>
       <section className="card" aria-labelledby="ckpt-timeline-heading">
         <h2 id="ckpt-timeline-heading">Timeline</h2>
         <figure className="ckpt-figure">

@@ -40,3 +40,8 @@ export const restoreReasonMaxLength = 500;
 
 export const lostRestoreAnswer =
   "No answer from the server, so the restore may or may not have been applied. The page shows the current state as soon as the server answers; confirming the same plan again is safe, it is never applied twice.";
+
+/** The version a conflict reports the task at (0 when the engine did not say). */
+export function currentVersionOf(details: { currentVersion?: unknown }): number {
+  return typeof details.currentVersion === "number" ? details.currentVersion : 0;
+}

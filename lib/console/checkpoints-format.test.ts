@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkpointTriggers } from "@/lib/engine/checkpoint-schema";
+import { checkpointTriggers, integrityCheckNames } from "@/lib/engine/checkpoint-schema";
 import { classifyEffects } from "@/lib/engine/checkpoint-restore-rules";
 import { restoreRefusalCodes, type IntegrityCheck, type IntegrityCheckName, type IntegrityReport, type RestorePlan } from "@/lib/engine/checkpoints";
 import {
@@ -21,20 +21,10 @@ import {
   triggerLabels,
 } from "@/lib/console/checkpoints-format";
 
-const allChecks: IntegrityCheckName[] = [
-  "payload_parses",
-  "payload_canonical",
-  "schema",
-  "snapshot_digest",
-  "signature",
-  "columns_match",
-  "snapshot_valid",
-  "workflow_compatible",
-];
 
 /** A report in the engine's shape: every check passes except the ones named, with these messages. */
 function report(failed: Partial<Record<IntegrityCheckName, string>> = {}): IntegrityReport {
-  const checks: IntegrityCheck[] = allChecks.map((check) => ({ check, ok: !(check in failed), message: failed[check] ?? `${check} ok` }));
+  const checks: IntegrityCheck[] = integrityCheckNames.map((check) => ({ check, ok: !(check in failed), message: failed[check] ?? `${check} ok` }));
   return { ok: checks.every((c) => c.ok), checks, storedSchemaVersion: "oaies.checkpoint.v2", upgradedFrom: [] };
 }
 
@@ -70,7 +60,7 @@ describe("integrityVerdict", () => {
 
 describe("checks in words", () => {
   it("names every check the engine reports and gives its result", () => {
-    expect(Object.keys(integrityCheckInfo).sort()).toEqual([...allChecks].sort());
+    expect(Object.keys(integrityCheckInfo).sort()).toEqual([...integrityCheckNames].sort());
     expect(describeCheck({ check: "signature", ok: true, message: 'HMAC-SHA256 with key "local" matches' })).toBe('Signature: passed. HMAC-SHA256 with key "local" matches');
     expect(describeCheck({ check: "snapshot_digest", ok: false, message: "sha256 of the snapshot is x" })).toBe("Snapshot digest: FAILED. Sha256 of the snapshot is x");
     expect(integritySummary(report())).toBe("All 8 checks passed");

@@ -1,11 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db } from "@/lib/db";
+import { describe, expect, it } from "vitest";
 import { createCheckpoint, restoreCheckpoint } from "@/lib/engine/checkpoints";
 import { markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
 import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
 import { checkpointsToken, countTaskCheckpoints, idFromParam, loadCheckpointInspector, loadTaskCheckpoints } from "@/lib/console/checkpoints";
 import { agent, refund } from "@/tests/helpers/effects";
-import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
+import { useTestDatabase } from "@/tests/helpers/use-test-database";
 
 /**
  * The checkpoint pages' loaders on a real (embedded) database: what the
@@ -14,13 +13,7 @@ import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
  */
 const engineer: Actor = { identity: "spiffe://verity.local/user/engineer", kind: "user" };
 
-let t: TestDatabase;
-let db: Db;
-beforeAll(async () => {
-  t = await openTestPglite();
-  db = t.db;
-});
-afterAll(async () => t.close());
+const db = useTestDatabase();
 
 async function step(task: { id: string; version: number }, to: string) {
   const result = await transitionTask(db, task.id, { expected_version: task.version, to }, agent);
@@ -69,7 +62,7 @@ describe("loadTaskCheckpoints", () => {
   it("shows a checkpoint whose stored bytes were altered as corrupt, naming the failed check", async () => {
     const { task, early } = await taskWithHistory();
     // Damage at rest, below the application: one character of the signed payload.
-    await t.sql(`UPDATE checkpoints SET payload = replace(payload, '"RUNNING"', '"RUNNINg"') WHERE id = $1`, [early.id]);
+    await db.$executeRaw`UPDATE checkpoints SET payload = replace(payload, '"RUNNING"', '"RUNNINg"') WHERE id = ${early.id}`;
     const data = await loadTaskCheckpoints(db, task.id);
     const row = data!.checkpoints.find((c) => c.summary.id === early.id)!;
     expect(row.verdict.status).toBe("corrupt");

@@ -9,7 +9,7 @@ import { planRestore, restoreCheckpoint, verifyCheckpoint } from "@/lib/engine/c
 import { isAppError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { describeRestoreResult } from "@/lib/console/checkpoints-format";
-import { restoreReasonMaxLength, type PlanFormState, type RestoreFormState, type VerifyFormState } from "@/lib/console/checkpoints-form";
+import { currentVersionOf, restoreReasonMaxLength, type PlanFormState, type RestoreFormState, type VerifyFormState } from "@/lib/console/checkpoints-form";
 import { conflictMessage } from "@/lib/console/transition-form";
 
 const checkpointId = z.string().min(1).max(256);
@@ -114,7 +114,7 @@ export async function restoreCheckpointAction(_previous: RestoreFormState, formD
     switch (error.code) {
       case "version_conflict": {
         refresh();
-        const currentVersion = typeof error.details.currentVersion === "number" ? error.details.currentVersion : 0;
+        const currentVersion = currentVersionOf(error.details);
         return { status: "conflict", currentVersion, message: `${conflictMessage(currentVersion)} Plan the restore again from it.` };
       }
       case "invariant_violated":

@@ -7,7 +7,7 @@ import { getSessionPrincipal } from "@/lib/auth/session";
 import { getDb } from "@/lib/db";
 import { createCheckpoint } from "@/lib/engine/checkpoints";
 import { isAppError } from "@/lib/errors";
-import type { TakeCheckpointFormState } from "@/lib/console/checkpoints-form";
+import { currentVersionOf, type TakeCheckpointFormState } from "@/lib/console/checkpoints-form";
 import { conflictMessage } from "@/lib/console/transition-form";
 
 const TakeCheckpointFormSchema = z.object({
@@ -39,11 +39,9 @@ export async function takeCheckpointAction(_previous: TakeCheckpointFormState, f
   } catch (error) {
     if (!isAppError(error)) throw error;
     switch (error.code) {
-      case "version_conflict": {
+      case "version_conflict":
         refresh();
-        const currentVersion = typeof error.details.currentVersion === "number" ? error.details.currentVersion : 0;
-        return { status: "conflict", message: `${conflictMessage(currentVersion)} Take the checkpoint again to capture it.` };
-      }
+        return { status: "conflict", message: `${conflictMessage(currentVersionOf(error.details))} Take the checkpoint again to capture it.` };
       case "unauthenticated":
         return { status: "error", message: "Your session has ended. Sign in again; nothing was changed." };
       case "forbidden":
