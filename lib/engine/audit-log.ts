@@ -77,11 +77,11 @@ function insertSql(e: AuditContent & { contentDigest: string }, onlyIfRowsIn?: s
 /**
  * Appends one entry, in the caller's transaction: it commits or rolls back
  * with what it records. One statement. Appends to one stream wait for each
- * other (the head row lock, until commit); to different streams, never.
- * Append after the writes the entry records, so every path takes the task
- * row's lock before the stream head's (the opposite order could deadlock
- * with a transition). A Db is fine for an entry that is its own transaction
- * (a sign-in, a denial).
+ * other (the head row's lock, until commit); to different streams, never.
+ * Append after the write the entry records: the caller then already holds
+ * the row of the aggregate whose stream this is, so the head's lock adds no
+ * wait and no lock order of its own (audit-chain.ts streamFor). A Db is fine
+ * for an entry that is its own transaction (a sign-in, a denial).
  */
 export async function appendAuditEntry(tx: Tx | Db, input: AuditEntryInput): Promise<AuditEntry> {
   return appendToStream(tx, prepareEntry(input));
