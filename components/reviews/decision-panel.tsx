@@ -6,6 +6,7 @@ import { decideReviewAction } from "@/app/(console)/reviews/[id]/actions";
 import { decisionInfo, decisionKinds, reviewStatusInfo } from "@/lib/console/reviews-format";
 import { idleDecisionForm, lostAnswerMessage, reasonMaxLength, type DecisionFormState } from "@/lib/console/reviews-form";
 import { isUndecided } from "@/lib/console/reviews-query";
+import { RequiredReasonField } from "@/components/reason-field";
 import { ActionFeedback, useServerActionForm, type ActionNotice } from "@/components/server-action-form";
 
 interface Props {
@@ -87,32 +88,18 @@ export function DecisionPanel({ reviewId, version, status, round, viewerDecision
         <form onSubmit={onSubmit} className="decision-form" aria-busy={pending} noValidate>
           <input type="hidden" name="reviewId" value={reviewId} />
           <input type="hidden" name="expectedVersion" value={version} />
-          <div className="field">
-            <label htmlFor="decision-reason">Reason (required)</label>
-            <textarea
-              id="decision-reason"
-              ref={reasonRef}
-              name="reason"
-              rows={3}
-              maxLength={reasonMaxLength}
-              required
-              value={reason}
-              onChange={(e) => {
-                setReason(e.target.value);
-                if (reasonError && e.target.value.trim()) setReasonError(null);
-              }}
-              aria-invalid={reasonError ? true : undefined}
-              aria-describedby={reasonError ? "decision-reason-error decision-reason-hint" : "decision-reason-hint"}
-            />
-            {reasonError ? (
-              <p id="decision-reason-error" className="field-error" role="alert">
-                {reasonError}
-              </p>
-            ) : null}
-            <p id="decision-reason-hint" className="hint">
-              Recorded with your name on the review, the execution history and the task&apos;s timeline.
-            </p>
-          </div>
+          <RequiredReasonField
+            id="decision-reason"
+            inputRef={reasonRef}
+            value={reason}
+            onChange={(value) => {
+              setReason(value);
+              if (reasonError && value.trim()) setReasonError(null);
+            }}
+            error={reasonError}
+            hint="Recorded with your name on the review, the execution history and the task's timeline."
+            maxLength={reasonMaxLength}
+          />
           <ul className="decision-buttons">
             {decisionKinds.map((kind) => {
               const info = decisionInfo[kind];
