@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db } from "@/lib/db";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { AuditActor } from "@/lib/engine/audit-chain";
 import { exportAuditRange, parseCsv, verifyAuditExport, type AuditExportFormat } from "@/lib/engine/audit-export";
 import { appendAuditEntry, type AuditRange } from "@/lib/engine/audit-log";
-import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
+import { useTestDatabase } from "@/tests/helpers/use-test-database";
 
 const agent: AuditActor = { identity: "spiffe://verity.local/agent/worker", kind: "agent" };
 const operator: AuditActor = { identity: "spiffe://verity.local/user/operator", kind: "user" };
 
-let t: TestDatabase;
-let db: Db;
+const db = useTestDatabase();
 beforeAll(async () => {
-  t = await openTestPglite();
-  db = t.db;
   // A typed username is free text: the CSV must quote its comma, quotes and newline.
   await appendAuditEntry(db, { action: "auth.sign_in_failed", actor: { identity: "anonymous", kind: "anonymous" }, subject: { type: "user", id: 'ada,\n"lovelace"' } });
   for (let i = 0; i < 12; i++) {
@@ -26,7 +22,6 @@ beforeAll(async () => {
   }
   await appendAuditEntry(db, { action: "auth.denied", actor: operator, subject: { type: "permission", id: "tasks:create" }, details: { path: "/api/v1/tasks" } });
 });
-afterAll(async () => t.close());
 
 async function exportText(range: AuditRange, format: AuditExportFormat, pageSize = 5): Promise<string> {
   return new Response(exportAuditRange(db, range, format, { pageSize })).text();
