@@ -138,7 +138,7 @@ test("four-eyes above the threshold: one approval keeps it open, the same operat
       await second.review.reason.fill("second pair of eyes: amount and customer match the order");
       const action = await captureServerAction(second.page, () => second.review.button("Approve & execute").click());
       const replayed = await replayServerAction(first.page.request, action);
-      expect(await replayed.text()).toContain("Refused: you already decided on this review. Four-eyes means a second approval must come from a different operator");
+      expect(await replayed.text()).toContain("Refused: you already decided in this round of the review. Four-eyes means a second approval must come from a different operator");
       expect(await refundsForExecution(frozen.executionId)).toHaveLength(0);
 
       await second.review.decide("Approve & execute", "second pair of eyes: amount and customer match the order");

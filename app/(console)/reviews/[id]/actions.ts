@@ -63,7 +63,7 @@ export async function decideReviewAction(_previous: DecisionFormState, formData:
         if (invariants.includes("one_decision_per_person")) {
           return {
             status: "error",
-            message: "Refused: you already decided on this review. Four-eyes means a second approval must come from a different operator; yours is not counted twice.",
+            message: "Refused: you already decided in this round of the review. Four-eyes means a second approval must come from a different operator; yours is not counted twice.",
             details: [],
           };
         }
