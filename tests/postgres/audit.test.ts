@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuditActor } from "@/lib/engine/audit-chain";
 import { exportAuditRange } from "@/lib/engine/audit-export";
 import { appendAuditEntry, verifyAuditChains, type AuditEntryInput } from "@/lib/engine/audit-log";
+import { applyAuditRetention, placeLegalHold } from "@/lib/engine/audit-retention";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 
 /**
@@ -126,6 +127,23 @@ describe("audit log on PostgreSQL", () => {
     } finally {
       await raw.query("SET session_replication_role = origin");
     }
+  });
+
+  it("applies retention under a legal hold, keeping every remaining chain verifiable", async () => {
+    const old = (taskId: string, n: number) => appendAuditEntry(db.db, { ...entry(taskId, n), at: new Date(Date.now() - (100 - n) * 86_400_000) });
+    for (const n of [1, 2, 3]) await old("pg-ret-free", n);
+    for (const n of [1, 2]) await old("pg-ret-held", n);
+    const admin: AuditActor = { identity: "spiffe://verity.test/user/admin", kind: "user" };
+    await placeLegalHold(db.db, { task_id: "pg-ret-held", reason: "litigation" }, admin);
+    const result = await applyAuditRetention(db.db, { olderThanDays: 30 }, admin);
+    expect(result.cuts.map((c) => [c.stream, c.through_seq, c.deleted])).toContainEqual(["task:pg-ret-free", 3, 3]);
+    expect(result.heldStreams).toContain("task:pg-ret-held");
+    expect(await seqsOf("task:pg-ret-free")).toEqual([]);
+    expect(await seqsOf("task:pg-ret-held")).toEqual([1, 2]);
+    await expect(raw.query("SELECT audit_cut_stream('task:pg-ret-held', 2, now() - interval '30 days', $1)", [result.entry!.id])).rejects.toThrow(/legal hold/);
+    // The next append to a cut stream continues from the anchor.
+    expect((await appendAuditEntry(db.db, entry("pg-ret-free", 4))).seq).toBe(4);
+    expect((await verifyAuditChains(db.db)).breaks).toEqual([]);
   });
 
   it("npm run audit:verify exits 0 on an intact log and 1 naming the first broken link", async () => {
