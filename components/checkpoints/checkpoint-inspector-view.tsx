@@ -116,7 +116,7 @@ export function CheckpointInspectorView({ data, principal, readOnlyPlan }: { dat
               ) : null}
             </section>
           )}
-          <RestoreHistory restores={data.restores} showCheckpoint={false} title="Restores of this checkpoint" />
+          <RestoreHistory restores={data.restores} showCheckpoint={false} title="Restores of this checkpoint" compact />
         </div>
       </div>
 

@@ -9,12 +9,37 @@ import { Identity } from "@/components/identity";
  * tried to put the task back, from which checkpoint, and what came of it.
  * Each row is an anchor, so a restore's answer can link to its own line.
  */
-export function RestoreHistory({ restores, showCheckpoint, title = "Restore attempts" }: { restores: CheckpointRestoreView[]; showCheckpoint: boolean; title?: string }) {
+export function RestoreHistory({
+  restores,
+  showCheckpoint,
+  title = "Restore attempts",
+  compact = false,
+}: {
+  restores: CheckpointRestoreView[];
+  showCheckpoint: boolean;
+  title?: string;
+  /** A list instead of a table, for a narrow column. */
+  compact?: boolean;
+}) {
   return (
     <section className="card" aria-labelledby="restore-history-heading">
       <h2 id="restore-history-heading">{title}</h2>
       {restores.length === 0 ? (
         <p className="subtle">None yet. Every attempt is recorded here, refused ones too, with the plan that was shown.</p>
+      ) : compact ? (
+        <ol className="ckpt-attempts">
+          {restores.map((r) => (
+            <li key={r.id} id={`restore-${r.id}`} className="ckpt-restore-attempt">
+              <p>
+                <OutcomeBadge restore={r} /> {describeRestoreAttempt(r)}
+              </p>
+              <p className="ckpt-attempts__meta">
+                <DateTime value={r.createdAt} /> by <Identity value={r.actor} />
+              </p>
+              <p className="ckpt-attempts__reason">“{r.reason}”</p>
+            </li>
+          ))}
+        </ol>
       ) : (
         <div className="table-wrap">
           <table className="table table--compact ckpt-restores">
@@ -30,7 +55,7 @@ export function RestoreHistory({ restores, showCheckpoint, title = "Restore atte
             </thead>
             <tbody>
               {restores.map((r) => (
-                <tr key={r.id} id={`restore-${r.id}`} className={r.outcome === "applied" ? "ckpt-restores__applied" : "ckpt-restores__refused"}>
+                <tr key={r.id} id={`restore-${r.id}`} className="ckpt-restore-attempt">
                   <td>
                     <DateTime value={r.createdAt} />
                   </td>
@@ -43,8 +68,7 @@ export function RestoreHistory({ restores, showCheckpoint, title = "Restore atte
                     </td>
                   ) : null}
                   <td>
-                    <span className={`badge badge--${r.outcome === "applied" ? "success" : "neutral"}`}>{r.outcome === "applied" ? "✓ applied" : "✗ refused"}</span>{" "}
-                    {describeRestoreAttempt(r)}
+                    <OutcomeBadge restore={r} /> {describeRestoreAttempt(r)}
                   </td>
                   <td className="ckpt-restores__reason">{r.reason}</td>
                 </tr>
@@ -55,4 +79,8 @@ export function RestoreHistory({ restores, showCheckpoint, title = "Restore atte
       )}
     </section>
   );
+}
+
+function OutcomeBadge({ restore }: { restore: Pick<CheckpointRestoreView, "outcome"> }) {
+  return <span className={`badge badge--${restore.outcome === "applied" ? "success" : "neutral"}`}>{restore.outcome === "applied" ? "✓ applied" : "✗ refused"}</span>;
 }

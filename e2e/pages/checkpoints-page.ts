@@ -83,7 +83,7 @@ export class TaskCheckpointsPage {
     this.emptyState = this.list.locator(".empty-state");
     this.takePanel = page.getByRole("region", { name: "Take a checkpoint", exact: true });
     this.readOnly = page.getByRole("region", { name: "Read-only", exact: true });
-    this.restores = page.locator("table.ckpt-restores tbody tr");
+    this.restores = page.locator(".ckpt-restore-attempt");
   }
 
   async goto(taskId: string): Promise<void> {
@@ -139,7 +139,7 @@ export class CheckpointInspectorPage {
     this.confirm = this.restore.getByRole("button", { name: /^(Restore|Rewind) as version/ });
     this.done = this.restore.locator(".notice--success");
     this.alert = this.restore.locator(".notice[role=alert]").first();
-    this.history = page.locator("table.ckpt-restores tbody tr");
+    this.history = page.locator(".ckpt-restore-attempt");
     this.taskVersion = page.locator(".page-header .version-pill");
   }
 
