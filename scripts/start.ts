@@ -97,7 +97,11 @@ if (env.VERITY_DEMO_DATA) {
   console.log(`verity: demo agent token (${demoAgent.identity}): ${demoAgent.token}\n`);
 }
 
-const next = spawn("npx", ["next", dev ? "dev" : "start", "-p", String(env.PORT)], {
+// Node closes idle keep-alive sockets after 5 s; a client that reuses one at
+// that instant gets ECONNRESET (seen in e2e runs under load). Idle clients
+// give up well before 65 s, so the client side closes first.
+const nextArgs = dev ? ["next", "dev", "-p", String(env.PORT)] : ["next", "start", "-p", String(env.PORT), "--keepAliveTimeout", "65000"];
+const next = spawn("npx", nextArgs, {
   stdio: "inherit",
   env: {
     ...process.env,
