@@ -35,6 +35,9 @@ export const auditActions = [
   "reconciliation.needs_human",
   "review.opened",
   "review.decided",
+  // A review left the queue without a person's decision of its own: the
+  // reconciler or the re-execution settled what a person had approved.
+  "review.closed",
   "checkpoint.created",
   "checkpoint.restore_refused",
   "divergence.raised",

@@ -104,6 +104,21 @@ export function reviewDecidedAuditEntry(review: Review, decision: ReviewDecision
   };
 }
 
+/**
+ * A review closed by the system, not decided by a person: the execution a
+ * person had approved was settled (by the re-execution's answer, or the
+ * reconciler found the effect). Not review.decided: nobody decided anything now.
+ */
+export function reviewClosedAuditEntry(review: Review, note: string, actor: AuditActor): AuditEntryInput {
+  return {
+    action: "review.closed",
+    actor,
+    subject: { type: "review", id: review.id },
+    taskId: review.taskId,
+    details: { execution_id: review.executionId, round: review.round, note, status_after: review.status, version_after: review.version },
+  };
+}
+
 /** An alert raised (status OPEN) or resolved (RESOLVED, with who and why). */
 export function divergenceAuditEntry(alert: DivergenceAlert, actor: AuditActor): AuditEntryInput {
   const resolved = alert.status === "RESOLVED";

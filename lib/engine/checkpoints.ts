@@ -11,6 +11,8 @@ import { classifyEffects, decideRestore, diffStates, pathToFailure, restorePatch
 import { CheckpointTriggerSchema, type CheckpointDocument, type CheckpointTrigger, type IntegrityCheckName } from "@/lib/engine/checkpoint-schema";
 import { succeededStatuses, type ExecutionStatus } from "@/lib/engine/execution-rules";
 import { fenceLeaseInTransaction } from "@/lib/engine/leases";
+import { checkpointCreatedAuditEntry, checkpointRestoreAuditEntry } from "@/lib/engine/audit-events";
+import { appendAuditEntry } from "@/lib/engine/audit-log";
 import {
   getTaskOrThrow,
   listTransitions,
@@ -291,7 +293,8 @@ export async function takeCheckpointInTransaction(tx: Tx, input: TakeCheckpointI
     if (!(error instanceof CheckpointRefusedError)) throw error;
     throw new AppError("invariant_violated", error.message, { violations: [{ invariant: "checkpoint_of_valid_state", message: error.message }] });
   }
-  await tx.checkpoint.create({ data: sealed.row });
+  const created = await tx.checkpoint.create({ data: sealed.row });
+  await appendAuditEntry(tx, checkpointCreatedAuditEntry(created, input.actor));
   return sealed.row;
 }
 
@@ -445,7 +448,7 @@ export async function restoreCheckpoint(db: Db, checkpointId: string, raw: unkno
     attempt = await db.$transaction(async (tx): Promise<Attempt> => {
       await tx.$queryRaw`SELECT 1 FROM tasks WHERE id = ${row.taskId} FOR UPDATE`;
       const plan = await buildPlan(tx, row, input.rewind, actor, keyring);
-      const record = { id: restoreId, taskId: row.taskId, checkpointId: row.id, rewind: input.rewind, fromVersion: plan.current.version, actor: actor.identity, reason: input.reason, requestDigest };
+      const record = { id: restoreId, taskId: row.taskId, checkpointId: row.id, rewind: input.rewind, fromVersion: plan.current.version, actor, reason: input.reason, requestDigest };
       if (plan.current.version !== input.expected_version) {
         const refusal: RestoreRefusal = {
           code: "version_conflict",
@@ -552,7 +555,7 @@ export async function failTaskWithoutValidCheckpoint(
       checkpointId: row.id,
       rewind: false,
       fromVersion: current.version,
-      actor: actor.identity,
+      actor,
       reason: `${why}; the task was ended ${task.status}`.slice(0, 2000),
       requestDigest: digestOf({ op: "fail_without_checkpoint", task_id: taskId, checkpoints: corrupt.map((c) => c.id) }),
       plan,
@@ -714,7 +717,7 @@ interface RestoreRecord {
   checkpointId: string;
   rewind: boolean;
   fromVersion: number;
-  actor: string;
+  actor: Actor;
   reason: string;
   requestDigest: string;
   plan: RestorePlan;
@@ -731,7 +734,7 @@ interface RestoreRecord {
  */
 async function insertRestore(tx: Tx, r: RestoreRecord): Promise<CheckpointRestore> {
   const stored = { ...(JSON.parse(JSON.stringify({ ...r.plan, resultingState: null })) as Record<string, unknown>), requestDigest: r.requestDigest };
-  return tx.checkpointRestore.create({
+  const restore = await tx.checkpointRestore.create({
     data: {
       id: r.id,
       taskId: r.taskId,
@@ -743,10 +746,15 @@ async function insertRestore(tx: Tx, r: RestoreRecord): Promise<CheckpointRestor
       transitionId: r.transitionId ?? null,
       refusal: r.plan.refusal?.code ?? null,
       plan: stored as Prisma.InputJsonValue,
-      actor: r.actor,
+      actor: r.actor.identity,
       reason: r.reason,
     },
   });
+  // Applied: task.restored in the task's chain, whose row the restore's CAS
+  // holds (that CAS records nothing itself, so the change has one entry).
+  // Refused: the transaction's last write, in the checkpoint's chain.
+  await appendAuditEntry(tx, checkpointRestoreAuditEntry(restore, r.actor));
+  return restore;
 }
 
 function planOf(row: CheckpointRestore): RestorePlan & { requestDigest?: string } {

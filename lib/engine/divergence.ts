@@ -3,6 +3,8 @@ import { AppError } from "@/lib/errors";
 import type { DivergenceAlert, Execution, Prisma } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
 import { succeededStatuses } from "@/lib/engine/execution-rules";
+import { divergenceAuditEntry } from "@/lib/engine/audit-events";
+import { appendAuditEntry } from "@/lib/engine/audit-log";
 import type { Actor } from "@/lib/engine/tasks";
 
 /**
@@ -26,16 +28,18 @@ export const severityOf: Record<DivergenceKind, "critical" | "high"> = {
   completed_with_open_mandatory_subtask: "high",
 };
 
+/** `detectedBy`: the component whose check saw the disagreement (the reconciler, or the writer of the outcome that revealed it). */
 export async function raiseDivergence(
-  tx: Tx | Db,
+  tx: Tx,
   input: { taskId: string; executionId?: string; kind: DivergenceKind; message: string; internal: unknown; external: unknown },
+  detectedBy: Actor,
 ): Promise<DivergenceAlert> {
   // One open alert per task, execution and kind: the reconciler may see the same disagreement every pass.
   const open = await tx.divergenceAlert.findFirst({
     where: { taskId: input.taskId, executionId: input.executionId ?? null, kind: input.kind, status: "OPEN" },
   });
   if (open) return open;
-  return tx.divergenceAlert.create({
+  const alert = await tx.divergenceAlert.create({
     data: {
       id: newId("alert"),
       taskId: input.taskId,
@@ -49,6 +53,8 @@ export async function raiseDivergence(
       version: 1,
     },
   });
+  await appendAuditEntry(tx, divergenceAuditEntry(alert, detectedBy));
+  return alert;
 }
 
 /**
@@ -61,16 +67,21 @@ export async function raiseIfEffectAfterTaskEnded(
   tx: Tx,
   execution: Execution,
   task: { status: string; ended: boolean },
+  detectedBy: Actor,
 ): Promise<void> {
   if (!task.ended || !execution.irreversible || !succeededStatuses.includes(execution.status)) return;
-  await raiseDivergence(tx, {
+  await raiseDivergence(
+    tx,
+    {
     taskId: execution.taskId,
     executionId: execution.id,
     kind: "effect_after_task_ended",
     message: `${execution.tool} succeeded at the provider, but the task is already ${task.status}.`,
     internal: { task_status: task.status, execution_status: execution.status },
     external: { evidence: execution.evidence },
-  });
+    },
+    detectedBy,
+  );
 }
 
 export async function hasOpenDivergence(db: Db | Tx, taskId: string): Promise<boolean> {
@@ -90,14 +101,18 @@ export async function resolveDivergence(db: Db, alertId: string, input: { expect
   if (!input.resolution.trim()) {
     throw new AppError("validation_failed", "resolution: a reason is required", { errors: [{ field: "resolution", message: "a reason is required" }] });
   }
-  const { count } = await db.divergenceAlert.updateMany({
-    where: { id: alertId, version: input.expectedVersion, status: "OPEN" },
-    data: { status: "RESOLVED", version: input.expectedVersion + 1, resolvedAt: new Date(), resolvedBy: actor.identity, resolution: input.resolution },
+  // The CAS and its audit entry commit together; a lost CAS records nothing.
+  return db.$transaction(async (tx) => {
+    const { count } = await tx.divergenceAlert.updateMany({
+      where: { id: alertId, version: input.expectedVersion, status: "OPEN" },
+      data: { status: "RESOLVED", version: input.expectedVersion + 1, resolvedAt: new Date(), resolvedBy: actor.identity, resolution: input.resolution },
+    });
+    const alert = await tx.divergenceAlert.findUnique({ where: { id: alertId } });
+    if (!alert) throw new AppError("not_found", `Alert ${alertId} does not exist.`);
+    if (count === 0) {
+      throw new AppError("version_conflict", `Alert ${alertId} changed meanwhile (now version ${alert.version}, ${alert.status}).`, { currentVersion: alert.version });
+    }
+    await appendAuditEntry(tx, divergenceAuditEntry(alert, actor));
+    return alert;
   });
-  const alert = await db.divergenceAlert.findUnique({ where: { id: alertId } });
-  if (!alert) throw new AppError("not_found", `Alert ${alertId} does not exist.`);
-  if (count === 0) {
-    throw new AppError("version_conflict", `Alert ${alertId} changed meanwhile (now version ${alert.version}, ${alert.status}).`, { currentVersion: alert.version });
-  }
-  return alert;
 }

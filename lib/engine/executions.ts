@@ -16,6 +16,8 @@ import {
 import type { LeaseView } from "@/lib/engine/leases";
 import { parseOrThrow, transitionTaskInTransaction, type Actor, type TaskView } from "@/lib/engine/tasks";
 import { takeCheckpointInTransaction } from "@/lib/engine/checkpoints";
+import { executionAuditEntry } from "@/lib/engine/audit-events";
+import { appendAuditEntry } from "@/lib/engine/audit-log";
 import { ToolNameSchema, tools } from "@/lib/engine/tools";
 import { getWorkflowByDigest } from "@/lib/engine/workflows";
 
@@ -351,7 +353,7 @@ export async function moveTaskAfterTool(
   const def = getWorkflowByDigest(task.workflowDigest);
   const ended = !!def?.states[task.status]?.terminal && !def.states[task.status]?.success;
   // Only an outcome that would have moved the task on (success) can contradict its end.
-  if (to === "RUNNING" || to === "VALIDATING") await raiseIfEffectAfterTaskEnded(tx, execution, { status: task.status, ended });
+  if (to === "RUNNING" || to === "VALIDATING") await raiseIfEffectAfterTaskEnded(tx, execution, { status: task.status, ended }, actor);
   return null;
 }
 
@@ -392,6 +394,9 @@ async function appendEvent(tx: Tx, row: Execution, from: ExecutionStatus | null,
       evidence: evidence === undefined ? Prisma.JsonNull : (evidence as Prisma.InputJsonValue),
     },
   });
+  // After the execution row's write: this transaction holds that row, so the
+  // execution stream's head adds no lock order of its own.
+  await appendAuditEntry(tx, executionAuditEntry(row, from, reason, evidence, actor));
 }
 
 async function refuseWhileDiverged(db: Db | Tx, taskId: string): Promise<void> {

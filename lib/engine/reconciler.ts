@@ -118,7 +118,7 @@ export async function reconcileExecution(db: Db, executionId: string, deps: Conn
           data: { error: "not found at the provider", evidence: evidence as unknown as Prisma.InputJsonValue, settledAt: now },
         });
         const task = await moveTaskAfterSettlement(tx, failed, "RUNNING", reconcilerActor, `${failed.tool} was never applied at the provider; retry it under the same key`);
-        await closeReviewForExecution(tx, row.id, "the approved re-execution was never applied");
+        await closeReviewForExecution(tx, row.id, "the approved re-execution was never applied", reconcilerActor);
         await announce(tx, failed, row.status, "execution.reconciled");
         return { ...base, action: "reconciled_failed", execution: toExecutionView(failed), task, lookup: lookup.kind };
       }
@@ -173,7 +173,7 @@ async function settleFromRecord(
     data: { result: found.record as Prisma.InputJsonValue, evidence: evidence as unknown as Prisma.InputJsonValue, error: null, settledAt: now },
   });
   const task = await moveTaskAfterSettlement(tx, settled, "VALIDATING", actor, `${settled.tool} confirmed by the provider (${found.record.id})`);
-  await closeReviewForExecution(tx, row.id, `the provider confirmed ${found.record.id}`);
+  await closeReviewForExecution(tx, row.id, `the provider confirmed ${found.record.id}`, actor);
   await announce(tx, settled, row.status, found.source === "webhook" ? "execution.settled_by_event" : "execution.reconciled");
   return { action: "reconciled_succeeded", execution: toExecutionView(settled), task };
 }
@@ -182,7 +182,7 @@ async function settleFromRecord(
 async function escalateToPeople(tx: Tx, row: Execution, why: string, evidence: unknown, actor: Actor): Promise<Pick<ReconcileResult, "execution" | "task" | "reviewId">> {
   const frozen = await moveExecution(tx, row, "NEEDS_HUMAN", actor, { reason: why, evidence });
   const task = await moveTaskAfterSettlement(tx, frozen, "WAITING_FOR_HUMAN", actor, `${frozen.tool}: outcome not established; waiting for review`);
-  const review = await openReview(tx, frozen, why);
+  const review = await openReview(tx, frozen, why, actor);
   await announce(tx, frozen, row.status, "execution.reconciled");
   return { execution: toExecutionView(frozen), task, reviewId: review.id };
 }
@@ -192,7 +192,7 @@ async function announce(tx: Tx, execution: Execution, from: ExecutionStatus, top
 }
 
 async function raiseAndAnnounce(tx: Tx, input: Parameters<typeof raiseDivergence>[1]) {
-  const alert = await raiseDivergence(tx, input);
+  const alert = await raiseDivergence(tx, input, reconcilerActor);
   await enqueueOutbox(tx, { task_id: input.taskId, topic: "divergence.raised", payload: { alert_id: alert.id, kind: alert.kind, execution_id: input.executionId ?? null } });
   return alert;
 }

@@ -9,6 +9,8 @@ import { lookupEffect, performEffect, recordMismatches, type ConnectorDeps, type
 import { hasOpenDivergence } from "@/lib/engine/divergence";
 import { getExecutionRowOrThrow, listExecutionEvents, moveExecution, toExecutionView, type ExecutionView } from "@/lib/engine/executions";
 import { enqueueOutbox } from "@/lib/engine/messaging";
+import { reviewClosedAuditEntry, reviewDecidedAuditEntry, reviewOpenedAuditEntry } from "@/lib/engine/audit-events";
+import { appendAuditEntry } from "@/lib/engine/audit-log";
 import { moveTaskAfterSettlement } from "@/lib/engine/settle-task";
 import { parseOrThrow, type Actor, type TaskView } from "@/lib/engine/tasks";
 import { RefundRequestSchema } from "@/lib/engine/tools";
@@ -159,7 +161,7 @@ function termsOf(execution: Execution): { amountCents: number; currency: string;
  * re-execution came back unknown, or the reconciler found it unknown again),
  * that review becomes undecided again with the new reason, as its next round.
  */
-export async function openReview(tx: Tx, execution: Execution, reason: string): Promise<Review> {
+export async function openReview(tx: Tx, execution: Execution, reason: string, actor: Actor): Promise<Review> {
   const existing = await tx.review.findUnique({ where: { executionId: execution.id } });
   if (existing) {
     const status: ReviewStatus = existing.status === "ESCALATED" ? "ESCALATED" : "OPEN";
@@ -173,7 +175,9 @@ export async function openReview(tx: Tx, execution: Execution, reason: string): 
       topic: "review.opened",
       payload: { review_id: existing.id, execution_id: execution.id, required_approvals: existing.requiredApprovals, round: existing.round + 1 },
     });
-    return tx.review.findUniqueOrThrow({ where: { id: existing.id } });
+    const reopened = await tx.review.findUniqueOrThrow({ where: { id: existing.id } });
+    await appendAuditEntry(tx, reviewOpenedAuditEntry(reopened, actor));
+    return reopened;
   }
   const review = await tx.review.create({
     data: { id: newId("rev"), taskId: execution.taskId, executionId: execution.id, reason: reason.slice(0, 2000), ...termsOf(execution), status: "OPEN", version: 1 },
@@ -183,6 +187,7 @@ export async function openReview(tx: Tx, execution: Execution, reason: string): 
     topic: "review.opened",
     payload: { review_id: review.id, execution_id: execution.id, required_approvals: review.requiredApprovals, round: review.round },
   });
+  await appendAuditEntry(tx, reviewOpenedAuditEntry(review, actor));
   return review;
 }
 
@@ -191,7 +196,7 @@ export async function openReview(tx: Tx, execution: Execution, reason: string): 
  * (the decision's process died during the provider call): its review is
  * decided by that approval and leaves the queue.
  */
-export async function closeReviewForExecution(tx: Tx, executionId: string, note: string): Promise<Review | null> {
+export async function closeReviewForExecution(tx: Tx, executionId: string, note: string, actor: Actor): Promise<Review | null> {
   const review = await tx.review.findUnique({ where: { executionId } });
   if (!review || !undecided.includes(review.status)) return null;
   const { count } = await tx.review.updateMany({
@@ -200,7 +205,9 @@ export async function closeReviewForExecution(tx: Tx, executionId: string, note:
   });
   if (count === 0) throw new AppError("version_conflict", `Review ${review.id} changed meanwhile.`, { currentVersion: review.version });
   await enqueueOutbox(tx, { task_id: review.taskId, topic: "review.decided", payload: { review_id: review.id, execution_id: executionId, status: "APPROVED", note } });
-  return tx.review.findUniqueOrThrow({ where: { id: review.id } });
+  const closed = await tx.review.findUniqueOrThrow({ where: { id: review.id } });
+  await appendAuditEntry(tx, reviewClosedAuditEntry(closed, note, actor));
+  return closed;
 }
 
 export async function listReviews(db: Db, rawQuery: ListReviewsQuery = {}): Promise<ReviewListItem[]> {
@@ -435,6 +442,7 @@ async function recordReExecution(tx: Tx, c: DecisionContext, approved: Review, s
       });
       const review = await casReview(tx, approved, { status: "APPROVED", decidedAt: new Date() });
       await announceDecision(tx, review, execution, "approve_execute", c.actor, "succeeded");
+      await appendAuditEntry(tx, reviewClosedAuditEntry(review, `the approved re-execution succeeded`, reviewExecutorActor));
       const task = await moveTaskAfterSettlement(tx, execution, "VALIDATING", c.actor, `review ${review.id}: approved ${sent.tool} succeeded at the provider`);
       return { review: await reviewViewIn(tx, review.id), execution: toExecutionView(execution), task, executed: true, outcome: "succeeded" };
     }
@@ -448,6 +456,7 @@ async function recordReExecution(tx: Tx, c: DecisionContext, approved: Review, s
       });
       const review = await casReview(tx, approved, { status: "APPROVED", decidedAt: new Date() });
       await announceDecision(tx, review, execution, "approve_execute", c.actor, "failed");
+      await appendAuditEntry(tx, reviewClosedAuditEntry(review, `the approved re-execution failed`, reviewExecutorActor));
       const task = await moveTaskAfterSettlement(tx, execution, "RUNNING", c.actor, `review ${review.id}: approved ${sent.tool} failed at the provider (${outcome.reason}); nothing was applied`);
       return { review: await reviewViewIn(tx, review.id), execution: toExecutionView(execution), task, executed: true, outcome: "failed" };
     }
@@ -460,7 +469,7 @@ async function recordReExecution(tx: Tx, c: DecisionContext, approved: Review, s
         data: { error: `${outcome.reason}: ${outcome.message}`.slice(0, 2000) },
       });
       const execution = await moveExecution(tx, unknown, "NEEDS_HUMAN", reviewExecutorActor, { reason: "still unknown after the re-execution: back to the review" });
-      const review = await openReview(tx, execution, `re-execution outcome unknown (${outcome.reason}); look the effect up or decide again`);
+      const review = await openReview(tx, execution, `re-execution outcome unknown (${outcome.reason}); look the effect up or decide again`, reviewExecutorActor);
       await announceDecision(tx, review, execution, "approve_execute", c.actor, "unknown");
       return { review: await reviewViewIn(tx, review.id), execution: toExecutionView(execution), task: null, executed: true, outcome: "unknown" };
     }
@@ -481,6 +490,7 @@ async function casReview(tx: Tx, review: Review, data: { status?: ReviewStatus; 
 async function recordDecision(tx: Tx, c: DecisionContext, review: Review): Promise<void> {
   // The round the person decided on: the CAS just confirmed the review is still the one they saw.
   await tx.reviewDecision.create({ data: { id: newId("revd"), reviewId: review.id, round: c.review.round, kind: c.input.decision, actor: c.actor.identity, reason: c.input.reason } });
+  await appendAuditEntry(tx, reviewDecidedAuditEntry(review, c.input.decision, c.input.reason, c.actor));
   await announceDecision(tx, review, c.execution, c.input.decision, c.actor);
 }
 

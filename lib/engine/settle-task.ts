@@ -36,7 +36,7 @@ export async function moveTaskAfterSettlement(tx: Tx, execution: Execution, targ
   const state = def?.states[task.status];
   const path = target === "CANCELLED" ? (state?.terminal ? undefined : ["CANCELLED"]) : paths[task.status]?.[target];
   if (!path || path.length === 0) {
-    await raiseIfEffectAfterTaskEnded(tx, execution, { status: task.status, ended: !!state?.terminal && !state.success });
+    await raiseIfEffectAfterTaskEnded(tx, execution, { status: task.status, ended: !!state?.terminal && !state.success }, actor);
     return null;
   }
   let version = task.version;

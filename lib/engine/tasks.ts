@@ -18,6 +18,8 @@ import {
 import { checkChangeInvariants, checkStateInvariants, evaluateTransition } from "@/lib/engine/transition-rules";
 import { automaticCheckpointTrigger } from "@/lib/engine/checkpoint-boundaries";
 import { takeCheckpointInTransaction } from "@/lib/engine/checkpoints";
+import { transitionAuditEntry } from "@/lib/engine/audit-events";
+import { appendAuditEntry, auditEntryInsertSql } from "@/lib/engine/audit-log";
 import type { ActorKind, WorkflowDefinition } from "@/lib/engine/workflow-definition";
 import { getLatestWorkflow, getWorkflowByDigest, workflowNames } from "@/lib/engine/workflows";
 
@@ -254,13 +256,18 @@ async function findTaskRow(db: Db | Tx, taskId: string): Promise<Task | null> {
  * the UPDATE's result, so a lost CAS writes no log row. False when the task
  * is not at `fromVersion` any more.
  */
-async function compareAndSwap(db: Db | Tx, r: TransitionRecord, fencingToken?: string): Promise<boolean> {
+async function compareAndSwap(db: Db | Tx, r: TransitionRecord, fencingToken?: string, options: { audited?: boolean } = {}): Promise<boolean> {
   // Lease rule, checked in the same statement as the version: with a token,
   // it must be the writer's current unexpired lease; without one, an agent
   // may not write while another holder's lease is live. People are not
   // fenced (an operator may cancel a leased task); the version still guards.
   const token = fencingToken ?? null;
   const isAgent = r.actor.kind === "agent";
+  // The audit entry joins the same statement, guarded on `updated`: a stale
+  // or lease-refused write updates no row and so records nothing. A restore
+  // passes audited: false because its restore record appends the richer
+  // task.restored entry in the same transaction (checkpoints.ts insertRestore).
+  const audited = options.audited === false ? Prisma.empty : Prisma.sql`, audited AS (${auditEntryInsertSql(transitionAuditEntry(r), { onlyIfRowsIn: "updated" })} RETURNING 1)`;
   // The log row takes state, status, version and time from the updated row,
   // so the (largest) state document crosses the wire and is parsed once.
   const inserted = await db.$executeRaw`
@@ -278,7 +285,7 @@ async function compareAndSwap(db: Db | Tx, r: TransitionRecord, fencingToken?: s
                ELSE true
              END
       RETURNING id, status, version, state, updated_at, updated_by
-    )
+    )${audited}
     INSERT INTO transitions (id, task_id, from_version, to_version, from_status, to_status, actor, actor_kind, reason, patch, state_after, request_digest, created_at)
     SELECT ${r.id}, u.id, ${r.fromVersion}, u.version, ${r.fromStatus}, u.status, u.updated_by, ${r.actor.kind}::"ActorKind",
            ${r.reason}, ${JSON.stringify(r.patch)}::jsonb, u.state, ${r.requestDigest}, u.updated_at
@@ -439,7 +446,7 @@ export async function restoreTaskInTransaction(tx: Tx, taskId: string, input: Re
     requestDigest: input.requestDigest,
     createdAt: now,
   };
-  if (!(await compareAndSwap(tx, record))) {
+  if (!(await compareAndSwap(tx, record, undefined, { audited: false }))) {
     const latest = await tx.task.findUnique({ where: { id: taskId }, select: { version: true, status: true } });
     throw versionConflict(input.expectedVersion, latest ?? { version: -1, status: "deleted" });
   }
@@ -556,6 +563,7 @@ async function insertTransition(tx: Tx, r: TransitionRecord): Promise<Transition
       createdAt: r.createdAt,
     },
   });
+  await appendAuditEntry(tx, transitionAuditEntry(r));
   return toTransitionView(row);
 }
 

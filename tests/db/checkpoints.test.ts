@@ -19,7 +19,7 @@ import { performEffect } from "@/lib/engine/connectors";
 import { raiseDivergence } from "@/lib/engine/divergence";
 import { markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
 import { acquireLease, renewLease } from "@/lib/engine/leases";
-import { reconcileExecution } from "@/lib/engine/reconciler";
+import { reconcileExecution, reconcilerActor } from "@/lib/engine/reconciler";
 import { seededRandom } from "@/lib/sandbox/faults";
 import { createTask, getTaskOrThrow, listTransitions, transitionTask, type Actor } from "@/lib/engine/tasks";
 import type { TaskPatch } from "@/lib/engine/task-state";
@@ -257,7 +257,7 @@ describe("restoring a checkpoint", () => {
     const diverged = await drive(await newTask(), ["PLANNING", "READY"]);
     const { checkpoint: early } = await createCheckpoint(db, diverged.id, {}, engineer);
     const later = await step(diverged, "RUNNING");
-    await raiseDivergence(db, { taskId: diverged.id, kind: "effect_missing_at_provider", message: "test", internal: {}, external: {} });
+    await db.$transaction((tx) => raiseDivergence(tx, { taskId: diverged.id, kind: "effect_missing_at_provider", message: "test", internal: {}, external: {} }, reconcilerActor));
     expect(await failure(restoreCheckpoint(db, early.id, { expected_version: later.version, rewind: true, reason: "x" }, engineer))).toMatchObject({ invariants: ["diverged"] });
 
     let task = await drive(await newTask(), ["PLANNING", "READY", "RUNNING"]);

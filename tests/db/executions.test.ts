@@ -3,6 +3,7 @@ import type { Db } from "@/lib/db";
 import { raiseDivergence } from "@/lib/engine/divergence";
 import { getExecutionRowOrThrow, markSent, recordIntent, recordOutcome, type ExecutionView } from "@/lib/engine/executions";
 import { openReview } from "@/lib/engine/reviews";
+import { reconcilerActor } from "@/lib/engine/reconciler";
 import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
 import { isAppError } from "@/lib/errors";
 import { openTestPglite } from "@/tests/helpers/pglite";
@@ -110,7 +111,7 @@ describe("execution ledger", () => {
 
   it("nothing irreversible starts on a task with an open divergence alert", async () => {
     const task = await runningTask();
-    await raiseDivergence(db, { taskId: task.id, kind: "effect_found_after_failure", message: "test", internal: {}, external: {} });
+    await db.$transaction((tx) => raiseDivergence(tx, { taskId: task.id, kind: "effect_found_after_failure", message: "test", internal: {}, external: {} }, reconcilerActor));
     const refused = await failure(recordIntent(db, task.id, { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: task.version }, agent));
     expect(refused.invariants).toEqual(["no_irreversible_effect_while_diverged"]);
     // A reversible tool still may.
@@ -136,7 +137,7 @@ describe("execution ledger", () => {
     const unknown = await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "dropped" }, agent);
     const waiting = await transitionTask(db, task.id, { expected_version: unknown.task!.version, to: "WAITING_FOR_HUMAN" }, agent);
     const row = await getExecutionRowOrThrow(db, execution.id);
-    await db.$transaction((tx) => openReview(tx, row, "lookup unknown"));
+    await db.$transaction((tx) => openReview(tx, row, "lookup unknown", reconcilerActor));
     const operator: Actor = { identity: "spiffe://verity.local/user/operator", kind: "user" };
     for (const to of ["HUMAN_RESOLVED", "CANCELLED"]) {
       const refused = await failure(transitionTask(db, task.id, { expected_version: waiting.task.version, to, reason: "by hand" }, operator));
