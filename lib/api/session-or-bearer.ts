@@ -1,5 +1,7 @@
 import { getSessionPrincipal } from "@/lib/auth/session";
-import { requirePermission, type Permission, type Principal } from "@/lib/auth/permissions";
+import { requirePermissionRecorded } from "@/lib/auth/audit-trail";
+import type { Permission, Principal } from "@/lib/auth/permissions";
+import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { requireApiPrincipal } from "@/lib/api/context";
 
@@ -19,7 +21,7 @@ export async function requireApiOrSessionPrincipal(request: Request, permission:
   const principal = await getSessionPrincipal();
   if (!principal) throw new AppError("unauthenticated", "Send an API token (Authorization: Bearer <token>) or sign in to the console.");
   if (!["GET", "HEAD"].includes(request.method)) assertSameOrigin(request);
-  return requirePermission(principal, permission);
+  return requirePermissionRecorded(getDb(), principal, permission, `${request.method} ${new URL(request.url).pathname}`);
 }
 
 function assertSameOrigin(request: Request): void {

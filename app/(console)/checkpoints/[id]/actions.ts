@@ -2,8 +2,8 @@
 
 import { refresh } from "next/cache";
 import { z } from "zod";
-import { actorOf, requirePermission } from "@/lib/auth/permissions";
-import { getSessionPrincipal } from "@/lib/auth/session";
+import { actorOf } from "@/lib/auth/permissions";
+import { requireSessionPermission } from "@/lib/auth/session";
 import { getDb } from "@/lib/db";
 import { planRestore, restoreCheckpoint, verifyCheckpoint } from "@/lib/engine/checkpoints";
 import { isAppError } from "@/lib/errors";
@@ -50,7 +50,7 @@ function accessMessage(error: { code: string; message: string }): string | null 
 /** Checks the stored bytes again, now. Read-only: anyone who may read checkpoints may verify one. */
 export async function verifyCheckpointAction(_previous: VerifyFormState, formData: FormData): Promise<VerifyFormState> {
   try {
-    requirePermission(await getSessionPrincipal(), "checkpoints:read");
+    await requireSessionPermission("checkpoints:read", "action verifyCheckpointAction");
     const id = checkpointId.parse(formData.get("checkpointId"));
     const report = await verifyCheckpoint(getDb(), id);
     return { status: "done", report, verifiedAt: new Date().toISOString() };
@@ -68,7 +68,7 @@ export async function verifyCheckpointAction(_previous: VerifyFormState, formDat
  */
 export async function planRestoreAction(_previous: PlanFormState, formData: FormData): Promise<PlanFormState> {
   try {
-    const principal = requirePermission(await getSessionPrincipal(), "checkpoints:read");
+    const principal = await requireSessionPermission("checkpoints:read", "action planRestoreAction");
     const form = PlanFormSchema.safeParse(Object.fromEntries(formData));
     if (!form.success) return { status: "error", message: "The form was incomplete; reload the page and try again." };
     const plan = await planRestore(getDb(), form.data.checkpointId, { rewind: form.data.rewind }, actorOf(principal));
@@ -88,7 +88,7 @@ export async function planRestoreAction(_previous: PlanFormState, formData: Form
  */
 export async function restoreCheckpointAction(_previous: RestoreFormState, formData: FormData): Promise<RestoreFormState> {
   try {
-    const principal = requirePermission(await getSessionPrincipal(), "checkpoints:restore");
+    const principal = await requireSessionPermission("checkpoints:restore", "action restoreCheckpointAction");
     const form = RestoreFormSchema.safeParse(Object.fromEntries(formData));
     if (!form.success) return { status: "error", message: form.error.issues[0]?.message ?? "The form was incomplete.", code: null, fallbackCheckpointId: null };
     const { checkpointId: id, expectedVersion, rewind, restoreId, reason } = form.data;

@@ -2,8 +2,8 @@
 
 import { refresh } from "next/cache";
 import { z } from "zod";
-import { actorOf, requirePermission } from "@/lib/auth/permissions";
-import { getSessionPrincipal } from "@/lib/auth/session";
+import { actorOf } from "@/lib/auth/permissions";
+import { requireSessionPermission } from "@/lib/auth/session";
 import { getDb } from "@/lib/db";
 import { getConnectors } from "@/lib/engine/connectors";
 import { decideReview } from "@/lib/engine/reviews";
@@ -28,7 +28,7 @@ export async function decideReviewAction(_previous: DecisionFormState, formData:
   let reviewId: string | undefined;
   let actorIdentity: string | undefined;
   try {
-    const principal = requirePermission(await getSessionPrincipal(), "tasks:transition");
+    const principal = await requireSessionPermission("tasks:transition", "action decideReviewAction");
     actorIdentity = principal.identity;
     const form = DecisionFormSchema.safeParse(Object.fromEntries(formData));
     if (!form.success) {

@@ -1,8 +1,8 @@
 "use server";
 
 import { refresh } from "next/cache";
-import { actorOf, requirePermission } from "@/lib/auth/permissions";
-import { getSessionPrincipal } from "@/lib/auth/session";
+import { actorOf } from "@/lib/auth/permissions";
+import { requireSessionPermission } from "@/lib/auth/session";
 import { getDb } from "@/lib/db";
 import { getTask, transitionTask } from "@/lib/engine/tasks";
 import { getWorkflowByDigest } from "@/lib/engine/workflows";
@@ -33,7 +33,7 @@ const TransitionFormSchema = z.object({
  */
 export async function transitionTaskAction(_previous: TransitionFormState, formData: FormData): Promise<TransitionFormState> {
   try {
-    const principal = requirePermission(await getSessionPrincipal(), "tasks:transition");
+    const principal = await requireSessionPermission("tasks:transition", "action transitionTaskAction");
     const form = TransitionFormSchema.safeParse(Object.fromEntries(formData));
     if (!form.success) {
       return { status: "error", message: "The form was incomplete; reload the page and try again.", details: form.error.issues.map((i) => i.message) };

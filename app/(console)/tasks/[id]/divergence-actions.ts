@@ -2,8 +2,8 @@
 
 import { refresh } from "next/cache";
 import { z } from "zod";
-import { actorOf, requirePermission } from "@/lib/auth/permissions";
-import { getSessionPrincipal } from "@/lib/auth/session";
+import { actorOf } from "@/lib/auth/permissions";
+import { requireSessionPermission } from "@/lib/auth/session";
 import { getDb } from "@/lib/db";
 import { resolveDivergence } from "@/lib/engine/divergence";
 import { isAppError } from "@/lib/errors";
@@ -23,7 +23,7 @@ const ResolveFormSchema = z.object({
  */
 export async function resolveDivergenceAction(_previous: ResolveFormState, formData: FormData): Promise<ResolveFormState> {
   try {
-    const principal = requirePermission(await getSessionPrincipal(), "tasks:transition");
+    const principal = await requireSessionPermission("tasks:transition", "action resolveDivergenceAction");
     const form = ResolveFormSchema.safeParse(Object.fromEntries(formData));
     if (!form.success) return { status: "error", message: form.error.issues[0]?.message ?? "The form was incomplete.", details: [] };
     const { alertId, expectedVersion, resolution } = form.data;

@@ -2,8 +2,8 @@
 
 import { refresh } from "next/cache";
 import { z } from "zod";
-import { actorOf, requirePermission } from "@/lib/auth/permissions";
-import { getSessionPrincipal } from "@/lib/auth/session";
+import { actorOf } from "@/lib/auth/permissions";
+import { requireSessionPermission } from "@/lib/auth/session";
 import { getDb } from "@/lib/db";
 import { createCheckpoint } from "@/lib/engine/checkpoints";
 import { isAppError } from "@/lib/errors";
@@ -23,7 +23,7 @@ const TakeCheckpointFormSchema = z.object({
  */
 export async function takeCheckpointAction(_previous: TakeCheckpointFormState, formData: FormData): Promise<TakeCheckpointFormState> {
   try {
-    const principal = requirePermission(await getSessionPrincipal(), "checkpoints:create");
+    const principal = await requireSessionPermission("checkpoints:create", "action takeCheckpointAction");
     const form = TakeCheckpointFormSchema.safeParse(Object.fromEntries(formData));
     if (!form.success) return { status: "error", message: "The form was incomplete; reload the page and try again." };
     const { taskId, expectedVersion, checkpointId } = form.data;
