@@ -30,6 +30,14 @@ import {
   RestorePlanSchema,
   RestoreResultSchema,
 } from "@/lib/api/checkpoint-resources";
+import {
+  AuditEntriesQuerySchema,
+  AuditEntryResourceSchema,
+  AuditExportQuerySchema,
+  AuditVerificationResourceSchema,
+  ExportVerificationResourceSchema,
+  ExportVerifyQuerySchema,
+} from "@/lib/api/audit-resources";
 import { CreateCheckpointInputSchema, RestoreInputSchema, RestorePlanInputSchema } from "@/lib/engine/checkpoints";
 import { MarkSentInputSchema, RecordIntentInputSchema, RecordOutcomeInputSchema } from "@/lib/engine/executions";
 import { LeaseRequestSchema } from "@/lib/engine/leases";
@@ -181,9 +189,14 @@ function buildDocument(): JsonSchema {
       ["RestorePlan", RestorePlanSchema],
       ["RestoreResult", RestoreResultSchema],
       ["CheckpointRestoreList", CheckpointRestoreListSchema],
+      ["AuditEntry", AuditEntryResourceSchema],
+      ["AuditEntryPage", z.object({ items: z.array(AuditEntryResourceSchema), next_cursor: z.string().nullable() })],
+      ["AuditVerification", AuditVerificationResourceSchema],
+      ["AuditExportVerification", ExportVerificationResourceSchema],
     ],
     "output",
   );
+  const auditReaders = "Bearer token, or the console session (people); permission audit:read (auditors, engineers, admins).";
   const checkpointId = { name: "id", in: "path", required: true, schema: { type: "string" }, description: "Checkpoint id." };
   const checkpointReaders = "Bearer token, or the console session (people): every role may read checkpoints.";
   const executionId = { name: "id", in: "path", required: true, schema: { type: "string" }, description: "Execution id." };
@@ -202,7 +215,7 @@ function buildDocument(): JsonSchema {
     },
     servers: [{ url: "/" }],
     security: [{ bearerAuth: [] }],
-    tags: [{ name: "tasks" }, { name: "executions" }, { name: "leases" }, { name: "events" }, { name: "checkpoints" }, { name: "workflows" }, { name: "meta" }],
+    tags: [{ name: "tasks" }, { name: "executions" }, { name: "leases" }, { name: "events" }, { name: "checkpoints" }, { name: "audit" }, { name: "workflows" }, { name: "meta" }],
     paths: {
       "/api/v1/tasks": {
         post: {
@@ -503,6 +516,53 @@ function buildDocument(): JsonSchema {
             },
             ...problems(400, 401, 403, 404, 409, 413, 415, 422),
           },
+        },
+      },
+      "/api/v1/audit/entries": {
+        get: {
+          tags: ["audit"],
+          operationId: "listAuditEntries",
+          summary: "Audit entries of a range, oldest first, keyset-paged",
+          description: `${auditReaders} Filter by from (inclusive), to (exclusive), task, actor, action; pass next_cursor back as cursor. Each entry carries every field its hash covers.`,
+          parameters: queryParameters(AuditEntriesQuerySchema),
+          responses: { 200: { description: "One page.", content: jsonContent(ref("AuditEntryPage")) }, ...problems(400, 401, 403) },
+        },
+      },
+      "/api/v1/audit/export": {
+        get: {
+          tags: ["audit"],
+          operationId: "exportAudit",
+          summary: "A range of the log as JSON Lines or CSV, streamed; the export itself is recorded",
+          description:
+            "Permission audit:export. Every line has seq, prev_hash and hash: verify the file with POST /api/v1/audit/verify or offline (docs/audit.md). " +
+            "An error after the first byte ends the transfer with an error, never a short file that looks whole.",
+          parameters: queryParameters(AuditExportQuerySchema),
+          responses: {
+            200: {
+              description: "The entries, one per line (CSV: with a header row).",
+              headers: { "Content-Disposition": { schema: { type: "string" } } },
+              content: { "application/x-ndjson": { schema: { type: "string" } }, "text/csv": { schema: { type: "string" } } },
+            },
+            ...problems(400, 401, 403),
+          },
+        },
+      },
+      "/api/v1/audit/verify": {
+        get: {
+          tags: ["audit"],
+          operationId: "verifyAuditLog",
+          summary: "Walk every chain in the database now",
+          description: `${auditReaders} 200 either way: ok and first_break are the answer.`,
+          responses: { 200: { description: "The verification.", content: jsonContent(ref("AuditVerification")) }, ...problems(401, 403) },
+        },
+        post: {
+          tags: ["audit"],
+          operationId: "verifyAuditExport",
+          summary: "Verify an export sent back as the body (up to 10 MiB)",
+          description: `${auditReaders} Every line's hash and every link between consecutive entries of a stream, with the line of each problem. contiguous=true when the export was not filtered by actor or action: a gap is then a deleted line.`,
+          parameters: queryParameters(ExportVerifyQuerySchema),
+          requestBody: { required: true, content: { "application/x-ndjson": { schema: { type: "string" } }, "text/csv": { schema: { type: "string" } } } },
+          responses: { 200: { description: "The verification.", content: jsonContent(ref("AuditExportVerification")) }, ...problems(400, 401, 403, 413, 415) },
         },
       },
       "/api/v1/workflows": {

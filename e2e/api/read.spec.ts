@@ -157,10 +157,14 @@ test("GET /openapi.json is an OpenAPI 3.1 document of every path, public", async
         "/api/v1/checkpoints/{id}",
         "/api/v1/checkpoints/{id}/restore-plan",
         "/api/v1/checkpoints/{id}/restore",
+        "/api/v1/audit/entries",
+        "/api/v1/audit/export",
+        "/api/v1/audit/verify",
       ].sort(),
     );
     expect(Object.keys(doc.paths["/api/v1/tasks/{id}/transitions"]!).sort()).toEqual(["get", "post"]);
     expect(doc.paths["/api/v1/tasks/{id}/transitions"]!.post!.responses).toHaveProperty("422");
+    expect(Object.keys(doc.paths["/api/v1/audit/verify"]!).sort()).toEqual(["get", "post"]);
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
     expect(doc.security).toEqual([{ bearerAuth: [] }]);
     for (const name of ["Task", "TaskState", "Transition", "TransitionRequest", "CreateTaskRequest", "Problem", "Workflow", "NextSteps"]) {
