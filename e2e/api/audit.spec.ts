@@ -1,5 +1,9 @@
 import { expect, test, type APIRequestContext } from "@playwright/test";
 import { demoObserver } from "@/lib/seed";
+import { createRunningTask } from "../pages/agent-seed";
+import { signIn } from "../pages/login-page";
+import { captureServerAction, replayServerAction } from "../pages/server-action";
+import { TaskDetailPage } from "../pages/task-detail-page";
 import { authHeaders, expectProblem } from "./agent-api";
 
 /**
@@ -79,6 +83,44 @@ test("an export streams as JSON Lines and CSV, verifies when sent back, and an e
   // The copy taken out is on record too.
   const exports = await auditor.get("/api/v1/audit/entries?action=audit.exported");
   expect(((await exports.json()) as { items: Entry[] }).items.filter((e) => e.actor === demoObserver.identity).length).toBeGreaterThanOrEqual(2);
+});
+
+test("a console cancel by an operator, and the same action refused to an auditor's session, are both in the log an auditor token reads", async ({ browser, request }) => {
+  const task = await createRunningTask(request);
+  const operatorContext = await browser.newContext();
+  const auditorContext = await browser.newContext();
+  try {
+    const operatorPage = await operatorContext.newPage();
+    await signIn(operatorPage, "operator", `/tasks/${task.id}`);
+    const detail = new TaskDetailPage(operatorPage);
+    // The auditor posts the operator's cancel by hand: refused, and the refusal recorded where it happened.
+    const action = await captureServerAction(operatorPage, () => detail.take("CANCELLED", "captured, never sent"));
+    const auditorPage = await auditorContext.newPage();
+    await signIn(auditorPage, "auditor");
+    expect(await (await replayServerAction(auditorPage.request, action)).text()).toContain("does not have the tasks:transition permission");
+
+    await detail.goto(task.id);
+    await detail.take("CANCELLED", "customer withdrew the refund");
+    await expect(detail.status).toHaveText("CANCELLED");
+
+    const res = await auditor.get(`/api/v1/audit/entries?task=${encodeURIComponent(task.id)}&action=task.transitioned`);
+    expect(res.status(), await res.text()).toBe(200);
+    const moves = ((await res.json()) as { items: Entry[] }).items;
+    expect(moves.map((e) => [e.stream, e.details.to_status, e.actor])).toEqual([
+      [`task:${task.id}`, "PLANNING", "spiffe://verity.local/agent/refund-bot"],
+      [`task:${task.id}`, "READY", "spiffe://verity.local/agent/refund-bot"],
+      [`task:${task.id}`, "RUNNING", "spiffe://verity.local/agent/refund-bot"],
+      [`task:${task.id}`, "CANCELLED", "spiffe://verity.local/user/operator"],
+    ]);
+    expect(moves[3]!.details).toMatchObject({ from_version: 4, to_version: 5, reason: "customer withdrew the refund" });
+
+    const denials = await auditor.get("/api/v1/audit/entries?action=auth.denied&actor=spiffe%3A%2F%2Fverity.local%2Fuser%2Fauditor");
+    const denied = ((await denials.json()) as { items: Entry[] }).items;
+    expect(denied.map((e) => [e.subject_id, e.details.where])).toContainEqual(["tasks:transition", "action transitionTaskAction"]);
+  } finally {
+    await operatorContext.close();
+    await auditorContext.close();
+  }
 });
 
 test("bad audit requests are problems naming the field", async () => {
