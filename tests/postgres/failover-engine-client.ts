@@ -1,0 +1,114 @@
+import { executionResource, leaseResource, taskResource, transitionResource } from "@/lib/api/resources";
+import type { Db } from "@/lib/db";
+import { listExecutions } from "@/lib/engine/executions";
+import { acquireLease, releaseLease, renewLease } from "@/lib/engine/leases";
+import { createTask, getTaskOrThrow, listTasks, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { AppError } from "@/lib/errors";
+import { problemFromAppError } from "@/lib/http/problem";
+import { VerityApiError, VerityClient, type CreateTaskInput, type ExecutionLedger, type ListTasksQuery, type RecordIntentBody, type RecordOutcomeBody, type TransitionInput } from "@/lib/sdk";
+import { engineLedger } from "@/tests/sdk/engine-ledger";
+
+/**
+ * The SDK's client with its transport replaced by the engine on one
+ * database, in-process: every method the refund agent (lib/agent) calls
+ * runs the same engine function, resource serializer and problem mapping as
+ * its /api/v1 route, so the unmodified agent drives tasks on the primary and
+ * then on the standby without a Next server per region. Methods the agent
+ * does not call are not overridden and would try HTTP to nowhere.
+ *
+ * Each request body is built exactly as VerityClient builds it (task_id and
+ * transition_id fixed by the caller or generated once), so createTask of a
+ * task that exists with the same body is the engine's idempotent replay.
+ */
+export class EngineBackedClient extends VerityClient {
+  private readonly ledger: ExecutionLedger;
+
+  constructor(
+    private readonly db: Db,
+    private readonly actor: Actor,
+    options: { callTimeoutMs: number },
+  ) {
+    super({ baseUrl: "engine://in-process", token: "unused", callTimeoutMs: options.callTimeoutMs });
+    this.ledger = engineLedger(db, actor);
+  }
+
+  override createTask(input: CreateTaskInput) {
+    const body = {
+      workflow: input.workflow,
+      task_id: input.taskId ?? `task-${crypto.randomUUID()}`,
+      intent_id: input.intentId,
+      ...(input.subtasks ? { subtasks: input.subtasks } : {}),
+      ...(input.budget ? { budget: input.budget } : {}),
+      ...(input.activeAgents ? { active_agents: input.activeAgents } : {}),
+    };
+    return api(async () => taskResource((await createTask(this.db, body, this.actor)).task));
+  }
+
+  override getTask(taskId: string) {
+    return api(async () => taskResource(await getTaskOrThrow(this.db, taskId)));
+  }
+
+  override listTasks(query: ListTasksQuery = {}) {
+    return api(async () => {
+      const page = await listTasks(this.db, query);
+      return { items: page.items.map(taskResource), next_cursor: page.nextCursor };
+    });
+  }
+
+  override transition(taskId: string, input: TransitionInput) {
+    const body = {
+      expected_version: input.expectedVersion,
+      transition_id: input.transitionId ?? `tr-${crypto.randomUUID()}`,
+      ...(input.to !== undefined ? { to: input.to } : {}),
+      ...(input.patch ? { patch: input.patch } : {}),
+      ...(input.reason !== undefined ? { reason: input.reason } : {}),
+      ...(input.fencingToken ? { fencing_token: input.fencingToken } : {}),
+    };
+    return api(async () => {
+      const result = await transitionTask(this.db, taskId, body, this.actor);
+      return { task: taskResource(result.task), transition: transitionResource(result.transition), replayed: result.replayed };
+    });
+  }
+
+  override acquireLease(taskId: string, options: { ttlSeconds?: number } = {}) {
+    return api(async () => leaseResource(await acquireLease(this.db, taskId, options.ttlSeconds === undefined ? {} : { ttl_seconds: options.ttlSeconds }, this.actor)));
+  }
+
+  override renewLease(taskId: string, fencingToken: string, options: { ttlSeconds?: number } = {}) {
+    return api(async () => leaseResource(await renewLease(this.db, taskId, fencingToken, options.ttlSeconds === undefined ? {} : { ttl_seconds: options.ttlSeconds }, this.actor)));
+  }
+
+  override releaseLease(taskId: string, fencingToken: string) {
+    return api(() => releaseLease(this.db, taskId, fencingToken, this.actor));
+  }
+
+  override listExecutions(taskId: string) {
+    return api(async () => (await listExecutions(this.db, taskId)).map(executionResource));
+  }
+
+  override recordIntent(taskId: string, body: RecordIntentBody) {
+    return this.ledger.recordIntent(taskId, body);
+  }
+
+  override markSent(executionId: string, attemptId: string) {
+    return this.ledger.markSent(executionId, attemptId);
+  }
+
+  override recordOutcome(executionId: string, body: RecordOutcomeBody) {
+    return this.ledger.recordOutcome(executionId, body);
+  }
+
+  override getExecution(executionId: string) {
+    return this.ledger.getExecution(executionId);
+  }
+}
+
+/** An AppError becomes the VerityApiError its route's problem+json would have become. */
+async function api<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof AppError) throw new VerityApiError(problemFromAppError(error));
+    throw error;
+  }
+}
