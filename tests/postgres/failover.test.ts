@@ -43,6 +43,7 @@ import { REFUND_CALL } from "@/lib/agent/plan";
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox-crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
 import { openDatabase, type DatabaseHandle, type Db } from "@/lib/db";
+import { verifyAuditChains } from "@/lib/engine/audit-log";
 import { exportCheckpoint, getCheckpointDetail, importCheckpoint, listCheckpoints, listRestores } from "@/lib/engine/checkpoints";
 import { takeOverTask, type TakeoverReport } from "@/lib/engine/failover";
 import { performEffect } from "@/lib/engine/connectors";
@@ -210,13 +211,16 @@ describe("regional failover: primary lost mid-traffic, standby from backup plus 
       expect(detail.document?.tool_receipt_ids).toContain(atProvider[0]!.metadata.execution_id);
     }
 
-    // 4. Gapless logs and checkpoints that verify, on the standby.
+    // 4. Gapless logs, checkpoints that verify and unbroken audit chains, on the standby.
     for (const task of tasks) {
       const versions = (await db.transition.findMany({ where: { taskId: task.id }, select: { toVersion: true }, orderBy: { toVersion: "asc" } })).map((t) => t.toVersion);
       expect(versions, `${task.id}: transition log has gaps`).toEqual(Array.from({ length: task.version }, (_, i) => i + 1));
       const invalid = (await listCheckpoints(db, task.id)).filter((c) => !c.integrity.ok);
       expect(invalid.map((c) => `${c.id}: ${c.integrity.checks.filter((k) => !k.ok).map((k) => k.message).join("; ")}`)).toEqual([]);
     }
+    // The audit chains restored from the backup continue on the standby without a break.
+    const audit = await verifyAuditChains(db);
+    expect(audit.breaks, "audit chains on the standby").toEqual([]);
     // A standby without the primary's checkpoint keys verifies nothing it was shipped.
     const sample = [...shipped.ids].at(-1);
     if (sample) {
@@ -271,7 +275,7 @@ describe("regional failover: primary lost mid-traffic, standby from backup plus 
         `  lost per task: ${JSON.stringify(point.perTask)}`,
         `  recovery time: first accepted write on the standby ${firstWrite ? firstWrite.createdAt.getTime() - lossAt : "-"} ms, takeover (roll-forward of every task) ${tookOver - lossAt} ms, every task resumed (${toResume.length} needed a worker) ${everyResumed - lossAt} ms, first round of workers done ${resumed - lossAt} ms, every task at rest ${settled - lossAt} ms (${rounds} reconcile rounds)`,
         `  takeover: settled first ${JSON.stringify(count([...takeover.values()].flatMap((t) => t.settled), (s) => `${s.from}→${s.action}`))}; roll-forward ${JSON.stringify(count([...takeover.values()], (t) => (t.rollForward.kind === "refused" ? `refused:${t.rollForward.code}` : t.rollForward.kind)))}; lost calls ${JSON.stringify(count(lostCalls, (c) => c.kind))}; released lost intents ${lines.filter((l) => l.lost && "releasedLostIntent" in l.lost && l.lost.releasedLostIntent).length}`,
-        `  reconciler ${JSON.stringify(reconciled)}; final ${JSON.stringify(count(tasks, (t) => t.status))}; refunds at the provider ${refunds.length}; verifier: ${verified.checked} settled effects looked up, ${verified.raised.length} alerts (lost effects naming the primary's execution)`,
+        `  reconciler ${JSON.stringify(reconciled)}; final ${JSON.stringify(count(tasks, (t) => t.status))}; refunds at the provider ${refunds.length}; audit: ${audit.entries} entries in ${audit.streams} chains verified; verifier: ${verified.checked} settled effects looked up, ${verified.raised.length} alerts (lost effects naming the primary's execution)`,
       ].join("\n"),
     );
   });
