@@ -233,13 +233,14 @@ export async function recordCallsLostWithPrimary(
       reached = false;
       continue;
     }
-    const lost = found.kind === "found" ? await lostEffectOf(db, taskId, call, key, found.record) : { ok: false as const, why: `the provider could not say what it holds under ${key} (${found.reason})` };
+    const lost: LostEffect = found.kind === "found" ? await lostEffectOf(db, taskId, call, key, found) : { ok: false, why: `the provider could not say what it holds under ${key} (${found.reason})` };
     task = await moveToRunning(db, task, def, worker, lease, `regional failover: ${call.tool} (${call.tool_call_id}) has no record here; ${lost.ok ? `the provider holds ${lost.record.id} under ${key}` : lost.why}`);
     const intent = await recordIntent(db, taskId, { tool_call_id: call.tool_call_id, tool: call.tool, request: call.request, expected_version: task.version, fencing_token: lease.fencing_token }, worker);
     const execution = intent.execution;
-    if (lost.ok && found.kind === "found") {
+    if (lost.ok) {
+      // SENT is the ledger's only way to a recorded outcome; nothing leaves here (docs/recovery.md, Limits).
       await markSent(db, execution.id, { attempt_id: execution.attemptId }, worker);
-      const evidence = { source: "failover_lookup", idempotency_key: key, lost_execution_id: lost.executionId, record: lost.record, provider: found.evidence };
+      const evidence = { source: "failover_lookup", idempotency_key: key, lost_execution_id: lost.executionId, record: lost.record, provider: lost.evidence };
       await recordOutcome(
         db,
         execution.id,
@@ -248,9 +249,8 @@ export async function recordCallsLostWithPrimary(
       );
       outcomes.push({ kind: "recorded_lost_effect", toolCallId: call.tool_call_id, executionId: execution.id, providerId: lost.record.id, lostExecutionId: lost.executionId });
     } else {
-      const why = lost.ok ? "" : lost.why;
-      await reportUnknown(db, execution, `made or maybe made by the primary that was lost, whose record of it did not survive the failover: ${why}`, worker, lease.fencing_token);
-      outcomes.push({ kind: "recorded_unknown", toolCallId: call.tool_call_id, executionId: execution.id, detail: why });
+      await reportUnknown(db, execution, `made or maybe made by the primary that was lost, whose record of it did not survive the failover: ${lost.why}`, worker, lease.fencing_token);
+      outcomes.push({ kind: "recorded_unknown", toolCallId: call.tool_call_id, executionId: execution.id, detail: lost.why });
       reached = false;
     }
     task = await getTaskOrThrow(db, taskId);
@@ -268,17 +268,18 @@ export async function recordCallsLostWithPrimary(
   return { calls: outcomes, releasedLostIntent, task };
 }
 
-type LostEffect = { ok: true; record: ProviderRecord; executionId: string } | { ok: false; why: string };
+type LostEffect = { ok: true; record: ProviderRecord; evidence: ProviderEvidence; executionId: string } | { ok: false; why: string };
 
 /** Whether the provider's record under the key is this call's effect, made by an execution this database never had. */
-async function lostEffectOf(db: Db, taskId: string, call: PlannedCall, key: string, record: ProviderRecord): Promise<LostEffect> {
+async function lostEffectOf(db: Db, taskId: string, call: PlannedCall, key: string, found: { record: ProviderRecord; evidence: ProviderEvidence }): Promise<LostEffect> {
+  const { record, evidence } = found;
   const executionId = record.metadata.execution_id;
   // The record's own execution id is passed in, so only the request's fields and the key are compared.
   const mismatches = recordMismatches({ id: executionId ?? "", tool: call.tool, request: call.request as Prisma.JsonValue, idempotencyKey: key }, record);
   if (record.metadata.task_id !== taskId) mismatches.push("metadata.task_id");
   if (!executionId) mismatches.push("metadata.execution_id");
   else if (await db.execution.findUnique({ where: { id: executionId }, select: { id: true } })) mismatches.push("metadata.execution_id (an execution on record here)");
-  if (mismatches.length === 0) return { ok: true, record, executionId: executionId! };
+  if (executionId && mismatches.length === 0) return { ok: true, record, evidence, executionId };
   return { ok: false, why: `the provider holds ${record.id} under ${key}, which differs from this call in ${mismatches.join(", ")}` };
 }
 
