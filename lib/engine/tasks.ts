@@ -263,15 +263,7 @@ async function compareAndSwap(db: Db | Tx, r: TransitionRecord, fencingToken?: s
   // fenced (an operator may cancel a leased task); the version still guards.
   const token = fencingToken ?? null;
   const isAgent = r.actor.kind === "agent";
-  // The audit entry joins the same statement, guarded on `updated`: a stale
-  // or lease-refused write updates no row and so records nothing. A restore
-  // passes audited: false because its restore record appends the richer
-  // task.restored entry in the same transaction (checkpoints.ts insertRestore).
-  const audited = options.audited === false ? Prisma.empty : Prisma.sql`, audited AS (${auditEntryInsertSql(transitionAuditEntry(r), { onlyIfRowsIn: "updated" })} RETURNING 1)`;
-  // The log row takes state, status, version and time from the updated row,
-  // so the (largest) state document crosses the wire and is parsed once.
-  const inserted = await db.$executeRaw`
-    WITH updated AS (
+  const updated = Prisma.sql`
       UPDATE tasks
          SET status = ${r.toStatus}, version = ${r.toVersion}, state = ${JSON.stringify(r.stateAfter)}::jsonb,
              updated_at = ${r.createdAt.toISOString()}::timestamptz, updated_by = ${r.actor.identity}
@@ -284,12 +276,26 @@ async function compareAndSwap(db: Db | Tx, r: TransitionRecord, fencingToken?: s
                  SELECT 1 FROM leases l WHERE l.task_id = ${r.taskId} AND l.holder <> ${r.actor.identity} AND l.expires_at > now())
                ELSE true
              END
-      RETURNING id, status, version, state, updated_at, updated_by
-    )${audited}
+      RETURNING id, status, version, state, updated_at, updated_by`;
+  // The log row takes state, status, version and time from the updated row,
+  // so the (largest) state document crosses the wire and is parsed once.
+  const logged = Prisma.sql`
     INSERT INTO transitions (id, task_id, from_version, to_version, from_status, to_status, actor, actor_kind, reason, patch, state_after, request_digest, created_at)
     SELECT ${r.id}, u.id, ${r.fromVersion}, u.version, ${r.fromStatus}, u.status, u.updated_by, ${r.actor.kind}::"ActorKind",
            ${r.reason}, ${JSON.stringify(r.patch)}::jsonb, u.state, ${r.requestDigest}, u.updated_at
       FROM updated u`;
+  // The audit entry is the same statement's last step, guarded on `logged`:
+  // a stale or lease-refused write updates no row, logs none and records
+  // nothing; and the chain's head is locked only after the task row and the
+  // transition id, the order of every other writer. (Last, too, so that
+  // pg_stat_activity's first 1 KiB of the statement still names the tables
+  // it writes.) A restore passes audited: false: its restore record appends
+  // the task.restored entry, with the checkpoint, in the same transaction.
+  const statement =
+    options.audited === false
+      ? Prisma.sql`WITH updated AS (${updated}) ${logged}`
+      : Prisma.sql`WITH updated AS (${updated}), logged AS (${logged} RETURNING 1) ${auditEntryInsertSql(transitionAuditEntry(r), { onlyIfRowsIn: "logged" })}`;
+  const inserted = await db.$executeRaw(statement);
   return inserted === 1;
 }
 
