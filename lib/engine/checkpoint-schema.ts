@@ -8,7 +8,7 @@ import { BudgetSchema, GatesSchema, ArtifactsSchema, IdentitySchema, TASK_STATE_
  *
  * Versions this server reads:
  *   oaies.checkpoint.v2   the current document (below)
- *   oaies.checkpoint.v1   the first stub: no pending work, no provenance, no
+ *   oaies.checkpoint.v1   the first format: no pending work, no provenance, no
  *                         hop count, no trigger; upgraded on read
  *   oaies.task-state.v2   the current TaskState (lib/engine/task-state.ts)
  *   oaies.task-state.v1   TaskState before subtasks and hop counting;
@@ -162,7 +162,7 @@ export const TaskStateV1Schema = z.strictObject({
 });
 export type TaskStateV1 = z.infer<typeof TaskStateV1Schema>;
 
-/** Checkpoint v1: the first stub, without pending work, provenance, hop count or trigger. */
+/** Checkpoint v1: the first, smaller format, without pending work, provenance, hop count or trigger. */
 export const CheckpointDocumentV1Schema = z.strictObject({
   schema_version: z.literal(CHECKPOINT_SCHEMA_VERSION_V1),
   checkpoint_id: checkpointId,
