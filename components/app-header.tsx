@@ -1,12 +1,21 @@
 import Link from "next/link";
-import type { Principal } from "@/lib/auth/permissions";
+import { can, type Principal } from "@/lib/auth/permissions";
 import { getDb } from "@/lib/db";
 import { countWaitingReviews } from "@/lib/console/reviews";
-import { NavLinks } from "@/components/nav-links";
+import { consoleLinks, NavLinks } from "@/components/nav-links";
 import { SignOutButton } from "@/components/sign-out-button";
 
 export async function AppHeader({ principal }: { principal: Principal }) {
   const openReviews = await countWaitingReviews(getDb());
+  // Only the sections this role may open; every page still checks on the server.
+  const links = [
+    consoleLinks.dashboard,
+    consoleLinks.tasks,
+    consoleLinks.reviews,
+    ...(can(principal, "alerts:read") ? [consoleLinks.alerts] : []),
+    ...(can(principal, "audit:read") ? [consoleLinks.audit] : []),
+    consoleLinks.workflows,
+  ];
   return (
     <header className="app-header">
       <div className="app-header__inner">
@@ -17,7 +26,7 @@ export async function AppHeader({ principal }: { principal: Principal }) {
           <span className="brand__name">Verity</span>
           <span className="brand__tag">operations console</span>
         </Link>
-        <NavLinks openReviews={openReviews} />
+        <NavLinks openReviews={openReviews} links={links} />
         <div className="app-header__user">
           <span className="who">
             <span className="who__name">{principal.displayName}</span>

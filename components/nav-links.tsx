@@ -4,13 +4,22 @@ import Link from "next/link";
 import { usePathname } from "next/navigation";
 import { ReviewQueueBadge } from "@/components/reviews/review-queue-badge";
 
-const links = [
-  { href: "/tasks", label: "Tasks" },
-  { href: "/reviews", label: "Review queue" },
-  { href: "/workflows", label: "Workflows" },
-];
+export interface NavLink {
+  href: string;
+  label: string;
+}
 
-export function NavLinks({ openReviews }: { openReviews: number }) {
+/** The console's sections; the header passes only those the signed-in role may open. */
+export const consoleLinks = {
+  dashboard: { href: "/dashboard", label: "Dashboard" },
+  tasks: { href: "/tasks", label: "Tasks" },
+  reviews: { href: "/reviews", label: "Review queue" },
+  alerts: { href: "/alerts", label: "Alerts" },
+  audit: { href: "/audit", label: "Audit log" },
+  workflows: { href: "/workflows", label: "Workflows" },
+} as const satisfies Record<string, NavLink>;
+
+export function NavLinks({ openReviews, links }: { openReviews: number; links: readonly NavLink[] }) {
   const pathname = usePathname();
   return (
     <nav aria-label="Main" className="app-nav">

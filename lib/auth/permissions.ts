@@ -17,17 +17,39 @@ export type Permission =
   | "checkpoints:create"
   | "checkpoints:restore"
   | "audit:read"
-  | "audit:export";
+  | "audit:export"
+  /** Apply retention and place or release legal holds on the audit log. */
+  | "audit:retention"
+  | "alerts:read"
+  /** Reconcile, escalate or acknowledge an alert (each a CAS on the alert). */
+  | "alerts:act"
+  | "instructions:read"
+  | "instructions:write";
 
 export const permissionsByRole: Record<Role, readonly Permission[]> = {
-  operator: ["tasks:read", "tasks:transition", "workflows:read", "checkpoints:read"],
+  operator: ["tasks:read", "tasks:transition", "workflows:read", "checkpoints:read", "alerts:read", "alerts:act", "instructions:read", "instructions:write"],
   // Auditors read everything and change nothing.
   // audit:read is the log and its verification; audit:export takes a copy out of the system.
-  auditor: ["tasks:read", "workflows:read", "checkpoints:read", "audit:read", "audit:export"],
+  auditor: ["tasks:read", "workflows:read", "checkpoints:read", "audit:read", "audit:export", "alerts:read", "instructions:read"],
   // Restoring a checkpoint rewrites a task's state (a rewind, a new version): engineers only.
-  engineer: ["tasks:read", "workflows:read", "checkpoints:read", "checkpoints:create", "checkpoints:restore", "audit:read"],
-  admin: ["tasks:read", "tasks:create", "tasks:transition", "workflows:read", "checkpoints:read", "checkpoints:create", "audit:read", "audit:export"],
-  agent: ["tasks:read", "tasks:create", "tasks:transition", "workflows:read", "checkpoints:read", "checkpoints:create"],
+  engineer: ["tasks:read", "workflows:read", "checkpoints:read", "checkpoints:create", "checkpoints:restore", "audit:read", "alerts:read", "alerts:act", "instructions:read"],
+  admin: [
+    "tasks:read",
+    "tasks:create",
+    "tasks:transition",
+    "workflows:read",
+    "checkpoints:read",
+    "checkpoints:create",
+    "audit:read",
+    "audit:export",
+    "audit:retention",
+    "alerts:read",
+    "alerts:act",
+    "instructions:read",
+    "instructions:write",
+  ],
+  // Agents relay what they were told (source agent_memory or user); only people's instructions are authorized.
+  agent: ["tasks:read", "tasks:create", "tasks:transition", "workflows:read", "checkpoints:read", "checkpoints:create", "instructions:read", "instructions:write"],
 };
 
 export const humanRoles = ["operator", "auditor", "engineer", "admin"] as const satisfies readonly Role[];

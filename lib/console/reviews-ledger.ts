@@ -1,7 +1,7 @@
 import type { Db } from "@/lib/db";
 import { listDivergences } from "@/lib/engine/divergence";
 import { listExecutionEvents, listExecutions, type ExecutionView } from "@/lib/engine/executions";
-import type { ReviewStatus } from "@/lib/generated/prisma/enums";
+import type { AlertStatus, ReviewStatus } from "@/lib/generated/prisma/enums";
 import type { ExecutionEventView } from "@/lib/console/reviews-view";
 import { reviewsOfTask } from "@/lib/console/reviews";
 
@@ -25,7 +25,7 @@ export interface DivergenceView {
   message: string;
   internal: unknown;
   external: unknown;
-  status: "OPEN" | "RESOLVED";
+  status: AlertStatus;
   version: number;
   createdAt: Date;
   resolvedAt: Date | null;

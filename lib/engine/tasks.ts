@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { digestOf } from "@/lib/canonical-json";
 import type { Db, Tx } from "@/lib/db";
-import { AppError, fieldErrorsFromZod } from "@/lib/errors";
+import { AppError, fieldErrorsFromZod, isAppError } from "@/lib/errors";
 import { Prisma, type Task, type Transition } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
 import {
@@ -206,7 +206,14 @@ export async function transitionTask(db: Db, taskId: string, rawInput: unknown, 
       ? await db.$transaction(async (tx) => (await compareAndSwap(tx, prepared.record, input.fencing_token)) && (await checkpointTransition(tx, prepared)))
       : await compareAndSwap(db, prepared.record, input.fencing_token);
     if (!swapped) {
-      await throwIfLeaseRefused(db, taskId, input.expected_version, input.fencing_token, actor);
+      try {
+        await throwIfLeaseRefused(db, taskId, input.expected_version, input.fencing_token, actor);
+      } catch (refusal) {
+        if (isAppError(refusal) && refusal.code === "lease_conflict") {
+          await recordWriteConflict(db, { taskId, actor, kind: "fencing", expectedVersion: input.expected_version, current: null, fencingToken: input.fencing_token });
+        }
+        throw refusal;
+      }
       throw new StaleVersion();
     }
     return resultOf(prepared);
@@ -222,11 +229,43 @@ export async function transitionTask(db: Db, taskId: string, rawInput: unknown, 
     // lost between read and write needs another look at the task.
     const latest = error instanceof StaleVersion && error.seen ? error.seen : await findTaskRow(db, taskId);
     if (!latest) throw new AppError("not_found", `Task ${taskId} does not exist.`);
+    await recordWriteConflict(db, { taskId, actor, kind: "version", expectedVersion: input.expected_version, current: latest, fencingToken: input.fencing_token });
     throw new AppError(
       "version_conflict",
       `Expected version ${input.expected_version}, but the task is at version ${latest.version} (${latest.status}). Read it again and retry.`,
       { currentVersion: latest.version, currentStatus: latest.status },
     );
+  }
+}
+
+export type WriteConflictKind = "version" | "fencing";
+
+/**
+ * The evidence of a refused write (lib/engine/invariant-monitor.ts raises
+ * alerts from it; the dashboard counts it). Only on the refusal path, never
+ * on a successful transition. Best effort by design: the refusal itself is
+ * the guarantee and is answered either way; losing this row loses a
+ * statistic, not state.
+ */
+async function recordWriteConflict(
+  db: Db,
+  c: { taskId: string; actor: Actor; kind: WriteConflictKind; expectedVersion: number; current: { version: number; status: string } | null; fencingToken?: string },
+): Promise<void> {
+  try {
+    await db.writeConflict.create({
+      data: {
+        id: newId("wc"),
+        taskId: c.taskId,
+        actor: c.actor.identity,
+        kind: c.kind,
+        expectedVersion: c.expectedVersion,
+        currentVersion: c.current?.version ?? null,
+        currentStatus: c.current?.status ?? null,
+        fencingToken: c.fencingToken ?? null,
+      },
+    });
+  } catch (error) {
+    console.error(`verity: could not record the refused write on task ${c.taskId}: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 
