@@ -1,0 +1,14 @@
+import type { Metadata } from "next";
+import { authorizePage } from "@/lib/auth/session";
+import { getDb } from "@/lib/db";
+import { loadDashboard } from "@/lib/console/dashboard";
+import { ForbiddenNotice } from "@/components/forbidden-notice";
+import { DashboardView } from "@/components/dashboard/dashboard-view";
+
+export const metadata: Metadata = { title: "Dashboard" };
+
+export default async function DashboardPage() {
+  const access = await authorizePage("tasks:read", "/dashboard");
+  if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
+  return <DashboardView initial={await loadDashboard(getDb())} />;
+}

@@ -1,0 +1,16 @@
+import type { Metadata } from "next";
+import { authorizePage } from "@/lib/auth/session";
+import { getDb } from "@/lib/db";
+import { loadExecutionList } from "@/lib/console/executions";
+import { executionListHref, parseExecutionListParams } from "@/lib/console/executions-query";
+import { ForbiddenNotice } from "@/components/forbidden-notice";
+import { ExecutionListView } from "@/components/executions/execution-list-view";
+
+export const metadata: Metadata = { title: "Executions" };
+
+export default async function ExecutionsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const params = parseExecutionListParams(await searchParams);
+  const access = await authorizePage("tasks:read", executionListHref(params));
+  if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
+  return <ExecutionListView params={params} list={await loadExecutionList(getDb(), params)} now={new Date()} />;
+}

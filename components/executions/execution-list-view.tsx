@@ -1,0 +1,189 @@
+import Link from "next/link";
+import { executionStatusInfo } from "@/lib/console/reviews-format";
+import type { ExecutionListData, ExecutionListItem } from "@/lib/console/executions";
+import { executionListHref, executionStatuses, type ExecutionListParams } from "@/lib/console/executions-query";
+import { formatDuration } from "@/lib/console/dashboard-format";
+import { pluralize } from "@/lib/console/format";
+import { toolNames } from "@/lib/engine/tools";
+import { DateTime } from "@/components/date-time";
+import { EmptyState } from "@/components/empty-state";
+import { ExecutionStatusBadge } from "@/components/task/execution-status-badge";
+import "@/components/dashboard/dashboard.css";
+
+/** Every external call across tasks: where the dashboard's "unknown outcomes" lead. */
+export function ExecutionListView({ params, list, now }: { params: ExecutionListParams; list: ExecutionListData; now: Date }) {
+  const filtered = Boolean(params.status || params.tool);
+  return (
+    <>
+      <header className="page-header">
+        <div className="page-header__row">
+          <h1>Executions</h1>
+        </div>
+        <p className="lede">
+          Every external call agents made, most recently changed first.{" "}
+          {params.status ? (
+            <>
+              Showing <strong>{params.status}</strong>: {executionStatusInfo[params.status].meaning}
+            </>
+          ) : (
+            "Filter by status or tool; each row links to its task."
+          )}
+        </p>
+      </header>
+      <form method="get" action="/executions" className="filters" role="search" aria-label="Filter executions">
+        <div className="field">
+          <label htmlFor="filter-exec-status">Status</label>
+          <select id="filter-exec-status" name="status" defaultValue={params.status ?? ""}>
+            <option value="">All statuses</option>
+            {executionStatuses.map((s) => (
+              <option key={s} value={s}>
+                {s} — {executionStatusInfo[s].label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="filter-exec-tool">Tool</label>
+          <select id="filter-exec-tool" name="tool" defaultValue={params.tool ?? ""}>
+            <option value="">All tools</option>
+            {toolNames.map((t) => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="filters__actions">
+          <button type="submit" className="button button--primary">
+            Apply
+          </button>
+          {filtered ? (
+            <Link href="/executions" className="button button--ghost">
+              Clear
+            </Link>
+          ) : null}
+        </div>
+      </form>
+      {!list.ok ? (
+        <EmptyState title="This page link no longer works" tone="error">
+          <p>{list.message}</p>
+          <p>
+            <Link href={executionListHref({ ...params, cursor: undefined })} className="button">
+              Go to the first page
+            </Link>
+          </p>
+        </EmptyState>
+      ) : list.page.items.length === 0 ? (
+        params.cursor ? (
+          <EmptyState title="No more executions">
+            <p>
+              You reached the end of the list. <Link href={executionListHref({ ...params, cursor: undefined })}>Back to the first page</Link>.
+            </p>
+          </EmptyState>
+        ) : filtered ? (
+          <EmptyState title="No executions match these filters">
+            <p>
+              {params.status === "OUTCOME_UNKNOWN"
+                ? "No external call has an unknown outcome right now: the reconciler has settled every one, or sent it to the review queue."
+                : "Nothing has this combination of status and tool."}
+            </p>
+            <p>
+              <Link href="/executions" className="button">
+                Clear filters
+              </Link>
+            </p>
+          </EmptyState>
+        ) : (
+          <EmptyState title="No executions yet">
+            <p>An execution is recorded before every external call an agent makes (a refund, a CRM note). They appear here as soon as they exist.</p>
+          </EmptyState>
+        )
+      ) : (
+        <>
+          <ExecutionTable items={list.page.items} now={now} />
+          <nav className="pagination" aria-label="Pages">
+            <p className="pagination__info">
+              {pluralize(list.page.items.length, "execution")} on this page{params.cursor ? " (not the first)" : ""}
+            </p>
+            <ul>
+              <li>
+                {params.cursor ? (
+                  <Link className="button" href={executionListHref({ ...params, cursor: undefined })}>
+                    ← First page
+                  </Link>
+                ) : (
+                  <span className="button button--ghost" aria-disabled="true">
+                    ← First page
+                  </span>
+                )}
+              </li>
+              <li>
+                {list.page.nextCursor ? (
+                  <Link className="button" href={executionListHref({ ...params, cursor: list.page.nextCursor })} rel="next">
+                    Next page →
+                  </Link>
+                ) : (
+                  <span className="button button--ghost" aria-disabled="true">
+                    No more executions
+                  </span>
+                )}
+              </li>
+            </ul>
+          </nav>
+        </>
+      )}
+    </>
+  );
+}
+
+function ExecutionTable({ items, now }: { items: ExecutionListItem[]; now: Date }) {
+  return (
+    <div className="table-wrap">
+      <table className="table">
+        <caption className="visually-hidden">Executions</caption>
+        <thead>
+          <tr>
+            <th scope="col">Execution</th>
+            <th scope="col">Status</th>
+            <th scope="col">In this status for</th>
+            <th scope="col">Tool</th>
+            <th scope="col">Task</th>
+            <th scope="col">Idempotency key</th>
+            <th scope="col" className="num">
+              Attempt
+            </th>
+            <th scope="col">Created</th>
+          </tr>
+        </thead>
+        <tbody>
+          {items.map((e) => (
+            <tr key={e.id}>
+              <th scope="row" className="mono">
+                {e.id}
+              </th>
+              <td>
+                <ExecutionStatusBadge status={e.status} />
+              </td>
+              <td className="exec-age">
+                <time dateTime={e.updatedAt.toISOString()} title={e.updatedAt.toISOString()}>
+                  {formatDuration(now.getTime() - e.updatedAt.getTime())}
+                </time>
+              </td>
+              <td className="mono">{e.tool}</td>
+              <td>
+                <Link href={`/tasks/${encodeURIComponent(e.taskId)}`} className="task-link mono">
+                  {e.taskId}
+                </Link>
+              </td>
+              <td className="mono">{e.idempotencyKey}</td>
+              <td className="num">{e.attempt}</td>
+              <td>
+                <DateTime value={e.createdAt} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
