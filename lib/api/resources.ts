@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { executionMoves, type ExecutionStatus } from "@/lib/engine/execution-rules";
-import type { ExecutionView, listExecutionEvents, OutcomeResult } from "@/lib/engine/executions";
+import type { ExecutionView, IntentResult, listExecutionEvents, OutcomeResult } from "@/lib/engine/executions";
+import { InstructionGuardSchema, instructionGuardResource } from "@/lib/api/instruction-resources";
 import type { LeaseView } from "@/lib/engine/leases";
 import type { TaskView, TransitionView } from "@/lib/engine/tasks";
 import { toolNames } from "@/lib/engine/tools";
@@ -137,6 +138,7 @@ export const ExecutionResourceSchema = z.object({
   updated_at: z.iso.datetime(),
   sent_at: z.iso.datetime().nullable(),
   settled_at: z.iso.datetime().nullable(),
+  instruction_id: z.string().nullable().meta({ description: "The task instruction this call relies on (see /tasks/{id}/instructions), if it named one." }),
 });
 export type ExecutionResource = z.infer<typeof ExecutionResourceSchema>;
 
@@ -169,6 +171,18 @@ export const IntentResultSchema = z.discriminatedUnion("kind", [
     kind: z.literal("receipt").meta({ description: "This call already succeeded: do not call the tool again; execution.result is its result." }),
     execution: ExecutionResourceSchema,
     task: TaskResourceSchema.meta({ description: "The task as it is now." }),
+  }),
+  z.object({
+    kind: z.literal("blocked").meta({
+      description:
+        "Not sent, and do not send it: the instruction it relies on is superseded or unauthorized, or the current instruction on its topic forbids it. " +
+        "The execution is NEEDS_HUMAN, the task WAITING_FOR_HUMAN, and a review is open; a person approves (it is then sent under the same idempotency key) or rejects it.",
+    }),
+    execution: ExecutionResourceSchema,
+    task: TaskResourceSchema.meta({ description: "The task as it is now (WAITING_FOR_HUMAN)." }),
+    review_id: z.string(),
+    detail: z.string().meta({ description: "Why, in words, naming both instructions." }),
+    instructions: InstructionGuardSchema.nullable(),
   }),
 ]);
 export type IntentResultResource = z.infer<typeof IntentResultSchema>;
@@ -287,7 +301,17 @@ export function executionResource(e: ExecutionView): ExecutionResource {
     updated_at: e.updatedAt.toISOString(),
     sent_at: e.sentAt?.toISOString() ?? null,
     settled_at: e.settledAt?.toISOString() ?? null,
+    instruction_id: e.instructionId ?? null,
   };
+}
+
+/** The intent route's answer; `task` is the task now when the engine did not return the one it moved. */
+export function intentResultResource(result: IntentResult, taskNow: TaskView): IntentResultResource {
+  const task = taskResource(result.kind !== "receipt" && result.task ? result.task : taskNow);
+  if (result.kind === "blocked") {
+    return { kind: "blocked", execution: executionResource(result.execution), task, review_id: result.reviewId, detail: result.message, instructions: instructionGuardResource(result.guard) };
+  }
+  return { kind: result.kind, execution: executionResource(result.execution), task };
 }
 
 type ExecutionEventRow = Awaited<ReturnType<typeof listExecutionEvents>>[number];

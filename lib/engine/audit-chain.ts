@@ -42,6 +42,10 @@ export const auditActions = [
   "checkpoint.restore_refused",
   "divergence.raised",
   "divergence.resolved",
+  // The alerts centre's actions (lib/engine/divergence.ts), each a CAS on the alert.
+  "divergence.acknowledged",
+  "divergence.escalated",
+  "divergence.reconciled",
   "auth.signed_in",
   "auth.sign_in_failed",
   "auth.denied",
@@ -50,6 +54,8 @@ export const auditActions = [
   "audit.legal_hold_released",
   "audit.retention_applied",
   "audit.exported",
+  // A task's instruction ledger grew by one entry (lib/engine/instructions.ts).
+  "instruction.recorded",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 export const AuditActionSchema = z.enum(auditActions);
@@ -69,6 +75,8 @@ export const auditSubjectTypes = [
   "audit_entry",
   "legal_hold",
   "audit_log",
+  // A task's instruction ledger (subject id = the task id): one chain per ledger.
+  "instruction_ledger",
 ] as const;
 export type AuditSubjectType = (typeof auditSubjectTypes)[number];
 
@@ -103,7 +111,7 @@ export const AUTH_STREAM = "auth";
 export const SYSTEM_STREAM = "system";
 
 /** Subjects whose rows are written under their own compare-and-swap: each gets its own chain. */
-const aggregateSubjects: ReadonlySet<AuditSubjectType> = new Set(["task", "execution", "review", "divergence_alert", "checkpoint"]);
+const aggregateSubjects: ReadonlySet<AuditSubjectType> = new Set(["task", "execution", "review", "divergence_alert", "checkpoint", "instruction_ledger"]);
 
 /**
  * The chain an entry joins: the aggregate it records a write of

@@ -1,6 +1,6 @@
 import type { AuditAction, AuditActor } from "@/lib/engine/audit-chain";
 import type { AuditEntryInput } from "@/lib/engine/audit-log";
-import type { Checkpoint, CheckpointRestore, DivergenceAlert, Execution, ExecutionStatus, Review, ReviewDecisionKind } from "@/lib/generated/prisma/client";
+import type { Checkpoint, CheckpointRestore, DivergenceAlert, Execution, ExecutionStatus, Review, ReviewDecisionKind, TaskInstruction } from "@/lib/generated/prisma/client";
 
 /**
  * What each write path records, as pure builders of AuditEntryInput, so that
@@ -133,6 +133,27 @@ export function divergenceAuditEntry(alert: DivergenceAlert, actor: AuditActor):
   };
 }
 
+/**
+ * A person's action on an alert (lib/engine/divergence.ts): acknowledged,
+ * escalated, or reconciled against the provider; `details` says what it found
+ * or moved. The alert row is the one after the action's CAS.
+ */
+export function alertActionAuditEntry(
+  alert: DivergenceAlert,
+  action: "divergence.acknowledged" | "divergence.escalated" | "divergence.reconciled",
+  reason: string,
+  actor: AuditActor,
+  details: Record<string, unknown> = {},
+): AuditEntryInput {
+  return {
+    action,
+    actor,
+    subject: { type: "divergence_alert", id: alert.id },
+    taskId: alert.taskId || null,
+    details: { kind: alert.kind, severity: alert.severity, execution_id: alert.executionId, reason, status_after: alert.status, version_after: alert.version, ...details },
+  };
+}
+
 export function checkpointCreatedAuditEntry(checkpoint: Checkpoint, actor: AuditActor): AuditEntryInput {
   return {
     action: "checkpoint.created",
@@ -167,6 +188,32 @@ export function checkpointRestoreAuditEntry(restore: CheckpointRestore, actor: A
       transition_id: restore.transitionId,
       refusal: restore.refusal,
       reason: restore.reason,
+    },
+  };
+}
+
+/**
+ * One entry appended to a task's instruction ledger, in the ledger's own
+ * chain (`instruction_ledger:<task>`): what was said, by whom, whether it is
+ * authorized and which instruction it superseded.
+ */
+export function instructionRecordedAuditEntry(row: TaskInstruction, actor: AuditActor): AuditEntryInput {
+  return {
+    action: "instruction.recorded",
+    actor,
+    subject: { type: "instruction_ledger", id: row.taskId },
+    taskId: row.taskId,
+    at: row.createdAt,
+    details: {
+      instruction_id: row.id,
+      seq: row.seq,
+      topic: row.topic,
+      directive: row.directive,
+      text: row.text,
+      source: row.source,
+      issued_by: row.issuedBy,
+      authorized: row.authorized,
+      supersedes_id: row.supersedesId,
     },
   };
 }

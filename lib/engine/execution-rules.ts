@@ -9,7 +9,9 @@ export type { ExecutionStatus };
  * the only way back to a new attempt.
  */
 export const executionMoves: Record<ExecutionStatus, readonly ExecutionStatus[]> = {
-  INTENT_RECORDED: ["SENT", "FAILED", "CANCELLED"],
+  // NEEDS_HUMAN: frozen before it was ever sent, because the instruction it
+  // relies on is no longer current (lib/engine/instructions.ts).
+  INTENT_RECORDED: ["SENT", "FAILED", "CANCELLED", "NEEDS_HUMAN"],
   // A SENT whose worker died is reconciled directly, like an unknown outcome.
   SENT: ["SUCCEEDED", "FAILED", "OUTCOME_UNKNOWN", "RECONCILED_SUCCEEDED", "RECONCILED_FAILED", "NEEDS_HUMAN"],
   SUCCEEDED: [],

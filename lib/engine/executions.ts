@@ -18,8 +18,11 @@ import { parseOrThrow, transitionTaskInTransaction, type Actor, type TaskView } 
 import { takeCheckpointInTransaction } from "@/lib/engine/checkpoints";
 import { executionAuditEntry } from "@/lib/engine/audit-events";
 import { appendAuditEntry } from "@/lib/engine/audit-log";
-import { ToolNameSchema, tools } from "@/lib/engine/tools";
+import { ToolNameSchema, tools, type ToolName } from "@/lib/engine/tools";
 import { getWorkflowByDigest } from "@/lib/engine/workflows";
+import { checkInstructionGuard, getInstructionsByIds, type InstructionBlock, type InstructionView } from "@/lib/engine/instructions";
+import { openReview } from "@/lib/engine/reviews";
+import { moveTaskAfterSettlement } from "@/lib/engine/settle-task";
 
 /**
  * The owner of `executions` and `execution_events`: the write-ahead ledger of
@@ -49,6 +52,12 @@ export const RecordIntentInputSchema = z.strictObject({
   /** The task's version: the intent and the task's move to WAITING_FOR_TOOL commit together under CAS. */
   expected_version: z.number().int().min(1),
   fencing_token: fencingToken.optional(),
+  /**
+   * The task instruction this call relies on (lib/engine/instructions.ts).
+   * An irreversible call whose instruction is no longer the current
+   * authorized one on the tool's topic is frozen for review, not sent.
+   */
+  instruction_id: clientId.optional(),
 });
 
 export const MarkSentInputSchema = z.strictObject({ attempt_id: clientId });
@@ -85,13 +94,30 @@ export interface ExecutionView {
   updatedAt: Date;
   sentAt: Date | null;
   settledAt: Date | null;
+  /** The instruction the call relies on, if it named one. */
+  instructionId?: string | null;
+}
+
+/** The instructions behind a blocked call, for the agent and the review. */
+export interface InstructionGuardView {
+  kind: InstructionBlock["kind"];
+  topic: string;
+  reliedOn: InstructionView | null;
+  current: InstructionView | null;
 }
 
 export type IntentResult =
   /** A receipt exists: skip the call, use the recorded result. */
   | { kind: "receipt"; execution: ExecutionView }
   /** Send the request now, with this idempotency key and attempt id. */
-  | { kind: "proceed"; execution: ExecutionView; task: TaskView | null };
+  | { kind: "proceed"; execution: ExecutionView; task: TaskView | null }
+  /**
+   * Not sent, and never will be unless a person approves: the instruction
+   * it relies on is superseded or unauthorized, or the current one forbids
+   * it. The execution is NEEDS_HUMAN, the task WAITING_FOR_HUMAN, the review
+   * open. `message` says why in words; `task` is null on a replay.
+   */
+  | { kind: "blocked"; execution: ExecutionView; task: TaskView | null; reviewId: string; message: string; guard: InstructionGuardView | null };
 
 export function toExecutionView(row: Execution): ExecutionView {
   return {
@@ -114,6 +140,7 @@ export function toExecutionView(row: Execution): ExecutionView {
     updatedAt: row.updatedAt,
     sentAt: row.sentAt,
     settledAt: row.settledAt,
+    instructionId: row.instructionId,
   };
 }
 
@@ -132,11 +159,14 @@ export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: 
   if (tool.irreversible) await refuseWhileDiverged(db, taskId);
   const now = new Date();
   try {
-    return await db.$transaction(async (tx) => {
+    return await db.$transaction(async (tx): Promise<IntentResult> => {
+      const block = tool.irreversible ? await checkInstructionGuard(tx, taskId, input.tool, input.instruction_id ?? null) : null;
       const { task } = await transitionTaskInTransaction(
         tx,
         taskId,
-        { expected_version: input.expected_version, to: "WAITING_FOR_TOOL", fencing_token: input.fencing_token, reason: `calling ${input.tool} (${input.tool_call_id})` },
+        block
+          ? { expected_version: input.expected_version, to: "WAITING_FOR_HUMAN", fencing_token: input.fencing_token, reason: block.message.slice(0, 1000) }
+          : { expected_version: input.expected_version, to: "WAITING_FOR_TOOL", fencing_token: input.fencing_token, reason: `calling ${input.tool} (${input.tool_call_id})` },
         actor,
       );
       const id = newId("exec");
@@ -157,9 +187,14 @@ export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: 
           createdBy: actor.identity,
           createdAt: now,
           updatedAt: now,
+          instructionId: input.instruction_id ?? null,
         },
       });
       await appendEvent(tx, row, null, "intent recorded", undefined, actor);
+      if (block) {
+        const frozen = await freezeBeforeSending(tx, row, block, actor);
+        return { kind: "blocked", ...frozen, task };
+      }
       // The spec's "before deploy / payment / delete" boundary: the checkpoint
       // commits with the intent, so a resume after a crash finds both or neither.
       if (tool.irreversible) await checkpointBeforeEffect(tx, task, actor);
@@ -197,6 +232,11 @@ async function continueExisting(
     throw new AppError("idempotency_conflict", `Tool call ${existing.toolCallId} was recorded with a different tool or request; use a new tool_call_id for a different call.`);
   }
   if (succeededStatuses.includes(existing.status)) return { kind: "receipt", execution: toExecutionView(existing) };
+  // Frozen before it was ever sent: the same answer as the first time.
+  if (existing.status === "NEEDS_HUMAN" && existing.sentAt === null) {
+    const replay = await blockedReplay(db, existing);
+    if (replay) return replay;
+  }
   // Recorded but never sent (the worker died before sending): send this same attempt.
   if (existing.status === "INTENT_RECORDED") return { kind: "proceed", execution: toExecutionView(existing), task: null };
   if (unresolvedStatuses.includes(existing.status)) {
@@ -214,18 +254,24 @@ async function continueExisting(
   if (!retryableStatuses.includes(existing.status)) throw new Error(`unhandled execution status ${existing.status}`);
   // A known failure: a new attempt with the same idempotency key is safe.
   if (existing.irreversible) await refuseWhileDiverged(db, existing.taskId);
-  return db.$transaction(async (tx) => {
+  // A new attempt relies on what it names now (an agent that re-read the ledger), else on what the first one named.
+  const instructionId = input.instruction_id ?? existing.instructionId;
+  return db.$transaction(async (tx): Promise<IntentResult> => {
+    const block = existing.irreversible ? await checkInstructionGuard(tx, existing.taskId, input.tool, instructionId) : null;
     const { task } = await transitionTaskInTransaction(
       tx,
       existing.taskId,
-      { expected_version: input.expected_version, to: "WAITING_FOR_TOOL", fencing_token: input.fencing_token, reason: `retrying ${existing.tool} (${existing.toolCallId}) after a known failure` },
+      block
+        ? { expected_version: input.expected_version, to: "WAITING_FOR_HUMAN", fencing_token: input.fencing_token, reason: block.message.slice(0, 1000) }
+        : { expected_version: input.expected_version, to: "WAITING_FOR_TOOL", fencing_token: input.fencing_token, reason: `retrying ${existing.tool} (${existing.toolCallId}) after a known failure` },
       actor,
     );
     const attempt = existing.attempt + 1;
     const row = await moveExecution(tx, existing, "INTENT_RECORDED", actor, {
       reason: `attempt ${attempt} after a known failure`,
-      data: { attempt, attemptId: `${existing.id}.${attempt}`, error: null, sentAt: null, settledAt: null },
+      data: { attempt, attemptId: `${existing.id}.${attempt}`, error: null, sentAt: null, settledAt: null, instructionId },
     });
+    if (block) return { kind: "blocked", ...(await freezeBeforeSending(tx, row, block, actor)), task };
     if (existing.irreversible) await checkpointBeforeEffect(tx, task, actor);
     return { kind: "proceed" as const, execution: toExecutionView(row), task };
   });
@@ -237,7 +283,72 @@ export async function markSent(db: Db, executionId: string, raw: unknown, actor:
   if (existing.attemptId !== input.attempt_id) throw staleAttempt(existing, input.attempt_id);
   if (existing.status === "SENT") return toExecutionView(existing);
   if (existing.status !== "INTENT_RECORDED") throw illegalMove(existing, "SENT");
-  return toExecutionView(await db.$transaction((tx) => moveExecution(tx, existing, "SENT", actor, { reason: "request leaving", data: { sentAt: new Date() } })));
+  // The last moment before the request leaves: an instruction recorded since
+  // the intent (a resumed worker, a slow one) still stops it here.
+  type Sending = { blocked: Awaited<ReturnType<typeof freezeBeforeSending>>; row?: undefined } | { row: Execution; blocked?: undefined };
+  const sent = await db.$transaction(async (tx): Promise<Sending> => {
+    if (existing.irreversible) {
+      const block = await checkInstructionGuard(tx, existing.taskId, existing.tool as ToolName, existing.instructionId);
+      if (block) {
+        const frozen = await freezeBeforeSending(tx, existing, block, actor);
+        await moveTaskAfterSettlement(tx, await getExecutionRowOrThrow(tx, existing.id), "WAITING_FOR_HUMAN", actor, block.message);
+        return { blocked: frozen };
+      }
+    }
+    return { row: await moveExecution(tx, existing, "SENT", actor, { reason: "request leaving", data: { sentAt: new Date() } }) };
+  });
+  if (sent.blocked) {
+    // Committed (frozen, reviewed); the request must not leave, so the answer is an error the SDK reads as `blocked`.
+    throw new AppError("invariant_violated", sent.blocked.message, {
+      violations: [{ invariant: "instruction_current_before_send", message: sent.blocked.message }],
+      executionId: existing.id,
+      reviewId: sent.blocked.reviewId,
+    });
+  }
+  return toExecutionView(sent.row!);
+}
+
+/**
+ * Freezes an intent that was never sent: NEEDS_HUMAN (its `error` says why)
+ * and a review naming both instructions, in the caller's transaction. The
+ * caller moves the task to WAITING_FOR_HUMAN through the task CAS, the way
+ * the reconciler's frozen refunds get there.
+ */
+async function freezeBeforeSending(
+  tx: Tx,
+  row: Execution,
+  block: InstructionBlock,
+  actor: Actor,
+): Promise<{ execution: ExecutionView; reviewId: string; message: string; guard: InstructionGuardView }> {
+  const guard: InstructionGuardView = { kind: block.kind, topic: block.topic, reliedOn: block.reliedOn, current: block.current };
+  const frozen = await moveExecution(tx, row, "NEEDS_HUMAN", actor, {
+    reason: block.message.slice(0, 2000),
+    evidence: { instruction_guard: { kind: block.kind, topic: block.topic, relied_on_id: block.reliedOn?.id ?? null, current_id: block.current?.id ?? null } },
+    data: { error: block.message.slice(0, 2000) },
+  });
+  const review = await openReview(tx, frozen, block.message, actor);
+  return { execution: toExecutionView(frozen), reviewId: review.id, message: block.message, guard };
+}
+
+/** The answer to a retry of an intent the guard froze: the same words, the same review. */
+async function blockedReplay(db: Db, existing: Execution): Promise<IntentResult | null> {
+  const review = await db.review.findUnique({ where: { executionId: existing.id }, select: { id: true } });
+  if (!review) return null;
+  const guard = await guardOf(db, existing.id);
+  return { kind: "blocked", execution: toExecutionView(existing), task: null, reviewId: review.id, message: existing.error ?? "frozen for review", guard };
+}
+
+/** The instructions the guard named when it froze `executionId`, from the freezing event; null if it was not frozen by the guard. */
+export async function guardOf(db: Db | Tx, executionId: string): Promise<InstructionGuardView | null> {
+  const events = await db.executionEvent.findMany({ where: { executionId, toStatus: "NEEDS_HUMAN" }, orderBy: { createdAt: "desc" } });
+  for (const ev of events) {
+    const g = (ev.evidence as { instruction_guard?: { kind: InstructionBlock["kind"]; topic: string; relied_on_id: string | null; current_id: string | null } } | null)?.instruction_guard;
+    if (!g) continue;
+    const found = await getInstructionsByIds(db, [g.relied_on_id, g.current_id].filter((x): x is string => !!x));
+    const byId = (id: string | null) => (id ? (found.find((i) => i.id === id) ?? null) : null);
+    return { kind: g.kind, topic: g.topic, reliedOn: byId(g.relied_on_id), current: byId(g.current_id) };
+  }
+  return null;
 }
 
 export interface OutcomeResult {

@@ -7,13 +7,14 @@ import type { ReviewDecisionKind, ReviewStatus } from "@/lib/generated/prisma/en
 import { newId } from "@/lib/ids";
 import { lookupEffect, performEffect, recordMismatches, type ConnectorDeps, type EffectOutcome } from "@/lib/engine/connectors";
 import { hasOpenDivergence } from "@/lib/engine/divergence";
-import { getExecutionRowOrThrow, listExecutionEvents, moveExecution, toExecutionView, type ExecutionView } from "@/lib/engine/executions";
+import { getExecutionRowOrThrow, guardOf, listExecutionEvents, moveExecution, toExecutionView, type ExecutionView, type InstructionGuardView } from "@/lib/engine/executions";
+import { getCurrentInstruction, getInstructionsByIds } from "@/lib/engine/instructions";
 import { enqueueOutbox } from "@/lib/engine/messaging";
 import { reviewClosedAuditEntry, reviewDecidedAuditEntry, reviewOpenedAuditEntry } from "@/lib/engine/audit-events";
 import { appendAuditEntry } from "@/lib/engine/audit-log";
 import { moveTaskAfterSettlement } from "@/lib/engine/settle-task";
 import { parseOrThrow, type Actor, type TaskView } from "@/lib/engine/tasks";
-import { RefundRequestSchema } from "@/lib/engine/tools";
+import { RefundRequestSchema, ToolNameSchema, tools } from "@/lib/engine/tools";
 
 /**
  * The owner of `reviews` and `review_decisions`: an irreversible action whose
@@ -37,6 +38,11 @@ import { RefundRequestSchema } from "@/lib/engine/tools";
  * next round. The earlier round's decisions were spent on an attempt that
  * did not settle it; the new round asks again, with new facts, so its
  * approvals start from zero and the same people may decide once more.
+ *
+ * Never sent: an intent the instruction guard froze (lib/engine/instructions.ts)
+ * was never sent, so there is nothing to look up. approve_execute sends it for
+ * the first time (the same attempt, the same idempotency key); reject cancels
+ * it; accepting evidence is refused, there being none.
  */
 
 /** The identity under which a decision's re-execution reports the provider's answer. */
@@ -106,6 +112,15 @@ export interface ReviewListItem extends ReviewView {
 
 export interface ReviewDetail extends ReviewListItem {
   events: ExecutionEvent[];
+  /** The action was frozen before it was ever sent (by the instruction guard): approving sends it for the first time. */
+  neverSent: boolean;
+  /**
+   * The instructions behind the action: the one it relied on and the one that
+   * superseded it (or forbids it), as the guard saw them; for an action the
+   * guard did not freeze, what it relied on and its topic's current one now.
+   * Null when the task has no instruction on the topic.
+   */
+  instructions: (InstructionGuardView & { frozenByGuard: boolean }) | null;
 }
 
 type ReviewWithDecisions = Review & { decisions: ReviewDecision[] };
@@ -228,7 +243,25 @@ export async function getReview(db: Db, reviewId: string): Promise<ReviewDetail 
   if (!row) return null;
   const [item] = await withContext(db, [row]);
   if (!item) return null;
-  return { ...item, events: await listExecutionEvents(db, row.executionId) };
+  const [events, instructions] = await Promise.all([listExecutionEvents(db, row.executionId), instructionsOf(db, item.execution)]);
+  return { ...item, events, neverSent: isNeverSent(item.execution), instructions };
+}
+
+/** The current attempt never left: its sent_at is only ever set by SENT. */
+function isNeverSent(execution: Pick<Execution, "sentAt">): boolean {
+  return execution.sentAt === null;
+}
+
+async function instructionsOf(db: Db, execution: ExecutionView): Promise<ReviewDetail["instructions"]> {
+  const guard = await guardOf(db, execution.id);
+  if (guard) return { ...guard, frozenByGuard: true };
+  const tool = ToolNameSchema.safeParse(execution.tool);
+  if (!tool.success) return null;
+  const topic = tools[tool.data].topic;
+  const [reliedOn] = execution.instructionId ? await getInstructionsByIds(db, [execution.instructionId]) : [];
+  const current = await getCurrentInstruction(db, execution.taskId, topic);
+  if (!reliedOn && !current) return null;
+  return { kind: "superseded", topic, reliedOn: reliedOn ?? null, current, frozenByGuard: false };
 }
 
 export async function getReviewOrThrow(db: Db, reviewId: string): Promise<ReviewDetail> {
@@ -355,6 +388,9 @@ async function reject(db: Db, c: DecisionContext): Promise<DecideResult> {
 }
 
 async function acceptEvidence(db: Db, c: DecisionContext): Promise<DecideResult> {
+  if (isNeverSent(c.execution)) {
+    throw violation("accept_evidence_requires_sent_action", `Execution ${c.execution.id} was frozen before it was ever sent: the provider cannot have applied it, so there is no evidence to accept. Approve sending it, or reject it.`);
+  }
   // Asked now, not taken from what anyone saw earlier: the decision rests on the provider's current record.
   const lookup = await lookupEffect(c.execution, c.deps, { timeoutMs: c.callTimeoutMs });
   if (lookup.kind !== "found") {
@@ -411,9 +447,13 @@ async function approveExecute(db: Db, c: DecisionContext): Promise<DecideResult>
     }
     const review = await casReview(tx, c.review, {});
     await recordDecision(tx, c, review);
-    const attempt = c.execution.attempt + 1;
+    // A never-sent action goes out as the attempt it is; one that left before gets a new attempt under the same key.
+    const firstSend = isNeverSent(c.execution);
+    const attempt = firstSend ? c.execution.attempt : c.execution.attempt + 1;
     const sent = await moveExecution(tx, c.execution, "SENT", c.actor, {
-      reason: `re-executing (attempt ${attempt}, same idempotency key) on the approval of ${approvers.join(" and ")}: ${c.input.reason}`,
+      reason: firstSend
+        ? `sending for the first time (attempt ${attempt}, its idempotency key) on the approval of ${approvers.join(" and ")}, over the instruction that froze it: ${c.input.reason}`
+        : `re-executing (attempt ${attempt}, same idempotency key) on the approval of ${approvers.join(" and ")}: ${c.input.reason}`,
       data: { attempt, attemptId: `${c.execution.id}.${attempt}`, sentAt: new Date(), settledAt: null, error: null },
     });
     return { review, sent };

@@ -20,11 +20,22 @@ export const CrmNoteRequestSchema = z.strictObject({
 });
 export type CrmNoteRequest = z.infer<typeof CrmNoteRequestSchema>;
 
+/**
+ * `topic`: the instruction-ledger topic that governs the tool
+ * (lib/engine/instructions.ts). An irreversible call is held to the task's
+ * current authorized instruction on it: a "forbid" there, or a call relying
+ * on an instruction that is no longer current, is frozen for review.
+ */
 export const tools = {
-  "payments.refund": { irreversible: true, request: RefundRequestSchema, description: "Refund a charge (money leaves: irreversible)" },
-  "crm.add_note": { irreversible: false, request: CrmNoteRequestSchema, description: "Add a note to a customer in the CRM" },
+  "payments.refund": { irreversible: true, request: RefundRequestSchema, description: "Refund a charge (money leaves: irreversible)", topic: "refund" },
+  "crm.add_note": { irreversible: false, request: CrmNoteRequestSchema, description: "Add a note to a customer in the CRM", topic: "customer_note" },
 } as const;
 
 export type ToolName = keyof typeof tools;
 export const toolNames = Object.keys(tools) as [ToolName, ...ToolName[]];
 export const ToolNameSchema = z.enum(toolNames);
+
+/** The instruction topic that governs `tool`. */
+export function instructionTopicOf(tool: ToolName): string {
+  return tools[tool].topic;
+}

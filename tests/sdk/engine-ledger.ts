@@ -1,4 +1,4 @@
-import { executionDetailResource, executionResource, outcomeResultResource, taskResource } from "@/lib/api/resources";
+import { executionDetailResource, executionResource, intentResultResource, outcomeResultResource, taskResource } from "@/lib/api/resources";
 import type { Db } from "@/lib/db";
 import { getExecution, listExecutionEvents, markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
 import { getTaskOrThrow, type Actor } from "@/lib/engine/tasks";
@@ -25,8 +25,7 @@ export function engineLedger(db: Db, actor: Actor): ExecutionLedger {
     recordIntent: (taskId, body) =>
       api(async () => {
         const result = await recordIntent(db, taskId, body, actor);
-        const task = result.kind === "proceed" && result.task ? result.task : await getTaskOrThrow(db, taskId);
-        return { kind: result.kind, execution: executionResource(result.execution), task: taskResource(task) };
+        return intentResultResource(result, await getTaskOrThrow(db, taskId));
       }),
     markSent: (executionId, attemptId) => api(async () => executionResource(await markSent(db, executionId, { attempt_id: attemptId }, actor))),
     recordOutcome: (executionId, body) =>

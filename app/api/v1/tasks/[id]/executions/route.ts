@@ -1,5 +1,5 @@
 import { readApiJson, requireApiPrincipal, withWritePreconditions } from "@/lib/api/context";
-import { executionResource, taskResource } from "@/lib/api/resources";
+import { executionResource, intentResultResource } from "@/lib/api/resources";
 import { actorOf } from "@/lib/auth/permissions";
 import { getDb } from "@/lib/db";
 import { listExecutions, recordIntent } from "@/lib/engine/executions";
@@ -18,7 +18,9 @@ type Context = { params: Promise<{ id: string }> };
  * already succeeded (do not call again). A retry of an intent that was never
  * sent answers `proceed` again with the same attempt (200, nothing written).
  * The version comes from If-Match or the body, the lease token from
- * Fencing-Token or the body.
+ * Fencing-Token or the body. 202 `blocked`: the irreversible call was
+ * frozen for review because of the task's instructions (instruction_id in
+ * the body names the one it relies on); do not send it.
  */
 export const POST = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiPrincipal(request, "tasks:transition");
@@ -28,11 +30,13 @@ export const POST = withProblems(async (request, { params }: Context) => {
   const result = await recordIntent(db, id, body, actorOf(principal));
   // The engine returns the task only when this request moved it; otherwise
   // the caller still needs the version its next write is based on.
-  const written = result.kind === "proceed" && result.task !== null;
-  const task = result.kind === "proceed" && result.task ? result.task : await getTaskOrThrow(db, id);
-  const headers: Record<string, string> = { ETag: etagOf(task.version) };
+  const written = result.kind !== "receipt" && result.task !== null;
+  const answer = intentResultResource(result, written ? result.task! : await getTaskOrThrow(db, id));
+  const headers: Record<string, string> = { ETag: etagOf(answer.task.version) };
   if (!written) headers["Idempotent-Replayed"] = "true";
-  return json({ kind: result.kind, execution: executionResource(result.execution), task: taskResource(task) }, { status: written ? 201 : 200, headers });
+  // 202 for blocked: accepted, but for people to decide; nothing may be sent.
+  const status = result.kind === "blocked" ? 202 : written ? 201 : 200;
+  return json(answer, { status, headers });
 });
 
 /** The task's execution ledger: every tool call, oldest first. */

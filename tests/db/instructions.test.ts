@@ -1,0 +1,210 @@
+import { describe, expect, it } from "vitest";
+import { performEffect } from "@/lib/engine/connectors";
+import { listExecutionEvents, markSent, recordIntent, type IntentResult } from "@/lib/engine/executions";
+import { getCurrentInstruction, getInstructionLedger, recordInstruction } from "@/lib/engine/instructions";
+import { decideReview, getReviewOrThrow } from "@/lib/engine/reviews";
+import { listTransitions, type Actor } from "@/lib/engine/tasks";
+import { agent, alice, bob, connectorsFor, executionRow, failure, refund, refundsUnderKey, runningTask, taskStatusOf } from "@/tests/helpers/effects";
+import { useTestDatabase } from "@/tests/helpers/use-test-database";
+import { sandbox } from "@/tests/sandbox/helpers";
+
+const db = useTestDatabase();
+const operator: Actor = { identity: "spiffe://verity.local/user/operator", kind: "user" };
+
+const approved = { topic: "refund", directive: "allow", text: "User approved refund", source: "user" } as const;
+const doNotRefund = { topic: "refund", directive: "forbid", text: "Do not issue refund" } as const;
+
+async function intent(taskId: string, version: number, instructionId?: string, toolCallId = "refund"): Promise<IntentResult> {
+  return recordIntent(
+    db,
+    taskId,
+    { tool_call_id: toolCallId, tool: "payments.refund", request: refund, expected_version: version, ...(instructionId ? { instruction_id: instructionId } : {}) },
+    agent,
+  );
+}
+
+/** A running task whose requester approved the refund (relayed by the agent), then an operator said not to. */
+async function approvedThenForbidden() {
+  const task = await runningTask(db);
+  const first = await recordInstruction(db, task.id, { ...approved, expected_seq: 0 }, agent);
+  const second = await recordInstruction(db, task.id, { ...doNotRefund, expected_seq: 1 }, operator);
+  return { task, approval: first.instruction, forbid: second.instruction };
+}
+
+describe("the ledger", () => {
+  it("is a compare-and-swap on its seq: a stale or a future expected_seq is a version_conflict naming the current seq; nothing is written", async () => {
+    const task = await runningTask(db);
+    const first = await recordInstruction(db, task.id, { ...doNotRefund, expected_seq: 0 }, operator);
+    expect(first.instruction).toMatchObject({ seq: 1, authorized: true, source: "operator", issuedBy: operator.identity, supersedesId: null });
+
+    const stale = await failure(recordInstruction(db, task.id, { topic: "refund", directive: "allow", text: "go ahead", expected_seq: 0 }, operator));
+    expect(stale.code).toBe("version_conflict");
+    expect(stale.details).toMatchObject({ currentSeq: 1, currentVersion: 1, latestInstruction: { id: first.instruction.id, text: "Do not issue refund" } });
+    const ahead = await failure(recordInstruction(db, task.id, { topic: "refund", directive: "allow", text: "go ahead", expected_seq: 5 }, operator));
+    expect(ahead).toMatchObject({ code: "version_conflict", details: { currentSeq: 1 } });
+    expect((await getInstructionLedger(db, task.id)).seq).toBe(1);
+
+    const racing = await Promise.allSettled([
+      recordInstruction(db, task.id, { topic: "refund", directive: "allow", text: "a", expected_seq: 1 }, operator),
+      recordInstruction(db, task.id, { topic: "refund", directive: "forbid", text: "b", expected_seq: 1 }, alice),
+    ]);
+    expect(racing.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    expect((await getInstructionLedger(db, task.id)).items.map((i) => i.seq)).toEqual([2, 1]);
+  });
+
+  it("a retry with the same instruction_id returns the first result and writes nothing; the same id with other words is refused", async () => {
+    const task = await runningTask(db);
+    const body = { ...doNotRefund, expected_seq: 0, instruction_id: "ins-client-1" };
+    const first = await recordInstruction(db, task.id, body, operator);
+    const again = await recordInstruction(db, task.id, body, operator);
+    expect(first.replayed).toBe(false);
+    expect(again).toMatchObject({ replayed: true, instruction: { id: "ins-client-1", seq: 1 } });
+    expect(await db.taskInstruction.count({ where: { taskId: task.id } })).toBe(1);
+    expect(await db.auditEntry.count({ where: { taskId: task.id, action: "instruction.recorded" } })).toBe(1);
+    const other = await failure(recordInstruction(db, task.id, { ...body, text: "refund after all" }, operator));
+    expect(other.code).toBe("idempotency_conflict");
+  });
+
+  it("the latest authorized directive on a topic supersedes the older ones; notes and other topics do not", async () => {
+    const task = await runningTask(db);
+    const a = (await recordInstruction(db, task.id, { ...approved, expected_seq: 0 }, agent)).instruction;
+    const b = (await recordInstruction(db, task.id, { ...doNotRefund, expected_seq: 1 }, operator)).instruction;
+    const note = (await recordInstruction(db, task.id, { topic: "refund", directive: "note", text: "customer called again", expected_seq: 2 }, operator)).instruction;
+    const other = (await recordInstruction(db, task.id, { topic: "customer_note", directive: "allow", text: "tell them", expected_seq: 3 }, operator)).instruction;
+    expect(b.supersedesId).toBe(a.id);
+    expect(note.supersedesId).toBeNull();
+    expect(other.supersedesId).toBeNull();
+
+    const ledger = await getInstructionLedger(db, task.id);
+    expect(ledger.seq).toBe(4);
+    expect(ledger.items.map((i) => [i.seq, i.standing])).toEqual([
+      [4, { kind: "current" }],
+      [3, { kind: "note" }],
+      [2, { kind: "current" }],
+      [1, { kind: "superseded", byId: b.id, bySeq: 2 }],
+    ]);
+    expect(ledger.current.refund?.id).toBe(b.id);
+    expect(ledger.current.customer_note?.id).toBe(other.id);
+
+    const again = (await recordInstruction(db, task.id, { topic: "refund", directive: "allow", text: "refund approved by the manager", expected_seq: 4 }, alice)).instruction;
+    expect(again.supersedesId).toBe(b.id);
+    expect((await getCurrentInstruction(db, task.id, "refund"))?.id).toBe(again.id);
+  });
+
+  it("agent memory is recorded but never authorized and never supersedes; an agent relaying the requester is authorized; an agent cannot speak as an operator", async () => {
+    const task = await runningTask(db);
+    const forbid = (await recordInstruction(db, task.id, { ...doNotRefund, expected_seq: 0 }, operator)).instruction;
+    const memory = (await recordInstruction(db, task.id, { topic: "refund", directive: "allow", text: "User approved refund (from my summary)", expected_seq: 1 }, agent)).instruction;
+    expect(memory).toMatchObject({ source: "agent_memory", authorized: false, supersedesId: null, issuedBy: agent.identity });
+    expect((await getCurrentInstruction(db, task.id, "refund"))?.id).toBe(forbid.id);
+    expect((await getInstructionLedger(db, task.id)).items[0]?.standing).toEqual({ kind: "unauthorized" });
+
+    const relayed = (await recordInstruction(db, task.id, { ...approved, expected_seq: 2 }, agent)).instruction;
+    expect(relayed).toMatchObject({ source: "user", authorized: true, supersedesId: forbid.id, issuedBy: agent.identity, details: { relayed_by: agent.identity } });
+
+    expect((await failure(recordInstruction(db, task.id, { ...doNotRefund, source: "operator", expected_seq: 3 }, agent))).code).toBe("forbidden");
+    expect((await failure(recordInstruction(db, task.id, { ...doNotRefund, source: "agent_memory", expected_seq: 3 }, operator))).code).toBe("validation_failed");
+    expect((await failure(recordInstruction(db, task.id, { ...doNotRefund, topic: "Refund!", expected_seq: 3 }, operator))).code).toBe("validation_failed");
+    expect((await getInstructionLedger(db, task.id)).seq).toBe(3);
+  });
+});
+
+describe("the guard on irreversible calls", () => {
+  it("a refund relying on a superseded approval is frozen, not sent; reviewed with both instructions; approve sends exactly one under the same key", async () => {
+    const s = await sandbox();
+    const { task, approval, forbid } = await approvedThenForbidden();
+
+    const blocked = await intent(task.id, task.version, approval.id);
+    if (blocked.kind !== "blocked") throw new Error(`expected blocked, got ${blocked.kind}`);
+    expect(blocked.message).toContain("User approved refund");
+    expect(blocked.message).toContain("Do not issue refund");
+    expect(blocked.guard).toMatchObject({ kind: "superseded", topic: "refund", reliedOn: { id: approval.id }, current: { id: forbid.id } });
+    expect(blocked.execution).toMatchObject({ status: "NEEDS_HUMAN", sentAt: null, instructionId: approval.id, attempt: 1 });
+    expect(blocked.task?.status).toBe("WAITING_FOR_HUMAN");
+    expect(await refundsUnderKey(s.url, blocked.execution.idempotencyKey)).toBe(0);
+    expect((await listExecutionEvents(db, blocked.execution.id)).map((e) => e.toStatus)).toEqual(["INTENT_RECORDED", "NEEDS_HUMAN"]);
+
+    const review = await getReviewOrThrow(db, blocked.reviewId);
+    expect(review).toMatchObject({ status: "OPEN", neverSent: true, instructions: { frozenByGuard: true, reliedOn: { id: approval.id }, current: { id: forbid.id } } });
+    expect(review.reason).toContain("User approved refund");
+    expect(review.reason).toContain("Do not issue refund");
+
+    // The agent's retry gets the same answer and writes nothing.
+    const retry = await intent(task.id, blocked.task!.version, approval.id);
+    expect(retry).toMatchObject({ kind: "blocked", reviewId: blocked.reviewId, task: null });
+    expect(await db.execution.count({ where: { taskId: task.id } })).toBe(1);
+    // Nobody can call the evidence of a request that never left.
+    const accept = await failure(decideReview(db, review.id, { expected_version: review.version, decision: "approve_accept_evidence", reason: "?" }, alice, connectorsFor(s.url)));
+    expect(accept.invariants).toEqual(["accept_evidence_requires_sent_action"]);
+
+    const decided = await decideReview(db, review.id, { expected_version: review.version, decision: "approve_execute", reason: "the manager overrides: refund" }, alice, connectorsFor(s.url));
+    expect(decided).toMatchObject({ executed: true, outcome: "succeeded", execution: { status: "SUCCEEDED", attempt: 1, idempotencyKey: blocked.execution.idempotencyKey }, task: { status: "VALIDATING" } });
+    expect(await refundsUnderKey(s.url, blocked.execution.idempotencyKey)).toBe(1);
+    // A second send under the same key (a confused worker) is the provider's replay, not a second refund.
+    await performEffect(await executionRow(db, blocked.execution.id), connectorsFor(s.url));
+    expect(await refundsUnderKey(s.url, blocked.execution.idempotencyKey)).toBe(1);
+  });
+
+  it("reject cancels the never-sent refund and its task; the provider never sees it", async () => {
+    const s = await sandbox();
+    const { task, approval } = await approvedThenForbidden();
+    const blocked = await intent(task.id, task.version, approval.id);
+    if (blocked.kind !== "blocked") throw new Error("expected blocked");
+    const decided = await decideReview(db, blocked.reviewId, { expected_version: 1, decision: "reject", reason: "the customer withdrew the request" }, bob, connectorsFor(s.url));
+    expect(decided).toMatchObject({ review: { status: "REJECTED" }, execution: { status: "CANCELLED" }, task: { status: "CANCELLED" }, executed: false });
+    expect(await refundsUnderKey(s.url, blocked.execution.idempotencyKey)).toBe(0);
+  });
+
+  it("a current forbid blocks a refund that names no instruction; an agent's memory cannot be relied on; a current approval proceeds", async () => {
+    const s = await sandbox();
+    const forbidden = await runningTask(db);
+    await recordInstruction(db, forbidden.id, { ...doNotRefund, expected_seq: 0 }, operator);
+    const plain = await intent(forbidden.id, forbidden.version);
+    expect(plain).toMatchObject({ kind: "blocked", guard: { kind: "forbidden", reliedOn: null } });
+    expect(await taskStatusOf(db, forbidden.id)).toBe("WAITING_FOR_HUMAN");
+
+    const remembered = await runningTask(db);
+    const memory = (await recordInstruction(db, remembered.id, { topic: "refund", directive: "allow", text: "User approved refund", expected_seq: 0 }, agent)).instruction;
+    expect(await intent(remembered.id, remembered.version, memory.id)).toMatchObject({ kind: "blocked", guard: { kind: "unauthorized" } });
+
+    const allowed = await runningTask(db);
+    const approval = (await recordInstruction(db, allowed.id, { ...approved, expected_seq: 0 }, agent)).instruction;
+    const proceed = await intent(allowed.id, allowed.version, approval.id);
+    expect(proceed).toMatchObject({ kind: "proceed", execution: { status: "INTENT_RECORDED", instructionId: approval.id } });
+
+    // Names an instruction of another task, or of another topic: refused, nothing written.
+    const other = await runningTask(db);
+    expect((await failure(intent(other.id, other.version, approval.id))).code).toBe("validation_failed");
+    const noteTopic = (await recordInstruction(db, other.id, { topic: "customer_note", directive: "allow", text: "ok", expected_seq: 0 }, operator)).instruction;
+    expect((await failure(intent(other.id, other.version, noteTopic.id))).code).toBe("validation_failed");
+    expect(await db.execution.count({ where: { taskId: other.id } })).toBe(0);
+    expect(await refundsUnderKey(s.url, `vrt:${forbidden.id}:refund`)).toBe(0);
+  });
+
+  it("an instruction recorded between the intent and the send stops it at markSent: frozen, reviewed, never sent", async () => {
+    const s = await sandbox();
+    const task = await runningTask(db);
+    const approval = (await recordInstruction(db, task.id, { ...approved, expected_seq: 0 }, agent)).instruction;
+    const proceed = await intent(task.id, task.version, approval.id);
+    if (proceed.kind !== "proceed") throw new Error("expected proceed");
+    await recordInstruction(db, task.id, { ...doNotRefund, expected_seq: 1 }, operator);
+
+    const refused = await failure(markSent(db, proceed.execution.id, { attempt_id: proceed.execution.attemptId }, agent));
+    expect(refused).toMatchObject({ code: "invariant_violated", invariants: ["instruction_current_before_send"] });
+    expect(refused.details.reviewId).toBeTruthy();
+    expect(await executionRow(db, proceed.execution.id)).toMatchObject({ status: "NEEDS_HUMAN", sentAt: null });
+    expect((await listTransitions(db, task.id)).slice(-2).map((t) => t.toStatus)).toEqual(["RECONCILING", "WAITING_FOR_HUMAN"]);
+    expect(await refundsUnderKey(s.url, proceed.execution.idempotencyKey)).toBe(0);
+  });
+
+  it("an instruction cannot unsend a refund in flight: it is recorded, names the in-flight execution, and the execution keeps its course", async () => {
+    const task = await runningTask(db);
+    const proceed = await intent(task.id, task.version);
+    if (proceed.kind !== "proceed") throw new Error("expected proceed");
+    await markSent(db, proceed.execution.id, { attempt_id: proceed.execution.attemptId }, agent);
+    const recorded = await recordInstruction(db, task.id, { ...doNotRefund, expected_seq: 0 }, operator);
+    expect(recorded.inFlightExecutionIds).toEqual([proceed.execution.id]);
+    expect(recorded.instruction.details).toMatchObject({ in_flight_execution_ids: [proceed.execution.id] });
+    expect((await executionRow(db, proceed.execution.id)).status).toBe("SENT");
+  });
+});
