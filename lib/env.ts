@@ -30,6 +30,20 @@ const envSchema = z.object({
   VERITY_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(5_000),
   /** A SENT execution older than this is treated as an unknown outcome (its worker is presumed dead). */
   VERITY_SENT_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
+  /** How often the server's invariant monitor makes a pass (lib/engine/invariant-monitor.ts); 0 turns it off. */
+  VERITY_MONITOR_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
+  /** Rows each monitor check reads per pass (keyset batches): bounded work however large the tables grow. */
+  VERITY_MONITOR_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
+  /** Overrides every connector's idempotency window (lib/engine/connectors.ts), e.g. a short one for tests. */
+  VERITY_IDEMPOTENCY_WINDOW_MS: z.coerce.number().int().min(1).optional(),
+  /**
+   * Audit retention (lib/engine/audit-retention.ts): the background loop
+   * deletes audit entries older than this many days, except under a legal
+   * hold. Unset (the default): keep every entry forever.
+   */
+  VERITY_AUDIT_RETENTION_DAYS: z.preprocess((v) => (v === "" ? undefined : v), z.coerce.number().int().min(1).max(36_500).optional()),
+  /** How often that retention runs at most (per server process); at least a minute. */
+  VERITY_AUDIT_RETENTION_INTERVAL_MS: z.coerce.number().int().min(60_000).default(3_600_000),
   /** Where the outbox dispatcher delivers announcements (at least once, Idempotency-Key = message id); unset keeps them pending. */
   VERITY_OUTBOX_WEBHOOK_URL: z.url().optional(),
   /** Shared secret of the sandbox's signed webhooks; generated into the data folder when unset. */
@@ -65,6 +79,11 @@ export type Env = z.infer<typeof envSchema> & {
   pgliteDir: string;
   database: { kind: "pglite"; dir: string } | { kind: "postgres"; url: string };
 };
+
+/** Validates variables exactly as getEnv does, without reading process.env or caching: tests and configuration checks. */
+export function parseEnvValues(source: Record<string, string | undefined>) {
+  return envSchema.safeParse(source);
+}
 
 let cached: Env | undefined;
 

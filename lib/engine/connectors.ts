@@ -28,6 +28,26 @@ export function getConnectors(): ConnectorDeps {
   return cached;
 }
 
+/**
+ * How long each tool's provider remembers an idempotency key. Inside the
+ * window a retry under the same key is answered with the first result; past
+ * it the provider may treat the key as new, so an effect whose outcome is
+ * still unknown by then can no longer be retried safely (the invariant
+ * monitor raises unknown_outcome_expired). 24 h is Stripe's; the sandbox
+ * keeps keys for its lifetime, so this is the binding limit.
+ */
+export const idempotencyWindowMsByTool: Record<ToolName, number> = {
+  "payments.refund": 24 * 60 * 60 * 1000,
+  "crm.add_note": 24 * 60 * 60 * 1000,
+};
+
+/** The tool's window, or VERITY_IDEMPOTENCY_WINDOW_MS when set (tests shorten it). */
+export function idempotencyWindowMs(tool: string): number {
+  const override = getEnv().VERITY_IDEMPOTENCY_WINDOW_MS;
+  if (override !== undefined) return override;
+  return (idempotencyWindowMsByTool as Record<string, number>)[tool] ?? 24 * 60 * 60 * 1000;
+}
+
 /** A provider's record of an effect, in the vocabulary of the tool's request. */
 export type ProviderRecord = Record<string, unknown> & { id: string; idempotency_key: string; metadata: Record<string, string> };
 
