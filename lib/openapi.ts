@@ -33,13 +33,15 @@ import {
 import {
   AuditEntriesQuerySchema,
   AuditEntryResourceSchema,
-  AuditExportQuerySchema,
   AuditVerificationResourceSchema,
   ExportVerificationResourceSchema,
   ExportVerifyQuerySchema,
 } from "@/lib/api/audit-resources";
+import { AuditSearchExportQuerySchema, AuditSearchPageSchema, AuditSearchQuerySchema } from "@/lib/api/audit-search-resources";
 import { CreateCheckpointInputSchema, RestoreInputSchema, RestorePlanInputSchema } from "@/lib/engine/checkpoints";
 import { MarkSentInputSchema, RecordIntentInputSchema, RecordOutcomeInputSchema } from "@/lib/engine/executions";
+import { RecordInstructionInputSchema } from "@/lib/engine/instructions";
+import { InstructionLedgerSchema, InstructionResourceSchema, RecordInstructionResultSchema } from "@/lib/api/instruction-resources";
 import { LeaseRequestSchema } from "@/lib/engine/leases";
 import { InboundEventSchema } from "@/lib/engine/messaging";
 import { webhookEventSchema } from "@/lib/sandbox/contract";
@@ -143,9 +145,11 @@ function buildDocument(): JsonSchema {
       ["CreateCheckpointRequest", CreateCheckpointInputSchema],
       ["RestorePlanRequest", RestorePlanInputSchema],
       ["RestoreRequest", RestoreInputSchema],
+      ["RecordInstructionRequest", RecordInstructionInputSchema],
     ],
     "input",
   );
+  optionalInBody(requestSchemas.RecordInstructionRequest, "expected_seq", "The ledger seq you read (0 for an empty ledger). Required here unless sent as If-Match; if both are sent they must agree.");
   // expected_version may come from If-Match and fencing_token from Fencing-Token; the API fills them in before validating.
   const versionDescription = "The version the change is based on. Required here unless sent as If-Match; if both are sent they must agree.";
   const tokenDescription = "Your lease's fencing token; or send it as Fencing-Token. If both are sent they must agree. A stale token is a 409 lease-conflict and nothing is written.";
@@ -192,7 +196,11 @@ function buildDocument(): JsonSchema {
       ["AuditEntry", AuditEntryResourceSchema],
       ["AuditEntryPage", z.object({ items: z.array(AuditEntryResourceSchema), next_cursor: z.string().nullable() })],
       ["AuditVerification", AuditVerificationResourceSchema],
+      ["AuditSearchPage", AuditSearchPageSchema],
       ["AuditExportVerification", ExportVerificationResourceSchema],
+      ["Instruction", InstructionResourceSchema],
+      ["InstructionLedger", InstructionLedgerSchema],
+      ["RecordInstructionResult", RecordInstructionResultSchema],
     ],
     "output",
   );
@@ -215,7 +223,7 @@ function buildDocument(): JsonSchema {
     },
     servers: [{ url: "/" }],
     security: [{ bearerAuth: [] }],
-    tags: [{ name: "tasks" }, { name: "executions" }, { name: "leases" }, { name: "events" }, { name: "checkpoints" }, { name: "audit" }, { name: "workflows" }, { name: "meta" }],
+    tags: [{ name: "tasks" }, { name: "executions" }, { name: "leases" }, { name: "events" }, { name: "checkpoints" }, { name: "audit" }, { name: "instructions" }, { name: "workflows" }, { name: "meta" }],
     paths: {
       "/api/v1/tasks": {
         post: {
@@ -310,6 +318,13 @@ function buildDocument(): JsonSchema {
               headers: { ...etagHeader, "Idempotent-Replayed": { schema: { type: "string", const: "true" } } },
               content: jsonContent(ref("IntentResult")),
             },
+            202: {
+              description:
+                "`blocked`: an irreversible call frozen for review because of the task's instructions (it relies on a superseded or unauthorized instruction, " +
+                "or the current one on its topic forbids it). Nothing may be sent; a person decides in the review queue. A retry answers the same.",
+              headers: etagHeader,
+              content: jsonContent(ref("IntentResult")),
+            },
             ...problems(400, 401, 403, 404, 409, 413, 415, 422),
           },
         },
@@ -319,6 +334,32 @@ function buildDocument(): JsonSchema {
           summary: "The task's execution ledger, oldest first",
           parameters: [taskId],
           responses: { 200: { description: "Every tool call of the task.", content: jsonContent(ref("ExecutionList")) }, ...problems(401, 403, 404) },
+        },
+      },
+      "/api/v1/tasks/{id}/instructions": {
+        get: {
+          tags: ["instructions"],
+          operationId: "listInstructions",
+          summary: "The task's instruction ledger, newest first, with each entry's standing and the current instruction per topic",
+          description: "Bearer token, or the console session; permission instructions:read. ETag is the ledger's seq.",
+          parameters: [taskId],
+          responses: { 200: { description: "The ledger.", headers: etagHeader, content: jsonContent(ref("InstructionLedger")) }, ...problems(401, 403, 404) },
+        },
+        post: {
+          tags: ["instructions"],
+          operationId: "recordInstruction",
+          summary: "Append an instruction to the task's ledger (compare-and-swap on its seq)",
+          description:
+            "Permission instructions:write (operators, admins, agents). A person's instruction is authorized; an agent's is authorized only when it relays the " +
+            "requester's words (source user); its own memory (source agent_memory, the default for agents) is recorded but never authorized and never supersedes. " +
+            "The latest authorized allow/forbid on a topic supersedes the older ones. A stale seq is a 409 naming the current seq; a retried instruction_id replays (200).",
+          parameters: [taskId, { name: "If-Match", in: "header", required: false, schema: { type: "string" }, description: 'The ledger seq you read, e.g. "3" ("0" when empty).' }],
+          requestBody: { required: true, content: jsonContent(ref("RecordInstructionRequest")) },
+          responses: {
+            201: { description: "Recorded.", headers: etagHeader, content: jsonContent(ref("RecordInstructionResult")) },
+            200: { description: "A retry of a recorded instruction_id: nothing written.", headers: etagHeader, content: jsonContent(ref("RecordInstructionResult")) },
+            ...problems(400, 401, 403, 404, 409, 413, 415),
+          },
         },
       },
       "/api/v1/executions/{id}": {
@@ -528,6 +569,19 @@ function buildDocument(): JsonSchema {
           responses: { 200: { description: "One page.", content: jsonContent(ref("AuditEntryPage")) }, ...problems(400, 401, 403) },
         },
       },
+      "/api/v1/audit/search": {
+        get: {
+          tags: ["audit"],
+          operationId: "searchAuditEntries",
+          summary: "Search the log across tasks, keyset-paged either way",
+          description:
+            `${auditReaders} Filters combine with AND: from (inclusive), to (exclusive), task, actor, action, kind, status (a move to or from it), ` +
+            "and tool / idempotency_key / execution, resolved through the executions table to the entries about those executions " +
+            "(their own chain, and reviews and alerts naming them), or with scope=task to every entry of their tasks. Pass next_cursor back as cursor, with the same order.",
+          parameters: queryParameters(AuditSearchQuerySchema),
+          responses: { 200: { description: "One page.", content: jsonContent(ref("AuditSearchPage")) }, ...problems(400, 401, 403) },
+        },
+      },
       "/api/v1/audit/export": {
         get: {
           tags: ["audit"],
@@ -536,7 +590,7 @@ function buildDocument(): JsonSchema {
           description:
             "Permission audit:export. Every line has seq, prev_hash and hash: verify the file with POST /api/v1/audit/verify or offline (docs/audit.md). " +
             "An error after the first byte ends the transfer with an error, never a short file that looks whole.",
-          parameters: queryParameters(AuditExportQuerySchema),
+          parameters: queryParameters(AuditSearchExportQuerySchema),
           responses: {
             200: {
               description: "The entries, one per line (CSV: with a header row).",

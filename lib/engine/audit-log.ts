@@ -152,6 +152,16 @@ export async function getAuditEntry(db: Db | Tx, id: string): Promise<AuditEntry
   return rows[0] ? toEntry(rows[0]) : null;
 }
 
+/**
+ * Entries selected by a caller-built tail (`WHERE … ORDER BY … LIMIT …`),
+ * for the searches of lib/engine/audit-search.ts: one place maps rows to
+ * entries. The tail must be built with Prisma.sql, never from raw text.
+ */
+export async function selectAuditEntries(db: Db | Tx, tail: Prisma.Sql): Promise<AuditEntry[]> {
+  const rows = await db.$queryRaw<EntryRow[]>`SELECT ${entryColumns} FROM audit_entries ${tail}`;
+  return rows.map(toEntry);
+}
+
 const isoInstant = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
 
 /** A range of the log: the filters of the export, the console and the API. */
@@ -291,10 +301,24 @@ function sameHead(a: Head | undefined, b: Head | undefined): boolean {
  * is reported.
  */
 export async function verifyAuditChains(db: Db, options: { pageSize?: number } = {}): Promise<AuditVerification> {
-  const pageSize = options.pageSize ?? 2000;
-  const heads = await readHeads(db);
-  const anchors = await readAnchors(db);
-  const result = await walkStreams(db, heads, anchors, pageSize);
+  return verifyStreams(db, undefined, options.pageSize ?? 2000);
+}
+
+/**
+ * verifyAuditChains over the named streams only (a task's chains: its own,
+ * its executions', reviews', checkpoints', alerts'), with the same checks,
+ * heads and anchors: what the console's verified badge of one task runs, in
+ * time proportional to that task's entries rather than the whole log.
+ */
+export async function verifyAuditStreams(db: Db, streams: readonly string[], options: { pageSize?: number } = {}): Promise<AuditVerification> {
+  if (streams.length === 0) return { ok: true, checkedAt: new Date(), streams: 0, entries: 0, breaks: [], firstBreak: null };
+  return verifyStreams(db, [...new Set(streams)].sort(), options.pageSize ?? 2000);
+}
+
+async function verifyStreams(db: Db, only: string[] | undefined, pageSize: number): Promise<AuditVerification> {
+  const heads = await readHeads(db, only);
+  const anchors = await readAnchors(db, only);
+  const result = await walkStreams(db, heads, anchors, pageSize, only);
   const broken = result.breaks.map((b) => b.stream);
   if (broken.length > 0) {
     // Re-walk only streams whose head or anchor moved while we read them.

@@ -1,8 +1,9 @@
 import { parseQuery } from "@/lib/api/context";
-import { AuditExportQuerySchema } from "@/lib/api/audit-resources";
+import { AuditSearchExportQuerySchema } from "@/lib/api/audit-search-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
 import { getDb } from "@/lib/db";
-import { exportAuditRange, exportContentTypes } from "@/lib/engine/audit-export";
+import { exportContentTypes } from "@/lib/engine/audit-export";
+import { assertSearchWindow, exportAuditSearch } from "@/lib/engine/audit-search";
 import { appendAuditEntry } from "@/lib/engine/audit-log";
 import { queryOf } from "@/lib/http/query";
 import { otherMethods, withProblems } from "@/lib/http/respond";
@@ -10,7 +11,8 @@ import { otherMethods, withProblems } from "@/lib/http/respond";
 export const dynamic = "force-dynamic";
 
 /**
- * A range of the log (from, to, task, actor, action) as JSON Lines or CSV,
+ * A range of the log (from, to, task, actor, action, and every other filter
+ * of GET /api/v1/audit/search) as JSON Lines or CSV,
  * streamed page by page, with seq, prev_hash and hash on every line so the
  * holder can verify it (POST /api/v1/audit/verify, or offline). Taking a copy
  * out is itself recorded. An error after the first byte can only cut the
@@ -19,17 +21,31 @@ export const dynamic = "force-dynamic";
  */
 export const GET = withProblems(async (request) => {
   const principal = await requireApiOrSessionPrincipal(request, "audit:export");
-  const { format, ...range } = parseQuery(AuditExportQuerySchema, queryOf(request.url));
+  const { format, ...range } = parseQuery(AuditSearchExportQuerySchema, queryOf(request.url));
+  assertSearchWindow(range);
   const db = getDb();
   await appendAuditEntry(db, {
     action: "audit.exported",
     actor: { identity: principal.identity, kind: principal.kind === "agent" ? "agent" : "user" },
     subject: { type: "audit_log", id: range.task ? `task:${range.task}` : "all" },
     taskId: range.task ?? null,
-    details: { format, from: range.from?.toISOString(), to: range.to?.toISOString(), task: range.task, actor: range.actor, action: range.action },
+    details: {
+      format,
+      from: range.from?.toISOString(),
+      to: range.to?.toISOString(),
+      task: range.task,
+      actor: range.actor,
+      action: range.action,
+      kind: range.kind?.join(","),
+      status: range.status,
+      tool: range.tool,
+      idempotency_key: range.idempotency_key,
+      execution: range.execution,
+      scope: range.tool || range.idempotency_key || range.execution ? range.scope : undefined,
+    },
   });
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
-  return new Response(exportAuditRange(db, range, format), {
+  return new Response(exportAuditSearch(db, range, format), {
     headers: {
       "Content-Type": exportContentTypes[format],
       "Content-Disposition": `attachment; filename="verity-audit-${stamp}.${format}"`,

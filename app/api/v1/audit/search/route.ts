@@ -1,0 +1,24 @@
+import { parseQuery } from "@/lib/api/context";
+import { auditEntryResource } from "@/lib/api/audit-resources";
+import { AuditSearchQuerySchema } from "@/lib/api/audit-search-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
+import { getDb } from "@/lib/db";
+import { searchAuditEntries } from "@/lib/engine/audit-search";
+import { queryOf } from "@/lib/http/query";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * The log searched across tasks: time window, actor, task, action or kind,
+ * status, and tool / idempotency key / execution id resolved through the
+ * executions table (docs/audit.md, "Search"). Keyset-paged either way.
+ */
+export const GET = withProblems(async (request) => {
+  await requireApiOrSessionPrincipal(request, "audit:read");
+  const { cursor, limit, order, ...query } = parseQuery(AuditSearchQuerySchema, queryOf(request.url));
+  const page = await searchAuditEntries(getDb(), query, { cursor, limit, order });
+  return json({ items: page.items.map(auditEntryResource), next_cursor: page.nextCursor, matched_executions: page.matchedExecutions });
+});
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);
