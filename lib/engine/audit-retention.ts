@@ -150,3 +150,30 @@ export async function applyAuditRetention(db: Db, input: { olderThanDays: number
     { timeout: 10 * 60_000 },
   );
 }
+
+/** Who the scheduled run is in the audit log: the server, not a person. */
+export const retentionActor: AuditActor = { identity: "spiffe://verity.local/system/audit-retention", kind: "system" };
+
+export interface RetentionSchedule {
+  olderThanDays: number;
+  /** At most one run per this many milliseconds (VERITY_AUDIT_RETENTION_INTERVAL_MS). */
+  everyMs: number;
+}
+
+/**
+ * The background loop's retention step: applies the policy when it never
+ * ran in this process or `everyMs` has passed since the last attempt, and
+ * otherwise answers null without touching the database. A failed run counts
+ * as an attempt, so a failing cut is retried an interval later rather than
+ * every tick. Several processes may each run it: a cut re-checks age and
+ * holds in the database, and one that finds nothing old records nothing.
+ */
+export function scheduledRetention(schedule: RetentionSchedule, clock: () => number = Date.now): (db: Db) => Promise<RetentionResult | null> {
+  let lastAttempt: number | null = null;
+  return async (db) => {
+    const now = clock();
+    if (lastAttempt !== null && now - lastAttempt < schedule.everyMs) return null;
+    lastAttempt = now;
+    return applyAuditRetention(db, { olderThanDays: schedule.olderThanDays }, retentionActor);
+  };
+}

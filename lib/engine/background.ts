@@ -4,6 +4,7 @@ import { isAppError } from "@/lib/errors";
 import { getConnectors, type ConnectorDeps } from "@/lib/engine/connectors";
 import { createWebhookDeliverer, dispatchOutbox, type Deliver } from "@/lib/engine/messaging";
 import { reconcileDue, verifySettled } from "@/lib/engine/reconciler";
+import { scheduledRetention, type RetentionSchedule } from "@/lib/engine/audit-retention";
 
 /**
  * The server's background work, one tick at a time: reconcile what is due,
@@ -21,6 +22,8 @@ export interface BackgroundLoopOptions {
   verifyEvery?: number;
   lookupTimeoutMs?: number;
   log?: (line: string) => void;
+  /** Audit retention (VERITY_AUDIT_RETENTION_DAYS); without one, audit entries are kept forever. */
+  retention?: RetentionSchedule;
 }
 
 export interface TickReport {
@@ -45,6 +48,7 @@ export function startBackgroundLoop(db: Db, deps: ConnectorDeps, intervalMs: num
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<TickReport> | null = null;
+  const retain = options.retention ? scheduledRetention(options.retention) : null;
 
   async function step<T>(name: string, report: TickReport, run: () => Promise<T>): Promise<T | undefined> {
     try {
@@ -81,6 +85,13 @@ export function startBackgroundLoop(db: Db, deps: ConnectorDeps, intervalMs: num
       if (dispatched) {
         report.delivered = dispatched.delivered;
         if (dispatched.failed > 0) log(`verity background: ${dispatched.failed} outbox message(s) not delivered, retried later: ${redact(dispatched.errors[0]?.error ?? "")}`);
+      }
+    }
+    if (retain) {
+      // Last: a large cut is a long transaction, and the steps above are the urgent ones.
+      const retained = await step("audit retention", report, () => retain(db));
+      if (retained?.entry) {
+        log(`verity background: audit retention (${options.retention?.olderThanDays} days) deleted ${retained.cuts.reduce((n, c) => n + c.deleted, 0)} entries from ${retained.cuts.length} stream(s)${retained.heldStreams.length ? `; ${retained.heldStreams.length} held` : ""}`);
       }
     }
     return report;
@@ -136,7 +147,8 @@ export function startServerBackgroundLoop(): BackgroundLoop | null {
   if (env.VERITY_RECONCILE_INTERVAL_MS <= 0) return null;
   if (globalForLoop.verityBackgroundLoop) return globalForLoop.verityBackgroundLoop;
   const url = env.VERITY_OUTBOX_WEBHOOK_URL;
-  const loop = startBackgroundLoop(getDb(), getConnectors(), env.VERITY_RECONCILE_INTERVAL_MS, { deliver: url ? createWebhookDeliverer(url) : undefined });
+  const retention = env.VERITY_AUDIT_RETENTION_DAYS ? { olderThanDays: env.VERITY_AUDIT_RETENTION_DAYS, everyMs: env.VERITY_AUDIT_RETENTION_INTERVAL_MS } : undefined;
+  const loop = startBackgroundLoop(getDb(), getConnectors(), env.VERITY_RECONCILE_INTERVAL_MS, { deliver: url ? createWebhookDeliverer(url) : undefined, retention });
   globalForLoop.verityBackgroundLoop = loop;
   console.log(`verity: background loop every ${env.VERITY_RECONCILE_INTERVAL_MS} ms (reconcile, verify, outbox${url ? "" : ": no subscriber configured, messages wait"})`);
   return loop;
