@@ -1,0 +1,160 @@
+"use client";
+
+import type { FormEvent, ReactNode } from "react";
+import { applyRetentionAction, placeHoldAction, releaseHoldAction } from "@/app/(console)/audit/retention/actions";
+import { idleRetentionForm, type RetentionFormState } from "@/lib/console/retention-form";
+import { useServerActionForm } from "@/components/server-action-form";
+
+const lostAnswer: RetentionFormState = {
+  status: "error",
+  message: "The server's answer was lost. The page was reloaded: check the lists below for what happened before trying again.",
+  fields: {},
+};
+
+function useRetentionForm(action: (previous: RetentionFormState, formData: FormData) => Promise<RetentionFormState>, onDone?: () => void) {
+  const form = useServerActionForm(action, idleRetentionForm, { lostAnswer, onDone });
+  const onSubmit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const submitter = (event.nativeEvent as SubmitEvent).submitter;
+    form.submit(event.currentTarget, submitter);
+  };
+  return { ...form, onSubmit };
+}
+
+function Answer({ state }: { state: RetentionFormState }) {
+  switch (state.status) {
+    case "idle":
+      return null;
+    case "done":
+      return (
+        <div className="notice notice--success" role="status">
+          {state.message}
+        </div>
+      );
+    case "conflict":
+      return (
+        <div className="notice notice--warning" role="alert">
+          {state.message}
+        </div>
+      );
+    case "error":
+      return (
+        <div className="notice notice--error" role="alert">
+          {state.message}
+        </div>
+      );
+  }
+}
+
+function fieldError(state: RetentionFormState, ...names: string[]): string | undefined {
+  if (state.status !== "error") return undefined;
+  for (const n of names) if (state.fields[n]) return state.fields[n];
+  return undefined;
+}
+
+function Field({ id, label, error, hint, children }: { id: string; label: string; error?: string; hint?: string; children: ReactNode }) {
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {children}
+      {hint ? (
+        <p className="hint" id={`${id}-hint`}>
+          {hint}
+        </p>
+      ) : null}
+      {error ? (
+        <p className="field-error" id={`${id}-error`} role="alert">
+          {error}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+export function PlaceHoldForm() {
+  const { state, pending, onSubmit } = useRetentionForm(placeHoldAction, () => {
+    (document.getElementById("place-hold-form") as HTMLFormElement | null)?.reset();
+  });
+  const taskError = fieldError(state, "task_id");
+  const fromError = fieldError(state, "from");
+  const toError = fieldError(state, "to");
+  const reasonError = fieldError(state, "reason");
+  return (
+    <form id="place-hold-form" onSubmit={onSubmit} className="retention-form" aria-label="Place a legal hold">
+      <Answer state={state} />
+      <div className="retention-form__row">
+        <Field id="hold-task" label="Task id (optional)" error={taskError} hint="Holds that task's entries. Leave empty to hold by time only.">
+          <input id="hold-task" name="taskId" type="text" autoComplete="off" spellCheck={false} aria-invalid={taskError ? true : undefined} />
+        </Field>
+        <Field id="hold-from" label="From (UTC, optional)" error={fromError}>
+          <input id="hold-from" name="from" type="datetime-local" aria-invalid={fromError ? true : undefined} />
+        </Field>
+        <Field id="hold-to" label="To (UTC, optional)" error={toError}>
+          <input id="hold-to" name="to" type="datetime-local" aria-invalid={toError ? true : undefined} />
+        </Field>
+      </div>
+      <Field id="hold-reason" label="Reason (required)" error={reasonError} hint="Recorded in the audit log with the hold. No task and no time bound holds every entry.">
+        <textarea id="hold-reason" name="reason" rows={2} maxLength={1000} required aria-invalid={reasonError ? true : undefined} />
+      </Field>
+      <div className="button-row">
+        <button type="submit" className="button button--primary" disabled={pending}>
+          {pending ? "Placing…" : "Place legal hold"}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function ReleaseHoldForm({ holdId }: { holdId: string }) {
+  const { state, pending, onSubmit } = useRetentionForm(releaseHoldAction);
+  const reasonError = fieldError(state, "reason", "");
+  const id = `release-${holdId}`;
+  return (
+    <form onSubmit={onSubmit} className="retention-release" aria-label={`Release legal hold ${holdId}`}>
+      <Answer state={state} />
+      <input type="hidden" name="holdId" value={holdId} />
+      <label htmlFor={id} className="visually-hidden">
+        Reason for releasing {holdId}
+      </label>
+      <input id={id} name="reason" type="text" placeholder="Reason for release (required)" maxLength={1000} required aria-invalid={reasonError ? true : undefined} />
+      <button type="submit" className="button button--small" disabled={pending}>
+        {pending ? "Releasing…" : "Release"}
+      </button>
+      {reasonError ? (
+        <p className="field-error" role="alert">
+          {reasonError}
+        </p>
+      ) : null}
+    </form>
+  );
+}
+
+export function ApplyRetentionForm({ defaultDays }: { defaultDays: number }) {
+  const { state, pending, onSubmit } = useRetentionForm(applyRetentionAction);
+  const daysError = fieldError(state, "days");
+  const confirmError = fieldError(state, "confirm");
+  return (
+    <form onSubmit={onSubmit} className="retention-form" aria-label="Apply retention now">
+      <Answer state={state} />
+      <div className="retention-form__row">
+        <Field id="retention-days" label="Delete entries older than (days)" error={daysError}>
+          <input id="retention-days" name="days" type="number" min={1} max={36500} step={1} defaultValue={defaultDays} required aria-invalid={daysError ? true : undefined} />
+        </Field>
+      </div>
+      <div className="field retention-check">
+        <input id="retention-confirm" name="confirm" type="checkbox" value="yes" aria-invalid={confirmError ? true : undefined} />
+        <label htmlFor="retention-confirm">I understand that older entries not under a legal hold are deleted for good; each stream then starts at a recorded anchor.</label>
+        {confirmError ? (
+          <p className="field-error" role="alert">
+            {confirmError}
+          </p>
+        ) : null}
+      </div>
+      <div className="button-row">
+        <button type="submit" className="button button--danger" disabled={pending}>
+          {pending ? "Applying…" : "Apply retention now"}
+        </button>
+      </div>
+    </form>
+  );
+}

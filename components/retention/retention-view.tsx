@@ -1,0 +1,189 @@
+import Link from "next/link";
+import { formatDuration } from "@/lib/console/dashboard-format";
+import { shortIdentity } from "@/lib/console/format";
+import { describeHoldScope, type RetentionOverview, type RetentionPolicy } from "@/lib/console/retention";
+import { DateTime } from "@/components/date-time";
+import { ApplyRetentionForm, PlaceHoldForm, ReleaseHoldForm } from "@/components/retention/retention-forms";
+import "@/components/retention/retention.css";
+
+/** /audit/retention: the policy, what retention removed, the holds that stop it, and the admin's controls. */
+export function RetentionView({ policy, overview }: { policy: RetentionPolicy; overview: RetentionOverview }) {
+  const active = overview.holds.filter((h) => !h.releasedAt);
+  const released = overview.holds.filter((h) => h.releasedAt);
+  return (
+    <div className="retention-page">
+      <header className="page-header">
+        <nav aria-label="Breadcrumb" className="breadcrumb">
+          <ol>
+            <li>
+              <Link href="/audit">Audit log</Link>
+            </li>
+            <li aria-current="page">Retention and legal holds</li>
+          </ol>
+        </nav>
+        <div className="page-header__row">
+          <h1>Retention and legal holds</h1>
+        </div>
+        <p className="lede">
+          Old audit entries may be deleted by policy; a legal hold freezes that deletion for what it covers (correction annotations stay possible). Each run
+          deletes only the oldest part of a stream and records where it cut, so what remains still verifies.
+        </p>
+      </header>
+
+      <section className="card" aria-labelledby="policy-title">
+        <h2 id="policy-title">Current policy</h2>
+        {policy.olderThanDays === null ? (
+          <p data-testid="retention-policy">
+            <strong>Keep every entry forever.</strong> <code>VERITY_AUDIT_RETENTION_DAYS</code> is not set, so the server deletes nothing on its own. An
+            administrator may still apply retention by hand below.
+          </p>
+        ) : (
+          <p data-testid="retention-policy">
+            <strong>Delete entries older than {policy.olderThanDays} days</strong>, except under a legal hold, checked at most every {formatDuration(policy.everyMs)}{" "}
+            by the server (<code>VERITY_AUDIT_RETENTION_DAYS</code>, <code>VERITY_AUDIT_RETENTION_INTERVAL_MS</code>).
+            {policy.loopOff ? " The background loop is off (VERITY_RECONCILE_INTERVAL_MS=0), so no scheduled run happens." : ""}
+          </p>
+        )}
+      </section>
+
+      <section className="card" aria-labelledby="holds-title">
+        <h2 id="holds-title">Legal holds</h2>
+        {active.length === 0 ? (
+          <p className="subtle">No legal hold is in force: retention may delete any entry old enough.</p>
+        ) : (
+          <div className="table-wrap">
+            <table className="table" data-testid="active-holds">
+              <caption className="visually-hidden">Legal holds in force</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Hold</th>
+                  <th scope="col">Covers</th>
+                  <th scope="col">Reason</th>
+                  <th scope="col">Placed</th>
+                  <th scope="col">Release</th>
+                </tr>
+              </thead>
+              <tbody>
+                {active.map((h) => (
+                  <tr key={h.id}>
+                    <th scope="row" className="mono">
+                      {h.id}
+                    </th>
+                    <td>{describeHoldScope(h)}</td>
+                    <td>{h.reason}</td>
+                    <td>
+                      <DateTime value={h.placedAt} /> by {shortIdentity(h.placedBy)}
+                    </td>
+                    <td>
+                      <ReleaseHoldForm holdId={h.id} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <h3>Place a legal hold</h3>
+        <PlaceHoldForm />
+        {released.length > 0 ? (
+          <details className="retention-released">
+            <summary>Released holds ({released.length})</summary>
+            <ul>
+              {released.map((h) => (
+                <li key={h.id}>
+                  <span className="mono">{h.id}</span>: {describeHoldScope(h)}. “{h.reason}”. Released <DateTime value={h.releasedAt!} /> by{" "}
+                  {shortIdentity(h.releasedBy ?? "")}.
+                </li>
+              ))}
+            </ul>
+          </details>
+        ) : null}
+      </section>
+
+      <section className="card" aria-labelledby="apply-title">
+        <h2 id="apply-title">Apply retention now</h2>
+        <p className="subtle">Runs the same cut the server runs on schedule, as you, and records it in the audit log (system stream).</p>
+        <ApplyRetentionForm defaultDays={policy.olderThanDays ?? 365} />
+      </section>
+
+      <section className="card" aria-labelledby="runs-title">
+        <h2 id="runs-title">Last retention runs</h2>
+        {overview.runs.length === 0 ? (
+          <p className="subtle">No retention run has deleted anything yet. A run that finds nothing old enough records nothing.</p>
+        ) : (
+          <div className="table-wrap">
+            <table className="table" data-testid="retention-runs">
+              <caption className="visually-hidden">Last retention runs</caption>
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">By</th>
+                  <th scope="col" className="num">
+                    Older than
+                  </th>
+                  <th scope="col" className="num">
+                    Streams cut
+                  </th>
+                  <th scope="col" className="num">
+                    Streams held
+                  </th>
+                  <th scope="col">Audit entry</th>
+                </tr>
+              </thead>
+              <tbody>
+                {overview.runs.map((r) => (
+                  <tr key={r.entryId}>
+                    <td>
+                      <DateTime value={r.at} />
+                    </td>
+                    <td>{shortIdentity(r.actor)}</td>
+                    <td className="num">{r.olderThanDays === null ? "—" : `${r.olderThanDays} days`}</td>
+                    <td className="num">{r.streams}</td>
+                    <td className="num">{r.heldStreams}</td>
+                    <td className="mono">{r.entryId}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <h3>Where streams now start</h3>
+        {overview.anchors.length === 0 ? (
+          <p className="subtle">No stream has been cut: every stream still starts at its first entry.</p>
+        ) : (
+          <div className="table-wrap">
+            <table className="table table--compact" data-testid="retention-anchors">
+              <caption className="visually-hidden">Anchors of cut streams</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Stream</th>
+                  <th scope="col" className="num">
+                    Deleted through seq
+                  </th>
+                  <th scope="col">Anchor hash</th>
+                  <th scope="col">Cut</th>
+                </tr>
+              </thead>
+              <tbody>
+                {overview.anchors.map((a) => (
+                  <tr key={a.stream}>
+                    <th scope="row" className="mono">
+                      {a.stream}
+                    </th>
+                    <td className="num">{a.throughSeq}</td>
+                    <td className="mono" title={a.hash}>
+                      {a.hash.slice(0, 16)}…
+                    </td>
+                    <td>
+                      <DateTime value={a.cutAt} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+    </div>
+  );
+}
