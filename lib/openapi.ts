@@ -38,6 +38,18 @@ import {
   ExportVerifyQuerySchema,
 } from "@/lib/api/audit-resources";
 import { AuditSearchExportQuerySchema, AuditSearchPageSchema, AuditSearchQuerySchema } from "@/lib/api/audit-search-resources";
+import {
+  AlertDetailSchema,
+  AlertPageSchema,
+  AlertReconcileResultSchema,
+  AlertResourceSchema,
+  EscalationResultSchema,
+  MonitorPassResultSchema,
+  MonitorRunListSchema,
+} from "@/lib/api/alert-resources";
+import { AlertActionInputSchema, AlertReconcileInputSchema } from "@/lib/engine/alert-actions";
+import { ListAlertsQuerySchema } from "@/lib/engine/alert-queries";
+import { MonitorRunInputSchema } from "@/lib/engine/invariant-monitor";
 import { CreateCheckpointInputSchema, RestoreInputSchema, RestorePlanInputSchema } from "@/lib/engine/checkpoints";
 import { MarkSentInputSchema, RecordIntentInputSchema, RecordOutcomeInputSchema } from "@/lib/engine/executions";
 import { RecordInstructionInputSchema } from "@/lib/engine/instructions";
@@ -146,6 +158,9 @@ function buildDocument(): JsonSchema {
       ["RestorePlanRequest", RestorePlanInputSchema],
       ["RestoreRequest", RestoreInputSchema],
       ["RecordInstructionRequest", RecordInstructionInputSchema],
+      ["AlertActionRequest", AlertActionInputSchema],
+      ["AlertReconcileRequest", AlertReconcileInputSchema],
+      ["MonitorRunRequest", MonitorRunInputSchema],
     ],
     "input",
   );
@@ -153,6 +168,7 @@ function buildDocument(): JsonSchema {
   // expected_version may come from If-Match and fencing_token from Fencing-Token; the API fills them in before validating.
   const versionDescription = "The version the change is based on. Required here unless sent as If-Match; if both are sent they must agree.";
   const tokenDescription = "Your lease's fencing token; or send it as Fencing-Token. If both are sent they must agree. A stale token is a 409 lease-conflict and nothing is written.";
+  for (const name of ["AlertActionRequest", "AlertReconcileRequest"]) optionalInBody(requestSchemas[name], "expected_version", "The alert version you read. Required here unless sent as If-Match; if both are sent they must agree.");
   for (const name of ["TransitionRequest", "RecordIntentRequest", "RestoreRequest"]) {
     optionalInBody(requestSchemas[name], "expected_version", versionDescription);
     optionalInBody(requestSchemas[name], "fencing_token", tokenDescription);
@@ -201,9 +217,19 @@ function buildDocument(): JsonSchema {
       ["Instruction", InstructionResourceSchema],
       ["InstructionLedger", InstructionLedgerSchema],
       ["RecordInstructionResult", RecordInstructionResultSchema],
+      ["Alert", AlertResourceSchema],
+      ["AlertPage", AlertPageSchema],
+      ["AlertDetail", AlertDetailSchema],
+      ["AlertEscalation", EscalationResultSchema],
+      ["AlertReconciliation", AlertReconcileResultSchema],
+      ["MonitorRunList", MonitorRunListSchema],
+      ["MonitorPassResult", MonitorPassResultSchema],
     ],
     "output",
   );
+  const alertReaders = "Bearer token, or the console session (people); permission alerts:read (operators, auditors, engineers, admins).";
+  const alertActors = "Bearer token, or the console session (people); permission alerts:act (operators, engineers, admins).";
+  const alertId = { name: "id", in: "path", required: true, schema: { type: "string" }, description: "Alert id." };
   const auditReaders = "Bearer token, or the console session (people); permission audit:read (auditors, engineers, admins).";
   const checkpointId = { name: "id", in: "path", required: true, schema: { type: "string" }, description: "Checkpoint id." };
   const checkpointReaders = "Bearer token, or the console session (people): every role may read checkpoints.";
@@ -223,7 +249,7 @@ function buildDocument(): JsonSchema {
     },
     servers: [{ url: "/" }],
     security: [{ bearerAuth: [] }],
-    tags: [{ name: "tasks" }, { name: "executions" }, { name: "leases" }, { name: "events" }, { name: "checkpoints" }, { name: "audit" }, { name: "instructions" }, { name: "workflows" }, { name: "meta" }],
+    tags: [{ name: "tasks" }, { name: "executions" }, { name: "leases" }, { name: "events" }, { name: "checkpoints" }, { name: "audit" }, { name: "instructions" }, { name: "alerts" }, { name: "workflows" }, { name: "meta" }],
     paths: {
       "/api/v1/tasks": {
         post: {
@@ -617,6 +643,91 @@ function buildDocument(): JsonSchema {
           parameters: queryParameters(ExportVerifyQuerySchema),
           requestBody: { required: true, content: { "application/x-ndjson": { schema: { type: "string" } }, "text/csv": { schema: { type: "string" } } } },
           responses: { 200: { description: "The verification.", content: jsonContent(ref("AuditExportVerification")) }, ...problems(400, 401, 403, 413, 415) },
+        },
+      },
+      "/api/v1/alerts": {
+        get: {
+          tags: ["alerts"],
+          operationId: "listAlerts",
+          summary: "Alerts newest first, filtered, keyset-paged",
+          description: `${alertReaders} Filter by status, severity, kind and task; pass next_cursor back as cursor. \`blocking\` is true while the alert stops irreversible intents on its task (docs/alerts.md).`,
+          parameters: queryParameters(ListAlertsQuerySchema),
+          responses: { 200: { description: "One page.", content: jsonContent(ref("AlertPage")) }, ...problems(400, 401, 403) },
+        },
+      },
+      "/api/v1/alerts/{id}": {
+        get: {
+          tags: ["alerts"],
+          operationId: "getAlert",
+          summary: "One alert: its evidence (internal vs external) and its history",
+          description: `${alertReaders} ETag is the alert's version: send it back as If-Match (or expected_version) with an action.`,
+          parameters: [alertId],
+          responses: { 200: { description: "The alert.", headers: { ETag: { schema: { type: "string" } } }, content: jsonContent(ref("AlertDetail")) }, ...problems(401, 403, 404) },
+        },
+      },
+      "/api/v1/alerts/{id}/acknowledge": {
+        post: {
+          tags: ["alerts"],
+          operationId: "acknowledgeAlert",
+          summary: "Acknowledge with a reason (OPEN or ESCALATED → ACKNOWLEDGED; no longer blocks)",
+          description: `${alertActors} A CAS on the alert's version with its audit entry: 409 version-conflict, in words, when it changed since you read it.`,
+          parameters: [alertId, ifMatchParam],
+          requestBody: { required: true, content: jsonContent(ref("AlertActionRequest")) },
+          responses: { 200: { description: "The alert after.", content: jsonContent(ref("Alert")) }, ...problems(400, 401, 403, 404, 409, 413, 415) },
+        },
+      },
+      "/api/v1/alerts/{id}/escalate": {
+        post: {
+          tags: ["alerts"],
+          operationId: "escalateAlert",
+          summary: "Escalate with a reason (→ ESCALATED); the task to WAITING_FOR_HUMAN where its workflow allows",
+          description: `${alertActors} One transaction: the alert's CAS, the task's move (or \`task.note\` saying why it stays), the audit entry.`,
+          parameters: [alertId, ifMatchParam],
+          requestBody: { required: true, content: jsonContent(ref("AlertActionRequest")) },
+          responses: { 200: { description: "The alert after, and what happened to the task.", content: jsonContent(ref("AlertEscalation")) }, ...problems(400, 401, 403, 404, 409, 413, 415, 422) },
+        },
+      },
+      "/api/v1/alerts/{id}/reconcile": {
+        post: {
+          tags: ["alerts"],
+          operationId: "reconcileAlert",
+          summary: "Reconcile the alert's execution with its provider now; RESOLVED if they agree",
+          description: `${alertActors} 422 reconcile_needs_execution for an alert without one. agreed=false: the attempt is recorded (a new version) and the alert stays open.`,
+          parameters: [alertId, ifMatchParam],
+          requestBody: { required: false, content: jsonContent(ref("AlertReconcileRequest")) },
+          responses: { 200: { description: "The finding.", content: jsonContent(ref("AlertReconciliation")) }, ...problems(400, 401, 403, 404, 409, 413, 415, 422) },
+        },
+      },
+      "/api/v1/alerts/{id}/resolve": {
+        post: {
+          tags: ["alerts"],
+          operationId: "resolveAlert",
+          summary: "Resolve with the correction made (→ RESOLVED)",
+          description: `${alertActors} CAS on the alert's version, audited.`,
+          parameters: [alertId, ifMatchParam],
+          requestBody: { required: true, content: jsonContent(ref("AlertActionRequest")) },
+          responses: { 200: { description: "The alert after.", content: jsonContent(ref("Alert")) }, ...problems(400, 401, 403, 404, 409, 413, 415) },
+        },
+      },
+      "/api/v1/monitor/runs": {
+        get: {
+          tags: ["alerts"],
+          operationId: "listMonitorRuns",
+          summary: "The invariant monitor's last passes",
+          description: alertReaders,
+          responses: { 200: { description: "Newest first.", content: jsonContent(ref("MonitorRunList")) }, ...problems(401, 403) },
+        },
+        post: {
+          tags: ["alerts"],
+          operationId: "runMonitorPass",
+          summary: "Run one invariant-monitor pass now",
+          description: `${alertActors} 201 with the run; 200 with skipped=true when another pass is in progress.`,
+          requestBody: { required: false, content: jsonContent(ref("MonitorRunRequest")) },
+          responses: {
+            200: { description: "Skipped: another pass is running.", content: jsonContent(ref("MonitorPassResult")) },
+            201: { description: "The pass.", content: jsonContent(ref("MonitorPassResult")) },
+            ...problems(400, 401, 403, 413, 415),
+          },
         },
       },
       "/api/v1/workflows": {

@@ -1,0 +1,22 @@
+import { parseInput, readApiJson } from "@/lib/api/context";
+import { escalationResource } from "@/lib/api/alert-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
+import { actorOf } from "@/lib/auth/permissions";
+import { getDb } from "@/lib/db";
+import { AlertActionInputSchema } from "@/lib/engine/alert-actions";
+import { escalateAlert } from "@/lib/engine/divergence";
+import { etagOf, parseIfMatch, withExpectedVersion } from "@/lib/http/preconditions";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
+
+export const dynamic = "force-dynamic";
+
+/** ESCALATED with a reason, and the task to WAITING_FOR_HUMAN where its workflow allows (same transaction); `task.note` says what happened to it. */
+export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
+  const principal = await requireApiOrSessionPrincipal(request, "alerts:act");
+  const { id } = await params;
+  const input = parseInput(AlertActionInputSchema, withExpectedVersion(await readApiJson(request), parseIfMatch(request.headers.get("if-match"))));
+  const result = await escalateAlert(getDb(), id, { expectedVersion: input.expected_version, reason: input.reason }, actorOf(principal));
+  return json(escalationResource(result), { headers: { ETag: etagOf(result.alert.version) } });
+});
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);

@@ -1,0 +1,26 @@
+import { parseInput, readOptionalApiJson } from "@/lib/api/context";
+import { reconcileResource } from "@/lib/api/alert-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
+import { actorOf } from "@/lib/auth/permissions";
+import { getDb } from "@/lib/db";
+import { AlertReconcileInputSchema, reconcileAlert } from "@/lib/engine/alert-actions";
+import { getConnectors } from "@/lib/engine/connectors";
+import { etagOf, parseIfMatch, withExpectedVersion } from "@/lib/http/preconditions";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * Reconcile the alert's execution with its provider now: RESOLVED when the
+ * ledger and the provider agree (the provider's answer as evidence),
+ * otherwise the attempt is recorded and `agreed: false` says why it stays open.
+ */
+export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
+  const principal = await requireApiOrSessionPrincipal(request, "alerts:act");
+  const { id } = await params;
+  const input = parseInput(AlertReconcileInputSchema, withExpectedVersion((await readOptionalApiJson(request)) ?? {}, parseIfMatch(request.headers.get("if-match"))));
+  const result = await reconcileAlert(getDb(), id, { expectedVersion: input.expected_version }, actorOf(principal), getConnectors());
+  return json(reconcileResource(result), { headers: { ETag: etagOf(result.alert.version) } });
+});
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);

@@ -1,0 +1,19 @@
+import { alertDetailResource } from "@/lib/api/alert-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
+import { getDb } from "@/lib/db";
+import { alertHistory, getAlertOrThrow } from "@/lib/engine/alert-queries";
+import { etagOf } from "@/lib/http/preconditions";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
+
+export const dynamic = "force-dynamic";
+
+/** One alert with its evidence and its history (its audit entries); ETag is the alert's version. */
+export const GET = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
+  await requireApiOrSessionPrincipal(request, "alerts:read");
+  const { id } = await params;
+  const db = getDb();
+  const alert = await getAlertOrThrow(db, id);
+  return json(alertDetailResource(alert, await alertHistory(db, id)), { headers: { ETag: etagOf(alert.version) } });
+});
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

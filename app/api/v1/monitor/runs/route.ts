@@ -1,0 +1,36 @@
+import { parseInput, readOptionalApiJson } from "@/lib/api/context";
+import { monitorRunResource } from "@/lib/api/alert-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
+import { getDb } from "@/lib/db";
+import { MonitorRunInputSchema, runMonitorPass } from "@/lib/engine/invariant-monitor";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
+
+export const dynamic = "force-dynamic";
+
+/** The monitor's last passes, newest first. */
+export const GET = withProblems(async (request) => {
+  await requireApiOrSessionPrincipal(request, "alerts:read");
+  const runs = await getDb().invariantMonitorRun.findMany({ orderBy: [{ startedAt: "desc" }, { id: "desc" }], take: 20 });
+  return json({ items: runs.map(monitorRunResource) });
+});
+
+/**
+ * A monitor pass now (alerts:act: operators, engineers, admins), the same
+ * pass the server's loop makes; `skipped` when another pass is in progress.
+ */
+export const POST = withProblems(async (request) => {
+  await requireApiOrSessionPrincipal(request, "alerts:act");
+  const input = parseInput(MonitorRunInputSchema, (await readOptionalApiJson(request)) ?? {});
+  const result = await runMonitorPass(getDb(), {}, { only: input.only });
+  return json(
+    {
+      run: result.run ? monitorRunResource(result.run) : null,
+      skipped: result.run === null,
+      violations: result.violations,
+      alerts: result.alerts.map((a) => ({ id: a.id, kind: a.kind, task_id: a.taskId, created: a.created })),
+    },
+    { status: result.run ? 201 : 200 },
+  );
+});
+
+export const { PUT, PATCH, DELETE } = otherMethods(["GET", "POST"]);
