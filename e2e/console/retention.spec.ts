@@ -1,0 +1,71 @@
+import { expect, test } from "@playwright/test";
+import { createTask } from "../pages/agent-seed";
+import { RetentionPage } from "../pages/dashboard-page";
+import { signIn } from "../pages/login-page";
+import { captureServerAction, replayServerAction } from "../pages/server-action";
+
+const shots = process.env.E2E_SHOTS_DIR ?? "test-results/dashboard-screenshots";
+test.use({ viewport: { width: 1280, height: 900 } });
+
+test.describe("audit retention", () => {
+  test("an admin places a hold, runs retention, and releases the hold with a reason", async ({ page, request }) => {
+    const task = await createTask(request);
+    await signIn(page, "admin", "/audit/retention");
+    const retention = new RetentionPage(page);
+    await expect(retention.heading).toBeVisible();
+    await expect(retention.policy).toContainText("Keep every entry forever");
+
+    const reason = `litigation hold for ${task.id}`;
+    await retention.placeHold({ taskId: task.id, reason });
+    await expect(retention.placeForm.getByRole("status")).toContainText("placed");
+    const row = retention.holdRow(task.id);
+    await expect(row).toContainText(`Every entry of task ${task.id}`);
+    await expect(row).toContainText(reason);
+    await expect(row).toContainText("user/admin");
+
+    // A range whose end is before its start is refused by field, nothing placed.
+    await retention.placeHold({ from: "2026-06-01T00:00", to: "2026-01-01T00:00", reason: "backwards range" });
+    await expect(retention.placeForm.getByRole("alert").first()).toContainText("must be after from");
+    await expect(retention.activeHolds).not.toContainText("backwards range");
+
+    // Without the confirmation nothing runs; with it, the run answers what it did.
+    await retention.applyNow(30, false);
+    await expect(retention.applyForm.getByRole("alert").first()).toContainText("Nothing was deleted");
+    await retention.applyNow(30);
+    await expect(retention.applyForm.getByRole("status")).toContainText(/Nothing was older than 30 days|Deleted \d+ entries older than 30 days/);
+    await page.screenshot({ path: `${shots}/retention-admin.png`, fullPage: true });
+
+    await row.getByLabel(`Reason for releasing`).fill("case settled");
+    await row.getByRole("button", { name: "Release" }).click();
+    await expect(retention.activeHolds.locator("tbody tr").filter({ hasText: task.id })).toHaveCount(0);
+    await page.getByText(/Released holds/).click();
+    await expect(page.locator(".retention-released")).toContainText(reason);
+  });
+
+  test("an auditor cannot open the page, and the admin's action replayed in the auditor's session is refused", async ({ browser }) => {
+    const adminContext = await browser.newContext();
+    const auditorContext = await browser.newContext();
+    try {
+      const auditorPage = await auditorContext.newPage();
+      await signIn(auditorPage, "auditor", "/audit/retention");
+      await expect(auditorPage.getByRole("heading", { name: "You cannot open this page" })).toBeVisible();
+      await expect(auditorPage.getByRole("alert")).toContainText("does not include the audit:retention permission");
+      await expect(auditorPage.getByRole("form", { name: "Place a legal hold" })).toHaveCount(0);
+      await auditorPage.screenshot({ path: `${shots}/retention-auditor.png`, fullPage: true });
+
+      const adminPage = await adminContext.newPage();
+      await signIn(adminPage, "admin", "/audit/retention");
+      const retention = new RetentionPage(adminPage);
+      const reason = `auditor replay ${Date.now()}`;
+      const action = await captureServerAction(adminPage, () => retention.placeHold({ reason }));
+      const response = await replayServerAction(auditorPage.request, action);
+      expect(response.ok()).toBe(true);
+      expect(await response.text()).toContain("The auditor role does not have the audit:retention permission");
+      await adminPage.reload();
+      await expect(adminPage.getByText(reason)).toHaveCount(0);
+    } finally {
+      await adminContext.close();
+      await auditorContext.close();
+    }
+  });
+});
