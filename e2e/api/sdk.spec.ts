@@ -307,7 +307,7 @@ test("executeTool under a lease taken over while the call was out: the outcome i
   const input = { taskId: task.id, toolCallId: "refund", tool: "payments.refund" as const, request: refundRequest, expectedVersion: task.version };
   const result = await verity.executeTool({ ...input, fencingToken: first.fencing_token }, call);
   expect(result).toMatchObject({ kind: "succeeded", execution: { status: "SUCCEEDED" }, task: { status: "WAITING_FOR_TOOL", version: task.version + 1 } });
-  expect(result.kind !== "receipt" && result.kind !== "unresolved" ? result.leaseConflict?.lease?.fencing_token : undefined).toBe(second.fencing_token);
+  expect("leaseConflict" in result ? result.leaseConflict?.lease?.fencing_token : undefined).toBe(second.fencing_token);
 
   const replay = await verity.executeTool({ ...input, expectedVersion: task.version + 1, fencingToken: second.fencing_token }, call);
   expect(replay).toMatchObject({ kind: "receipt", execution: { id: result.execution.id } });

@@ -101,3 +101,15 @@ describe("the refund agent's plan", () => {
     expect(completed).not.toHaveProperty("patch.subtasks");
   });
 });
+
+describe("the refund agent's instructions", () => {
+  it("relies on the task's current refund instruction for the refund, and only for the refund", () => {
+    const running = task("RUNNING", ["lookup-order"]);
+    expect(planNextStep(running, [], me, { id: "ins-1" })).toEqual({ kind: "tool", toolCallId: "refund", nextStatus: "RUNNING", instructionId: "ins-1" });
+    expect(planNextStep(running, [], me, null)).toEqual({ kind: "tool", toolCallId: "refund", nextStatus: "RUNNING" });
+    const noted = planNextStep(task("RUNNING", ["lookup-order", "issue-refund"]), [exec("refund", "SUCCEEDED")], me, { id: "ins-1" });
+    expect(noted).toEqual({ kind: "tool", toolCallId: "notify-customer", nextStatus: "VALIDATING" });
+    // A refund the server froze for review (instructions changed) is left to people.
+    expect(planNextStep(task("WAITING_FOR_HUMAN", ["lookup-order"]), [exec("refund", "NEEDS_HUMAN")], me, { id: "ins-1" })).toMatchObject({ kind: "stop", outcome: "review" });
+  });
+});

@@ -1,4 +1,4 @@
-import type { Execution, Task, TaskPatch } from "@/lib/sdk";
+import type { Execution, Instruction, Task, TaskPatch } from "@/lib/sdk";
 
 /**
  * The refund agent's decisions, as a pure function of what Verity holds:
@@ -25,7 +25,8 @@ export type TaskOutcome = "completed" | "reconciling" | "review" | "failed" | "c
 
 export type AgentStep =
   | { kind: "transition"; to?: string; patch?: TaskPatch; reason: string }
-  | { kind: "tool"; toolCallId: typeof REFUND_CALL | typeof NOTE_CALL; nextStatus: "RUNNING" | "VALIDATING" }
+  /** `instructionId`: the refund relies on the task's current "refund" instruction, when it has one. */
+  | { kind: "tool"; toolCallId: typeof REFUND_CALL | typeof NOTE_CALL; nextStatus: "RUNNING" | "VALIDATING"; instructionId?: string }
   /** A SENT execution found on resume: the worker that sent it is gone, so its outcome is unknown. */
   | { kind: "record_unknown"; execution: Execution }
   | { kind: "stop"; outcome: TaskOutcome; detail: string };
@@ -46,7 +47,20 @@ function isRetryable(e: Execution): boolean {
   return e.attempt < MAX_ATTEMPTS && result?.retryable === true;
 }
 
-export function planNextStep(task: Task, executions: readonly Execution[], identity: string): AgentStep {
+/**
+ * `refundInstruction`: the task's current "refund" instruction (its ledger's
+ * `current.refund`), if any. The refund names it as what it relies on, so if
+ * a newer instruction supersedes it before the call leaves, the server
+ * freezes the call for review instead of sending it; whether an instruction
+ * allows the refund is the server's judgement, not the plan's.
+ */
+export function planNextStep(task: Task, executions: readonly Execution[], identity: string, refundInstruction?: Pick<Instruction, "id"> | null): AgentStep {
+  const plan = planStep(task, executions, identity);
+  if (plan.kind === "tool" && plan.toolCallId === REFUND_CALL && refundInstruction) return { ...plan, instructionId: refundInstruction.id };
+  return plan;
+}
+
+function planStep(task: Task, executions: readonly Execution[], identity: string): AgentStep {
   const refund = executions.find((e) => e.tool_call_id === REFUND_CALL);
   const note = executions.find((e) => e.tool_call_id === NOTE_CALL);
   const subtask = (id: string) => task.state.subtasks.find((s) => s.id === id)?.status;

@@ -135,8 +135,8 @@ export class RefundAgent {
     let conflicts = 0;
     for (let i = 0; i < MAX_STEPS; i++) {
       if (lease.signal.aborted) throw new Error("the lease was lost (renewal refused); stopping before a fenced write is refused");
-      const [task, executions] = await Promise.all([client.getTask(taskId), client.listExecutions(taskId)]);
-      const step = planNextStep(task, executions, identity);
+      const [task, executions, instructions] = await Promise.all([client.getTask(taskId), client.listExecutions(taskId), client.listInstructions(taskId)]);
+      const step = planNextStep(task, executions, identity, instructions.current.refund ?? null);
       if (step.kind === "stop") return report(task, step.outcome, step.detail, executions, injected);
       try {
         const lostLease = await this.apply(step, task, order, lease, faults, injected);
@@ -181,6 +181,7 @@ export class RefundAgent {
             fencingToken: lease.fencingToken,
             nextStatus: step.nextStatus,
             callTimeoutMs: this.options.callTimeoutMs,
+            ...(step.instructionId ? { instructionId: step.instructionId } : {}),
           },
           (ctx) => {
             const fault = faults.draw();
@@ -188,7 +189,7 @@ export class RefundAgent {
             return isRefund ? this.refund(ctx, order, fault) : this.addNote(ctx, order, fault);
           },
         );
-        this.options.log(`  ${task.id} ${step.toolCallId}: ${result.kind} (${result.execution.status}, attempt ${result.execution.attempt})`);
+        this.options.log(`  ${task.id} ${step.toolCallId}: ${result.kind} (${result.execution.status}, attempt ${result.execution.attempt})${result.kind === "blocked" ? `: ${result.detail}` : ""}`);
         // The new holder moves the task on from this receipt (lib/agent/plan.ts); writing more here would only be refused.
         if ("leaseConflict" in result && result.leaseConflict) return `outcome recorded, but the lease was taken over: ${result.leaseConflict.detail}`;
         return;

@@ -7,10 +7,14 @@ import type {
   ExecutionDetail,
   ExecutionLedger,
   InboundEvent,
+  InstructionLedger,
   IntentResult,
   Lease,
   ListTasksQuery,
   OutcomeResult,
+  Instruction,
+  RecordInstructionInput,
+  RecordInstructionResult,
   RecordIntentBody,
   RecordOutcomeBody,
   Task,
@@ -181,6 +185,35 @@ export class VerityClient implements ExecutionLedger {
       faultPoint: this.options.faultPoint,
       defaultCallTimeoutMs: this.options.callTimeoutMs ?? 30_000,
     });
+  }
+
+  // ── instructions ───────────────────────────────────────────────────────
+
+  /** The task's instruction ledger: newest first, each entry's standing, the current instruction per topic, and `seq` to write against. */
+  listInstructions(taskId: string): Promise<InstructionLedger> {
+    return this.send<InstructionLedger>("GET", `/api/v1/tasks/${enc(taskId)}/instructions`);
+  }
+
+  /** The task's current (latest authorized allow/forbid) instruction on `topic`, or null. */
+  async getCurrentInstruction(taskId: string, topic: string): Promise<Instruction | null> {
+    return (await this.listInstructions(taskId)).current[topic] ?? null;
+  }
+
+  /**
+   * Appends an instruction under compare-and-swap on the ledger's seq (409
+   * version_conflict naming the current seq when someone added one since).
+   * Retried with the same instruction_id, so a lost answer is replayed.
+   */
+  recordInstruction(taskId: string, input: RecordInstructionInput): Promise<RecordInstructionResult> {
+    const body = {
+      expected_seq: input.expectedSeq,
+      instruction_id: input.instructionId ?? newClientId("ins"),
+      topic: input.topic,
+      directive: input.directive,
+      text: input.text,
+      ...(input.source ? { source: input.source } : {}),
+    };
+    return this.send<RecordInstructionResult>("POST", `/api/v1/tasks/${enc(taskId)}/instructions`, body);
   }
 
   // ── events ─────────────────────────────────────────────────────────────

@@ -1,5 +1,5 @@
 import { VerityApiError } from "./errors";
-import type { Execution, ExecutionLedger, LeaseConflictNotice, OutcomeResult, RecordOutcomeBody, Task, ToolName } from "./types";
+import type { Execution, ExecutionLedger, InstructionGuard, LeaseConflictNotice, OutcomeResult, RecordOutcomeBody, Task, ToolName } from "./types";
 
 /**
  * The side-effect protocol of the execution ledger, client side:
@@ -42,6 +42,8 @@ export interface ExecuteToolInput {
   nextStatus?: "RUNNING" | "VALIDATING";
   /** How long `call` may take before its outcome is unknown. */
   callTimeoutMs?: number;
+  /** The task instruction this call relies on (e.g. the current "refund" instruction's id). */
+  instructionId?: string;
 }
 
 /** What `call` needs to cause the effect at most once and tie it back to this execution. */
@@ -73,7 +75,13 @@ export type ToolExecution =
   /** This attempt's outcome is unknown: the task is RECONCILING and the server takes over. */
   | ({ kind: "unknown"; execution: Execution; task: Task; error: string } & RecordedOutcome)
   /** An earlier attempt's outcome is still unknown (SENT, OUTCOME_UNKNOWN, NEEDS_HUMAN): nothing was sent. */
-  | { kind: "unresolved"; execution: Execution; task: Task };
+  | { kind: "unresolved"; execution: Execution; task: Task }
+  /**
+   * Not sent: the task's instructions stop it (the one relied on was
+   * superseded or is not authorized, or the current one forbids it). It is
+   * frozen for review; `detail` says why. Stop working on the task.
+   */
+  | { kind: "blocked"; execution: Execution; task: Task; reviewId: string; detail: string; instructions: InstructionGuard | null };
 
 interface RecordedOutcome {
   /**
@@ -105,6 +113,7 @@ export async function executeToolProtocol(
       request: input.request,
       expected_version: input.expectedVersion,
       ...(input.fencingToken ? { fencing_token: input.fencingToken } : {}),
+      ...(input.instructionId ? { instruction_id: input.instructionId } : {}),
     });
   } catch (error) {
     const executionId = unresolvedExecutionOf(error);
@@ -113,12 +122,23 @@ export async function executeToolProtocol(
     return { kind: "unresolved", execution, task };
   }
   if (intent.kind === "receipt") return { kind: "receipt", execution: intent.execution, task: intent.task };
+  if (intent.kind === "blocked") {
+    return { kind: "blocked", execution: intent.execution, task: intent.task, reviewId: intent.review_id, detail: intent.detail, instructions: intent.instructions };
+  }
 
   const execution = intent.execution;
   const point = (name: FaultPoint) =>
     options.faultPoint?.(name, { taskId: input.taskId, toolCallId: input.toolCallId, executionId: execution.id, attemptId: execution.attempt_id });
   await point("after_intent");
-  await ledger.markSent(execution.id, execution.attempt_id);
+  try {
+    await ledger.markSent(execution.id, execution.attempt_id);
+  } catch (error) {
+    // An instruction recorded since the intent froze it at the last moment: nothing left.
+    if (!(error instanceof VerityApiError) || !error.hasInvariant("instruction_current_before_send")) throw error;
+    const [frozen, task] = await Promise.all([ledger.getExecution(execution.id), ledger.getTask(input.taskId)]);
+    const reviewId = typeof error.problem.review_id === "string" ? error.problem.review_id : "";
+    return { kind: "blocked", execution: frozen, task, reviewId, detail: error.detail, instructions: null };
+  }
   await point("after_sent");
   const outcome = await callWithTimeout(call, execution, input, input.callTimeoutMs ?? options.defaultCallTimeoutMs);
   await point("after_call");

@@ -14,9 +14,16 @@ import type {
   TaskResource,
   TransitionResource,
 } from "@/lib/api/resources";
+import type { InstructionGuardResource, InstructionLedgerResource, InstructionResource, RecordInstructionResultResource } from "@/lib/api/instruction-resources";
 import type { TaskPatch } from "@/lib/engine/task-state";
 import type { ToolName } from "@/lib/engine/tools";
 
+export type {
+  InstructionGuardResource as InstructionGuard,
+  InstructionLedgerResource as InstructionLedger,
+  InstructionResource as Instruction,
+  RecordInstructionResultResource as RecordInstructionResult,
+};
 export type { ExecutionDetail, ExecutionResource as Execution, IntentResultResource as IntentResult, LeaseResource as Lease, TaskResource as Task, TaskPatch, ToolName, TransitionResource as Transition };
 
 export interface TransitionResult {
@@ -82,6 +89,20 @@ export interface RecordIntentBody {
   request: Record<string, unknown>;
   expected_version: number;
   fencing_token?: string;
+  /** The task instruction the call relies on: an irreversible call whose instruction is no longer current is frozen for review. */
+  instruction_id?: string;
+}
+
+export interface RecordInstructionInput {
+  /** The ledger seq you read (InstructionLedger.seq; 0 when empty). */
+  expectedSeq: number;
+  topic: string;
+  directive: "allow" | "forbid" | "note";
+  text: string;
+  /** An agent: `user` when relaying the requester's own words (authorized), `agent_memory` (default) for its own memory (never authorized). */
+  source?: "user" | "operator" | "agent_memory" | "system";
+  /** Chosen by the SDK when omitted; every retry of this call sends the same one. */
+  instructionId?: string;
 }
 
 export interface RecordOutcomeBody {

@@ -7,6 +7,8 @@ import { listTransitions, type Actor } from "@/lib/engine/tasks";
 import { agent, alice, bob, connectorsFor, executionRow, failure, refund, refundsUnderKey, runningTask, taskStatusOf } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 import { sandbox } from "@/tests/sandbox/helpers";
+import { executeToolProtocol } from "@/lib/sdk";
+import { engineLedger } from "@/tests/sdk/engine-ledger";
 
 const db = useTestDatabase();
 const operator: Actor = { identity: "spiffe://verity.local/user/operator", kind: "user" };
@@ -206,5 +208,35 @@ describe("the guard on irreversible calls", () => {
     expect(recorded.inFlightExecutionIds).toEqual([proceed.execution.id]);
     expect(recorded.instruction.details).toMatchObject({ in_flight_execution_ids: [proceed.execution.id] });
     expect((await executionRow(db, proceed.execution.id)).status).toBe("SENT");
+  });
+});
+
+describe("the SDK's executeTool", () => {
+  it("answers `blocked` and never calls the provider, both at the intent and when an instruction lands between intent and send", async () => {
+    const { task, approval } = await approvedThenForbidden();
+    let calls = 0;
+    const call = async () => {
+      calls++;
+      return { outcome: "unknown" as const, error: "must not be called" };
+    };
+    const ledger = engineLedger(db, agent);
+    const input = { taskId: task.id, toolCallId: "refund", tool: "payments.refund" as const, request: refund, expectedVersion: task.version, instructionId: approval.id };
+    const blocked = await executeToolProtocol(ledger, input, call, { defaultCallTimeoutMs: 5_000 });
+    expect(blocked).toMatchObject({ kind: "blocked", task: { status: "WAITING_FOR_HUMAN" }, instructions: { kind: "superseded", relied_on: { id: approval.id } } });
+    if (blocked.kind === "blocked") expect(blocked.detail).toContain("Do not issue refund");
+
+    const late = await runningTask(db);
+    const allow = (await recordInstruction(db, late.id, { ...approved, expected_seq: 0 }, agent)).instruction;
+    const lateInput = { ...input, taskId: late.id, expectedVersion: late.version, instructionId: allow.id };
+    const stopped = await executeToolProtocol(ledger, lateInput, call, {
+      defaultCallTimeoutMs: 5_000,
+      // The operator's instruction lands after the intent, before the send.
+      faultPoint: async (point) => {
+        if (point === "after_intent") await recordInstruction(db, late.id, { ...doNotRefund, expected_seq: 1 }, operator);
+      },
+    });
+    expect(stopped).toMatchObject({ kind: "blocked", execution: { status: "NEEDS_HUMAN", sent_at: null }, task: { status: "WAITING_FOR_HUMAN" } });
+    if (stopped.kind === "blocked") expect(stopped.reviewId).not.toBe("");
+    expect(calls).toBe(0);
   });
 });
