@@ -4,6 +4,7 @@ import { isAppError } from "@/lib/errors";
 import { getConnectors, type ConnectorDeps } from "@/lib/engine/connectors";
 import { createWebhookDeliverer, dispatchOutbox, type Deliver } from "@/lib/engine/messaging";
 import { reconcileDue, verifySettled } from "@/lib/engine/reconciler";
+import { runMonitorPass } from "@/lib/engine/invariant-monitor";
 import { scheduledRetention, type RetentionSchedule } from "@/lib/engine/audit-retention";
 
 /**
@@ -22,6 +23,8 @@ export interface BackgroundLoopOptions {
   verifyEvery?: number;
   lookupTimeoutMs?: number;
   log?: (line: string) => void;
+  /** The invariant monitor's pass (lib/engine/invariant-monitor.ts) at most this often; absent or 0: never. */
+  monitorIntervalMs?: number;
   /** Audit retention (VERITY_AUDIT_RETENTION_DAYS); without one, audit entries are kept forever. */
   retention?: RetentionSchedule;
 }
@@ -32,6 +35,8 @@ export interface TickReport {
   alertsRaised: number;
   delivered: number;
   errors: number;
+  /** Violations the invariant monitor saw in this tick's pass (0 when no pass was due). */
+  monitorViolations?: number;
 }
 
 export interface BackgroundLoop {
@@ -45,6 +50,7 @@ export function startBackgroundLoop(db: Db, deps: ConnectorDeps, intervalMs: num
   const log = options.log ?? ((line: string) => console.log(line));
   const verifyEvery = Math.max(1, options.verifyEvery ?? 12);
   let ticks = 0;
+  let lastMonitorAt = 0;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<TickReport> | null = null;
@@ -77,6 +83,18 @@ export function startBackgroundLoop(db: Db, deps: ConnectorDeps, intervalMs: num
       if (verified) {
         report.alertsRaised = verified.raised.length;
         for (const a of verified.raised) log(`verity background: divergence ${a.kind} on task ${a.taskId} (alert ${a.alertId})`);
+      }
+    }
+    const monitorEvery = options.monitorIntervalMs ?? 0;
+    if (monitorEvery > 0 && Date.now() - lastMonitorAt >= monitorEvery) {
+      lastMonitorAt = Date.now();
+      const pass = await step("monitor", report, () => runMonitorPass(db));
+      if (pass) {
+        report.monitorViolations = pass.violations;
+        const raised = pass.alerts.filter((a) => a.created);
+        report.alertsRaised += raised.length;
+        for (const a of raised) log(`verity background: monitor raised ${a.kind}${a.taskId ? ` on task ${a.taskId}` : ""} (alert ${a.id})`);
+        if (pass.run?.error) log(`verity background: a monitor check failed: ${redact(pass.run.error)}`);
       }
     }
     const deliver = options.deliver;
@@ -148,8 +166,12 @@ export function startServerBackgroundLoop(): BackgroundLoop | null {
   if (globalForLoop.verityBackgroundLoop) return globalForLoop.verityBackgroundLoop;
   const url = env.VERITY_OUTBOX_WEBHOOK_URL;
   const retention = env.VERITY_AUDIT_RETENTION_DAYS ? { olderThanDays: env.VERITY_AUDIT_RETENTION_DAYS, everyMs: env.VERITY_AUDIT_RETENTION_INTERVAL_MS } : undefined;
-  const loop = startBackgroundLoop(getDb(), getConnectors(), env.VERITY_RECONCILE_INTERVAL_MS, { deliver: url ? createWebhookDeliverer(url) : undefined, retention });
+  const loop = startBackgroundLoop(getDb(), getConnectors(), env.VERITY_RECONCILE_INTERVAL_MS, {
+    deliver: url ? createWebhookDeliverer(url) : undefined,
+    retention,
+    monitorIntervalMs: env.VERITY_MONITOR_INTERVAL_MS,
+  });
   globalForLoop.verityBackgroundLoop = loop;
-  console.log(`verity: background loop every ${env.VERITY_RECONCILE_INTERVAL_MS} ms (reconcile, verify, outbox${url ? "" : ": no subscriber configured, messages wait"})`);
+  console.log(`verity: background loop every ${env.VERITY_RECONCILE_INTERVAL_MS} ms (reconcile, verify, outbox${url ? "" : ": no subscriber configured, messages wait"}${env.VERITY_MONITOR_INTERVAL_MS > 0 ? `; invariant monitor every ${env.VERITY_MONITOR_INTERVAL_MS} ms` : ""})`);
   return loop;
 }

@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { startBackgroundLoop } from "@/lib/engine/background";
 import { createCheckpoint, restoreCheckpoint } from "@/lib/engine/checkpoints";
 import { acknowledgeAlert, hasOpenDivergence, resolveDivergence } from "@/lib/engine/divergence";
 import { recordOutcome } from "@/lib/engine/executions";
 import { runMonitorPass, evidenceProblem, type MonitorCheck } from "@/lib/engine/invariant-monitor";
 import { acquireLease } from "@/lib/engine/leases";
 import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
-import { agent, alice, failure, refundExecution, runningTask } from "@/tests/helpers/effects";
+import { agent, alice, failure, refundExecution, runningTask, unreachable } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 
 /**
@@ -238,5 +239,26 @@ describe("the pass itself", () => {
     expect((await pass(["task_states"])).run).toBeNull();
     await db.invariantMonitorRun.update({ where: { id: "mon_other_process" }, data: { finishedAt: new Date(), cursor: result.run!.cursor as object } });
     expect((await pass(["task_states"])).run).not.toBeNull();
+  });
+});
+
+describe("in the server's background loop", () => {
+  const own = useTestDatabase();
+  it("a tick makes a monitor pass when one is due, and not again within the interval", async () => {
+    const { task } = await createTask(own, { workflow: "agent-task", intent_id: "loop" }, agent);
+    await own.$executeRaw`UPDATE tasks SET state = jsonb_set(state, '{budget,currency_spent_usd}', '5') WHERE id = ${task.id}`;
+    const loop = startBackgroundLoop(own, unreachable, 3_600_000, { monitorIntervalMs: 3_600_000, log: () => undefined });
+    try {
+      const first = await loop.runOnce();
+      expect(first.monitorViolations).toBe(1);
+      expect(first.alertsRaised).toBe(1);
+      expect(await own.invariantMonitorRun.count()).toBe(1);
+      const second = await loop.runOnce();
+      expect(second.monitorViolations ?? 0).toBe(0);
+      expect(await own.invariantMonitorRun.count()).toBe(1);
+    } finally {
+      await loop.stop();
+    }
+    expect(await own.divergenceAlert.findMany({ where: { taskId: task.id } })).toMatchObject([{ kind: "state_invariant_broken", source: "monitor" }]);
   });
 });
