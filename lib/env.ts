@@ -68,6 +68,13 @@ const envSchema = z.object({
     )
     .optional(),
   VERITY_CHECKPOINT_ACTIVE_KEY: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/).optional(),
+  /**
+   * Browser tests only (playwright.config.ts): when seeding a fresh demo
+   * database, also create task `e2e-long-history` with this many events,
+   * each a real transition (lib/demo/long-history.ts). 0, the default, never
+   * creates it.
+   */
+  VERITY_E2E_LONG_HISTORY: z.coerce.number().int().min(0).max(200_000).default(0),
 });
 
 export type Env = z.infer<typeof envSchema> & {

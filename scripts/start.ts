@@ -13,6 +13,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { openDatabase } from "@/lib/db";
 import { migrateDatabase } from "@/lib/db/migrate";
+import { seedLongHistoryTask } from "@/lib/demo/long-history";
 import { planDemoRuns } from "@/lib/demo/plan";
 import { describeDemoResult, isDemoPending, markDemo, runDemoAgentRuns, stopDemoAgents, waitUntilServing } from "@/lib/demo/runner";
 import { getAuthSecret, getEnv, getSandboxWebhookSecret } from "@/lib/env";
@@ -60,6 +61,10 @@ try {
     const { tasks } = await seedDemoData(handle.db, { extraTasks: 40 });
     seededNow = true;
     console.log(`verity: seeded ${tasks} demo tasks`);
+    if (env.VERITY_E2E_LONG_HISTORY > 0) {
+      const long = await seedLongHistoryTask(handle.db, env.VERITY_E2E_LONG_HISTORY, (line) => console.log(`verity: ${line}`));
+      console.log(`verity: long-history task ${long.taskId}: ${long.events} events through the engine in ${(long.ms / 1000).toFixed(1)} s`);
+    }
   }
 } finally {
   await handle.close();
