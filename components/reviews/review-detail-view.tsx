@@ -11,6 +11,7 @@ import { DecisionPanel } from "@/components/reviews/decision-panel";
 import { IntendedCallCard } from "@/components/reviews/intended-call-card";
 import { ProviderLookup, ProviderLookupPending } from "@/components/reviews/provider-lookup";
 import { ReviewHeading } from "@/components/reviews/review-heading";
+import { InstructionConflictCard, type ReviewInstructions } from "@/components/instructions/instruction-conflict-card";
 
 /** Why this review may exist at all, and what blocks re-execution: the task's open divergence alerts. */
 function OpenAlertsNotice({ review }: { review: ReviewDetailData["review"] }) {
@@ -34,7 +35,20 @@ function OpenAlertsNotice({ review }: { review: ReviewDetailData["review"] }) {
   );
 }
 
-export function ReviewDetailView({ data, principal, lookup, token }: { data: ReviewDetailData; principal: Principal; lookup: Promise<ProviderLookupView>; token: string }) {
+export function ReviewDetailView({
+  data,
+  principal,
+  lookup,
+  token,
+  instructions = null,
+}: {
+  data: ReviewDetailData;
+  principal: Principal;
+  lookup: Promise<ProviderLookupView>;
+  token: string;
+  /** The instructions behind the action (relied on, superseding), when its topic has any. */
+  instructions?: ReviewInstructions | null;
+}) {
   const { review } = data;
   const approvals = approvalState(review, principal.identity);
   const live = <LiveRefresh url={`/api/console/reviews/${encodeURIComponent(review.id)}/version`} token={token} what="review" />;
@@ -44,6 +58,7 @@ export function ReviewDetailView({ data, principal, lookup, token }: { data: Rev
       <div className="detail-grid">
         <div className="detail-main">
           {review.openAlerts.length ? <OpenAlertsNotice review={review} /> : null}
+          {instructions ? <InstructionConflictCard instructions={instructions} /> : null}
           <IntendedCallCard review={review} />
           <Suspense fallback={<ProviderLookupPending />}>
             <ProviderLookup lookup={lookup} />

@@ -248,11 +248,12 @@ export async function getReview(db: Db, reviewId: string): Promise<ReviewDetail 
 }
 
 /** The current attempt never left: its sent_at is only ever set by SENT. */
-function isNeverSent(execution: Pick<Execution, "sentAt">): boolean {
+export function isNeverSent(execution: Pick<Execution, "sentAt">): boolean {
   return execution.sentAt === null;
 }
 
-async function instructionsOf(db: Db, execution: ExecutionView): Promise<ReviewDetail["instructions"]> {
+/** The instructions behind a review's action (see ReviewDetail.instructions). */
+export async function instructionsOf(db: Db, execution: ExecutionView): Promise<ReviewDetail["instructions"]> {
   const guard = await guardOf(db, execution.id);
   if (guard) return { ...guard, frozenByGuard: true };
   const tool = ToolNameSchema.safeParse(execution.tool);

@@ -3,6 +3,7 @@ import { notFound } from "next/navigation";
 import { authorizePage } from "@/lib/auth/session";
 import { getDb } from "@/lib/db";
 import { askProvider, loadReviewDetail, reviewDetailToken } from "@/lib/console/reviews";
+import { instructionsOf, isNeverSent } from "@/lib/engine/reviews";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { ReviewDetailView } from "@/components/reviews/review-detail-view";
 
@@ -29,5 +30,14 @@ export default async function ReviewPage({ params }: Props) {
   if (!data) notFound();
   // Started now, awaited inside a Suspense boundary: a slow provider delays one card, not the page.
   const lookup = askProvider(db, data.review);
-  return <ReviewDetailView data={data} principal={access.principal} lookup={lookup} token={reviewDetailToken(data.review)} />;
+  const instructions = await instructionsOf(db, data.review.execution);
+  return (
+    <ReviewDetailView
+      data={data}
+      principal={access.principal}
+      lookup={lookup}
+      token={reviewDetailToken(data.review)}
+      instructions={instructions ? { ...instructions, neverSent: isNeverSent(data.review.execution) } : null}
+    />
+  );
 }

@@ -8,6 +8,7 @@ import { loadExternalEffects } from "@/lib/console/reviews-ledger";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { TaskDetailView } from "@/components/task/task-detail-view";
 import { ExecutionLedger } from "@/components/task/execution-ledger";
+import { InstructionsPanel } from "@/components/instructions/instructions-panel";
 
 type Props = { params: Promise<{ id: string }> };
 
@@ -37,7 +38,12 @@ export default async function TaskPage({ params }: Props) {
       detail={detail}
       principal={access.principal}
       transitionId={newId("tr")}
-      effects={<ExecutionLedger effects={effects} principal={access.principal} taskId={detail.task.id} />}
+      effects={
+        <>
+          <InstructionsPanel taskId={detail.task.id} principal={access.principal} />
+          <ExecutionLedger effects={effects} principal={access.principal} taskId={detail.task.id} />
+        </>
+      }
     />
   );
 }
