@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import Link from "next/link";
 import { notFound } from "next/navigation";
 import { authorizePage } from "@/lib/auth/session";
 import { getDb } from "@/lib/db";
@@ -9,6 +10,7 @@ import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { TaskDetailView } from "@/components/task/task-detail-view";
 import { ExecutionLedger } from "@/components/task/execution-ledger";
 import { InstructionsPanel } from "@/components/instructions/instructions-panel";
+import { TaskAlerts } from "@/components/alerts/task-alerts";
 
 type Props = { params: Promise<{ id: string }> };
 
@@ -34,16 +36,22 @@ export default async function TaskPage({ params }: Props) {
   if (!detail) notFound();
   // One id per rendered form: submitting the same form twice is a retry, not a second transition.
   return (
+    <>
+    <nav className="task-history-link" aria-label="Task history">
+      <Link href={`/tasks/${encodeURIComponent(detail.task.id)}/history`}>History: every event of this task, verified →</Link>
+    </nav>
     <TaskDetailView
       detail={detail}
       principal={access.principal}
       transitionId={newId("tr")}
       effects={
         <>
+          <TaskAlerts taskId={detail.task.id} principal={access.principal} />
           <InstructionsPanel taskId={detail.task.id} principal={access.principal} />
           <ExecutionLedger effects={effects} principal={access.principal} taskId={detail.task.id} />
         </>
       }
     />
+    </>
   );
 }

@@ -1,0 +1,16 @@
+import type { Metadata } from "next";
+import { authorizePage } from "@/lib/auth/session";
+import { can } from "@/lib/auth/permissions";
+import { getDb } from "@/lib/db";
+import { alertsHref, loadAlertsPage, parseAlertFilters } from "@/lib/console/alerts";
+import { ForbiddenNotice } from "@/components/forbidden-notice";
+import { AlertsView } from "@/components/alerts/alerts-view";
+
+export const metadata: Metadata = { title: "Alerts" };
+
+export default async function AlertsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const params = await searchParams;
+  const access = await authorizePage("alerts:read", alertsHref(parseAlertFilters(params).filters));
+  if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
+  return <AlertsView data={await loadAlertsPage(getDb(), params)} canAct={can(access.principal, "alerts:act")} role={access.principal.role} />;
+}

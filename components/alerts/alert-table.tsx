@@ -1,0 +1,66 @@
+import Link from "next/link";
+import { DateTime } from "@/components/date-time";
+import { formatAge, type AlertRow } from "@/lib/console/alerts";
+import { AlertStatusBadge, SeverityBadge } from "@/components/alerts/severity-badge";
+
+/** Newest first: severity (colour, word and glyph), what in words, the task, how old, how often seen. */
+export function AlertTable({ rows }: { rows: AlertRow[] }) {
+  return (
+    <div className="table-wrap">
+      <table className="table alert-table">
+        <caption className="visually-hidden">Alerts, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">Severity</th>
+            <th scope="col">Alert</th>
+            <th scope="col">Task</th>
+            <th scope="col">Status</th>
+            <th scope="col">Age</th>
+            <th scope="col">Seen</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.id} className={r.status === "RESOLVED" ? "alert-row--closed" : undefined}>
+              <td>
+                <SeverityBadge severity={r.severity} />
+              </td>
+              <th scope="row" className="alert-row__what">
+                <Link href={`/alerts/${encodeURIComponent(r.id)}`} className="alert-row__kind">
+                  {r.kindText}
+                </Link>
+                <span className="alert-row__message">{r.message}</span>
+                {r.blocking ? <span className="tag tag--danger">blocks irreversible work</span> : null}
+              </th>
+              <td>
+                {r.taskId ? (
+                  <Link href={`/tasks/${encodeURIComponent(r.taskId)}`} className="mono task-link">
+                    {r.taskId}
+                  </Link>
+                ) : (
+                  <span className="subtle">no task</span>
+                )}
+              </td>
+              <td>
+                <AlertStatusBadge status={r.status} />
+              </td>
+              <td>
+                <span title={r.createdAt.toISOString()}>{formatAge(r.ageMs)}</span>
+              </td>
+              <td>
+                <span className="alert-row__seen">
+                  {r.occurrences}×
+                </span>
+                {r.occurrences > 1 ? (
+                  <span className="subtle alert-row__last">
+                    last <DateTime value={r.lastSeenAt} />
+                  </span>
+                ) : null}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
