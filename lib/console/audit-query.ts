@@ -130,5 +130,5 @@ export function auditExportHref(params: AuditSearchParams, format: "csv" | "json
 }
 
 export function hasAuditFilters(params: AuditSearchParams): boolean {
-  return auditSearchFields.some((k) => k !== "cursor" && k !== "order" && params[k]);
+  return auditSearchFields.some((k) => k !== "cursor" && k !== "order" && k !== "scope" && params[k]);
 }

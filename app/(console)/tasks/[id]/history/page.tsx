@@ -1,0 +1,28 @@
+import type { Metadata } from "next";
+import { notFound } from "next/navigation";
+import { can } from "@/lib/auth/permissions";
+import { authorizePage } from "@/lib/auth/session";
+import { getDb } from "@/lib/db";
+import { getTask } from "@/lib/engine/tasks";
+import { idFromParam } from "@/lib/console/checkpoints";
+import { taskHistoryHref } from "@/lib/console/audit-format";
+import { rawParams } from "@/lib/console/audit-query";
+import { ForbiddenNotice } from "@/components/forbidden-notice";
+import { TaskHistoryView } from "@/components/audit/task-history-view";
+
+type Props = { params: Promise<{ id: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> };
+
+export async function generateMetadata({ params }: Props): Promise<Metadata> {
+  return { title: `History of ${idFromParam((await params).id)}` };
+}
+
+/** Anyone who may read the task reads its history (tasks:read); verifying its chains needs audit:read. */
+export default async function TaskHistoryPage({ params, searchParams }: Props) {
+  const id = idFromParam((await params).id);
+  const access = await authorizePage("tasks:read", taskHistoryHref(id));
+  if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
+  const task = await getTask(getDb(), id);
+  if (!task) notFound();
+  const filters = rawParams(await searchParams, ["kind", "actor", "from", "to", "order"]);
+  return <TaskHistoryView task={task} filters={filters} canVerify={can(access.principal, "audit:read")} role={access.principal.role} />;
+}

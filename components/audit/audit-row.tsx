@@ -1,0 +1,76 @@
+import Link from "next/link";
+import type { AuditRowView } from "@/lib/console/audit-format";
+import { formatDateTime, shortIdentity } from "@/lib/console/format";
+import { statusTone } from "@/lib/console/status";
+
+/** From → to: statuses as badges (tone from the name), versions as text. */
+function Change({ row }: { row: AuditRowView }) {
+  const statuses =
+    row.fromStatus && row.toStatus && row.fromStatus !== row.toStatus ? (
+      <>
+        <span className={`badge badge--${statusTone(undefined, row.fromStatus)}`}>{row.fromStatus}</span> <span aria-label="to">→</span>{" "}
+        <span className={`badge badge--${statusTone(undefined, row.toStatus)}`}>{row.toStatus}</span>
+      </>
+    ) : row.toStatus ? (
+      <span className={`badge badge--${statusTone(undefined, row.toStatus)}`}>{row.toStatus}</span>
+    ) : null;
+  const versions = row.toVersion !== null ? (row.fromVersion !== null ? `v${row.fromVersion} → v${row.toVersion}` : `v${row.toVersion}`) : null;
+  if (!statuses && !versions) return null;
+  return (
+    <span className="audit-row__change">
+      {statuses}
+      {versions ? <span className="audit-row__versions mono">{versions}</span> : null}
+    </span>
+  );
+}
+
+/**
+ * One event in words: what, from → to, when, who, links. Fixed height (two
+ * lines, long text cut with an ellipsis and whole in the tooltip), so the
+ * history can window its rows by arithmetic.
+ */
+export function AuditRowContent({ row, showTask = false }: { row: AuditRowView; showTask?: boolean }) {
+  const when = new Date(row.at);
+  return (
+    <>
+      <div className="audit-row__line">
+        <span className={`audit-kind audit-kind--${row.kind}`}>{row.kindLabel}</span>
+        <span className="audit-row__title" title={row.title}>
+          {row.title}
+        </span>
+        <Change row={row} />
+      </div>
+      <div className="audit-row__line audit-row__meta">
+        <time dateTime={row.at} title={row.at}>
+          {formatDateTime(when)}
+        </time>
+        <span className="identity" title={row.actor}>
+          {shortIdentity(row.actor)}
+        </span>
+        <span className={`kind kind--${row.actorKind}`}>{row.actorKind}</span>
+        {showTask && row.taskId ? (
+          <span>
+            task{" "}
+            <Link href={`/tasks/${encodeURIComponent(row.taskId)}`} className="mono">
+              {row.taskId}
+            </Link>{" "}
+            (<Link href={`/tasks/${encodeURIComponent(row.taskId)}/history`}>history</Link>)
+          </span>
+        ) : null}
+        {row.links.map((l) => (
+          <Link key={l.href} href={l.href}>
+            {l.label}
+          </Link>
+        ))}
+        {row.detail ? (
+          <span className="audit-row__detail" title={row.detail}>
+            “{row.detail}”
+          </span>
+        ) : null}
+        <span className="audit-row__where subtle mono" title={`${row.action} · ${row.stream} seq ${row.seq} · ${row.id}`}>
+          {row.stream.split(":")[0]} #{row.seq}
+        </span>
+      </div>
+    </>
+  );
+}

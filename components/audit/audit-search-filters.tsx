@@ -1,0 +1,107 @@
+import Link from "next/link";
+import { auditActions } from "@/lib/engine/audit-chain";
+import { toolNames } from "@/lib/engine/tools";
+import { workflowDefinitions } from "@/lib/engine/workflows";
+import { auditEventKinds, auditEventKindLabels } from "@/lib/engine/audit-search";
+import { executionMoves } from "@/lib/engine/execution-rules";
+import { hasAuditFilters, toLocalInput, type AuditSearchParams } from "@/lib/console/audit-query";
+
+const statusNames = [...new Set([...workflowDefinitions.flatMap((d) => Object.keys(d.states)), ...Object.keys(executionMoves)])];
+
+/** The search's filters as a plain GET form: the URL is the search (bookmark, share, reload), no JavaScript needed. */
+export function AuditSearchFilters({ params }: { params: AuditSearchParams }) {
+  return (
+    <form method="get" action="/audit" className="filters audit-filters" role="search" aria-label="Search the audit log">
+      <div className="field">
+        <label htmlFor="audit-from">From (UTC)</label>
+        <input id="audit-from" name="from" type="datetime-local" step="1" defaultValue={toLocalInput(params.from)} />
+      </div>
+      <div className="field">
+        <label htmlFor="audit-to">To (UTC, exclusive)</label>
+        <input id="audit-to" name="to" type="datetime-local" step="1" defaultValue={toLocalInput(params.to)} />
+      </div>
+      <div className="field field--grow">
+        <label htmlFor="audit-actor">Actor (exact SPIFFE ID)</label>
+        <input id="audit-actor" name="actor" type="text" defaultValue={params.actor ?? ""} placeholder="spiffe://verity.local/user/operator" autoComplete="off" spellCheck={false} />
+      </div>
+      <div className="field field--grow">
+        <label htmlFor="audit-task">Task id</label>
+        <input id="audit-task" name="task" type="text" defaultValue={params.task ?? ""} autoComplete="off" spellCheck={false} />
+      </div>
+      <div className="field">
+        <label htmlFor="audit-kind">Kind of event</label>
+        <select id="audit-kind" name="kind" defaultValue={params.kind ?? ""}>
+          <option value="">Any kind</option>
+          {auditEventKinds.map((k) => (
+            <option key={k} value={k}>
+              {auditEventKindLabels[k]}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="field">
+        <label htmlFor="audit-action">Action</label>
+        <select id="audit-action" name="action" defaultValue={params.action ?? ""}>
+          <option value="">Any action</option>
+          {auditActions.map((a) => (
+            <option key={a} value={a}>
+              {a}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="field">
+        <label htmlFor="audit-status">Status (to or from)</label>
+        <input id="audit-status" name="status" type="text" list="audit-status-names" defaultValue={params.status ?? ""} autoComplete="off" spellCheck={false} />
+        <datalist id="audit-status-names">
+          {statusNames.map((s) => (
+            <option key={s} value={s} />
+          ))}
+        </datalist>
+      </div>
+      <div className="field">
+        <label htmlFor="audit-tool">Tool</label>
+        <select id="audit-tool" name="tool" defaultValue={params.tool ?? ""}>
+          <option value="">Any tool</option>
+          {toolNames.map((t) => (
+            <option key={t} value={t}>
+              {t}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="field field--grow">
+        <label htmlFor="audit-key">Idempotency key</label>
+        <input id="audit-key" name="idempotency_key" type="text" defaultValue={params.idempotency_key ?? ""} placeholder="vrt:task_…:refund-1" autoComplete="off" spellCheck={false} />
+      </div>
+      <div className="field field--grow">
+        <label htmlFor="audit-execution">Execution id</label>
+        <input id="audit-execution" name="execution" type="text" defaultValue={params.execution ?? ""} placeholder="exec_…" autoComplete="off" spellCheck={false} />
+      </div>
+      <div className="field">
+        <label htmlFor="audit-scope">Tool, key or execution: show</label>
+        <select id="audit-scope" name="scope" defaultValue={params.scope ?? "execution"}>
+          <option value="execution">Entries about the execution</option>
+          <option value="task">Everything of its task</option>
+        </select>
+      </div>
+      <div className="field">
+        <label htmlFor="audit-order">Order</label>
+        <select id="audit-order" name="order" defaultValue={params.order ?? "desc"}>
+          <option value="desc">Newest first</option>
+          <option value="asc">Oldest first</option>
+        </select>
+      </div>
+      <div className="filters__actions">
+        <button type="submit" className="button button--primary">
+          Search
+        </button>
+        {hasAuditFilters(params) ? (
+          <Link href="/audit" className="button button--ghost">
+            Clear
+          </Link>
+        ) : null}
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,159 @@
+import Link from "next/link";
+import type { AuditRowView } from "@/lib/console/audit-format";
+import { auditExportHref, auditSearchHref, auditSearchFields, hasAuditFilters, utcInstant, type AuditSearchParams } from "@/lib/console/audit-query";
+import { pluralize } from "@/lib/console/format";
+import { AuditRowContent } from "@/components/audit/audit-row";
+import { AuditSearchFilters } from "@/components/audit/audit-search-filters";
+import { VerifiedBadge } from "@/components/audit/verified-badge";
+import "@/components/audit/audit.css";
+
+export interface AuditSearchResult {
+  rows: AuditRowView[];
+  nextCursor: string | null;
+  matchedExecutions: number | null;
+}
+
+/** The auditors' console: search across tasks, verify every chain, export what the filters select. */
+export function AuditSearchView({
+  params,
+  errors,
+  result,
+  canExport,
+  role,
+}: {
+  params: AuditSearchParams;
+  errors: string[];
+  result: AuditSearchResult | null;
+  canExport: boolean;
+  role: string;
+}) {
+  return (
+    <>
+      <header className="page-header">
+        <div className="page-header__row">
+          <h1>Audit log</h1>
+        </div>
+        <p className="hint">
+          Every state change, decision, reconciliation, restore, sign-in and denied permission, hash-chained as it was committed. Search across tasks, verify the
+          chains, take an export a third party can check. Times are UTC.
+        </p>
+      </header>
+      <AuditSearchFilters params={params} />
+      <div className="audit-layout">
+        <section className="card" aria-labelledby="audit-results-heading">
+          <h2 id="audit-results-heading">Entries</h2>
+          {errors.length > 0 ? (
+            <div className="notice notice--error" role="alert">
+              <p className="notice__title">The search cannot run with these filters</p>
+              <ul>
+                {errors.map((e) => (
+                  <li key={e}>{e}</li>
+                ))}
+              </ul>
+            </div>
+          ) : result ? (
+            <Results params={params} result={result} />
+          ) : null}
+        </section>
+        <aside>
+          <section className="card" aria-labelledby="audit-verify-heading">
+            <h2 id="audit-verify-heading">Verify chain</h2>
+            <VerifiedBadge url="/api/console/audit/verify" what="every chain" onDemand />
+          </section>
+          <section className="card" aria-labelledby="audit-export-heading">
+            <h2 id="audit-export-heading">Export</h2>
+            {canExport ? <ExportForm params={params} disabled={errors.length > 0} /> : (
+              <p className="notice notice--warning">
+                Your role ({role}) cannot export the log: an export takes a copy out of the system, which needs the audit:export permission (auditors and
+                admins). You can still search and verify.
+              </p>
+            )}
+          </section>
+        </aside>
+      </div>
+    </>
+  );
+}
+
+function Results({ params, result }: { params: AuditSearchParams; result: AuditSearchResult }) {
+  const onFirstPage = !params.cursor;
+  if (result.rows.length === 0) {
+    return (
+      <p className="audit-history__status" role="status">
+        {result.matchedExecutions === 0
+          ? "No execution matches the tool, idempotency key or execution id given, so no entry does."
+          : hasAuditFilters(params)
+            ? "No entry matches these filters."
+            : "The log is empty."}
+      </p>
+    );
+  }
+  return (
+    <>
+      <p className="audit-history__status" role="status">
+        {pluralize(result.rows.length, "entry", "entries")} on this page{onFirstPage ? "" : " (not the first)"} · {params.order === "asc" ? "oldest first" : "newest first"}
+        {result.matchedExecutions !== null ? ` · ${pluralize(result.matchedExecutions, "matching execution")}` : ""}
+      </p>
+      <ol className="audit-results">
+        {result.rows.map((row) => (
+          <li key={row.id} className="audit-row" data-entry-id={row.id}>
+            <AuditRowContent row={row} showTask />
+          </li>
+        ))}
+      </ol>
+      <nav className="pagination" aria-label="Pages">
+        <ul>
+          <li>
+            {onFirstPage ? (
+              <span className="button button--ghost" aria-disabled="true">
+                ← First page
+              </span>
+            ) : (
+              <Link className="button" href={auditSearchHref({ ...params, cursor: undefined })}>
+                ← First page
+              </Link>
+            )}
+          </li>
+          <li>
+            {result.nextCursor ? (
+              <Link className="button" href={auditSearchHref({ ...params, cursor: result.nextCursor })} rel="next">
+                Next page →
+              </Link>
+            ) : (
+              <span className="button button--ghost" aria-disabled="true">
+                No more entries
+              </span>
+            )}
+          </li>
+        </ul>
+      </nav>
+    </>
+  );
+}
+
+/** A GET form to the export route: the current filters as hidden fields, the format as the button pressed. */
+function ExportForm({ params, disabled }: { params: AuditSearchParams; disabled: boolean }) {
+  const hidden = auditSearchFields.filter((k) => k !== "cursor" && k !== "order" && params[k]);
+  return (
+    <form method="get" action="/api/v1/audit/export" className="audit-export">
+      <p>
+        {hasAuditFilters(params) ? "Every entry these filters select" : "The whole log"}, oldest first, with seq, prev_hash and hash on every line: verify it with{" "}
+        <span className="mono">POST /api/v1/audit/verify</span> or <span className="mono">npm run audit:verify -- --export &lt;file&gt;</span>. The export is itself recorded.
+      </p>
+      {hidden.map((k) => (
+        <input key={k} type="hidden" name={k} value={k === "from" || k === "to" ? utcInstant(params[k]!) : params[k]} />
+      ))}
+      <div className="button-row">
+        <button type="submit" name="format" value="csv" className="button" disabled={disabled}>
+          Download CSV
+        </button>
+        <button type="submit" name="format" value="jsonl" className="button" disabled={disabled}>
+          Download JSON Lines
+        </button>
+      </div>
+      <p className="hint">
+        Link for scripts: <span className="mono">{auditExportHref(params, "jsonl")}</span>
+      </p>
+    </form>
+  );
+}

@@ -1,0 +1,164 @@
+"use client";
+
+import { useInfiniteQuery } from "@tanstack/react-query";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent } from "react";
+import type { AuditRowView } from "@/lib/console/audit-format";
+import { formatInteger } from "@/lib/console/format";
+import { AuditRowContent } from "@/components/audit/audit-row";
+
+/** Every row is this tall (two lines; see .audit-row): the window is arithmetic, no measuring. */
+const ROW_HEIGHT = 64;
+/** Rows rendered above and below the visible ones, so a fast scroll shows rows, not blanks. */
+const OVERSCAN = 12;
+/** Ask for the next page while this many loaded rows are still below the window. */
+const PREFETCH_ROWS = 150;
+const PAGE_SIZE = 250;
+
+interface HistoryPage {
+  items: AuditRowView[];
+  next_cursor: string | null;
+  total: number | null;
+}
+
+class HistoryError extends Error {
+  constructor(readonly errors: string[]) {
+    super(errors.join(" "));
+  }
+}
+
+async function fetchPage(url: string): Promise<HistoryPage> {
+  const response = await fetch(url, { cache: "no-store", headers: { Accept: "application/json" } });
+  const body = (await response.json().catch(() => ({}))) as Partial<HistoryPage> & { error?: string; errors?: string[] };
+  if (!response.ok) throw new HistoryError(body.errors ?? [body.error ?? `The server answered ${response.status}.`]);
+  return body as HistoryPage;
+}
+
+/**
+ * The merged history of a task, infinitely scrolled and windowed: pages of
+ * 250 rows come from the JSON route as the reader nears the end of what is
+ * loaded (keyset cursors, so page 80 costs what page 1 does), and only the
+ * rows near the viewport are in the DOM, so 20,000 events scroll like 20.
+ * Written here rather than taken from a library: with fixed-height rows
+ * the window is two divisions, and the console's rows are fixed by design.
+ */
+export function TaskHistoryTimeline({ taskId, queryString, orderLabel }: { taskId: string; queryString: string; orderLabel: string }) {
+  const base = `/api/console/tasks/${encodeURIComponent(taskId)}/history?${queryString}${queryString ? "&" : ""}limit=${PAGE_SIZE}`;
+  const query = useInfiniteQuery({
+    queryKey: ["task-history", taskId, queryString],
+    queryFn: ({ pageParam }) => fetchPage(pageParam ? `${base}&cursor=${encodeURIComponent(pageParam)}` : base),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.next_cursor,
+    retry: (count, error) => !(error instanceof HistoryError) && count < 2,
+    refetchOnWindowFocus: false,
+    staleTime: Infinity,
+  });
+  const rows = query.data?.pages.flatMap((p) => p.items) ?? [];
+  const total = query.data?.pages[0]?.total ?? null;
+
+  const viewport = useRef<HTMLDivElement>(null);
+  const [scrollTop, setScrollTop] = useState(0);
+  const [height, setHeight] = useState(600);
+  useLayoutEffect(() => {
+    const el = viewport.current;
+    if (!el) return;
+    const measure = () => setHeight(el.clientHeight || 600);
+    measure();
+    const observer = new ResizeObserver(measure);
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, []);
+
+  const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - OVERSCAN);
+  const last = Math.min(rows.length, Math.ceil((scrollTop + height) / ROW_HEIGHT) + OVERSCAN);
+  const { hasNextPage, isFetchingNextPage, fetchNextPage } = query;
+  useEffect(() => {
+    if (hasNextPage && !isFetchingNextPage && last >= rows.length - PREFETCH_ROWS) void fetchNextPage();
+  }, [hasNextPage, isFetchingNextPage, fetchNextPage, last, rows.length]);
+
+  const onScroll = useCallback(() => setScrollTop(viewport.current?.scrollTop ?? 0), []);
+  // Home and End go to the ends of what is loaded; End keeps loading as it goes.
+  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
+    const el = viewport.current;
+    if (!el) return;
+    if (event.key === "Home") el.scrollTop = 0;
+    else if (event.key === "End") el.scrollTop = el.scrollHeight;
+    else return;
+    event.preventDefault();
+  };
+
+  if (query.isPending) {
+    return (
+      <p className="audit-history__status" role="status">
+        Loading the history…
+      </p>
+    );
+  }
+  if (query.isError && rows.length === 0) {
+    const errors = query.error instanceof HistoryError ? query.error.errors : [query.error.message];
+    return (
+      <div className="notice notice--error" role="alert">
+        <p className="notice__title">The history cannot be shown with these filters</p>
+        <ul>
+          {errors.map((e) => (
+            <li key={e}>{e}</li>
+          ))}
+        </ul>
+      </div>
+    );
+  }
+  if (rows.length === 0) {
+    return (
+      <p className="audit-history__status" role="status">
+        No events match these filters.
+      </p>
+    );
+  }
+
+  const loadedAll = !hasNextPage;
+  const innerHeight = (rows.length + (loadedAll ? 0 : 1)) * ROW_HEIGHT;
+  return (
+    <>
+      <p className="audit-history__status" role="status" aria-live="polite">
+        {total !== null ? `${formatInteger(total)} event${total === 1 ? "" : "s"}` : null} · {orderLabel} ·{" "}
+        {loadedAll ? "all loaded" : `${formatInteger(rows.length)} loaded, more as you scroll`}
+        {query.isError ? " · the next page failed to load; scroll to retry" : null}
+      </p>
+      <div
+        ref={viewport}
+        className="audit-history__viewport"
+        onScroll={onScroll}
+        onKeyDown={onKeyDown}
+        tabIndex={0}
+        role="region"
+        aria-label={`History of task ${taskId}: scroll, or use the arrow, Page Up/Down, Home and End keys`}
+        data-loaded={rows.length}
+        data-total={total ?? undefined}
+      >
+        <ol className="audit-history__list" style={{ height: innerHeight }}>
+          {rows.slice(first, last).map((row, i) => {
+            const index = first + i;
+            return (
+              <li
+                key={row.id}
+                className="audit-row"
+                style={{ transform: `translateY(${index * ROW_HEIGHT}px)` }}
+                aria-posinset={index + 1}
+                aria-setsize={total ?? -1}
+                data-index={index}
+                data-entry-id={row.id}
+              >
+                <AuditRowContent row={row} />
+              </li>
+            );
+          })}
+          {loadedAll ? null : (
+            <li className="audit-row audit-row--loading" style={{ transform: `translateY(${rows.length * ROW_HEIGHT}px)` }} aria-hidden="true">
+              Loading more events…
+            </li>
+          )}
+        </ol>
+      </div>
+      {loadedAll ? <p className="hint">The end of the history: {orderLabel === "newest first" ? "the task's creation is the last row" : "the newest event is the last row"}.</p> : null}
+    </>
+  );
+}

@@ -1,0 +1,68 @@
+import Link from "next/link";
+import type { TaskView } from "@/lib/engine/tasks";
+import type { AuditSearchParams } from "@/lib/console/audit-query";
+import { taskHref, taskHistoryHref } from "@/lib/console/audit-format";
+import { statusTone } from "@/lib/console/status";
+import { HistoryFilters } from "@/components/audit/history-filters";
+import { TaskHistoryTimeline } from "@/components/audit/task-history-timeline";
+import { VerifiedBadge } from "@/components/audit/verified-badge";
+import "@/components/audit/audit.css";
+
+/**
+ * One task's whole record on one page: transitions, executions and their
+ * reconciliations, reviews and decisions, checkpoints and restores, alerts,
+ * merged from the audit log in commit order, with the verified badge of the
+ * chains they are in.
+ */
+export function TaskHistoryView({ task, filters, canVerify, role }: { task: TaskView; filters: AuditSearchParams; canVerify: boolean; role: string }) {
+  const query = new URLSearchParams();
+  for (const [k, v] of Object.entries(filters)) if (v) query.set(k, v);
+  const queryString = query.toString();
+  const orderLabel = filters.order === "asc" ? "oldest first" : "newest first";
+  return (
+    <>
+      <header className="page-header">
+        <nav aria-label="Breadcrumb" className="breadcrumb">
+          <ol>
+            <li>
+              <Link href="/tasks">Tasks</Link>
+            </li>
+            <li>
+              <Link href={taskHref(task.id)} className="mono">
+                {task.id}
+              </Link>
+            </li>
+            <li aria-current="page">History</li>
+          </ol>
+        </nav>
+        <div className="page-header__row">
+          <h1 className="task-title">
+            History of <span className="mono">{task.id}</span>
+          </h1>
+          <div className="task-title__status">
+            <span className={`badge badge--${statusTone(undefined, task.status)}`}>{task.status}</span>
+            <span className="version-pill" title="The task's current version">
+              version {task.version}
+            </span>
+          </div>
+        </div>
+        <p className="hint">
+          Every change of this task, its side effects and their reconciliations, reviews and decisions, checkpoints and restores, and alerts, as the audit log
+          recorded them, in the order they were committed. Times are UTC.
+        </p>
+        {canVerify ? (
+          <VerifiedBadge url={`/api/console/tasks/${encodeURIComponent(task.id)}/history/verify`} what="this task's chains" />
+        ) : (
+          <p className="audit-badge audit-badge--none">
+            Chain verification is for roles with the audit:read permission (auditors, engineers, admins); your role ({role}) reads the history without it.
+          </p>
+        )}
+      </header>
+      <HistoryFilters action={taskHistoryHref(task.id)} params={filters} />
+      <section className="card audit-history" aria-labelledby="history-heading">
+        <h2 id="history-heading">Events</h2>
+        <TaskHistoryTimeline key={queryString} taskId={task.id} queryString={queryString} orderLabel={orderLabel} />
+      </section>
+    </>
+  );
+}
