@@ -23,6 +23,8 @@ interface Props {
   idempotencyKey: string;
   /** Why re-executing is refused right now (an open divergence alert), or null. The server checks again. */
   executeBlockedBy: string | null;
+  /** The action was frozen before it was ever sent (the task's instructions): there is no provider evidence to accept. */
+  neverSent?: boolean;
 }
 
 const buttonClass: Record<ReviewDecisionKind, string> = {
@@ -45,7 +47,7 @@ const pendingText: Record<ReviewDecisionKind, string> = {
  * decision, a conflict above all, stays on screen while the fresh state
  * renders around it.
  */
-export function DecisionPanel({ reviewId, version, status, round, viewerDecision, requiredApprovals, approvalsGiven, idempotencyKey, executeBlockedBy }: Props) {
+export function DecisionPanel({ reviewId, version, status, round, viewerDecision, requiredApprovals, approvalsGiven, idempotencyKey, executeBlockedBy, neverSent = false }: Props) {
   const [reason, setReason] = useState("");
   const [reasonError, setReasonError] = useState<string | null>(null);
   const [chosen, setChosen] = useState<ReviewDecisionKind | null>(null);
@@ -104,7 +106,12 @@ export function DecisionPanel({ reviewId, version, status, round, viewerDecision
             {decisionKinds.map((kind) => {
               const info = decisionInfo[kind];
               const helpId = `decision-help-${kind}`;
-              const blocked = kind === "approve_execute" ? executeBlockedBy : null;
+              const blocked =
+                kind === "approve_execute"
+                  ? executeBlockedBy
+                  : kind === "approve_accept_evidence" && neverSent
+                    ? "this action was never sent, so the provider has nothing to show; approve sending it, or reject it."
+                    : null;
               let help = info.help;
               if (kind === "approve_execute") {
                 help = `${help} Key: ${idempotencyKey}.`;
