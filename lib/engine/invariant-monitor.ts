@@ -87,7 +87,7 @@ const MONITOR_LOCK_KEY = "verity:invariant-monitor";
 export async function runMonitorPass(db: Db, deps: MonitorDeps = {}, options: MonitorOptions = {}): Promise<MonitorPassResult> {
   const now = options.now ?? new Date();
   const batch = options.batchSize ?? getEnv().VERITY_MONITOR_BATCH;
-  const claimed = await claimRun(db, now);
+  const claimed = await claimRun(db);
   if (!claimed) return { run: null, checks: {}, violations: 0, alerts: [] };
   const cursor = claimed.cursor;
   const result: MonitorPassResult = { run: null, checks: {}, violations: 0, alerts: [] };
@@ -151,7 +151,7 @@ export async function runMonitorPass(db: Db, deps: MonitorDeps = {}, options: Mo
  * advisory lock, so two monitors never both start: an append-only row is
  * read by one pass, not counted twice.
  */
-async function claimRun(db: Db, now: Date): Promise<{ id: string; cursor: MonitorCursor } | null> {
+async function claimRun(db: Db): Promise<{ id: string; cursor: MonitorCursor } | null> {
   return db.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${MONITOR_LOCK_KEY}, 0))`;
     const running = await tx.invariantMonitorRun.findFirst({ where: { finishedAt: null, startedAt: { gt: new Date(Date.now() - STALE_RUN_MS) } }, select: { id: true } });
@@ -159,7 +159,8 @@ async function claimRun(db: Db, now: Date): Promise<{ id: string; cursor: Monito
     const last = await tx.invariantMonitorRun.findFirst({ where: { finishedAt: { not: null } }, orderBy: [{ startedAt: "desc" }, { id: "desc" }] });
     const cursor = CursorSchema.parse(last?.cursor ?? {});
     const id = newId("mon");
-    await tx.invariantMonitorRun.create({ data: { id, startedAt: now, checks: {}, violations: 0, cursor: cursor as unknown as Prisma.InputJsonValue } });
+    // The claim's own time, not the pass's `now` (a test may pass one in the future): runs never overlap on this clock.
+    await tx.invariantMonitorRun.create({ data: { id, startedAt: new Date(), checks: {}, violations: 0, cursor: cursor as unknown as Prisma.InputJsonValue } });
     return { id, cursor };
   });
 }
