@@ -78,7 +78,7 @@ export interface ReviewStats {
 }
 
 export interface AlertStats {
-  /** Alerts not yet settled (OPEN or ESCALATED) by severity. */
+  /** Alerts OPEN (nobody has acted on them yet; escalated ones are with people) by severity: what /alerts?status=open lists. */
   openBySeverity: Record<string, number>;
   openTotal: number;
   /** Alerts raised per UTC day, by severity. */
@@ -252,7 +252,7 @@ export const severityOrder = ["critical", "high", "medium", "low"] as const;
 export async function summarizeAlerts(db: Db, now: Date): Promise<AlertStats> {
   const open = await db.$queryRaw<Array<{ severity: string; n: number }>>`
     SELECT severity, count(*)::int AS n FROM divergence_alerts
-     WHERE status IN ('OPEN'::"AlertStatus", 'ESCALATED'::"AlertStatus")
+     WHERE status = 'OPEN'::"AlertStatus"
      GROUP BY severity`;
   const { from, days } = dayRange(now);
   const raised = await db.$queryRaw<Array<{ bucket: Date; severity: string; n: number }>>`
