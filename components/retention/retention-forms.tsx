@@ -141,9 +141,11 @@ export function ApplyRetentionForm({ defaultDays }: { defaultDays: number }) {
           <input id="retention-days" name="days" type="number" min={1} max={36500} step={1} defaultValue={defaultDays} required aria-invalid={daysError ? true : undefined} />
         </Field>
       </div>
-      <div className="field retention-check">
-        <input id="retention-confirm" name="confirm" type="checkbox" value="yes" aria-invalid={confirmError ? true : undefined} />
-        <label htmlFor="retention-confirm">I understand that older entries not under a legal hold are deleted for good; each stream then starts at a recorded anchor.</label>
+      <div className="field">
+        <label className="retention-check">
+          <input name="confirm" type="checkbox" value="yes" aria-invalid={confirmError ? true : undefined} />
+          <span>I understand that older entries not under a legal hold are deleted for good; each stream then starts at a recorded anchor.</span>
+        </label>
         {confirmError ? (
           <p className="field-error" role="alert">
             {confirmError}
