@@ -2,7 +2,8 @@ import Link from "next/link";
 import { can, type Principal } from "@/lib/auth/permissions";
 import { getDb } from "@/lib/db";
 import { countWaitingReviews } from "@/lib/console/reviews";
-import { consoleLinks, NavLinks } from "@/components/nav-links";
+import { consoleLinks } from "@/lib/console/nav";
+import { NavLinks } from "@/components/nav-links";
 import { SignOutButton } from "@/components/sign-out-button";
 
 export async function AppHeader({ principal }: { principal: Principal }) {

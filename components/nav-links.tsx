@@ -4,20 +4,7 @@ import Link from "next/link";
 import { usePathname } from "next/navigation";
 import { ReviewQueueBadge } from "@/components/reviews/review-queue-badge";
 
-export interface NavLink {
-  href: string;
-  label: string;
-}
-
-/** The console's sections; the header passes only those the signed-in role may open. */
-export const consoleLinks = {
-  dashboard: { href: "/dashboard", label: "Dashboard" },
-  tasks: { href: "/tasks", label: "Tasks" },
-  reviews: { href: "/reviews", label: "Review queue" },
-  alerts: { href: "/alerts", label: "Alerts" },
-  audit: { href: "/audit", label: "Audit log" },
-  workflows: { href: "/workflows", label: "Workflows" },
-} as const satisfies Record<string, NavLink>;
+import type { NavLink } from "@/lib/console/nav";
 
 export function NavLinks({ openReviews, links }: { openReviews: number; links: readonly NavLink[] }) {
   const pathname = usePathname();
