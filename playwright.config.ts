@@ -43,9 +43,11 @@ export default defineConfig({
   webServer: {
     command: `rm -rf '${dataDir}' && npx tsx scripts/start.ts`,
     // The sandbox provider gets its own port too, so e2e runs beside `npm start`.
-    env: { VERITY_DATA_DIR: dataDir, PORT: String(port), SANDBOX_PORT: String(sandboxPort), VERITY_RECONCILE_INTERVAL_MS: "1000" },
+    env: { VERITY_DATA_DIR: dataDir, PORT: String(port), SANDBOX_PORT: String(sandboxPort), VERITY_RECONCILE_INTERVAL_MS: "1000", VERITY_E2E_LONG_HISTORY: process.env.VERITY_E2E_LONG_HISTORY ?? "20000" },
     url: `http://localhost:${port}/api/health`,
-    timeout: 600_000,
+    // The build, and (VERITY_E2E_LONG_HISTORY) a 20,000-transition task seeded
+    // meanwhile: about a minute on a quiet machine, ten on a shared 2-core box.
+    timeout: 1_500_000,
     reuseExistingServer: false,
     stdout: "pipe",
   },

@@ -55,18 +55,21 @@ export function TaskHistoryTimeline({ taskId, queryString, orderLabel }: { taskI
   const rows = query.data?.pages.flatMap((p) => p.items) ?? [];
   const total = query.data?.pages[0]?.total ?? null;
 
-  const viewport = useRef<HTMLDivElement>(null);
+  // A callback ref: the viewport appears only once the first page is in, and is measured then.
+  const [viewportEl, setViewportEl] = useState<HTMLDivElement | null>(null);
+  const viewport = useRef<HTMLDivElement | null>(null);
+  viewport.current = viewportEl;
   const [scrollTop, setScrollTop] = useState(0);
   const [height, setHeight] = useState(600);
   useLayoutEffect(() => {
-    const el = viewport.current;
+    const el = viewportEl;
     if (!el) return;
     const measure = () => setHeight(el.clientHeight || 600);
     measure();
     const observer = new ResizeObserver(measure);
     observer.observe(el);
     return () => observer.disconnect();
-  }, []);
+  }, [viewportEl]);
 
   const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - OVERSCAN);
   const last = Math.min(rows.length, Math.ceil((scrollTop + height) / ROW_HEIGHT) + OVERSCAN);
@@ -124,7 +127,7 @@ export function TaskHistoryTimeline({ taskId, queryString, orderLabel }: { taskI
         {query.isError ? " · the next page failed to load; scroll to retry" : null}
       </p>
       <div
-        ref={viewport}
+        ref={setViewportEl}
         className="audit-history__viewport"
         onScroll={onScroll}
         onKeyDown={onKeyDown}

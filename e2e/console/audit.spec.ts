@@ -1,6 +1,7 @@
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { verifyAuditExport } from "@/lib/engine/audit-export";
 import { LONG_HISTORY_TASK_ID } from "@/lib/demo/long-history";
+import { demoObserver } from "@/lib/seed";
 import { createRunningTask, transition } from "../pages/agent-seed";
 import { addNoteWithReceipt } from "../pages/checkpoints-page";
 import { AuditSearchPage, idempotencyKeyOf, TaskHistoryPage } from "../pages/audit-page";
@@ -171,4 +172,36 @@ test("a 20,000-event task's history opens, scrolls down to its creation, and kee
   await page.keyboard.press("Home");
   await expect(history.rows.filter({ hasText: "v19999 → v20000" })).toBeVisible();
   await close();
+});
+
+test("GET /api/v1/audit/search answers pages to an auditor's token and problem+json for bad input", async ({ playwright, baseURL, request }) => {
+  const running = await createRunningTask(request);
+  const auditor = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { Authorization: `Bearer ${demoObserver.token}` } });
+  try {
+    const first = await auditor.get(`/api/v1/audit/search?task=${running.id}&status=PLANNING&limit=1`);
+    expect(first.status(), await first.text()).toBe(200);
+    const page1 = (await first.json()) as { items: Array<{ details: Record<string, unknown> }>; next_cursor: string | null; matched_executions: number | null };
+    expect(page1.items).toHaveLength(1);
+    expect(page1.items[0]!.details).toMatchObject({ from_status: "RECEIVED", to_status: "PLANNING" });
+    expect(page1.matched_executions).toBeNull();
+    const second = (await (await auditor.get(`/api/v1/audit/search?task=${running.id}&status=PLANNING&limit=1&cursor=${page1.next_cursor}`)).json()) as typeof page1;
+    expect(second.items[0]!.details).toMatchObject({ from_status: "PLANNING", to_status: "READY" });
+    expect(second.next_cursor).toBeNull();
+
+    const bad = await auditor.get("/api/v1/audit/search?kind=gossip&from=yesterday&colour=blue");
+    expect(bad.status()).toBe(400);
+    expect(bad.headers()["content-type"]).toContain("application/problem+json");
+    const problem = (await bad.json()) as { errors: Array<{ field: string }> };
+    const fields = problem.errors.map((e) => e.field);
+    expect(fields).toEqual(expect.arrayContaining(["from", "colour"]));
+    expect(fields.some((f) => f.startsWith("kind"))).toBe(true);
+    const backwards = await auditor.get("/api/v1/audit/search?from=2026-11-30T12:00:00Z&to=2026-11-30T11:00:00Z");
+    expect(backwards.status()).toBe(400);
+    expect(((await backwards.json()) as { errors: Array<{ field: string; message: string }> }).errors).toEqual([{ field: "to", message: "must be later than from" }]);
+    // The agent's own token may not read the log.
+    const refused = await request.get("/api/v1/audit/search", { headers: { Authorization: "Bearer vrt_demo_refund_bot_token_for_local_use_only" } });
+    expect(refused.status()).toBe(403);
+  } finally {
+    await auditor.dispose();
+  }
 });
