@@ -16,6 +16,8 @@ import { signIn, type DemoUser } from "../pages/login-page";
  */
 const shots = "test-results/audit-screenshots";
 test.use({ viewport: { width: 1280, height: 900 } });
+// Each test seeds tasks and side effects through the API first; on a loaded machine that alone takes a while.
+test.describe.configure({ timeout: 180_000 });
 
 async function openAs(browser: Browser, user: DemoUser, path: string): Promise<{ page: Page; close: () => Promise<void> }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
