@@ -15,6 +15,8 @@ import { lookupAtProvider } from "../pages/reviews-seed";
 const auth = { Authorization: `Bearer ${demoAgent.token}` };
 const shots = process.env.E2E_SHOTS_DIR ?? "test-results/instruction-screenshots";
 test.use({ viewport: { width: 1280, height: 900 } });
+// Several people's pages and an API round trip per test, on a shared, often loaded machine.
+test.setTimeout(180_000);
 
 const refundRequest = (taskId: string) => ({ amount_cents: 4_200, currency: "usd", charge_id: `ch_${taskId}`, customer_id: `cus_${taskId}` });
 
