@@ -36,6 +36,8 @@ export function AlertActionPanel({ alertId, version, actions }: { alertId: strin
     <form
       className="alert-actions"
       aria-label="Act on this alert"
+      noValidate
+      aria-busy={pending}
       onSubmit={(e) => {
         e.preventDefault();
         const submitter = (e.nativeEvent as SubmitEvent).submitter as HTMLButtonElement | null;
