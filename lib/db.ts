@@ -1,8 +1,10 @@
+import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
-import { PrismaClient } from "@/lib/generated/prisma/client";
+import { Prisma, PrismaClient } from "@/lib/generated/prisma/client";
 import { getEnv, type Env } from "@/lib/env";
 
 export type Db = PrismaClient;
@@ -35,9 +37,23 @@ export interface DatabaseHandle {
  */
 export function openDatabase(target: DatabaseTarget, options: { poolSize?: number } = {}): DatabaseHandle {
   if (target.kind === "postgres") {
-    const adapterFactory = new PrismaPg({ connectionString: target.url, max: options.poolSize ?? 10 });
+    // The pool is ours, not the adapter's, so that the hot path can reach it (directQuery below).
+    const pool = new pg.Pool({ connectionString: target.url, max: options.poolSize ?? 10 });
+    // An idle connection the server closed (a restart, pg_terminate_backend) is
+    // dropped by the pool and replaced on demand; without a listener, node
+    // would treat the event as an uncaught error and stop the process.
+    pool.on("error", (error) => console.error(`verity: an idle database connection failed and was dropped: ${error.message}`));
+    const adapterFactory = new PrismaPg(pool);
     const db = newPrismaClient(adapterFactory);
-    return { db, adapterFactory, close: () => db.$disconnect() };
+    directPools.set(db, pool);
+    return {
+      db,
+      adapterFactory,
+      close: async () => {
+        await db.$disconnect();
+        await pool.end();
+      },
+    };
   }
   // PGlite does not create the parent of its data folder ("memory://" is an in-memory database).
   if (!target.dir.startsWith("memory://")) mkdirSync(target.dir, { recursive: true });
@@ -52,6 +68,47 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
       await pglite.close();
     },
   };
+}
+
+/** The node-postgres pool behind each PostgreSQL client (never a PGlite one). */
+const directPools = new WeakMap<PrismaClient, pg.Pool>();
+
+/**
+ * Runs one statement straight on the node-postgres pool behind `db`, without
+ * Prisma's query layer: for the two statements of the transition hot path,
+ * where that layer cost about 0.3 ms of client CPU each, a third of a
+ * transition (docs/benchmarks.md). The statement is the same `Prisma.sql`
+ * either way. Only a top-level PostgreSQL client takes the direct path: a
+ * transaction client must stay on its own connection, and PGlite has one
+ * connection that a Prisma transaction may be holding, so both go through
+ * Prisma. Rows come back as node-postgres parses them by default (jsonb as
+ * objects, timestamptz as Date, int4 as number), as Prisma's raw queries do.
+ */
+export async function directQuery<T>(db: Db | Tx, statement: Prisma.Sql, options: { prepare?: string } = {}): Promise<T[]> {
+  const pool = directPools.get(db as PrismaClient);
+  if (!pool) return (db as Db).$queryRaw<T[]>(statement);
+  const text = statement.text;
+  const name = options.prepare ? preparedName(options.prepare, text) : undefined;
+  const result = await pool.query({ name, text, values: statement.values as unknown[] });
+  return result.rows as T[];
+}
+
+const preparedNames = new Map<string, string>();
+
+/**
+ * A named prepared statement per distinct text: each connection parses and
+ * plans it once instead of on every call. The name covers the text, so two
+ * shapes of one statement never share a plan. (Behind a pooler in
+ * transaction mode, e.g. PgBouncer before 1.21, named statements do not
+ * survive; run without it or with its prepared-statement support.)
+ */
+function preparedName(label: string, text: string): string {
+  let name = preparedNames.get(text);
+  if (!name) {
+    name = `verity_${label}_${createHash("sha256").update(text).digest("hex").slice(0, 16)}`;
+    preparedNames.set(text, name);
+  }
+  return name;
 }
 
 const globalForDb = globalThis as unknown as { verityDb?: DatabaseHandle };

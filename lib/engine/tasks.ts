@@ -1,6 +1,7 @@
+import pg from "pg";
 import { z } from "zod";
 import { digestOf } from "@/lib/canonical-json";
-import type { Db, Tx } from "@/lib/db";
+import { directQuery, type Db, type Tx } from "@/lib/db";
 import { AppError, fieldErrorsFromZod, isAppError } from "@/lib/errors";
 import { Prisma, type Task, type Transition } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
@@ -279,12 +280,12 @@ async function hasUndecidedReview(db: Db | Tx, taskId: string): Promise<boolean>
  * in bench/transitions.ts). tests/db checks it against getTask.
  */
 async function findTaskRow(db: Db | Tx, taskId: string): Promise<Task | null> {
-  const rows = await db.$queryRaw<Task[]>`
+  const rows = await directQuery<Task>(db, Prisma.sql`
     SELECT id, workflow_name AS "workflowName", workflow_version AS "workflowVersion", workflow_digest AS "workflowDigest",
            status, version, state, intent_id AS "intentId", created_at AS "createdAt", created_by AS "createdBy",
            updated_at AS "updatedAt", updated_by AS "updatedBy"
       FROM tasks
-     WHERE id = ${taskId}`;
+     WHERE id = ${taskId}`, { prepare: "read_task" });
   return rows[0] ?? null;
 }
 
@@ -332,10 +333,10 @@ async function compareAndSwap(db: Db | Tx, r: TransitionRecord, fencingToken?: s
   // the task.restored entry, with the checkpoint, in the same transaction.
   const statement =
     options.audited === false
-      ? Prisma.sql`WITH updated AS (${updated}) ${logged}`
-      : Prisma.sql`WITH updated AS (${updated}), logged AS (${logged} RETURNING 1) ${auditEntryInsertSql(transitionAuditEntry(r), { onlyIfRowsIn: "logged" })}`;
-  const inserted = await db.$executeRaw(statement);
-  return inserted === 1;
+      ? Prisma.sql`WITH updated AS (${updated}) ${logged} RETURNING 1`
+      : Prisma.sql`WITH updated AS (${updated}), logged AS (${logged} RETURNING 1) ${auditEntryInsertSql(transitionAuditEntry(r), { onlyIfRowsIn: "logged" })} RETURNING 1`;
+  const inserted = await directQuery<unknown>(db, statement, { prepare: "cas" });
+  return inserted.length === 1;
 }
 
 interface PreparedTransition {
@@ -755,8 +756,10 @@ function toTransitionView(row: Transition): TransitionView {
   };
 }
 
-/** P2002 from the query builder; P2010 wraps the driver's error for raw SQL. */
+/** P2002 from the query builder; P2010 wraps the driver's error for raw SQL; 23505 straight from node-postgres. */
 function isUniqueViolation(error: unknown): boolean {
+  // node-postgres's own error, from a statement of the direct path (lib/db.ts directQuery).
+  if (error instanceof pg.DatabaseError) return error.code === "23505";
   if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
   if (error.code === "P2002") return true;
   const cause = (error.meta?.driverAdapterError as { cause?: { kind?: string; originalCode?: string } } | undefined)?.cause;
