@@ -40,7 +40,7 @@ export function InstructionForm({ taskId, expectedSeq, instructionId, isPerson }
       <div className="instr-form__row">
         <div className="field">
           <label htmlFor={`${id}-topic`}>Topic</label>
-          <input id={`${id}-topic`} name="topic" list={`${id}-topics`} defaultValue="refund" required pattern="[a-z][a-z0-9_.\-]{0,63}" autoComplete="off" />
+          <input id={`${id}-topic`} type="text" name="topic" list={`${id}-topics`} defaultValue="refund" required pattern="[a-z][a-z0-9_.\-]{0,63}" autoComplete="off" />
           <datalist id={`${id}-topics`}>
             {knownInstructionTopics.map((t) => (
               <option key={t} value={t} />

@@ -41,7 +41,8 @@ test("an operator's 'do not issue refund' supersedes the relayed approval; the a
   await page.screenshot({ path: `${shots}/instructions-before.png`, fullPage: true });
 
   await panel.add("forbid", "Do not issue refund");
-  await expect(panel.done).toContainText("Recorded as #3");
+  // The first server action of a fresh server can take a while on a loaded machine.
+  await expect(panel.done).toContainText("Recorded as #3", { timeout: 60_000 });
   await expect(panel.current.first()).toContainText("Do not issue refund");
   await expect(panel.entry(1)).toContainText("superseded by #3");
   await expect(panel.entry(1).locator("s")).toHaveText("“User approved refund”");
@@ -77,7 +78,7 @@ test("an operator's 'do not issue refund' supersedes the relayed approval; the a
 
   // Rejected: the refund is cancelled; the provider never sees it.
   await review.decide("Reject", "the latest instruction says no refund");
-  await expect(review.status).toHaveText("REJECTED");
+  await expect(review.status).toHaveText("REJECTED", { timeout: 60_000 });
   expect((await lookupAtProvider(blocked.execution.idempotency_key)).data).toHaveLength(0);
   expect((await getTaskVersion(request, task.id)).status).toBe("CANCELLED");
 });
@@ -91,7 +92,7 @@ test("an instruction added meanwhile is shown, not overwritten: the stale form r
 
   await agentRecords(request, task, 0, { topic: "refund", directive: "forbid", text: "Customer called: hold the refund", source: "user" });
   await panel.add("allow", "Refund approved by the manager");
-  await expect(panel.conflict).toContainText("Someone added an instruction meanwhile");
+  await expect(panel.conflict).toContainText("Someone added an instruction meanwhile", { timeout: 60_000 });
   await expect(panel.conflict).toContainText("Customer called: hold the refund");
   await expect(panel.text).toHaveValue("Refund approved by the manager");
   await expect(panel.entries).toHaveCount(1);
@@ -99,7 +100,7 @@ test("an instruction added meanwhile is shown, not overwritten: the stale form r
 
   // Having read it, the operator submits again on the new seq: recorded, superseding it.
   await panel.submit.click();
-  await expect(panel.done).toContainText("Recorded as #2");
+  await expect(panel.done).toContainText("Recorded as #2", { timeout: 60_000 });
   await expect(panel.entry(1)).toContainText("superseded by #2");
 });
 
