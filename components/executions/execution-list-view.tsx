@@ -139,7 +139,7 @@ export function ExecutionListView({ params, list, now }: { params: ExecutionList
 function ExecutionTable({ items, now }: { items: ExecutionListItem[]; now: Date }) {
   return (
     <div className="table-wrap">
-      <table className="table">
+      <table className="table exec-table">
         <caption className="visually-hidden">Executions</caption>
         <thead>
           <tr>
