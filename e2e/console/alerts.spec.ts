@@ -48,7 +48,7 @@ test("an operator filters the alerts, opens a stale write, acknowledges it with 
   await expect(page.getByRole("status").filter({ hasText: "Acknowledged. The alert no longer blocks its task" })).toBeVisible();
   await expect(page.getByText("Acknowledged", { exact: true }).first()).toBeVisible();
   await expect(detail.history).toContainText("The worker was stopped; the task was cancelled on purpose.");
-  await expect(detail.history).toContainText("user:operator");
+  await expect(detail.history).toContainText("verity.local/user/operator");
   await expect(detail.button("Acknowledge")).toHaveCount(0);
   await page.screenshot({ path: `${shots}/alert-acknowledged.png`, fullPage: true });
 
@@ -71,8 +71,9 @@ test("an action on a version someone else changed meanwhile is refused in words,
   expect(other.status()).toBe(200);
   await detail.reason.fill("acknowledging what I saw");
   await detail.button("Acknowledge").click();
-  await expect(page.getByRole("alert").filter({ hasText: "Someone acted on this alert first" })).toBeVisible();
-  await expect(page.getByRole("alert")).toContainText("you saw version 1; it is now version 2, ESCALATED");
+  const conflict = page.getByRole("alert").filter({ hasText: "Someone acted on this alert first" });
+  await expect(conflict).toBeVisible();
+  await expect(conflict).toContainText("you saw version 1; it is now version 2, ESCALATED");
   await expect(detail.history).toContainText("finance should look at this worker");
   await page.screenshot({ path: `${shots}/alert-conflict.png`, fullPage: true });
 });
