@@ -57,7 +57,10 @@ export function AlertActionPanel({ alertId, version, actions }: { alertId: strin
       <RequiredReasonField
         id="alert-reason"
         value={reason}
-        onChange={setReason}
+        onChange={(value) => {
+          setReason(value);
+          if (reasonError && value.trim()) setReasonError(null);
+        }}
         error={reasonError}
         hint="Recorded in the alert's history and the audit log, with your name. Reconcile needs none."
         maxLength={alertReasonMaxLength}

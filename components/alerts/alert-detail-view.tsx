@@ -138,16 +138,16 @@ export function AlertDetailView({ data, canAct, role }: { data: AlertDetailData;
         {data.history.length === 0 ? (
           <p className="subtle">No audit entries (an alert raised before the audit log existed).</p>
         ) : (
-          <ol className="timeline alert-history">
+          <ol className="alert-history">
             {data.history.map((e) => {
               const details = (e.details ?? {}) as Record<string, unknown>;
               const reason = typeof details.reason === "string" ? details.reason : typeof details.resolution === "string" ? details.resolution : null;
               return (
-                <li key={e.id} className="timeline__item">
-                  <p className="timeline__meta">
+                <li key={e.id} className="alert-history__item">
+                  <p className="alert-history__meta">
                     <strong>{historyActionText[e.action] ?? e.action}</strong> · <span className="mono">{e.actor}</span> · <DateTime value={e.at} />
                   </p>
-                  {reason ? <p className="timeline__reason">{reason}</p> : null}
+                  {reason ? <p className="alert-history__reason">{reason}</p> : null}
                   {typeof details.task_note === "string" ? <p className="subtle">{details.task_note}</p> : null}
                   {details.provider ? (
                     <details>
