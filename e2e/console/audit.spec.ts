@@ -127,7 +127,7 @@ test("bad filters are refused in words on /audit", async ({ browser }) => {
   await close();
 });
 
-test("an engineer searches and verifies but is told why there is no export; an operator is told why /audit is closed", async ({ browser }) => {
+test("an engineer searches and verifies but is told why there is no export; an operator is told why /audit is closed and reads a task's history", async ({ browser }) => {
   const engineer = await openAs(browser, "engineer", "/audit");
   const audit = new AuditSearchPage(engineer.page);
   await expect(audit.heading).toBeVisible();
@@ -139,6 +139,13 @@ test("an engineer searches and verifies but is told why there is no export; an o
   await expect(operator.page.getByRole("heading", { name: "You cannot open this page" })).toBeVisible();
   await expect(operator.page.getByText("Your role (operator) does not include the audit:read permission.", { exact: false })).toBeVisible();
   await expect(operator.page.getByRole("link", { name: "Audit log" })).toHaveCount(0);
+  // A task's history needs only tasks:read: the operator reads it, without the chain verification.
+  const history = new TaskHistoryPage(operator.page);
+  await history.goto(LONG_HISTORY_TASK_ID);
+  await expect(history.heading).toContainText(LONG_HISTORY_TASK_ID);
+  await expect(history.rows.first()).toContainText("Updated in place in RUNNING");
+  await expect(operator.page.getByText("Chain verification is for roles with the audit:read permission")).toBeVisible();
+  await expect(operator.page.locator(".audit-badge[data-verified]")).toHaveCount(0);
   await operator.close();
 });
 
