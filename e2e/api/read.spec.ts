@@ -161,6 +161,14 @@ test("GET /openapi.json is an OpenAPI 3.1 document of every path, public", async
         "/api/v1/audit/export",
         "/api/v1/audit/search",
         "/api/v1/audit/verify",
+        "/api/v1/alerts",
+        "/api/v1/alerts/{id}",
+        "/api/v1/alerts/{id}/acknowledge",
+        "/api/v1/alerts/{id}/escalate",
+        "/api/v1/alerts/{id}/reconcile",
+        "/api/v1/alerts/{id}/resolve",
+        "/api/v1/monitor/runs",
+        "/api/v1/tasks/{id}/instructions",
       ].sort(),
     );
     expect(Object.keys(doc.paths["/api/v1/tasks/{id}/transitions"]!).sort()).toEqual(["get", "post"]);

@@ -13,6 +13,7 @@ import { succeededStatuses, type ExecutionStatus } from "@/lib/engine/execution-
 import { fenceLeaseInTransaction } from "@/lib/engine/leases";
 import { checkpointCreatedAuditEntry, checkpointRestoreAuditEntry } from "@/lib/engine/audit-events";
 import { appendAuditEntry } from "@/lib/engine/audit-log";
+import { hasOpenDivergence } from "@/lib/engine/divergence";
 import {
   getTaskOrThrow,
   listTransitions,
@@ -625,7 +626,9 @@ async function buildPlan(reader: Db | Tx, row: Checkpoint, rewind: boolean, acto
   const verified = verifyStoredCheckpoint(row, keyring, { task: { id: current.id, workflowDigest: current.workflow.digest } });
   const executions = await reader.execution.findMany({ where: { taskId: row.taskId }, orderBy: { createdAt: "asc" } });
   const undecided = await reader.review.findMany({ where: { taskId: row.taskId, status: { in: ["OPEN", "ESCALATED"] } }, select: { executionId: true } });
-  const diverged = (await reader.divergenceAlert.count({ where: { taskId: row.taskId, status: "OPEN" } })) > 0;
+  // The alerts that block irreversible work block a restore too; a stale-write
+  // or a stale-restore alert on the task does not (lib/engine/divergence.ts).
+  const diverged = await hasOpenDivergence(reader, row.taskId);
   const leaseRows = await reader.$queryRaw<Array<{ holder: string; fencing_token: string; expires_at: Date; live: boolean }>>`
     SELECT holder, fencing_token::text AS fencing_token, expires_at, expires_at > now() AS live FROM leases WHERE task_id = ${row.taskId}`;
   const lease = leaseRows[0]?.live ? leaseRows[0] : null;
