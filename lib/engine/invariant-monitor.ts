@@ -3,7 +3,8 @@ import type { Db } from "@/lib/db";
 import { getEnv } from "@/lib/env";
 import { Prisma, type Execution, type InvariantMonitorRun } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
-import { StreamVerifier, type AuditActorKind, type AuditBreak } from "@/lib/engine/audit-chain";
+import type { AuditBreak } from "@/lib/engine/audit-chain";
+import { getAuditEntry, verifyAuditStreams } from "@/lib/engine/audit-log";
 import { staleVersionSeverity, type AlertKind } from "@/lib/engine/alert-kinds";
 import { idempotencyWindowMs } from "@/lib/engine/connectors";
 import { raiseAlert, type RaiseAlertInput } from "@/lib/engine/divergence";
@@ -489,43 +490,30 @@ async function checkRestores(ctx: PassContext, report: CheckReport, cursor: { at
 }
 
 // ---------------------------------------------------------------------------
-// Audit chains: a few streams per pass, each walked whole with the same
-// verifier as `npm run audit:verify` (audit-chain.ts StreamVerifier).
+// Audit chains: a few streams per pass, verified by the same code as
+// `npm run audit:verify` and the console's badge (audit-log.ts
+// verifyAuditStreams), which re-walks a stream whose head moved while it was
+// read, so an append during the pass is not mistaken for a break.
 // ---------------------------------------------------------------------------
-
-interface EntryRow {
-  id: string;
-  stream: string;
-  seq: number;
-  at: Date;
-  actor: string;
-  actor_kind: AuditActorKind;
-  action: string;
-  subject_type: string;
-  subject_id: string;
-  task_id: string | null;
-  details: Record<string, unknown>;
-  content_digest: string;
-  prev_hash: string;
-  hash: string;
-}
 
 async function checkAuditChains(ctx: PassContext, report: CheckReport, cursor: { afterStream: string | null }): Promise<{ afterStream: string | null }> {
   const heads = await ctx.db.auditStream.findMany({
     where: cursor.afterStream ? { stream: { gt: cursor.afterStream } } : {},
     orderBy: { stream: "asc" },
     take: ctx.auditStreams,
+    select: { stream: true },
   });
-  for (const head of heads) {
-    report.examined++;
-    const found = await verifyStream(ctx.db, head.stream, { lastSeq: head.lastSeq, lastHash: head.lastHash });
-    if (!found) continue;
-    const { brk, taskId } = found;
+  report.examined += heads.length;
+  const verification = await verifyAuditStreams(ctx.db, heads.map((h) => h.stream));
+  // One alert per broken stream: its first break.
+  const firstPerStream = new Map<string, AuditBreak>();
+  for (const brk of verification.breaks) if (!firstPerStream.has(brk.stream)) firstPerStream.set(brk.stream, brk);
+  for (const brk of firstPerStream.values()) {
     await raise(ctx, report, {
-      taskId,
+      taskId: await taskOfBreak(ctx.db, brk),
       kind: "audit_chain_break",
       message: `The audit chain ${brk.stream} is broken at seq ${brk.seq}: ${brk.message}`,
-      internal: { stream: brk.stream, head: { last_seq: head.lastSeq, last_hash: head.lastHash } },
+      internal: { stream: brk.stream },
       external: { break: brk },
       fingerprint: `audit_chain_break:${brk.stream}:${brk.seq}:${brk.kind}`,
       finalOnceResolved: true,
@@ -534,33 +522,13 @@ async function checkAuditChains(ctx: PassContext, report: CheckReport, cursor: {
   return { afterStream: heads.length < ctx.auditStreams ? null : (heads[heads.length - 1]?.stream ?? null) };
 }
 
-async function verifyStream(db: Db, stream: string, head: { lastSeq: number; lastHash: string }): Promise<{ brk: AuditBreak; taskId: string } | null> {
-  const anchor = await db.auditAnchor.findUnique({ where: { stream } });
-  const verifier = new StreamVerifier(stream, anchor ? { afterSeq: anchor.throughSeq, prevHash: anchor.hash } : undefined);
-  let afterSeq = -1;
-  let taskOf: Map<string, string | null> = new Map();
-  for (;;) {
-    const rows = await db.$queryRaw<EntryRow[]>`
-      SELECT id, stream, seq, at, actor, actor_kind::text AS actor_kind, action, subject_type, subject_id, task_id, details, content_digest, prev_hash, hash
-        FROM audit_entries WHERE stream = ${stream} AND seq > ${afterSeq}::int ORDER BY seq LIMIT 2000`;
-    for (const r of rows) {
-      taskOf.set(r.id, r.task_id);
-      verifier.add(
-        { id: r.id, stream: r.stream, seq: r.seq, at: r.at, actor: r.actor, actorKind: r.actor_kind, action: r.action, subjectType: r.subject_type, subjectId: r.subject_id, taskId: r.task_id, details: r.details, prevHash: r.prev_hash, hash: r.hash },
-        r.content_digest,
-      );
-    }
-    if (verifier.firstBreak) break;
-    const last = rows[rows.length - 1];
-    if (!last || rows.length < 2000) break;
-    afterSeq = last.seq;
-    taskOf = new Map([[last.id, last.task_id]]);
-  }
-  const brk = verifier.firstBreak ?? verifier.finish(head);
-  if (!brk) return null;
-  // The stream names its task for task streams; other aggregates' entries carry it.
-  const taskId = stream.startsWith("task:") ? stream.slice("task:".length) : ((brk.entryId ? taskOf.get(brk.entryId) : null) ?? [...taskOf.values()].find((t) => t) ?? "");
-  return { brk, taskId };
+/** The task a break is about: a task stream names it; other aggregates' entries carry it ('' when none does). */
+async function taskOfBreak(db: Db, brk: AuditBreak): Promise<string> {
+  if (brk.stream.startsWith("task:")) return brk.stream.slice("task:".length);
+  const entry = brk.entryId ? await getAuditEntry(db, brk.entryId) : null;
+  if (entry?.taskId) return entry.taskId;
+  const any = await db.auditEntry.findFirst({ where: { stream: brk.stream, taskId: { not: null } }, select: { taskId: true } });
+  return any?.taskId ?? "";
 }
 
 // ---------------------------------------------------------------------------
