@@ -1,6 +1,8 @@
 import { executionResource, leaseResource, taskResource, transitionResource } from "@/lib/api/resources";
 import type { Db } from "@/lib/db";
 import { listExecutions } from "@/lib/engine/executions";
+import { getInstructionLedger } from "@/lib/engine/instructions";
+import { instructionLedgerResource } from "@/lib/api/instruction-resources";
 import { acquireLease, releaseLease, renewLease } from "@/lib/engine/leases";
 import { createTask, getTaskOrThrow, listTasks, transitionTask, type Actor } from "@/lib/engine/tasks";
 import { AppError } from "@/lib/errors";
@@ -84,6 +86,13 @@ export class EngineBackedClient extends VerityClient {
 
   override listExecutions(taskId: string) {
     return api(async () => (await listExecutions(this.db, taskId)).map(executionResource));
+  }
+
+  override listInstructions(taskId: string) {
+    return api(async () => {
+      await getTaskOrThrow(this.db, taskId);
+      return instructionLedgerResource(await getInstructionLedger(this.db, taskId));
+    });
   }
 
   override recordIntent(taskId: string, body: RecordIntentBody) {

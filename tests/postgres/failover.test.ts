@@ -133,6 +133,13 @@ describe("regional failover: primary lost mid-traffic, standby from backup plus 
     const secondWaveFrom = Math.max(FIRST_WAVE, (await providerRefunds()).length);
     const secondWave = partition(orders.slice(FIRST_WAVE), WORKERS).map((slice) => startWorker(primaryDatabase.url, "run", slice));
     await waitForRefunds(secondWaveFrom + lossAfterSecondWaveRefunds, secondWave);
+    // The link to the standby fails first: shipping stops while the primary
+    // keeps committing for two more refunds, then the region is lost. Without
+    // that gap a primary that happened to commit nothing in the last ship lag
+    // before the loss lost nothing, and the roll-forward over lost work went
+    // untested (seen once under load: 0 lost).
+    const shipped = await shipper.stop();
+    await waitForRefunds(secondWaveFrom + lossAfterSecondWaveRefunds + 2, secondWave);
     const primaryWorkers = [...firstWave, ...secondWave];
 
     // ── Loss ───────────────────────────────────────────────────────────
@@ -140,7 +147,6 @@ describe("regional failover: primary lost mid-traffic, standby from backup plus 
     for (const w of primaryWorkers) w.child.kill("SIGKILL");
     const exits = await Promise.all(primaryWorkers.map((w) => w.exited));
     expect(exits.filter((e) => e.code !== 0 && e.signal !== "SIGKILL").map((e) => e.stderr.slice(-1500)), "a primary worker crashed").toEqual([]);
-    const shipped = await shipper.stop();
     // The measurement tap: what the primary had committed, read after its
     // workers died and before it is dropped. The standby never sees this.
     const truth = await readCommitted(primaryDatabase.db);
