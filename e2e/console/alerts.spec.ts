@@ -66,6 +66,10 @@ test("an action on a version someone else changed meanwhile is refused in words,
   await page.goto(`/alerts/${alertId}`);
   const detail = new AlertDetailPage(page);
   await expect(detail.button("Escalate")).toBeVisible();
+  // The page's live poll would notice the change below and show version 2
+  // before the click; paused, it stays at version 1, like a page whose next
+  // poll has not come yet.
+  await detail.pauseLiveUpdates();
   // Someone escalates it through the API while this page still shows version 1.
   const other = await page.request.post(`/api/v1/alerts/${alertId}/escalate`, { data: { expected_version: 1, reason: "finance should look at this worker" } });
   expect(other.status()).toBe(200);

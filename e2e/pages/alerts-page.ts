@@ -83,4 +83,9 @@ export class AlertDetailPage {
   button(name: string): Locator {
     return this.actions.getByRole("button", { name });
   }
+
+  /** Stops the live poll in this page, so the page keeps showing what it first rendered (to race a change on purpose). */
+  async pauseLiveUpdates(): Promise<void> {
+    await this.page.route("**/api/console/**", (route) => route.abort());
+  }
 }
