@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { plainOptions, SelectFilter } from "@/components/select-filter";
 import { auditActions } from "@/lib/engine/audit-chain";
 import { toolNames } from "@/lib/engine/tools";
 import { workflowDefinitions } from "@/lib/engine/workflows";
@@ -28,28 +29,15 @@ export function AuditSearchFilters({ params }: { params: AuditSearchParams }) {
         <label htmlFor="audit-task">Task id</label>
         <input id="audit-task" name="task" type="text" defaultValue={params.task ?? ""} autoComplete="off" spellCheck={false} />
       </div>
-      <div className="field">
-        <label htmlFor="audit-kind">Kind of event</label>
-        <select id="audit-kind" name="kind" defaultValue={params.kind ?? ""}>
-          <option value="">Any kind</option>
-          {auditEventKinds.map((k) => (
-            <option key={k} value={k}>
-              {auditEventKindLabels[k]}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div className="field">
-        <label htmlFor="audit-action">Action</label>
-        <select id="audit-action" name="action" defaultValue={params.action ?? ""}>
-          <option value="">Any action</option>
-          {auditActions.map((a) => (
-            <option key={a} value={a}>
-              {a}
-            </option>
-          ))}
-        </select>
-      </div>
+      <SelectFilter
+        id="audit-kind"
+        name="kind"
+        label="Kind of event"
+        anyLabel="Any kind"
+        options={auditEventKinds.map((k) => ({ value: k, label: auditEventKindLabels[k] }))}
+        value={params.kind}
+      />
+      <SelectFilter id="audit-action" name="action" label="Action" anyLabel="Any action" options={plainOptions(auditActions)} value={params.action} />
       <div className="field">
         <label htmlFor="audit-status">Status (to or from)</label>
         <input id="audit-status" name="status" type="text" list="audit-status-names" defaultValue={params.status ?? ""} autoComplete="off" spellCheck={false} />
@@ -59,17 +47,7 @@ export function AuditSearchFilters({ params }: { params: AuditSearchParams }) {
           ))}
         </datalist>
       </div>
-      <div className="field">
-        <label htmlFor="audit-tool">Tool</label>
-        <select id="audit-tool" name="tool" defaultValue={params.tool ?? ""}>
-          <option value="">Any tool</option>
-          {toolNames.map((t) => (
-            <option key={t} value={t}>
-              {t}
-            </option>
-          ))}
-        </select>
-      </div>
+      <SelectFilter id="audit-tool" name="tool" label="Tool" anyLabel="Any tool" options={plainOptions(toolNames)} value={params.tool} />
       <div className="field field--grow">
         <label htmlFor="audit-key">Idempotency key</label>
         <input id="audit-key" name="idempotency_key" type="text" defaultValue={params.idempotency_key ?? ""} placeholder="vrt:task_…:refund-1" autoComplete="off" spellCheck={false} />

@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { plainOptions, SelectFilter } from "@/components/select-filter";
 import { executionStatusInfo } from "@/lib/console/reviews-format";
 import type { ExecutionListData, ExecutionListItem } from "@/lib/console/executions";
 import { executionListHref, executionStatuses, type ExecutionListParams } from "@/lib/console/executions-query";
@@ -31,28 +32,15 @@ export function ExecutionListView({ params, list, now }: { params: ExecutionList
         </p>
       </header>
       <form method="get" action="/executions" className="filters" role="search" aria-label="Filter executions">
-        <div className="field">
-          <label htmlFor="filter-exec-status">Status</label>
-          <select id="filter-exec-status" name="status" defaultValue={params.status ?? ""}>
-            <option value="">All statuses</option>
-            {executionStatuses.map((s) => (
-              <option key={s} value={s}>
-                {s} — {executionStatusInfo[s].label}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="filter-exec-tool">Tool</label>
-          <select id="filter-exec-tool" name="tool" defaultValue={params.tool ?? ""}>
-            <option value="">All tools</option>
-            {toolNames.map((t) => (
-              <option key={t} value={t}>
-                {t}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectFilter
+          id="filter-exec-status"
+          name="status"
+          label="Status"
+          anyLabel="All statuses"
+          options={executionStatuses.map((s) => ({ value: s, label: `${s} — ${executionStatusInfo[s].label}` }))}
+          value={params.status}
+        />
+        <SelectFilter id="filter-exec-tool" name="tool" label="Tool" anyLabel="All tools" options={plainOptions(toolNames)} value={params.tool} />
         <div className="filters__actions">
           <button type="submit" className="button button--primary">
             Apply

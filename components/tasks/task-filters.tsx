@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { plainOptions, SelectFilter } from "@/components/select-filter";
 import { statusOptionsByWorkflow, type TaskListParams } from "@/lib/console/task-list-query";
 
 /** A plain GET form: filters land in the URL and work without JavaScript. */
@@ -6,17 +7,7 @@ export function TaskFilters({ params }: { params: TaskListParams }) {
   const groups = statusOptionsByWorkflow();
   return (
     <form method="get" action="/tasks" className="filters" role="search" aria-label="Filter tasks">
-      <div className="field">
-        <label htmlFor="filter-workflow">Workflow</label>
-        <select id="filter-workflow" name="workflow" defaultValue={params.workflow ?? ""}>
-          <option value="">All workflows</option>
-          {groups.map((g) => (
-            <option key={g.workflow} value={g.workflow}>
-              {g.workflow}
-            </option>
-          ))}
-        </select>
-      </div>
+      <SelectFilter id="filter-workflow" name="workflow" label="Workflow" anyLabel="All workflows" options={plainOptions(groups.map((g) => g.workflow))} value={params.workflow} />
       <div className="field">
         <label htmlFor="filter-status">Status</label>
         <select id="filter-status" name="status" defaultValue={params.status ?? ""}>
