@@ -402,7 +402,8 @@ function buildDocument(): JsonSchema {
           tags: ["executions"],
           operationId: "markSent",
           summary: "The request is about to leave",
-          description: "From here until an outcome is recorded, the effect may or may not exist; a worker that dies now leaves a SENT execution the server reconciles. Idempotent.",
+          description: "From here until an outcome is recorded, the effect may or may not exist; a worker that dies now leaves a SENT execution the server reconciles. Idempotent for the lease that sent it. " +
+            "Only the task's current lease may send: send your fencing_token (without one, the lease the attempt was recorded under is assumed); a fenced worker gets 409 lease-conflict and must not send.",
           parameters: [executionId],
           requestBody: { required: true, content: jsonContent(ref("MarkSentRequest")) },
           responses: { 200: { description: "SENT.", content: jsonContent(ref("Execution")) }, ...problems(400, 401, 403, 404, 409, 413, 415, 422) },
@@ -438,8 +439,10 @@ function buildDocument(): JsonSchema {
           operationId: "acquireLease",
           summary: "Take the task's lease",
           description:
-            "Free or expired: yours, with a new, greater fencing token. Already yours and live: renewed with the same token (a retried acquire is harmless). " +
-            "Held by another worker: 409 lease-conflict with holder and expires_at. The body may be omitted (ttl_seconds defaults to 60).",
+            "Free or expired: yours, with a new lease id and a new, greater fencing token. A lease belongs to one worker process, not to an identity: " +
+            "while a lease is live, every other acquire is 409 lease-conflict naming the holder, token and expiry, another process of the same identity included. " +
+            "Send your own lease_id to make the acquire retry-safe: the same lease_id (and holder) gets the same live lease back, renewed. " +
+            "The body may be omitted (ttl_seconds defaults to 60).",
           parameters: [taskId],
           requestBody: { required: false, content: jsonContent(ref("LeaseRequest")) },
           responses: { 200: { description: "The lease.", headers: fencingTokenHeader, content: jsonContent(ref("Lease")) }, ...problems(400, 401, 403, 404, 409, 413, 415) },

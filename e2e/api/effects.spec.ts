@@ -31,6 +31,7 @@ interface IntentBody {
 }
 interface Lease {
   task_id: string;
+  lease_id: string;
   holder: string;
   fencing_token: string;
   expires_at: string;
@@ -58,8 +59,8 @@ class LedgerApi extends AgentApi {
     return (await res.json()) as IntentBody;
   }
 
-  sent(execution: Pick<Execution, "id" | "attempt_id">) {
-    return this.request.post(`/api/v1/executions/${execution.id}/sent`, { data: { attempt_id: execution.attempt_id } });
+  sent(execution: Pick<Execution, "id" | "attempt_id">, fencingToken?: string) {
+    return this.request.post(`/api/v1/executions/${execution.id}/sent`, { data: { attempt_id: execution.attempt_id, ...(fencingToken ? { fencing_token: fencingToken } : {}) } });
   }
 
   outcome(executionId: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {
@@ -82,8 +83,8 @@ class LedgerApi extends AgentApi {
     return this.request.post(`/api/v1/tasks/${encodeURIComponent(taskId)}/lease`, body ? { data: body } : {});
   }
 
-  async lease(taskId: string, ttlSeconds = 60): Promise<Lease> {
-    const res = await this.acquire(taskId, { ttl_seconds: ttlSeconds });
+  async lease(taskId: string, ttlSeconds = 60, leaseId?: string): Promise<Lease> {
+    const res = await this.acquire(taskId, { ttl_seconds: ttlSeconds, ...(leaseId ? { lease_id: leaseId } : {}) });
     expect(res.status(), await res.text()).toBe(200);
     return (await res.json()) as Lease;
   }
@@ -252,8 +253,12 @@ test("a stale fencing token is a 409 lease-conflict and the task is unchanged; t
 
   const first = await api.lease(task.id, 60);
   expect(first).toMatchObject({ task_id: task.id, holder: demoAgent.identity, active: true });
-  // Acquiring again while it is ours renews it: same token.
-  expect((await api.lease(task.id, 60)).fencing_token).toBe(first.fencing_token);
+  // A lease is one process's: acquiring again under the same identity is a conflict naming the holder's token...
+  const twice = await expectProblem(await api.acquire(task.id, { ttl_seconds: 60 }), 409, "lease-conflict");
+  expect(twice.detail).toContain(`fencing token ${first.fencing_token} (lease ${first.lease_id})`);
+  // ...unless it is a retry naming the same lease_id: the same lease, renewed.
+  const mine = await api.lease(task.id, 60, first.lease_id);
+  expect([mine.lease_id, mine.fencing_token]).toEqual([first.lease_id, first.fencing_token]);
 
   const release = await request.post(`/api/v1/tasks/${task.id}/lease/release`, { headers: { "Fencing-Token": first.fencing_token } });
   expect(release.status()).toBe(204);
@@ -294,6 +299,39 @@ test("a stale fencing token is a 409 lease-conflict and the task is unchanged; t
   // Releasing again (a retry) is harmless.
   expect((await request.post(`/api/v1/tasks/${task.id}/lease/release`, { data: { fencing_token: second.fencing_token } })).status()).toBe(204);
   expect(((await (await request.get(`/api/v1/tasks/${task.id}/lease`)).json()) as { lease: Lease }).lease.active).toBe(false);
+});
+
+test("two processes of one agent identity never share a lease: the second is refused, and once it takes over the first cannot send", async ({ request }) => {
+  const api = new LedgerApi(request);
+  const task = await api.runningTask();
+  // X and Y are two worker processes of the demo agent: one identity, one token.
+  const x = await api.lease(task.id, 60);
+  const refused = await expectProblem(await api.acquire(task.id, { ttl_seconds: 60 }), 409, "lease-conflict");
+  expect(refused.detail).toContain(`${demoAgent.identity} with fencing token ${x.fencing_token}`);
+  // Y without a token cannot write under X's live lease: it cannot be told from X.
+  await expectProblem(await api.intent(task.id, { tool_call_id: "refund", tool: "payments.refund", request: refundRequest, expected_version: task.version }), 409, "lease-conflict");
+  expect(await api.ledger(task.id)).toEqual([]);
+
+  // X records the intent; then X stalls and its lease ends; Y takes over with a greater token.
+  const intent = await api.intent(task.id, { tool_call_id: "refund", tool: "payments.refund", request: refundRequest, expected_version: task.version }, { "Fencing-Token": x.fencing_token });
+  expect(intent.status(), await intent.text()).toBe(201);
+  const execution = ((await intent.json()) as IntentBody).execution;
+  expect((await request.post(`/api/v1/tasks/${task.id}/lease/release`, { data: { fencing_token: x.fencing_token } })).status()).toBe(204);
+  const y = await api.lease(task.id, 60);
+  expect(y.lease_id).not.toBe(x.lease_id);
+  expect(BigInt(y.fencing_token)).toBeGreaterThan(BigInt(x.fencing_token));
+
+  // X wakes and would send: refused before anything leaves, with or without its token.
+  await expectProblem(await api.sent(execution, x.fencing_token), 409, "lease-conflict");
+  await expectProblem(await api.sent(execution), 409, "lease-conflict");
+  expect((await api.execution(execution.id)).status).toBe("INTENT_RECORDED");
+  // Y sends the same attempt; X still cannot claim the send as its own.
+  const sent = await api.sent(execution, y.fencing_token);
+  expect(sent.status(), await sent.text()).toBe(200);
+  await expectProblem(await api.sent(execution, x.fencing_token), 409, "lease-conflict");
+  const events = (await api.execution(execution.id)).events.filter((e) => e.to_status === "SENT");
+  expect(events).toHaveLength(1);
+  expect((await request.post(`/api/v1/tasks/${task.id}/lease/release`, { data: { fencing_token: y.fencing_token } })).status()).toBe(204);
 });
 
 test("an outcome under a stale fencing token is recorded (200 with lease_conflict) without moving the task; the new holder gets the receipt", async ({ request }) => {

@@ -189,6 +189,7 @@ export type IntentResultResource = z.infer<typeof IntentResultSchema>;
 
 export const LeaseResourceSchema = z.object({
   task_id: z.string(),
+  lease_id: z.string().meta({ description: "This acquisition's id: one worker process's lease. Another acquire, by the same identity too, gets another id and a greater token." }),
   holder: z.string().meta({ description: "Identity of the worker holding it." }),
   fencing_token: z.string().regex(/^[0-9]+$/).meta({ description: "Send it with every write (Fencing-Token header or fencing_token): a newer holder's token makes this one stale." }),
   expires_at: z.iso.datetime(),
@@ -336,6 +337,7 @@ export function executionDetailResource(e: ExecutionView, events: ExecutionEvent
 export function leaseResource(lease: LeaseView, now = new Date()): LeaseResource {
   return {
     task_id: lease.taskId,
+    lease_id: lease.leaseId,
     holder: lease.holder,
     fencing_token: lease.fencingToken,
     expires_at: lease.expiresAt.toISOString(),

@@ -13,7 +13,7 @@ import {
   unresolvedStatuses,
   type ExecutionStatus,
 } from "@/lib/engine/execution-rules";
-import type { LeaseView } from "@/lib/engine/leases";
+import { getLease, leaseRefusal, type LeaseView } from "@/lib/engine/leases";
 import { parseOrThrow, transitionTaskInTransaction, type Actor, type TaskView } from "@/lib/engine/tasks";
 import { takeCheckpointInTransaction } from "@/lib/engine/checkpoints";
 import { executionAuditEntry } from "@/lib/engine/audit-events";
@@ -60,7 +60,11 @@ export const RecordIntentInputSchema = z.strictObject({
   instruction_id: clientId.optional(),
 });
 
-export const MarkSentInputSchema = z.strictObject({ attempt_id: clientId });
+export const MarkSentInputSchema = z.strictObject({
+  attempt_id: clientId,
+  /** The sender's lease; without it, the lease the attempt was recorded under is assumed. */
+  fencing_token: fencingToken.optional(),
+});
 
 export const RecordOutcomeInputSchema = z.strictObject({
   attempt_id: clientId,
@@ -188,6 +192,7 @@ export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: 
           createdAt: now,
           updatedAt: now,
           instructionId: input.instruction_id ?? null,
+          leaseToken: input.fencing_token === undefined ? null : BigInt(input.fencing_token),
         },
       });
       await appendEvent(tx, row, null, "intent recorded", undefined, actor);
@@ -237,8 +242,13 @@ async function continueExisting(
     const replay = await blockedReplay(db, existing);
     if (replay) return replay;
   }
-  // Recorded but never sent (the worker died before sending): send this same attempt.
-  if (existing.status === "INTENT_RECORDED") return { kind: "proceed", execution: toExecutionView(existing), task: null };
+  // Recorded but never sent (the worker died before sending): the current
+  // lease holder sends this same attempt; a fenced worker is told to stop
+  // now rather than at markSent.
+  if (existing.status === "INTENT_RECORDED") {
+    if (actor.kind === "agent") await refuseUnlessLeaseCurrent(db, existing.taskId, input.fencing_token, actor, `Attempt ${existing.attemptId} is not yours to send`);
+    return { kind: "proceed", execution: toExecutionView(existing), task: null };
+  }
   if (unresolvedStatuses.includes(existing.status)) {
     throw new AppError(
       "invariant_violated",
@@ -269,7 +279,7 @@ async function continueExisting(
     const attempt = existing.attempt + 1;
     const row = await moveExecution(tx, existing, "INTENT_RECORDED", actor, {
       reason: `attempt ${attempt} after a known failure`,
-      data: { attempt, attemptId: `${existing.id}.${attempt}`, error: null, sentAt: null, settledAt: null, instructionId },
+      data: { attempt, attemptId: `${existing.id}.${attempt}`, error: null, sentAt: null, settledAt: null, instructionId, leaseToken: input.fencing_token === undefined ? null : BigInt(input.fencing_token) },
     });
     if (block) return { kind: "blocked", ...(await freezeBeforeSending(tx, row, block, actor)), task };
     if (existing.irreversible) await checkpointBeforeEffect(tx, task, actor);
@@ -281,12 +291,27 @@ export async function markSent(db: Db, executionId: string, raw: unknown, actor:
   const input = parseOrThrow(MarkSentInputSchema, raw);
   const existing = await getExecutionRowOrThrow(db, executionId);
   if (existing.attemptId !== input.attempt_id) throw staleAttempt(existing, input.attempt_id);
-  if (existing.status === "SENT") return toExecutionView(existing);
+  const token = input.fencing_token ?? (existing.leaseToken === null ? undefined : String(existing.leaseToken));
+  if (existing.status === "SENT") {
+    // A retry of our own markSent is answered; another lease's is refused, or two processes would both send.
+    if (actor.kind === "agent" && existing.leaseToken !== null && token !== String(existing.leaseToken)) {
+      throw new AppError("lease_conflict", `Attempt ${existing.attemptId} was already sent under fencing token ${existing.leaseToken}, not yours (${token ?? "none"}): do not send it. Its outcome is reconciled with the provider.`, {
+        violations: [{ invariant: "fencing_token_current", message: `sent under fencing token ${existing.leaseToken}` }],
+      });
+    }
+    return toExecutionView(existing);
+  }
   if (existing.status !== "INTENT_RECORDED") throw illegalMove(existing, "SENT");
   // The last moment before the request leaves: an instruction recorded since
   // the intent (a resumed worker, a slow one) still stops it here.
   type Sending = { blocked: Awaited<ReturnType<typeof freezeBeforeSending>>; row?: undefined } | { row: Execution; blocked?: undefined };
   const sent = await db.$transaction(async (tx): Promise<Sending> => {
+    // Only the task's current lease may send an attempt: a worker fenced
+    // since the intent (its lease expired and was taken over, or another
+    // process of its identity holds it) stops here, before anything leaves.
+    // FOR SHARE holds off a takeover until this commits; after that the new
+    // holder finds the attempt SENT and reconciles it instead of sending.
+    if (actor.kind === "agent") await refuseUnlessLeaseCurrent(tx, existing.taskId, token, actor, `Attempt ${existing.attemptId} was not sent`);
     if (existing.irreversible) {
       const block = await checkInstructionGuard(tx, existing.taskId, existing.tool as ToolName, existing.instructionId);
       if (block) {
@@ -295,7 +320,8 @@ export async function markSent(db: Db, executionId: string, raw: unknown, actor:
         return { blocked: frozen };
       }
     }
-    return { row: await moveExecution(tx, existing, "SENT", actor, { reason: "request leaving", data: { sentAt: new Date() } }) };
+    const leaseToken = token === undefined ? null : BigInt(token);
+    return { row: await moveExecution(tx, existing, "SENT", actor, { reason: "request leaving", data: { sentAt: new Date(), leaseToken } }) };
   });
   if (sent.blocked) {
     // Committed (frozen, reviewed); the request must not leave, so the answer is an error the SDK reads as `blocked`.
@@ -419,25 +445,33 @@ export async function recordOutcome(db: Db, executionId: string, raw: unknown, a
   });
 }
 
+/** Throws lease_conflict when `token` (or its absence) is not the task's current lease for `actor` (leaseRefusal); in a transaction, holds the lease row until commit. */
+async function refuseUnlessLeaseCurrent(db: Db | Tx, taskId: string, token: string | undefined, actor: Actor, what: string): Promise<void> {
+  const rows = await db.$queryRaw<{ task_id: string }[]>`SELECT task_id FROM leases WHERE task_id = ${taskId} FOR SHARE`;
+  const lease = rows.length ? await getLease(db, taskId) : null;
+  const refusal = leaseRefusal(lease, token, actor);
+  if (refusal === null) return;
+  throw new AppError("lease_conflict", `${what}: ${refusal}.`, {
+    violations: [{ invariant: "fencing_token_current", message: refusal }],
+    holder: lease?.holder,
+    fencingToken: lease?.fencingToken,
+    leaseId: lease?.leaseId,
+  });
+}
+
 /**
  * Whether a fenced write by `actor` with `token` would be refused now: the
  * rule of the task CAS (lib/engine/tasks.ts), read rather than written. A
  * token must be the actor's live lease; an agent without one may not write
- * while another holder's lease is live; people and the system are not fenced.
+ * while any lease is live; people and the system are not fenced.
  */
 async function leaseConflictOf(db: Db | Tx, taskId: string, token: string | undefined, actor: Actor): Promise<LeaseConflict | null> {
   if (token === undefined && actor.kind !== "agent") return null;
-  const row = await db.lease.findUnique({ where: { taskId } });
-  const live = !!row && row.expiresAt.getTime() > Date.now();
-  const current = token !== undefined ? live && row.holder === actor.identity && String(row.fencingToken) === token : !live || row.holder === actor.identity;
-  if (current) return null;
-  const lease: LeaseView | null = row
-    ? { taskId, holder: row.holder, fencingToken: String(row.fencingToken), expiresAt: row.expiresAt, acquiredAt: row.acquiredAt, renewedAt: row.renewedAt }
-    : null;
-  const held = lease ? `the lease is ${live ? "held" : "was last held"} by ${lease.holder} with fencing token ${lease.fencingToken}, ${live ? "expiring" : "expired"} ${lease.expiresAt.toISOString()}` : "the task has no lease";
-  const whose = token !== undefined ? `Fencing token ${token} is not the current lease of ${actor.identity} on task ${taskId}` : `Task ${taskId} is leased by another worker`;
+  const lease = await getLease(db, taskId);
+  const refusal = leaseRefusal(lease, token, actor);
+  if (refusal === null) return null;
   return {
-    message: `${whose} (${held}). The outcome is recorded; the task was not moved. Stop working on this task: its lease holder continues from the recorded outcome.`,
+    message: `${refusal}. The outcome is recorded; the task was not moved. Stop working on this task: its lease holder continues from the recorded outcome.`,
     lease,
   };
 }

@@ -126,7 +126,7 @@ async function settleWhatTheBackupLeftOpen(db: Db, taskId: string, deps: Connect
 
 /** INTENT_RECORDED → SENT → OUTCOME_UNKNOWN, SENT → OUTCOME_UNKNOWN; OUTCOME_UNKNOWN stays. */
 async function reportUnknown(db: Db, execution: ExecutionView, why: string, actor: Actor, fencing_token?: string): Promise<void> {
-  if (execution.status === "INTENT_RECORDED") await markSent(db, execution.id, { attempt_id: execution.attemptId }, actor);
+  if (execution.status === "INTENT_RECORDED") await markSent(db, execution.id, { attempt_id: execution.attemptId, ...(fencing_token ? { fencing_token } : {}) }, actor);
   if (execution.status === "INTENT_RECORDED" || execution.status === "SENT") {
     await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: why.slice(0, 2000), ...(fencing_token ? { fencing_token } : {}) }, actor);
   }
@@ -239,7 +239,7 @@ export async function recordCallsLostWithPrimary(
     const execution = intent.execution;
     if (lost.ok) {
       // SENT is the ledger's only way to a recorded outcome; nothing leaves here (docs/recovery.md, Limits).
-      await markSent(db, execution.id, { attempt_id: execution.attemptId }, worker);
+      await markSent(db, execution.id, { attempt_id: execution.attemptId, fencing_token: lease.fencing_token }, worker);
       const evidence = { source: "failover_lookup", idempotency_key: key, lost_execution_id: lost.executionId, record: lost.record, provider: lost.evidence };
       await recordOutcome(
         db,

@@ -16,6 +16,7 @@ import {
   type TaskPatch,
   type TaskState,
 } from "@/lib/engine/task-state";
+import { describeLease, leaseRefusal, leaseViewOf } from "@/lib/engine/lease-rules";
 import { checkChangeInvariants, checkStateInvariants, evaluateTransition } from "@/lib/engine/transition-rules";
 import { automaticCheckpointTrigger } from "@/lib/engine/checkpoint-boundaries";
 import { takeCheckpointInTransaction } from "@/lib/engine/checkpoints";
@@ -297,10 +298,12 @@ async function findTaskRow(db: Db | Tx, taskId: string): Promise<Task | null> {
  * is not at `fromVersion` any more.
  */
 async function compareAndSwap(db: Db | Tx, r: TransitionRecord, fencingToken?: string, options: { audited?: boolean } = {}): Promise<boolean> {
-  // Lease rule, checked in the same statement as the version: with a token,
-  // it must be the writer's current unexpired lease; without one, an agent
-  // may not write while another holder's lease is live. People are not
-  // fenced (an operator may cancel a leased task); the version still guards.
+  // Lease rule (leaseRefusal in lib/engine/lease-rules.ts), checked in the
+  // same statement as the version: with a token, it must be the writer's
+  // current unexpired lease; without one, an agent may not write while any
+  // lease is live, its own identity's too (another process of the same
+  // agent may hold it). People are not fenced (an operator may cancel a
+  // leased task); the version still guards.
   const token = fencingToken ?? null;
   const isAgent = r.actor.kind === "agent";
   const updated = Prisma.sql`
@@ -313,7 +316,7 @@ async function compareAndSwap(db: Db | Tx, r: TransitionRecord, fencingToken?: s
                  SELECT 1 FROM leases l
                   WHERE l.task_id = ${r.taskId} AND l.fencing_token = ${token}::bigint AND l.holder = ${r.actor.identity} AND l.expires_at > now())
                WHEN ${isAgent} THEN NOT EXISTS (
-                 SELECT 1 FROM leases l WHERE l.task_id = ${r.taskId} AND l.holder <> ${r.actor.identity} AND l.expires_at > now())
+                 SELECT 1 FROM leases l WHERE l.task_id = ${r.taskId} AND l.expires_at > now())
                ELSE true
              END
       RETURNING id, status, version, state, updated_at, updated_by`;
@@ -516,15 +519,18 @@ function versionConflict(expected: number, latest: { version: number; status: st
 async function throwIfLeaseRefused(db: Db | Tx, taskId: string, expectedVersion: number, token: string | undefined, actor: Actor): Promise<void> {
   const task = await db.task.findUnique({ where: { id: taskId }, select: { version: true } });
   if (!task || task.version !== expectedVersion) return;
-  const lease = await db.lease.findUnique({ where: { taskId } });
-  const current = lease ? `the current lease is held by ${lease.holder} with fencing token ${lease.fencingToken}, expiring ${lease.expiresAt.toISOString()}` : "the task has no lease";
-  throw new AppError(
-    "lease_conflict",
-    token
-      ? `Fencing token ${token} is not the current lease of ${actor.identity} on task ${taskId}: ${current}. Nothing was written.`
-      : `Task ${taskId} is leased by another worker: ${current}. Acquire the lease and send its fencing token.`,
-    { violations: [{ invariant: "fencing_token_current", message: current }] },
-  );
+  const row = await db.lease.findUnique({ where: { taskId } });
+  const lease = row ? leaseViewOf(row) : null;
+  const refusal = leaseRefusal(lease, token, actor);
+  // The lease changed between the refused write and this read (renewed,
+  // released, taken): say so rather than name a lease that would pass.
+  const why = refusal ?? `The lease of task ${taskId} changed while this write was refused (it is now ${lease ? describeLease(lease) : "gone"}). Read the lease and the task again`;
+  throw new AppError("lease_conflict", `${why}. Nothing was written.`, {
+    violations: [{ invariant: "fencing_token_current", message: why }],
+    holder: lease?.holder,
+    fencingToken: lease?.fencingToken,
+    leaseId: lease?.leaseId,
+  });
 }
 
 /**

@@ -35,7 +35,8 @@ import type {
  *   recordIntent                    keyed by (task, tool_call_id): a retry of a recorded,
  *                                   unsent intent answers `proceed` with the same attempt
  *   markSent, recordOutcome         a repeat of the same report is answered, not applied
- *   lease acquire/renew/release     the same holder re-acquiring gets the same token
+ *   lease acquire/renew/release     under a lease_id the SDK fixes before the first try:
+ *                                   a retry gets the same lease, never a second one
  *   postEvent                       de-duplicated by event_id
  *
  * Anything the server decided is thrown as a VerityApiError; no answer
@@ -129,8 +130,15 @@ export class VerityClient implements ExecutionLedger {
 
   // ── leases ─────────────────────────────────────────────────────────────
 
-  acquireLease(taskId: string, options: { ttlSeconds?: number } = {}): Promise<Lease> {
-    return this.send<Lease>("POST", `/api/v1/tasks/${enc(taskId)}/lease`, options.ttlSeconds === undefined ? {} : { ttl_seconds: options.ttlSeconds });
+  /**
+   * A new lease of this process's own: the lease id is fixed before the
+   * first try, so a retry whose first answer was lost gets the same lease
+   * back, while any other acquire (another process of the same identity
+   * included) gets 409 lease_conflict until it is released or expires.
+   */
+  acquireLease(taskId: string, options: { ttlSeconds?: number; leaseId?: string } = {}): Promise<Lease> {
+    const body = { lease_id: options.leaseId ?? newClientId("lease"), ...(options.ttlSeconds === undefined ? {} : { ttl_seconds: options.ttlSeconds }) };
+    return this.send<Lease>("POST", `/api/v1/tasks/${enc(taskId)}/lease`, body);
   }
 
   /** 409 lease_conflict once the token is no longer yours: stop writing. */
@@ -159,8 +167,9 @@ export class VerityClient implements ExecutionLedger {
     return this.send<IntentResult>("POST", `/api/v1/tasks/${enc(taskId)}/executions`, body);
   }
 
-  markSent(executionId: string, attemptId: string): Promise<Execution> {
-    return this.send<Execution>("POST", `/api/v1/executions/${enc(executionId)}/sent`, { attempt_id: attemptId });
+  /** 409 lease_conflict when `fencingToken` is not the task's current lease: do not send. */
+  markSent(executionId: string, attemptId: string, fencingToken?: string): Promise<Execution> {
+    return this.send<Execution>("POST", `/api/v1/executions/${enc(executionId)}/sent`, { attempt_id: attemptId, ...(fencingToken ? { fencing_token: fencingToken } : {}) });
   }
 
   recordOutcome(executionId: string, body: RecordOutcomeBody): Promise<OutcomeResult> {

@@ -131,7 +131,7 @@ export async function executeToolProtocol(
     options.faultPoint?.(name, { taskId: input.taskId, toolCallId: input.toolCallId, executionId: execution.id, attemptId: execution.attempt_id });
   await point("after_intent");
   try {
-    await ledger.markSent(execution.id, execution.attempt_id);
+    await ledger.markSent(execution.id, execution.attempt_id, input.fencingToken);
   } catch (error) {
     // An instruction recorded since the intent froze it at the last moment: nothing left.
     if (!(error instanceof VerityApiError) || !error.hasInvariant("instruction_current_before_send")) throw error;

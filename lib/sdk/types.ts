@@ -129,7 +129,7 @@ export interface InboundEvent {
  */
 export interface ExecutionLedger {
   recordIntent(taskId: string, body: RecordIntentBody): Promise<IntentResultResource>;
-  markSent(executionId: string, attemptId: string): Promise<ExecutionResource>;
+  markSent(executionId: string, attemptId: string, fencingToken?: string): Promise<ExecutionResource>;
   recordOutcome(executionId: string, body: RecordOutcomeBody): Promise<OutcomeResult>;
   getExecution(executionId: string): Promise<ExecutionDetail>;
   getTask(taskId: string): Promise<TaskResource>;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/lib/db";
+import { markSent, recordIntent } from "@/lib/engine/executions";
 import { acquireLease, getLease, releaseLease, renewLease } from "@/lib/engine/leases";
 import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
 import { isAppError } from "@/lib/errors";
@@ -20,6 +21,21 @@ async function newTask(): Promise<string> {
   return (await createTask(db, { workflow: "agent-task", intent_id: "lease-test" }, workerA)).task.id;
 }
 
+/** The lease's time runs out, as if its holder had paused that long (no sleep). */
+async function pastExpiry(taskId: string): Promise<void> {
+  await db.$executeRaw`UPDATE leases SET expires_at = now() - interval '1 second' WHERE task_id = ${taskId}`;
+}
+
+async function errorOf(promise: Promise<unknown>): Promise<{ code: string; message: string; details: unknown }> {
+  try {
+    await promise;
+  } catch (error) {
+    if (isAppError(error)) return { code: error.code, message: error.message, details: error.details };
+    throw error;
+  }
+  throw new Error("expected an AppError");
+}
+
 async function codeOf(promise: Promise<unknown>): Promise<string> {
   try {
     await promise;
@@ -35,8 +51,6 @@ describe("leases and fencing tokens", () => {
     const taskId = await newTask();
     const a = await acquireLease(db, taskId, { ttl_seconds: 60 }, workerA);
     expect(await codeOf(acquireLease(db, taskId, {}, workerB))).toBe("lease_conflict");
-    // Re-acquiring our own live lease renews it and keeps the token.
-    expect((await acquireLease(db, taskId, {}, workerA)).fencingToken).toBe(a.fencingToken);
     await releaseLease(db, taskId, a.fencingToken, workerA);
     const b = await acquireLease(db, taskId, {}, workerB);
     expect(BigInt(b.fencingToken)).toBeGreaterThan(BigInt(a.fencingToken));
@@ -65,5 +79,87 @@ describe("leases and fencing tokens", () => {
     const a = await acquireLease(db, taskId, {}, workerA);
     await transitionTask(db, taskId, { expected_version: 1, to: "CANCELLED", reason: "customer withdrew" }, operator);
     expect(await codeOf(transitionTask(db, taskId, { expected_version: 1, to: "PLANNING", fencing_token: a.fencingToken }, workerA))).toBe("version_conflict");
+  });
+
+  it("belongs to one process: the same identity acquiring again while its lease is live is refused, naming the lease that holds it", async () => {
+    const taskId = await newTask();
+    const x = await acquireLease(db, taskId, { ttl_seconds: 60 }, workerA);
+    const refused = await errorOf(acquireLease(db, taskId, {}, workerA));
+    expect(refused.code).toBe("lease_conflict");
+    expect(refused.message).toContain(`fencing token ${x.fencingToken} (lease ${x.leaseId})`);
+    expect(refused.details).toMatchObject({ holder: workerA.identity, fencingToken: x.fencingToken, leaseId: x.leaseId });
+    // The refused acquire changed nothing.
+    expect(await getLease(db, taskId)).toMatchObject({ leaseId: x.leaseId, fencingToken: x.fencingToken });
+  });
+
+  it("gives a retried acquire that names its lease_id the same lease, renewed; another lease_id is a conflict", async () => {
+    const taskId = await newTask();
+    const first = await acquireLease(db, taskId, { ttl_seconds: 60, lease_id: "proc-1" }, workerA);
+    const retried = await acquireLease(db, taskId, { ttl_seconds: 120, lease_id: "proc-1" }, workerA);
+    expect([retried.leaseId, retried.fencingToken]).toEqual(["proc-1", first.fencingToken]);
+    expect(retried.expiresAt.getTime()).toBeGreaterThan(first.expiresAt.getTime());
+    expect(await codeOf(acquireLease(db, taskId, { lease_id: "proc-2" }, workerA))).toBe("lease_conflict");
+    // Another identity cannot take it by naming the lease id.
+    expect(await codeOf(acquireLease(db, taskId, { lease_id: "proc-1" }, workerB))).toBe("lease_conflict");
+    await releaseLease(db, taskId, first.fencingToken, workerA);
+    const again = await acquireLease(db, taskId, { lease_id: "proc-1" }, workerA);
+    expect(BigInt(again.fencingToken)).toBeGreaterThan(BigInt(first.fencingToken));
+  });
+
+  it("answers bad lease ids with the field named", async () => {
+    const taskId = await newTask();
+    const bad = await errorOf(acquireLease(db, taskId, { lease_id: "has spaces" }, workerA));
+    expect(bad.code).toBe("validation_failed");
+    expect(JSON.stringify(bad.details)).toContain("lease_id");
+    expect(await getLease(db, taskId)).toBeNull();
+  });
+
+  it("fences a second process of the same identity: after the first one's lease expires, the second's token is greater and the first's writes are refused", async () => {
+    const taskId = await newTask();
+    const x = await acquireLease(db, taskId, { ttl_seconds: 60 }, workerA);
+    await pastExpiry(taskId); // X pauses past its lease
+    const y = await acquireLease(db, taskId, {}, workerA);
+    expect(BigInt(y.fencingToken)).toBeGreaterThan(BigInt(x.fencingToken));
+    expect(y.leaseId).not.toBe(x.leaseId);
+    await transitionTask(db, taskId, { expected_version: 1, to: "PLANNING", fencing_token: y.fencingToken }, workerA);
+    const fenced = await errorOf(transitionTask(db, taskId, { expected_version: 2, to: "CANCELLED", fencing_token: x.fencingToken }, workerA));
+    expect(fenced.code).toBe("lease_conflict");
+    // The message names the lease that holds it, not the refused token as if it held.
+    expect(fenced.message).toContain(`Fencing token ${x.fencingToken} is not the current lease`);
+    expect(fenced.message).toContain(`fencing token ${y.fencingToken} (lease ${y.leaseId})`);
+    // Without a token, the same identity cannot write under a live lease either: it may be the other process.
+    expect(await codeOf(transitionTask(db, taskId, { expected_version: 2, to: "CANCELLED" }, workerA))).toBe("lease_conflict");
+    expect(await codeOf(renewLease(db, taskId, x.fencingToken, {}, workerA))).toBe("lease_conflict");
+    expect((await db.task.findUniqueOrThrow({ where: { id: taskId } })).status).toBe("PLANNING");
+  });
+
+  it("binds an attempt to its lease: a fenced process cannot send the attempt, nor get a SENT attempt of another lease as its own", async () => {
+    const taskId = await newTask();
+    let version = 1;
+    const x = await acquireLease(db, taskId, { ttl_seconds: 60 }, workerA);
+    for (const to of ["PLANNING", "READY", "RUNNING"]) {
+      version = (await transitionTask(db, taskId, { expected_version: version, to, fencing_token: x.fencingToken }, workerA)).task.version;
+    }
+    const intent = await recordIntent(db, taskId, { tool_call_id: "note-1", tool: "crm.add_note", request: { customer_id: "cus_1", text: "hello" }, expected_version: version, fencing_token: x.fencingToken }, workerA);
+    expect(intent.kind).toBe("proceed");
+    expect((await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } })).leaseToken).toBe(BigInt(x.fencingToken));
+    await pastExpiry(taskId); // X stalls between intent and send, past its lease
+    const y = await acquireLease(db, taskId, {}, workerA);
+    // X, fenced, may neither send (with or without its token) nor replay the intent as its own.
+    const attempt = { attempt_id: intent.execution.attemptId };
+    expect(await codeOf(markSent(db, intent.execution.id, { ...attempt, fencing_token: x.fencingToken }, workerA))).toBe("lease_conflict");
+    expect(await codeOf(markSent(db, intent.execution.id, attempt, workerA))).toBe("lease_conflict");
+    const replay = { tool_call_id: "note-1", tool: "crm.add_note", request: { customer_id: "cus_1", text: "hello" }, expected_version: version + 1 };
+    expect(await codeOf(recordIntent(db, taskId, { ...replay, fencing_token: x.fencingToken }, workerA))).toBe("lease_conflict");
+    expect((await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } })).status).toBe("INTENT_RECORDED");
+    // Y, the current lease, resumes the same attempt and sends it; the attempt is now Y's.
+    expect((await recordIntent(db, taskId, { ...replay, fencing_token: y.fencingToken }, workerA)).kind).toBe("proceed");
+    const sent = await markSent(db, intent.execution.id, { ...attempt, fencing_token: y.fencingToken }, workerA);
+    expect(sent.status).toBe("SENT");
+    expect((await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } })).leaseToken).toBe(BigInt(y.fencingToken));
+    // Y's retry of its own markSent is answered; X's is refused: it must not send too.
+    expect((await markSent(db, intent.execution.id, { ...attempt, fencing_token: y.fencingToken }, workerA)).status).toBe("SENT");
+    expect(await codeOf(markSent(db, intent.execution.id, { ...attempt, fencing_token: x.fencingToken }, workerA))).toBe("lease_conflict");
+    expect(await db.executionEvent.count({ where: { executionId: intent.execution.id, toStatus: "SENT" } })).toBe(1);
   });
 });

@@ -99,8 +99,8 @@ export class EngineBackedClient extends VerityClient {
     return this.ledger.recordIntent(taskId, body);
   }
 
-  override markSent(executionId: string, attemptId: string) {
-    return this.ledger.markSent(executionId, attemptId);
+  override markSent(executionId: string, attemptId: string, fencingToken?: string) {
+    return this.ledger.markSent(executionId, attemptId, fencingToken);
   }
 
   override recordOutcome(executionId: string, body: RecordOutcomeBody) {

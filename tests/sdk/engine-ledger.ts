@@ -27,7 +27,8 @@ export function engineLedger(db: Db, actor: Actor): ExecutionLedger {
         const result = await recordIntent(db, taskId, body, actor);
         return intentResultResource(result, await getTaskOrThrow(db, taskId));
       }),
-    markSent: (executionId, attemptId) => api(async () => executionResource(await markSent(db, executionId, { attempt_id: attemptId }, actor))),
+    markSent: (executionId, attemptId, fencingToken) =>
+      api(async () => executionResource(await markSent(db, executionId, { attempt_id: attemptId, ...(fencingToken ? { fencing_token: fencingToken } : {}) }, actor))),
     recordOutcome: (executionId, body) =>
       api(async () => {
         const result = await recordOutcome(db, executionId, body, actor);

@@ -1,4 +1,4 @@
-import { readApiJson, requireApiPrincipal } from "@/lib/api/context";
+import { readApiJson, requireApiPrincipal, withFencingToken } from "@/lib/api/context";
 import { executionResource } from "@/lib/api/resources";
 import { actorOf } from "@/lib/auth/permissions";
 import { getDb } from "@/lib/db";
@@ -9,12 +9,14 @@ export const dynamic = "force-dynamic";
 
 /**
  * The request is about to leave: from here until an outcome is recorded, the
- * effect may or may not exist. Idempotent: a retry answers the same SENT.
+ * effect may or may not exist. Only the task's current lease may send (its
+ * token in the body or as Fencing-Token). Idempotent: a retry under the
+ * lease that sent it answers the same SENT.
  */
 export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const principal = await requireApiPrincipal(request, "tasks:transition");
   const { id } = await params;
-  const execution = await markSent(getDb(), id, await readApiJson(request), actorOf(principal));
+  const execution = await markSent(getDb(), id, withFencingToken(await readApiJson(request), request.headers.get("fencing-token")), actorOf(principal));
   return json(executionResource(execution));
 });
 

@@ -12,9 +12,9 @@ export const dynamic = "force-dynamic";
 type Context = { params: Promise<{ id: string }> };
 
 /**
- * Take the task's lease for `ttl_seconds` (default 60). Free or expired: a
- * new, greater fencing token. Already yours and live: renewed, same token,
- * so a retried acquire is harmless. Held by another: 409 lease-conflict.
+ * Take the task's lease for `ttl_seconds` (default 60): free or expired, a
+ * new lease id and a greater fencing token; a retry naming the live lease's
+ * `lease_id` gets it back; anything else while it is live, 409.
  */
 export const POST = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiPrincipal(request, "tasks:transition");
