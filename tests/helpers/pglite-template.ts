@@ -27,8 +27,11 @@ function templateKey(): string {
   const files = [
     "prisma/schema.prisma",
     "prisma/migrations/migration_lock.toml",
-    "lib/db/migrate.ts",
-    "lib/db/schema-engine.ts",
+    // The applier and everything it uses (lib/db/migrate.ts and its siblings).
+    ...readdirSync(path.join(root, "lib", "db"))
+      .filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"))
+      .map((f) => `lib/db/${f}`)
+      .sort(),
     ...readdirSync(path.join(root, "prisma", "migrations"), { withFileTypes: true })
       .filter((d) => d.isDirectory())
       .map((d) => `prisma/migrations/${d.name}/migration.sql`)
