@@ -20,7 +20,8 @@ import { getWorkflowByDigest } from "@/lib/engine/workflows";
  * change (tasks, executions, audit streams) are walked in keyset batches
  * that wrap around, so every row is seen again every few passes; the
  * append-only sources (write_conflicts, checkpoint_restores) are read once,
- * forward from the cursor the previous pass saved. Each pass is one
+ * forward from the cursor the previous pass saved, by a key no late commit
+ * can fall behind (`readCommittedForward`). Each pass is one
  * `invariant_monitor_runs` row: what it checked, what it found, where it
  * stopped. Written only here.
  */
@@ -42,12 +43,23 @@ export interface CheckReport {
 }
 
 const keyCursor = z.object({ afterId: z.string().nullable() });
-const timeCursor = z.object({ at: z.string().nullable(), id: z.string().nullable() });
+/**
+ * (xid, id) of the last row read from an append-only source. `at` is the
+ * cursor of versions before the xid column: a first pass after the upgrade
+ * skips what that cursor had passed, then the cursor is (xid, id) only.
+ */
+const commitCursor = z.object({
+  xid: z.string().regex(/^[0-9]+$/).nullable().default(null),
+  id: z.string().nullable(),
+  at: z.string().nullable().default(null),
+});
+type CommitCursor = z.infer<typeof commitCursor>;
+const emptyCommitCursor: CommitCursor = { xid: null, id: null, at: null };
 const CursorSchema = z.object({
   task_states: keyCursor.default({ afterId: null }),
   success_evidence: keyCursor.default({ afterId: null }),
-  write_conflicts: timeCursor.default({ at: null, id: null }),
-  checkpoint_restores: timeCursor.default({ at: null, id: null }),
+  write_conflicts: commitCursor.default(emptyCommitCursor),
+  checkpoint_restores: commitCursor.default(emptyCommitCursor),
   audit_chains: z.object({ afterStream: z.string().nullable() }).default({ afterStream: null }),
 });
 export type MonitorCursor = z.infer<typeof CursorSchema>;
@@ -63,12 +75,6 @@ export interface MonitorOptions {
   batchSize?: number;
   /** Audit streams verified per pass (each read whole). */
   auditStreamsPerPass?: number;
-  /**
-   * Append-only rows younger than this are left for the next pass: a row's
-   * timestamp is taken when its transaction starts, so one committing late
-   * can carry an earlier time than a row already read. 2 s by default.
-   */
-  settleLagMs?: number;
   /** Only these checks (tests); every check by default. */
   only?: readonly MonitorCheck[];
 }
@@ -97,7 +103,6 @@ export async function runMonitorPass(db: Db, deps: MonitorDeps = {}, options: Mo
     now,
     batch,
     windowOf: deps.idempotencyWindowMs ?? idempotencyWindowMs,
-    settledBefore: new Date(now.getTime() - (options.settleLagMs ?? 2_000)),
     auditStreams: options.auditStreamsPerPass ?? Math.max(1, Math.floor(batch / 10)),
     result,
   };
@@ -171,7 +176,6 @@ interface PassContext {
   now: Date;
   batch: number;
   windowOf: (tool: string) => number;
-  settledBefore: Date;
   auditStreams: number;
   result: MonitorPassResult;
 }
@@ -371,23 +375,47 @@ export function formatDuration(ms: number): string {
 // Refused writes (write_conflicts, recorded by tasks.ts on the refusal path).
 // ---------------------------------------------------------------------------
 
-async function checkWriteConflicts(ctx: PassContext, report: CheckReport, cursor: { at: string | null; id: string | null }): Promise<{ at: string | null; id: string | null }> {
-  const after = cursor.at && cursor.id ? { at: new Date(cursor.at), id: cursor.id } : null;
-  const rows = await ctx.db.writeConflict.findMany({
-    where: {
-      at: { lt: ctx.settledBefore, ...(after ? { gte: after.at } : {}) },
-      ...(after ? { OR: [{ at: { gt: after.at } }, { id: { gt: after.id } }] } : {}),
-    },
-    orderBy: [{ at: "asc" }, { id: "asc" }],
-    take: ctx.batch,
-  });
-  for (const row of rows) {
+async function checkWriteConflicts(ctx: PassContext, report: CheckReport, cursor: CommitCursor): Promise<CommitCursor> {
+  const { rows, next } = await readCommittedForward(ctx, "write_conflicts", "at", cursor);
+  const found = await ctx.db.writeConflict.findMany({ where: { id: { in: rows.map((r) => r.id) } } });
+  const byId = new Map(found.map((r) => [r.id, r]));
+  for (const { id } of rows) {
+    const row = byId.get(id)!;
     report.examined++;
     const finding = await judgeWriteConflict(ctx.db, row);
     if (finding) await raise(ctx, report, finding);
   }
+  return next;
+}
+
+/**
+ * The next rows of an append-only table in commit-safe order. Ids and
+ * timestamps are taken before commit, so a row can commit after a later
+ * one was read: a cursor on (at, id) would pass it for good (and a row of
+ * the same millisecond with a smaller random id too). Instead each row
+ * carries its writing transaction's id, and only rows whose transaction is
+ * older than every running one (pg_snapshot_xmin) are read: that set is
+ * final, so reading it in (xid, id) order and resuming after the last row
+ * read examines every row exactly once. A row of a transaction still open
+ * waits for a later pass.
+ */
+async function readCommittedForward(
+  ctx: PassContext,
+  table: "write_conflicts" | "checkpoint_restores",
+  timeColumn: "at" | "created_at",
+  cursor: CommitCursor,
+): Promise<{ rows: { id: string }[]; next: CommitCursor }> {
+  const source = Prisma.raw(table);
+  const at = Prisma.raw(timeColumn);
+  const legacy = cursor.xid === null && cursor.at && cursor.id ? Prisma.sql`AND (${at}, id) > (${new Date(cursor.at)}::timestamptz, ${cursor.id})` : Prisma.empty;
+  const after = cursor.xid !== null && cursor.id ? Prisma.sql`AND (xid, id) > (${cursor.xid}::bigint, ${cursor.id})` : Prisma.empty;
+  const rows = await ctx.db.$queryRaw<{ id: string; xid: bigint | string }[]>`
+    SELECT id, xid FROM ${source}
+     WHERE xid < (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint ${after} ${legacy}
+     ORDER BY xid, id
+     LIMIT ${ctx.batch}`;
   const last = rows[rows.length - 1];
-  return last ? { at: last.at.toISOString(), id: last.id } : cursor;
+  return { rows, next: last ? { xid: String(last.xid), id: last.id, at: null } : cursor };
 }
 
 type WriteConflictRow = Awaited<ReturnType<Db["writeConflict"]["findFirstOrThrow"]>>;
@@ -453,16 +481,11 @@ async function judgeWriteConflict(db: Db, row: WriteConflictRow): Promise<RaiseA
  */
 export const staleRestoreRefusals: ReadonlySet<string> = new Set(["stale", "version_conflict", "terminal"]);
 
-async function checkRestores(ctx: PassContext, report: CheckReport, cursor: { at: string | null; id: string | null }): Promise<{ at: string | null; id: string | null }> {
-  const after = cursor.at && cursor.id ? { at: new Date(cursor.at), id: cursor.id } : null;
-  const rows = await ctx.db.checkpointRestore.findMany({
-    where: {
-      createdAt: { lt: ctx.settledBefore, ...(after ? { gte: after.at } : {}) },
-      ...(after ? { OR: [{ createdAt: { gt: after.at } }, { id: { gt: after.id } }] } : {}),
-    },
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    take: ctx.batch,
-  });
+async function checkRestores(ctx: PassContext, report: CheckReport, cursor: CommitCursor): Promise<CommitCursor> {
+  const { rows: keys, next } = await readCommittedForward(ctx, "checkpoint_restores", "created_at", cursor);
+  const found = await ctx.db.checkpointRestore.findMany({ where: { id: { in: keys.map((r) => r.id) } } });
+  const byId = new Map(found.map((r) => [r.id, r]));
+  const rows = keys.map(({ id }) => byId.get(id)!);
   for (const row of rows) {
     report.examined++;
     if (row.outcome !== "refused" || !row.refusal) continue;
@@ -485,8 +508,7 @@ async function checkRestores(ctx: PassContext, report: CheckReport, cursor: { at
       fingerprint: kind === "corrupt_checkpoint" ? `corrupt_checkpoint:${row.checkpointId}` : `stale_restore_attempt:${row.taskId}:${row.checkpointId}:${row.refusal}`,
     });
   }
-  const last = rows[rows.length - 1];
-  return last ? { at: last.createdAt.toISOString(), id: last.id } : cursor;
+  return next;
 }
 
 // ---------------------------------------------------------------------------

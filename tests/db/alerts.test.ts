@@ -64,7 +64,7 @@ describe("escalate", () => {
     await lostAnswer(s.url, execution);
     await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "timeout" }, agent);
     expect(await taskStatusOf(db, execution.taskId)).toBe("RECONCILING");
-    await runMonitorPass(db, { idempotencyWindowMs: () => 1_000 }, { now: new Date(Date.now() + 5_000), settleLagMs: 0, only: ["unknown_outcomes"] });
+    await runMonitorPass(db, { idempotencyWindowMs: () => 1_000 }, { now: new Date(Date.now() + 5_000), only: ["unknown_outcomes"] });
     const [alert] = await db.divergenceAlert.findMany({ where: { executionId: execution.id, kind: "unknown_outcome_expired" } });
     expect(alert).toBeDefined();
 
@@ -100,7 +100,7 @@ describe("reconcile", () => {
     const execution = await refundExecution(db);
     await lostAnswer(s.url, execution);
     await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "timeout" }, agent);
-    await runMonitorPass(db, { idempotencyWindowMs: () => 1_000 }, { now: new Date(Date.now() + 5_000), settleLagMs: 0, only: ["unknown_outcomes"] });
+    await runMonitorPass(db, { idempotencyWindowMs: () => 1_000 }, { now: new Date(Date.now() + 5_000), only: ["unknown_outcomes"] });
     const alert = await db.divergenceAlert.findFirstOrThrow({ where: { executionId: execution.id, kind: "unknown_outcome_expired" } });
 
     const result = await reconcileAlert(db, alert.id, { expectedVersion: alert.version }, alice, connectorsFor(s.url));
