@@ -1,0 +1,73 @@
+/**
+ * `npm run check:consistency`: one read-only pass of the consistency checker
+ * (lib/engine/consistency-check.ts) over the configured database
+ * (DATABASE_URL, else the embedded PGlite folder, which must not be open in
+ * a running server: stop `npm start` first, or point DATABASE_URL at the
+ * server), optionally compared with the payment provider's own records.
+ *
+ *   --provider-url <url>   compare with the sandbox provider at <url>
+ *   --provider             … at the configured VERITY_SANDBOX_URL
+ *   --grace-ms <ms>        how long past a deadline counts as stuck
+ *   --json                 the report as JSON on stdout
+ *
+ * Exit codes: 0 consistent, 1 findings, 2 usage error or the database or
+ * provider could not be read (no verdict).
+ */
+import { parseArgs } from "node:util";
+import { openDatabase } from "@/lib/db";
+import { checkConsistency, fetchProviderRecords, type ConsistencyReport, type ProviderRecords } from "@/lib/engine/consistency-check";
+import { formatConsistencyReport } from "@/lib/engine/consistency-report";
+import { getEnv } from "@/lib/env";
+
+const usage = "usage: npm run check:consistency [-- [--provider | --provider-url <url>] [--grace-ms <ms>] [--json]]";
+
+let args;
+try {
+  args = parseArgs({
+    options: {
+      provider: { type: "boolean", default: false },
+      "provider-url": { type: "string" },
+      "grace-ms": { type: "string" },
+      json: { type: "boolean", default: false },
+      help: { type: "boolean", default: false },
+    },
+  }).values;
+} catch (error) {
+  console.error(`${error instanceof Error ? error.message : String(error)}\n${usage}`);
+  process.exit(2);
+}
+if (args.help) {
+  console.log(usage);
+  process.exit(0);
+}
+const graceMs = args["grace-ms"] === undefined ? undefined : Number(args["grace-ms"]);
+if (graceMs !== undefined && !(Number.isInteger(graceMs) && graceMs >= 0)) {
+  console.error(`--grace-ms must be a whole number of milliseconds\n${usage}`);
+  process.exit(2);
+}
+
+const env = getEnv();
+const providerUrl = args["provider-url"] ?? (args.provider ? env.sandboxUrl : undefined);
+let provider: ProviderRecords | null = null;
+if (providerUrl) {
+  try {
+    provider = await fetchProviderRecords(providerUrl);
+  } catch (error) {
+    console.error(`check:consistency could not read the provider's records at ${providerUrl}: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(2);
+  }
+}
+
+const handle = openDatabase(env.database);
+let report: ConsistencyReport;
+try {
+  report = await checkConsistency(handle.db, { provider, graceMs });
+} catch (error) {
+  // An unmigrated, unreachable or locked database is no verdict on consistency.
+  console.error(`check:consistency could not read the database: ${error instanceof Error ? error.message : String(error)}`);
+  await handle.close().catch(() => undefined);
+  process.exit(2);
+}
+await handle.close();
+console.log(args.json ? JSON.stringify(report, null, 2) : formatConsistencyReport(report));
+process.exit(report.ok ? 0 : 1);
