@@ -1,6 +1,8 @@
 /**
  * `npm test`: every test the project has, in one command, ending with one
  * line `N passed, M failed` that sums them all.
+ *   0. prerequisites: Chromium and PostgreSQL, installed or started when
+ *      missing (scripts/test-prerequisites.ts)
  *   1. type check (tests included: a misspelled fixture key must not compile)
  *   2. vitest: unit tests, embedded-database tests, PostgreSQL tests
  *   3. Playwright: HTTP API and browser tests against a production build
@@ -8,6 +10,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { ensureTestPrerequisites } from "./test-prerequisites";
 
 interface Tally {
   stage: string;
@@ -30,6 +33,14 @@ function readJson(path: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+// What the stages need besides node_modules (Chromium, a PostgreSQL server),
+// brought here so that `npm install && npm test` is the whole recipe.
+console.log("\n== prerequisites ==");
+for (const p of await ensureTestPrerequisites()) {
+  console.log(`${p.ok ? "ok  " : "FAIL"} ${p.name}: ${p.detail}`);
+  if (!p.ok) tallies.push({ stage: p.name, passed: 0, failed: 1, skipped: 0 });
 }
 
 console.log("\n== type check ==");
