@@ -19,7 +19,7 @@ describe("classifyCreate", () => {
     ["400 parameter_invalid", response(400, error("parameter_invalid")), { kind: "failed", reason: "invalid_request", retryable: false }],
     ["400 idempotency_key_missing", response(400, error("idempotency_key_missing")), { kind: "failed", reason: "invalid_request", retryable: false }],
     ["413", response(413, error("payload_too_large")), { kind: "failed", reason: "invalid_request", retryable: false }],
-    ["409 key reused", response(409, error("idempotency_key_reused", "idempotency_error")), { kind: "failed", reason: "idempotency_key_reused", retryable: false }],
+    ["409 key reused: something is already stored under the key", response(409, error("idempotency_key_reused", "idempotency_error")), { kind: "unknown", reason: "idempotency_key_reused", httpStatus: 409 }],
     ["409 key in use", response(409, error("idempotency_key_in_use", "idempotency_error")), { kind: "unknown", reason: "in_flight" }],
     ["404", response(404, error("resource_missing")), { kind: "failed", reason: "rejected", retryable: false }],
     ["503 not_processed", response(503, error("not_processed", "api_error")), { kind: "failed", reason: "not_processed", retryable: true }],

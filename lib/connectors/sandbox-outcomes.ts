@@ -46,7 +46,10 @@ function outcomeOfErrorCode(code: ErrorCode, status: number, message: string): F
     case "unsupported_media_type":
       return failed("invalid_request", false);
     case "idempotency_key_reused":
-      return failed("idempotency_key_reused", false);
+      // Under one key per call, a key reused with other parameters means an
+      // effect already exists under it: reconciled by lookup, never a known
+      // failure that would let the task fail over a refund that was made.
+      return { kind: "unknown", reason: "idempotency_key_reused", message, httpStatus: status };
     case "resource_missing":
     case "method_not_allowed":
     case "reset_disabled":

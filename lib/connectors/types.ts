@@ -8,14 +8,15 @@
  *              asked (key, amount, execution id). `evidence` is what the
  *              engine records as proof (audit Invariant 4).
  *   failed     the provider stated that THIS request applied nothing: a
- *              validation error, a key reused with other parameters, or an
- *              explicit "not processed". It says nothing about an earlier
+ *              validation error, a refusal, or an explicit "not processed". It says nothing about an earlier
  *              request under the same key (that one may have succeeded), so
  *              after an earlier unknown the engine still reconciles first.
  *              `retryable`: a retry with the same key may succeed.
  *   unknown    anything else: a timeout, a lost connection, a 5xx without an
  *              explicit "not processed", a response that does not parse or
- *              does not match. The effect may or may not exist. The engine
+ *              does not match, or the key already used with other
+ *              parameters (under one key per call, something is already
+ *              stored under it: the lookup says what). The effect may or may not exist. The engine
  *              must not repeat the effect under a new key; it looks it up
  *              (lookup* below) and, while that is unknown too, retries only
  *              with the same key or asks a human (audit Invariant 5).
@@ -82,7 +83,6 @@ export interface ProviderEvidence {
 
 export const failureReasons = [
   "invalid_request", // 400/413/415: the request itself is wrong
-  "idempotency_key_reused", // 409: the key belongs to a different request
   "rejected", // 401/403/404 and other refusals stated by the provider
   "rate_limited", // 429
   "not_processed", // 503 with the provider's explicit "nothing was stored"
@@ -98,6 +98,11 @@ export const unknownReasons = [
   "server_error", // a 5xx without an explicit "not processed"
   "in_flight", // another request with the key is still running at the provider
   "unexpected_response", // an answer that does not parse, or does not match the request
+  // 409: the key was first used with other parameters. This request applied
+  // nothing, but every attempt of a call shares its one key and request, so
+  // an effect is already stored under it (by an execution this ledger lost,
+  // or not ours at all): the lookup, not this answer, says what happened.
+  "idempotency_key_reused",
   "unreachable", // lookups only: the provider could not be asked
 ] as const;
 export type UnknownReason = (typeof unknownReasons)[number];

@@ -173,8 +173,9 @@ export interface LostCallOptions {
  * provider's record names the execution that made it (metadata
  * execution_id), and that row was lost with the primary. A new attempt made
  * blindly is not a duplicate (one key, one effect) but is refused as
- * `idempotency_key_reused` — a known failure to the worker, which would
- * fail a task whose refund was made. A task the roll-forward left
+ * `idempotency_key_reused` — an unknown outcome to the worker, which the
+ * reconciler would find as a record naming an execution this ledger lacks
+ * (an effect_mismatch for people) though the refund is this call's. A task the roll-forward left
  * WAITING_FOR_TOOL without the row of its intent would otherwise wait for
  * an outcome nobody will report.
  *

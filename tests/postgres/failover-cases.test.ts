@@ -103,7 +103,7 @@ describe("the standby's takeover, case by case", () => {
     const [recorded] = await listExecutions(standby.db, taskId);
     expect(recorded).toMatchObject({ status: "SUCCEEDED", evidence: { source: "failover_lookup", lost_execution_id: execution.id, idempotency_key: execution.idempotencyKey } });
     // Sent again under the standby's execution, the key is refused, not applied twice.
-    expect(await performEffect(await getExecutionRowOrThrow(standby.db, recorded!.id), deps)).toMatchObject({ kind: "failed", reason: "idempotency_key_reused" });
+    expect(await performEffect(await getExecutionRowOrThrow(standby.db, recorded!.id), deps)).toMatchObject({ kind: "unknown", reason: "idempotency_key_reused" });
     expect(await refundsUnder(execution.idempotencyKey)).toHaveLength(1);
   });
 

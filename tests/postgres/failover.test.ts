@@ -259,7 +259,7 @@ describe("regional failover: primary lost mid-traffic, standby from backup plus 
     expect(survivor, "no refund whose execution row is on the standby").toBeDefined();
     const original = refundsOf(survivor!.taskId)[0]!;
     expect(await performEffect(survivor!, deps)).toMatchObject({ kind: "succeeded", record: { id: original.id }, evidence: { replayed: true } });
-    expect(await performEffect({ ...survivor!, id: "exec_lost_with_the_primary" }, deps)).toMatchObject({ kind: "failed", reason: "idempotency_key_reused" });
+    expect(await performEffect({ ...survivor!, id: "exec_lost_with_the_primary" }, deps)).toMatchObject({ kind: "unknown", reason: "idempotency_key_reused" });
     expect(await providerRefunds()).toHaveLength(refunds.length);
 
     // 7. The failover was exercised: something was shipped, rolled forward and lost.

@@ -134,8 +134,9 @@ describe("CRM notes", () => {
     const s = await sandbox();
     const crm = new SandboxCrmConnector({ baseUrl: s.url });
     await crm.addNote({ idempotencyKey: "n1", customerId: "cus_1", text: "a", metadata: meta });
-    expect(await crm.addNote({ idempotencyKey: "n1", customerId: "cus_2", text: "a", metadata: meta })).toMatchObject({ kind: "failed", reason: "idempotency_key_reused", retryable: false });
-    expect(await crm.addNote({ idempotencyKey: "n1", customerId: "cus_1", text: "b", metadata: meta })).toMatchObject({ kind: "failed", reason: "idempotency_key_reused" });
+    // Unknown, not failed: something is already stored under the key, and only a lookup says what.
+    expect(await crm.addNote({ idempotencyKey: "n1", customerId: "cus_2", text: "a", metadata: meta })).toMatchObject({ kind: "unknown", reason: "idempotency_key_reused" });
+    expect(await crm.addNote({ idempotencyKey: "n1", customerId: "cus_1", text: "b", metadata: meta })).toMatchObject({ kind: "unknown", reason: "idempotency_key_reused" });
     expect((await get(`${s.url}/v1/crm/notes`)).json.data).toHaveLength(1);
   });
 
