@@ -1,121 +1,155 @@
 /**
- * One refund worker process of tests/postgres/chaos.test.ts: drives one
- * task's refund through the execution ledger on PostgreSQL and the sandbox
- * provider over HTTP, and SIGKILLs itself at the named fault point
- * (CHAOS_KILL_AT) — a real process dying at the exact step boundary, the
- * kernel's kill, no cleanup, no finally.
+ * A refund worker process of tests/postgres/chaos.test.ts. It opens its
+ * PostgreSQL pool and compiles its queries once, says "ready", and then
+ * lives worker lives on request: each life is one worker's run on one task
+ * from nothing but what the database holds — a new lease, the task read
+ * afresh, the refund driven through the execution ledger against the
+ * sandbox provider over HTTP — and SIGKILLs this whole process at the named
+ * fault point (`killAt`): a real process dying at the exact step boundary,
+ * the kernel's kill, no cleanup, no finally, its pool connection cut. A
+ * killed process is replaced by a new one; a life that ends normally
+ * leaves nothing behind in memory, so the next life in the same process is
+ * a restarted worker in every way the engine can see.
  *
- * Exit codes: 0 done or handed over (reconciliation / review), 3 refused by
- * the engine (an expected protocol refusal), 1 a bug.
+ * Protocol (IPC, child_process.fork): parent → {type: "run", job}; child →
+ * {type: "ready"}, {type: "calling", lifeId, executionId, idempotencyKey}
+ * (about to send the refund), {type: "done", lifeId, result}. `result.kind`:
+ * done (completed or handed over), refused (an expected protocol refusal by
+ * the engine, an AppError), bug (anything else).
  */
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox-crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
 import { openDatabase } from "@/lib/db";
 import { performEffect } from "@/lib/engine/connectors";
 import { getExecutionRowOrThrow, markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
-import { acquireLease } from "@/lib/engine/leases";
+import { acquireLease, releaseLease, renewLease } from "@/lib/engine/leases";
 import { getTaskOrThrow, transitionTask, type Actor } from "@/lib/engine/tasks";
 import { isAppError } from "@/lib/errors";
 
 export type FaultPoint = "after_intent" | "after_sent" | "after_call" | "after_outcome";
 
-const env = {
-  url: process.env.CHAOS_DATABASE_URL ?? "",
-  taskId: process.env.CHAOS_TASK_ID ?? "",
-  sandboxUrl: process.env.CHAOS_SANDBOX_URL ?? "",
-  killAt: process.env.CHAOS_KILL_AT as FaultPoint | undefined,
-  faults: (process.env.CHAOS_FAULTS ?? "").split(",").filter(Boolean),
-};
-if (!env.url || !env.taskId || !env.sandboxUrl) {
-  console.error("chaos-refund-worker is started by tests/postgres/chaos.test.ts");
-  process.exit(2);
+export interface WorkerJob {
+  lifeId: string;
+  taskId: string;
+  sandboxUrl: string;
+  killAt?: FaultPoint;
+  /** Per-request faults on the refund call only; lookups stay clean so reconciliation can see through them. */
+  faults: string[];
+  /** The SPIFFE ID this life works under: lives of one agent share it, whatever process they run in. */
+  identity: string;
+  leaseTtlSeconds: number;
 }
 
-// A restarted worker keeps its identity (same SPIFFE ID), so it re-acquires its own lease.
-const actor: Actor = { identity: "spiffe://verity.test/agent/chaos-refund-worker", kind: "agent" };
+export type LifeResult = { kind: "done"; detail: string } | { kind: "refused"; code: string; detail: string } | { kind: "bug"; detail: string };
+
+export type ToParent =
+  | { type: "ready" }
+  | { type: "calling"; lifeId: string; executionId: string; idempotencyKey: string }
+  | { type: "done"; lifeId: string; result: LifeResult };
+export type ToWorker = { type: "run"; job: WorkerJob };
+
 export const refundRequest = { amount_cents: 4200, currency: "usd", charge_id: "ch_chaos", customer_id: "cus_chaos" };
 
-function faultPoint(point: FaultPoint): void {
-  if (env.killAt === point) process.kill(process.pid, "SIGKILL");
+const url = process.env.CHAOS_DATABASE_URL ?? "";
+if (!url || !process.send) {
+  console.error("chaos-refund-worker is forked by tests/postgres/chaos.test.ts");
+  process.exit(2);
 }
+const send = (message: ToParent) => process.send?.(message);
 
-const handle = openDatabase({ kind: "postgres", url: env.url }, { poolSize: 1 });
+const handle = openDatabase({ kind: "postgres", url }, { poolSize: 1 });
 const db = handle.db;
-const deps = {
-  // Per-request faults on the refund call only; lookups stay clean so reconciliation can see through them.
-  payments: new SandboxPaymentConnector({ baseUrl: env.sandboxUrl, faults: env.faults, timeoutMs: 1_500 }),
-  crm: new SandboxCrmConnector({ baseUrl: env.sandboxUrl, timeoutMs: 1_500 }),
-};
 
-async function run(): Promise<string> {
-  const lease = await acquireLease(db, env.taskId, { ttl_seconds: 30 }, actor);
+async function live(job: WorkerJob): Promise<string> {
+  const actor: Actor = { identity: job.identity, kind: "agent" };
+  const deps = {
+    payments: new SandboxPaymentConnector({ baseUrl: job.sandboxUrl, faults: job.faults, timeoutMs: 1_500 }),
+    crm: new SandboxCrmConnector({ baseUrl: job.sandboxUrl, timeoutMs: 1_500 }),
+  };
+  const faultPoint = (point: FaultPoint) => {
+    if (job.killAt === point) process.kill(process.pid, "SIGKILL");
+  };
+  const lease = await acquireLease(db, job.taskId, { ttl_seconds: job.leaseTtlSeconds }, actor);
   const fencing_token = lease.fencingToken;
-  for (let round = 0; round < 6; round++) {
-    const task = await getTaskOrThrow(db, env.taskId);
-    switch (task.status) {
-      case "COMPLETED":
-        return "completed";
-      case "RECONCILING":
-      case "WAITING_FOR_HUMAN":
-        return `handed over (${task.status})`;
-      case "VALIDATING":
-        await transitionTask(
-          db,
-          env.taskId,
-          { expected_version: task.version, to: "COMPLETED", patch: { subtasks: [{ id: "issue-refund", status: "COMPLETED" }] }, fencing_token, reason: "refund confirmed" },
-          actor,
-        );
-        continue;
-      case "RUNNING":
-      case "WAITING_FOR_TOOL": {
-        const intent = await recordIntent(
-          db,
-          env.taskId,
-          { tool_call_id: "refund", tool: "payments.refund", request: refundRequest, expected_version: task.version, fencing_token },
-          actor,
-        );
-        if (intent.kind === "receipt") {
-          // The effect already happened (recorded by an earlier life of this worker, or reconciled): never call again.
-          continue;
-        }
-        faultPoint("after_intent");
-        const execution = intent.execution;
-        await markSent(db, execution.id, { attempt_id: execution.attemptId }, actor);
-        faultPoint("after_sent");
-        const outcome = await performEffect(await getExecutionRowOrThrow(db, execution.id), deps);
-        faultPoint("after_call");
-        if (outcome.kind === "succeeded") {
-          await recordOutcome(
+  // A short lease, renewed while the life runs: a killed life's lease ends
+  // within one TTL, and the test waits for exactly that before restarting.
+  // A renewal refused (the lease was lost) only means this life's next
+  // write is fenced, which the engine reports.
+  const renewing = setInterval(() => void renewLease(db, job.taskId, fencing_token, { ttl_seconds: job.leaseTtlSeconds }, actor).catch(() => undefined), (job.leaseTtlSeconds * 1000) / 3);
+  try {
+    for (let round = 0; round < 6; round++) {
+      const task = await getTaskOrThrow(db, job.taskId);
+      switch (task.status) {
+        case "COMPLETED":
+          return "completed";
+        case "RECONCILING":
+        case "WAITING_FOR_HUMAN":
+          return `handed over (${task.status})`;
+        case "VALIDATING":
+          await transitionTask(
             db,
-            execution.id,
-            { attempt_id: execution.attemptId, outcome: "succeeded", result: outcome.record, evidence: { ...outcome.evidence, record: outcome.record }, next_status: "VALIDATING", fencing_token },
+            job.taskId,
+            { expected_version: task.version, to: "COMPLETED", patch: { subtasks: [{ id: "issue-refund", status: "COMPLETED" }] }, fencing_token, reason: "refund confirmed" },
             actor,
           );
-        } else if (outcome.kind === "failed") {
-          await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "failed", error: outcome.reason, fencing_token }, actor);
-        } else {
-          await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: outcome.reason, fencing_token }, actor);
+          continue;
+        case "RUNNING":
+        case "WAITING_FOR_TOOL": {
+          const intent = await recordIntent(db, job.taskId, { tool_call_id: "refund", tool: "payments.refund", request: refundRequest, expected_version: task.version, fencing_token }, actor);
+          if (intent.kind === "receipt") {
+            // The effect already happened (recorded by an earlier life, or reconciled): never call again.
+            continue;
+          }
+          if (intent.kind !== "proceed") return `intent ${intent.kind}`;
+          faultPoint("after_intent");
+          const execution = intent.execution;
+          await markSent(db, execution.id, { attempt_id: execution.attemptId }, actor);
+          faultPoint("after_sent");
+          send({ type: "calling", lifeId: job.lifeId, executionId: execution.id, idempotencyKey: execution.idempotencyKey });
+          const outcome = await performEffect(await getExecutionRowOrThrow(db, execution.id), deps);
+          faultPoint("after_call");
+          if (outcome.kind === "succeeded") {
+            await recordOutcome(
+              db,
+              execution.id,
+              { attempt_id: execution.attemptId, outcome: "succeeded", result: outcome.record, evidence: { ...outcome.evidence, record: outcome.record }, next_status: "VALIDATING", fencing_token },
+              actor,
+            );
+          } else if (outcome.kind === "failed") {
+            await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "failed", error: outcome.reason, fencing_token }, actor);
+          } else {
+            await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: outcome.reason, fencing_token }, actor);
+          }
+          faultPoint("after_outcome");
+          continue;
         }
-        faultPoint("after_outcome");
-        continue;
+        default:
+          return `left in ${task.status}`;
       }
-      default:
-        return `left in ${task.status}`;
     }
+    return "gave up after 6 rounds";
+  } finally {
+    clearInterval(renewing);
+    // Handing the task back at once, as a worker that finishes does; a killed life never gets here.
+    await releaseLease(db, job.taskId, fencing_token, actor).catch(() => undefined);
   }
-  return "gave up after 6 rounds";
 }
 
-try {
-  console.log(await run());
-  await handle.close();
-  process.exit(0);
-} catch (error) {
-  await handle.close().catch(() => {});
-  if (isAppError(error)) {
-    console.log(`refused: ${error.code}: ${error.message}`);
-    process.exit(3);
+async function runJob(job: WorkerJob): Promise<LifeResult> {
+  try {
+    return { kind: "done", detail: await live(job) };
+  } catch (error) {
+    if (isAppError(error)) return { kind: "refused", code: error.code, detail: error.message };
+    return { kind: "bug", detail: error instanceof Error ? (error.stack ?? error.message) : String(error) };
   }
-  console.error(error);
-  process.exit(1);
 }
+
+process.on("message", (message: ToWorker) => {
+  if (message.type !== "run") return;
+  void runJob(message.job).then((result) => send({ type: "done", lifeId: message.job.lifeId, result }));
+});
+process.on("disconnect", () => void handle.close().finally(() => process.exit(0)));
+
+// Warm before the first job: the pool's connection and Prisma's query compiler, as a deployed worker is before it takes work.
+await db.$queryRaw`SELECT 1`;
+send({ type: "ready" });
