@@ -86,12 +86,14 @@ test("a dropped answer leaves the refund UNKNOWN: the task is left RECONCILING a
   expect(await refundsOfTask(provider.url, r!.taskId)).toHaveLength(1);
 });
 
-test("a refusal that may pass on retry is retried once with the same key, then the task fails", async ({ baseURL }) => {
+test("a refusal that may pass on retry is retried once with the same key, then goes to a review, not to FAILED", async ({ baseURL }) => {
   const { agent: a, client } = agent(baseURL, { faults: ["error_before_commit"], faultRate: 1 });
   const [r] = await run(a, uniqueId("refused"), 1);
-  expect(r).toMatchObject({ outcome: "failed", status: "FAILED", refund: { status: "FAILED", attempts: 2 }, faults: ["error_before_commit", "error_before_commit"] });
+  expect(r).toMatchObject({ outcome: "review", status: "WAITING_FOR_HUMAN", refund: { status: "NEEDS_HUMAN", attempts: 2 }, faults: ["error_before_commit", "error_before_commit"] });
   const task: Task = await client.getTask(r!.taskId);
-  expect(task.state.subtasks.find((s) => s.id === "issue-refund")?.status).toBe("FAILED");
+  expect(task.state.subtasks.find((s) => s.id === "issue-refund")?.status).not.toBe("FAILED");
+  const [refund] = await client.listExecutions(r!.taskId);
+  expect((await client.getExecution(refund!.id)).events.at(-1)).toMatchObject({ from_status: "FAILED", to_status: "NEEDS_HUMAN", reason: expect.stringContaining("attempt 2 was the last of 2") });
   expect(await refundsOfTask(provider.url, r!.taskId)).toHaveLength(0);
 });
 

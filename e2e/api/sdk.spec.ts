@@ -145,17 +145,26 @@ test("a call that throws or hangs is UNKNOWN; one that gets a definite refusal i
   );
   expect(hung).toMatchObject({ kind: "unknown", execution: { status: "OUTCOME_UNKNOWN", error: "no outcome within 300 ms" } });
 
+  // Refused with a 503 (nothing stored): the server's advice says a retry is safe, so executeTool makes it, under the same key.
   const refused = await runningTask(verity);
   const input = { taskId: refused.id, toolCallId: "refund", tool: "payments.refund" as const, request: refundRequest, expectedVersion: refused.version };
-  const failed = await verity.executeTool(input, refundCall(["error_before_commit"]).call);
-  expect(failed).toMatchObject({ kind: "failed", retryable: true, execution: { status: "FAILED", attempt: 1 }, task: { status: "RUNNING" } });
-  expect(await refundsOfTask(provider.url, refused.id)).toHaveLength(0);
-
-  const retried = refundCall();
-  const second = await verity.executeTool({ ...input, expectedVersion: failed.task.version }, retried.call);
-  expect(second).toMatchObject({ kind: "succeeded", execution: { status: "SUCCEEDED", attempt: 2, idempotency_key: failed.execution.idempotency_key } });
-  expect(retried.calls[0]?.attemptId).toBe(`${failed.execution.id}.2`);
+  const once = refundCall(["error_before_commit"]);
+  const clean = refundCall();
+  const retried = await verity.executeTool(input, (ctx) => (once.calls.length === 0 ? once.call(ctx) : clean.call(ctx)));
+  expect(retried).toMatchObject({ kind: "succeeded", execution: { status: "SUCCEEDED", attempt: 2 } });
+  expect([...once.calls, ...clean.calls].map((c) => [c.attemptId, c.idempotencyKey])).toEqual([
+    [`${retried.execution.id}.1`, retried.execution.idempotency_key],
+    [`${retried.execution.id}.2`, retried.execution.idempotency_key],
+  ]);
   expect(await refundsOfTask(provider.url, refused.id)).toHaveLength(1);
+
+  // Refused on every attempt: after the refund's last one (2), a review, not a third attempt and not a dropped refund.
+  const stubborn = await runningTask(verity);
+  const always = refundCall(["error_before_commit"]);
+  const handed = await verity.executeTool({ ...input, taskId: stubborn.id, expectedVersion: stubborn.version }, always.call);
+  expect(always.calls).toHaveLength(2);
+  expect(handed).toMatchObject({ kind: "failed", retryable: false, execution: { status: "NEEDS_HUMAN", attempt: 2, retry: null }, task: { status: "WAITING_FOR_HUMAN" } });
+  expect(await refundsOfTask(provider.url, stubborn.id)).toHaveLength(0);
 });
 
 test("success whose evidence names another execution is recorded as UNKNOWN, not success", async ({ baseURL }) => {

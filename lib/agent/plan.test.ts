@@ -14,10 +14,15 @@ function task(status: string, done: string[] = []): Task {
 }
 
 function exec(toolCallId: string, status: string, extra: Partial<Execution> = {}): Execution {
-  return { id: `exec_${toolCallId}`, tool_call_id: toolCallId, status, attempt: 1, attempt_id: `exec_${toolCallId}.1`, result: null, error: null, ...extra } as Execution;
+  return { id: `exec_${toolCallId}`, tool_call_id: toolCallId, status, attempt: 1, attempt_id: `exec_${toolCallId}.1`, result: null, error: null, retry: null, ...extra } as Execution;
 }
 
 const plan = (t: Task, executions: Execution[] = []): AgentStep => planNextStep(t, executions, me);
+
+/** The server's retry advice on a settled failure, as the execution resource carries it. */
+function advice(safe: boolean, code: NonNullable<Execution["retry"]>["code"], attempt = 1): Execution["retry"] {
+  return { safe, code, reason: `advice: ${code}`, attempt, max_attempts: 2 };
+}
 
 describe("the refund agent's plan", () => {
   it("walks the happy path one committed step at a time", () => {
@@ -55,15 +60,45 @@ describe("the refund agent's plan", () => {
     expect(plan(task("WAITING_FOR_HUMAN"), [exec("refund", "NEEDS_HUMAN")])).toMatchObject({ kind: "stop", outcome: "review" });
   });
 
-  it("retries a known failure once, only when the provider said a retry may work", () => {
+  it("retries a known failure under the same key exactly when the server's advice says it is safe", () => {
     const running = task("RUNNING", ["lookup-order"]);
-    expect(plan(running, [exec("refund", "FAILED", { result: { retryable: true } })])).toMatchObject({ kind: "tool", toolCallId: "refund" });
-    expect(plan(running, [exec("refund", "RECONCILED_FAILED", { result: { retryable: true } })])).toMatchObject({ kind: "tool", toolCallId: "refund" });
-    expect(plan(running, [exec("refund", "FAILED", { result: { retryable: false } })])).toMatchObject({ kind: "transition", to: "FAILED" });
-    expect(plan(running, [exec("refund", "FAILED", { attempt: 2, result: { retryable: true } })])).toMatchObject({
+    for (const code of ["retryable_failure", "never_sent", "never_applied"] as const) {
+      for (const status of ["FAILED", "RECONCILED_FAILED"]) {
+        expect(plan(running, [exec("refund", status, { retry: advice(true, code) })]), `${status} ${code}`).toEqual({ kind: "tool", toolCallId: "refund", nextStatus: "RUNNING" });
+      }
+    }
+  });
+
+  it("never drops a refund that was not made: past the attempt limit, or with nobody saying a retry is safe, a person decides", () => {
+    const running = task("RUNNING", ["lookup-order"]);
+    for (const retry of [advice(false, "attempt_limit", 2), advice(false, "not_stated"), null]) {
+      const step = plan(running, [exec("refund", "RECONCILED_FAILED", { attempt: 2, retry, error: "not found at the provider" })]);
+      expect(step).toMatchObject({ kind: "transition", to: "WAITING_FOR_HUMAN" });
+      expect(step).not.toHaveProperty("patch");
+      if (step.kind === "transition") expect(step.reason).toContain(retry?.reason ?? "RECONCILED_FAILED (not found at the provider) without retry advice");
+    }
+  });
+
+  it("fails the task only on the provider's own refusal, with its reason", () => {
+    const step = plan(task("RUNNING", ["lookup-order"]), [exec("refund", "FAILED", { retry: advice(false, "refused"), error: "invalid_request: amount too large" })]);
+    expect(step).toEqual({
       kind: "transition",
       to: "FAILED",
       patch: { subtasks: [{ id: "issue-refund", status: "FAILED" }] },
+      reason: "refund refused by the provider: invalid_request: amount too large",
+    });
+  });
+
+  it("retries the customer note while that is safe, and otherwise hands the task to a person", () => {
+    const refunded = task("RUNNING", ["lookup-order", "issue-refund"]);
+    expect(plan(refunded, [exec("refund", "SUCCEEDED"), exec("notify-customer", "RECONCILED_FAILED", { retry: advice(true, "never_applied") })])).toEqual({
+      kind: "tool",
+      toolCallId: "notify-customer",
+      nextStatus: "VALIDATING",
+    });
+    expect(plan(refunded, [exec("refund", "SUCCEEDED"), exec("notify-customer", "FAILED", { attempt: 2, retry: advice(false, "attempt_limit", 2) })])).toMatchObject({
+      kind: "transition",
+      to: "WAITING_FOR_HUMAN",
     });
   });
 
@@ -79,7 +114,7 @@ describe("the refund agent's plan", () => {
   it("takes over a task whose outcome a fenced-out worker recorded: moves it on from the receipt, never calls again", () => {
     const waiting = task("WAITING_FOR_TOOL", ["lookup-order"]);
     expect(plan(waiting, [exec("refund", "SUCCEEDED")])).toMatchObject({ kind: "transition", to: "RUNNING" });
-    expect(plan(waiting, [exec("refund", "FAILED", { result: { retryable: true } })])).toMatchObject({ kind: "transition", to: "RUNNING" });
+    expect(plan(waiting, [exec("refund", "FAILED", { retry: advice(true, "retryable_failure") })])).toMatchObject({ kind: "transition", to: "RUNNING" });
     expect(plan(waiting, [exec("refund", "SUCCEEDED"), exec("notify-customer", "SUCCEEDED")])).toMatchObject({ kind: "transition", to: "VALIDATING" });
     expect(plan(waiting, [exec("refund", "OUTCOME_UNKNOWN")])).toMatchObject({ kind: "stop", outcome: "reconciling" });
     expect(plan(waiting, [exec("refund", "CANCELLED")])).toMatchObject({ kind: "stop", outcome: "in_flight" });
@@ -94,7 +129,7 @@ describe("the refund agent's plan", () => {
 
   it("completes without the optional note when it failed, and escalates a task stuck in RUNNING by it", () => {
     const refunded = exec("refund", "SUCCEEDED");
-    const noteFailed = exec("notify-customer", "FAILED", { result: { retryable: false }, error: "invalid_request" });
+    const noteFailed = exec("notify-customer", "FAILED", { retry: advice(false, "refused"), error: "invalid_request" });
     expect(plan(task("RUNNING", ["lookup-order", "issue-refund"]), [refunded, noteFailed])).toMatchObject({ kind: "transition", to: "WAITING_FOR_HUMAN" });
     const completed = plan(task("VALIDATING", ["lookup-order", "issue-refund"]), [refunded, noteFailed]);
     expect(completed).toMatchObject({ kind: "transition", to: "COMPLETED" });

@@ -31,9 +31,6 @@ export type AgentStep =
   | { kind: "record_unknown"; execution: Execution }
   | { kind: "stop"; outcome: TaskOutcome; detail: string };
 
-/** Known failures are retried once (same key) when the provider said a retry may work. */
-export const MAX_ATTEMPTS = 2;
-
 const succeeded = new Set(["SUCCEEDED", "RECONCILED_SUCCEEDED"]);
 const knownFailed = new Set(["FAILED", "RECONCILED_FAILED"]);
 const unresolved = new Set(["SENT", "OUTCOME_UNKNOWN", "NEEDS_HUMAN"]);
@@ -42,9 +39,29 @@ function done(id: string) {
   return { id, status: "COMPLETED" as const };
 }
 
-function isRetryable(e: Execution): boolean {
-  const result = e.result as { retryable?: unknown } | null;
-  return e.attempt < MAX_ATTEMPTS && result?.retryable === true;
+/**
+ * A known failure is retried (same tool_call_id, so the same key) exactly
+ * when the server's advice on it says that is safe: the provider said
+ * nothing was applied, or the reconciler established it (never sent, never
+ * applied), and the tool's attempt limit is not reached
+ * (lib/engine/execution-rules.ts retryAdviceOf).
+ */
+function isSafeToRetry(e: Execution): boolean {
+  return e.retry?.safe === true;
+}
+
+/**
+ * A refund that failed and is not retried. The provider refusing the
+ * request itself is its final word: the task fails, with the provider's
+ * reason. Anything else — the attempts used up, nobody saying whether a
+ * retry would work — goes to a person with the reason, never to FAILED.
+ */
+function refundNotRetried(refund: Execution): AgentStep {
+  if (refund.retry?.code === "refused") {
+    return { kind: "transition", to: "FAILED", patch: { subtasks: [{ id: SUBTASK.refund, status: "FAILED" }] }, reason: `refund refused by the provider: ${refund.error ?? refund.retry.reason}` };
+  }
+  const why = refund.retry?.reason ?? `recorded ${refund.status}${refund.error ? ` (${refund.error})` : ""} without retry advice`;
+  return { kind: "transition", to: "WAITING_FOR_HUMAN", reason: `the refund was not made and is not retried automatically: ${why}`.slice(0, 1000) };
 }
 
 /**
@@ -80,15 +97,12 @@ function planStep(task: Task, executions: readonly Execution[], identity: string
         return { kind: "transition", patch: { subtasks: [done(SUBTASK.refund)] }, reason: `refund confirmed (${refund.status})` };
       }
       if (!refund || refund.status === "INTENT_RECORDED") return { kind: "tool", toolCallId: REFUND_CALL, nextStatus: "RUNNING" };
-      if (knownFailed.has(refund.status)) {
-        if (isRetryable(refund)) return { kind: "tool", toolCallId: REFUND_CALL, nextStatus: "RUNNING" };
-        return { kind: "transition", to: "FAILED", patch: { subtasks: [{ id: SUBTASK.refund, status: "FAILED" }] }, reason: `refund failed: ${refund.error ?? "refused by the provider"}` };
-      }
+      if (knownFailed.has(refund.status)) return isSafeToRetry(refund) ? { kind: "tool", toolCallId: REFUND_CALL, nextStatus: "RUNNING" } : refundNotRetried(refund);
       if (unresolved.has(refund.status)) return { kind: "stop", outcome: "reconciling", detail: `refund ${refund.status}: the server reconciles it` };
       if (refund.status === "CANCELLED") return { kind: "stop", outcome: "cancelled", detail: "the refund was cancelled" };
       // The refund is done and recorded: the optional note.
       if (!note || note.status === "INTENT_RECORDED") return { kind: "tool", toolCallId: NOTE_CALL, nextStatus: "VALIDATING" };
-      if (knownFailed.has(note.status) && isRetryable(note)) return { kind: "tool", toolCallId: NOTE_CALL, nextStatus: "VALIDATING" };
+      if (knownFailed.has(note.status) && isSafeToRetry(note)) return { kind: "tool", toolCallId: NOTE_CALL, nextStatus: "VALIDATING" };
       if (unresolved.has(note.status)) return { kind: "stop", outcome: "reconciling", detail: `customer note ${note.status}: the server reconciles it` };
       // RUNNING reaches VALIDATING only through a tool call, and the note
       // cannot be sent again: a person decides how to close the task.

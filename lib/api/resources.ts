@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { executionMoves, type ExecutionStatus } from "@/lib/engine/execution-rules";
+import { executionMoves, retryCodes, type ExecutionStatus, type RetryAdvice } from "@/lib/engine/execution-rules";
 import type { ExecutionView, IntentResult, listExecutionEvents, OutcomeResult } from "@/lib/engine/executions";
 import { InstructionGuardSchema, instructionGuardResource } from "@/lib/api/instruction-resources";
 import type { LeaseView } from "@/lib/engine/leases";
@@ -139,6 +139,20 @@ export const ExecutionResourceSchema = z.object({
   sent_at: z.iso.datetime().nullable(),
   settled_at: z.iso.datetime().nullable(),
   instruction_id: z.string().nullable().meta({ description: "The task instruction this call relies on (see /tasks/{id}/instructions), if it named one." }),
+  retry: z
+    .object({
+      safe: z.boolean().meta({ description: "True: make a new attempt now, with the same tool_call_id (the same idempotency key); the provider applies the key at most once." }),
+      code: z.enum(retryCodes).meta({
+        description:
+          "never_sent / never_applied: the reconciler established that nothing happened (safe); retryable_failure: the provider said this request applied nothing and a retry may work (safe); " +
+          "refused: the provider refused the request itself; not_stated: nobody said; attempt_limit: safe, but the tool's attempts are used up, so a person decides.",
+      }),
+      reason: z.string(),
+      attempt: z.int().min(1).meta({ description: "The attempt that failed." }),
+      max_attempts: z.int().min(1).meta({ description: "The tool's attempt limit." }),
+    })
+    .nullable()
+    .meta({ description: "Set when the execution is FAILED or RECONCILED_FAILED: whether a retry is safe now, and why. Null otherwise." }),
 });
 export type ExecutionResource = z.infer<typeof ExecutionResourceSchema>;
 
@@ -303,7 +317,12 @@ export function executionResource(e: ExecutionView): ExecutionResource {
     sent_at: e.sentAt?.toISOString() ?? null,
     settled_at: e.settledAt?.toISOString() ?? null,
     instruction_id: e.instructionId ?? null,
+    retry: retryResource(e.retry ?? null),
   };
+}
+
+function retryResource(r: RetryAdvice | null): ExecutionResource["retry"] {
+  return r ? { safe: r.safe, code: r.code, reason: r.reason, attempt: r.attempt, max_attempts: r.maxAttempts } : null;
 }
 
 /** The intent route's answer; `task` is the task now when the engine did not return the one it moved. */

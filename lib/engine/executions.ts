@@ -8,10 +8,12 @@ import { hasOpenDivergence, raiseIfEffectAfterTaskEnded } from "@/lib/engine/div
 import {
   canMoveExecution,
   evidenceMatchesExecution,
+  retryAdviceOf,
   retryableStatuses,
   succeededStatuses,
   unresolvedStatuses,
   type ExecutionStatus,
+  type RetryAdvice,
 } from "@/lib/engine/execution-rules";
 import { getLease, leaseRefusal, type LeaseView } from "@/lib/engine/leases";
 import { parseOrThrow, transitionTaskInTransaction, type Actor, type TaskView } from "@/lib/engine/tasks";
@@ -100,6 +102,8 @@ export interface ExecutionView {
   settledAt: Date | null;
   /** The instruction the call relies on, if it named one. */
   instructionId?: string | null;
+  /** For a settled failure (FAILED, RECONCILED_FAILED): whether a new attempt under the same key is safe now, and why; null otherwise. */
+  retry?: RetryAdvice | null;
 }
 
 /** The instructions behind a blocked call, for the agent and the review. */
@@ -145,6 +149,7 @@ export function toExecutionView(row: Execution): ExecutionView {
     sentAt: row.sentAt,
     settledAt: row.settledAt,
     instructionId: row.instructionId,
+    retry: retryAdviceOf(row),
   };
 }
 
@@ -431,6 +436,10 @@ export async function recordOutcome(db: Db, executionId: string, raw: unknown, a
         settledAt: target === "OUTCOME_UNKNOWN" ? null : new Date(),
       },
     });
+    if (target === "FAILED" && isPastAttemptLimit(row)) {
+      const handed = await handFailureToPeople(tx, row);
+      return { execution: toExecutionView(handed.execution), task: handed.task, leaseConflict: await leaseConflictOf(tx, row.taskId, input.fencing_token, actor) };
+    }
     const next = target === "SUCCEEDED" ? (input.next_status ?? "RUNNING") : target === "FAILED" ? "RUNNING" : "RECONCILING";
     try {
       const task = await moveTaskAfterTool(tx, row, next, actor, `${row.tool} ${input.outcome}`, input.fencing_token);
@@ -443,6 +452,30 @@ export async function recordOutcome(db: Db, executionId: string, raw: unknown, a
       return { execution: toExecutionView(row), task: null, leaseConflict: leaseConflict ?? { message: error.message, lease: null } };
     }
   });
+}
+
+/** The execution ledger's own moves (a failure handed to people): a system identity, so no worker's lease fences them. */
+export const ledgerActor: Actor = { identity: "spiffe://verity.local/system/execution-ledger", kind: "system" };
+
+/** An irreversible call whose failure would be safe to retry but has used up its tool's attempts: people decide, not another automatic attempt. */
+export function isPastAttemptLimit(row: Execution): boolean {
+  return row.irreversible && retryAdviceOf(row)?.code === "attempt_limit";
+}
+
+/**
+ * Hands a failure past its attempt limit to people, in the caller's
+ * transaction: the execution NEEDS_HUMAN (after the event that recorded the
+ * failure, so the history has both), its review opened or reopened, the
+ * task to WAITING_FOR_HUMAN. A reviewer approves one more attempt under the
+ * same key (reviews.ts approve_execute) or rejects it.
+ */
+export async function handFailureToPeople(tx: Tx, row: Execution, actor: Actor = ledgerActor): Promise<{ execution: Execution; task: TaskView | null; reviewId: string }> {
+  const advice = retryAdviceOf(row);
+  const why = `${row.tool} (${row.toolCallId}): ${advice?.reason ?? `recorded ${row.status}`}. Approve sending it again under the same idempotency key, or reject it.`.slice(0, 2000);
+  const frozen = await moveExecution(tx, row, "NEEDS_HUMAN", actor, { reason: why, evidence: { retry: advice, failure: { status: row.status, error: row.error, result: row.result } } });
+  const review = await openReview(tx, frozen, why, actor);
+  const task = await moveTaskAfterSettlement(tx, frozen, "WAITING_FOR_HUMAN", actor, why);
+  return { execution: frozen, task, reviewId: review.id };
 }
 
 /** Throws lease_conflict when `token` (or its absence) is not the task's current lease for `actor` (leaseRefusal); in a transaction, holds the lease row until commit. */

@@ -6,8 +6,8 @@ import type { Execution, Prisma } from "@/lib/generated/prisma/client";
 import { webhookEventSchema } from "@/lib/sandbox/contract";
 import { lookupEffect, recordMismatches, type ConnectorDeps, type EffectLookup, type ProviderRecord } from "@/lib/engine/connectors";
 import { raiseDivergence, type DivergenceKind } from "@/lib/engine/divergence";
-import type { ExecutionStatus } from "@/lib/engine/execution-rules";
-import { getExecutionRowOrThrow, moveExecution, toExecutionView, type ExecutionView } from "@/lib/engine/executions";
+import { notAppliedResult, retryAdviceOf, type ExecutionStatus } from "@/lib/engine/execution-rules";
+import { getExecutionRowOrThrow, handFailureToPeople, isPastAttemptLimit, moveExecution, toExecutionView, type ExecutionView } from "@/lib/engine/executions";
 import { enqueueOutbox, receiveEvent, type ReceiveResult } from "@/lib/engine/messaging";
 import { closeReviewForExecution, openReview } from "@/lib/engine/reviews";
 import { moveTaskAfterSettlement } from "@/lib/engine/settle-task";
@@ -31,7 +31,13 @@ import { workflowDefinitions } from "@/lib/engine/workflows";
  *              irreversible action is never retried on a guess (Invariant 5).
  *
  * An INTENT_RECORDED that old was never sent (SENT commits before a request
- * leaves): FAILED, and the task may retry. Every correction is a CAS on the
+ * leaves): FAILED, and the task may retry. Both "nothing happened"
+ * settlements store it in the execution's result (notAppliedResult), which
+ * the execution's `retry` advice reads: retry_safe, so the agent and the
+ * SDK retry under the same key. Past the tool's attempt limit the retry
+ * would still be safe but is not automatic: the execution is handed to a
+ * review (NEEDS_HUMAN, the task WAITING_FOR_HUMAN) in the same transaction,
+ * so work the provider never did is never dropped silently. Every correction is a CAS on the
  * execution and the task in one transaction, so two reconcilers (two
  * processes) can run at once: the loser's CAS fails and it changes nothing.
  */
@@ -93,10 +99,13 @@ export async function reconcileExecution(db: Db, executionId: string, deps: Conn
 
   if (row.status === "INTENT_RECORDED") {
     return db.$transaction(async (tx) => {
-      const failed = await moveExecution(tx, row, "FAILED", reconcilerActor, { reason: `never sent: ${why}`, data: { error: "never sent", settledAt: now } });
-      const task = await moveTaskAfterSettlement(tx, failed, "RUNNING", reconcilerActor, `${failed.tool} was never sent; retry it`);
-      await announce(tx, failed, row.status, "execution.reconciled");
-      return { ...base, action: "never_sent", execution: toExecutionView(failed), task };
+      const failed = await moveExecution(tx, row, "FAILED", reconcilerActor, {
+        reason: `never sent: ${why}`,
+        data: { error: "never sent", result: notAppliedResult("never_sent", why), settledAt: now },
+      });
+      const placed = await placeNotApplied(tx, failed, `${failed.tool} was never sent`);
+      await announce(tx, placed.execution, row.status, "execution.reconciled");
+      return { ...base, action: "never_sent", execution: toExecutionView(placed.execution), task: placed.task, ...(placed.reviewId ? { reviewId: placed.reviewId } : {}) };
     });
   }
 
@@ -115,12 +124,24 @@ export async function reconcileExecution(db: Db, executionId: string, deps: Conn
         const failed = await moveExecution(tx, row, "RECONCILED_FAILED", reconcilerActor, {
           reason: `${why}; the provider has nothing under its key: never applied`,
           evidence,
-          data: { error: "not found at the provider", evidence: evidence as unknown as Prisma.InputJsonValue, settledAt: now },
+          data: {
+            error: "not found at the provider",
+            result: notAppliedResult("never_applied", `${why}; the provider has nothing under key ${row.idempotencyKey}`),
+            evidence: evidence as unknown as Prisma.InputJsonValue,
+            settledAt: now,
+          },
         });
-        const task = await moveTaskAfterSettlement(tx, failed, "RUNNING", reconcilerActor, `${failed.tool} was never applied at the provider; retry it under the same key`);
         await closeReviewForExecution(tx, row.id, "the approved re-execution was never applied", reconcilerActor);
-        await announce(tx, failed, row.status, "execution.reconciled");
-        return { ...base, action: "reconciled_failed", execution: toExecutionView(failed), task, lookup: lookup.kind };
+        const placed = await placeNotApplied(tx, failed, `${failed.tool} was never applied at the provider`);
+        await announce(tx, placed.execution, row.status, "execution.reconciled");
+        return {
+          ...base,
+          action: "reconciled_failed",
+          execution: toExecutionView(placed.execution),
+          task: placed.task,
+          lookup: lookup.kind,
+          ...(placed.reviewId ? { reviewId: placed.reviewId } : {}),
+        };
       }
       case "unknown": {
         const frozen = await escalateToPeople(tx, row, `${why}; the provider could not say (${lookup.reason}: ${lookup.message})`, { source: "lookup", unknown: lookup }, reconcilerActor);
@@ -128,6 +149,18 @@ export async function reconcileExecution(db: Db, executionId: string, deps: Conn
       }
     }
   });
+}
+
+/**
+ * Where a call the provider never did goes: back to its worker (the task to
+ * RUNNING) to retry under the same key while its retry advice says that is
+ * safe; past the tool's attempt limit, to a review.
+ */
+async function placeNotApplied(tx: Tx, failed: Execution, what: string): Promise<{ execution: Execution; task: TaskView | null; reviewId?: string }> {
+  if (isPastAttemptLimit(failed)) return handFailureToPeople(tx, failed, reconcilerActor);
+  const advice = retryAdviceOf(failed);
+  const task = await moveTaskAfterSettlement(tx, failed, "RUNNING", reconcilerActor, `${what}: ${advice?.reason ?? "retry it under the same key"}`);
+  return { execution: failed, task };
 }
 
 interface FoundRecord {

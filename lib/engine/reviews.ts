@@ -7,7 +7,7 @@ import type { ReviewDecisionKind, ReviewStatus } from "@/lib/generated/prisma/en
 import { newId } from "@/lib/ids";
 import { lookupEffect, performEffect, recordMismatches, type ConnectorDeps, type EffectOutcome } from "@/lib/engine/connectors";
 import { hasOpenDivergence } from "@/lib/engine/divergence";
-import { getExecutionRowOrThrow, guardOf, listExecutionEvents, moveExecution, toExecutionView, type ExecutionView, type InstructionGuardView } from "@/lib/engine/executions";
+import { getExecutionRowOrThrow, guardOf, handFailureToPeople, isPastAttemptLimit, listExecutionEvents, moveExecution, toExecutionView, type ExecutionView, type InstructionGuardView } from "@/lib/engine/executions";
 import { getCurrentInstruction, getInstructionsByIds } from "@/lib/engine/instructions";
 import { enqueueOutbox } from "@/lib/engine/messaging";
 import { reviewClosedAuditEntry, reviewDecidedAuditEntry, reviewOpenedAuditEntry } from "@/lib/engine/audit-events";
@@ -493,11 +493,17 @@ async function recordReExecution(tx: Tx, c: DecisionContext, approved: Review, s
       const execution = await moveExecution(tx, sent, "FAILED", reviewExecutorActor, {
         reason: `the provider refused the approved ${sent.tool}: ${outcome.reason}`,
         evidence: { source: "re-execution", failure: outcome },
-        data: { error: `${outcome.reason}: ${outcome.message}`.slice(0, 2000), settledAt: new Date() },
+        // What the provider said about a retry, in the shape every failure keeps it (execution-rules.ts retryAdviceOf).
+        data: { result: { reason: outcome.reason, retryable: outcome.retryable }, error: `${outcome.reason}: ${outcome.message}`.slice(0, 2000), settledAt: new Date() },
       });
       const review = await casReview(tx, approved, { status: "APPROVED", decidedAt: new Date() });
       await announceDecision(tx, review, execution, "approve_execute", c.actor, "failed");
       await appendAuditEntry(tx, reviewClosedAuditEntry(review, `the approved re-execution failed`, reviewExecutorActor));
+      if (isPastAttemptLimit(execution)) {
+        // Refused again past the tool's attempts: back to the review as its next round, not to the agent.
+        const handed = await handFailureToPeople(tx, execution);
+        return { review: await reviewViewIn(tx, review.id), execution: toExecutionView(handed.execution), task: handed.task, executed: true, outcome: "failed" };
+      }
       const task = await moveTaskAfterSettlement(tx, execution, "RUNNING", c.actor, `review ${review.id}: approved ${sent.tool} failed at the provider (${outcome.reason}); nothing was applied`);
       return { review: await reviewViewIn(tx, review.id), execution: toExecutionView(execution), task, executed: true, outcome: "failed" };
     }

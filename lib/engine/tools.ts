@@ -25,10 +25,16 @@ export type CrmNoteRequest = z.infer<typeof CrmNoteRequestSchema>;
  * (lib/engine/instructions.ts). An irreversible call is held to the task's
  * current authorized instruction on it: a "forbid" there, or a call relying
  * on an instruction that is no longer current, is frozen for review.
+ *
+ * `maxAttempts`: how many attempts (all under the call's one idempotency
+ * key) an agent makes of a call whose effect the provider confirms never
+ * happened, before a person decides (execution-rules.ts retryAdviceOf).
+ * Two, so a lone refusal is retried once and a refusal that persists is
+ * seen by someone rather than retried forever.
  */
 export const tools = {
-  "payments.refund": { irreversible: true, request: RefundRequestSchema, description: "Refund a charge (money leaves: irreversible)", topic: "refund" },
-  "crm.add_note": { irreversible: false, request: CrmNoteRequestSchema, description: "Add a note to a customer in the CRM", topic: "customer_note" },
+  "payments.refund": { irreversible: true, request: RefundRequestSchema, description: "Refund a charge (money leaves: irreversible)", topic: "refund", maxAttempts: 2 },
+  "crm.add_note": { irreversible: false, request: CrmNoteRequestSchema, description: "Add a note to a customer in the CRM", topic: "customer_note", maxAttempts: 2 },
 } as const;
 
 export type ToolName = keyof typeof tools;
@@ -38,4 +44,10 @@ export const ToolNameSchema = z.enum(toolNames);
 /** The instruction topic that governs `tool`. */
 export function instructionTopicOf(tool: ToolName): string {
   return tools[tool].topic;
+}
+
+/** The tool's attempt limit; 1 for a tool this server does not know (no retry is advised for it). */
+export function maxAttemptsOf(tool: string): number {
+  const known = ToolNameSchema.safeParse(tool);
+  return known.success ? tools[known.data].maxAttempts : 1;
 }

@@ -14,6 +14,11 @@ import type { Execution, ExecutionLedger, InstructionGuard, LeaseConflictNotice,
  * server reconciles it before any retry). A call that throws or times out
  * is UNKNOWN, never failed: only the provider can say nothing happened.
  *
+ * A known failure is tried again, under the same key, while the server's
+ * advice on the failed execution (`execution.retry`, which counts the
+ * tool's attempt limit) says a retry is safe; what it cannot retry it says
+ * why, and past the limit the server hands the call to a review itself.
+ *
  * Fault points (dbos's debug trigger points) name the moments a crash
  * matters, so chaos tests can kill the process exactly there.
  */
@@ -44,6 +49,12 @@ export interface ExecuteToolInput {
   callTimeoutMs?: number;
   /** The task instruction this call relies on (e.g. the current "refund" instruction's id). */
   instructionId?: string;
+  /**
+   * false: return the first known failure instead of retrying it; the
+   * default retries while the server's advice (execution.retry.safe) says a
+   * retry under the same key is safe, up to the tool's attempt limit.
+   */
+  retry?: boolean;
 }
 
 /** What `call` needs to cause the effect at most once and tie it back to this execution. */
@@ -70,7 +81,14 @@ export type ToolExecution =
   /** The call had already succeeded: nothing was sent now; `execution.result` is its result. */
   | { kind: "receipt"; execution: Execution; task: Task }
   | ({ kind: "succeeded"; execution: Execution; task: Task } & RecordedOutcome)
-  /** Nothing happened; the task is RUNNING again and a retry (same tool_call_id, same key) is safe. */
+  /**
+   * The last attempt applied nothing (the provider said so), after every
+   * retry the server's advice allowed. `retryable`: a further attempt under
+   * the same key is safe now (execution.retry.safe; its reason says why or
+   * why not). False past the tool's attempt limit, where the server has
+   * already handed the call to a review (execution NEEDS_HUMAN, task
+   * WAITING_FOR_HUMAN), and after a refusal the provider would repeat.
+   */
   | ({ kind: "failed"; execution: Execution; task: Task; retryable: boolean; error: string } & RecordedOutcome)
   /** This attempt's outcome is unknown: the task is RECONCILING and the server takes over. */
   | ({ kind: "unknown"; execution: Execution; task: Task; error: string } & RecordedOutcome)
@@ -100,6 +118,31 @@ export interface ExecuteToolOptions {
 }
 
 export async function executeToolProtocol(
+  ledger: ExecutionLedger,
+  input: ExecuteToolInput,
+  call: (ctx: ToolCallContext) => Promise<ToolOutcome>,
+  options: ExecuteToolOptions,
+): Promise<ToolExecution> {
+  let result = await attemptOnce(ledger, input, call, options);
+  // The server's advice counts the tool's attempt limit; this bound only guards against a server that never says stop.
+  for (let retries = 0; retries < MAX_AUTOMATIC_RETRIES && isSafeToRetry(result, input); retries++) {
+    result = await attemptOnce(ledger, { ...input, expectedVersion: result.task.version }, call, options);
+  }
+  return result;
+}
+
+const MAX_AUTOMATIC_RETRIES = 10;
+
+/**
+ * A failed attempt is made again (same tool_call_id, so the same key) only
+ * while the server says that is safe and the task is back in this worker's
+ * hands: RUNNING, its lease not taken over.
+ */
+function isSafeToRetry(result: ToolExecution, input: ExecuteToolInput): boolean {
+  return input.retry !== false && result.kind === "failed" && result.leaseConflict === null && result.execution.retry?.safe === true && result.task.status === "RUNNING";
+}
+
+async function attemptOnce(
   ledger: ExecutionLedger,
   input: ExecuteToolInput,
   call: (ctx: ToolCallContext) => Promise<ToolOutcome>,
@@ -242,7 +285,8 @@ function resultOf(r: OutcomeResult, body: RecordOutcomeBody): ToolExecution {
     case "succeeded":
       return { kind: "succeeded", ...recorded };
     case "failed":
-      return { kind: "failed", ...recorded, retryable: body.result?.retryable === true, error: body.error ?? "failed" };
+      // The server's advice, not only the provider's word: it knows the attempt limit, and a failure it handed to a review has none.
+      return { kind: "failed", ...recorded, retryable: r.execution.retry?.safe === true, error: body.error ?? "failed" };
     case "unknown":
       return { kind: "unknown", ...recorded, error: body.error ?? "unknown" };
   }
@@ -259,7 +303,7 @@ async function settledElsewhere(ledger: ExecutionLedger, executionId: string, ta
       return { kind: "succeeded", execution, task, leaseConflict };
     case "FAILED":
     case "RECONCILED_FAILED":
-      return { kind: "failed", execution, task, retryable: false, error: execution.error ?? note, leaseConflict };
+      return { kind: "failed", execution, task, retryable: execution.retry?.safe === true, error: execution.error ?? note, leaseConflict };
     case "CANCELLED":
       return { kind: "failed", execution, task, retryable: false, error: `the execution was cancelled: ${note}`, leaseConflict };
     case "SENT":

@@ -131,7 +131,7 @@ describe("reconcileExecution", () => {
     expect(accepted.invariants).toEqual(["accept_evidence_must_match_request"]);
   });
 
-  it("a decision's process dies during the provider call: the committed SENT is reconciled and the review closed", async () => {
+  it("a decision's process dies during the provider call: the committed SENT is reconciled never applied, and back to the review at the attempt limit", async () => {
     const s = await sandbox();
     const execution = await refundExecution(db);
     await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "timeout" }, agent);
@@ -144,9 +144,14 @@ describe("reconcileExecution", () => {
     expect(await taskStatus(execution.taskId)).toBe("WAITING_FOR_HUMAN");
 
     const result = await reconcileExecution(db, execution.id, connectorsFor(s.url), { now: afterTimeout() });
-    expect(result).toMatchObject({ action: "reconciled_failed", from: "SENT" });
-    expect(await taskStatus(execution.taskId)).toBe("RUNNING");
-    expect(await db.review.findUniqueOrThrow({ where: { id: review.id } })).toMatchObject({ status: "APPROVED" });
+    expect(result).toMatchObject({ action: "reconciled_failed", from: "SENT", reviewId: review.id, execution: { status: "NEEDS_HUMAN" } });
+    // Attempt 2 was the refund's last (tools.ts maxAttempts): never applied, so the approval is closed and people decide again.
+    expect((await listExecutionEvents(db, execution.id)).slice(-2).map((e) => [e.fromStatus, e.toStatus])).toEqual([
+      ["SENT", "RECONCILED_FAILED"],
+      ["RECONCILED_FAILED", "NEEDS_HUMAN"],
+    ]);
+    expect(await taskStatus(execution.taskId)).toBe("WAITING_FOR_HUMAN");
+    expect(await db.review.findUniqueOrThrow({ where: { id: review.id } })).toMatchObject({ status: "OPEN", round: 2 });
     expect(await refundsUnderKey(s.url, execution.idempotencyKey)).toBe(0);
   });
 

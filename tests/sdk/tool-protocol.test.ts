@@ -126,15 +126,54 @@ describe("executeTool outcomes", () => {
     expect(result.task.status).toBe("RECONCILING");
   });
 
-  it("keeps a known failure's retryable flag in the ledger, and retries under the same key", async () => {
+  const notProcessed: ToolOutcome = { outcome: "failed", error: "not_processed", retryable: true, result: { reason: "not_processed" } };
+
+  it("retries a failure the provider says applied nothing, under the same key, and one refund is made", async () => {
     const task = await runningTask();
-    const failed = await executeToolProtocol(ledger, input(task), async () => ({ outcome: "failed", error: "not_processed", retryable: true, result: { reason: "not_processed" } }), {
-      defaultCallTimeoutMs: 5_000,
+    const calls: ToolCallContext[] = [];
+    const real = refund(calls);
+    const result = await executeToolProtocol(ledger, input(task), async (ctx) => (calls.length === 0 ? (calls.push(ctx), notProcessed) : real(ctx)), { defaultCallTimeoutMs: 5_000 });
+    expect(result).toMatchObject({ kind: "succeeded", execution: { status: "SUCCEEDED", attempt: 2 }, task: { status: "RUNNING" } });
+    expect(calls.map((c) => [c.attemptId, c.idempotencyKey])).toEqual([
+      [`${result.execution.id}.1`, result.execution.idempotency_key],
+      [`${result.execution.id}.2`, result.execution.idempotency_key],
+    ]);
+    expect(await refundsOf(task.id)).toBe(1);
+  });
+
+  it("with retry: false, returns the first failure with the server's advice, and the caller's retry goes under the same key", async () => {
+    const task = await runningTask();
+    const failed = await executeToolProtocol(ledger, { ...input(task), retry: false }, async () => notProcessed, { defaultCallTimeoutMs: 5_000 });
+    expect(failed).toMatchObject({
+      kind: "failed",
+      retryable: true,
+      execution: { status: "FAILED", attempt: 1, result: { reason: "not_processed", retryable: true }, retry: { safe: true, code: "retryable_failure", attempt: 1, max_attempts: 2 } },
+      task: { status: "RUNNING" },
     });
-    expect(failed).toMatchObject({ kind: "failed", retryable: true, execution: { status: "FAILED", result: { reason: "not_processed", retryable: true } }, task: { status: "RUNNING" } });
     const calls: ToolCallContext[] = [];
     const retried = await executeToolProtocol(ledger, { ...input(task), expectedVersion: failed.task.version }, refund(calls), { defaultCallTimeoutMs: 5_000 });
     expect(retried).toMatchObject({ kind: "succeeded", execution: { attempt: 2, idempotency_key: failed.execution.idempotency_key } });
     expect(calls.map((c) => c.attemptId)).toEqual([`${failed.execution.id}.2`]);
+  });
+
+  it("past the tool's attempt limit, hands the call to a review instead of retrying: nothing dropped, nothing sent again", async () => {
+    const task = await runningTask();
+    const calls: ToolCallContext[] = [];
+    const result = await executeToolProtocol(ledger, input(task), async (ctx) => (calls.push(ctx), notProcessed), { defaultCallTimeoutMs: 5_000 });
+    expect(calls).toHaveLength(2);
+    expect(result).toMatchObject({ kind: "failed", retryable: false, execution: { status: "NEEDS_HUMAN", attempt: 2, retry: null }, task: { status: "WAITING_FOR_HUMAN" } });
+    const review = await db.review.findUniqueOrThrow({ where: { executionId: result.execution.id } });
+    expect(review).toMatchObject({ status: "OPEN", taskId: task.id });
+    expect(review.reason).toContain("attempt 2 was the last of 2");
+    expect(await refundsOf(task.id)).toBe(0);
+  });
+
+  it("does not retry a refusal the provider would repeat", async () => {
+    const task = await runningTask();
+    const calls: ToolCallContext[] = [];
+    const refused: ToolOutcome = { outcome: "failed", error: "invalid_request: charge unknown", retryable: false, result: { reason: "invalid_request" } };
+    const result = await executeToolProtocol(ledger, input(task), async (ctx) => (calls.push(ctx), refused), { defaultCallTimeoutMs: 5_000 });
+    expect(calls).toHaveLength(1);
+    expect(result).toMatchObject({ kind: "failed", retryable: false, execution: { status: "FAILED", retry: { safe: false, code: "refused" } }, task: { status: "RUNNING" } });
   });
 });
