@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { checkConsistency, fetchProviderRecords, type ConsistencyFinding, type ConsistencyReport, type FindingCode } from "@/lib/engine/consistency-check";
 import { formatConsistencyReport } from "@/lib/engine/consistency-report";
+import { createCheckpoint, restoreCheckpoint } from "@/lib/engine/checkpoints";
 import { performEffect } from "@/lib/engine/connectors";
 import { raiseDivergence } from "@/lib/engine/divergence";
 import { markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
@@ -8,6 +9,7 @@ import { acquireLease } from "@/lib/engine/leases";
 import { reconcileExecution } from "@/lib/engine/reconciler";
 import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
 import type { Db } from "@/lib/db";
+import { seedDemoData } from "@/lib/seed";
 import type { Execution } from "@/lib/generated/prisma/client";
 import { agent, connectorsFor, refund, runningTask, unreachable } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
@@ -21,6 +23,7 @@ import { post, sandbox } from "@/tests/sandbox/helpers";
  */
 
 const system: Actor = { identity: "spiffe://verity.local/system/test", kind: "system" };
+const engineer: Actor = { identity: "spiffe://verity.local/user/engineer", kind: "user" };
 const hourLater = () => new Date(Date.now() + 3_600_000);
 
 function findingsOf(report: ConsistencyReport, taskId: string): ConsistencyFinding[] {
@@ -66,16 +69,28 @@ describe("consistent data: no finding", () => {
     await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
     await recordOutcome(db, intent.execution.id, { attempt_id: intent.execution.attemptId, outcome: "unknown", error: "timeout" }, agent);
     expect((await reconcileExecution(db, intent.execution.id, unreachable)).action).toBe("needs_human");
+    // Rewound from a checkpoint: the restore is a transition too, audited as task.restored.
+    const { task: restored } = await createTask(db, { workflow: "agent-task", intent_id: "rewound" }, agent);
+    let version = (await transitionTask(db, restored.id, { expected_version: 1, to: "PLANNING" }, agent)).task.version;
+    const { checkpoint } = await createCheckpoint(db, restored.id, { expected_version: version }, engineer);
+    version = (await transitionTask(db, restored.id, { expected_version: version, to: "READY" }, agent)).task.version;
+    await restoreCheckpoint(db, checkpoint.id, { expected_version: version, rewind: true, reason: "back to planning" }, engineer);
 
     const report = await checkConsistency(db, { provider: await fetchProviderRecords(s.url), now: hourLater() });
     expect(report.findings).toEqual([]);
     expect(report.ok).toBe(true);
-    expect(report.counts).toMatchObject({ tasks: 6, executions: 3, providerRefunds: 2, providerNotes: 0 });
+    expect(report.counts).toMatchObject({ tasks: 7, executions: 3, providerRefunds: 2, providerNotes: 0 });
     expect(Object.values(report.checks).every((c) => c.findings === 0 && !c.skipped)).toBe(true);
     expect(report.checks.transition_logs.examined).toBe(report.counts.transitions);
     // The frozen refund waits in the review queue: that is where it belongs, not a deadline missed.
     expect(report.withPeople).toEqual([]);
-    expect(formatConsistencyReport(report)).toMatch(/^CONSISTENT: no findings over 6 tasks/);
+    expect(formatConsistencyReport(report)).toMatch(/^CONSISTENT: no findings over 7 tasks/);
+  });
+
+  it("the seeded demo data is consistent too", async () => {
+    await seedDemoData(db, { extraTasks: 12 });
+    const report = await checkConsistency(db, { now: hourLater() });
+    expect(report.findings, formatConsistencyReport(report)).toEqual([]);
   });
 
   it("without the provider's records the provider check says it was skipped, and the rest still runs", async () => {
