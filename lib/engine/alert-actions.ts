@@ -4,14 +4,17 @@ import { AppError, isAppError } from "@/lib/errors";
 import type { DivergenceAlert, Execution } from "@/lib/generated/prisma/client";
 import { lookupEffect, recordMismatches, type ConnectorDeps, type EffectLookup } from "@/lib/engine/connectors";
 import { recordAlertReconciliation, type ReconcileFinding } from "@/lib/engine/divergence";
-import { reconcileExecution, type ReconcileOptions, type ReconcileResult } from "@/lib/engine/reconciler";
+import { retryableStatuses } from "@/lib/engine/execution-rules";
+import { reconcileExecution, reconcileRecordedFailure, type ReconcileOptions, type ReconcileResult } from "@/lib/engine/reconciler";
 import type { Actor } from "@/lib/engine/tasks";
 
 /**
  * The reconcile action on an alert: settle the execution with the provider
  * now (the reconciler's own reconcileExecution, for an outcome still
- * unknown), ask the provider what it holds under the key, and close the
- * alert only if the ledger and the provider agree. The provider calls run
+ * unknown; reconcileRecordedFailure for a recorded failure whose effect the
+ * provider holds, which corrects it to RECONCILED_SUCCEEDED), ask the
+ * provider what it holds under the key, and close the alert only if the
+ * ledger and the provider agree. The provider calls run
  * outside any transaction; the alert's CAS (divergence.ts) is against the
  * version the person saw, so a change meanwhile is a conflict, not an
  * overwrite.
@@ -61,7 +64,12 @@ export async function reconcileAlert(
   let reconciled: AlertReconcileResult["reconciled"];
   try {
     const r = await reconcileExecution(db, alert.executionId, deps, options);
-    reconciled = { action: r.action, from: r.from };
+    // This alert is the person's to close below, with their finding; the correction resolves any other.
+    const corrected =
+      r.action === "not_due" && retryableStatuses.includes(r.from)
+        ? await reconcileRecordedFailure(db, alert.executionId, deps, { lookupTimeoutMs: options.lookupTimeoutMs, keepAlertId: alert.id, actor })
+        : r;
+    reconciled = { action: corrected.action, from: corrected.from };
   } catch (error) {
     // Someone settled it meanwhile (a worker, another reconciler): the lookup below judges what is recorded now.
     if (!isAppError(error) || error.code === "not_found") throw error;

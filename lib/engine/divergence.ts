@@ -233,6 +233,33 @@ export async function resolveDivergence(db: Db, alertId: string, input: { expect
 }
 
 /**
+ * The system closes the unresolved alerts of `kinds` on an execution that a
+ * correction of the ledger made agree with the provider (a recorded failure
+ * overtaken by the provider's record of the effect): each one RESOLVED
+ * through the same CAS on its version as a person's resolution, with its
+ * audit entry, in the caller's transaction. `except`: an alert the caller
+ * resolves itself with its own finding (a person's reconcile action).
+ */
+export async function resolveExecutionAlertsInTransaction(
+  tx: Tx,
+  input: { executionId: string; kinds: readonly AlertKind[]; resolution: string; except?: string },
+  actor: Actor,
+): Promise<DivergenceAlert[]> {
+  const open = await tx.divergenceAlert.findMany({
+    where: { executionId: input.executionId, kind: { in: [...input.kinds] }, status: { in: [...unresolvedStatuses] }, ...(input.except ? { id: { not: input.except } } : {}) },
+    orderBy: { createdAt: "asc" },
+  });
+  const resolution = input.resolution.slice(0, 2000);
+  const resolved: DivergenceAlert[] = [];
+  for (const alert of open) {
+    const closed = await casAlert(tx, alert.id, alert.version, unresolvedStatuses, { status: "RESOLVED", resolvedAt: new Date(), resolvedBy: actor.identity, resolution }, "resolved");
+    await appendAuditEntry(tx, { ...divergenceAuditEntry(closed, actor), taskId: closed.taskId || null });
+    resolved.push(closed);
+  }
+  return resolved;
+}
+
+/**
  * A person looked and recorded why no correction is needed: ACKNOWLEDGED.
  * It stays visible and keeps counting sightings, but no longer blocks its
  * task (the reason is the person's answer to the block).

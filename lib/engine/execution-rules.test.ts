@@ -4,10 +4,13 @@ import { canMoveExecution, executionMoves, notAppliedResult, retryAdviceOf, type
 const statuses = Object.keys(executionMoves) as ExecutionStatus[];
 
 describe("the execution status machine", () => {
-  it("hands a settled failure to a new attempt, a cancellation, or a person past the attempt limit", () => {
+  it("lets the provider's record of the effect overturn a recorded failure, as a reconciliation", () => {
     for (const failed of ["FAILED", "RECONCILED_FAILED"] as const) {
-      expect(executionMoves[failed]).toEqual(["INTENT_RECORDED", "CANCELLED", "NEEDS_HUMAN"]);
+      expect(canMoveExecution(failed, "RECONCILED_SUCCEEDED"), failed).toBe(true);
+      // Never a plain SUCCEEDED: the history keeps that this was a correction.
       expect(canMoveExecution(failed, "SUCCEEDED"), failed).toBe(false);
+      // A new attempt, a cancellation, or a person past the attempt limit.
+      expect(executionMoves[failed]).toEqual(["INTENT_RECORDED", "CANCELLED", "RECONCILED_SUCCEEDED", "NEEDS_HUMAN"]);
     }
   });
 

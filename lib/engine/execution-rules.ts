@@ -16,12 +16,16 @@ export const executionMoves: Record<ExecutionStatus, readonly ExecutionStatus[]>
   // A SENT whose worker died is reconciled directly, like an unknown outcome.
   SENT: ["SUCCEEDED", "FAILED", "OUTCOME_UNKNOWN", "RECONCILED_SUCCEEDED", "RECONCILED_FAILED", "NEEDS_HUMAN"],
   SUCCEEDED: [],
+  // RECONCILED_SUCCEEDED: the provider's record of the effect outweighs a
+  // recorded failure (a failure says only that one request applied nothing;
+  // another under the same key may have). Never SUCCEEDED: the history keeps
+  // that this was a correction (lib/engine/success-after-failure.ts).
   // NEEDS_HUMAN: a failure that would be safe to retry, past its tool's
   // attempt limit, goes to a review instead of another automatic attempt.
-  FAILED: ["INTENT_RECORDED", "CANCELLED", "NEEDS_HUMAN"],
+  FAILED: ["INTENT_RECORDED", "CANCELLED", "RECONCILED_SUCCEEDED", "NEEDS_HUMAN"],
   OUTCOME_UNKNOWN: ["RECONCILED_SUCCEEDED", "RECONCILED_FAILED", "NEEDS_HUMAN"],
   RECONCILED_SUCCEEDED: [],
-  RECONCILED_FAILED: ["INTENT_RECORDED", "CANCELLED", "NEEDS_HUMAN"],
+  RECONCILED_FAILED: ["INTENT_RECORDED", "CANCELLED", "RECONCILED_SUCCEEDED", "NEEDS_HUMAN"],
   // A person may accept the provider's evidence, approve a re-execution with
   // the same key (a new attempt goes straight out), or reject it.
   NEEDS_HUMAN: ["RECONCILED_SUCCEEDED", "SENT", "CANCELLED", "NEEDS_HUMAN"],

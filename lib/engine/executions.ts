@@ -24,7 +24,9 @@ import { ToolNameSchema, tools, type ToolName } from "@/lib/engine/tools";
 import { getWorkflowByDigest } from "@/lib/engine/workflows";
 import { checkInstructionGuard, getInstructionsByIds, type InstructionBlock, type InstructionView } from "@/lib/engine/instructions";
 import { openReview } from "@/lib/engine/reviews";
-import { moveTaskAfterSettlement } from "@/lib/engine/settle-task";
+import { moveTaskAfterSettlement, type CorrectionMove } from "@/lib/engine/settle-task";
+import { getConnectors, type ConnectorDeps } from "@/lib/engine/connectors";
+import { confirmReportedSuccess, settleSuccessAfterFailure } from "@/lib/engine/success-after-failure";
 
 /**
  * The owner of `executions` and `execution_events`: the write-ahead ledger of
@@ -408,7 +410,7 @@ export interface LeaseConflict {
  * (leaseConflict), and the new lease holder finds the receipt (recordIntent
  * answers `receipt`) instead of waiting for the reconciler's SENT timeout.
  */
-export async function recordOutcome(db: Db, executionId: string, raw: unknown, actor: Actor): Promise<OutcomeResult> {
+export async function recordOutcome(db: Db, executionId: string, raw: unknown, actor: Actor, deps?: ConnectorDeps): Promise<OutcomeResult> {
   const input = parseOrThrow(RecordOutcomeInputSchema, raw);
   const existing = await getExecutionRowOrThrow(db, executionId);
   if (existing.attemptId !== input.attempt_id) throw staleAttempt(existing, input.attempt_id);
@@ -419,6 +421,8 @@ export async function recordOutcome(db: Db, executionId: string, raw: unknown, a
   if (existing.status === target) {
     return { execution: toExecutionView(existing), task: null, leaseConflict: await leaseConflictOf(db, existing.taskId, input.fencing_token, actor) };
   }
+  // The provider's record of the effect outweighs a recorded failure: not a 422 dead end (lib/engine/success-after-failure.ts).
+  if (target === "SUCCEEDED" && retryableStatuses.includes(existing.status)) return recordSuccessAfterFailure(db, existing, input, actor, deps ?? getConnectors());
   if (existing.status !== "SENT") throw illegalMove(existing, target);
   if (target === "SUCCEEDED" && !evidenceMatchesExecution(input.evidence ?? input.result, existing)) {
     throw new AppError("invariant_violated", "Success needs evidence that names this execution (its id or idempotency key); without it the outcome is unknown.", {
@@ -454,8 +458,31 @@ export async function recordOutcome(db: Db, executionId: string, raw: unknown, a
   });
 }
 
-/** The execution ledger's own moves (a failure handed to people): a system identity, so no worker's lease fences them. */
+/** The execution ledger's own moves (a failure handed to people, a task moved on after a correction): a system identity, so no worker's lease fences them. */
 export const ledgerActor: Actor = { identity: "spiffe://verity.local/system/execution-ledger", kind: "system" };
+
+export interface CorrectedOutcome extends OutcomeResult {
+  /** Where the correction left the task, in words (lib/engine/settle-task.ts CorrectionMove). */
+  correction: CorrectionMove;
+}
+
+/**
+ * A success reported for an execution already settled FAILED or
+ * RECONCILED_FAILED: checked against the provider (confirmReportedSuccess),
+ * then corrected to RECONCILED_SUCCEEDED with both records as evidence,
+ * the task moved on by the ledger and the contradiction's alert resolved.
+ * A report naming an older attempt was refused before this (staleAttempt).
+ */
+async function recordSuccessAfterFailure(db: Db, existing: Execution, input: z.infer<typeof RecordOutcomeInputSchema>, actor: Actor, deps: ConnectorDeps): Promise<CorrectedOutcome> {
+  // The provider is asked outside any transaction; the CAS below is against the version read before it.
+  const found = await confirmReportedSuccess(db, existing, { result: input.result, evidence: input.evidence }, actor, deps);
+  return db.$transaction(async (tx) => {
+    const corrected = await settleSuccessAfterFailure(tx, existing, found, { actor, taskActor: ledgerActor }, { why: `success reported by ${actor.identity} after the attempt was recorded ${existing.status}` });
+    // The task was the ledger's to move; a worker whose lease was taken over is still told to stop.
+    const leaseConflict = await leaseConflictOf(tx, existing.taskId, input.fencing_token, actor);
+    return { execution: toExecutionView(corrected.execution), task: corrected.task.task, leaseConflict, correction: corrected.task };
+  });
+}
 
 /** An irreversible call whose failure would be safe to retry but has used up its tool's attempts: people decide, not another automatic attempt. */
 export function isPastAttemptLimit(row: Execution): boolean {

@@ -6,11 +6,12 @@ import type { Execution, Prisma } from "@/lib/generated/prisma/client";
 import { webhookEventSchema } from "@/lib/sandbox/contract";
 import { lookupEffect, recordMismatches, type ConnectorDeps, type EffectLookup, type ProviderRecord } from "@/lib/engine/connectors";
 import { raiseDivergence, type DivergenceKind } from "@/lib/engine/divergence";
-import { notAppliedResult, retryAdviceOf, type ExecutionStatus } from "@/lib/engine/execution-rules";
+import { notAppliedResult, retryAdviceOf, retryableStatuses, type ExecutionStatus } from "@/lib/engine/execution-rules";
 import { getExecutionRowOrThrow, handFailureToPeople, isPastAttemptLimit, moveExecution, toExecutionView, type ExecutionView } from "@/lib/engine/executions";
 import { enqueueOutbox, receiveEvent, type ReceiveResult } from "@/lib/engine/messaging";
 import { closeReviewForExecution, openReview } from "@/lib/engine/reviews";
 import { moveTaskAfterSettlement } from "@/lib/engine/settle-task";
+import { settleSuccessAfterFailure } from "@/lib/engine/success-after-failure";
 import type { Actor, TaskView } from "@/lib/engine/tasks";
 import { workflowDefinitions } from "@/lib/engine/workflows";
 
@@ -37,7 +38,11 @@ import { workflowDefinitions } from "@/lib/engine/workflows";
  * SDK retry under the same key. Past the tool's attempt limit the retry
  * would still be safe but is not automatic: the execution is handed to a
  * review (NEEDS_HUMAN, the task WAITING_FOR_HUMAN) in the same transaction,
- * so work the provider never did is never dropped silently. Every correction is a CAS on the
+ * so work the provider never did is never dropped silently.
+ *
+ * A settled failure whose effect the provider turns out to hold (a lookup
+ * in verifySettled, a webhook) is corrected to RECONCILED_SUCCEEDED
+ * (lib/engine/success-after-failure.ts). Every correction is a CAS on the
  * execution and the task in one transaction, so two reconcilers (two
  * processes) can run at once: the loser's CAS fails and it changes nothing.
  */
@@ -161,6 +166,39 @@ async function placeNotApplied(tx: Tx, failed: Execution, what: string): Promise
   const advice = retryAdviceOf(failed);
   const task = await moveTaskAfterSettlement(tx, failed, "RUNNING", reconcilerActor, `${what}: ${advice?.reason ?? "retry it under the same key"}`);
   return { execution: failed, task };
+}
+
+/**
+ * An execution settled as failed, looked up again at the provider (the
+ * alert's reconcile action, lib/engine/alert-actions.ts): if the provider
+ * holds the effect we asked for, the failure is corrected like any
+ * discovery of it (settleSuccessAfterFailure). Anything else changes
+ * nothing: `not_due`.
+ */
+export async function reconcileRecordedFailure(
+  db: Db,
+  executionId: string,
+  deps: ConnectorDeps,
+  options: { lookupTimeoutMs?: number; keepAlertId?: string; actor?: Actor } = {},
+): Promise<ReconcileResult> {
+  const row = await getExecutionRowOrThrow(db, executionId);
+  const base = { executionId, from: row.status };
+  if (!retryableStatuses.includes(row.status)) return { ...base, action: "not_due", execution: toExecutionView(row), task: null };
+  const lookup = await lookupEffect(row, deps, { timeoutMs: options.lookupTimeoutMs });
+  if (lookup.kind !== "found" || recordMismatches(row, lookup.record).length > 0) {
+    return { ...base, action: "not_due", execution: toExecutionView(row), task: null, lookup: lookup.kind };
+  }
+  const actor = options.actor ?? reconcilerActor;
+  return db.$transaction(async (tx) => {
+    const corrected = await settleSuccessAfterFailure(
+      tx,
+      row,
+      { source: "lookup", record: lookup.record, provider: lookup.evidence },
+      { actor, taskActor: reconcilerActor },
+      { why: `looked up again by ${actor.identity}`, keepAlertId: options.keepAlertId },
+    );
+    return { ...base, action: "reconciled_succeeded", execution: toExecutionView(corrected.execution), task: corrected.task.task, lookup: lookup.kind };
+  });
 }
 
 interface FoundRecord {
@@ -296,6 +334,8 @@ const failedSettled: readonly ExecutionStatus[] = ["FAILED", "RECONCILED_FAILED"
 export interface VerifySummary {
   /** Settled executions looked up at their provider. */
   checked: number;
+  /** Recorded failures whose effect the provider holds, corrected to RECONCILED_SUCCEEDED (lib/engine/success-after-failure.ts). */
+  corrected: Array<{ executionId: string; taskId: string; task: string }>;
   /** The provider could not say: nothing concluded, asked again next time. */
   unknown: number;
   tasksChecked: number;
@@ -319,7 +359,7 @@ export async function verifySettled(
   const now = options.now ?? new Date();
   const since = new Date(now.getTime() - (options.sinceMs ?? 24 * 60 * 60 * 1000));
   const limit = options.limit ?? 100;
-  const summary: VerifySummary = { checked: 0, unknown: 0, tasksChecked: 0, raised: [] };
+  const summary: VerifySummary = { checked: 0, corrected: [], unknown: 0, tasksChecked: 0, raised: [] };
 
   const settled = await db.execution.findMany({
     where: { status: { in: [...succeededSettled, ...failedSettled] }, settledAt: { gte: since } },
@@ -331,6 +371,16 @@ export async function verifySettled(
     summary.checked++;
     if (lookup.kind === "unknown") {
       summary.unknown++;
+      continue;
+    }
+    // The provider's word wins over a recorded failure: corrected, not only raised.
+    if (failedSettled.includes(row.status) && lookup.kind === "found" && recordMismatches(row, lookup.record).length === 0) {
+      const corrected = await db.$transaction(async (tx) => {
+        const current = await tx.execution.findUnique({ where: { id: row.id }, select: { version: true } });
+        if (current?.version !== row.version) return null;
+        return settleSuccessAfterFailure(tx, row, { source: "lookup", record: lookup.record, provider: lookup.evidence }, { actor: reconcilerActor, taskActor: reconcilerActor }, { why: "verified against the provider", now });
+      });
+      if (corrected) summary.corrected.push({ executionId: row.id, taskId: row.taskId, task: corrected.task.note });
       continue;
     }
     const finding = findingOf(row, lookup);
@@ -391,11 +441,13 @@ function findingOf(row: Execution, lookup: Exclude<EffectLookup, { kind: "unknow
     };
   }
   if (failedSettled.includes(row.status) && lookup.kind === "found") {
+    // Reached only for a record that differs from the request (a matching one is corrected in verifySettled).
+    const mismatches = recordMismatches(row, lookup.record);
     return {
       kind: "effect_found_after_failure",
-      message: `${row.tool} is recorded ${row.status}, but the provider has ${lookup.record.id} under key ${row.idempotencyKey}.`,
+      message: `${row.tool} is recorded ${row.status}, but the provider has ${lookup.record.id} under key ${row.idempotencyKey}${mismatches.length ? `, differing from the request in ${mismatches.join(", ")}` : ""}.`,
       internal,
-      external: { lookup: "found", record: lookup.record, provider: lookup.evidence },
+      external: { lookup: "found", record: lookup.record, provider: lookup.evidence, mismatches },
     };
   }
   return null;
@@ -408,7 +460,7 @@ function succeededStatuses(row: Execution): boolean {
 /** What applying one provider event did; stored as the inbox row's result. */
 export interface RefundEventResult {
   applied: boolean;
-  outcome: "settled" | "effect_mismatch" | "already_succeeded" | "effect_found_after_failure" | "noted_for_review" | "not_sent_yet" | "unknown_execution";
+  outcome: "settled" | "effect_mismatch" | "already_succeeded" | "corrected_after_failure" | "effect_found_after_failure" | "noted_for_review" | "not_sent_yet" | "unknown_execution";
   execution_id?: string;
   status?: ExecutionStatus;
   alert_id?: string;
@@ -417,8 +469,9 @@ export interface RefundEventResult {
 /**
  * A provider's "refund succeeded" event, in the caller's transaction (from
  * receiveEvent, so a duplicate delivery never reaches here). It is evidence
- * like a lookup: it settles a SENT or unknown execution, and contradicts a
- * recorded failure.
+ * like a lookup: it settles a SENT or unknown execution, and overturns a
+ * recorded failure when the record is the effect we asked for (a record of
+ * something else is raised for people).
  */
 export async function applyRefundSucceeded(tx: Tx, event: { eventId: string; source: string; record: ProviderRecord }): Promise<RefundEventResult> {
   const byId = event.record.metadata.execution_id ? await tx.execution.findUnique({ where: { id: event.record.metadata.execution_id } }) : null;
@@ -438,6 +491,17 @@ export async function applyRefundSucceeded(tx: Tx, event: { eventId: string; sou
       return { applied: false, outcome: "already_succeeded", ...ids, status: row.status };
     case "FAILED":
     case "RECONCILED_FAILED":
+      if (recordMismatches(row, event.record).length === 0) {
+        const corrected = await settleSuccessAfterFailure(
+          tx,
+          row,
+          { source: "webhook", record: event.record, provider: { source: event.source, event_id: event.eventId } },
+          { actor: inboxActor, taskActor: inboxActor },
+          { why, now },
+        );
+        return { applied: true, outcome: "corrected_after_failure", ...ids, status: corrected.execution.status };
+      }
+    // falls through: a record of something else under our key contradicts the failure, for people to look at
     case "CANCELLED": {
       const alert = await raiseAndAnnounce(tx, {
         taskId: row.taskId,

@@ -272,8 +272,10 @@ async function recordOutcomeOf(ledger: ExecutionLedger, execution: Execution, ou
       return { kind: "unknown", execution: u.execution, task: u.task, error: why, leaseConflict: u.lease_conflict };
     }
     // Someone settled the execution first (the provider's webhook, the
-    // reconciler, a reviewer): their record stands, and is the answer.
-    if (error.code === "version_conflict" || error.hasInvariant("execution_status_machine")) return settledElsewhere(ledger, execution.id, input.taskId, error);
+    // reconciler, a reviewer): their record stands, and is the answer. So
+    // does a recorded failure the provider's own records do not overturn.
+    const standing = ["execution_status_machine", "success_confirmed_by_provider", "success_matches_provider_record"];
+    if (error.code === "version_conflict" || standing.some((i) => error.hasInvariant(i))) return settledElsewhere(ledger, execution.id, input.taskId, error);
     throw error;
   }
   return resultOf(r, body);

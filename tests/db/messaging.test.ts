@@ -4,9 +4,9 @@ import { recordOutcome } from "@/lib/engine/executions";
 import { createWebhookDeliverer, dispatchOutbox, enqueueOutbox, receiveEvent, type OutboxMessageView } from "@/lib/engine/messaging";
 import { inboxActor, receiveSandboxWebhook } from "@/lib/engine/reconciler";
 import { listTransitions } from "@/lib/engine/tasks";
-import { agent, connectorsFor, failure, lostAnswer, refundExecution, sandboxWithWebhooks } from "@/tests/helpers/effects";
+import { agent, connectorsFor, failure, lostAnswer, refund, refundExecution, sandboxWithWebhooks } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
-import { receiver, sleepMs } from "@/tests/sandbox/helpers";
+import { post, receiver, sleepMs } from "@/tests/sandbox/helpers";
 
 const db = useTestDatabase();
 
@@ -88,7 +88,7 @@ describe("sandbox refund.succeeded webhooks", () => {
     expect(replayedUnderNewId).toMatchObject({ duplicate: false, result: { applied: false, outcome: "already_succeeded" } });
   });
 
-  it("an event about a refund recorded as failed raises effect_found_after_failure", async () => {
+  it("an event about a refund recorded as failed overturns the failure: RECONCILED_SUCCEEDED with both records, the task left to its agent", async () => {
     const { s, webhooks } = await sandboxWithWebhooks();
     const execution = await refundExecution(db);
     await performEffect(execution, connectorsFor(s.url, { faults: ["drop_response"] }));
@@ -96,6 +96,21 @@ describe("sandbox refund.succeeded webhooks", () => {
     await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "failed", error: "connection reset" }, agent);
     const body = (await webhooks())[0]!;
     const applied = await receiveSandboxWebhook(db, body);
+    expect(applied.result).toMatchObject({ applied: true, outcome: "corrected_after_failure", status: "RECONCILED_SUCCEEDED" });
+    const settled = await db.execution.findUniqueOrThrow({ where: { id: execution.id } });
+    expect(settled.evidence).toMatchObject({ source: "webhook", earlier: { status: "FAILED", error: "connection reset" }, record: { idempotency_key: execution.idempotencyKey }, provider: { event_id: body.id } });
+    // The failure sent the task back to RUNNING, where a success leaves it too: its agent reads the receipt.
+    expect((await db.task.findUniqueOrThrow({ where: { id: execution.taskId } })).status).toBe("RUNNING");
+    expect(await db.divergenceAlert.count({ where: { executionId: execution.id } })).toBe(0);
+  });
+
+  it("an event about a refund recorded as failed whose record is not the request raises effect_found_after_failure and corrects nothing", async () => {
+    const { s, webhooks } = await sandboxWithWebhooks();
+    const execution = await refundExecution(db);
+    await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "failed", error: "declined" }, agent);
+    // Something else under our key: another amount.
+    await post(`${s.url}/v1/refunds`, { ...refund, amount_cents: 9900, metadata: { execution_id: execution.id, task_id: execution.taskId } }, { "Idempotency-Key": execution.idempotencyKey });
+    const applied = await receiveSandboxWebhook(db, (await webhooks())[0]!);
     expect(applied.result).toMatchObject({ applied: true, outcome: "effect_found_after_failure", status: "FAILED" });
     const alert = await db.divergenceAlert.findUniqueOrThrow({ where: { id: applied.result.alert_id } });
     expect(alert).toMatchObject({ kind: "effect_found_after_failure", executionId: execution.id, internal: { execution_status: "FAILED" }, external: { source: "sandbox" } });

@@ -258,24 +258,27 @@ describe("verifySettled", () => {
     expect(summary.raised.map((r) => [r.kind, r.executionId ?? r.taskId]).sort()).toEqual(
       [
         ["completed_with_open_mandatory_subtask", task.id],
-        ["effect_found_after_failure", found.id],
         ["effect_missing_at_provider", missing.id],
       ].sort(),
     );
+    // Recorded failed, and the provider has the refund we asked for: the provider's word wins (success-after-failure.ts).
+    expect(summary.corrected.map((c) => c.executionId)).toEqual([found.id]);
+    expect(await own.execution.findUniqueOrThrow({ where: { id: found.id } })).toMatchObject({
+      status: "RECONCILED_SUCCEEDED",
+      evidence: { source: "lookup", earlier: { status: "FAILED", error: "reported as declined" }, record: { idempotency_key: found.idempotencyKey } },
+    });
     const alerts = await own.divergenceAlert.findMany();
     const byKind = Object.fromEntries(alerts.map((a) => [a.kind, a]));
     expect(byKind.effect_missing_at_provider?.internal).toMatchObject({ execution_status: "SUCCEEDED", evidence: { id: "re_imagined" } });
     expect(byKind.effect_missing_at_provider?.external).toMatchObject({ lookup: "not_found", provider: { provider: "sandbox", httpStatus: 200 } });
-    expect(byKind.effect_found_after_failure?.internal).toMatchObject({ execution_status: "FAILED", error: "reported as declined" });
-    expect(byKind.effect_found_after_failure?.external).toMatchObject({ lookup: "found", record: { idempotency_key: found.idempotencyKey } });
     expect(byKind.completed_with_open_mandatory_subtask?.external).toEqual({ open_mandatory_subtasks: [{ id: "refund", mandatory: true, status: "ACTIVE" }] });
-    expect(await own.outboxMessage.count({ where: { topic: "divergence.raised" } })).toBe(3);
+    expect(await own.outboxMessage.count({ where: { topic: "divergence.raised" } })).toBe(2);
 
-    expect((await verifySettled(own, deps)).raised).toEqual([]);
-    const alert = byKind.effect_found_after_failure!;
+    expect((await verifySettled(own, deps))).toMatchObject({ raised: [], corrected: [] });
+    const alert = byKind.effect_missing_at_provider!;
     await resolveDivergence(own, alert.id, { expectedVersion: alert.version, resolution: "refund confirmed with the customer" }, alice);
     expect((await verifySettled(own, deps)).raised).toEqual([]);
-    expect(await own.divergenceAlert.count()).toBe(3);
+    expect(await own.divergenceAlert.count()).toBe(2);
   });
 
   it("a provider that cannot be asked concludes nothing", async () => {

@@ -1,5 +1,6 @@
 import { executionDetailResource, executionResource, intentResultResource, outcomeResultResource, taskResource } from "@/lib/api/resources";
 import type { Db } from "@/lib/db";
+import type { ConnectorDeps } from "@/lib/engine/connectors";
 import { getExecution, listExecutionEvents, markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
 import { getTaskOrThrow, type Actor } from "@/lib/engine/tasks";
 import { AppError } from "@/lib/errors";
@@ -10,9 +11,11 @@ import { VerityApiError, type ExecutionLedger } from "@/lib/sdk";
  * The SDK's ledger port served in-process by the real engine on a test
  * database: the same functions, serializers and problem mapping the
  * /api/v1 routes use, without a Next server. Not a fake: every rule the
- * protocol depends on is the engine's own.
+ * protocol depends on is the engine's own. `deps`: the provider a success
+ * reported after a recorded failure is checked against (the route uses the
+ * configured one).
  */
-export function engineLedger(db: Db, actor: Actor): ExecutionLedger {
+export function engineLedger(db: Db, actor: Actor, options: { deps?: ConnectorDeps } = {}): ExecutionLedger {
   const api = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
       return await work();
@@ -31,7 +34,7 @@ export function engineLedger(db: Db, actor: Actor): ExecutionLedger {
       api(async () => executionResource(await markSent(db, executionId, { attempt_id: attemptId, ...(fencingToken ? { fencing_token: fencingToken } : {}) }, actor))),
     recordOutcome: (executionId, body) =>
       api(async () => {
-        const result = await recordOutcome(db, executionId, body, actor);
+        const result = await recordOutcome(db, executionId, body, actor, options.deps);
         return outcomeResultResource(result, result.task ?? (await getTaskOrThrow(db, result.execution.taskId)));
       }),
     getExecution: (executionId) =>

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SandboxCrmConnector } from "@/lib/connectors/sandbox-crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
+import { reconcileExecution } from "@/lib/engine/reconciler";
 import type { Db } from "@/lib/db";
 import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
 import { startSandbox, type Sandbox } from "@/lib/sandbox/server";
@@ -21,13 +23,17 @@ let ledger: ExecutionLedger;
 let sandbox: Sandbox;
 beforeAll(async () => {
   ({ db, close } = await openTestPglite());
-  ledger = engineLedger(db, agent);
   sandbox = await startSandbox({ port: 0 });
+  ledger = engineLedger(db, agent, { deps: providerDeps() });
 });
 afterAll(async () => {
   await sandbox.close();
   await close();
 });
+
+function providerDeps() {
+  return { payments: new SandboxPaymentConnector({ baseUrl: sandbox.url }), crm: new SandboxCrmConnector({ baseUrl: sandbox.url }) };
+}
 
 async function runningTask(): Promise<{ id: string; version: number }> {
   const { task } = await createTask(db, { workflow: "agent-task", intent_id: "refund" }, agent);
@@ -175,5 +181,26 @@ describe("executeTool outcomes", () => {
     const result = await executeToolProtocol(ledger, input(task), async (ctx) => (calls.push(ctx), refused), { defaultCallTimeoutMs: 5_000 });
     expect(calls).toHaveLength(1);
     expect(result).toMatchObject({ kind: "failed", retryable: false, execution: { status: "FAILED", retry: { safe: false, code: "refused" } }, task: { status: "RUNNING" } });
+  });
+
+  it("a success that arrives after the reconciler settled the attempt never applied is the provider's word: RECONCILED_SUCCEEDED, not a failure", async () => {
+    const task = await runningTask();
+    const real = refund([]);
+    // The provider is slow: the server's SENT timeout passes, its lookup finds nothing yet, and it settles RECONCILED_FAILED; then the refund is made.
+    const result = await executeToolProtocol(
+      ledger,
+      input(task),
+      async (ctx) => {
+        const settled = await reconcileExecution(db, ctx.executionId, providerDeps(), { now: new Date(Date.now() + 31_000) });
+        expect(settled).toMatchObject({ action: "reconciled_failed", execution: { status: "RECONCILED_FAILED" } });
+        return real(ctx);
+      },
+      { defaultCallTimeoutMs: 5_000 },
+    );
+    expect(result).toMatchObject({ kind: "succeeded", execution: { status: "RECONCILED_SUCCEEDED", attempt: 1, evidence: { correction: "success_after_failure", earlier: { status: "RECONCILED_FAILED" } } } });
+    expect(await refundsOf(task.id)).toBe(1);
+    // A receipt: the call is never made again.
+    const replay = await executeToolProtocol(ledger, { ...input(task), expectedVersion: result.task.version }, refund([]), { defaultCallTimeoutMs: 5_000 });
+    expect(replay.kind).toBe("receipt");
   });
 });
