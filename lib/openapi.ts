@@ -334,7 +334,9 @@ function buildDocument(): JsonSchema {
             "Write-ahead: the intent and the task's move to WAITING_FOR_TOOL commit together under compare-and-swap, before anything leaves. " +
             "`proceed`: call the tool with execution.idempotency_key, after POST …/sent. `receipt`: this tool_call_id already succeeded; do not call again. " +
             "A retry of an intent never sent answers `proceed` with the same attempt (200). After a known failure the same tool_call_id starts a new attempt " +
-            "with the same key (201); after an unknown outcome it is refused (422 unknown_outcome_reconciled_before_retry) until the server has reconciled it.",
+            "with the same key (201): make it when the failed execution's `retry.safe` is true (the provider said nothing was applied, or the reconciler " +
+            "established it never was, and the tool's attempt limit is not reached); after an unknown outcome it is refused " +
+            "(422 unknown_outcome_reconciled_before_retry) until the server has reconciled it.",
           parameters: [taskId, ifMatchParam, fencingTokenParam],
           requestBody: { required: true, content: jsonContent(ref("RecordIntentRequest")) },
           responses: {
@@ -418,6 +420,11 @@ function buildDocument(): JsonSchema {
             "succeeded needs evidence naming this execution (its id, e.g. in metadata.execution_id, or its idempotency key), else 422 success_requires_matching_evidence. " +
             "failed means the provider stated nothing happened; a timeout or lost answer is unknown, and sends the task to RECONCILING. " +
             "The task moves in the same transaction. A repeated report of the same outcome is answered again and writes nothing. " +
+            "A failure that would be safe to retry but is the tool's last attempt (execution.retry.code attempt_limit) goes to a review instead: the execution " +
+            "NEEDS_HUMAN, the task WAITING_FOR_HUMAN. succeeded for an execution already settled FAILED or RECONCILED_FAILED (another request under the key " +
+            "applied it) is checked against the provider's record under the key and settles it RECONCILED_SUCCEEDED, both records as evidence, the task moved on " +
+            "as after a success and an effect_found_after_failure alert resolved; when the provider has nothing under the key (422 success_confirmed_by_provider) " +
+            "or a record of something else (422 success_matches_provider_record, an effect_mismatch alert raised) the failure stands. " +
             "With a fencing token that is no longer the task's lease (it expired and another worker took the task over), the outcome is still recorded — " +
             "the provider's answer is a fact, not the worker's opinion of the task — but the task is not moved: 200 with `lease_conflict` set and the task " +
             "as it is. Stop working on the task; the lease holder continues from the recorded outcome (its intent for the same tool_call_id answers `receipt`).",
