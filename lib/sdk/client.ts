@@ -186,8 +186,11 @@ export class VerityClient implements ExecutionLedger {
 
   /**
    * Calls a tool at most once per (task, toolCallId): intent → sent → call →
-   * outcome, or the receipt of an earlier success without calling. See
-   * lib/sdk/tool-protocol.ts for what each result means.
+   * outcome, or the receipt of an earlier success without calling. A known
+   * failure is tried again under the same key while the server's advice
+   * (execution.retry) says that is safe, up to the tool's attempt limit
+   * (`retry: false` opts out). See lib/sdk/tool-protocol.ts for what each
+   * result means.
    */
   executeTool(input: ExecuteToolInput, call: (ctx: ToolCallContext) => Promise<ToolOutcome>): Promise<ToolExecution> {
     return executeToolProtocol(this, input, call, {

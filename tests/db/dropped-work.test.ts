@@ -5,9 +5,10 @@ import { RefundAgent, type TaskReport } from "@/lib/agent/refund-agent";
 import { executionResource } from "@/lib/api/resources";
 import { listExecutionEvents, listExecutions } from "@/lib/engine/executions";
 import { reconcileExecution } from "@/lib/engine/reconciler";
+import { decideReview } from "@/lib/engine/reviews";
 import type { Actor } from "@/lib/engine/tasks";
 import { executeToolProtocol, VerityNetworkError, type ExecuteToolInput, type FaultPoint, type RecordIntentBody, type ToolCallContext, type ToolExecution, type ToolOutcome } from "@/lib/sdk";
-import { afterTimeout, agent as refundBot, connectorsFor, refund as refundRequest, refundExecution, refundsUnderKey } from "@/tests/helpers/effects";
+import { afterTimeout, agent as refundBot, alice, connectorsFor, refund as refundRequest, refundExecution, refundsUnderKey } from "@/tests/helpers/effects";
 import { engineLedger } from "@/tests/sdk/engine-ledger";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 import { EngineBackedClient } from "@/tests/postgres/failover-engine-client";
@@ -166,6 +167,12 @@ describe("a refund the provider confirms never happened is retried by the agent,
 
     expect(await agent.resume(taskId)).toMatchObject({ outcome: "review", status: "WAITING_FOR_HUMAN" });
     expect(await refundsUnderKey(s.url, (await refundOf(taskId)).idempotencyKey)).toBe(0);
+
+    // The person's decision: one more attempt under the same key, which the agent then completes from.
+    const decided = await decideReview(db, review.id, { expected_version: review.version, decision: "approve_execute", reason: "never applied twice; try once more" }, alice, connectorsFor(s.url));
+    expect(decided).toMatchObject({ executed: true, outcome: "succeeded", execution: { status: "SUCCEEDED", attempt: 3 }, task: { status: "VALIDATING" } });
+    expect(await agent.resume(taskId)).toMatchObject({ outcome: "completed", status: "COMPLETED" });
+    expect(await refundsUnderKey(s.url, (await refundOf(taskId)).idempotencyKey)).toBe(1);
   });
 });
 

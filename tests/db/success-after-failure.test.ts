@@ -3,6 +3,7 @@ import { reconcileAlert } from "@/lib/engine/alert-actions";
 import { performEffect, type ConnectorDeps } from "@/lib/engine/connectors";
 import { raiseDivergence } from "@/lib/engine/divergence";
 import { listExecutionEvents, recordOutcome } from "@/lib/engine/executions";
+import { evidenceProblem } from "@/lib/engine/invariant-monitor";
 import { reconcilerActor, verifySettled } from "@/lib/engine/reconciler";
 import { listTransitions, transitionTask } from "@/lib/engine/tasks";
 import type { Execution } from "@/lib/generated/prisma/client";
@@ -93,6 +94,9 @@ describe("a success reported after the attempt was recorded FAILED", () => {
       },
     });
     expect(events.at(-1)?.reason).toContain("outweighs the recorded FAILED");
+    // Evidence the invariant monitor accepts: it names this execution and its key, and nothing else.
+    const settled = await row(r.execution.id);
+    expect(evidenceProblem(settled.evidence, settled)).toBeNull();
 
     // The task, through the workflow's own recovery edges, each a CAS transition.
     expect((await listTransitions(db, r.execution.taskId)).slice(-4).map((t) => t.toStatus)).toEqual(["FAILED", "RECOVERING", "RECONCILING", "VALIDATING"]);
