@@ -68,9 +68,9 @@ export const executionStatusInfo: Record<ExecutionStatus, ExecutionStatusInfo> =
   SUCCEEDED: { label: "Succeeded", meaning: "The provider confirmed the effect, with evidence naming this execution.", tone: "success", glyph: "✓" },
   FAILED: { label: "Failed", meaning: "The provider stated that nothing was applied.", tone: "danger", glyph: "✗" },
   OUTCOME_UNKNOWN: { label: "Outcome unknown", meaning: "It may or may not have happened; Verity is asking the provider before anything is retried.", tone: "unknown", glyph: "?" },
-  RECONCILED_SUCCEEDED: { label: "Reconciled: happened", meaning: "Found at the provider after an unknown outcome; recorded as succeeded.", tone: "success", glyph: "✓" },
+  RECONCILED_SUCCEEDED: { label: "Reconciled: happened", meaning: "Found at the provider after an unknown outcome or a recorded failure; recorded as succeeded.", tone: "success", glyph: "✓" },
   RECONCILED_FAILED: { label: "Reconciled: did not happen", meaning: "The provider has no such effect; a retry with the same key is safe.", tone: "neutral", glyph: "✗" },
-  NEEDS_HUMAN: { label: "Frozen: needs a person", meaning: "The provider could not say what happened; nothing is sent again until an operator decides.", tone: "frozen", glyph: "■" },
+  NEEDS_HUMAN: { label: "Frozen: needs a person", meaning: "Verity cannot decide alone (the provider could not say what happened, an instruction stopped it, or its attempts ran out); nothing is sent again until an operator decides.", tone: "frozen", glyph: "■" },
   CANCELLED: { label: "Cancelled", meaning: "Will not be sent.", tone: "neutral", glyph: "–" },
 };
 
