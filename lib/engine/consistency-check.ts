@@ -1,6 +1,6 @@
 import type { Db } from "@/lib/db";
 import { getEnv } from "@/lib/env";
-import { Prisma, type Execution } from "@/lib/generated/prisma/client";
+import type { Execution } from "@/lib/generated/prisma/client";
 import { verifyAuditChains } from "@/lib/engine/audit-log";
 import { recordMismatches, type ProviderRecord } from "@/lib/engine/connectors";
 import { evidenceMatchesExecution, succeededStatuses, type ExecutionStatus } from "@/lib/engine/execution-rules";
@@ -467,7 +467,7 @@ export function isMandatoryEffect(execution: Pick<Execution, "tool" | "toolCallI
   return irreversible || mandatorySubtasks.has(execution.toolCallId);
 }
 
-/** A status that means the task failed (FAILED, PERMANENTLY_FAILED, delivery's failed): a person will ask why. */
+/** A status that means the task failed (FAILED, PERMANENTLY_FAILED, delivery's failed): a person will ask why. (SQL twin: ILIKE '%fail%'.) */
 export function isFailureStatus(status: string): boolean {
   return /fail/i.test(status);
 }
@@ -766,7 +766,7 @@ async function checkFailureReasons(ctx: CheckContext, tasks: ReadonlyMap<string,
   const entered = await ctx.db.$queryRaw<Array<{ task_id: string; id: string; reason: string | null; actor: string; to_version: number }>>`
     SELECT DISTINCT ON (tr.task_id) tr.task_id, tr.id, tr.reason, tr.actor, tr.to_version
       FROM transitions tr JOIN tasks t ON t.id = tr.task_id AND t.status = tr.to_status
-     WHERE t.id IN (${Prisma.join(failed.map((t) => t.id))})
+     WHERE t.status ILIKE '%fail%'
      ORDER BY tr.task_id, tr.to_version DESC`;
   const byTask = new Map(entered.map((e) => [e.task_id, e]));
   for (const task of failed) {
