@@ -375,11 +375,17 @@ export async function verifySettled(
     }
     // The provider's word wins over a recorded failure: corrected, not only raised.
     if (failedSettled.includes(row.status) && lookup.kind === "found" && recordMismatches(row, lookup.record).length === 0) {
-      const corrected = await db.$transaction(async (tx) => {
-        const current = await tx.execution.findUnique({ where: { id: row.id }, select: { version: true } });
-        if (current?.version !== row.version) return null;
-        return settleSuccessAfterFailure(tx, row, { source: "lookup", record: lookup.record, provider: lookup.evidence }, { actor: reconcilerActor, taskActor: reconcilerActor }, { why: "verified against the provider", now });
-      });
+      const corrected = await db
+        .$transaction(async (tx) => {
+          const current = await tx.execution.findUnique({ where: { id: row.id }, select: { version: true } });
+          if (current?.version !== row.version) return null;
+          return settleSuccessAfterFailure(tx, row, { source: "lookup", record: lookup.record, provider: lookup.evidence }, { actor: reconcilerActor, taskActor: reconcilerActor }, { why: "verified against the provider", now });
+        })
+        // A webhook or a worker's report corrected it (or a retry moved it) first: their record stands.
+        .catch((error: unknown) => {
+          if (isAppError(error) && error.code === "version_conflict") return null;
+          throw error;
+        });
       if (corrected) summary.corrected.push({ executionId: row.id, taskId: row.taskId, task: corrected.task.note });
       continue;
     }
