@@ -57,7 +57,8 @@ if (!url || !process.send) {
 }
 const send = (message: ToParent) => process.send?.(message);
 
-const handle = openDatabase({ kind: "postgres", url }, { poolSize: 1 });
+// Two connections: the lease's renewal never queues behind the life's own statements.
+const handle = openDatabase({ kind: "postgres", url }, { poolSize: 2 });
 const db = handle.db;
 
 async function live(job: WorkerJob): Promise<string> {
