@@ -35,6 +35,7 @@ const agent = new RefundAgent({
   identity: config.identity,
   callTimeoutMs: config.callTimeoutMs,
   leaseTtlSeconds: config.leaseTtlSeconds,
+  leaseWaitMs: config.leaseWaitMs,
   faults: config.faults,
   faultRate: config.faultRate,
   seed: config.seed,

@@ -28,7 +28,7 @@ const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
 const hasAptGet = existsSync("/usr/bin/apt-get");
 let aptUpdated = false;
 
-function run(command: string, args: string[], env: NodeJS.ProcessEnv = {}): { ok: boolean; output: string } {
+function run(command: string, args: string[], env: Record<string, string> = {}): { ok: boolean; output: string } {
   const result = spawnSync(command, args, { encoding: "utf8", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive", ...env } });
   return { ok: result.status === 0, output: `${result.stdout ?? ""}${result.stderr ?? ""}`.trim() };
 }

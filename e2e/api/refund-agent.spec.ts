@@ -70,6 +70,25 @@ test("each refund task is driven to COMPLETED: one refund, the customer notified
   for (const r of again) expect(await refundsOfTask(provider.url, r.taskId)).toHaveLength(1);
 });
 
+test("two processes of one agent identity on the same run: every task completed by exactly one of them, one refund each", async ({ baseURL }) => {
+  // Two clients are two worker processes to the server: the same token and identity, their own leases.
+  const x = agent(baseURL);
+  const y = agent(baseURL);
+  const runId = uniqueId("twins");
+  const [xs, ys] = await Promise.all([run(x.agent, runId, 3), run(y.agent, runId, 3)]);
+  const byTask = new Map<string, string[]>();
+  for (const r of [...xs, ...ys]) byTask.set(r.taskId, [...(byTask.get(r.taskId) ?? []), r.outcome]);
+  expect(byTask.size).toBe(3);
+  for (const [taskId, outcomes] of byTask) {
+    // One of them drove it; the other found it leased (in_flight) or already done; neither erred.
+    expect(outcomes.every((o) => o === "completed" || o === "in_flight"), `${taskId}: ${outcomes.join(", ")}`).toBe(true);
+    expect((await x.client.getTask(taskId)).status).toBe("COMPLETED");
+    expect(await refundsOfTask(provider.url, taskId)).toHaveLength(1);
+    const refunds = (await x.client.listExecutions(taskId)).filter((e) => e.tool === "payments.refund");
+    expect(refunds.map((e) => [e.status, e.attempt])).toEqual([["SUCCEEDED", 1]]);
+  }
+});
+
 test("a dropped answer leaves the refund UNKNOWN: the task is left RECONCILING and reported, not retried", async ({ baseURL }) => {
   // The provider's webhook goes elsewhere, so only the server's reconciler can settle it.
   const { agent: a, client } = agent(baseURL, { faults: ["drop_response"], faultRate: 1, webhookUrl: sink.url });
@@ -154,7 +173,8 @@ for (const [point, expected] of [
   test(`SIGKILL at ${point}, then --resume: at most one refund, and the task continues from its last commit`, async ({ baseURL }) => {
     test.setTimeout(120_000);
     const runId = uniqueId(`kill-${point.replaceAll("_", "")}`);
-    const killed = await agentProcess(baseURL!, ["--tasks", "1", "--run-id", runId], { VERITY_FAULT_KILL_AT: point });
+    // A short lease: the resumed process waits for the dead one's lease to expire (a lease is one process's).
+    const killed = await agentProcess(baseURL!, ["--tasks", "1", "--run-id", runId, "--lease-ttl", "2"], { VERITY_FAULT_KILL_AT: point });
     expect(killed.signal, killed.out).toBe("SIGKILL");
     const taskId = `refund-${runId}-1`;
     expect((await refundsOfTask(provider.url, taskId)).length).toBe(point === "after_intent" ? 0 : 1);

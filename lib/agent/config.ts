@@ -34,6 +34,8 @@ export interface AgentConfig {
   resume: boolean;
   callTimeoutMs: number;
   leaseTtlSeconds: number;
+  /** How long to wait out a live lease before leaving the task to its holder. */
+  leaseWaitMs: number;
   concurrency: number;
   runId: string;
   /** X-Sandbox-Webhook-Url of this run's refunds; unset, the provider's own setting (Verity's webhook endpoint under npm start). */
@@ -67,6 +69,9 @@ Options:
   --concurrency N        tasks in parallel (default 1)
   --call-timeout-ms N    a provider call without an answer by then is UNKNOWN (default 5000)
   --lease-ttl N          lease seconds, renewed in the background (default 30)
+  --lease-wait-ms N      how long to wait for a live lease on a task to expire before leaving
+                         it to its holder (default 0; with --resume 35000: a crashed worker's
+                         lease of the default 30 s frees only when it expires)
   --webhook-url URL      where the provider sends this run's refund events (default: its own
                          setting, Verity's /api/v1/events/sandbox under npm start); an
                          unreachable URL models webhooks that never arrive
@@ -108,6 +113,7 @@ const argsSchema = z.object({
   concurrency: positiveInt(32).default(1),
   "call-timeout-ms": positiveInt(600_000).default(5_000),
   "lease-ttl": positiveInt(3600).default(30),
+  "lease-wait-ms": z.coerce.number().int().min(0).max(3_600_000).optional(),
   "webhook-url": z.url({ protocol: /^https?$/ }).optional(),
   verbose: z.boolean().default(false),
 });
@@ -135,6 +141,7 @@ export function parseAgentConfig(argv: string[], env: Record<string, string | un
         concurrency: { type: "string" },
         "call-timeout-ms": { type: "string" },
         "lease-ttl": { type: "string" },
+        "lease-wait-ms": { type: "string" },
         "webhook-url": { type: "string" },
         verbose: { type: "boolean" },
         help: { type: "boolean", short: "h" },
@@ -169,6 +176,7 @@ export function parseAgentConfig(argv: string[], env: Record<string, string | un
     resume: a.resume,
     callTimeoutMs: a["call-timeout-ms"],
     leaseTtlSeconds: a["lease-ttl"],
+    leaseWaitMs: a["lease-wait-ms"] ?? (a.resume ? 35_000 : 0),
     concurrency: a.concurrency,
     runId: a["run-id"] ?? `ord-${now.toString(36)}`,
     ...(a["webhook-url"] ? { webhookUrl: a["webhook-url"] } : {}),

@@ -25,6 +25,13 @@ export interface RefundAgentOptions {
   /** How long a provider call may take before its outcome is unknown. */
   callTimeoutMs: number;
   leaseTtlSeconds: number;
+  /**
+   * How long to wait out a live lease on a task before reporting it
+   * in_flight (default 0). A worker resumed after a crash waits for its dead
+   * predecessor's lease to expire: a lease is one process's, and nothing
+   * else tells a dead process from a slow one.
+   */
+  leaseWaitMs?: number;
   faults: readonly string[];
   faultRate: number;
   seed: number;
@@ -118,7 +125,7 @@ export class RefundAgent {
           leased = true;
           return this.steps(taskId, order, lease, faults, injected);
         },
-        { ttlSeconds: this.options.leaseTtlSeconds },
+        { ttlSeconds: this.options.leaseTtlSeconds, waitMs: this.options.leaseWaitMs ?? 0 },
       );
     } catch (error) {
       // Not leased at all: another worker is on it, which is no error of ours.

@@ -15,6 +15,43 @@ export interface WithLeaseOptions {
   renewEveryMs?: number;
   /** A renewal that failed without losing the lease (a network error): the next one tries again. */
   onRenewError?: (error: unknown) => void;
+  /**
+   * How long to wait for a live lease held by someone else to expire before
+   * giving up with its lease_conflict. Default 0: give up at once. A worker
+   * restarted after a crash sets it to the lease TTL: its dead predecessor's
+   * lease cannot be told from a live process's, so only its expiry frees the
+   * task. A live holder that keeps renewing outlasts the wait.
+   */
+  waitMs?: number;
+  /** Called before each wait, with the lease_conflict being waited out. */
+  onWait?: (conflict: unknown, untilMs: number) => void;
+}
+
+/** The expiry a lease_conflict names (problem extension `expires_at`), in ms since the epoch. */
+function expiryOf(error: unknown): number | undefined {
+  if (!isVerityApiError(error, "lease_conflict")) return undefined;
+  const at = error.problem.expires_at;
+  const ms = typeof at === "string" ? Date.parse(at) : NaN;
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/**
+ * Acquires the lease, waiting out a live one for up to `waitMs`: until the
+ * expiry the conflict names (plus a margin for clock skew), then again.
+ */
+export async function acquireLeaseWaiting(api: LeaseApi, taskId: string, ttlSeconds: number, options: Pick<WithLeaseOptions, "waitMs" | "onWait"> = {}): Promise<Lease> {
+  const deadline = Date.now() + (options.waitMs ?? 0);
+  for (;;) {
+    try {
+      return await api.acquireLease(taskId, { ttlSeconds });
+    } catch (error) {
+      const expiry = expiryOf(error);
+      if (expiry === undefined || expiry > deadline) throw error;
+      const until = Math.min(deadline, Math.max(expiry, Date.now()) + 250);
+      options.onWait?.(error, until);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(50, until - Date.now())));
+    }
+  }
 }
 
 export interface LeaseHandle {
@@ -40,7 +77,7 @@ export interface LeaseHandle {
 export async function withLease<T>(api: LeaseApi, taskId: string, fn: (lease: LeaseHandle) => Promise<T>, options: WithLeaseOptions = {}): Promise<T> {
   const ttlSeconds = options.ttlSeconds ?? 30;
   const renewEveryMs = options.renewEveryMs ?? Math.max(250, (ttlSeconds * 1000) / 3);
-  let current = await api.acquireLease(taskId, { ttlSeconds });
+  let current = await acquireLeaseWaiting(api, taskId, ttlSeconds, options);
   const lost = new AbortController();
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;

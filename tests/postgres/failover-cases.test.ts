@@ -66,7 +66,8 @@ async function primaryIntentShipped(taskId: string, calls: PlannedCall[]) {
 
 async function recordLostCalls(db: Db, taskId: string, calls: PlannedCall[], connectors = deps) {
   const lease = await acquireLease(db, taskId, { ttl_seconds: 30 }, agent);
-  return recordCallsLostWithPrimary(db, taskId, calls, connectors, agent, { fencing_token: lease.fencingToken }, { inFlightWaitMs: 5_000 });
+  const lost = await recordCallsLostWithPrimary(db, taskId, calls, connectors, agent, { fencing_token: lease.fencingToken }, { inFlightWaitMs: 5_000 });
+  return { ...lost, lease };
 }
 
 async function refundsUnder(key: string) {
@@ -85,7 +86,8 @@ describe("the standby's takeover, case by case", () => {
     const lost = await recordLostCalls(standby.db, taskId, calls);
     expect(lost.calls.map((c) => c.kind)).toEqual(["not_made", "not_reached"]);
     expect(lost).toMatchObject({ releasedLostIntent: true, task: { status: "RUNNING" } });
-    const again = await recordIntent(standby.db, taskId, intentOf(calls[0]!, lost.task.version), agent);
+    // The worker holding the lease makes the call (without its token it could be another process of the agent: refused).
+    const again = await recordIntent(standby.db, taskId, { ...intentOf(calls[0]!, lost.task.version), fencing_token: lost.lease.fencingToken }, agent);
     expect(again).toMatchObject({ kind: "proceed", execution: { idempotencyKey: `vrt:${taskId}:refund`, status: "INTENT_RECORDED" } });
   });
 

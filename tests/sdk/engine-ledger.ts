@@ -1,11 +1,13 @@
-import { executionDetailResource, executionResource, intentResultResource, outcomeResultResource, taskResource } from "@/lib/api/resources";
+import { executionDetailResource, executionResource, intentResultResource, leaseResource, outcomeResultResource, taskResource } from "@/lib/api/resources";
 import type { Db } from "@/lib/db";
 import type { ConnectorDeps } from "@/lib/engine/connectors";
 import { getExecution, listExecutionEvents, markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
+import { acquireLease, releaseLease, renewLease } from "@/lib/engine/leases";
 import { getTaskOrThrow, type Actor } from "@/lib/engine/tasks";
 import { AppError } from "@/lib/errors";
 import { problemFromAppError } from "@/lib/http/problem";
 import { VerityApiError, type ExecutionLedger } from "@/lib/sdk";
+import type { LeaseApi } from "@/lib/sdk/lease";
 
 /**
  * The SDK's ledger port served in-process by the real engine on a test
@@ -44,5 +46,23 @@ export function engineLedger(db: Db, actor: Actor, options: { deps?: ConnectorDe
         return executionDetailResource(execution, await listExecutionEvents(db, executionId));
       }),
     getTask: (taskId) => api(async () => taskResource(await getTaskOrThrow(db, taskId))),
+  };
+}
+
+/** The SDK's lease port (withLease's) served in-process by the engine, with the routes' serializer and problem mapping. */
+export function engineLeases(db: Db, actor: Actor): LeaseApi {
+  const api = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof AppError) throw new VerityApiError(problemFromAppError(error));
+      throw error;
+    }
+  };
+  const ttl = (options: { ttlSeconds?: number } = {}) => (options.ttlSeconds === undefined ? {} : { ttl_seconds: options.ttlSeconds });
+  return {
+    acquireLease: (taskId, options) => api(async () => leaseResource(await acquireLease(db, taskId, ttl(options), actor))),
+    renewLease: (taskId, token, options) => api(async () => leaseResource(await renewLease(db, taskId, token, ttl(options), actor))),
+    releaseLease: (taskId, token) => api(() => releaseLease(db, taskId, token, actor)),
   };
 }
