@@ -51,6 +51,8 @@ export const DEMO_RUN_PREFIX = "demo";
 const PROVIDER_HOLDS_MS = 30_000;
 /** How long the agent waits for a provider's answer before the outcome is unknown. */
 export const DEMO_CALL_TIMEOUT_MS = 2_000;
+/** The lease of a run that is killed on purpose: the resumed process waits this long, not the default 30 s. */
+const KILLED_WORKER_LEASE_TTL_S = 3;
 /** Port 9 (discard) on the loopback: connection refused, every delivery fails. */
 const WEBHOOK_ENDPOINT_DOWN = "http://127.0.0.1:9/webhooks";
 
@@ -95,11 +97,11 @@ export const demoRunSpecs: readonly DemoRunSpec[] = [
   },
   {
     runId: "demo-refused",
-    shows: "refunds the provider refused (503, nothing stored): retried under the same key, once it went through and once it failed again",
+    shows: "refunds the provider refused (503, nothing stored): retried under the same key; one went through, one was refused again and, out of attempts, handed to a person",
     amountCents: 3_850,
     tasks: [
       { calls: ["error_before_commit", null, null], ends: "COMPLETED" },
-      { calls: ["error_before_commit", "error_before_commit"], ends: "FAILED" },
+      { calls: ["error_before_commit", "error_before_commit"], ends: "WAITING_FOR_HUMAN" },
     ],
   },
   {
@@ -160,6 +162,8 @@ export function agentInvocationOf(run: DemoRun): AgentInvocation {
   const args = ["--tasks", String(run.tasks.length), "--run-id", run.runId, "--amount-cents", String(run.amountCents), "--call-timeout-ms", String(DEMO_CALL_TIMEOUT_MS)];
   if (run.faults.length) args.push("--faults", run.faults.join(","), "--fault-rate", String(run.faultRate), "--seed", String(run.seed));
   if (run.webhooksLost) args.push("--webhook-url", WEBHOOK_ENDPOINT_DOWN);
+  // A worker that will be killed holds short leases: its successor waits for the dead one's lease to expire.
+  if (run.killAt) args.push("--lease-ttl", String(KILLED_WORKER_LEASE_TTL_S));
   return { args, env: { VERITY_FAULT_KILL_AT: run.killAt ?? "" } };
 }
 
