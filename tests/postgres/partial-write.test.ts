@@ -23,6 +23,8 @@ import { fork, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkConsistency } from "@/lib/engine/consistency-check";
+import { formatConsistencyReport } from "@/lib/engine/consistency-report";
 import { markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
 import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
@@ -304,6 +306,14 @@ describe("the process holding the transaction is SIGKILLed", () => {
 
     const retry = await recordIntent(database.db, task.id, { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: task.version }, agent);
     expect(retry).toMatchObject({ kind: "proceed", task: { status: "WAITING_FOR_TOOL", version: task.version + 1 } });
+  });
+});
+
+describe("after every kill above", () => {
+  it("the consistency checker finds every log gapless, every audit chain intact and nothing else amiss", async () => {
+    const report = await checkConsistency(database.db);
+    expect(report.findings, formatConsistencyReport(report)).toEqual([]);
+    expect(report.checks.transition_logs.examined).toBeGreaterThan(0);
   });
 });
 
