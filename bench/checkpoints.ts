@@ -23,7 +23,8 @@ import os from "node:os";
 import { canonicalCheckpointJson } from "@/lib/engine/checkpoint-canonical";
 import { sealCheckpoint, verifyStoredCheckpoint, type CheckpointFacts } from "@/lib/engine/checkpoint-integrity";
 import { createCheckpoint, verifyCheckpoint } from "@/lib/engine/checkpoints";
-import { createTask, getTaskOrThrow, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { createTask, getTaskOrThrow, transitionTask } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { createPostgresTestDatabase } from "@/tests/helpers/postgres";
 
 // As `npm start` runs it (see bench/transitions.ts: Prisma records call sites outside production).

@@ -17,7 +17,8 @@ import { SandboxCrmConnector } from "@/lib/connectors/sandbox-crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
 import { performEffect } from "@/lib/engine/connectors";
 import { getExecutionRowOrThrow, markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
-import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { createTask, transitionTask } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { startSandbox } from "@/lib/sandbox/server";
 import { createPostgresTestDatabase } from "@/tests/helpers/postgres";
 

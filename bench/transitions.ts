@@ -17,7 +17,8 @@
 import os from "node:os";
 import pg from "pg";
 import { openDatabase, type DatabaseHandle } from "@/lib/db";
-import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { createTask, transitionTask } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import type { TaskState } from "@/lib/engine/task-state";
 import { newId } from "@/lib/ids";
 import { digestOf } from "@/lib/canonical-json";

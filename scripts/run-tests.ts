@@ -3,7 +3,8 @@
  * line `N passed, M failed` that sums them all.
  *   0. prerequisites: Chromium and PostgreSQL, installed or started when
  *      missing (scripts/test-prerequisites.ts)
- *   1. type check (tests included: a misspelled fixture key must not compile)
+ *   1. type check (tests included: a misspelled fixture key must not compile),
+ *      and the architecture check (no import cycles, lib/ knows no adapter)
  *   2. vitest: unit tests, embedded-database tests, PostgreSQL tests
  *   3. Playwright: HTTP API and browser tests against a production build
  * Each stage runs even when an earlier one failed, so one run shows everything.
@@ -46,6 +47,11 @@ for (const p of await ensureTestPrerequisites()) {
 console.log("\n== type check ==");
 const tscStatus = run("npx", ["tsc", "--noEmit", "-p", "."]);
 tallies.push({ stage: "typecheck", passed: tscStatus === 0 ? 1 : 0, failed: tscStatus === 0 ? 0 : 1, skipped: 0 });
+
+// Imports flow one way and never in a circle (.dependency-cruiser.cjs).
+console.log("\n== architecture ==");
+const architectureStatus = run("npx", ["depcruise", "lib", "app", "components", "scripts", "--config", ".dependency-cruiser.cjs", "--output-type", "err"]);
+tallies.push({ stage: "architecture", passed: architectureStatus === 0 ? 1 : 0, failed: architectureStatus === 0 ? 0 : 1, skipped: 0 });
 
 console.log("\n== vitest: unit, embedded database, PostgreSQL ==");
 rmSync("test-results/vitest.json", { force: true });

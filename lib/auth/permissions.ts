@@ -1,5 +1,5 @@
 import type { Role } from "@/lib/generated/prisma/enums";
-import type { Actor } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { AppError } from "@/lib/errors";
 
 export type { Role };

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { createCheckpoint, restoreCheckpoint } from "@/lib/engine/checkpoints";
 import { markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
-import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { createTask, transitionTask } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { checkpointsToken, countTaskCheckpoints, idFromParam, loadCheckpointInspector, loadTaskCheckpoints } from "@/lib/console/checkpoints";
 import { agent, refund } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";

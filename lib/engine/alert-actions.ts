@@ -6,7 +6,7 @@ import { lookupEffect, recordMismatches, type ConnectorDeps, type EffectLookup }
 import { recordAlertReconciliation, type ReconcileFinding } from "@/lib/engine/divergence";
 import { retryableStatuses } from "@/lib/engine/execution-rules";
 import { reconcileExecution, reconcileRecordedFailure, type ReconcileOptions, type ReconcileResult } from "@/lib/engine/reconciler";
-import type { Actor } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 
 /**
  * The reconcile action on an alert: settle the execution with the provider

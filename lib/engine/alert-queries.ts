@@ -3,7 +3,7 @@ import type { Db } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { AuditEntry, DivergenceAlert, Prisma } from "@/lib/generated/prisma/client";
 import { alertKinds, alertSeverities, alertStatuses, blockingKinds, blockingStatuses, isBlocking } from "@/lib/engine/alert-kinds";
-import { parseOrThrow } from "@/lib/engine/tasks";
+import { parseOrThrow } from "@/lib/validation";
 
 /** Reads of the alerts centre: the filtered, keyset-paged list and one alert with its history. */
 

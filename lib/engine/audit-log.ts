@@ -18,7 +18,7 @@ import {
   type AuditLink,
   type AuditSubjectType,
 } from "@/lib/engine/audit-chain";
-import { parseOrThrow } from "@/lib/engine/tasks";
+import { parseOrThrow } from "@/lib/validation";
 
 /**
  * The owner of `audit_entries` and `audit_streams`: every audit write goes

@@ -5,7 +5,7 @@ import type { AuditLegalHold } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
 import { SYSTEM_STREAM, type AuditActor } from "@/lib/engine/audit-chain";
 import { appendAuditEntry, type AuditEntry } from "@/lib/engine/audit-log";
-import { parseOrThrow } from "@/lib/engine/tasks";
+import { parseOrThrow } from "@/lib/validation";
 
 /**
  * Retention and legal hold (spec 000, enterprise notes): old entries may be

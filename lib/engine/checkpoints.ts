@@ -4,27 +4,22 @@ import type { Db, Tx } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { Prisma, type Checkpoint, type CheckpointRestore } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
-import { configuredKeyring, type CheckpointKeyring } from "@/lib/engine/checkpoint-keys";
-import { CheckpointRefusedError, sealCheckpoint, verifyStoredCheckpoint, type SealedCheckpoint, type StoredCheckpoint, type VerifiedCheckpoint } from "@/lib/engine/checkpoint-integrity";
+import type { CheckpointKeyring } from "@/lib/engine/checkpoint-keys";
+import { keyringOf, takeCheckpointInTransaction, type CheckpointOptions } from "@/lib/engine/checkpoint-store";
+
+export type { CheckpointOptions, TakeCheckpointInput } from "@/lib/engine/checkpoint-store";
+import { verifyStoredCheckpoint, type StoredCheckpoint, type VerifiedCheckpoint } from "@/lib/engine/checkpoint-integrity";
 import { currentPolicyVersion } from "@/lib/engine/checkpoint-policy";
 import { classifyEffects, decideRestore, diffStates, pathToFailure, restorePatchOf } from "@/lib/engine/checkpoint-restore-rules";
 import { CheckpointTriggerSchema, type CheckpointDocument, type CheckpointTrigger, type IntegrityCheckName } from "@/lib/engine/checkpoint-schema";
-import { succeededStatuses, type ExecutionStatus } from "@/lib/engine/execution-rules";
+import type { ExecutionStatus } from "@/lib/engine/execution-rules";
 import { fenceLeaseInTransaction } from "@/lib/engine/leases";
-import { checkpointCreatedAuditEntry, checkpointRestoreAuditEntry } from "@/lib/engine/audit-events";
+import { checkpointRestoreAuditEntry } from "@/lib/engine/audit-events";
 import { appendAuditEntry } from "@/lib/engine/audit-log";
 import { hasOpenDivergence } from "@/lib/engine/divergence";
-import {
-  getTaskOrThrow,
-  listTransitions,
-  parseOrThrow,
-  restoreTaskInTransaction,
-  toTaskView,
-  transitionTaskInTransaction,
-  type Actor,
-  type TaskView,
-  type TransitionView,
-} from "@/lib/engine/tasks";
+import { getTaskOrThrow, listTransitions, restoreTaskInTransaction, toTaskView, transitionTaskInTransaction, type TaskView, type TransitionView } from "@/lib/engine/tasks";
+import { parseOrThrow } from "@/lib/validation";
+import type { Actor } from "@/lib/engine/actor";
 import { TaskStateSchema, type TaskState } from "@/lib/engine/task-state";
 import type { WorkflowDefinition } from "@/lib/engine/workflow-definition";
 import { getWorkflowByDigest } from "@/lib/engine/workflows";
@@ -244,87 +239,6 @@ export interface RestoreResult {
   restore: CheckpointRestoreView;
   /** True when this restore_id was already applied: nothing was written now. */
   replayed: boolean;
-}
-
-export interface CheckpointOptions {
-  /** Signing keys; the configured keyring (lib/env.ts) when absent. Tests rotate keys through this. */
-  keyring?: CheckpointKeyring;
-}
-
-
-export interface TakeCheckpointInput {
-  task: { id: string; workflowDigest: string; intentId: string; createdBy: string };
-  /** The committed state; validated again before it is captured. */
-  state: TaskState;
-  trigger: CheckpointTrigger;
-  actor: Actor;
-  createdAt?: Date;
-  checkpointId?: string;
-}
-
-/**
- * Takes a checkpoint in the caller's transaction: the automatic ones commit
- * with the transition (or the intent) that reached the boundary, or not at
- * all. Everything besides the state is read here, in one statement, from
- * the same transaction. Refuses (422 checkpoint_of_valid_state) a state that
- * is not valid TaskState of its workflow.
- */
-export async function takeCheckpointInTransaction(tx: Tx, input: TakeCheckpointInput, options: CheckpointOptions = {}): Promise<StoredCheckpoint> {
-  const context = await readCheckpointContext(tx, input.task.id);
-  let sealed: SealedCheckpoint;
-  try {
-    sealed = sealCheckpoint(
-      {
-        checkpointId: input.checkpointId ?? newId("ckpt"),
-        trigger: input.trigger,
-        createdAt: input.createdAt ?? new Date(),
-        createdBy: input.actor.identity,
-        task: input.task,
-        state: input.state,
-        inputDigest: context.inputDigest,
-        lease: context.lease,
-        undeliveredMessageIds: context.undelivered,
-        receiptIds: context.receipts,
-        lastMessageId: context.lastMessageId,
-        policyVersion: currentPolicyVersion(),
-      },
-      keyringOf(options),
-    );
-  } catch (error) {
-    if (!(error instanceof CheckpointRefusedError)) throw error;
-    throw new AppError("invariant_violated", error.message, { violations: [{ invariant: "checkpoint_of_valid_state", message: error.message }] });
-  }
-  const created = await tx.checkpoint.create({ data: sealed.row });
-  await appendAuditEntry(tx, checkpointCreatedAuditEntry(created, input.actor));
-  return sealed.row;
-}
-
-interface CheckpointContext {
-  inputDigest: string;
-  lease: { holder: string; fencingToken: string } | null;
-  undelivered: string[];
-  receipts: string[];
-  lastMessageId: string | null;
-}
-
-/** One statement, so the pieces agree with each other (and, in the transition's transaction, with the state). */
-async function readCheckpointContext(tx: Tx, taskId: string): Promise<CheckpointContext> {
-  const rows = await tx.$queryRaw<
-    Array<{ input_digest: string | null; lease: { holder: string; fencing_token: string } | null; undelivered: string[]; receipts: string[]; last_message_id: string | null }>
-  >`
-    SELECT
-      (SELECT request_digest FROM transitions WHERE task_id = ${taskId} AND from_version IS NULL) AS input_digest,
-      (SELECT json_build_object('holder', holder, 'fencing_token', fencing_token::text) FROM leases WHERE task_id = ${taskId} AND expires_at > now()) AS lease,
-      (SELECT coalesce(json_agg(id ORDER BY created_at, id), '[]'::json) FROM outbox_messages WHERE task_id = ${taskId} AND delivered_at IS NULL) AS undelivered,
-      (SELECT coalesce(json_agg(id ORDER BY created_at, id), '[]'::json) FROM executions
-        WHERE task_id = ${taskId} AND status::text IN (${Prisma.join(succeededStatuses)})) AS receipts,
-      (SELECT id FROM (SELECT id, created_at AS at FROM outbox_messages WHERE task_id = ${taskId}
-                       UNION ALL SELECT event_id, received_at FROM inbox_events WHERE task_id = ${taskId}) m
-        ORDER BY at DESC, id DESC LIMIT 1) AS last_message_id`;
-  const row = rows[0];
-  if (!row?.input_digest) throw new AppError("not_found", `Task ${taskId} has no creation record.`);
-  const lease = row.lease ? { holder: row.lease.holder, fencingToken: row.lease.fencing_token } : null;
-  return { inputDigest: row.input_digest, lease, undelivered: row.undelivered, receipts: row.receipts, lastMessageId: row.last_message_id };
 }
 
 /** A checkpoint of the task's current committed state, on request (POST …/checkpoints, the console). */
@@ -811,10 +725,6 @@ async function replayRestore(db: Db, prior: CheckpointRestore, requestDigest: st
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
-
-function keyringOf(options: CheckpointOptions): CheckpointKeyring {
-  return options.keyring ?? configuredKeyring();
-}
 
 async function getCheckpointRowOrThrow(db: Db | Tx, checkpointId: string): Promise<Checkpoint> {
   const row = await db.checkpoint.findUnique({ where: { id: checkpointId } });

@@ -17,7 +17,8 @@ import {
   type AlertSource,
   type DivergenceKind,
 } from "@/lib/engine/alert-kinds";
-import { toTaskView, transitionTaskInTransaction, type Actor, type TaskView } from "@/lib/engine/tasks";
+import { toTaskView, transitionTaskInTransaction, type TaskView } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { getWorkflowByDigest } from "@/lib/engine/workflows";
 import { evaluateTransition } from "@/lib/engine/transition-rules";
 

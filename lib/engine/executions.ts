@@ -6,24 +6,51 @@ import { Prisma, type Execution } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
 import { hasOpenDivergence, raiseIfEffectAfterTaskEnded } from "@/lib/engine/divergence";
 import {
-  canMoveExecution,
   evidenceMatchesExecution,
-  retryAdviceOf,
   retryableStatuses,
   succeededStatuses,
   unresolvedStatuses,
   type ExecutionStatus,
-  type RetryAdvice,
 } from "@/lib/engine/execution-rules";
 import { getLease, leaseRefusal, type LeaseView } from "@/lib/engine/leases";
-import { parseOrThrow, transitionTaskInTransaction, type Actor, type TaskView } from "@/lib/engine/tasks";
-import { takeCheckpointInTransaction } from "@/lib/engine/checkpoints";
-import { executionAuditEntry } from "@/lib/engine/audit-events";
-import { appendAuditEntry } from "@/lib/engine/audit-log";
+import {
+  appendEvent,
+  getExecutionRowOrThrow,
+  guardOf,
+  idempotencyKeyOf,
+  illegalMove,
+  isPastAttemptLimit,
+  ledgerActor,
+  moveExecution,
+  staleAttempt,
+  toExecutionView,
+  type ExecutionView,
+  type InstructionGuardView,
+} from "@/lib/engine/execution-store";
+
+// The ledger's reads and its one write path, for the routes and tests that import them from here.
+export {
+  getExecution,
+  getExecutionRowOrThrow,
+  guardOf,
+  idempotencyKeyOf,
+  isPastAttemptLimit,
+  ledgerActor,
+  listExecutionEvents,
+  listExecutions,
+  moveExecution,
+  toExecutionView,
+  type ExecutionView,
+  type InstructionGuardView,
+} from "@/lib/engine/execution-store";
+import { transitionTaskInTransaction, type TaskView } from "@/lib/engine/tasks";
+import { parseOrThrow } from "@/lib/validation";
+import type { Actor } from "@/lib/engine/actor";
+import { takeCheckpointInTransaction } from "@/lib/engine/checkpoint-store";
 import { ToolNameSchema, tools, type ToolName } from "@/lib/engine/tools";
 import { getWorkflowByDigest } from "@/lib/engine/workflows";
-import { checkInstructionGuard, getInstructionsByIds, type InstructionBlock, type InstructionView } from "@/lib/engine/instructions";
-import { openReview } from "@/lib/engine/reviews";
+import { checkInstructionGuard, type InstructionBlock } from "@/lib/engine/instructions";
+import { handFailureToPeople, openReview } from "@/lib/engine/reviews";
 import { moveTaskAfterSettlement, type CorrectionMove } from "@/lib/engine/settle-task";
 import { getConnectors, type ConnectorDeps } from "@/lib/engine/connectors";
 import { confirmReportedSuccess, settleSuccessAfterFailure } from "@/lib/engine/success-after-failure";
@@ -82,39 +109,7 @@ export const RecordOutcomeInputSchema = z.strictObject({
   fencing_token: fencingToken.optional(),
 });
 
-export interface ExecutionView {
-  id: string;
-  taskId: string;
-  toolCallId: string;
-  attempt: number;
-  attemptId: string;
-  idempotencyKey: string;
-  tool: string;
-  irreversible: boolean;
-  request: Record<string, unknown>;
-  status: ExecutionStatus;
-  version: number;
-  result: unknown;
-  evidence: unknown;
-  error: string | null;
-  createdBy: string;
-  createdAt: Date;
-  updatedAt: Date;
-  sentAt: Date | null;
-  settledAt: Date | null;
-  /** The instruction the call relies on, if it named one. */
-  instructionId?: string | null;
-  /** For a settled failure (FAILED, RECONCILED_FAILED): whether a new attempt under the same key is safe now, and why; null otherwise. */
-  retry?: RetryAdvice | null;
-}
 
-/** The instructions behind a blocked call, for the agent and the review. */
-export interface InstructionGuardView {
-  kind: InstructionBlock["kind"];
-  topic: string;
-  reliedOn: InstructionView | null;
-  current: InstructionView | null;
-}
 
 export type IntentResult =
   /** A receipt exists: skip the call, use the recorded result. */
@@ -129,36 +124,7 @@ export type IntentResult =
    */
   | { kind: "blocked"; execution: ExecutionView; task: TaskView | null; reviewId: string; message: string; guard: InstructionGuardView | null };
 
-export function toExecutionView(row: Execution): ExecutionView {
-  return {
-    id: row.id,
-    taskId: row.taskId,
-    toolCallId: row.toolCallId,
-    attempt: row.attempt,
-    attemptId: row.attemptId,
-    idempotencyKey: row.idempotencyKey,
-    tool: row.tool,
-    irreversible: row.irreversible,
-    request: row.request as Record<string, unknown>,
-    status: row.status,
-    version: row.version,
-    result: row.result,
-    evidence: row.evidence,
-    error: row.error,
-    createdBy: row.createdBy,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
-    sentAt: row.sentAt,
-    settledAt: row.settledAt,
-    instructionId: row.instructionId,
-    retry: retryAdviceOf(row),
-  };
-}
 
-/** The idempotency key of a logical call: the same for every attempt, so the provider applies it at most once. */
-export function idempotencyKeyOf(taskId: string, toolCallId: string): string {
-  return `vrt:${taskId}:${toolCallId}`;
-}
 
 export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: Actor): Promise<IntentResult> {
   const input = parseOrThrow(RecordIntentInputSchema, raw);
@@ -372,17 +338,6 @@ async function blockedReplay(db: Db, existing: Execution): Promise<IntentResult 
 }
 
 /** The instructions the guard named when it froze `executionId`, from the freezing event; null if it was not frozen by the guard. */
-export async function guardOf(db: Db | Tx, executionId: string): Promise<InstructionGuardView | null> {
-  const events = await db.executionEvent.findMany({ where: { executionId, toStatus: "NEEDS_HUMAN" }, orderBy: { createdAt: "desc" } });
-  for (const ev of events) {
-    const g = (ev.evidence as { instruction_guard?: { kind: InstructionBlock["kind"]; topic: string; relied_on_id: string | null; current_id: string | null } } | null)?.instruction_guard;
-    if (!g) continue;
-    const found = await getInstructionsByIds(db, [g.relied_on_id, g.current_id].filter((x): x is string => !!x));
-    const byId = (id: string | null) => (id ? (found.find((i) => i.id === id) ?? null) : null);
-    return { kind: g.kind, topic: g.topic, reliedOn: byId(g.relied_on_id), current: byId(g.current_id) };
-  }
-  return null;
-}
 
 export interface OutcomeResult {
   execution: ExecutionView;
@@ -458,8 +413,6 @@ export async function recordOutcome(db: Db, executionId: string, raw: unknown, a
   });
 }
 
-/** The execution ledger's own moves (a failure handed to people, a task moved on after a correction): a system identity, so no worker's lease fences them. */
-export const ledgerActor: Actor = { identity: "spiffe://verity.local/system/execution-ledger", kind: "system" };
 
 export interface CorrectedOutcome extends OutcomeResult {
   /** Where the correction left the task, in words (lib/engine/settle-task.ts CorrectionMove). */
@@ -485,25 +438,7 @@ async function recordSuccessAfterFailure(db: Db, existing: Execution, input: z.i
 }
 
 /** An irreversible call whose failure would be safe to retry but has used up its tool's attempts: people decide, not another automatic attempt. */
-export function isPastAttemptLimit(row: Execution): boolean {
-  return row.irreversible && retryAdviceOf(row)?.code === "attempt_limit";
-}
 
-/**
- * Hands a failure past its attempt limit to people, in the caller's
- * transaction: the execution NEEDS_HUMAN (after the event that recorded the
- * failure, so the history has both), its review opened or reopened, the
- * task to WAITING_FOR_HUMAN. A reviewer approves one more attempt under the
- * same key (reviews.ts approve_execute) or rejects it.
- */
-export async function handFailureToPeople(tx: Tx, row: Execution, actor: Actor = ledgerActor): Promise<{ execution: Execution; task: TaskView | null; reviewId: string }> {
-  const advice = retryAdviceOf(row);
-  const why = `${row.tool} (${row.toolCallId}): ${advice?.reason ?? `recorded ${row.status}`}. Approve sending it again under the same idempotency key, or reject it.`.slice(0, 2000);
-  const frozen = await moveExecution(tx, row, "NEEDS_HUMAN", actor, { reason: why, evidence: { retry: advice, failure: { status: row.status, error: row.error, result: row.result } } });
-  const review = await openReview(tx, frozen, why, actor);
-  const task = await moveTaskAfterSettlement(tx, frozen, "WAITING_FOR_HUMAN", actor, why);
-  return { execution: frozen, task, reviewId: review.id };
-}
 
 /** Throws lease_conflict when `token` (or its absence) is not the task's current lease for `actor` (leaseRefusal); in a transaction, holds the lease row until commit. */
 async function refuseUnlessLeaseCurrent(db: Db | Tx, taskId: string, token: string | undefined, actor: Actor, what: string): Promise<void> {
@@ -562,47 +497,7 @@ export async function moveTaskAfterTool(
   return null;
 }
 
-export async function moveExecution(
-  tx: Tx,
-  existing: Execution,
-  to: ExecutionStatus,
-  actor: Actor,
-  options: { reason: string; evidence?: unknown; data?: Prisma.ExecutionUpdateManyMutationInput },
-): Promise<Execution> {
-  if (!canMoveExecution(existing.status, to)) throw illegalMove(existing, to);
-  const { count } = await tx.execution.updateMany({
-    where: { id: existing.id, version: existing.version },
-    data: { ...options.data, status: to, version: existing.version + 1, updatedAt: new Date() },
-  });
-  if (count === 0) {
-    const latest = await tx.execution.findUnique({ where: { id: existing.id } });
-    throw new AppError("version_conflict", `Execution ${existing.id} changed meanwhile (now ${latest?.status}, version ${latest?.version}).`, {
-      currentVersion: latest?.version,
-      currentStatus: latest?.status,
-    });
-  }
-  const row = await tx.execution.findUniqueOrThrow({ where: { id: existing.id } });
-  await appendEvent(tx, row, existing.status, options.reason, options.evidence, actor);
-  return row;
-}
 
-async function appendEvent(tx: Tx, row: Execution, from: ExecutionStatus | null, reason: string, evidence: unknown, actor: Actor): Promise<void> {
-  await tx.executionEvent.create({
-    data: {
-      id: newId("exev"),
-      executionId: row.id,
-      attemptId: row.attemptId,
-      fromStatus: from,
-      toStatus: row.status,
-      actor: actor.identity,
-      reason,
-      evidence: evidence === undefined ? Prisma.JsonNull : (evidence as Prisma.InputJsonValue),
-    },
-  });
-  // After the execution row's write: this transaction holds that row, so the
-  // execution stream's head adds no lock order of its own.
-  await appendAuditEntry(tx, executionAuditEntry(row, from, reason, evidence, actor));
-}
 
 async function refuseWhileDiverged(db: Db | Tx, taskId: string): Promise<void> {
   if (await hasOpenDivergence(db, taskId)) {
@@ -624,35 +519,8 @@ function parseRequest<S extends z.ZodType>(schema: S, request: unknown): z.infer
   }
 }
 
-function staleAttempt(existing: Execution, attemptId: string): AppError {
-  return new AppError("version_conflict", `Attempt ${attemptId} is not the current attempt of execution ${existing.id} (now ${existing.attemptId}, ${existing.status}).`, {
-    currentVersion: existing.version,
-    currentStatus: existing.status,
-  });
-}
 
-function illegalMove(existing: Execution, to: ExecutionStatus): AppError {
-  return new AppError("invariant_violated", `Execution ${existing.id} is ${existing.status}; it cannot become ${to}.`, {
-    violations: [{ invariant: "execution_status_machine", message: `${existing.status} → ${to} is not allowed.` }],
-  });
-}
 
-export async function getExecutionRowOrThrow(db: Db | Tx, executionId: string): Promise<Execution> {
-  const row = await db.execution.findUnique({ where: { id: executionId } });
-  if (!row) throw new AppError("not_found", `Execution ${executionId} does not exist.`);
-  return row;
-}
 
-export async function getExecution(db: Db, executionId: string): Promise<ExecutionView | null> {
-  const row = await db.execution.findUnique({ where: { id: executionId } });
-  return row ? toExecutionView(row) : null;
-}
 
-export async function listExecutions(db: Db, taskId: string): Promise<ExecutionView[]> {
-  const rows = await db.execution.findMany({ where: { taskId }, orderBy: { createdAt: "asc" } });
-  return rows.map(toExecutionView);
-}
 
-export async function listExecutionEvents(db: Db, executionId: string) {
-  return db.executionEvent.findMany({ where: { executionId }, orderBy: { createdAt: "asc" } });
-}

@@ -7,7 +7,8 @@ import { exportCheckpoint, listCheckpoints, rollForwardFromCheckpoint, type Chec
 import { idempotencyKeyOf, listExecutions, markSent, recordIntent, recordOutcome, type ExecutionView } from "@/lib/engine/executions";
 import { succeededStatuses, type ExecutionStatus } from "@/lib/engine/execution-rules";
 import { reconcileExecution, type ReconcileAction } from "@/lib/engine/reconciler";
-import { getTaskOrThrow, transitionTask, type Actor, type TaskView } from "@/lib/engine/tasks";
+import { getTaskOrThrow, transitionTask, type TaskView } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import type { ToolName } from "@/lib/engine/tools";
 import type { WorkflowDefinition } from "@/lib/engine/workflow-definition";
 import { getWorkflowByDigest } from "@/lib/engine/workflows";

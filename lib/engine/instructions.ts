@@ -6,7 +6,8 @@ import { Prisma, type TaskInstruction } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
 import { instructionRecordedAuditEntry } from "@/lib/engine/audit-events";
 import { appendAuditEntry } from "@/lib/engine/audit-log";
-import { parseOrThrow, type Actor } from "@/lib/engine/tasks";
+import { parseOrThrow } from "@/lib/validation";
+import type { Actor } from "@/lib/engine/actor";
 import { toolNames, tools, type ToolName } from "@/lib/engine/tools";
 
 /**

@@ -9,7 +9,7 @@ import { staleVersionSeverity, type AlertKind } from "@/lib/engine/alert-kinds";
 import { idempotencyWindowMs } from "@/lib/engine/connectors";
 import { raiseAlert, type RaiseAlertInput } from "@/lib/engine/divergence";
 import { TaskStateSchema } from "@/lib/engine/task-state";
-import type { Actor } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { checkStateInvariants } from "@/lib/engine/transition-rules";
 import { getWorkflowByDigest } from "@/lib/engine/workflows";
 

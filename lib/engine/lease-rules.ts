@@ -1,4 +1,4 @@
-import type { Actor } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 
 /**
  * What a lease is and when it lets a write through, as pure functions: the

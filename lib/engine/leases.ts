@@ -2,11 +2,11 @@ import { z } from "zod";
 import type { Db, Tx } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
-import type { Actor } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { describeLease, leaseViewOf, type LeaseView } from "@/lib/engine/lease-rules";
 
 export { describeLease, leaseRefusal, type LeaseView } from "@/lib/engine/lease-rules";
-import { parseOrThrow } from "@/lib/engine/tasks";
+import { parseOrThrow } from "@/lib/validation";
 
 /**
  * The owner of the `leases` table: exclusive work on a task for a while, by

@@ -3,7 +3,7 @@ import type { Db, Tx } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
-import { parseOrThrow } from "@/lib/engine/tasks";
+import { parseOrThrow } from "@/lib/validation";
 
 /**
  * The owner of `inbox_events` and `outbox_messages`.

@@ -7,12 +7,13 @@ import { webhookEventSchema } from "@/lib/sandbox/contract";
 import { lookupEffect, recordMismatches, type ConnectorDeps, type EffectLookup, type ProviderRecord } from "@/lib/engine/connectors";
 import { raiseDivergence, type DivergenceKind } from "@/lib/engine/divergence";
 import { notAppliedResult, retryAdviceOf, retryableStatuses, type ExecutionStatus } from "@/lib/engine/execution-rules";
-import { getExecutionRowOrThrow, handFailureToPeople, isPastAttemptLimit, moveExecution, toExecutionView, type ExecutionView } from "@/lib/engine/executions";
+import { getExecutionRowOrThrow, isPastAttemptLimit, moveExecution, toExecutionView, type ExecutionView } from "@/lib/engine/execution-store";
 import { enqueueOutbox, receiveEvent, type ReceiveResult } from "@/lib/engine/messaging";
-import { closeReviewForExecution, openReview } from "@/lib/engine/reviews";
+import { closeReviewForExecution, handFailureToPeople, openReview } from "@/lib/engine/reviews";
 import { moveTaskAfterSettlement } from "@/lib/engine/settle-task";
 import { settleSuccessAfterFailure } from "@/lib/engine/success-after-failure";
-import type { Actor, TaskView } from "@/lib/engine/tasks";
+import type { TaskView } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { workflowDefinitions } from "@/lib/engine/workflows";
 
 /**

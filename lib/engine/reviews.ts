@@ -7,13 +7,16 @@ import type { ReviewDecisionKind, ReviewStatus } from "@/lib/generated/prisma/en
 import { newId } from "@/lib/ids";
 import { lookupEffect, performEffect, recordMismatches, type ConnectorDeps, type EffectOutcome } from "@/lib/engine/connectors";
 import { hasOpenDivergence } from "@/lib/engine/divergence";
-import { getExecutionRowOrThrow, guardOf, handFailureToPeople, isPastAttemptLimit, listExecutionEvents, moveExecution, toExecutionView, type ExecutionView, type InstructionGuardView } from "@/lib/engine/executions";
+import { getExecutionRowOrThrow, guardOf, isPastAttemptLimit, ledgerActor, listExecutionEvents, moveExecution, toExecutionView, type ExecutionView, type InstructionGuardView } from "@/lib/engine/execution-store";
+import { retryAdviceOf } from "@/lib/engine/execution-rules";
 import { getCurrentInstruction, getInstructionsByIds } from "@/lib/engine/instructions";
 import { enqueueOutbox } from "@/lib/engine/messaging";
 import { reviewClosedAuditEntry, reviewDecidedAuditEntry, reviewOpenedAuditEntry } from "@/lib/engine/audit-events";
 import { appendAuditEntry } from "@/lib/engine/audit-log";
 import { moveTaskAfterSettlement } from "@/lib/engine/settle-task";
-import { parseOrThrow, type Actor, type TaskView } from "@/lib/engine/tasks";
+import { type TaskView } from "@/lib/engine/tasks";
+import { parseOrThrow } from "@/lib/validation";
+import type { Actor } from "@/lib/engine/actor";
 import { RefundRequestSchema, ToolNameSchema, tools } from "@/lib/engine/tools";
 
 /**
@@ -564,3 +567,20 @@ function reviewConflict(fresh: ReviewWithDecisions, expected: number): AppError 
 function violation(invariant: string, message: string, extra: Record<string, unknown> = {}): AppError {
   return new AppError("invariant_violated", message, { violations: [{ invariant, message }], ...extra });
 }
+
+/**
+ * Hands a failure past its attempt limit to people, in the caller's
+ * transaction: the execution NEEDS_HUMAN (after the event that recorded the
+ * failure, so the history has both), its review opened or reopened, the
+ * task to WAITING_FOR_HUMAN. A reviewer approves one more attempt under the
+ * same key (reviews.ts approve_execute) or rejects it.
+ */
+export async function handFailureToPeople(tx: Tx, row: Execution, actor: Actor = ledgerActor): Promise<{ execution: Execution; task: TaskView | null; reviewId: string }> {
+  const advice = retryAdviceOf(row);
+  const why = `${row.tool} (${row.toolCallId}): ${advice?.reason ?? `recorded ${row.status}`}. Approve sending it again under the same idempotency key, or reject it.`.slice(0, 2000);
+  const frozen = await moveExecution(tx, row, "NEEDS_HUMAN", actor, { reason: why, evidence: { retry: advice, failure: { status: row.status, error: row.error, result: row.result } } });
+  const review = await openReview(tx, frozen, why, actor);
+  const task = await moveTaskAfterSettlement(tx, frozen, "WAITING_FOR_HUMAN", actor, why);
+  return { execution: frozen, task, reviewId: review.id };
+}
+

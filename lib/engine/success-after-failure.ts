@@ -4,10 +4,10 @@ import type { Execution, Prisma } from "@/lib/generated/prisma/client";
 import { lookupEffect, recordMismatches, type ConnectorDeps, type ProviderRecord } from "@/lib/engine/connectors";
 import { raiseDivergence, resolveExecutionAlertsInTransaction } from "@/lib/engine/divergence";
 import { evidenceMatchesExecution, retryableStatuses } from "@/lib/engine/execution-rules";
-import { moveExecution } from "@/lib/engine/executions";
+import { moveExecution } from "@/lib/engine/execution-store";
 import { enqueueOutbox } from "@/lib/engine/messaging";
 import { moveTaskAfterCorrection, type CorrectionMove } from "@/lib/engine/settle-task";
-import type { Actor } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 
 /**
  * The provider's word wins over a recorded failure. A failure says only

@@ -5,6 +5,10 @@ import { directQuery, type Db, type Tx } from "@/lib/db";
 import { AppError, fieldErrorsFromZod, isAppError } from "@/lib/errors";
 import { Prisma, type Task, type Transition } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
+import { parseOrThrow } from "@/lib/validation";
+import type { Actor } from "@/lib/engine/actor";
+
+export type { Actor };
 import {
   ArtifactsSchema,
   emptyGates,
@@ -19,7 +23,7 @@ import {
 import { describeLease, leaseRefusal, leaseViewOf } from "@/lib/engine/lease-rules";
 import { checkChangeInvariants, checkStateInvariants, evaluateTransition } from "@/lib/engine/transition-rules";
 import { automaticCheckpointTrigger } from "@/lib/engine/checkpoint-boundaries";
-import { takeCheckpointInTransaction } from "@/lib/engine/checkpoints";
+import { takeCheckpointInTransaction } from "@/lib/engine/checkpoint-store";
 import { transitionAuditEntry } from "@/lib/engine/audit-events";
 import { appendAuditEntry, auditEntryInsertSql } from "@/lib/engine/audit-log";
 import type { ActorKind, WorkflowDefinition } from "@/lib/engine/workflow-definition";
@@ -32,11 +36,6 @@ import { getLatestWorkflow, getWorkflowByDigest, workflowNames } from "@/lib/eng
  * database transaction.
  */
 
-export interface Actor {
-  /** SPIFFE ID of an agent, `user:<username>` for a person: becomes `updated_by`. */
-  identity: string;
-  kind: ActorKind;
-}
 
 const clientId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "must be 1-128 characters: letters, digits, . _ : -");
 
@@ -98,14 +97,6 @@ export interface TransitionResult {
   replayed: boolean;
 }
 
-export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
-  const parsed = schema.safeParse(input);
-  if (!parsed.success) {
-    const errors = fieldErrorsFromZod(parsed.error.issues as Parameters<typeof fieldErrorsFromZod>[0]);
-    throw new AppError("validation_failed", errors.map((e) => (e.field ? `${e.field}: ${e.message}` : e.message)).join("; "), { errors });
-  }
-  return parsed.data;
-}
 
 export async function createTask(db: Db, rawInput: unknown, actor: Actor): Promise<{ task: TaskView; created: boolean }> {
   const input = parseOrThrow(CreateTaskInputSchema, rawInput);

@@ -4,7 +4,7 @@ import { RefundAgent } from "@/lib/agent/refund-agent";
 import { checkConsistency, fetchProviderRecords } from "@/lib/engine/consistency-check";
 import { formatConsistencyReport } from "@/lib/engine/consistency-report";
 import { reconcileDue } from "@/lib/engine/reconciler";
-import type { Actor } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { connectorsFor } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 import { EngineBackedClient } from "@/tests/postgres/failover-engine-client";

@@ -6,7 +6,8 @@ import { recordOutcome } from "@/lib/engine/executions";
 import { acquireLease, releaseLease } from "@/lib/engine/leases";
 import { reconcileExecution } from "@/lib/engine/reconciler";
 import { decideReview } from "@/lib/engine/reviews";
-import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { createTask, transitionTask } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { agent, alice, failure, refundExecution, runningTask, unreachable } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 

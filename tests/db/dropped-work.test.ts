@@ -6,7 +6,7 @@ import { executionResource } from "@/lib/api/resources";
 import { listExecutionEvents, listExecutions } from "@/lib/engine/executions";
 import { reconcileExecution } from "@/lib/engine/reconciler";
 import { decideReview } from "@/lib/engine/reviews";
-import type { Actor } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { executeToolProtocol, VerityNetworkError, type ExecuteToolInput, type FaultPoint, type RecordIntentBody, type ToolCallContext, type ToolExecution, type ToolOutcome } from "@/lib/sdk";
 import { afterTimeout, agent as refundBot, alice, connectorsFor, refund as refundRequest, refundExecution, refundsUnderKey } from "@/tests/helpers/effects";
 import { engineLedger } from "@/tests/sdk/engine-ledger";

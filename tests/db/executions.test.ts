@@ -4,7 +4,8 @@ import { raiseDivergence } from "@/lib/engine/divergence";
 import { getExecutionRowOrThrow, markSent, recordIntent, recordOutcome, type ExecutionView } from "@/lib/engine/executions";
 import { openReview } from "@/lib/engine/reviews";
 import { reconcilerActor } from "@/lib/engine/reconciler";
-import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { createTask, transitionTask } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { isAppError } from "@/lib/errors";
 import { openTestPglite } from "@/tests/helpers/pglite";
 

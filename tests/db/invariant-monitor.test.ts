@@ -5,7 +5,8 @@ import { acknowledgeAlert, hasOpenDivergence, resolveDivergence } from "@/lib/en
 import { recordOutcome } from "@/lib/engine/executions";
 import { runMonitorPass, evidenceProblem, type MonitorCheck } from "@/lib/engine/invariant-monitor";
 import { acquireLease } from "@/lib/engine/leases";
-import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { createTask, transitionTask } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { agent, alice, failure, refundExecution, runningTask, unreachable } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/lib/db";
 import { markSent, recordIntent } from "@/lib/engine/executions";
 import { acquireLease, getLease, releaseLease, renewLease } from "@/lib/engine/leases";
-import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { createTask, transitionTask } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { isAppError } from "@/lib/errors";
 import { openTestPglite } from "@/tests/helpers/pglite";
 

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { listExecutionEvents, markSent, recordIntent, recordOutcome, type ExecutionView } from "@/lib/engine/executions";
 import { acquireLease, releaseLease, type LeaseView } from "@/lib/engine/leases";
 import { reconcileExecution } from "@/lib/engine/reconciler";
-import { transitionTask, type Actor } from "@/lib/engine/tasks";
+import { transitionTask } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { agent, failure, refund, runningTask, unreachable } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "@/lib/errors";
-import { createTask, getTask, getTaskOrThrow, getTaskVersion, listTransitions, transitionTask, type Actor, type TransitionResult } from "@/lib/engine/tasks";
+import { createTask, getTask, getTaskOrThrow, getTaskVersion, listTransitions, transitionTask, type TransitionResult } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
 
 /**

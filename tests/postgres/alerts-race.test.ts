@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { raiseAlert } from "@/lib/engine/divergence";
 import { runMonitorPass, monitorActor } from "@/lib/engine/invariant-monitor";
-import { createTask, type Actor } from "@/lib/engine/tasks";
+import { createTask } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 
 /**

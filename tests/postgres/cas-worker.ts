@@ -9,7 +9,8 @@
  */
 import { openDatabase } from "@/lib/db";
 import { isAppError } from "@/lib/errors";
-import { getTaskOrThrow, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { getTaskOrThrow, transitionTask } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 
 export type WorkerCommand = { type: "run"; mode: "increment" | "same-id"; taskId: string; count: number } | { type: "exit" };
 

@@ -23,7 +23,8 @@ import { openDatabase } from "@/lib/db";
 import { performEffect } from "@/lib/engine/connectors";
 import { getExecutionRowOrThrow, markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
 import { acquireLease, releaseLease, renewLease } from "@/lib/engine/leases";
-import { getTaskOrThrow, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { getTaskOrThrow, transitionTask } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { isAppError } from "@/lib/errors";
 
 export type FaultPoint = "after_intent" | "after_sent" | "after_call" | "after_outcome";

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/lib/db";
 import { createCheckpoint, listCheckpoints, listRestores, restoreCheckpoint } from "@/lib/engine/checkpoints";
 import { acquireLease } from "@/lib/engine/leases";
-import { createTask, getTaskOrThrow, listTransitions, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { createTask, getTaskOrThrow, listTransitions, transitionTask } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { isAppError } from "@/lib/errors";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 

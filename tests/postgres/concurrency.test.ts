@@ -1,7 +1,8 @@
 import { fork, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTask, getTask, listTransitions, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { createTask, getTask, listTransitions, transitionTask } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 import type { WorkerCommand, WorkerMessage, WorkerReport } from "./cas-worker";
 

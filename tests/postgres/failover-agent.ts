@@ -3,7 +3,7 @@ import { NOTE_CALL, REFUND_CALL, refundSubtasks } from "@/lib/agent/plan";
 import { RefundAgent } from "@/lib/agent/refund-agent";
 import type { Db } from "@/lib/db";
 import type { PlannedCall } from "@/lib/engine/failover";
-import type { Actor } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { EngineBackedClient } from "./failover-engine-client";
 
 /**

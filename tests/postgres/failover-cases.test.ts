@@ -10,7 +10,8 @@ import { getExecutionRowOrThrow, listExecutions, markSent, recordIntent } from "
 import { recordCallsLostWithPrimary, takeOverTask, type PlannedCall } from "@/lib/engine/failover";
 import { acquireLease } from "@/lib/engine/leases";
 import { reconcileExecution } from "@/lib/engine/reconciler";
-import { createTask, getTaskOrThrow, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { createTask, getTaskOrThrow, transitionTask } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { startSandbox, type Sandbox } from "@/lib/sandbox/server";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 import { plannedCallsOf } from "./failover-agent";

@@ -48,7 +48,7 @@ import { exportCheckpoint, getCheckpointDetail, importCheckpoint, listCheckpoint
 import { performEffect } from "@/lib/engine/connectors";
 import { takeOverTask, type TakeoverReport } from "@/lib/engine/failover";
 import { reconcileDue, verifySettled } from "@/lib/engine/reconciler";
-import type { Actor } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { AppError } from "@/lib/errors";
 import { seededRandom } from "@/lib/sandbox/faults";
 import { startSandbox, type Sandbox } from "@/lib/sandbox/server";

@@ -1,7 +1,8 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runMonitorPass } from "@/lib/engine/invariant-monitor";
-import { createTask, type Actor } from "@/lib/engine/tasks";
+import { createTask } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 
 /**

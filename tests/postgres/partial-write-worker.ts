@@ -6,7 +6,7 @@
  */
 import { openDatabase } from "@/lib/db";
 import { recordIntent } from "@/lib/engine/executions";
-import type { Actor } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 
 export type PartialWriteCommand = { type: "record-intent"; taskId: string; expectedVersion: number; toolCallId: string; request: Record<string, unknown> };
 export type PartialWriteMessage = { type: "ready"; backendPid: number } | { type: "done"; kind: string } | { type: "failed"; error: string };

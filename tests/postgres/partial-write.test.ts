@@ -26,7 +26,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkConsistency } from "@/lib/engine/consistency-check";
 import { formatConsistencyReport } from "@/lib/engine/consistency-report";
 import { markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
-import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { createTask, transitionTask } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 import type { PartialWriteCommand, PartialWriteMessage } from "./partial-write-worker";
 

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/lib/db";
 import { getLease } from "@/lib/engine/leases";
-import { createTask, type Actor } from "@/lib/engine/tasks";
+import { createTask } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import { isVerityApiError } from "@/lib/sdk";
 import { withLease } from "@/lib/sdk/lease";
 import { openTestPglite } from "@/tests/helpers/pglite";
