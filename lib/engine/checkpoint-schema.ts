@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { clientIdSchema } from "@/lib/validation";
 import { BudgetSchema, GatesSchema, ArtifactsSchema, IdentitySchema, TASK_STATE_SCHEMA_VERSION, TaskStateSchema, type TaskState } from "@/lib/engine/task-state";
 
 /**
@@ -64,7 +65,7 @@ export const integrityCheckNames = [
 export type IntegrityCheckName = (typeof integrityCheckNames)[number];
 
 const digest = z.string().regex(/^sha256:[0-9a-f]{64}$/, "must be sha256:<64 hex digits>");
-const checkpointId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "must be 1-128 characters: letters, digits, . _ : -");
+const checkpointId = clientIdSchema;
 const keyId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "must be 1-64 characters: letters, digits, . _ -");
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 

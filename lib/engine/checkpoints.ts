@@ -4,6 +4,7 @@ import type { Db, Tx } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { Prisma, type Checkpoint, type CheckpointRestore } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
+import { isUniqueViolation } from "@/lib/db/unique-violation";
 import type { CheckpointKeyring } from "@/lib/engine/checkpoint-keys";
 import { keyringOf, takeCheckpointInTransaction, type CheckpointOptions } from "@/lib/engine/checkpoint-store";
 
@@ -18,7 +19,7 @@ import { checkpointRestoreAuditEntry } from "@/lib/engine/audit-events";
 import { appendAuditEntry } from "@/lib/engine/audit-log";
 import { hasOpenDivergence } from "@/lib/engine/divergence";
 import { getTaskOrThrow, listTransitions, restoreTaskInTransaction, toTaskView, transitionTaskInTransaction, type TaskView, type TransitionView } from "@/lib/engine/tasks";
-import { parseOrThrow } from "@/lib/validation";
+import { parseOrThrow, clientIdSchema } from "@/lib/validation";
 import type { Actor } from "@/lib/engine/actor";
 import { TaskStateSchema, type TaskState } from "@/lib/engine/task-state";
 import type { WorkflowDefinition } from "@/lib/engine/workflow-definition";
@@ -36,7 +37,7 @@ import { getWorkflowByDigest } from "@/lib/engine/workflows";
 export { checkpointTriggers, checkpointTriggerDescriptions, integrityCheckNames, type CheckpointTrigger, type CheckpointDocument } from "@/lib/engine/checkpoint-schema";
 export type { StoredCheckpoint } from "@/lib/engine/checkpoint-integrity";
 
-const clientId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "must be 1-128 characters: letters, digits, . _ : -");
+const clientId = clientIdSchema;
 
 export const CreateCheckpointInputSchema = z.strictObject({
   /** The version you mean to capture; a task that moved on is a 409 rather than a checkpoint of something else. */
@@ -775,10 +776,3 @@ function triggerOf(value: string): CheckpointTrigger {
   return parsed.success ? parsed.data : "on_demand";
 }
 
-/** P2002 from the query builder; P2010 wraps the driver's error for raw SQL. */
-function isUniqueViolation(error: unknown): boolean {
-  if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
-  if (error.code === "P2002") return true;
-  const cause = (error.meta?.driverAdapterError as { cause?: { kind?: string; originalCode?: string } } | undefined)?.cause;
-  return error.code === "P2010" && (cause?.kind === "UniqueConstraintViolation" || cause?.originalCode === "23505");
-}

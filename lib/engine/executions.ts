@@ -4,6 +4,7 @@ import type { Db, Tx } from "@/lib/db";
 import { AppError, isAppError } from "@/lib/errors";
 import { Prisma, type Execution } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
+import { isUniqueViolation } from "@/lib/db/unique-violation";
 import { hasOpenDivergence, raiseIfEffectAfterTaskEnded } from "@/lib/engine/divergence";
 import {
   evidenceMatchesExecution,
@@ -44,7 +45,7 @@ export {
   type InstructionGuardView,
 } from "@/lib/engine/execution-store";
 import { transitionTaskInTransaction, type TaskView } from "@/lib/engine/tasks";
-import { parseOrThrow } from "@/lib/validation";
+import { parseOrThrow, clientIdSchema } from "@/lib/validation";
 import type { Actor } from "@/lib/engine/actor";
 import { takeCheckpointInTransaction } from "@/lib/engine/checkpoint-store";
 import { ToolNameSchema, tools, type ToolName } from "@/lib/engine/tools";
@@ -71,7 +72,7 @@ import { confirmReportedSuccess, settleSuccessAfterFailure } from "@/lib/engine/
  * reconciled (lib/engine/reconciler.ts) before any irreversible retry.
  */
 
-const clientId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "must be 1-128 characters: letters, digits, . _ : -");
+const clientId = clientIdSchema;
 const fencingToken = z.string().regex(/^[0-9]{1,18}$/, "must be the decimal fencing token of your lease");
 const jsonObject = z.record(z.string(), z.unknown());
 
@@ -180,7 +181,7 @@ export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: 
     });
   } catch (error) {
     // A twin request created the intent first: answer as a retry of it.
-    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002") {
+    if (isUniqueViolation(error)) {
       const twin = await db.execution.findUnique({ where: { taskId_toolCallId: { taskId, toolCallId: input.tool_call_id } } });
       if (twin) return continueExisting(db, twin, input, requestDigest, actor);
     }

@@ -4,9 +4,10 @@ import type { Db, Tx } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { Prisma, type TaskInstruction } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
+import { isUniqueViolation } from "@/lib/db/unique-violation";
 import { instructionRecordedAuditEntry } from "@/lib/engine/audit-events";
 import { appendAuditEntry } from "@/lib/engine/audit-log";
-import { parseOrThrow } from "@/lib/validation";
+import { parseOrThrow, clientIdSchema } from "@/lib/validation";
 import type { Actor } from "@/lib/engine/actor";
 import { toolNames, tools, type ToolName } from "@/lib/engine/tools";
 
@@ -50,7 +51,7 @@ export type InstructionDirective = (typeof instructionDirectives)[number];
 export const instructionSources = ["user", "operator", "agent_memory", "system"] as const;
 export type InstructionSource = (typeof instructionSources)[number];
 
-const clientId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "must be 1-128 characters: letters, digits, . _ : -");
+const clientId = clientIdSchema;
 export const InstructionTopicSchema = z.string().regex(/^[a-z][a-z0-9_.-]{0,63}$/, "must be 1-64 lower-case letters, digits, _ . -, starting with a letter (e.g. refund)");
 
 export const RecordInstructionInputSchema = z.strictObject({
@@ -233,7 +234,7 @@ export async function recordInstruction(db: Db, taskId: string, raw: unknown, ac
       return { instruction: toInstructionView(row), replayed: false, inFlightExecutionIds: inFlight };
     });
   } catch (error) {
-    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002") {
+    if (isUniqueViolation(error)) {
       // A twin of this very request won (same instruction_id): answer as its retry.
       if (input.instruction_id) {
         const replay = await replayOf(db, taskId, input.instruction_id, requestDigest);

@@ -6,7 +6,7 @@ import type { Actor } from "@/lib/engine/actor";
 import { describeLease, leaseViewOf, type LeaseView } from "@/lib/engine/lease-rules";
 
 export { describeLease, leaseRefusal, type LeaseView } from "@/lib/engine/lease-rules";
-import { parseOrThrow } from "@/lib/validation";
+import { clientIdSchema, parseOrThrow } from "@/lib/validation";
 
 /**
  * The owner of the `leases` table: exclusive work on a task for a while, by
@@ -26,10 +26,7 @@ export const LeaseRequestSchema = z.strictObject({
    * task), so that an acquire whose answer was lost can be sent again and
    * get the same lease back instead of a conflict with itself.
    */
-  lease_id: z
-    .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "must be 1-128 characters: letters, digits, . _ : -")
-    .optional(),
+  lease_id: clientIdSchema.optional(),
 });
 
 

@@ -5,6 +5,7 @@ import { AppError } from "@/lib/errors";
 import { Prisma, type Execution, type ExecutionEvent, type Review, type ReviewDecision } from "@/lib/generated/prisma/client";
 import type { ReviewDecisionKind, ReviewStatus } from "@/lib/generated/prisma/enums";
 import { newId } from "@/lib/ids";
+import { isUniqueViolation } from "@/lib/db/unique-violation";
 import { lookupEffect, performEffect, recordMismatches, type ConnectorDeps, type EffectOutcome } from "@/lib/engine/connectors";
 import { hasOpenDivergence } from "@/lib/engine/divergence";
 import { getExecutionRowOrThrow, guardOf, isPastAttemptLimit, ledgerActor, listExecutionEvents, moveExecution, toExecutionView, type ExecutionView, type InstructionGuardView } from "@/lib/engine/execution-store";
@@ -353,7 +354,7 @@ export async function decideReview(
     }
   } catch (error) {
     // The unique key (review, round, person) behind the check above, for a person racing themself.
-    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002") {
+    if (isUniqueViolation(error)) {
       throw violation("one_decision_per_person", `${actor.identity} already decided in round ${review.round} of review ${review.id}.`);
     }
     throw error;

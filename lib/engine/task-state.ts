@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { clientIdSchema } from "@/lib/validation";
 
 /**
  * TaskState v2 of the durable-state spec, plus subtasks. The schema is fixed:
@@ -22,7 +23,7 @@ export const subtaskStatuses = ["PENDING", "ACTIVE", "COMPLETED", "FAILED", "CAN
 export const SubtaskStatusSchema = z.enum(subtaskStatuses);
 export type SubtaskStatus = z.infer<typeof SubtaskStatusSchema>;
 
-const identifier = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "must be 1-128 characters: letters, digits, . _ : -");
+const identifier = clientIdSchema;
 /** A SPIFFE ID or another stable principal name. */
 export const IdentitySchema = z.string().min(1).max(256).regex(/^[^\s]+$/, "must not contain spaces");
 

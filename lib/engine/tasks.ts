@@ -1,11 +1,11 @@
-import pg from "pg";
 import { z } from "zod";
 import { digestOf } from "@/lib/canonical-json";
 import { directQuery, type Db, type Tx } from "@/lib/db";
 import { AppError, fieldErrorsFromZod, isAppError } from "@/lib/errors";
 import { Prisma, type Task, type Transition } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
-import { parseOrThrow } from "@/lib/validation";
+import { isUniqueViolation } from "@/lib/db/unique-violation";
+import { parseOrThrow, clientIdSchema } from "@/lib/validation";
 import type { Actor } from "@/lib/engine/actor";
 
 export type { Actor };
@@ -37,7 +37,7 @@ import { getLatestWorkflow, getWorkflowByDigest, workflowNames } from "@/lib/eng
  */
 
 
-const clientId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "must be 1-128 characters: letters, digits, . _ : -");
+const clientId = clientIdSchema;
 
 export const CreateTaskInputSchema = z.strictObject({
   workflow: z.string().min(1).max(64),
@@ -753,12 +753,3 @@ function toTransitionView(row: Transition): TransitionView {
   };
 }
 
-/** P2002 from the query builder; P2010 wraps the driver's error for raw SQL; 23505 straight from node-postgres. */
-function isUniqueViolation(error: unknown): boolean {
-  // node-postgres's own error, from a statement of the direct path (lib/db.ts directQuery).
-  if (error instanceof pg.DatabaseError) return error.code === "23505";
-  if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
-  if (error.code === "P2002") return true;
-  const cause = (error.meta?.driverAdapterError as { cause?: { kind?: string; originalCode?: string } } | undefined)?.cause;
-  return error.code === "P2010" && (cause?.kind === "UniqueConstraintViolation" || cause?.originalCode === "23505");
-}
