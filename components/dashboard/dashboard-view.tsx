@@ -14,10 +14,10 @@ import {
   describeTasksByState,
   describeTransitions,
   describeUnknownOutcomes,
-  formatDuration,
   formatUsdShort,
 } from "@/lib/console/dashboard-format";
 import { formatInteger } from "@/lib/console/format";
+import { formatDuration } from "@/lib/format-duration";
 import {
   AlertsPerDayChart,
   BudgetChart,

@@ -3,7 +3,7 @@ import { plainOptions, SelectFilter } from "@/components/select-filter";
 import { executionStatusInfo } from "@/lib/console/reviews-format";
 import type { ExecutionListData, ExecutionListItem } from "@/lib/console/executions";
 import { executionListHref, executionStatuses, type ExecutionListParams } from "@/lib/console/executions-query";
-import { formatDuration } from "@/lib/console/dashboard-format";
+import { formatDuration } from "@/lib/format-duration";
 import { pluralize } from "@/lib/console/format";
 import { toolNames } from "@/lib/engine/tools";
 import { DateTime } from "@/components/date-time";

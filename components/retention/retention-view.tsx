@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { formatDuration } from "@/lib/console/dashboard-format";
+import { formatDuration } from "@/lib/format-duration";
 import { shortIdentity } from "@/lib/console/format";
 import { describeHoldScope, type RetentionOverview, type RetentionPolicy } from "@/lib/console/retention";
 import { DateTime } from "@/components/date-time";

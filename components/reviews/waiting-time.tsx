@@ -1,7 +1,8 @@
 "use client";
 
 import { useEffect, useState } from "react";
-import { formatDuration, longWaitMs } from "@/lib/console/reviews-format";
+import { longWaitMs } from "@/lib/console/reviews-format";
+import { formatDuration } from "@/lib/format-duration";
 
 /**
  * How long a review has waited, ticking while the page is open. It starts

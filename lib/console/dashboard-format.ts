@@ -1,6 +1,7 @@
 import type { DashboardData } from "@/lib/console/dashboard";
 import { executionListHref } from "@/lib/console/executions-query";
 import { pluralize } from "@/lib/console/format";
+import { formatDuration } from "@/lib/format-duration";
 import { taskListHref } from "@/lib/console/task-list-query";
 
 /**
@@ -32,18 +33,6 @@ export const dashboardLinks = {
   openAlertsOfSeverity: (severity: string) => alertsHref({ status: "open", severity }),
   staleWrites: alertsHref({ kind: "stale_write" }),
 } as const;
-
-/** "45 s", "12 min", "3 h 20 min", "2 d 4 h": an age read at a glance. */
-export function formatDuration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min`;
-  const h = Math.floor(m / 60);
-  if (h < 24) return m % 60 ? `${h} h ${m % 60} min` : `${h} h`;
-  const d = Math.floor(h / 24);
-  return h % 24 ? `${d} d ${h % 24} h` : `${d} d`;
-}
 
 export function ageSince(iso: string | null, now: string): string | null {
   return iso ? formatDuration(new Date(now).getTime() - new Date(iso).getTime()) : null;

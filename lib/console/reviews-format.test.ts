@@ -7,7 +7,6 @@ import {
   describeDivergenceKind,
   divergenceDifferences,
   executionStatusInfo,
-  formatDuration,
   formatMoney,
   summarizeEvidence,
 } from "@/lib/console/reviews-format";
@@ -25,16 +24,6 @@ describe("formatMoney", () => {
 
   it("never hides the amount behind an unknown currency", () => {
     expect(formatMoney(100, "not-a-currency")).toBe("100 NOT-A-CURRENCY (minor units)");
-  });
-});
-
-describe("formatDuration", () => {
-  it("reads at a glance at every scale", () => {
-    expect(formatDuration(-5)).toBe("0 s");
-    expect(formatDuration(45_000)).toBe("45 s");
-    expect(formatDuration(12 * 60_000 + 59_000)).toBe("12 min");
-    expect(formatDuration((3 * 60 + 5) * 60_000)).toBe("3 h 05 min");
-    expect(formatDuration((2 * 24 + 4) * 3_600_000)).toBe("2 d 4 h");
   });
 });
 

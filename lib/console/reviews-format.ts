@@ -33,18 +33,6 @@ export function formatMoney(amountMinor: number, currency: string): string {
   return format.format(amountMinor / 10 ** digits);
 }
 
-/** A waiting time an operator reads at a glance: "45 s", "12 min", "3 h 05 min", "2 d 4 h". */
-export function formatDuration(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min`;
-  const h = Math.floor(m / 60);
-  if (h < 24) return `${h} h ${String(m % 60).padStart(2, "0")} min`;
-  const d = Math.floor(h / 24);
-  return `${d} d ${h % 24} h`;
-}
-
 /** Past this, a frozen refund has waited long enough to stand out in the queue. */
 export const longWaitMs = 60 * 60 * 1000;
 
