@@ -1,16 +1,22 @@
 /** `npm run db:migrate`: applies prisma/migrations to the configured database (each migration in one transaction with its record; lib/db/migrate.ts). */
 import { openDatabase } from "@/lib/db";
+import { ensureEmbeddedDataDir } from "@/lib/db/embedded-init";
 import { migrateDatabase, MigrationError } from "@/lib/db/migrate";
 import { getEnv } from "@/lib/env";
 
-const handle = openDatabase(getEnv().database);
+const { database } = getEnv();
+if (database.kind === "pglite") await ensureEmbeddedDataDir(database.dir);
+const handle = openDatabase(database);
+// Not process.exitCode: closing PGlite resets it.
+let refused = false;
 try {
   const applied = await migrateDatabase(handle.adapterFactory, { log: console.log });
   console.log(applied.length ? `applied: ${applied.join(", ")}` : "database is up to date");
 } catch (error) {
   if (!(error instanceof MigrationError)) throw error;
   console.error(error.message);
-  process.exitCode = 1;
+  refused = true;
 } finally {
   await handle.close();
 }
+if (refused) process.exit(1);
