@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { readMigrations, scriptMatchesChecksum, type Migration } from "@/lib/db/migrations";
 import { sqlStateOf, withAdvisoryLock, type SqlSession } from "@/lib/db/sql-session";
-import { isStrictCreate, isTransactionControl, splitSqlStatements, NON_TRANSACTIONAL_MARKER } from "@/lib/db/sql-statements";
+import { isStrictCreate, isTransactionControl, NON_TRANSACTIONAL_MARKER, splitSqlStatements, stripLeadingComments } from "@/lib/db/sql-statements";
 
 export { migrationsDir, readMigrations, type Migration } from "@/lib/db/migrations";
 export { diffDatabaseToSchema, schemaPath } from "@/lib/db/schema-engine";
@@ -126,7 +126,7 @@ function refuseTransactionControl(migrations: readonly Migration[]): void {
     const control = splitSqlStatements(m.script).find(isTransactionControl);
     if (control) {
       throw new MigrationError(
-        `Migration ${m.name} has its own transaction control (${control.split("\n")[0]}): each migration already runs in one transaction with its record, ` +
+        `Migration ${m.name} has its own transaction control (${firstLine(control)}): each migration already runs in one transaction with its record, ` +
           `and a COMMIT inside it would record half a migration. Remove the BEGIN/COMMIT lines (or, for statements that cannot run in a transaction, ` +
           `mark the migration "${NON_TRANSACTIONAL_MARKER}" and make it idempotent).`,
       );
@@ -314,7 +314,7 @@ async function confirmApplied(session: SqlSession, m: Migration): Promise<void> 
     }
     await session.exec("ROLLBACK TO SAVEPOINT verity_statement");
     if (succeeded && isStrictCreate(statement)) {
-      throw unsettled(m, `it failed as if applied, yet statement ${i + 1} (${statement.split("\n")[0]}) creates an object that does not exist: the database holds part of it`);
+      throw unsettled(m, `it failed as if applied, yet statement ${i + 1} (${firstLine(statement)}) creates an object that does not exist: the database holds part of it`);
     }
   }
 }
@@ -325,6 +325,10 @@ function unsettled(m: Migration, why: string, cause?: unknown): MigrationError {
       `Compare the database with prisma/migrations/${m.name}/migration.sql, then run \`prisma migrate resolve --applied ${m.name}\` or \`--rolled-back ${m.name}\`.`,
     { cause },
   );
+}
+
+function firstLine(statement: string): string {
+  return stripLeadingComments(statement).split("\n")[0]!;
 }
 
 function messageOf(error: unknown): string {

@@ -81,7 +81,9 @@ export async function diffDatabaseToSchema(adapterFactory: SqlMigrationAwareDriv
 
 /**
  * Prisma's own apply (what `prisma migrate deploy` runs), for compatibility
- * tests only: it is not crash-safe (see the top of this file).
+ * tests only: it is not crash-safe (see the top of this file). On PostgreSQL
+ * it leaves Prisma's advisory lock held by the pooled connection it used:
+ * close that pool afterwards, or the next applier waits for it.
  */
 export async function applyMigrationsWithPrismaEngine(adapterFactory: SqlMigrationAwareDriverAdapterFactory, migrations?: readonly Migration[]): Promise<string[]> {
   const engine = await openEngine(adapterFactory);
