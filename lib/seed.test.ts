@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isSeeded, seedDemoData } from "@/lib/seed";
+import { isSeeded, seedDemoData, seedMarkerOf } from "@/lib/seed";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
+import { queryOf, snapshotDatabase } from "@/tests/startup/helpers";
 
 /**
  * The seeded demo shows the lifecycle, and claims no side effect: every
@@ -34,4 +35,44 @@ describe("demo seed", () => {
     expect(count("delivery", "complete")).toBe(1);
     expect(await isSeeded(t.db)).toBe(true);
   });
+});
+
+describe("an interrupted seed", () => {
+  it("run again after being stopped at any of its writes, ends with the rows of a seed run straight through; isSeeded only once the marker is written", async () => {
+    const straight = await openTestPglite();
+    const interrupted = await openTestPglite();
+    try {
+      await seedDemoData(straight.db, { extraTasks: 12 });
+      // Stop at the first fault point of each run (a throw where a kill would
+      // be; the real kills are tests/startup/ and tests/postgres/startup-kill),
+      // then start again: each run gets one write further than the last.
+      let stops = 0;
+      for (;;) {
+        let stoppedAt: string | undefined;
+        const stop = new Error("stopped");
+        try {
+          await seedDemoData(interrupted.db, {
+            extraTasks: 12,
+            faultPoint: (point) => {
+              stoppedAt = point;
+              throw stop;
+            },
+          });
+          break;
+        } catch (error) {
+          if (error !== stop) throw error;
+          stops++;
+          // The marker is the last write: only a stop after it finds the database seeded.
+          expect(await isSeeded(interrupted.db), stoppedAt).toBe(stoppedAt === "seed:done");
+        }
+      }
+      expect(stops).toBeGreaterThan(50);
+      expect(await isSeeded(interrupted.db)).toBe(true);
+      expect(await snapshotDatabase(queryOf(interrupted.db))).toEqual(await snapshotDatabase(queryOf(straight.db)));
+      // And a seeded database is left alone.
+      expect(await seedDemoData(interrupted.db, { extraTasks: 12 })).toEqual({ tasks: 0, seedId: await seedMarkerOf(interrupted.db) });
+    } finally {
+      await Promise.all([straight.close(), interrupted.close()]);
+    }
+  }, 120_000);
 });

@@ -1,8 +1,10 @@
-import type { Db } from "@/lib/db";
 import { issueApiToken } from "@/lib/auth/api-tokens";
-import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { sha256Hex } from "@/lib/canonical-json";
+import type { DatabaseHandle, Db } from "@/lib/db";
+import { withAdvisoryLock } from "@/lib/db/sql-session";
+import { createTask, getTaskVersion, transitionTask, type Actor } from "@/lib/engine/tasks";
 import type { TaskPatch } from "@/lib/engine/task-state";
-import { countUsers, createUser } from "@/lib/users";
+import { createUser } from "@/lib/users";
 
 /**
  * Demo data for the embedded quick start. Logins and the agent token are
@@ -105,26 +107,66 @@ const deliveryScripts: Array<{ intent: string; steps: Step[] }> = [
   { intent: "spike-vector-search", steps: [{ to: "expired", reason: "time box ran out" }] },
 ];
 
+/**
+ * Seeding survives a kill at any point. The seed cannot be one transaction
+ * (it goes through createTask / transitionTask, which commit their own), so
+ * it is idempotent and resumed until its completion marker is written:
+ *
+ * - every row has a fixed identity: users by username, tokens by their hash,
+ *   tasks by id (`demo-<intent>`), each step by transition id
+ *   (`<task>:v<version it makes>`), so a resumed seed skips what committed
+ *   and the engine answers a replayed step with its first result;
+ * - the last write is the demo agent's token, and that row is the marker
+ *   (isSeeded): a database whose demo token works holds every demo row, and
+ *   one without it is seeded again, resuming where the killed start stopped,
+ *   never skipped because some rows exist.
+ *
+ * A database seeded by an earlier Verity (random task ids, the tokens written
+ * before the tasks) has the marker already and is left as it is.
+ */
 export async function isSeeded(db: Db): Promise<boolean> {
-  return (await countUsers(db)) > 0;
+  return (await seedMarkerOf(db)) !== null;
 }
 
-export async function seedDemoData(db: Db, options: { extraTasks?: number } = {}): Promise<{ tasks: number }> {
-  for (const user of demoUsers) await createUser(db, user);
-  await issueApiToken(db, { name: demoAgent.name, identity: demoAgent.identity, token: demoAgent.token });
-  await issueApiToken(db, { name: demoObserver.name, identity: demoObserver.identity, token: demoObserver.token, role: "auditor" });
+/** The id of the demo agent token's row: set once per seeding, it names this seeded database (lib/demo/runner.ts's marker). */
+export async function seedMarkerOf(db: Db): Promise<string | null> {
+  const row = await db.apiToken.findUnique({ where: { tokenHash: sha256Hex(demoAgent.token) }, select: { id: true } });
+  return row?.id ?? null;
+}
+
+export interface SeedOptions {
+  extraTasks?: number;
+  /** Tests kill the process at these points (tests/startup/): `seed:user:<name>`, `seed:token:observer`, `seed:task:<id>:v<n>`, `seed:done`. */
+  faultPoint?: (point: string) => void | Promise<void>;
+}
+
+/** Seeds, or completes a seed a killed process left half done; a seeded database is left alone. */
+export async function seedDemoData(db: Db, options: SeedOptions = {}): Promise<{ tasks: number; seedId: string }> {
+  const fault = options.faultPoint ?? (() => {});
+  const existing = await seedMarkerOf(db);
+  if (existing) return { tasks: 0, seedId: existing };
+  for (const user of demoUsers) {
+    if (await db.user.findUnique({ where: { username: user.username }, select: { id: true } })) continue;
+    await createUser(db, user);
+    await fault(`seed:user:${user.username}`);
+  }
+  if (await issueTokenOnce(db, { name: demoObserver.name, identity: demoObserver.identity, token: demoObserver.token, role: "auditor" })) await fault("seed:token:observer");
   const agent: Actor = { identity: demoAgent.identity, kind: "agent" };
   let tasks = 0;
   const run = async (workflow: string, intent: string, steps: Step[]) => {
-    const { task } = await createTask(
-      db,
-      { workflow, intent_id: intent, subtasks: workflow === "agent-task" ? refundSubtasks : undefined, budget: { currency_committed_usd: 5 } },
-      agent,
-    );
-    let version = task.version;
-    for (const step of steps) {
-      const result = await transitionTask(db, task.id, { expected_version: version, ...step }, agent);
+    const taskId = `demo-${intent}`;
+    // Versions are gapless and every step makes one: step i takes the task from version i + 1.
+    let version = await getTaskVersion(db, taskId);
+    if (version === null) {
+      const input = { workflow, task_id: taskId, intent_id: intent, subtasks: workflow === "agent-task" ? refundSubtasks : undefined, budget: { currency_committed_usd: 5 } };
+      version = (await createTask(db, input, agent)).task.version;
+      await fault(`seed:task:${taskId}:v${version}`);
+    }
+    for (const [i, step] of steps.entries()) {
+      if (i + 1 < version) continue;
+      const result = await transitionTask(db, taskId, { expected_version: i + 1, transition_id: `${taskId}:v${i + 2}`, ...step }, agent);
       version = result.task.version;
+      await fault(`seed:task:${taskId}:v${version}`);
     }
     tasks++;
   };
@@ -135,5 +177,31 @@ export async function seedDemoData(db: Db, options: { extraTasks?: number } = {}
     const s = repeatable[i % repeatable.length]!;
     await run("agent-task", `${s.intent}-${i}`, s.steps);
   }
-  return { tasks };
+  // The completion marker, last.
+  const { id: seedId } = await issueApiToken(db, { name: demoAgent.name, identity: demoAgent.identity, token: demoAgent.token });
+  await fault("seed:done");
+  return { tasks, seedId };
+}
+
+/** Issues the token unless its row exists; whether it wrote one. */
+async function issueTokenOnce(db: Db, input: Parameters<typeof issueApiToken>[1] & { token: string }): Promise<boolean> {
+  if (await db.apiToken.findUnique({ where: { tokenHash: sha256Hex(input.token) }, select: { id: true } })) return false;
+  await issueApiToken(db, input);
+  return true;
+}
+
+/** Prisma's lock id is 72707369 (lib/db/migrate.ts); this one is the seed's: "veri". */
+export const SEED_LOCK_KEY = 0x76657269;
+
+/**
+ * seedDemoData under an advisory lock, so that two processes starting on one
+ * PostgreSQL database do not seed it at once (the second finds the marker
+ * and leaves it alone). `seededNow` is false when it was seeded already.
+ */
+export async function ensureDemoData(handle: DatabaseHandle, options: SeedOptions = {}): Promise<{ seededNow: boolean; tasks: number; seedId: string }> {
+  return withAdvisoryLock(handle.adapterFactory, SEED_LOCK_KEY, async () => {
+    const existing = await seedMarkerOf(handle.db);
+    if (existing) return { seededNow: false, tasks: 0, seedId: existing };
+    return { seededNow: true, ...(await seedDemoData(handle.db, options)) };
+  });
 }

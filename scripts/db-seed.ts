@@ -1,12 +1,18 @@
-/** `npm run db:seed`: demo users, the demo agent token and demo tasks, on an empty database only. */
+/**
+ * `npm run db:seed`: demo users, the demo agent token and demo tasks. Completes
+ * a seed an interrupted run left half done; a seeded database is left alone.
+ */
 import { openDatabase } from "@/lib/db";
+import { ensureEmbeddedDataDir } from "@/lib/db/embedded-init";
 import { getEnv } from "@/lib/env";
-import { isSeeded, seedDemoData } from "@/lib/seed";
+import { ensureDemoData } from "@/lib/seed";
 
-const handle = openDatabase(getEnv().database);
+const { database } = getEnv();
+if (database.kind === "pglite") await ensureEmbeddedDataDir(database.dir);
+const handle = openDatabase(database);
 try {
-  if (await isSeeded(handle.db)) console.log("database already has users: not seeding");
-  else console.log(`seeded ${(await seedDemoData(handle.db)).tasks} demo tasks`);
+  const { seededNow, tasks } = await ensureDemoData(handle);
+  console.log(seededNow ? `seeded ${tasks} demo tasks` : "database already seeded (its demo agent token exists): not seeding");
 } finally {
   await handle.close();
 }

@@ -1,24 +1,27 @@
 /**
  * `npm start` (and `npm run dev` with --dev): the whole quick start in one
  * command. Migrates the configured database (the embedded PGlite folder is
- * created on first run), seeds demo data into an empty one, builds the
- * console when the sources are newer than the last build, then serves it.
- * The database is closed before Next starts: a PGlite folder belongs to one
- * process at a time. On the first start of a demo database, once the
- * console answers, the demo refund agent runs against it (lib/demo/), so the
- * console shows real refunds, reconciliations and frozen refunds.
+ * created on first run), seeds demo data (or completes a seed an
+ * interrupted start left half done), builds the console when the sources are
+ * newer than the last build, then serves it. The database is closed before
+ * Next starts: a PGlite folder belongs to one process at a time. On the
+ * first start of a demo database, once the console answers, the demo refund
+ * agent runs against it (lib/demo/), so the console shows real refunds,
+ * reconciliations and frozen refunds; a start stopped before they were done
+ * runs them again.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { openDatabase } from "@/lib/db";
-import { migrateDatabase } from "@/lib/db/migrate";
-import { seedLongHistoryTask } from "@/lib/demo/long-history";
+import { ensureEmbeddedDataDir } from "@/lib/db/embedded-init";
+import { migrateDatabase, MigrationError } from "@/lib/db/migrate";
+import { isLongHistoryComplete, seedLongHistoryTask } from "@/lib/demo/long-history";
 import { planDemoRuns } from "@/lib/demo/plan";
-import { describeDemoResult, isDemoPending, markDemo, runDemoAgentRuns, stopDemoAgents, waitUntilServing } from "@/lib/demo/runner";
+import { describeDemoResult, isDemoDone, markDemoDone, runDemoAgentRuns, stopDemoAgents, waitUntilServing } from "@/lib/demo/runner";
 import { getAuthSecret, getEnv, getSandboxWebhookSecret } from "@/lib/env";
 import { startSandbox } from "@/lib/sandbox/server";
-import { demoAgent, demoUsers, isSeeded, seedDemoData } from "@/lib/seed";
+import { demoAgent, demoUsers, ensureDemoData } from "@/lib/seed";
 
 const dev = process.argv.includes("--dev");
 const env = getEnv();
@@ -58,16 +61,23 @@ if (!existsSync(path.join(root, "lib", "generated", "prisma", "client.ts"))) run
 
 const where = env.database.kind === "pglite" ? `embedded PostgreSQL (PGlite) in ${path.relative(root, env.database.dir)}` : "PostgreSQL from DATABASE_URL";
 console.log(`verity: database: ${where}`);
+// A fresh embedded folder is built aside and renamed into place: a kill during initdb leaves none, never half of one.
+if (env.database.kind === "pglite" && (await ensureEmbeddedDataDir(env.database.dir))) console.log("verity: created the embedded database");
 const handle = openDatabase(env.database);
-let seededNow = false;
+// The id of this database's seed (lib/seed.ts seedMarkerOf), null without demo data.
+let seedId: string | null = null;
+// Not process.exitCode: closing PGlite resets it (its emscripten exit sets it to 0).
+let refused = false;
 try {
-  const applied = await migrateDatabase(handle.adapterFactory);
+  // Each migration commits with its record, and the seed resumes until its
+  // marker is written: a start killed anywhere in here is completed by the next.
+  const applied = await migrateDatabase(handle.adapterFactory, { log: (line) => console.log(`verity: ${line}`) });
   if (applied.length) console.log(`verity: applied migrations ${applied.join(", ")}`);
-  if (env.VERITY_DEMO_DATA && !(await isSeeded(handle.db))) {
-    const { tasks } = await seedDemoData(handle.db, { extraTasks: 40 });
-    seededNow = true;
-    console.log(`verity: seeded ${tasks} demo tasks`);
-    if (env.VERITY_E2E_LONG_HISTORY > 0) {
+  if (env.VERITY_DEMO_DATA) {
+    const seed = await ensureDemoData(handle, { extraTasks: 40 });
+    seedId = seed.seedId;
+    if (seed.seededNow) console.log(`verity: seeded ${seed.tasks} demo tasks`);
+    if (env.VERITY_E2E_LONG_HISTORY > 0 && !(await isLongHistoryComplete(handle.db, env.VERITY_E2E_LONG_HISTORY))) {
       // Minutes of transitions on a busy machine, and the build needs no
       // database: build meanwhile, so the wait is the longer of the two, not their sum.
       const building = !dev && buildIsStale() ? buildInBackground() : null;
@@ -76,13 +86,17 @@ try {
       if (building && (await building) !== 0) process.exit(1);
     }
   }
+} catch (error) {
+  if (!(error instanceof MigrationError)) throw error;
+  console.error(`verity: ${error.message}`);
+  refused = true;
 } finally {
   await handle.close();
 }
+if (refused) process.exit(1);
 
-// Once per demo database: the start that seeded it, or one that stopped before the runs were done.
-const demoAgentRuns = env.VERITY_DEMO_DATA && env.VERITY_DEMO_AGENT_RUNS && (seededNow || isDemoPending(env.dataDir));
-if (demoAgentRuns) markDemo(env.dataDir, "pending");
+// Once per seeded demo database, until the runs are done (lib/demo/runner.ts isDemoDone).
+const demoAgentRuns = env.VERITY_DEMO_DATA && env.VERITY_DEMO_AGENT_RUNS && seedId !== null && !isDemoDone(env.dataDir, seedId);
 
 if (!dev && buildIsStale()) {
   console.log("verity: building the console (first start, or sources changed)…");
@@ -165,7 +179,7 @@ async function runDemo(): Promise<void> {
       log,
     });
     log(describeDemoResult(result));
-    if (result.finished) markDemo(env.dataDir, "done", { tasks: Object.fromEntries(result.statuses), deviations: result.deviations });
+    if (result.finished && seedId) markDemoDone(env.dataDir, seedId, { tasks: Object.fromEntries(result.statuses), deviations: result.deviations });
   } catch (error) {
     log(`stopped: ${error instanceof Error ? error.message : String(error)}; the console is unaffected (npm run agent -- --resume --run-id demo continues the runs)`);
   }

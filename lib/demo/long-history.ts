@@ -1,5 +1,5 @@
 import type { Db } from "@/lib/db";
-import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { createTask, getTaskVersion, transitionTask, type Actor } from "@/lib/engine/tasks";
 
 /**
  * A task with a very long history, for the browser test that opens and
@@ -18,29 +18,49 @@ import { createTask, transitionTask, type Actor } from "@/lib/engine/tasks";
 export const LONG_HISTORY_TASK_ID = "e2e-long-history";
 export const longHistoryAgent: Actor = { identity: "spiffe://verity.local/agent/long-runner", kind: "agent" };
 
+/**
+ * Creates the task, or continues it where a killed start left it: its
+ * version says how far it got (creation 1, the three moves 2–4, update i
+ * makes 4 + i), and each update's transition id is fixed, so nothing is
+ * written twice. Complete once the task has `events` versions.
+ */
 export async function seedLongHistoryTask(db: Db, events: number, log: (line: string) => void = () => {}): Promise<{ taskId: string; events: number; ms: number }> {
   const started = performance.now();
   const agent = longHistoryAgent;
-  const { task } = await createTask(
-    db,
-    {
-      workflow: "agent-task",
-      task_id: LONG_HISTORY_TASK_ID,
-      intent_id: "long-history",
-      subtasks: [{ id: "crunch", title: "Crunch the numbers", mandatory: true }],
-      budget: { currency_committed_usd: 1_000_000 },
-    },
-    agent,
-  );
-  let version = task.version;
+  let version =
+    (await getTaskVersion(db, LONG_HISTORY_TASK_ID)) ??
+    (
+      await createTask(
+        db,
+        {
+          workflow: "agent-task",
+          task_id: LONG_HISTORY_TASK_ID,
+          intent_id: "long-history",
+          subtasks: [{ id: "crunch", title: "Crunch the numbers", mandatory: true }],
+          budget: { currency_committed_usd: 1_000_000 },
+        },
+        agent,
+      )
+    ).task.version;
   const moves = ["PLANNING", "READY", "RUNNING"];
-  for (const to of moves) version = (await transitionTask(db, task.id, { expected_version: version, to }, agent)).task.version;
+  for (const [i, to] of moves.entries()) {
+    if (i + 1 < version) continue;
+    version = (await transitionTask(db, LONG_HISTORY_TASK_ID, { expected_version: i + 1, to, transition_id: `${LONG_HISTORY_TASK_ID}:v${i + 2}` }, agent)).task.version;
+  }
   // The creation and the three moves are events too.
   const updates = Math.max(0, events - 1 - moves.length);
-  for (let i = 1; i <= updates; i++) {
+  for (let i = version - moves.length; i <= updates; i++) {
     const patch = { budget: { tokens_spent: i * 10, hops_used: i } };
-    version = (await transitionTask(db, task.id, { expected_version: version, patch, reason: `progress report ${i}` }, agent)).task.version;
+    const expected = moves.length + i;
+    version = (
+      await transitionTask(db, LONG_HISTORY_TASK_ID, { expected_version: expected, patch, reason: `progress report ${i}`, transition_id: `${LONG_HISTORY_TASK_ID}:v${expected + 1}` }, agent)
+    ).task.version;
     if (i % 5000 === 0) log(`long history: ${i} of ${updates} updates, ${Math.round((performance.now() - started) / 1000)} s`);
   }
-  return { taskId: task.id, events: updates + 1 + moves.length, ms: Math.round(performance.now() - started) };
+  return { taskId: LONG_HISTORY_TASK_ID, events: updates + 1 + moves.length, ms: Math.round(performance.now() - started) };
+}
+
+/** Whether the long-history task has all its events (a start killed while seeding it left it shorter). */
+export async function isLongHistoryComplete(db: Db, events: number): Promise<boolean> {
+  return ((await getTaskVersion(db, LONG_HISTORY_TASK_ID)) ?? 0) >= events;
 }

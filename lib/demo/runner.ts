@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
 import path from "node:path";
 import { agentInvocationOf, deviationsFromPlan, nextDemoStep, resumeInvocationOf, type AgentInvocation, type DemoRun } from "@/lib/demo/plan";
 import { isVerityApiError, VerityClient } from "@/lib/sdk";
@@ -183,24 +183,45 @@ export function describeDemoResult(result: DemoResult): string {
 }
 
 /**
- * The marker in the data folder: "pending" from the seeding start until the
- * runs are done, so a start that was stopped halfway runs them again (every
- * run is idempotent: the agent continues its tasks from their last commit)
- * and a later start leaves the demo alone.
+ * The marker in the data folder: written once the runs are done, naming the
+ * seeded database they ran against (lib/seed.ts seedMarkerOf: the id of the
+ * demo token's row, new with every seeding). The runs are due on every start
+ * of a demo database until it says "done" for that database, so a start
+ * killed or stopped anywhere before (during seeding, before the console
+ * answered, halfway through the runs) runs them again on the next start:
+ * every run is idempotent, the agent continues its tasks from their last
+ * commit. Nothing is ever skipped because some demo rows exist. A fresh
+ * database under an old data folder (another DATABASE_URL, a deleted
+ * pglite folder) gets a new seed id, hence its own runs.
+ *
+ * A marker from an earlier Verity ({"status":"done"} without a seed id) still
+ * counts as done; one left "pending" by it is due.
  */
 const MARKER = "demo-agent-runs.json";
 
-export function isDemoPending(dataDir: string): boolean {
+export function isDemoDone(dataDir: string, seedId: string): boolean {
   const file = path.join(dataDir, MARKER);
   if (!existsSync(file)) return false;
   try {
-    return (JSON.parse(readFileSync(file, "utf8")) as { status?: unknown }).status === "pending";
+    const marker = JSON.parse(readFileSync(file, "utf8")) as { status?: unknown; seed?: unknown };
+    return marker.status === "done" && (marker.seed === undefined || marker.seed === seedId);
   } catch {
+    // Unreadable (it is written by rename, so not a torn write): run them again, they are idempotent.
     return false;
   }
 }
 
-export function markDemo(dataDir: string, status: "pending" | "done", details: Record<string, unknown> = {}): void {
+export function markDemoDone(dataDir: string, seedId: string, details: Record<string, unknown> = {}): void {
   mkdirSync(dataDir, { recursive: true });
-  writeFileSync(path.join(dataDir, MARKER), `${JSON.stringify({ status, at: new Date().toISOString(), ...details }, null, 2)}\n`);
+  const file = path.join(dataDir, MARKER);
+  const partial = `${file}.${process.pid}.partial`;
+  // Written aside, flushed, then renamed over the marker: a kill leaves the old marker or the new one, never half of one.
+  const fd = openSync(partial, "w");
+  try {
+    writeSync(fd, `${JSON.stringify({ status: "done", seed: seedId, at: new Date().toISOString(), ...details }, null, 2)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(partial, file);
 }
