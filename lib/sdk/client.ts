@@ -1,3 +1,4 @@
+import { sleep } from "@/lib/sleep";
 import { apiErrorOf, isRetryableStatus, isVerityApiError, VerityNetworkError } from "./errors";
 import { withLease, type LeaseHandle, type WithLeaseOptions } from "./lease";
 import { executeToolProtocol, type ExecuteToolInput, type FaultPointHook, type ToolCallContext, type ToolExecution, type ToolOutcome } from "./tool-protocol";
@@ -284,8 +285,4 @@ function enc(id: string): string {
 /** An id fixed before the first attempt, so every retry names the same request. */
 function newClientId(prefix: string): string {
   return `${prefix}-${crypto.randomUUID()}`;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

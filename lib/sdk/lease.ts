@@ -1,3 +1,4 @@
+import { sleep } from "@/lib/sleep";
 import { isVerityApiError } from "./errors";
 import type { Lease } from "./types";
 
@@ -49,7 +50,7 @@ export async function acquireLeaseWaiting(api: LeaseApi, taskId: string, ttlSeco
       if (expiry === undefined || expiry > deadline) throw error;
       const until = Math.min(deadline, Math.max(expiry, Date.now()) + 250);
       options.onWait?.(error, until);
-      await new Promise((resolve) => setTimeout(resolve, Math.max(50, until - Date.now())));
+      await sleep(Math.max(50, until - Date.now()));
     }
   }
 }
