@@ -1,6 +1,6 @@
-import { z } from "zod";
 import type { Db } from "@/lib/db";
 import { AppError } from "@/lib/errors";
+import { keysetCursor, keysetParts } from "@/lib/keyset-cursor";
 import type { Prisma } from "@/lib/generated/prisma/client";
 import type { ExecutionStatus } from "@/lib/generated/prisma/enums";
 import { executionListPageSize, type ExecutionListParams } from "@/lib/console/executions-query";
@@ -58,15 +58,14 @@ export async function loadExecutionList(db: Db, params: ExecutionListParams): Pr
   }
 }
 
+/** (updated_at, id) of the page's last row. */
+const pageCursor = keysetCursor([keysetParts.instant, keysetParts.text], { notOurs: "not a cursor of this list", advice: "start again from the first page" });
+
 function encodeCursor(e: { updatedAt: Date; id: string }): string {
-  return Buffer.from(JSON.stringify([e.updatedAt.toISOString(), e.id])).toString("base64url");
+  return pageCursor.encode([e.updatedAt, e.id]);
 }
 
 function decodeCursor(cursor: string): { updatedAt: Date; id: string } {
-  try {
-    const [iso, id] = z.tuple([z.iso.datetime(), z.string().min(1)]).parse(JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")));
-    return { updatedAt: new Date(iso), id };
-  } catch {
-    throw new AppError("validation_failed", "cursor: not a cursor of this list; start again from the first page", { errors: [{ field: "cursor", message: "not a cursor of this list" }] });
-  }
+  const [updatedAt, id] = pageCursor.decode(cursor);
+  return { updatedAt, id };
 }
