@@ -129,8 +129,12 @@ if (env.VERITY_DEMO_DATA) {
 // Node closes idle keep-alive sockets after 5 s; a client that reuses one at
 // that instant gets ECONNRESET (seen in e2e runs under load). Idle clients
 // give up well before 65 s, so the client side closes first.
-const nextArgs = dev ? ["next", "dev", "-p", String(env.PORT)] : ["next", "start", "-p", String(env.PORT), "--keepAliveTimeout", "65000"];
-const next = spawn("npx", nextArgs, {
+const nextArgs = dev ? ["dev", "-p", String(env.PORT)] : ["start", "-p", String(env.PORT), "--keepAliveTimeout", "65000"];
+// Next's own CLI under node, not npx: the signal below must reach the
+// server itself. Through npx (npm exec, then sh) SIGTERM stopped the
+// wrappers and left next-server running, holding the port and the PGlite
+// folder that the next start then opened from a second process.
+const next = spawn(process.execPath, [path.join(root, "node_modules", "next", "dist", "bin", "next"), ...nextArgs], {
   stdio: "inherit",
   env: {
     ...process.env,
