@@ -1,12 +1,11 @@
 "use server";
 
-import { refresh } from "next/cache";
-import type { AuditActor } from "@/lib/engine/audit-chain";
-import { requireSessionPermission } from "@/lib/auth/session";
-import type { Principal } from "@/lib/auth/permissions";
+import { z } from "zod";
+import { formIncompleteMessage, type FormAction, type FormActionSpec } from "@/lib/actions/form-action";
+import { sessionFormAction } from "@/lib/actions/session-form-action";
 import { getDb } from "@/lib/db";
 import { applyAuditRetention, placeLegalHold, releaseLegalHold } from "@/lib/engine/audit-retention";
-import { isAppError } from "@/lib/errors";
+import type { AppError } from "@/lib/errors";
 import { ApplyRetentionFormSchema, PlaceHoldFormSchema, utcInstantFromLocalInput } from "@/lib/console/retention";
 import type { RetentionFormState } from "@/lib/console/retention-form";
 
@@ -17,81 +16,67 @@ import type { RetentionFormState } from "@/lib/console/retention-form";
  * transaction.
  */
 
-function auditActorOf(principal: Principal): AuditActor {
-  return { identity: principal.identity, kind: principal.kind === "agent" ? "agent" : "user" };
+/** The engine's field errors, by field, shown beside each input. */
+function fieldsOf(error?: AppError): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const e of error?.details.errors ?? []) fields[e.field] = e.message;
+  return fields;
 }
 
-export async function placeHoldAction(_previous: RetentionFormState, formData: FormData): Promise<RetentionFormState> {
-  try {
-    const principal = await requireSessionPermission("audit:retention", "action placeHoldAction");
-    const form = PlaceHoldFormSchema.safeParse(Object.fromEntries(formData));
-    if (!form.success) return { status: "error", message: "The form was incomplete; reload the page and try again.", fields: {} };
-    const { taskId, from, to, reason } = form.data;
-    const hold = await placeLegalHold(getDb(), { task_id: taskId, from: utcInstantFromLocalInput(from), to: utcInstantFromLocalInput(to), reason }, auditActorOf(principal));
-    refresh();
+/** What every retention form shares: the permission, the state's shape, and a refused field named as such. */
+const retentionForm = {
+  permission: "audit:retention",
+  errorState: (message: string, error?: AppError): RetentionFormState =>
+    error?.code === "validation_failed" ? { status: "error", message: `Nothing was changed: ${message}`, fields: fieldsOf(error) } : { status: "error", message, fields: {} },
+} satisfies Partial<FormActionSpec<z.ZodType, RetentionFormState>>;
+
+export const placeHoldAction: FormAction<RetentionFormState> = sessionFormAction({
+  ...retentionForm,
+  name: "placeHoldAction",
+  schema: PlaceHoldFormSchema,
+  invalid: () => ({ status: "error", message: formIncompleteMessage, fields: {} }),
+  async run({ taskId, from, to, reason }, { actor }) {
+    const hold = await placeLegalHold(getDb(), { task_id: taskId, from: utcInstantFromLocalInput(from), to: utcInstantFromLocalInput(to), reason }, actor);
     return { status: "done", message: `Legal hold ${hold.id} placed. Retention will not delete what it covers until it is released.` };
-  } catch (error) {
-    return answerFor(error);
-  }
-}
+  },
+});
 
-export async function releaseHoldAction(_previous: RetentionFormState, formData: FormData): Promise<RetentionFormState> {
-  try {
-    const principal = await requireSessionPermission("audit:retention", "action releaseHoldAction");
-    const holdId = String(formData.get("holdId") ?? "");
-    const hold = await releaseLegalHold(getDb(), holdId, String(formData.get("reason") ?? ""), auditActorOf(principal));
-    refresh();
+// The reason is judged by the engine (its words name the field), so the form passes it through as typed.
+const ReleaseHoldFormSchema = z.object({ holdId: z.string().default(""), reason: z.string().default("") });
+
+export const releaseHoldAction: FormAction<RetentionFormState> = sessionFormAction({
+  ...retentionForm,
+  name: "releaseHoldAction",
+  schema: ReleaseHoldFormSchema,
+  async run({ holdId, reason }, { actor }) {
+    const hold = await releaseLegalHold(getDb(), holdId, reason, actor);
     return { status: "done", message: `Legal hold ${hold.id} released.` };
-  } catch (error) {
-    if (isAppError(error) && error.code === "version_conflict") {
-      refresh();
-      return { status: "conflict", message: `${error.message} Nothing was changed.` };
-    }
-    return answerFor(error);
-  }
-}
+  },
+  answer: (error) => (error.code === "version_conflict" ? { status: "conflict", message: `${error.message} Nothing was changed.` } : undefined),
+});
 
-export async function applyRetentionAction(_previous: RetentionFormState, formData: FormData): Promise<RetentionFormState> {
-  try {
-    const principal = await requireSessionPermission("audit:retention", "action applyRetentionAction");
-    const form = ApplyRetentionFormSchema.safeParse(Object.fromEntries(formData));
-    if (!form.success) {
-      const fields: Record<string, string> = {};
-      for (const issue of form.error.issues) {
-        const field = String(issue.path[0] ?? "");
-        fields[field] ??= field === "confirm" ? "Tick the box to confirm that old entries are deleted." : "A whole number of days, at least 1.";
-      }
-      return { status: "error", message: "Nothing was deleted: check the fields below.", fields };
+export const applyRetentionAction: FormAction<RetentionFormState> = sessionFormAction({
+  ...retentionForm,
+  name: "applyRetentionAction",
+  schema: ApplyRetentionFormSchema,
+  invalid(issues) {
+    const fields: Record<string, string> = {};
+    for (const issue of issues) {
+      const field = String(issue.path[0] ?? "");
+      fields[field] ??= field === "confirm" ? "Tick the box to confirm that old entries are deleted." : "A whole number of days, at least 1.";
     }
-    const result = await applyAuditRetention(getDb(), { olderThanDays: form.data.days }, auditActorOf(principal));
-    refresh();
+    return { status: "error", message: "Nothing was deleted: check the fields below.", fields };
+  },
+  async run({ days }, { actor }) {
+    const result = await applyAuditRetention(getDb(), { olderThanDays: days }, actor);
     const deleted = result.cuts.reduce((n, c) => n + c.deleted, 0);
     const held = result.heldStreams.length ? ` ${result.heldStreams.length} stream(s) kept older entries under a legal hold.` : "";
     return {
       status: "done",
       message:
         result.entry === null
-          ? `Nothing was older than ${form.data.days} days (before ${result.cutoff.toISOString()}) outside a legal hold: nothing deleted, nothing recorded.${held}`
-          : `Deleted ${deleted} entries older than ${form.data.days} days from ${result.cuts.length} stream(s); each stream now starts at an anchor.${held}`,
+          ? `Nothing was older than ${days} days (before ${result.cutoff.toISOString()}) outside a legal hold: nothing deleted, nothing recorded.${held}`
+          : `Deleted ${deleted} entries older than ${days} days from ${result.cuts.length} stream(s); each stream now starts at an anchor.${held}`,
     };
-  } catch (error) {
-    return answerFor(error);
-  }
-}
-
-function answerFor(error: unknown): RetentionFormState {
-  if (!isAppError(error)) throw error;
-  switch (error.code) {
-    case "unauthenticated":
-      return { status: "error", message: "Your session has ended. Sign in again; nothing was changed.", fields: {} };
-    case "forbidden":
-      return { status: "error", message: `Not allowed: ${error.message} Nothing was changed.`, fields: {} };
-    case "validation_failed": {
-      const fields: Record<string, string> = {};
-      for (const e of error.details.errors ?? []) fields[e.field] = e.message;
-      return { status: "error", message: `Nothing was changed: ${error.message}`, fields };
-    }
-    default:
-      return { status: "error", message: error.message, fields: {} };
-  }
-}
+  },
+});

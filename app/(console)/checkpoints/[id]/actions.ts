@@ -1,12 +1,11 @@
 "use server";
 
-import { refresh } from "next/cache";
 import { z } from "zod";
-import { actorOf } from "@/lib/auth/permissions";
-import { requireSessionPermission } from "@/lib/auth/session";
+import { formIncompleteMessage, type FormAction } from "@/lib/actions/form-action";
+import { sessionFormAction } from "@/lib/actions/session-form-action";
 import { getDb } from "@/lib/db";
 import { planRestore, restoreCheckpoint, verifyCheckpoint } from "@/lib/engine/checkpoints";
-import { isAppError } from "@/lib/errors";
+import type { AppError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { describeRestoreResult } from "@/lib/console/checkpoints-format";
 import { currentVersionOf, restoreReasonMaxLength, type PlanFormState, type RestoreFormState, type VerifyFormState } from "@/lib/console/checkpoints-form";
@@ -18,6 +17,8 @@ const checkbox = z
   .literal("on")
   .optional()
   .transform((v) => v === "on");
+
+const VerifyFormSchema = z.object({ checkpointId });
 
 const PlanFormSchema = z.object({ checkpointId, rewind: checkbox });
 
@@ -33,32 +34,28 @@ const RestoreFormSchema = z.object({
     .max(restoreReasonMaxLength, `Keep the reason under ${restoreReasonMaxLength} characters.`),
 });
 
-/** Words for the errors every checkpoint action can meet before it reaches the engine's rules. */
-function accessMessage(error: { code: string; message: string }): string | null {
-  switch (error.code) {
-    case "unauthenticated":
-      return "Your session has ended. Sign in again; nothing was changed.";
-    case "forbidden":
-      return `Not allowed: ${error.message} Nothing was changed.`;
-    case "not_found":
-      return `${error.message} It may have been mistyped.`;
-    default:
-      return null;
-  }
+/** A checkpoint id that finds nothing came from a link or a typed URL. */
+function notFoundAnswer(error: AppError): string | undefined {
+  return error.code === "not_found" ? `${error.message} It may have been mistyped.` : undefined;
 }
 
 /** Checks the stored bytes again, now. Read-only: anyone who may read checkpoints may verify one. */
-export async function verifyCheckpointAction(_previous: VerifyFormState, formData: FormData): Promise<VerifyFormState> {
-  try {
-    await requireSessionPermission("checkpoints:read", "action verifyCheckpointAction");
-    const id = checkpointId.parse(formData.get("checkpointId"));
+export const verifyCheckpointAction: FormAction<VerifyFormState> = sessionFormAction({
+  name: "verifyCheckpointAction",
+  permission: "checkpoints:read",
+  schema: VerifyFormSchema,
+  readOnly: true,
+  errorState: (message) => ({ status: "error", message }),
+  invalid: () => ({ status: "error", message: formIncompleteMessage }),
+  async run({ checkpointId: id }) {
     const report = await verifyCheckpoint(getDb(), id);
     return { status: "done", report, verifiedAt: new Date().toISOString() };
-  } catch (error) {
-    if (!isAppError(error)) throw error;
-    return { status: "error", message: accessMessage(error) ?? error.message };
-  }
-}
+  },
+  answer(error) {
+    const message = notFoundAnswer(error);
+    return message ? { status: "error", message } : undefined;
+  },
+});
 
 /**
  * The dry run. Writes nothing, so it needs only checkpoints:read (as the
@@ -66,18 +63,22 @@ export async function verifyCheckpointAction(_previous: VerifyFormState, formDat
  * plan mints the restore id its confirmation will carry: confirming one plan
  * twice replays, a new plan is a new attempt.
  */
-export async function planRestoreAction(_previous: PlanFormState, formData: FormData): Promise<PlanFormState> {
-  try {
-    const principal = await requireSessionPermission("checkpoints:read", "action planRestoreAction");
-    const form = PlanFormSchema.safeParse(Object.fromEntries(formData));
-    if (!form.success) return { status: "error", message: "The form was incomplete; reload the page and try again." };
-    const plan = await planRestore(getDb(), form.data.checkpointId, { rewind: form.data.rewind }, actorOf(principal));
+export const planRestoreAction: FormAction<PlanFormState> = sessionFormAction({
+  name: "planRestoreAction",
+  permission: "checkpoints:read",
+  schema: PlanFormSchema,
+  readOnly: true,
+  errorState: (message) => ({ status: "error", message }),
+  invalid: () => ({ status: "error", message: formIncompleteMessage }),
+  async run({ checkpointId: id, rewind }, { actor }) {
+    const plan = await planRestore(getDb(), id, { rewind }, actor);
     return { status: "done", plan, restoreId: newId("rst"), plannedAt: new Date().toISOString() };
-  } catch (error) {
-    if (!isAppError(error)) throw error;
-    return { status: "error", message: accessMessage(error) ?? error.message };
-  }
-}
+  },
+  answer(error) {
+    const message = notFoundAnswer(error);
+    return message ? { status: "error", message } : undefined;
+  },
+});
 
 /**
  * Applies a planned restore. Engineers only, checked here whatever the page
@@ -86,14 +87,15 @@ export async function planRestoreAction(_previous: PlanFormState, formData: Form
  * it re-plans inside its own transaction, so what is applied is what the
  * rules allow at that moment.
  */
-export async function restoreCheckpointAction(_previous: RestoreFormState, formData: FormData): Promise<RestoreFormState> {
-  try {
-    const principal = await requireSessionPermission("checkpoints:restore", "action restoreCheckpointAction");
-    const form = RestoreFormSchema.safeParse(Object.fromEntries(formData));
-    if (!form.success) return { status: "error", message: form.error.issues[0]?.message ?? "The form was incomplete.", code: null, fallbackCheckpointId: null };
-    const { checkpointId: id, expectedVersion, rewind, restoreId, reason } = form.data;
-    const result = await restoreCheckpoint(getDb(), id, { expected_version: expectedVersion, rewind, reason, restore_id: restoreId }, actorOf(principal));
-    refresh();
+export const restoreCheckpointAction: FormAction<RestoreFormState> = sessionFormAction({
+  name: "restoreCheckpointAction",
+  permission: "checkpoints:restore",
+  schema: RestoreFormSchema,
+  errorState: (message) => ({ status: "error", message, code: null, fallbackCheckpointId: null }),
+  // A refusal is recorded as an attempt: the page's list of attempts shows it.
+  refreshAfter: (error) => error.code === "invariant_violated",
+  async run({ checkpointId: id, expectedVersion, rewind, restoreId, reason }, { actor }) {
+    const result = await restoreCheckpoint(getDb(), id, { expected_version: expectedVersion, rewind, reason, restore_id: restoreId }, actor);
     return {
       status: "done",
       message: describeRestoreResult({
@@ -108,22 +110,26 @@ export async function restoreCheckpointAction(_previous: RestoreFormState, formD
       taskStatus: result.task.status,
       transitionId: result.transition.id,
     };
-  } catch (error) {
-    if (!isAppError(error)) throw error;
-    const fallback = typeof error.details.fallbackCheckpointId === "string" ? error.details.fallbackCheckpointId : null;
+  },
+  answer(error) {
     switch (error.code) {
       case "version_conflict": {
-        refresh();
         const currentVersion = currentVersionOf(error.details);
         return { status: "conflict", currentVersion, message: `${conflictMessage(currentVersion)} Plan the restore again from it.` };
       }
       case "invariant_violated":
-        refresh();
-        return { status: "error", message: `Refused: ${error.message} Nothing was changed.`, code: error.details.violations?.[0]?.invariant ?? null, fallbackCheckpointId: fallback };
+        return {
+          status: "error",
+          message: `Refused: ${error.message} Nothing was changed.`,
+          code: error.details.violations?.[0]?.invariant ?? null,
+          fallbackCheckpointId: typeof error.details.fallbackCheckpointId === "string" ? error.details.fallbackCheckpointId : null,
+        };
       case "idempotency_conflict":
         return { status: "error", message: "This plan was already confirmed with a different reason or choice. Plan again.", code: null, fallbackCheckpointId: null };
-      default:
-        return { status: "error", message: accessMessage(error) ?? error.message, code: null, fallbackCheckpointId: null };
+      default: {
+        const message = notFoundAnswer(error);
+        return message ? { status: "error", message, code: null, fallbackCheckpointId: null } : undefined;
+      }
     }
-  }
-}
+  },
+});

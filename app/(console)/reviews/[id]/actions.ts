@@ -1,13 +1,11 @@
 "use server";
 
-import { refresh } from "next/cache";
 import { z } from "zod";
-import { actorOf } from "@/lib/auth/permissions";
-import { requireSessionPermission } from "@/lib/auth/session";
+import type { FormAction } from "@/lib/actions/form-action";
+import { sessionFormAction } from "@/lib/actions/session-form-action";
 import { getDb } from "@/lib/db";
 import { getConnectors } from "@/lib/engine/connectors";
 import { decideReview } from "@/lib/engine/reviews";
-import { isAppError } from "@/lib/errors";
 import { describeConflict, describeDecisionOutcome } from "@/lib/console/reviews";
 import { reasonMaxLength, type DecisionFormState } from "@/lib/console/reviews-form";
 
@@ -24,41 +22,36 @@ const DecisionFormSchema = z.object({
  * the page was rendered at: two operators deciding at once leave exactly one
  * decision, and the second is told who decided first.
  */
-export async function decideReviewAction(_previous: DecisionFormState, formData: FormData): Promise<DecisionFormState> {
-  let reviewId: string | undefined;
-  let actorIdentity: string | undefined;
-  try {
-    const principal = await requireSessionPermission("tasks:transition", "action decideReviewAction");
-    actorIdentity = principal.identity;
-    const form = DecisionFormSchema.safeParse(Object.fromEntries(formData));
-    if (!form.success) {
-      return { status: "error", message: form.error.issues[0]?.message ?? "The form was incomplete; reload the page and try again.", details: [] };
-    }
-    reviewId = form.data.reviewId;
-    const { expectedVersion, decision, reason } = form.data;
-    const result = await decideReview(getDb(), reviewId, { expected_version: expectedVersion, decision, reason }, actorOf(principal), getConnectors());
-    refresh();
+export const decideReviewAction: FormAction<DecisionFormState> = sessionFormAction({
+  name: "decideReviewAction",
+  permission: "tasks:transition",
+  schema: DecisionFormSchema,
+  nothingWas: "decided",
+  errorState: (message, error) => ({
+    status: "error",
+    message,
+    details: (error?.details.violations ?? []).map((v) => v.message).filter((m) => m !== message),
+  }),
+  // A refusal may mean the review moved on (a round closed, the execution settled): show it as it is now.
+  // Not after not_found: there is nothing left to render, and the message says where to go.
+  refreshAfter: (error) => error.code !== "not_found" && error.code !== "forbidden",
+  async run({ reviewId, expectedVersion, decision, reason }, { actor }) {
+    const result = await decideReview(getDb(), reviewId, { expected_version: expectedVersion, decision, reason }, actor, getConnectors());
     return describeDecisionOutcome(result, decision);
-  } catch (error) {
-    if (!isAppError(error)) throw error;
+  },
+  async answer(error, { input, principal }) {
     switch (error.code) {
       case "version_conflict": {
-        refresh();
-        const fresh = reviewId ? await describeConflict(getDb(), reviewId, error.details.review, actorIdentity) : null;
+        const fresh = await describeConflict(getDb(), input.reviewId, error.details.review, principal.identity);
         return {
           status: "conflict",
           message: fresh?.headline ?? "Another operator decided first — here is the fresh state; nothing was overwritten.",
           detail: fresh?.detail ?? null,
         };
       }
-      case "unauthenticated":
-        return { status: "error", message: "Your session has ended. Sign in again; nothing was decided.", details: [] };
-      case "forbidden":
-        return { status: "error", message: `Not allowed: ${error.message} Nothing was decided.`, details: [] };
       case "not_found":
         return { status: "error", message: "This review no longer exists. Go back to the queue.", details: [] };
       case "invariant_violated": {
-        refresh();
         const invariants = (error.details.violations ?? []).map((v) => v.invariant);
         if (invariants.includes("one_decision_per_person")) {
           return {
@@ -70,8 +63,7 @@ export async function decideReviewAction(_previous: DecisionFormState, formData:
         return { status: "error", message: `Refused: ${error.message}`, details: [] };
       }
       default:
-        refresh();
-        return { status: "error", message: error.message, details: (error.details.violations ?? []).map((v) => v.message).filter((m) => m !== error.message) };
+        return undefined;
     }
-  }
-}
+  },
+});

@@ -1,12 +1,10 @@
 "use server";
 
-import { refresh } from "next/cache";
 import { z } from "zod";
-import { actorOf } from "@/lib/auth/permissions";
-import { requireSessionPermission } from "@/lib/auth/session";
+import type { FormAction } from "@/lib/actions/form-action";
+import { sessionFormAction } from "@/lib/actions/session-form-action";
 import { getDb } from "@/lib/db";
 import { resolveDivergence } from "@/lib/engine/divergence";
-import { isAppError } from "@/lib/errors";
 import { reasonMaxLength, type ResolveFormState } from "@/lib/console/reviews-form";
 
 const ResolveFormSchema = z.object({
@@ -21,27 +19,17 @@ const ResolveFormSchema = z.object({
  * whatever the page showed; the alert's version is the CAS target, so two
  * people resolving at once leave one resolution, not two.
  */
-export async function resolveDivergenceAction(_previous: ResolveFormState, formData: FormData): Promise<ResolveFormState> {
-  try {
-    const principal = await requireSessionPermission("tasks:transition", "action resolveDivergenceAction");
-    const form = ResolveFormSchema.safeParse(Object.fromEntries(formData));
-    if (!form.success) return { status: "error", message: form.error.issues[0]?.message ?? "The form was incomplete.", details: [] };
-    const { alertId, expectedVersion, resolution } = form.data;
-    await resolveDivergence(getDb(), alertId, { expectedVersion, resolution }, actorOf(principal));
-    refresh();
+export const resolveDivergenceAction: FormAction<ResolveFormState> = sessionFormAction({
+  name: "resolveDivergenceAction",
+  permission: "tasks:transition",
+  schema: ResolveFormSchema,
+  errorState: (message) => ({ status: "error", message, details: [] }),
+  async run({ alertId, expectedVersion, resolution }, { actor }) {
+    await resolveDivergence(getDb(), alertId, { expectedVersion, resolution }, actor);
     return { status: "done", message: "Resolved. Irreversible actions on this task may proceed once no other alert is open." };
-  } catch (error) {
-    if (!isAppError(error)) throw error;
-    switch (error.code) {
-      case "version_conflict":
-        refresh();
-        return { status: "conflict", message: "Someone else changed this alert first (it is probably resolved already) — here is the fresh state; nothing was overwritten." };
-      case "unauthenticated":
-        return { status: "error", message: "Your session has ended. Sign in again; nothing was changed.", details: [] };
-      case "forbidden":
-        return { status: "error", message: `Not allowed: ${error.message} Nothing was changed.`, details: [] };
-      default:
-        return { status: "error", message: error.message, details: [] };
-    }
-  }
-}
+  },
+  answer: (error) =>
+    error.code === "version_conflict"
+      ? { status: "conflict", message: "Someone else changed this alert first (it is probably resolved already) — here is the fresh state; nothing was overwritten." }
+      : undefined,
+});

@@ -1,12 +1,10 @@
 "use server";
 
-import { refresh } from "next/cache";
 import { z } from "zod";
-import { actorOf } from "@/lib/auth/permissions";
-import { requireSessionPermission } from "@/lib/auth/session";
+import { formIncompleteMessage, type FormAction } from "@/lib/actions/form-action";
+import { sessionFormAction } from "@/lib/actions/session-form-action";
 import { getDb } from "@/lib/db";
 import { createCheckpoint } from "@/lib/engine/checkpoints";
-import { isAppError } from "@/lib/errors";
 import { currentVersionOf, type TakeCheckpointFormState } from "@/lib/console/checkpoints-form";
 import { conflictMessage } from "@/lib/console/transition-form";
 
@@ -21,14 +19,14 @@ const TakeCheckpointFormSchema = z.object({
  * task that moved on is a conflict, not a checkpoint of something else); the
  * id minted with the form makes a double submit one checkpoint.
  */
-export async function takeCheckpointAction(_previous: TakeCheckpointFormState, formData: FormData): Promise<TakeCheckpointFormState> {
-  try {
-    const principal = await requireSessionPermission("checkpoints:create", "action takeCheckpointAction");
-    const form = TakeCheckpointFormSchema.safeParse(Object.fromEntries(formData));
-    if (!form.success) return { status: "error", message: "The form was incomplete; reload the page and try again." };
-    const { taskId, expectedVersion, checkpointId } = form.data;
-    const { checkpoint, created } = await createCheckpoint(getDb(), taskId, { expected_version: expectedVersion, checkpoint_id: checkpointId }, actorOf(principal));
-    refresh();
+export const takeCheckpointAction: FormAction<TakeCheckpointFormState> = sessionFormAction({
+  name: "takeCheckpointAction",
+  permission: "checkpoints:create",
+  schema: TakeCheckpointFormSchema,
+  errorState: (message) => ({ status: "error", message }),
+  invalid: () => ({ status: "error", message: formIncompleteMessage }),
+  async run({ taskId, expectedVersion, checkpointId }, { actor }) {
+    const { checkpoint, created } = await createCheckpoint(getDb(), taskId, { expected_version: expectedVersion, checkpoint_id: checkpointId }, actor);
     return {
       status: "done",
       checkpointId: checkpoint.id,
@@ -36,18 +34,7 @@ export async function takeCheckpointAction(_previous: TakeCheckpointFormState, f
         ? `Checkpoint taken of version ${checkpoint.stateVersion} (${checkpoint.snapshotStatus ?? "unreadable"}).`
         : `Already taken: this form was submitted before (version ${checkpoint.stateVersion}).`,
     };
-  } catch (error) {
-    if (!isAppError(error)) throw error;
-    switch (error.code) {
-      case "version_conflict":
-        refresh();
-        return { status: "conflict", message: `${conflictMessage(currentVersionOf(error.details))} Take the checkpoint again to capture it.` };
-      case "unauthenticated":
-        return { status: "error", message: "Your session has ended. Sign in again; nothing was changed." };
-      case "forbidden":
-        return { status: "error", message: `Not allowed: ${error.message} Nothing was changed.` };
-      default:
-        return { status: "error", message: error.message };
-    }
-  }
-}
+  },
+  answer: (error) =>
+    error.code === "version_conflict" ? { status: "conflict", message: `${conflictMessage(currentVersionOf(error.details))} Take the checkpoint again to capture it.` } : undefined,
+});
