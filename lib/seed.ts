@@ -2,7 +2,8 @@ import { issueApiToken } from "@/lib/auth/api-tokens";
 import { sha256Hex } from "@/lib/canonical-json";
 import type { DatabaseHandle, Db } from "@/lib/db";
 import { withAdvisoryLock } from "@/lib/db/sql-session";
-import { createTask, getTaskVersion, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { createTask, getTaskVersion, transitionTask } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 import type { TaskPatch } from "@/lib/engine/task-state";
 import { createUser } from "@/lib/users";
 

@@ -1,5 +1,6 @@
 import type { Db } from "@/lib/db";
-import { createTask, getTaskVersion, transitionTask, type Actor } from "@/lib/engine/tasks";
+import { createTask, getTaskVersion, transitionTask } from "@/lib/engine/tasks";
+import type { Actor } from "@/lib/engine/actor";
 
 /**
  * A task with a very long history, for the browser test that opens and

@@ -7,8 +7,6 @@ import { newId } from "@/lib/ids";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
 import { parseOrThrow, clientIdSchema } from "@/lib/validation";
 import type { Actor } from "@/lib/engine/actor";
-
-export type { Actor };
 import {
   ArtifactsSchema,
   emptyGates,
