@@ -4,6 +4,17 @@ import path from "node:path";
 import { z } from "zod";
 
 /**
+ * pino's level names, most severe first. `info` (the default) is what changed:
+ * settled executions, delivered messages, alerts, retention runs; `debug`
+ * adds what was looked at (each background tick, each sandbox request).
+ */
+const logLevelSchema = z.preprocess(
+  (v) => (v === "" ? undefined : v),
+  z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+);
+export type LogLevel = z.infer<typeof logLevelSchema>;
+
+/**
  * The only reader of process.env. Every value is validated once, at first
  * use, so a wrong setting fails loudly at boot instead of deep in a request.
  * The defaults make the embedded mode (PGlite in `.data/`) work with no
@@ -75,6 +86,8 @@ const envSchema = z.object({
    * creates it.
    */
   VERITY_E2E_LONG_HISTORY: z.coerce.number().int().min(0).max(200_000).default(0),
+  /** Lowest level logged (lib/log.ts). */
+  VERITY_LOG_LEVEL: logLevelSchema,
 });
 
 export type Env = z.infer<typeof envSchema> & {
@@ -93,6 +106,17 @@ export function parseEnvValues(source: Record<string, string | undefined>) {
 }
 
 let cached: Env | undefined;
+
+/**
+ * VERITY_LOG_LEVEL alone, validated by the same rule as getEnv's: the logger
+ * (lib/log.ts) is loaded by programs that never read the rest of the
+ * configuration (`npm run sandbox`), and must not fail because of it.
+ */
+export function getLogLevel(): LogLevel {
+  const parsed = logLevelSchema.safeParse(process.env.VERITY_LOG_LEVEL);
+  if (!parsed.success) throw new Error(`Invalid configuration:\n  VERITY_LOG_LEVEL: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+  return parsed.data;
+}
 
 export function getEnv(): Env {
   if (cached) return cached;
