@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Logger } from "@/lib/log";
 import type { FaultPlan, GlobalFaults } from "@/lib/sandbox/faults";
 import type { SandboxStore } from "@/lib/sandbox/store";
 import type { WebhookSender } from "@/lib/sandbox/webhooks";
@@ -14,7 +15,7 @@ export interface SandboxContext {
   webhookUrl: string | undefined;
   allowReset: boolean;
   maxBodyBytes: number;
-  log: (line: string) => void;
+  log: Logger;
 }
 
 /** One request: its faults are decided before the handler runs. */

@@ -91,7 +91,7 @@ export async function runIdempotentMutation<T extends SandboxRefund | SandboxNot
     // The journal write failed part-way: the record may be on disk or not.
     // The key stays claimed (retries get 409 in use) until a restart replays
     // what really is durable; releasing it could apply the effect twice.
-    ctx.log(`sandbox: journal write failed, the journal is now read-only: ${error instanceof Error ? error.message : String(error)}`);
+    ctx.log.error({ err: error }, "journal write failed, the journal is now read-only");
     return sendError(rc.res, internalError());
   }
 

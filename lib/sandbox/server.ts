@@ -33,6 +33,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { newId } from "@/lib/ids";
+import { childLogger, lineLogger, type Logger } from "@/lib/log";
 import { HEADER } from "@/lib/sandbox/contract";
 import { newCounters, type RequestContext, type SandboxContext } from "@/lib/sandbox/context";
 import { FaultSyntaxError, GlobalFaults, noFaults, planFromHeader, type FaultPlan, type GlobalFaultConfigInput } from "@/lib/sandbox/faults";
@@ -59,7 +60,14 @@ export interface SandboxOptions {
   /** Global faults from the start (a chaos run); POST /__sandbox/faults changes them. */
   faults?: GlobalFaultConfigInput;
   maxBodyBytes?: number;
-  /** One line per request and unexpected errors; silent when omitted. */
+  /**
+   * Where the sandbox logs: each request at debug (VERITY_LOG_LEVEL=debug
+   * shows them; an idle console's reconciler asks about every settled refund
+   * each minute, so at info they would bury everything else), unexpected
+   * errors at error. `childLogger("sandbox")` when omitted.
+   */
+  logger?: Logger;
+  /** Instead of `logger`: the same records as plain lines, only those at or above VERITY_LOG_LEVEL (a caller that prefixes them itself). */
   log?: (line: string) => void;
 }
 
@@ -87,7 +95,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     webhookUrl: options.webhookUrl,
     allowReset: options.allowReset ?? false,
     maxBodyBytes: options.maxBodyBytes ?? 65_536,
-    log: options.log ?? (() => undefined),
+    log: options.logger ?? (options.log ? lineLogger(options.log) : childLogger("sandbox")),
   };
 
   const server = createServer((req, res) => void handle(ctx, req, res));
@@ -136,7 +144,7 @@ async function handle(ctx: SandboxContext, req: IncomingMessage, res: ServerResp
   res.on("close", () => {
     const status = res.writableFinished ? String(res.statusCode) : "no response";
     const faultNote = plan === noFaults ? "" : ` [${describePlan(plan)}]`;
-    ctx.log(`${req.method} ${url.pathname}${url.search} → ${status}${faultNote} ${Math.round(performance.now() - started)} ms`);
+    if (ctx.log.isLevelEnabled("debug")) ctx.log.debug(`${req.method} ${url.pathname}${url.search} → ${status}${faultNote} ${Math.round(performance.now() - started)} ms`);
   });
 
   try {
@@ -157,7 +165,7 @@ async function handle(ctx: SandboxContext, req: IncomingMessage, res: ServerResp
     await handler(ctx, rc, ...match.params);
   } catch (error) {
     if (error instanceof SandboxHttpError) return sendError(res, error);
-    ctx.log(`sandbox: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    ctx.log.error({ err: error, method: req.method, path: url.pathname }, "unexpected error");
     sendError(res, internalError());
   }
 }
