@@ -1,6 +1,7 @@
 import { getDb, type Db } from "@/lib/db";
 import { getEnv } from "@/lib/env";
 import { isAppError } from "@/lib/errors";
+import { childLogger, lineLogger, type Logger } from "@/lib/log";
 import { getConnectors, type ConnectorDeps } from "@/lib/engine/connectors";
 import { createWebhookDeliverer, dispatchOutbox, type Deliver } from "@/lib/engine/messaging";
 import { reconcileDue, verifySettled } from "@/lib/engine/reconciler";
@@ -14,6 +15,12 @@ import { scheduledRetention, type RetentionSchedule } from "@/lib/engine/audit-r
  * never overlap, however slow a provider is. Every step is safe to run in
  * several processes at once (CAS for corrections, SKIP LOCKED claims for the
  * outbox), so running one loop per server instance needs no coordination.
+ *
+ * It logs what changed at info (executions settled or corrected, messages
+ * delivered, retention runs), alerts it raised at warn and failures at
+ * error; what each tick looked at only at debug. An idle server, whose
+ * verifier asks the provider about every recently settled execution each
+ * minute, prints nothing.
  */
 
 export interface BackgroundLoopOptions {
@@ -22,6 +29,9 @@ export interface BackgroundLoopOptions {
   /** verifySettled asks the provider about every recently settled execution: every this many ticks (default 12). */
   verifyEvery?: number;
   lookupTimeoutMs?: number;
+  /** Where the loop logs; childLogger("background") when omitted. */
+  logger?: Logger;
+  /** Instead of `logger`: the same records as plain lines, only those at or above VERITY_LOG_LEVEL (tests collect them). */
   log?: (line: string) => void;
   /** The invariant monitor's pass (lib/engine/invariant-monitor.ts) at most this often; absent or 0: never. */
   monitorIntervalMs?: number;
@@ -47,7 +57,7 @@ export interface BackgroundLoop {
 }
 
 export function startBackgroundLoop(db: Db, deps: ConnectorDeps, intervalMs: number, options: BackgroundLoopOptions = {}): BackgroundLoop {
-  const log = options.log ?? ((line: string) => console.log(line));
+  const log = options.logger ?? (options.log ? lineLogger(options.log) : childLogger("background"));
   const verifyEvery = Math.max(1, options.verifyEvery ?? 12);
   let ticks = 0;
   let lastMonitorAt = 0;
@@ -61,7 +71,9 @@ export function startBackgroundLoop(db: Db, deps: ConnectorDeps, intervalMs: num
       return await run();
     } catch (error) {
       report.errors++;
-      log(`verity background: ${name} failed: ${describeError(error)}`);
+      // An AppError is an expected refusal (its code says it all); anything else keeps its stack.
+      if (isAppError(error)) log.error({ code: error.code }, `${name} failed: ${error.code}: ${error.message}`);
+      else log.error({ err: error }, `${name} failed`);
       return undefined;
     }
   }
@@ -69,20 +81,34 @@ export function startBackgroundLoop(db: Db, deps: ConnectorDeps, intervalMs: num
   async function tick(): Promise<TickReport> {
     const verify = ticks++ % verifyEvery === 0;
     const report: TickReport = { reconciled: 0, conflicts: 0, alertsRaised: 0, delivered: 0, errors: 0 };
+    // What this tick looked at, for the one debug line at its end.
+    const looked: Record<string, number> = {};
     const reconciled = await step("reconcile", report, () => reconcileDue(db, deps, { lookupTimeoutMs: options.lookupTimeoutMs }));
     if (reconciled) {
+      looked.reconcile_examined = reconciled.examined;
+      looked.reconcile_not_due = reconciled.counts.not_due;
       report.reconciled = reconciled.examined - reconciled.conflicts - reconciled.errors.length - reconciled.counts.not_due;
       report.conflicts = reconciled.conflicts;
       report.errors += reconciled.errors.length;
-      for (const e of reconciled.errors) log(`verity background: reconciling ${e.executionId} failed: ${e.code}: ${redact(e.message)}`);
+      for (const e of reconciled.errors) log.warn({ execution: e.executionId, code: e.code }, `reconciling failed: ${e.message}`);
       const { not_due: _, ...counts } = reconciled.counts;
-      if (report.reconciled > 0) log(`verity background: reconciled ${Object.entries(counts).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(", ")}`);
+      if (report.reconciled > 0) {
+        const settled = reconciled.results.filter((r) => r.action !== "not_due").map((r) => r.executionId);
+        log.info(
+          { executions: settled },
+          `reconciled ${report.reconciled} execution(s): ${Object.entries(counts).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(", ")}`,
+        );
+      }
     }
     if (verify) {
       const verified = await step("verify", report, () => verifySettled(db, deps, { lookupTimeoutMs: options.lookupTimeoutMs }));
       if (verified) {
+        looked.verify_checked = verified.checked;
+        looked.verify_unknown = verified.unknown;
+        looked.verify_tasks = verified.tasksChecked;
         report.alertsRaised = verified.raised.length;
-        for (const a of verified.raised) log(`verity background: divergence ${a.kind} on task ${a.taskId} (alert ${a.alertId})`);
+        for (const c of verified.corrected) log.info({ execution: c.executionId, task: c.taskId }, "corrected a recorded failure to RECONCILED_SUCCEEDED: the provider holds its effect");
+        for (const a of verified.raised) log.warn({ alert: a.alertId, task: a.taskId, execution: a.executionId ?? undefined }, `divergence ${a.kind} raised`);
       }
     }
     const monitorEvery = options.monitorIntervalMs ?? 0;
@@ -90,28 +116,36 @@ export function startBackgroundLoop(db: Db, deps: ConnectorDeps, intervalMs: num
       lastMonitorAt = Date.now();
       const pass = await step("monitor", report, () => runMonitorPass(db));
       if (pass) {
+        looked.monitor_examined = Object.values(pass.checks).reduce((n, c) => n + (c?.examined ?? 0), 0);
+        looked.monitor_violations = pass.violations;
         report.monitorViolations = pass.violations;
         const raised = pass.alerts.filter((a) => a.created);
         report.alertsRaised += raised.length;
-        for (const a of raised) log(`verity background: monitor raised ${a.kind}${a.taskId ? ` on task ${a.taskId}` : ""} (alert ${a.id})`);
-        if (pass.run?.error) log(`verity background: a monitor check failed: ${redact(pass.run.error)}`);
+        for (const a of raised) log.warn({ alert: a.id, task: a.taskId || undefined }, `monitor raised ${a.kind}`);
+        if (pass.run?.error) log.error(`a monitor check failed: ${pass.run.error}`);
       }
     }
     const deliver = options.deliver;
     if (deliver) {
       const dispatched = await step("outbox", report, () => dispatchOutbox(db, deliver));
       if (dispatched) {
+        looked.outbox_claimed = dispatched.claimed;
         report.delivered = dispatched.delivered;
-        if (dispatched.failed > 0) log(`verity background: ${dispatched.failed} outbox message(s) not delivered, retried later: ${redact(dispatched.errors[0]?.error ?? "")}`);
+        if (dispatched.delivered > 0) log.info(`delivered ${dispatched.delivered} outbox message(s)`);
+        if (dispatched.failed > 0) log.warn(`${dispatched.failed} outbox message(s) not delivered, retried later: ${dispatched.errors[0]?.error ?? ""}`);
       }
     }
     if (retain) {
       // Last: a large cut is a long transaction, and the steps above are the urgent ones.
       const retained = await step("audit retention", report, () => retain(db));
       if (retained?.entry) {
-        log(`verity background: audit retention (${options.retention?.olderThanDays} days) deleted ${retained.cuts.reduce((n, c) => n + c.deleted, 0)} entries from ${retained.cuts.length} stream(s)${retained.heldStreams.length ? `; ${retained.heldStreams.length} held` : ""}`);
+        const deleted = retained.cuts.reduce((n, c) => n + c.deleted, 0);
+        log.info(
+          `audit retention (${options.retention?.olderThanDays} days) deleted ${deleted} entries from ${retained.cuts.length} stream(s)${retained.heldStreams.length ? `; ${retained.heldStreams.length} held` : ""}`,
+        );
       }
     }
+    log.debug({ ...looked, errors: report.errors }, "tick");
     return report;
   }
 
@@ -142,17 +176,6 @@ export function startBackgroundLoop(db: Db, deps: ConnectorDeps, intervalMs: num
   };
 }
 
-/** An error as one log line: code and message, credentials in URLs masked, no stack, no payloads. */
-function describeError(error: unknown): string {
-  if (isAppError(error)) return `${error.code}: ${redact(error.message)}`;
-  if (error instanceof Error) return `${error.name}: ${redact(error.message)}`;
-  return redact(String(error));
-}
-
-function redact(text: string): string {
-  return text.replace(/(\w+:\/\/)[^/\s:@]+:[^/\s@]+@/g, "$1***:***@").slice(0, 500);
-}
-
 const globalForLoop = globalThis as unknown as { verityBackgroundLoop?: BackgroundLoop };
 
 /**
@@ -172,6 +195,6 @@ export function startServerBackgroundLoop(): BackgroundLoop | null {
     monitorIntervalMs: env.VERITY_MONITOR_INTERVAL_MS,
   });
   globalForLoop.verityBackgroundLoop = loop;
-  console.log(`verity: background loop every ${env.VERITY_RECONCILE_INTERVAL_MS} ms (reconcile, verify, outbox${url ? "" : ": no subscriber configured, messages wait"}${env.VERITY_MONITOR_INTERVAL_MS > 0 ? `; invariant monitor every ${env.VERITY_MONITOR_INTERVAL_MS} ms` : ""})`);
+  childLogger("background").info(`background loop every ${env.VERITY_RECONCILE_INTERVAL_MS} ms (reconcile, verify, outbox${url ? "" : ": no subscriber configured, messages wait"}${env.VERITY_MONITOR_INTERVAL_MS > 0 ? `; invariant monitor every ${env.VERITY_MONITOR_INTERVAL_MS} ms` : ""})`);
   return loop;
 }
