@@ -2,6 +2,7 @@ import type { Db } from "@/lib/db";
 import { can, requirePermission, type Permission, type Principal } from "@/lib/auth/permissions";
 import type { AuditActor } from "@/lib/engine/audit-chain";
 import { appendAuditEntry } from "@/lib/engine/audit-log";
+import { childLogger } from "@/lib/log";
 import { verifyUserCredentials } from "@/lib/users";
 
 /**
@@ -16,6 +17,7 @@ import { verifyUserCredentials } from "@/lib/users";
  * the log with them, and they carry no identity to account for.
  */
 
+const log = childLogger("auth");
 const anonymous: AuditActor = { identity: "anonymous", kind: "anonymous" };
 
 function actorOfPrincipal(principal: Principal): AuditActor {
@@ -61,7 +63,7 @@ export async function recordPermissionDenied(db: Db, principal: Principal, permi
       details: { principal_id: principal.id, role: principal.role, where },
     });
   } catch (error) {
-    console.error(JSON.stringify({ level: "error", msg: "could not record a denied permission in the audit log", permission, where, error: String(error) }));
+    log.error({ err: error, permission, where }, "could not record a denied permission in the audit log");
   }
 }
 

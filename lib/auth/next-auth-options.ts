@@ -3,7 +3,10 @@ import CredentialsProvider from "next-auth/providers/credentials";
 import { z } from "zod";
 import { getDb } from "@/lib/db";
 import { getAuthSecret } from "@/lib/env";
+import { childLogger } from "@/lib/log";
 import { signInWithPassword } from "@/lib/auth/audit-trail";
+
+const log = childLogger("auth");
 
 /**
  * next-auth v4 with the credentials provider and a JWT session. The token
@@ -51,7 +54,7 @@ export function getAuthOptions(): NextAuthOptions {
             principal = await signInWithPassword(getDb(), parsed.data.username, parsed.data.password);
           } catch (error) {
             // A database outage is not a wrong password: say so on the sign-in page.
-            console.error("sign-in: could not verify credentials", error);
+            log.error({ err: error }, "sign-in: could not verify credentials");
             throw new Error(signInErrorCodes.unavailable);
           }
           return principal ? { id: principal.id, name: principal.displayName } : null;
