@@ -62,7 +62,8 @@ describe("denied permissions in the audit log", () => {
     const broken = await openTestPglite();
     // An audit table the insert cannot reach: the write fails at once, like an outage would.
     await broken.sql("ALTER TABLE audit_entries RENAME TO audit_entries_gone");
-    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    // The logger (lib/log.ts) writes error records to stderr.
+    const logged = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
     try {
       await expect(requirePermissionRecorded(broken.db, agent, "audit:export", "GET /api/v1/audit/export")).rejects.toMatchObject({ code: "forbidden" });
       expect(logged).toHaveBeenCalledWith(expect.stringContaining("could not record a denied permission"));
