@@ -3,14 +3,10 @@
 import { useQuery } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useEffect, useState, useTransition } from "react";
-
-class SessionEnded extends Error {}
+import { ConsoleRouteError, fetchConsoleJson } from "@/lib/console/console-fetch";
 
 async function fetchToken(url: string): Promise<string> {
-  const response = await fetch(url, { cache: "no-store", headers: { Accept: "application/json" } });
-  if (response.status === 401) throw new SessionEnded();
-  if (!response.ok) throw new Error(`HTTP ${response.status}`);
-  const body = (await response.json()) as { token?: unknown };
+  const body = await fetchConsoleJson<{ token?: unknown }>(url);
   if (typeof body.token !== "string") throw new Error("unexpected answer");
   return body.token;
 }
@@ -46,8 +42,12 @@ export function LiveRefresh({ url, token, intervalMs = 3000, what }: { url: stri
 
   let text: string;
   let tone: "on" | "off" = "on";
-  if (query.error instanceof SessionEnded) {
+  if (query.error instanceof ConsoleRouteError && query.error.sessionEnded) {
     text = "Live updates stopped: your session ended. Reload to sign in again.";
+    tone = "off";
+  } else if (query.error instanceof ConsoleRouteError) {
+    // The server answered, and said why (a role without the permission, a task that is gone).
+    text = `Live updates paused: ${query.error.message}`;
     tone = "off";
   } else if (query.error) {
     text = "Live updates paused: the server cannot be reached. Retrying…";

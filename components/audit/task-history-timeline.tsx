@@ -3,6 +3,7 @@
 import { useInfiniteQuery } from "@tanstack/react-query";
 import { useCallback, useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent } from "react";
 import type { AuditRowView } from "@/lib/console/audit-format";
+import { ConsoleRouteError, fetchConsoleJson } from "@/lib/console/console-fetch";
 import { formatInteger } from "@/lib/console/format";
 import { AuditRowContent } from "@/components/audit/audit-row";
 
@@ -20,17 +21,10 @@ interface HistoryPage {
   total: number | null;
 }
 
-class HistoryError extends Error {
-  constructor(readonly errors: string[]) {
-    super(errors.join(" "));
-  }
-}
-
-async function fetchPage(url: string): Promise<HistoryPage> {
-  const response = await fetch(url, { cache: "no-store", headers: { Accept: "application/json" } });
-  const body = (await response.json().catch(() => ({}))) as Partial<HistoryPage> & { error?: string; errors?: string[] };
-  if (!response.ok) throw new HistoryError(body.errors ?? [body.error ?? `The server answered ${response.status}.`]);
-  return body as HistoryPage;
+/** What is wrong, one line each: a bad filter's field errors (already in words), else the problem's detail. */
+function reasonsOf(error: Error): string[] {
+  if (error instanceof ConsoleRouteError && error.fieldErrors.length) return error.fieldErrors.map((e) => e.message);
+  return [error.message];
 }
 
 /**
@@ -45,10 +39,11 @@ export function TaskHistoryTimeline({ taskId, queryString, orderLabel }: { taskI
   const base = `/api/console/tasks/${encodeURIComponent(taskId)}/history?${queryString}${queryString ? "&" : ""}limit=${PAGE_SIZE}`;
   const query = useInfiniteQuery({
     queryKey: ["task-history", taskId, queryString],
-    queryFn: ({ pageParam }) => fetchPage(pageParam ? `${base}&cursor=${encodeURIComponent(pageParam)}` : base),
+    queryFn: ({ pageParam }) => fetchConsoleJson<HistoryPage>(pageParam ? `${base}&cursor=${encodeURIComponent(pageParam)}` : base),
     initialPageParam: null as string | null,
     getNextPageParam: (last) => last.next_cursor,
-    retry: (count, error) => !(error instanceof HistoryError) && count < 2,
+    // The server answered: asking again gets the same answer. Only a lost request is retried.
+    retry: (count, error) => !(error instanceof ConsoleRouteError) && count < 2,
     refetchOnWindowFocus: false,
     staleTime: Infinity,
   });
@@ -97,7 +92,7 @@ export function TaskHistoryTimeline({ taskId, queryString, orderLabel }: { taskI
     );
   }
   if (query.isError && rows.length === 0) {
-    const errors = query.error instanceof HistoryError ? query.error.errors : [query.error.message];
+    const errors = reasonsOf(query.error);
     return (
       <div className="notice notice--error" role="alert">
         <p className="notice__title">The history cannot be shown with these filters</p>

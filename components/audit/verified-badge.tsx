@@ -1,6 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import { fetchConsoleJson } from "@/lib/console/console-fetch";
 import { formatDateTime } from "@/lib/console/format";
 
 interface BadgeAnswer {
@@ -10,11 +11,9 @@ interface BadgeAnswer {
   checked_at: string;
 }
 
-async function fetchVerification(url: string): Promise<BadgeAnswer> {
-  const response = await fetch(url, { cache: "no-store", headers: { Accept: "application/json" } });
-  const body = (await response.json().catch(() => ({}))) as Partial<BadgeAnswer> & { error?: string };
-  if (!response.ok) throw new Error(body.error ?? `The server answered ${response.status}.`);
-  return body as BadgeAnswer;
+/** A refusal's message is its problem's detail ("Your role … does not include audit:read."), shown after "Could not verify …:". */
+function fetchVerification(url: string): Promise<BadgeAnswer> {
+  return fetchConsoleJson<BadgeAnswer>(url);
 }
 
 /**

@@ -29,15 +29,11 @@ import {
   UnknownAgeChart,
   workflowInk,
 } from "@/components/dashboard/dashboard-charts";
+import { ConsoleRouteError, fetchConsoleJson } from "@/lib/console/console-fetch";
 import "@/components/dashboard/dashboard.css";
 
-class SessionEnded extends Error {}
-
-async function fetchDashboard(): Promise<DashboardData> {
-  const response = await fetch("/api/console/dashboard", { cache: "no-store", headers: { Accept: "application/json" } });
-  if (response.status === 401) throw new SessionEnded();
-  if (!response.ok) throw new Error(`HTTP ${response.status}`);
-  return (await response.json()) as DashboardData;
+function fetchDashboard(): Promise<DashboardData> {
+  return fetchConsoleJson<DashboardData>("/api/console/dashboard");
 }
 
 const pollMs = 10_000;
@@ -269,7 +265,7 @@ export function DashboardView({ initial }: { initial: DashboardData }) {
 
 function LiveStatus({ error, updatedAt }: { error: Error | null; updatedAt: string }) {
   const time = updatedAt.slice(11, 19);
-  if (error instanceof SessionEnded)
+  if (error instanceof ConsoleRouteError && error.sessionEnded)
     return (
       <p className="live live--off" role="status">
         <span className="live__dot" aria-hidden="true" />
@@ -280,7 +276,8 @@ function LiveStatus({ error, updatedAt }: { error: Error | null; updatedAt: stri
     return (
       <p className="live live--off" role="status">
         <span className="live__dot" aria-hidden="true" />
-        Live updates paused: the server cannot be reached. Showing {time} UTC.
+        {/* A refusal says why in its problem's detail; a failed fetch only that the server did not answer. */}
+        Live updates paused: {error instanceof ConsoleRouteError ? error.message : "the server cannot be reached."} Showing {time} UTC.
       </p>
     );
   return (

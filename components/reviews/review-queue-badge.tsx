@@ -1,11 +1,10 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import { fetchConsoleJson } from "@/lib/console/console-fetch";
 
 async function fetchOpenCount(): Promise<number> {
-  const response = await fetch("/api/console/reviews/latest?status=OPEN", { cache: "no-store", headers: { Accept: "application/json" } });
-  if (!response.ok) throw new Error(`HTTP ${response.status}`);
-  const body = (await response.json()) as { openCount?: unknown };
+  const body = await fetchConsoleJson<{ openCount?: unknown }>("/api/console/reviews/latest?status=OPEN");
   if (typeof body.openCount !== "number") throw new Error("unexpected answer");
   return body.openCount;
 }

@@ -190,3 +190,17 @@ export function describeVerification(v: AuditVerification): { ok: boolean; headl
     detail: `${first.message}${v.breaks.length > 1 ? ` ${formatInteger(v.breaks.length - 1)} more stream${v.breaks.length > 2 ? "s are" : " is"} broken.` : ""}`,
   };
 }
+
+/** What the console's verify routes answer: the words, the counts, when, and the first break. */
+export function verificationAnswer(v: AuditVerification) {
+  const words = describeVerification(v);
+  return {
+    ok: v.ok,
+    headline: words.headline,
+    detail: words.detail,
+    streams: v.streams,
+    entries: v.entries,
+    checked_at: v.checkedAt.toISOString(),
+    first_break: v.firstBreak,
+  };
+}

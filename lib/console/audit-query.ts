@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isAppError } from "@/lib/errors";
+import { isAppError, type FieldError } from "@/lib/errors";
 import { assertSearchWindow, AuditSearchSchema, auditOrders, TaskHistoryQuerySchema, type AuditOrder, type AuditSearch, type TaskHistoryQuery } from "@/lib/engine/audit-search";
 
 /**
@@ -57,7 +57,8 @@ export function rawParams(searchParams: Record<string, string | string[] | undef
   return out as AuditSearchParams;
 }
 
-function wordsOf(issues: z.core.$ZodIssue[]): string[] {
+/** Each issue in words a person reads, by the query parameter it is about ("" for unknown ones). */
+function wordsOf(issues: z.core.$ZodIssue[]): FieldError[] {
   return issues.map((i) => {
     const field = String(i.path[0] ?? "");
     const label = auditFieldLabels[field] ?? field;
@@ -65,10 +66,12 @@ function wordsOf(issues: z.core.$ZodIssue[]): string[] {
     if (field === "from" || field === "to") message = "must be a date and time, e.g. 2026-11-30T14:00 (UTC)";
     if (i.code === "invalid_value" && field === "kind") message = `unknown kind of event`;
     if (i.code === "invalid_value" && field === "action") message = "unknown action";
-    if (i.code === "unrecognized_keys") return `Unknown filter: ${(i as { keys?: string[] }).keys?.join(", ") ?? ""}`;
-    return label ? `${label}: ${message}` : message;
+    if (i.code === "unrecognized_keys") return { field, message: `Unknown filter: ${(i as { keys?: string[] }).keys?.join(", ") ?? ""}` };
+    return { field, message: label ? `${label}: ${message}` : message };
   });
 }
+
+const toBeforeFrom: FieldError = { field: "to", message: "To: must be later than From" };
 
 const ConsoleSearchSchema = AuditSearchSchema.extend({
   order: z.enum(auditOrders).default("desc"),
@@ -83,18 +86,19 @@ export function parseAuditSearchParams(params: AuditSearchParams): ParsedAuditSe
   if (input.from) input.from = utcInstant(input.from);
   if (input.to) input.to = utcInstant(input.to);
   const parsed = ConsoleSearchSchema.safeParse(input);
-  if (!parsed.success) return { ok: false, errors: wordsOf(parsed.error.issues) };
+  if (!parsed.success) return { ok: false, errors: wordsOf(parsed.error.issues).map((e) => e.message) };
   const { order, cursor, ...query } = parsed.data;
   try {
     assertSearchWindow(query);
   } catch (error) {
-    if (isAppError(error)) return { ok: false, errors: ["To: must be later than From"] };
+    if (isAppError(error)) return { ok: false, errors: [toBeforeFrom.message] };
     throw error;
   }
   return { ok: true, query, order, cursor };
 }
 
-export type ParsedTaskHistory = { ok: true; query: TaskHistoryQuery } | { ok: false; errors: string[] };
+/** `errors` name the query parameter each is about: the JSON route answers them as a problem's field errors. */
+export type ParsedTaskHistory = { ok: true; query: TaskHistoryQuery } | { ok: false; errors: FieldError[] };
 
 /** A task history page's filters (the JSON route's query string), or what is wrong with them in words. */
 export function parseTaskHistoryParams(params: Record<string, string>): ParsedTaskHistory {
@@ -103,7 +107,7 @@ export function parseTaskHistoryParams(params: Record<string, string>): ParsedTa
   if (input.to) input.to = utcInstant(input.to);
   const parsed = TaskHistoryQuerySchema.safeParse(input);
   if (!parsed.success) return { ok: false, errors: wordsOf(parsed.error.issues) };
-  if (parsed.data.from && parsed.data.to && parsed.data.to <= parsed.data.from) return { ok: false, errors: ["To: must be later than From"] };
+  if (parsed.data.from && parsed.data.to && parsed.data.to <= parsed.data.from) return { ok: false, errors: [toBeforeFrom] };
   return { ok: true, query: parsed.data };
 }
 

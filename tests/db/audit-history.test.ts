@@ -132,9 +132,15 @@ describe("a task's history", () => {
     const bad = parseTaskHistoryParams({ order: "sideways", kind: "transition,nonsense", from: "yesterday" });
     expect(bad.ok).toBe(false);
     if (bad.ok) return;
-    expect(bad.errors).toEqual(expect.arrayContaining(["Order: Invalid option: expected one of \"asc\"|\"desc\"", "Kind of event: unknown kind of event", "From: must be a date and time, e.g. 2026-11-30T14:00 (UTC)"]));
+    expect(bad.errors).toEqual(
+      expect.arrayContaining([
+        { field: "order", message: "Order: Invalid option: expected one of \"asc\"|\"desc\"" },
+        { field: "kind", message: "Kind of event: unknown kind of event" },
+        { field: "from", message: "From: must be a date and time, e.g. 2026-11-30T14:00 (UTC)" },
+      ]),
+    );
     const backwards = parseTaskHistoryParams({ from: "2026-11-30T12:00", to: "2026-11-30T11:00" });
-    expect(backwards).toEqual({ ok: false, errors: ["To: must be later than From"] });
+    expect(backwards).toEqual({ ok: false, errors: [{ field: "to", message: "To: must be later than From" }] });
     const local = parseTaskHistoryParams({ from: "2026-11-30T12:00" });
     expect(local.ok && local.query.from?.toISOString()).toBe("2026-11-30T12:00:00.000Z");
   });

@@ -1,10 +1,12 @@
 import { getDb } from "@/lib/db";
 import { loadDashboard } from "@/lib/console/dashboard";
-import { noStore, sessionPrincipalOrResponse } from "@/lib/console/json-route";
+import { requireConsoleSession } from "@/lib/console/json-route";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
 
 /** The dashboard's numbers, polled by the page for live updates (session, tasks:read). */
-export async function GET(): Promise<Response> {
-  const principal = await sessionPrincipalOrResponse("tasks:read");
-  if (principal instanceof Response) return principal;
-  return Response.json(await loadDashboard(getDb()), { headers: noStore });
-}
+export const GET = withProblems(async () => {
+  await requireConsoleSession("tasks:read");
+  return json(await loadDashboard(getDb()));
+});
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

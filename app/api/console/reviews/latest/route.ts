@@ -1,12 +1,14 @@
 import { getDb } from "@/lib/db";
 import { reviewQueueToken } from "@/lib/console/reviews";
 import { parseReviewTab } from "@/lib/console/reviews-query";
-import { noStore, sessionPrincipalOrResponse } from "@/lib/console/json-route";
+import { requireConsoleSession } from "@/lib/console/json-route";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
 
 /** The queue's change token for one tab, and the open count the navigation badge shows. */
-export async function GET(request: Request): Promise<Response> {
-  const principal = await sessionPrincipalOrResponse("tasks:read");
-  if (principal instanceof Response) return principal;
+export const GET = withProblems(async (request) => {
+  await requireConsoleSession("tasks:read");
   const tab = parseReviewTab(new URL(request.url).searchParams.get("status") ?? undefined);
-  return Response.json(await reviewQueueToken(getDb(), tab), { headers: noStore });
-}
+  return json(await reviewQueueToken(getDb(), tab));
+});
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

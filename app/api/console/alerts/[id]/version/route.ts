@@ -1,13 +1,16 @@
 import { getDb } from "@/lib/db";
 import { alertToken } from "@/lib/console/alerts";
 import { getAlert } from "@/lib/engine/alert-queries";
-import { noStore, sessionPrincipalOrResponse } from "@/lib/console/json-route";
+import { notFound, requireConsoleSession } from "@/lib/console/json-route";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
 
 /** One alert's change token (version, sightings): the detail page refreshes when it moves. */
-export async function GET(_request: Request, { params }: { params: Promise<{ id: string }> }): Promise<Response> {
-  const principal = await sessionPrincipalOrResponse("alerts:read");
-  if (principal instanceof Response) return principal;
-  const alert = await getAlert(getDb(), (await params).id);
-  if (!alert) return Response.json({ error: "No such alert." }, { status: 404, headers: noStore });
-  return Response.json({ token: alertToken(alert) }, { headers: noStore });
-}
+export const GET = withProblems(async (_request, { params }: { params: Promise<{ id: string }> }) => {
+  await requireConsoleSession("alerts:read");
+  const { id } = await params;
+  const alert = await getAlert(getDb(), id);
+  if (!alert) throw notFound("Alert", id);
+  return json({ token: alertToken(alert) });
+});
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

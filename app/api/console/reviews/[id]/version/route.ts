@@ -1,13 +1,15 @@
 import { getDb } from "@/lib/db";
 import { loadReviewDetail, reviewDetailToken } from "@/lib/console/reviews";
-import { noStore, sessionPrincipalOrResponse } from "@/lib/console/json-route";
+import { notFound, requireConsoleSession } from "@/lib/console/json-route";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
 
 /** A token that moves with the review, its execution and its task: the review page polls it and refreshes when it changes. */
-export async function GET(_request: Request, context: { params: Promise<{ id: string }> }): Promise<Response> {
-  const principal = await sessionPrincipalOrResponse("tasks:read");
-  if (principal instanceof Response) return principal;
-  const { id } = await context.params;
+export const GET = withProblems(async (_request, { params }: { params: Promise<{ id: string }> }) => {
+  await requireConsoleSession("tasks:read");
+  const { id } = await params;
   const data = await loadReviewDetail(getDb(), id);
-  if (!data) return Response.json({ error: `Review ${id} does not exist.` }, { status: 404, headers: noStore });
-  return Response.json({ token: reviewDetailToken(data.review) }, { headers: noStore });
-}
+  if (!data) throw notFound("Review", id);
+  return json({ token: reviewDetailToken(data.review) });
+});
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

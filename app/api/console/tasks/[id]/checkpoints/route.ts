@@ -1,13 +1,15 @@
 import { getDb } from "@/lib/db";
 import { checkpointsToken } from "@/lib/console/checkpoints";
-import { noStore, sessionPrincipalOrResponse } from "@/lib/console/json-route";
+import { notFound, requireConsoleSession } from "@/lib/console/json-route";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
 
 /** The change token of a task's checkpoint pages: moves with the task's version, new checkpoints and restore attempts. */
-export async function GET(_request: Request, context: { params: Promise<{ id: string }> }): Promise<Response> {
-  const principal = await sessionPrincipalOrResponse("checkpoints:read");
-  if (principal instanceof Response) return principal;
-  const { id } = await context.params;
+export const GET = withProblems(async (_request, { params }: { params: Promise<{ id: string }> }) => {
+  await requireConsoleSession("checkpoints:read");
+  const { id } = await params;
   const token = await checkpointsToken(getDb(), id);
-  if (token === null) return Response.json({ error: `Task ${id} does not exist.` }, { status: 404, headers: noStore });
-  return Response.json({ token }, { headers: noStore });
-}
+  if (token === null) throw notFound("Task", id);
+  return json({ token });
+});
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

@@ -1,13 +1,15 @@
 import { getDb } from "@/lib/db";
 import { getTaskVersion } from "@/lib/engine/tasks";
-import { noStore, sessionPrincipalOrResponse } from "@/lib/console/json-route";
+import { notFound, requireConsoleSession } from "@/lib/console/json-route";
+import { json, otherMethods, withProblems } from "@/lib/http/respond";
 
 /** The current version of one task: the detail page polls it and refreshes when it moves. */
-export async function GET(_request: Request, context: { params: Promise<{ id: string }> }): Promise<Response> {
-  const principal = await sessionPrincipalOrResponse("tasks:read");
-  if (principal instanceof Response) return principal;
-  const { id } = await context.params;
+export const GET = withProblems(async (_request, { params }: { params: Promise<{ id: string }> }) => {
+  await requireConsoleSession("tasks:read");
+  const { id } = await params;
   const version = await getTaskVersion(getDb(), id);
-  if (version === null) return Response.json({ error: `Task ${id} does not exist.` }, { status: 404, headers: noStore });
-  return Response.json({ token: String(version), version }, { headers: noStore });
-}
+  if (version === null) throw notFound("Task", id);
+  return json({ token: String(version), version });
+});
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);
