@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runMonitorPass } from "@/lib/engine/invariant-monitor";
 import { createTask } from "@/lib/engine/tasks";
 import type { Actor } from "@/lib/engine/actor";
-import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
+import { createPostgresTestDatabase, testDatabaseUrl, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 
 /**
  * The monitor reads the append-only write_conflicts forward from a saved
@@ -60,6 +60,20 @@ describe("the monitor's cursor over refused writes", () => {
     }
     expect(await examined()).toBe(2);
     expect(await examined()).toBe(0);
+  });
+
+  it("is not held back by a transaction running in another database of the same server", async () => {
+    const elsewhere = new pg.Client({ connectionString: testDatabaseUrl() });
+    await elsewhere.connect();
+    try {
+      await elsewhere.query("BEGIN");
+      await elsewhere.query("SELECT pg_current_xact_id()"); // takes a transaction id and keeps it
+      await db.db.$executeRawUnsafe(conflictSql, "wc_elsewhere", taskId, agent.identity, new Date(Date.now() - 5_000));
+      expect(await examined()).toBe(1);
+    } finally {
+      await elsewhere.query("ROLLBACK").catch(() => undefined);
+      await elsewhere.end();
+    }
   });
 
   it("reads a large backlog in batches, each row once", async () => {
