@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db";
 import { AppError } from "@/lib/errors";
+import { keysetCursor, keysetParts } from "@/lib/keyset-cursor";
 import type { AuditEntry, DivergenceAlert, Prisma } from "@/lib/generated/prisma/client";
 import { alertKinds, alertSeverities, alertStatuses, blockingKinds, blockingStatuses, isBlocking } from "@/lib/engine/alert-kinds";
 import { parseOrThrow } from "@/lib/validation";
@@ -74,15 +75,14 @@ export async function unresolvedAlertsOfTask(db: Db, taskId: string): Promise<Ar
   return rows.map((r) => ({ ...r, blocking: isBlocking(r) }));
 }
 
+/** An alert page's cursor: the last row's (created_at, id). */
+const alertPageCursor = keysetCursor([keysetParts.instant, keysetParts.text], { notOurs: "not a cursor returned by this API" });
+
 function encodeCursor(a: DivergenceAlert): string {
-  return Buffer.from(JSON.stringify([a.createdAt.toISOString(), a.id])).toString("base64url");
+  return alertPageCursor.encode([a.createdAt, a.id]);
 }
 
 function decodeCursor(cursor: string): { createdAt: Date; id: string } {
-  try {
-    const [iso, id] = z.tuple([z.iso.datetime(), z.string()]).parse(JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")));
-    return { createdAt: new Date(iso), id };
-  } catch {
-    throw new AppError("validation_failed", "cursor: not a cursor returned by this API", { errors: [{ field: "cursor", message: "not a cursor returned by this API" }] });
-  }
+  const [createdAt, id] = alertPageCursor.decode(cursor);
+  return { createdAt, id };
 }

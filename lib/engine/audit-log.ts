@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Db, Tx } from "@/lib/db";
 import { AppError } from "@/lib/errors";
+import { keysetCursor, keysetParts } from "@/lib/keyset-cursor";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
 import {
@@ -205,17 +206,16 @@ export async function listAuditEntries(db: Db, range: AuditRange, page: { cursor
   return { items, nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
 }
 
+/** An audit page's cursor: the last entry's (at, stream, seq). */
+const auditPageCursor = keysetCursor([keysetParts.instant, keysetParts.text, keysetParts.integer], { notOurs: "not a cursor returned by this API" });
+
 function encodeCursor(e: AuditEntry): string {
-  return Buffer.from(JSON.stringify([e.at.toISOString(), e.stream, e.seq])).toString("base64url");
+  return auditPageCursor.encode([e.at, e.stream, e.seq]);
 }
 
 function decodeCursor(cursor: string): { at: string; stream: string; seq: number } {
-  try {
-    const [at, stream, seq] = z.tuple([z.iso.datetime(), z.string(), z.number().int()]).parse(JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")));
-    return { at, stream, seq };
-  } catch {
-    throw new AppError("validation_failed", "cursor: not a cursor returned by this API", { errors: [{ field: "cursor", message: "not a cursor returned by this API" }] });
-  }
+  const [at, stream, seq] = auditPageCursor.decode(cursor);
+  return { at: at.toISOString(), stream, seq };
 }
 
 // ---------------------------------------------------------------------------

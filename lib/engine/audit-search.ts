@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db";
 import { AppError } from "@/lib/errors";
+import { keysetCursor, keysetParts } from "@/lib/keyset-cursor";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { AuditActionSchema, AUTH_STREAM, SYSTEM_STREAM } from "@/lib/engine/audit-chain";
 import { csvHeader, toCsvRow, toJsonLine, type AuditExportFormat } from "@/lib/engine/audit-export";
@@ -213,17 +214,16 @@ async function countExecutions(db: Db, q: AuditSearch): Promise<number> {
   return rows[0]?.n ?? 0;
 }
 
+/** A search page's cursor: the last entry's (at, stream, seq). */
+const searchPageCursor = keysetCursor([keysetParts.instant, keysetParts.text, keysetParts.integer], { notOurs: "not a cursor returned by this search" });
+
 export function encodeSearchCursor(e: Pick<AuditEntry, "at" | "stream" | "seq">): string {
-  return Buffer.from(JSON.stringify([e.at.toISOString(), e.stream, e.seq])).toString("base64url");
+  return searchPageCursor.encode([e.at, e.stream, e.seq]);
 }
 
 export function decodeSearchCursor(cursor: string): { at: string; stream: string; seq: number } {
-  try {
-    const [at, stream, seq] = z.tuple([z.iso.datetime(), z.string(), z.number().int()]).parse(JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")));
-    return { at, stream, seq };
-  } catch {
-    throw new AppError("validation_failed", "cursor: not a cursor returned by this search", { errors: [{ field: "cursor", message: "not a cursor returned by this search" }] });
-  }
+  const [at, stream, seq] = searchPageCursor.decode(cursor);
+  return { at: at.toISOString(), stream, seq };
 }
 
 // ---------------------------------------------------------------------------

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { digestOf } from "@/lib/canonical-json";
 import { directQuery, type Db, type Tx } from "@/lib/db";
 import { AppError, fieldErrorsFromZod, isAppError } from "@/lib/errors";
+import { keysetCursor, keysetParts } from "@/lib/keyset-cursor";
 import { Prisma, type Task, type Transition } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
@@ -686,17 +687,16 @@ function escapeLikePattern(text: string): string {
   return text.replace(/[\\%_]/g, "\\$&");
 }
 
+/** A task page's cursor: the last row's (updated_at, id). */
+const taskPageCursor = keysetCursor([keysetParts.instant, keysetParts.text], { notOurs: "not a cursor returned by this API" });
+
 function encodeCursor(task: TaskView): string {
-  return Buffer.from(JSON.stringify([task.updatedAt.toISOString(), task.id])).toString("base64url");
+  return taskPageCursor.encode([task.updatedAt, task.id]);
 }
 
 function decodeCursor(cursor: string): { updatedAt: Date; id: string } {
-  try {
-    const [iso, id] = z.tuple([z.iso.datetime(), z.string()]).parse(JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")));
-    return { updatedAt: new Date(iso), id };
-  } catch {
-    throw new AppError("validation_failed", "cursor: not a cursor returned by this API", { errors: [{ field: "cursor", message: "not a cursor returned by this API" }] });
-  }
+  const [updatedAt, id] = taskPageCursor.decode(cursor);
+  return { updatedAt, id };
 }
 
 function workflowOfOrThrow(row: Task): WorkflowDefinition {
