@@ -2,6 +2,7 @@ import type { Note, ProviderEvidence, Refund } from "@/lib/connectors/types";
 import { recordMismatches, type ConnectorDeps, type ProviderRecord } from "@/lib/engine/connectors";
 import type { Db } from "@/lib/db";
 import { AppError, isAppError } from "@/lib/errors";
+import { sleep } from "@/lib/sleep";
 import type { Prisma } from "@/lib/generated/prisma/client";
 import { exportCheckpoint, listCheckpoints, rollForwardFromCheckpoint, type CheckpointOptions, type CheckpointSummary } from "@/lib/engine/checkpoints";
 import { idempotencyKeyOf, listExecutions, markSent, recordIntent, recordOutcome, type ExecutionView } from "@/lib/engine/executions";
@@ -297,7 +298,7 @@ async function lookupSettled(tool: ToolName, key: string, deps: ConnectorDeps, w
   for (;;) {
     const answer = await lookupByKey(tool, key, deps);
     if (answer.kind !== "unknown" || !answer.inFlight || Date.now() >= deadline) return answer;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
 }
 
