@@ -6,6 +6,7 @@ import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { Prisma, PrismaClient } from "@/lib/generated/prisma/client";
 import { getEnv, type Env } from "@/lib/env";
+import { childLogger } from "@/lib/log";
 
 export type Db = PrismaClient;
 /** A Prisma transaction client: helpers that may join a transaction take one. */
@@ -42,7 +43,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     // An idle connection the server closed (a restart, pg_terminate_backend) is
     // dropped by the pool and replaced on demand; without a listener, node
     // would treat the event as an uncaught error and stop the process.
-    pool.on("error", (error) => console.error(`verity: an idle database connection failed and was dropped: ${error.message}`));
+    pool.on("error", (error) => childLogger("db").warn({ err: error }, "an idle database connection failed and was dropped"));
     const adapterFactory = new PrismaPg(pool);
     const db = newPrismaClient(adapterFactory);
     directPools.set(db, pool);

@@ -5,6 +5,7 @@ import { AppError, fieldErrorsFromZod, isAppError } from "@/lib/errors";
 import { keysetCursor, keysetParts } from "@/lib/keyset-cursor";
 import { Prisma, type Task, type Transition } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
+import { childLogger } from "@/lib/log";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
 import { parseOrThrow, clientIdSchema } from "@/lib/validation";
 import type { Actor } from "@/lib/engine/actor";
@@ -257,7 +258,7 @@ async function recordWriteConflict(
       },
     });
   } catch (error) {
-    console.error(`verity: could not record the refused write on task ${c.taskId}: ${error instanceof Error ? error.message : String(error)}`);
+    childLogger("tasks").error({ err: error, task_id: c.taskId }, "could not record the refused write");
   }
 }
 

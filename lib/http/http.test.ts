@@ -150,7 +150,8 @@ describe("problem responses", () => {
   });
 
   it("answers an unexpected error with a 500 that leaks nothing, and logs it without headers", async () => {
-    const log = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    // The logger (lib/log.ts) writes errors to stderr.
+    const log = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
     try {
       const handler = withProblems(async () => {
         throw new Error('relation "tasks" does not exist: SELECT secret_column');
@@ -161,8 +162,9 @@ describe("problem responses", () => {
       expect(body.type).toBe("https://verity.dev/problems/internal-error");
       expect(JSON.stringify(body)).not.toContain("secret_column");
       expect(typeof body.request_id).toBe("string");
-      const logged = log.mock.calls.map((c) => c.join(" ")).join("\n");
+      const logged = log.mock.calls.map((c) => String(c[0])).join("\n");
       expect(logged).toContain(String(body.request_id));
+      expect(logged).toContain("unhandled error in API route");
       expect(logged).not.toContain("vrt_secret_token");
     } finally {
       log.mockRestore();

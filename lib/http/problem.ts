@@ -48,6 +48,9 @@
  *   500 internal-error       request_id only: the cause is logged on the server, never sent
  */
 import { AppError, httpStatusByCode, titleByCode, type AppErrorCode, type FieldError } from "@/lib/errors";
+import { childLogger } from "@/lib/log";
+
+const httpLog = childLogger("http");
 
 export const PROBLEM_CONTENT_TYPE = "application/problem+json";
 export const PROBLEM_TYPE_BASE = "https://verity.dev/problems/";
@@ -137,12 +140,11 @@ export function problemResponse(error: unknown, request: Pick<Request, "method" 
 }
 
 /**
- * One JSON line per unexpected error. Only method and path are logged, never
+ * One log line per unexpected error (lib/log.ts redacts secrets in it). Only method and path are logged, never
  * headers (Authorization carries the bearer token) nor the query or body.
  */
 export function logUnexpected(error: unknown, context: { requestId: string; method: string; path: string }): void {
-  const e = error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : { value: String(error) };
-  console.error(JSON.stringify({ level: "error", msg: "unhandled error in API route", request_id: context.requestId, method: context.method, path: context.path, error: e }));
+  httpLog.error({ err: error, request_id: context.requestId, method: context.method, path: context.path }, "unhandled error in API route");
 }
 
 function pathOf(url: string): string {
