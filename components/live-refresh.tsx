@@ -21,6 +21,13 @@ export function LiveRefresh({ url, token, intervalMs = 3000, what }: { url: stri
   const router = useRouter();
   const [refreshing, startRefresh] = useTransition();
   const [updatedAt, setUpdatedAt] = useState<Date | null>(null);
+  // A refreshed render brings a new token: that is when the page was updated
+  // (state adjusted while rendering, as React recommends, not in an effect).
+  const [renderedToken, setRenderedToken] = useState(token);
+  if (renderedToken !== token) {
+    setRenderedToken(token);
+    setUpdatedAt(new Date());
+  }
   // The token is part of the key: each render starts a query seeded with what it shows.
   const query = useQuery({
     queryKey: ["live", url, token],
@@ -34,10 +41,7 @@ export function LiveRefresh({ url, token, intervalMs = 3000, what }: { url: stri
   const latest = query.data;
 
   useEffect(() => {
-    if (latest !== token) {
-      startRefresh(() => router.refresh());
-      setUpdatedAt(new Date());
-    }
+    if (latest !== token) startRefresh(() => router.refresh());
   }, [latest, token, router]);
 
   let text: string;

@@ -4,7 +4,8 @@
  *   0. prerequisites: Chromium and PostgreSQL, installed or started when
  *      missing (scripts/test-prerequisites.ts)
  *   1. type check (tests included: a misspelled fixture key must not compile),
- *      and the architecture check (no import cycles, lib/ knows no adapter)
+ *      lint (ESLint with typescript-eslint and Next's rules), and the
+ *      architecture check (no import cycles, lib/ knows no adapter)
  *   2. vitest: unit tests, embedded-database tests, PostgreSQL tests
  *   3. Playwright: HTTP API and browser tests against a production build
  * Each stage runs even when an earlier one failed, so one run shows everything.
@@ -47,6 +48,12 @@ for (const p of await ensureTestPrerequisites()) {
 console.log("\n== type check ==");
 const tscStatus = run("npx", ["tsc", "--noEmit", "-p", "."]);
 tallies.push({ stage: "typecheck", passed: tscStatus === 0 ? 1 : 0, failed: tscStatus === 0 ? 0 : 1, skipped: 0 });
+
+// What tsc does not catch: a promise nobody awaits, a switch that forgets a
+// case, React's and Next's rules (eslint.config.mjs).
+console.log("\n== lint ==");
+const lintStatus = run("npx", ["eslint", "."]);
+tallies.push({ stage: "lint", passed: lintStatus === 0 ? 1 : 0, failed: lintStatus === 0 ? 0 : 1, skipped: 0 });
 
 // Imports flow one way and never in a circle (.dependency-cruiser.cjs).
 console.log("\n== architecture ==");

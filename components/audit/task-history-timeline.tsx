@@ -1,7 +1,7 @@
 "use client";
 
 import { useInfiniteQuery } from "@tanstack/react-query";
-import { useCallback, useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent } from "react";
+import { useCallback, useEffect, useLayoutEffect, useState, type KeyboardEvent } from "react";
 import type { AuditRowView } from "@/lib/console/audit-format";
 import { ConsoleRouteError, fetchConsoleJson } from "@/lib/console/console-fetch";
 import { formatInteger } from "@/lib/console/format";
@@ -52,8 +52,6 @@ export function TaskHistoryTimeline({ taskId, queryString, orderLabel }: { taskI
 
   // A callback ref: the viewport appears only once the first page is in, and is measured then.
   const [viewportEl, setViewportEl] = useState<HTMLDivElement | null>(null);
-  const viewport = useRef<HTMLDivElement | null>(null);
-  viewport.current = viewportEl;
   const [scrollTop, setScrollTop] = useState(0);
   const [height, setHeight] = useState(600);
   useLayoutEffect(() => {
@@ -73,11 +71,11 @@ export function TaskHistoryTimeline({ taskId, queryString, orderLabel }: { taskI
     if (hasNextPage && !isFetchingNextPage && last >= rows.length - PREFETCH_ROWS) void fetchNextPage();
   }, [hasNextPage, isFetchingNextPage, fetchNextPage, last, rows.length]);
 
-  const onScroll = useCallback(() => setScrollTop(viewport.current?.scrollTop ?? 0), []);
+  const onScroll = useCallback(() => setScrollTop(viewportEl?.scrollTop ?? 0), [viewportEl]);
   // Home and End go to the ends of what is loaded; End keeps loading as it goes.
   const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
-    const el = viewport.current;
-    if (!el) return;
+    // The viewport itself: the handler is on it.
+    const el = event.currentTarget;
     if (event.key === "Home") el.scrollTop = 0;
     else if (event.key === "End") el.scrollTop = el.scrollHeight;
     else return;

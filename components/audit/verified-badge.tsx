@@ -34,7 +34,7 @@ export function VerifiedBadge({ url, what, onDemand = false }: { url: string; wh
   if (onDemand && query.fetchStatus === "idle" && query.isPending) {
     return (
       <div className="audit-badge audit-badge--none">
-        <span>Walks every chain now: each entry's hash, each link, each stream against its head.</span>
+        <span>Walks every chain now: each entry&apos;s hash, each link, each stream against its head.</span>
         <button type="button" className="button button--primary button--small" onClick={() => void query.refetch()}>
           Verify chain
         </button>

@@ -10,14 +10,15 @@ import { formatDuration } from "@/lib/format-duration";
  * the time since the page arrived; a live refresh brings a new server figure.
  */
 export function WaitingTime({ waitedMs, running }: { waitedMs: number; running: boolean }) {
-  const [extra, setExtra] = useState(0);
+  // The ticks belong to the server figure they count from: a new figure starts from zero again.
+  const [tick, setTick] = useState({ base: waitedMs, extra: 0 });
   useEffect(() => {
-    setExtra(0);
     if (!running) return;
     const arrived = Date.now();
-    const timer = setInterval(() => setExtra(Date.now() - arrived), 15_000);
+    const timer = setInterval(() => setTick({ base: waitedMs, extra: Date.now() - arrived }), 15_000);
     return () => clearInterval(timer);
   }, [waitedMs, running]);
+  const extra = running && tick.base === waitedMs ? tick.extra : 0;
   const total = waitedMs + extra;
   const long = running && total >= longWaitMs;
   return (

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { digestOf } from "@/lib/canonical-json";
 import type { Db, Tx } from "@/lib/db";
 import { AppError } from "@/lib/errors";
-import { Prisma, type Checkpoint, type CheckpointRestore } from "@/lib/generated/prisma/client";
+import { type Prisma, type Checkpoint, type CheckpointRestore } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/ids";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
 import type { CheckpointKeyring } from "@/lib/engine/checkpoint-keys";

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Db, Tx } from "@/lib/db";
 import { getEnv } from "@/lib/env";
 import { AppError } from "@/lib/errors";
-import { Prisma, type Execution, type ExecutionEvent, type Review, type ReviewDecision } from "@/lib/generated/prisma/client";
+import { type Prisma, type Execution, type ExecutionEvent, type Review, type ReviewDecision } from "@/lib/generated/prisma/client";
 import type { ReviewDecisionKind, ReviewStatus } from "@/lib/generated/prisma/enums";
 import { newId } from "@/lib/ids";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
