@@ -10,6 +10,16 @@ import { problemFromAppError } from "@/lib/http/problem";
 import { VerityApiError, type ExecutionLedger } from "@/lib/sdk";
 import type { LeaseApi } from "@/lib/sdk/lease";
 
+/** An engine call answered as the route would: an AppError becomes the VerityApiError of its problem+json. */
+async function api<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof AppError) throw new VerityApiError(problemFromAppError(error));
+    throw error;
+  }
+}
+
 /**
  * The SDK's ledger port served in-process by the real engine on a test
  * database: the same functions, serializers and problem mapping the
@@ -19,14 +29,6 @@ import type { LeaseApi } from "@/lib/sdk/lease";
  * configured one).
  */
 export function engineLedger(db: Db, actor: Actor, options: { deps?: ConnectorDeps } = {}): ExecutionLedger {
-  const api = async <T>(work: () => Promise<T>): Promise<T> => {
-    try {
-      return await work();
-    } catch (error) {
-      if (error instanceof AppError) throw new VerityApiError(problemFromAppError(error));
-      throw error;
-    }
-  };
   return {
     recordIntent: (taskId, body) =>
       api(async () => {
@@ -52,14 +54,6 @@ export function engineLedger(db: Db, actor: Actor, options: { deps?: ConnectorDe
 
 /** The SDK's lease port (withLease's) served in-process by the engine, with the routes' serializer and problem mapping. */
 export function engineLeases(db: Db, actor: Actor): LeaseApi {
-  const api = async <T>(work: () => Promise<T>): Promise<T> => {
-    try {
-      return await work();
-    } catch (error) {
-      if (error instanceof AppError) throw new VerityApiError(problemFromAppError(error));
-      throw error;
-    }
-  };
   const ttl = (options: { ttlSeconds?: number } = {}) => (options.ttlSeconds === undefined ? {} : { ttl_seconds: options.ttlSeconds });
   return {
     acquireLease: (taskId, options) => api(async () => leaseResource(await acquireLease(db, taskId, ttl(options), actor))),
