@@ -55,6 +55,8 @@ export function refundAgentOf(client: EngineBackedClient, sandboxUrl: string, op
     identity: failoverAgent.identity,
     callTimeoutMs: CALL_TIMEOUT_MS,
     leaseTtlSeconds: LEASE_TTL_SECONDS,
+    // A resumed task may still be under a lost worker's lease: wait it out.
+    leaseWaitMs: (LEASE_TTL_SECONDS + 2) * 1000,
     faults: options.faults,
     faultRate: options.faults.length ? 1 : 0,
     seed: options.seed,

@@ -54,8 +54,11 @@ async function main(): Promise<void> {
     let lost: FailoverWorkerLine["lost"];
     try {
       // Under the task's lease, renewed while the provider is asked (the SDK's withLease, as the agent holds it).
+      // A lease the lost primary's worker held came over with the backup: it is
+      // another process's, so the standby's worker waits for it to expire.
       const recorded = await client.withLease(task, (lease) => recordCallsLostWithPrimary(db, task, plannedCallsOf(order), deps, failoverAgent, { fencing_token: lease.fencingToken }), {
         ttlSeconds: LEASE_TTL_SECONDS,
+        waitMs: (LEASE_TTL_SECONDS + 2) * 1000,
       });
       lost = { calls: recorded.calls, releasedLostIntent: recorded.releasedLostIntent };
     } catch (error) {
