@@ -19,6 +19,13 @@ module.exports = {
       to: { path: "^(tests|e2e|bench)/" },
     },
     {
+      name: "connectors-below-the-engine",
+      comment: "Connectors talk to providers and know the tools' request shapes (lib/engine/tools.ts), nothing of the engine's use cases or stores: the engine uses them, not the other way.",
+      severity: "error",
+      from: { path: "^lib/connectors/" },
+      to: { path: "^lib/engine/", pathNot: "^lib/engine/tools\\.ts$" },
+    },
+    {
       name: "sdk-is-a-client",
       comment: "The SDK runs in agent processes: it speaks HTTP and may share the API's types, never the server's code.",
       severity: "error",

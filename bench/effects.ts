@@ -15,7 +15,7 @@
 import os from "node:os";
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox-crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
-import { performEffect } from "@/lib/engine/connectors";
+import { performEffect } from "@/lib/connectors/effects";
 import { getExecutionRowOrThrow, markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
 import { createTask, transitionTask } from "@/lib/engine/tasks";
 import type { Actor } from "@/lib/engine/actor";

@@ -45,7 +45,7 @@ const envSchema = z.object({
   VERITY_MONITOR_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
   /** Rows each monitor check reads per pass (keyset batches): bounded work however large the tables grow. */
   VERITY_MONITOR_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
-  /** Overrides every connector's idempotency window (lib/engine/connectors.ts), e.g. a short one for tests. */
+  /** Overrides every connector's idempotency window (lib/connectors/effects.ts), e.g. a short one for tests. */
   VERITY_IDEMPOTENCY_WINDOW_MS: z.coerce.number().int().min(1).optional(),
   /**
    * Audit retention (lib/engine/audit-retention.ts): the background loop

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Db } from "@/lib/db";
 import { getEnv } from "@/lib/env";
-import { getConnectors, lookupEffect, recordMismatches } from "@/lib/engine/connectors";
+import { getConnectors, lookupEffect, recordMismatches } from "@/lib/connectors/effects";
 import { getExecutionRowOrThrow } from "@/lib/engine/executions";
 import { getReview, listReviews, type DecideResult, type ReviewDecisionKind, type ReviewStatus, type ReviewView } from "@/lib/engine/reviews";
 import { shortIdentity } from "@/lib/console/format";

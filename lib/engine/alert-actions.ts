@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Db } from "@/lib/db";
 import { AppError, isAppError } from "@/lib/errors";
 import type { DivergenceAlert, Execution } from "@/lib/generated/prisma/client";
-import { lookupEffect, recordMismatches, type ConnectorDeps, type EffectLookup } from "@/lib/engine/connectors";
+import { lookupEffect, recordMismatches, type ConnectorDeps, type EffectLookup } from "@/lib/connectors/effects";
 import { recordAlertReconciliation, type ReconcileFinding } from "@/lib/engine/divergence";
 import { retryableStatuses } from "@/lib/engine/execution-rules";
 import { reconcileExecution, reconcileRecordedFailure, type ReconcileOptions, type ReconcileResult } from "@/lib/engine/reconciler";

@@ -2,7 +2,7 @@ import { getDb, type Db } from "@/lib/db";
 import { getEnv } from "@/lib/env";
 import { isAppError } from "@/lib/errors";
 import { childLogger, lineLogger, type Logger } from "@/lib/log";
-import { getConnectors, type ConnectorDeps } from "@/lib/engine/connectors";
+import { getConnectors, type ConnectorDeps } from "@/lib/connectors/effects";
 import { createWebhookDeliverer, dispatchOutbox, type Deliver } from "@/lib/engine/messaging";
 import { reconcileDue, verifySettled } from "@/lib/engine/reconciler";
 import { runMonitorPass } from "@/lib/engine/invariant-monitor";

@@ -2,7 +2,7 @@ import type { Db } from "@/lib/db";
 import { getEnv } from "@/lib/env";
 import type { Execution } from "@/lib/generated/prisma/client";
 import { verifyAuditChains } from "@/lib/engine/audit-log";
-import { recordMismatches, type ProviderRecord } from "@/lib/engine/connectors";
+import { recordMismatches, type ProviderRecord } from "@/lib/connectors/effects";
 import { evidenceMatchesExecution, succeededStatuses, type ExecutionStatus } from "@/lib/engine/execution-rules";
 import { evidenceProblem, formatDuration, inspectTaskRow } from "@/lib/engine/invariant-monitor";
 import { tools, ToolNameSchema } from "@/lib/engine/tools";

@@ -53,7 +53,7 @@ import { getWorkflowByDigest } from "@/lib/engine/workflows";
 import { checkInstructionGuard, type InstructionBlock } from "@/lib/engine/instructions";
 import { handFailureToPeople, openReview } from "@/lib/engine/reviews";
 import { moveTaskAfterSettlement, type CorrectionMove } from "@/lib/engine/settle-task";
-import { getConnectors, type ConnectorDeps } from "@/lib/engine/connectors";
+import { getConnectors, type ConnectorDeps } from "@/lib/connectors/effects";
 import { confirmReportedSuccess, settleSuccessAfterFailure } from "@/lib/engine/success-after-failure";
 
 /**

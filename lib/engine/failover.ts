@@ -1,5 +1,5 @@
 import type { Note, ProviderEvidence, Refund } from "@/lib/connectors/types";
-import { recordMismatches, type ConnectorDeps, type ProviderRecord } from "@/lib/engine/connectors";
+import { recordMismatches, type ConnectorDeps, type ProviderRecord } from "@/lib/connectors/effects";
 import type { Db } from "@/lib/db";
 import { AppError, isAppError } from "@/lib/errors";
 import { sleep } from "@/lib/sleep";
@@ -290,7 +290,7 @@ type KeyLookup = { kind: "found"; record: ProviderRecord; evidence: ProviderEvid
 
 /**
  * What the provider holds under a key, once no request with it is in
- * flight (or the wait is over). lookupEffect (lib/engine/connectors.ts)
+ * flight (or the wait is over). lookupEffect (lib/connectors/effects.ts)
  * takes an execution row, which is what is missing here.
  */
 async function lookupSettled(tool: ToolName, key: string, deps: ConnectorDeps, waitMs: number): Promise<KeyLookup> {
@@ -317,7 +317,7 @@ async function lookupByKey(tool: ToolName, key: string, deps: ConnectorDeps): Pr
   }
 }
 
-/** The provider's records in the tool's request vocabulary, as lib/engine/connectors.ts shapes them for the reconciler. */
+/** The provider's records in the tool's request vocabulary, as lib/connectors/effects.ts shapes them for the reconciler. */
 function refundRecordOf(r: Refund): ProviderRecord {
   return { id: r.id, amount_cents: r.amountCents, currency: r.currency, charge_id: r.chargeId, customer_id: r.customerId, metadata: r.metadata, idempotency_key: r.idempotencyKey, created_at: r.createdAt };
 }

@@ -6,7 +6,7 @@ import { newId } from "@/lib/ids";
 import type { AuditBreak } from "@/lib/engine/audit-chain";
 import { getAuditEntry, verifyAuditStreams } from "@/lib/engine/audit-log";
 import { staleVersionSeverity, type AlertKind } from "@/lib/engine/alert-kinds";
-import { idempotencyWindowMs } from "@/lib/engine/connectors";
+import { idempotencyWindowMs } from "@/lib/connectors/effects";
 import { raiseAlert, type RaiseAlertInput } from "@/lib/engine/divergence";
 import { TaskStateSchema } from "@/lib/engine/task-state";
 import type { Actor } from "@/lib/engine/actor";
@@ -65,7 +65,7 @@ const CursorSchema = z.object({
 export type MonitorCursor = z.infer<typeof CursorSchema>;
 
 export interface MonitorDeps {
-  /** The provider's idempotency window of a tool (default: lib/engine/connectors.ts). */
+  /** The provider's idempotency window of a tool (default: lib/connectors/effects.ts). */
   idempotencyWindowMs?: (tool: string) => number;
 }
 

@@ -4,7 +4,7 @@ import { getEnv } from "@/lib/env";
 import { AppError, isAppError } from "@/lib/errors";
 import type { Execution, Prisma } from "@/lib/generated/prisma/client";
 import { webhookEventSchema } from "@/lib/sandbox/contract";
-import { lookupEffect, recordMismatches, type ConnectorDeps, type EffectLookup, type ProviderRecord } from "@/lib/engine/connectors";
+import { lookupEffect, recordMismatches, type ConnectorDeps, type EffectLookup, type ProviderRecord } from "@/lib/connectors/effects";
 import { raiseDivergence, type DivergenceKind } from "@/lib/engine/divergence";
 import { notAppliedResult, retryAdviceOf, retryableStatuses, type ExecutionStatus } from "@/lib/engine/execution-rules";
 import { getExecutionRowOrThrow, isPastAttemptLimit, moveExecution, toExecutionView, type ExecutionView } from "@/lib/engine/execution-store";

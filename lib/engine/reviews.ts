@@ -6,7 +6,7 @@ import { type Prisma, type Execution, type ExecutionEvent, type Review, type Rev
 import type { ReviewDecisionKind, ReviewStatus } from "@/lib/generated/prisma/enums";
 import { newId } from "@/lib/ids";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
-import { lookupEffect, performEffect, recordMismatches, type ConnectorDeps, type EffectOutcome } from "@/lib/engine/connectors";
+import { lookupEffect, performEffect, recordMismatches, type ConnectorDeps, type EffectOutcome } from "@/lib/connectors/effects";
 import { hasOpenDivergence } from "@/lib/engine/divergence";
 import { getExecutionRowOrThrow, guardOf, isPastAttemptLimit, ledgerActor, listExecutionEvents, moveExecution, toExecutionView, type ExecutionView, type InstructionGuardView } from "@/lib/engine/execution-store";
 import { retryAdviceOf } from "@/lib/engine/execution-rules";

@@ -1,7 +1,7 @@
 import type { Db, Tx } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { Execution, Prisma } from "@/lib/generated/prisma/client";
-import { lookupEffect, recordMismatches, type ConnectorDeps, type ProviderRecord } from "@/lib/engine/connectors";
+import { lookupEffect, recordMismatches, type ConnectorDeps, type ProviderRecord } from "@/lib/connectors/effects";
 import { raiseDivergence, resolveExecutionAlertsInTransaction } from "@/lib/engine/divergence";
 import { evidenceMatchesExecution, retryableStatuses } from "@/lib/engine/execution-rules";
 import { moveExecution } from "@/lib/engine/execution-store";

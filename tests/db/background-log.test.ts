@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { startBackgroundLoop } from "@/lib/engine/background";
-import { performEffect } from "@/lib/engine/connectors";
+import { performEffect } from "@/lib/connectors/effects";
 import { recordOutcome } from "@/lib/engine/executions";
 import { lineLogger } from "@/lib/log";
 import { agent, connectorsFor, refundExecution } from "@/tests/helpers/effects";

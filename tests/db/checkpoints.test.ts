@@ -15,7 +15,7 @@ import {
   verifyCheckpoint,
   type CheckpointSummary,
 } from "@/lib/engine/checkpoints";
-import { performEffect } from "@/lib/engine/connectors";
+import { performEffect } from "@/lib/connectors/effects";
 import { raiseDivergence } from "@/lib/engine/divergence";
 import { markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
 import { acquireLease, renewLease } from "@/lib/engine/leases";

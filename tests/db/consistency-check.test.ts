@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { checkConsistency, fetchProviderRecords, type ConsistencyFinding, type ConsistencyReport, type FindingCode } from "@/lib/engine/consistency-check";
 import { formatConsistencyReport } from "@/lib/engine/consistency-report";
 import { createCheckpoint, restoreCheckpoint } from "@/lib/engine/checkpoints";
-import { performEffect } from "@/lib/engine/connectors";
+import { performEffect } from "@/lib/connectors/effects";
 import { raiseDivergence } from "@/lib/engine/divergence";
 import { markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
 import { acquireLease } from "@/lib/engine/leases";

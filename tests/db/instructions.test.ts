@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { performEffect } from "@/lib/engine/connectors";
+import { performEffect } from "@/lib/connectors/effects";
 import { listExecutionEvents, markSent, recordIntent, type IntentResult } from "@/lib/engine/executions";
 import { getCurrentInstruction, getInstructionLedger, recordInstruction } from "@/lib/engine/instructions";
 import { decideReview, getReviewOrThrow } from "@/lib/engine/reviews";

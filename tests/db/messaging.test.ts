@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { performEffect } from "@/lib/engine/connectors";
+import { performEffect } from "@/lib/connectors/effects";
 import { recordOutcome } from "@/lib/engine/executions";
 import { createWebhookDeliverer, dispatchOutbox, enqueueOutbox, receiveEvent, type OutboxMessageView } from "@/lib/engine/messaging";
 import { inboxActor, receiveSandboxWebhook } from "@/lib/engine/reconciler";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { startBackgroundLoop } from "@/lib/engine/background";
-import { performEffect } from "@/lib/engine/connectors";
+import { performEffect } from "@/lib/connectors/effects";
 import { resolveDivergence } from "@/lib/engine/divergence";
 import { listExecutionEvents, markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
 import { reconcileDue, reconcileExecution, reconcilerActor, verifySettled } from "@/lib/engine/reconciler";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { reconcileAlert } from "@/lib/engine/alert-actions";
-import { performEffect, type ConnectorDeps } from "@/lib/engine/connectors";
+import { performEffect, type ConnectorDeps } from "@/lib/connectors/effects";
 import { raiseDivergence } from "@/lib/engine/divergence";
 import { listExecutionEvents, recordOutcome } from "@/lib/engine/executions";
 import { evidenceProblem } from "@/lib/engine/invariant-monitor";

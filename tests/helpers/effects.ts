@@ -2,7 +2,7 @@ import { expect } from "vitest";
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox-crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
 import type { Db } from "@/lib/db";
-import { performEffect, type ConnectorDeps, type EffectOutcome } from "@/lib/engine/connectors";
+import { performEffect, type ConnectorDeps, type EffectOutcome } from "@/lib/connectors/effects";
 import { markSent, recordIntent } from "@/lib/engine/executions";
 import { createTask, transitionTask } from "@/lib/engine/tasks";
 import type { Actor } from "@/lib/engine/actor";

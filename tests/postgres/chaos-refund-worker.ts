@@ -20,7 +20,7 @@
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox-crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
 import { openDatabase } from "@/lib/db";
-import { performEffect } from "@/lib/engine/connectors";
+import { performEffect } from "@/lib/connectors/effects";
 import { getExecutionRowOrThrow, markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
 import { acquireLease, releaseLease, renewLease } from "@/lib/engine/leases";
 import { getTaskOrThrow, transitionTask } from "@/lib/engine/tasks";

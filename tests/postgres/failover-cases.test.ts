@@ -5,7 +5,7 @@ import { SandboxCrmConnector } from "@/lib/connectors/sandbox-crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
 import type { Db } from "@/lib/db";
 import { exportCheckpoint, importCheckpoint, listCheckpoints } from "@/lib/engine/checkpoints";
-import { performEffect, type ConnectorDeps } from "@/lib/engine/connectors";
+import { performEffect, type ConnectorDeps } from "@/lib/connectors/effects";
 import { getExecutionRowOrThrow, listExecutions, markSent, recordIntent } from "@/lib/engine/executions";
 import { recordCallsLostWithPrimary, takeOverTask, type PlannedCall } from "@/lib/engine/failover";
 import { acquireLease } from "@/lib/engine/leases";

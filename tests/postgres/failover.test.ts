@@ -45,7 +45,7 @@ import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
 import { openDatabase, type DatabaseHandle, type Db } from "@/lib/db";
 import { verifyAuditChains } from "@/lib/engine/audit-log";
 import { exportCheckpoint, getCheckpointDetail, importCheckpoint, listCheckpoints, listRestores } from "@/lib/engine/checkpoints";
-import { performEffect } from "@/lib/engine/connectors";
+import { performEffect } from "@/lib/connectors/effects";
 import { takeOverTask, type TakeoverReport } from "@/lib/engine/failover";
 import { reconcileDue, verifySettled } from "@/lib/engine/reconciler";
 import type { Actor } from "@/lib/engine/actor";

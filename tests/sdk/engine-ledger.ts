@@ -1,6 +1,6 @@
 import { executionDetailResource, executionResource, intentResultResource, leaseResource, outcomeResultResource, taskResource } from "@/lib/api/resources";
 import type { Db } from "@/lib/db";
-import type { ConnectorDeps } from "@/lib/engine/connectors";
+import type { ConnectorDeps } from "@/lib/connectors/effects";
 import { getExecution, listExecutionEvents, markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
 import { acquireLease, releaseLease, renewLease } from "@/lib/engine/leases";
 import { getTaskOrThrow } from "@/lib/engine/tasks";

@@ -5,7 +5,7 @@ import type { FormAction } from "@/lib/actions/form-action";
 import { sessionFormAction } from "@/lib/actions/session-form-action";
 import { getDb } from "@/lib/db";
 import { reconcileAlert } from "@/lib/engine/alert-actions";
-import { getConnectors } from "@/lib/engine/connectors";
+import { getConnectors } from "@/lib/connectors/effects";
 import { acknowledgeAlert, escalateAlert, resolveDivergence } from "@/lib/engine/divergence";
 import { alertActionText, alertReasonMaxLength, type AlertActionState } from "@/lib/console/alerts-form";
 

@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { FormAction } from "@/lib/actions/form-action";
 import { sessionFormAction } from "@/lib/actions/session-form-action";
 import { getDb } from "@/lib/db";
-import { getConnectors } from "@/lib/engine/connectors";
+import { getConnectors } from "@/lib/connectors/effects";
 import { decideReview } from "@/lib/engine/reviews";
 import { describeConflict, describeDecisionOutcome } from "@/lib/console/reviews";
 import { reasonMaxLength, type DecisionFormState } from "@/lib/console/reviews-form";

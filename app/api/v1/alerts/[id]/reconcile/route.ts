@@ -4,7 +4,7 @@ import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
 import { actorOf } from "@/lib/auth/permissions";
 import { getDb } from "@/lib/db";
 import { AlertReconcileInputSchema, reconcileAlert } from "@/lib/engine/alert-actions";
-import { getConnectors } from "@/lib/engine/connectors";
+import { getConnectors } from "@/lib/connectors/effects";
 import { etagOf, parseIfMatch, withExpectedVersion } from "@/lib/http/preconditions";
 import { json, otherMethods, withProblems } from "@/lib/http/respond";
 
