@@ -43,7 +43,8 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     // An idle connection the server closed (a restart, pg_terminate_backend) is
     // dropped by the pool and replaced on demand; without a listener, node
     // would treat the event as an uncaught error and stop the process.
-    pool.on("error", (error) => childLogger("db").warn({ err: error }, "an idle database connection failed and was dropped"));
+    // The error carries its pg client (sockets, statements): log what it says, not what it holds.
+    pool.on("error", (error) => childLogger("db").warn({ code: (error as { code?: string }).code, reason: error.message }, "an idle database connection failed and was dropped"));
     const adapterFactory = new PrismaPg(pool);
     const db = newPrismaClient(adapterFactory);
     directPools.set(db, pool);
