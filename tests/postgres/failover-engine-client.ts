@@ -6,10 +6,8 @@ import { instructionLedgerResource } from "@/lib/api/instruction-resources";
 import { acquireLease, releaseLease, renewLease } from "@/lib/engine/leases";
 import { createTask, getTaskOrThrow, listTasks, transitionTask } from "@/lib/engine/tasks";
 import type { Actor } from "@/lib/engine/actor";
-import { AppError } from "@/lib/errors";
-import { problemFromAppError } from "@/lib/http/problem";
-import { VerityApiError, VerityClient, type CreateTaskInput, type ExecutionLedger, type ListTasksQuery, type RecordIntentBody, type RecordOutcomeBody, type TransitionInput } from "@/lib/sdk";
-import { engineLedger } from "@/tests/sdk/engine-ledger";
+import { VerityClient, type CreateTaskInput, type ExecutionLedger, type ListTasksQuery, type RecordIntentBody, type RecordOutcomeBody, type TransitionInput } from "@/lib/sdk";
+import { api, engineLedger } from "@/tests/sdk/engine-ledger";
 
 /**
  * The SDK's client with its transport replaced by the engine on one
@@ -110,15 +108,5 @@ export class EngineBackedClient extends VerityClient {
 
   override getExecution(executionId: string) {
     return this.ledger.getExecution(executionId);
-  }
-}
-
-/** An AppError becomes the VerityApiError its route's problem+json would have become. */
-async function api<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof AppError) throw new VerityApiError(problemFromAppError(error));
-    throw error;
   }
 }

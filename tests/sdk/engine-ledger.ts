@@ -11,7 +11,7 @@ import { VerityApiError, type ExecutionLedger } from "@/lib/sdk";
 import type { LeaseApi } from "@/lib/sdk/lease";
 
 /** An engine call answered as the route would: an AppError becomes the VerityApiError of its problem+json. */
-async function api<T>(work: () => Promise<T>): Promise<T> {
+export async function api<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
