@@ -35,8 +35,8 @@ const RestoreFormSchema = z.object({
 });
 
 /** A checkpoint id that finds nothing came from a link or a typed URL. */
-function notFoundAnswer(error: AppError): string | undefined {
-  return error.code === "not_found" ? `${error.message} It may have been mistyped.` : undefined;
+function notFoundAnswer(error: AppError): { status: "error"; message: string } | undefined {
+  return error.code === "not_found" ? { status: "error", message: `${error.message} It may have been mistyped.` } : undefined;
 }
 
 /** Checks the stored bytes again, now. Read-only: anyone who may read checkpoints may verify one. */
@@ -51,10 +51,7 @@ export const verifyCheckpointAction: FormAction<VerifyFormState> = sessionFormAc
     const report = await verifyCheckpoint(getDb(), id);
     return { status: "done", report, verifiedAt: new Date().toISOString() };
   },
-  answer(error) {
-    const message = notFoundAnswer(error);
-    return message ? { status: "error", message } : undefined;
-  },
+  answer: notFoundAnswer,
 });
 
 /**
@@ -74,10 +71,7 @@ export const planRestoreAction: FormAction<PlanFormState> = sessionFormAction({
     const plan = await planRestore(getDb(), id, { rewind }, actor);
     return { status: "done", plan, restoreId: newId("rst"), plannedAt: new Date().toISOString() };
   },
-  answer(error) {
-    const message = notFoundAnswer(error);
-    return message ? { status: "error", message } : undefined;
-  },
+  answer: notFoundAnswer,
 });
 
 /**
@@ -127,8 +121,8 @@ export const restoreCheckpointAction: FormAction<RestoreFormState> = sessionForm
       case "idempotency_conflict":
         return { status: "error", message: "This plan was already confirmed with a different reason or choice. Plan again.", code: null, fallbackCheckpointId: null };
       default: {
-        const message = notFoundAnswer(error);
-        return message ? { status: "error", message, code: null, fallbackCheckpointId: null } : undefined;
+        const notFound = notFoundAnswer(error);
+        return notFound ? { ...notFound, code: null, fallbackCheckpointId: null } : undefined;
       }
     }
   },
