@@ -6,6 +6,7 @@ import { createTask, getTaskVersion, transitionTask } from "@/lib/engine/tasks";
 import type { Actor } from "@/lib/engine/actor";
 import type { TaskPatch } from "@/lib/engine/task-state";
 import { createUser } from "@/lib/users";
+import { demoAgent, demoObserver, demoUsers } from "@/lib/demo-accounts";
 
 /**
  * Demo data for the embedded quick start. Logins and the agent token are
@@ -16,27 +17,6 @@ import { createUser } from "@/lib/users";
  * reconciled). Those come from real runs of the demo refund agent, which
  * scripts/start.ts makes once the server is up (lib/demo/).
  */
-export const demoUsers = [
-  { username: "operator", password: "operator-demo", displayName: "Olivia Operator", role: "operator" },
-  { username: "operator2", password: "operator2-demo", displayName: "Omar Operator", role: "operator" },
-  { username: "auditor", password: "auditor-demo", displayName: "Ada Auditor", role: "auditor" },
-  { username: "engineer", password: "engineer-demo", displayName: "Eli Engineer", role: "engineer" },
-  { username: "admin", password: "admin-demo", displayName: "Ana Admin", role: "admin" },
-] as const;
-
-export const demoAgent = {
-  name: "refund-bot",
-  identity: "spiffe://verity.local/agent/refund-bot",
-  token: "vrt_demo_refund_bot_token_for_local_use_only",
-} as const;
-
-/** A read-only agent (auditor role): monitoring, and proof that roles bind tokens too. */
-export const demoObserver = {
-  name: "observer-bot",
-  identity: "spiffe://verity.local/agent/observer-bot",
-  token: "vrt_demo_observer_bot_token_read_only",
-} as const;
-
 type Step = { to?: string; patch?: TaskPatch; reason?: string };
 
 const refundSubtasks = [

@@ -7,7 +7,7 @@ import { parseAgentConfig, usage, UsageError } from "@/lib/agent/config";
 import { formatReport, RefundAgent, runRefundAgent } from "@/lib/agent/refund-agent";
 import { getEnv } from "@/lib/env";
 import { killAtFaultPoints, VerityClient } from "@/lib/sdk";
-import { demoAgent } from "@/lib/seed";
+import { demoAgent } from "@/lib/demo-accounts";
 
 let config;
 try {

@@ -21,7 +21,8 @@ import { planDemoRuns } from "@/lib/demo/plan";
 import { describeDemoResult, isDemoDone, markDemoDone, runDemoAgentRuns, stopDemoAgents, waitUntilServing } from "@/lib/demo/runner";
 import { getAuthSecret, getEnv, getSandboxWebhookSecret } from "@/lib/env";
 import { startSandbox } from "@/lib/sandbox/server";
-import { demoAgent, demoUsers, ensureDemoData } from "@/lib/seed";
+import { ensureDemoData } from "@/lib/seed";
+import { demoAgent, demoUsers } from "@/lib/demo-accounts";
 
 const dev = process.argv.includes("--dev");
 const env = getEnv();

@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import { getSessionPrincipal, safeCallbackPath } from "@/lib/auth/session";
 import { getEnv } from "@/lib/env";
-import { demoUsers } from "@/lib/seed";
+import { demoUsers } from "@/lib/demo-accounts";
 import { LoginForm } from "@/components/login-form";
 
 export const metadata: Metadata = { title: "Sign in" };

@@ -1,6 +1,6 @@
 import { expect, test } from "@playwright/test";
 import { AgentApi, authHeaders, expectProblem, fieldsOf, rawPost, refundSubtasks, uniqueId } from "./agent-api";
-import { demoObserver } from "@/lib/seed";
+import { demoObserver } from "@/lib/demo-accounts";
 
 test.use({ extraHTTPHeaders: authHeaders });
 

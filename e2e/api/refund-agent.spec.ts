@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { expect, test } from "@playwright/test";
 import { RefundAgent, runRefundAgent, type RefundAgentOptions, type TaskReport } from "@/lib/agent/refund-agent";
-import { demoAgent } from "@/lib/seed";
+import { demoAgent } from "@/lib/demo-accounts";
 import { VerityClient, type Task } from "@/lib/sdk";
 import { uniqueId } from "./agent-api";
 import { refundsOfTask, startWebhookSink, useProvider, type Provider, type WebhookSink } from "./provider";

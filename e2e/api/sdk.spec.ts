@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { demoAgent } from "@/lib/seed";
+import { demoAgent } from "@/lib/demo-accounts";
 import { faultPoints, isVerityApiError, VerityApiError, VerityClient, type FaultPoint, type Task, type ToolCallContext, type ToolOutcome } from "@/lib/sdk";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
 import { refundSubtasks, uniqueId } from "./agent-api";

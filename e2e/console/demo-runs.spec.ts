@@ -1,6 +1,6 @@
 import { expect, test } from "@playwright/test";
 import { planDemoRuns } from "@/lib/demo/plan";
-import { demoAgent } from "@/lib/seed";
+import { demoAgent } from "@/lib/demo-accounts";
 import { VerityClient, type Execution } from "@/lib/sdk";
 import { refundsOfTask, useProvider, type Provider } from "../api/provider";
 import { signIn } from "../pages/login-page";

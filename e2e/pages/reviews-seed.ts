@@ -1,5 +1,5 @@
 import { expect, type APIRequestContext } from "@playwright/test";
-import { demoAgent } from "@/lib/seed";
+import { demoAgent } from "@/lib/demo-accounts";
 import { createRunningTask, getTaskVersion, transition, type SeededTask } from "./agent-seed";
 
 /**

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { seededRandom } from "@/lib/sandbox/faults";
+import { seededRandom } from "@/lib/seeded-random";
 
 /**
  * The demo's order: what a refund needs. Its identity travels in the task's

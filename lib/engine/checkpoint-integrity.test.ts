@@ -11,7 +11,7 @@ import {
 import { signPayload, type CheckpointKeyring } from "@/lib/engine/checkpoint-keys";
 import { CHECKPOINT_SCHEMA_VERSION_V1, TASK_STATE_SCHEMA_VERSION_V1 } from "@/lib/engine/checkpoint-schema";
 import { agentTaskV1, agentTaskV2 } from "@/lib/engine/workflows/agent-task";
-import { seededRandom } from "@/lib/sandbox/faults";
+import { seededRandom } from "@/lib/seeded-random";
 import { signedV1Checkpoint } from "@/tests/helpers/checkpoints";
 import { makeState } from "@/tests/helpers/task-states";
 

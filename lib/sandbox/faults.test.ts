@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { FaultSyntaxError, GlobalFaults, noFaults, parseFault, planFromHeader, seededRandom } from "@/lib/sandbox/faults";
+import { FaultSyntaxError, GlobalFaults, noFaults, parseFault, planFromHeader } from "@/lib/sandbox/faults";
+import { seededRandom } from "@/lib/seeded-random";
 
 describe("fault parsing", () => {
   it("reads every fault", () => {

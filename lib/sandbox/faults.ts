@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { seededRandom } from "@/lib/seeded-random";
 
 /**
  * Fault injection. Each fault is a named moment at which a real provider can
@@ -73,18 +74,6 @@ export function planFromHeader(header: string): FaultPlan {
     latencyMs: faults.reduce((sum, f) => sum + (f.kind === "latency" ? f.ms : 0), 0),
     outcome: outcomes[0]?.kind ?? null,
     duplicateWebhook: faults.some((f) => f.kind === "duplicate_webhook"),
-  };
-}
-
-/** mulberry32: a tiny seeded generator; the same seed gives the same sequence on every platform. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 

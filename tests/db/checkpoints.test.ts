@@ -20,7 +20,7 @@ import { raiseDivergence } from "@/lib/engine/divergence";
 import { markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
 import { acquireLease, renewLease } from "@/lib/engine/leases";
 import { reconcileExecution, reconcilerActor } from "@/lib/engine/reconciler";
-import { seededRandom } from "@/lib/sandbox/faults";
+import { seededRandom } from "@/lib/seeded-random";
 import { createTask, getTaskOrThrow, listTransitions, transitionTask } from "@/lib/engine/tasks";
 import type { Actor } from "@/lib/engine/actor";
 import type { TaskPatch } from "@/lib/engine/task-state";

@@ -50,7 +50,7 @@ import { takeOverTask, type TakeoverReport } from "@/lib/engine/failover";
 import { reconcileDue, verifySettled } from "@/lib/engine/reconciler";
 import type { Actor } from "@/lib/engine/actor";
 import { AppError } from "@/lib/errors";
-import { seededRandom } from "@/lib/sandbox/faults";
+import { seededRandom } from "@/lib/seeded-random";
 import { startSandbox, type Sandbox } from "@/lib/sandbox/server";
 import { createPostgresTestDatabase, testDatabaseUrl, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 import { createRefundTask, engineClientOf, failoverAgent, orderSpecOf } from "./failover-agent";

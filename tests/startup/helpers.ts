@@ -6,7 +6,7 @@ import { expect } from "vitest";
 import { verifyPassword } from "@/lib/auth/passwords";
 import type { Db } from "@/lib/db";
 import { verifyAuditChains } from "@/lib/engine/audit-log";
-import { demoUsers } from "@/lib/seed";
+import { demoUsers } from "@/lib/demo-accounts";
 import { startPostgresHint, testDatabaseUrl } from "@/tests/helpers/postgres";
 
 /**

@@ -6,7 +6,7 @@ import { assertJsonContentType, readBodyBytes } from "@/lib/http/body";
 import { validationError } from "@/lib/http/problem";
 import { json, otherMethods, withProblems } from "@/lib/http/respond";
 import { HEADER } from "@/lib/sandbox/contract";
-import { verifyWebhookSignature } from "@/lib/sandbox/webhooks";
+import { verifyWebhookSignature } from "@/lib/sandbox/webhook-signature";
 
 export const dynamic = "force-dynamic";
 
