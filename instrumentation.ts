@@ -7,13 +7,13 @@
  *
  * NEXT_RUNTIME and NEXT_PHASE are Next's own variables, not configuration:
  * Next inlines NEXT_RUNTIME at build time so the Edge bundle drops the import
- * below, which is why they are read here rather than through lib/env.ts.
+ * below, which is why they are read here rather than through lib/config/env.ts.
  */
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   // `next build` may load server code to prerender pages: no loop there.
   if (process.env.NEXT_PHASE === "phase-production-build") return;
-  const { startServerBackgroundLoop } = await import("@/lib/engine/background");
+  const { startServerBackgroundLoop } = await import("@/lib/jobs/background");
   // Not awaited beyond starting: register() must return for the server to accept requests.
   startServerBackgroundLoop();
 }

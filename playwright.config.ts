@@ -9,7 +9,7 @@ const port = Number(process.env.E2E_PORT ?? 3100);
 // Separate data folders let two runs (two engineers, or CI beside a dev) coexist.
 const dataDir = process.env.E2E_DATA_DIR ?? ".data/e2e";
 const sandboxPort = Number(process.env.E2E_SANDBOX_PORT ?? port + 1010);
-// The test processes read these too (lib/env.ts): the server's sandbox URL and
+// The test processes read these too (lib/config/env.ts): the server's sandbox URL and
 // its data folder, where the sandbox's webhook secret lives.
 process.env.SANDBOX_PORT = String(sandboxPort);
 process.env.VERITY_DATA_DIR = dataDir;

@@ -17,7 +17,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "unit+pglite", include: ["lib/**/*.test.ts", "tests/**/*.test.ts"], exclude: ["tests/postgres/**"] },
+        test: { name: "unit+pglite", include: ["lib/**/*.test.ts", "programs/**/*.test.ts", "sdk/**/*.test.ts", "tests/**/*.test.ts"], exclude: ["tests/postgres/**"] },
       },
       {
         // After everything else, one file at a time: the race tests start

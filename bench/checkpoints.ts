@@ -20,11 +20,11 @@
  */
 import { createHash } from "node:crypto";
 import os from "node:os";
-import { canonicalCheckpointJson } from "@/lib/engine/checkpoint-canonical";
-import { sealCheckpoint, verifyStoredCheckpoint, type CheckpointFacts } from "@/lib/engine/checkpoint-integrity";
-import { createCheckpoint, verifyCheckpoint } from "@/lib/engine/checkpoints";
-import { createTask, getTaskOrThrow, transitionTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
+import { canonicalCheckpointJson } from "@/lib/model/checkpoints/checkpoint-canonical";
+import { sealCheckpoint, verifyStoredCheckpoint, type CheckpointFacts } from "@/lib/model/checkpoints/checkpoint-integrity";
+import { createCheckpoint, verifyCheckpoint } from "@/lib/use-cases/checkpoints/checkpoints";
+import { createTask, getTaskOrThrow, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
 import { createPostgresTestDatabase } from "@/tests/helpers/postgres";
 
 // As `npm start` runs it (see bench/transitions.ts: Prisma records call sites outside production).

@@ -13,13 +13,13 @@
  * drift on a shared machine favours neither.
  */
 import os from "node:os";
-import { SandboxCrmConnector } from "@/lib/connectors/sandbox-crm";
-import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
+import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
+import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
 import { performEffect } from "@/lib/connectors/effects";
-import { getExecutionRowOrThrow, markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
-import { createTask, transitionTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
-import { startSandbox } from "@/lib/sandbox/server";
+import { getExecutionRowOrThrow, markSent, recordIntent, recordOutcome } from "@/lib/use-cases/executions/executions";
+import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
+import { startSandbox } from "@/programs/sandbox/server";
 import { createPostgresTestDatabase } from "@/tests/helpers/postgres";
 
 Object.assign(process.env, { NODE_ENV: process.env.NODE_ENV ?? "production" });

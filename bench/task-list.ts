@@ -12,8 +12,8 @@
  * bench:transitions.
  */
 import os from "node:os";
-import { createTask, listTasks, transitionTask, type ListTasksQuery } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
+import { createTask, listTasks, transitionTask, type ListTasksQuery } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
 import { createPostgresTestDatabase } from "@/tests/helpers/postgres";
 
 Object.assign(process.env, { NODE_ENV: process.env.NODE_ENV ?? "production" });

@@ -16,12 +16,12 @@
  */
 import os from "node:os";
 import pg from "pg";
-import { openDatabase, type DatabaseHandle } from "@/lib/db";
-import { createTask, transitionTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
-import type { TaskState } from "@/lib/engine/task-state";
-import { newId } from "@/lib/ids";
-import { digestOf } from "@/lib/canonical-json";
+import { openDatabase, type DatabaseHandle } from "@/lib/db/client";
+import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
+import type { TaskState } from "@/lib/model/tasks/task-state";
+import { newId } from "@/lib/core/ids";
+import { digestOf } from "@/lib/core/canonical-json";
 import { createPostgresTestDatabase } from "@/tests/helpers/postgres";
 
 // As `npm start` runs it. Prisma reads this when a client is built: outside

@@ -1,8 +1,8 @@
 import Link from "next/link";
-import { can, type Principal } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db";
-import { countWaitingReviews } from "@/lib/console/reviews";
-import { consoleLinks } from "@/lib/console/nav";
+import { can, type Principal } from "@/lib/model/permissions";
+import { getDb } from "@/lib/db/client";
+import { countWaitingReviews } from "@/lib/adapters/console/reviews/reviews";
+import { consoleLinks } from "@/lib/adapters/console/shared/nav";
 import { NavLinks } from "@/components/nav-links";
 import { SignOutButton } from "@/components/sign-out-button";
 

@@ -1,4 +1,4 @@
-import { formatDateTime } from "@/lib/console/format";
+import { formatDateTime } from "@/lib/adapters/console/shared/format";
 
 export function DateTime({ value }: { value: Date }) {
   return (

@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useEffect, useState, useTransition } from "react";
-import { ConsoleRouteError, fetchConsoleJson } from "@/lib/console/console-fetch";
+import { ConsoleRouteError, fetchConsoleJson } from "@/lib/adapters/console/shared/console-fetch";
 
 async function fetchToken(url: string): Promise<string> {
   const body = await fetchConsoleJson<{ token?: unknown }>(url);

@@ -4,7 +4,7 @@ import Link from "next/link";
 import { usePathname } from "next/navigation";
 import { ReviewQueueBadge } from "@/components/reviews/review-queue-badge";
 
-import type { NavLink } from "@/lib/console/nav";
+import type { NavLink } from "@/lib/adapters/console/shared/nav";
 
 export function NavLinks({ openReviews, links }: { openReviews: number; links: readonly NavLink[] }) {
   const pathname = usePathname();

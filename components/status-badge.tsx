@@ -1,5 +1,5 @@
-import type { WorkflowDefinition } from "@/lib/engine/workflow-definition";
-import { statusTone } from "@/lib/console/status";
+import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
+import { statusTone } from "@/lib/adapters/console/shared/status";
 
 export function StatusBadge({ status, def }: { status: string; def: WorkflowDefinition | undefined }) {
   return <span className={`badge badge--${statusTone(def, status)}`}>{status}</span>;

@@ -1,13 +1,13 @@
 /**
- * `npm run agent`: the demo refund agent (lib/agent/refund-agent.ts), a
+ * `npm run agent`: the demo refund agent (programs/agent/refund-agent.ts), a
  * client of a running Verity (`npm start`) and its sandbox provider. See
  * `npm run agent -- --help`.
  */
-import { parseAgentConfig, usage, UsageError } from "@/lib/agent/config";
-import { formatReport, RefundAgent, runRefundAgent } from "@/lib/agent/refund-agent";
-import { getEnv } from "@/lib/env";
-import { killAtFaultPoints, VerityClient } from "@/lib/sdk";
-import { demoAgent } from "@/lib/demo-accounts";
+import { parseAgentConfig, usage, UsageError } from "@/programs/agent/config";
+import { formatReport, RefundAgent, runRefundAgent } from "@/programs/agent/refund-agent";
+import { getEnv } from "@/lib/config/env";
+import { killAtFaultPoints, VerityClient } from "@/sdk";
+import { demoAgent } from "@/lib/config/demo-accounts";
 
 let config;
 try {

@@ -11,10 +11,10 @@
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { openDatabase } from "@/lib/db";
-import { verifyAuditExport } from "@/lib/engine/audit-export";
-import { verifyAuditChains, type AuditVerification } from "@/lib/engine/audit-log";
-import { getEnv } from "@/lib/env";
+import { openDatabase } from "@/lib/db/client";
+import { verifyAuditExport } from "@/lib/use-cases/audit/audit-export";
+import { verifyAuditChains, type AuditVerification } from "@/lib/stores/audit-log";
+import { getEnv } from "@/lib/config/env";
 
 let args;
 try {

@@ -1,6 +1,6 @@
 /**
  * `npm run check:consistency`: one read-only pass of the consistency checker
- * (lib/engine/consistency-check.ts) over the configured database
+ * (lib/use-cases/monitor/consistency-check.ts) over the configured database
  * (DATABASE_URL, else the embedded PGlite folder, which must not be open in
  * a running server: stop `npm start` first, or point DATABASE_URL at the
  * server), optionally compared with the payment provider's own records.
@@ -14,10 +14,10 @@
  * provider could not be read (no verdict).
  */
 import { parseArgs } from "node:util";
-import { openDatabase } from "@/lib/db";
-import { checkConsistency, fetchProviderRecords, type ConsistencyReport, type ProviderRecords } from "@/lib/engine/consistency-check";
-import { formatConsistencyReport } from "@/lib/engine/consistency-report";
-import { getEnv } from "@/lib/env";
+import { openDatabase } from "@/lib/db/client";
+import { checkConsistency, fetchProviderRecords, type ConsistencyReport, type ProviderRecords } from "@/lib/use-cases/monitor/consistency-check";
+import { formatConsistencyReport } from "@/lib/use-cases/monitor/consistency-report";
+import { getEnv } from "@/lib/config/env";
 
 const usage = "usage: npm run check:consistency [-- [--provider | --provider-url <url>] [--grace-ms <ms>] [--json]]";
 

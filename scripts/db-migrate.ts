@@ -1,8 +1,8 @@
 /** `npm run db:migrate`: applies prisma/migrations to the configured database (each migration in one transaction with its record; lib/db/migrate.ts). */
-import { openDatabase } from "@/lib/db";
+import { openDatabase } from "@/lib/db/client";
 import { ensureEmbeddedDataDir } from "@/lib/db/embedded-init";
 import { migrateDatabase, MigrationError } from "@/lib/db/migrate";
-import { getEnv } from "@/lib/env";
+import { getEnv } from "@/lib/config/env";
 
 const { database } = getEnv();
 if (database.kind === "pglite") await ensureEmbeddedDataDir(database.dir);

@@ -8,7 +8,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { openDatabase } from "@/lib/db";
+import { openDatabase } from "@/lib/db/client";
 import { diffDatabaseToSchema, migrateDatabase, migrationsDir } from "@/lib/db/migrate";
 
 const name = process.argv[2];

@@ -1,10 +1,10 @@
 /**
  * `npm run sandbox`: the sandbox payment provider and CRM on its own
  * (SANDBOX_PORT, default 4010), journaled in .data/sandbox/ so refunds survive
- * a restart. Settings: lib/sandbox/config.ts.
+ * a restart. Settings: programs/sandbox/config.ts.
  */
-import { sandboxOptionsFromEnv } from "@/lib/sandbox/config";
-import { startSandbox } from "@/lib/sandbox/server";
+import { sandboxOptionsFromEnv } from "@/programs/sandbox/config";
+import { startSandbox } from "@/programs/sandbox/server";
 
 const options = sandboxOptionsFromEnv(process.env);
 // Requests are logged at debug (VERITY_LOG_LEVEL=debug); the lines below are this program's own output (chaos tests read the URL).

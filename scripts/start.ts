@@ -6,23 +6,23 @@
  * newer than the last build, then serves it. The database is closed before
  * Next starts: a PGlite folder belongs to one process at a time. On the
  * first start of a demo database, once the console answers, the demo refund
- * agent runs against it (lib/demo/), so the console shows real refunds,
+ * agent runs against it (programs/demo/), so the console shows real refunds,
  * reconciliations and frozen refunds; a start stopped before they were done
  * runs them again.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
-import { openDatabase } from "@/lib/db";
+import { openDatabase } from "@/lib/db/client";
 import { ensureEmbeddedDataDir } from "@/lib/db/embedded-init";
 import { migrateDatabase, MigrationError } from "@/lib/db/migrate";
-import { isLongHistoryComplete, seedLongHistoryTask } from "@/lib/demo/long-history";
-import { planDemoRuns } from "@/lib/demo/plan";
-import { describeDemoResult, isDemoDone, markDemoDone, runDemoAgentRuns, stopDemoAgents, waitUntilServing } from "@/lib/demo/runner";
-import { getAuthSecret, getEnv, getSandboxWebhookSecret } from "@/lib/env";
-import { startSandbox } from "@/lib/sandbox/server";
-import { ensureDemoData } from "@/lib/seed";
-import { demoAgent, demoUsers } from "@/lib/demo-accounts";
+import { isLongHistoryComplete, seedLongHistoryTask } from "@/programs/demo/long-history";
+import { planDemoRuns } from "@/programs/demo/plan";
+import { describeDemoResult, isDemoDone, markDemoDone, runDemoAgentRuns, stopDemoAgents, waitUntilServing } from "@/programs/demo/runner";
+import { getAuthSecret, getEnv, getSandboxWebhookSecret } from "@/lib/config/env";
+import { startSandbox } from "@/programs/sandbox/server";
+import { ensureDemoData } from "@/programs/seed/seed";
+import { demoAgent, demoUsers } from "@/lib/config/demo-accounts";
 
 const dev = process.argv.includes("--dev");
 const env = getEnv();
@@ -65,7 +65,7 @@ console.log(`verity: database: ${where}`);
 // A fresh embedded folder is built aside and renamed into place: a kill during initdb leaves none, never half of one.
 if (env.database.kind === "pglite" && (await ensureEmbeddedDataDir(env.database.dir))) console.log("verity: created the embedded database");
 const handle = openDatabase(env.database);
-// The id of this database's seed (lib/seed.ts seedMarkerOf), null without demo data.
+// The id of this database's seed (programs/seed/seed.ts seedMarkerOf), null without demo data.
 let seedId: string | null = null;
 // Not process.exitCode: closing PGlite resets it (its emscripten exit sets it to 0).
 let refused = false;
@@ -96,7 +96,7 @@ try {
 }
 if (refused) process.exit(1);
 
-// Once per seeded demo database, until the runs are done (lib/demo/runner.ts isDemoDone).
+// Once per seeded demo database, until the runs are done (programs/demo/runner.ts isDemoDone).
 const demoAgentRuns = env.VERITY_DEMO_DATA && env.VERITY_DEMO_AGENT_RUNS && seedId !== null && !isDemoDone(env.dataDir, seedId);
 
 if (!dev && buildIsStale()) {

@@ -1,5 +1,5 @@
 import type { ReactNode } from "react";
-import { getSessionPrincipal } from "@/lib/auth/session";
+import { getSessionPrincipal } from "@/lib/adapters/auth/session";
 import { AppHeader } from "@/components/app-header";
 
 /**

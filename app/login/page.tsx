@@ -1,8 +1,8 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
-import { getSessionPrincipal, safeCallbackPath } from "@/lib/auth/session";
-import { getEnv } from "@/lib/env";
-import { demoUsers } from "@/lib/demo-accounts";
+import { getSessionPrincipal, safeCallbackPath } from "@/lib/adapters/auth/session";
+import { getEnv } from "@/lib/config/env";
+import { demoUsers } from "@/lib/config/demo-accounts";
 import { LoginForm } from "@/components/login-form";
 
 export const metadata: Metadata = { title: "Sign in" };

@@ -2,7 +2,7 @@
 
 import { useRef, useState } from "react";
 import { alertAction } from "@/app/(console)/alerts/[id]/actions";
-import { alertActionText, alertReasonMaxLength, type AlertAction, type AlertActionState } from "@/lib/console/alerts-form";
+import { alertActionText, alertReasonMaxLength, type AlertAction, type AlertActionState } from "@/lib/adapters/console/alerts/alerts-form";
 import { ActionFeedback, useServerActionForm, type ActionNotice } from "@/components/server-action-form";
 import { RequiredReasonField } from "@/components/reason-field";
 

@@ -1,6 +1,6 @@
 import Link from "next/link";
-import { alertStatusInfo, formatAge, historyActionText, type AlertDetailData } from "@/lib/console/alerts";
-import type { AlertAction } from "@/lib/console/alerts-form";
+import { alertStatusInfo, formatAge, historyActionText, type AlertDetailData } from "@/lib/adapters/console/alerts/alerts";
+import type { AlertAction } from "@/lib/adapters/console/alerts/alerts-form";
 import { DateTime } from "@/components/date-time";
 import { LiveRefresh } from "@/components/live-refresh";
 import { AlertStatusBadge, SeverityBadge } from "@/components/alerts/severity-badge";

@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { SelectFilter } from "@/components/select-filter";
-import { kindOptions, severityOptions, statusOptions, type AlertFilters as Filters } from "@/lib/console/alerts";
+import { kindOptions, severityOptions, statusOptions, type AlertFilters as Filters } from "@/lib/adapters/console/alerts/alerts";
 
 /** A plain GET form: the filters are the URL (/alerts?status=OPEN&kind=stale_write), and work without JavaScript. */
 export function AlertFilters({ filters }: { filters: Filters }) {

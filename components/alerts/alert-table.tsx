@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { DateTime } from "@/components/date-time";
-import { formatAge, type AlertRow } from "@/lib/console/alerts";
+import { formatAge, type AlertRow } from "@/lib/adapters/console/alerts/alerts";
 import { AlertStatusBadge, SeverityBadge } from "@/components/alerts/severity-badge";
 
 /** Newest first: severity (colour, word and glyph), what in words, the task, how old, how often seen. */

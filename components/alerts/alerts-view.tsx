@@ -1,6 +1,6 @@
 import Link from "next/link";
-import { alertsHref, severityInfo, type AlertsPageData } from "@/lib/console/alerts";
-import { pluralize } from "@/lib/console/format";
+import { alertsHref, severityInfo, type AlertsPageData } from "@/lib/adapters/console/alerts/alerts";
+import { pluralize } from "@/lib/adapters/console/shared/format";
 import { EmptyState } from "@/components/empty-state";
 import { LiveRefresh } from "@/components/live-refresh";
 import { AlertFilters } from "@/components/alerts/alert-filters";

@@ -1,6 +1,6 @@
 import { DateTime } from "@/components/date-time";
-import type { MonitorStrip as Strip } from "@/lib/console/alerts";
-import { pluralize } from "@/lib/console/format";
+import type { MonitorStrip as Strip } from "@/lib/adapters/console/alerts/alerts";
+import { pluralize } from "@/lib/adapters/console/shared/format";
 
 const checkNames: Record<string, string> = {
   task_states: "task states",

@@ -1,4 +1,4 @@
-import { alertStatusInfo, severityOfText } from "@/lib/console/alerts";
+import { alertStatusInfo, severityOfText } from "@/lib/adapters/console/alerts/alerts";
 import type { AlertStatus } from "@/lib/generated/prisma/enums";
 
 /** Severity by colour, word and glyph: readable without colour, and by a screen reader as "Severity: critical". */

@@ -1,9 +1,9 @@
 import Link from "next/link";
-import { can, type Principal } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db";
-import { alertsHref } from "@/lib/console/alerts";
-import { describeAlertKind } from "@/lib/engine/alert-kinds";
-import { unresolvedAlertsOfTask } from "@/lib/engine/alert-queries";
+import { can, type Principal } from "@/lib/model/permissions";
+import { getDb } from "@/lib/db/client";
+import { alertsHref } from "@/lib/adapters/console/alerts/alerts";
+import { describeAlertKind } from "@/lib/model/alerts/alert-kinds";
+import { unresolvedAlertsOfTask } from "@/lib/use-cases/alerts/alert-queries";
 import { AlertStatusBadge, SeverityBadge } from "@/components/alerts/severity-badge";
 
 /** The task page's unresolved alerts (every kind, not only divergences), each linked to the alerts centre. Nothing when there are none. */

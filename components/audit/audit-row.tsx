@@ -1,7 +1,7 @@
 import Link from "next/link";
-import type { AuditRowView } from "@/lib/console/audit-format";
-import { formatDateTime, shortIdentity } from "@/lib/console/format";
-import { statusTone } from "@/lib/console/status";
+import type { AuditRowView } from "@/lib/adapters/console/audit/audit-format";
+import { formatDateTime, shortIdentity } from "@/lib/adapters/console/shared/format";
+import { statusTone } from "@/lib/adapters/console/shared/status";
 
 /** From → to: statuses as badges (tone from the name), versions as text. */
 function Change({ row }: { row: AuditRowView }) {

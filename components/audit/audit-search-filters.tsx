@@ -1,11 +1,11 @@
 import Link from "next/link";
 import { plainOptions, SelectFilter } from "@/components/select-filter";
-import { auditActions } from "@/lib/engine/audit-chain";
-import { toolNames } from "@/lib/engine/tools";
-import { workflowDefinitions } from "@/lib/engine/workflows";
-import { auditEventKinds, auditEventKindLabels } from "@/lib/engine/audit-search";
-import { executionMoves } from "@/lib/engine/execution-rules";
-import { hasAuditFilters, toLocalInput, type AuditSearchParams } from "@/lib/console/audit-query";
+import { auditActions } from "@/lib/model/audit/audit-chain";
+import { toolNames } from "@/lib/model/executions/tools";
+import { workflowDefinitions } from "@/lib/model/workflows";
+import { auditEventKinds, auditEventKindLabels } from "@/lib/use-cases/audit/audit-search";
+import { executionMoves } from "@/lib/model/executions/execution-rules";
+import { hasAuditFilters, toLocalInput, type AuditSearchParams } from "@/lib/adapters/console/audit/audit-query";
 
 const statusNames = [...new Set([...workflowDefinitions.flatMap((d) => Object.keys(d.states)), ...Object.keys(executionMoves)])];
 

@@ -1,7 +1,7 @@
 import Link from "next/link";
-import type { AuditRowView } from "@/lib/console/audit-format";
-import { auditExportHref, auditSearchHref, auditSearchFields, hasAuditFilters, utcInstant, type AuditSearchParams } from "@/lib/console/audit-query";
-import { pluralize } from "@/lib/console/format";
+import type { AuditRowView } from "@/lib/adapters/console/audit/audit-format";
+import { auditExportHref, auditSearchHref, auditSearchFields, hasAuditFilters, utcInstant, type AuditSearchParams } from "@/lib/adapters/console/audit/audit-query";
+import { pluralize } from "@/lib/adapters/console/shared/format";
 import { AuditRowContent } from "@/components/audit/audit-row";
 import { AuditSearchFilters } from "@/components/audit/audit-search-filters";
 import { VerifiedBadge } from "@/components/audit/verified-badge";

@@ -1,6 +1,6 @@
 import Link from "next/link";
-import { auditEventKinds, auditEventKindLabels } from "@/lib/engine/audit-search";
-import { toLocalInput, type AuditSearchParams } from "@/lib/console/audit-query";
+import { auditEventKinds, auditEventKindLabels } from "@/lib/use-cases/audit/audit-search";
+import { toLocalInput, type AuditSearchParams } from "@/lib/adapters/console/audit/audit-query";
 
 /**
  * The timeline's filters as a plain GET form: they land in the URL (a

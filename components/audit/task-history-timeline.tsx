@@ -2,9 +2,9 @@
 
 import { useInfiniteQuery } from "@tanstack/react-query";
 import { useCallback, useEffect, useLayoutEffect, useState, type KeyboardEvent } from "react";
-import type { AuditRowView } from "@/lib/console/audit-format";
-import { ConsoleRouteError, fetchConsoleJson } from "@/lib/console/console-fetch";
-import { formatInteger } from "@/lib/console/format";
+import type { AuditRowView } from "@/lib/adapters/console/audit/audit-format";
+import { ConsoleRouteError, fetchConsoleJson } from "@/lib/adapters/console/shared/console-fetch";
+import { formatInteger } from "@/lib/adapters/console/shared/format";
 import { AuditRowContent } from "@/components/audit/audit-row";
 
 /** Every row is this tall (two lines; see .audit-row): the window is arithmetic, no measuring. */

@@ -1,8 +1,8 @@
 import Link from "next/link";
-import type { TaskView } from "@/lib/engine/tasks";
-import type { AuditSearchParams } from "@/lib/console/audit-query";
-import { taskHref, taskHistoryHref } from "@/lib/console/audit-format";
-import { statusTone } from "@/lib/console/status";
+import type { TaskView } from "@/lib/use-cases/tasks/tasks";
+import type { AuditSearchParams } from "@/lib/adapters/console/audit/audit-query";
+import { taskHref, taskHistoryHref } from "@/lib/adapters/console/audit/audit-format";
+import { statusTone } from "@/lib/adapters/console/shared/status";
 import { HistoryFilters } from "@/components/audit/history-filters";
 import { TaskHistoryTimeline } from "@/components/audit/task-history-timeline";
 import { VerifiedBadge } from "@/components/audit/verified-badge";

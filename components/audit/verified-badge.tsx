@@ -1,8 +1,8 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { fetchConsoleJson } from "@/lib/console/console-fetch";
-import { formatDateTime } from "@/lib/console/format";
+import { fetchConsoleJson } from "@/lib/adapters/console/shared/console-fetch";
+import { formatDateTime } from "@/lib/adapters/console/shared/format";
 
 interface BadgeAnswer {
   ok: boolean;

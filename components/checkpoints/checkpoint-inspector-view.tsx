@@ -1,11 +1,11 @@
 import Link from "next/link";
-import type { Principal } from "@/lib/auth/permissions";
-import { can } from "@/lib/auth/permissions";
-import type { RestorePlan } from "@/lib/engine/checkpoints";
-import type { CheckpointInspectorData } from "@/lib/console/checkpoints";
-import { describeTrigger, prettyJson, taskCheckpointsHref } from "@/lib/console/checkpoints-format";
-import { formatInteger, formatUsd, pluralize, shortDigest } from "@/lib/console/format";
-import { usesGates } from "@/lib/console/status";
+import type { Principal } from "@/lib/model/permissions";
+import { can } from "@/lib/model/permissions";
+import type { RestorePlan } from "@/lib/use-cases/checkpoints/checkpoints";
+import type { CheckpointInspectorData } from "@/lib/adapters/console/checkpoints/checkpoints";
+import { describeTrigger, prettyJson, taskCheckpointsHref } from "@/lib/adapters/console/checkpoints/checkpoints-format";
+import { formatInteger, formatUsd, pluralize, shortDigest } from "@/lib/adapters/console/shared/format";
+import { usesGates } from "@/lib/adapters/console/shared/status";
 import { DateTime } from "@/components/date-time";
 import { Identity } from "@/components/identity";
 import { LiveRefresh } from "@/components/live-refresh";

@@ -1,6 +1,6 @@
 import Link from "next/link";
-import type { CheckpointRow } from "@/lib/console/checkpoints";
-import { checkpointHref } from "@/lib/console/checkpoints-format";
+import type { CheckpointRow } from "@/lib/adapters/console/checkpoints/checkpoints";
+import { checkpointHref } from "@/lib/adapters/console/checkpoints/checkpoints-format";
 import { DateTime } from "@/components/date-time";
 import { Identity } from "@/components/identity";
 import { IntegrityBadge } from "@/components/checkpoints/integrity-badge";

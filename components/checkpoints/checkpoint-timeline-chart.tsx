@@ -4,10 +4,10 @@ import { useRouter } from "next/navigation";
 import type { ReactNode } from "react";
 import { CartesianGrid, ResponsiveContainer, Scatter, ScatterChart, Tooltip, XAxis, YAxis } from "recharts";
 import type { ScatterShapeProps } from "recharts/types/util/ScatterUtils";
-import { executionStatusInfo } from "@/lib/console/reviews-format";
-import { formatDateTime, shortIdentity } from "@/lib/console/format";
-import { checkpointHref, integrityStatusInfo, type IntegrityStatus } from "@/lib/console/checkpoints-format";
-import { formatTick, type CheckpointMark, type EffectMark, type TimelineData, type VersionStep } from "@/lib/console/checkpoints-timeline";
+import { executionStatusInfo } from "@/lib/adapters/console/reviews/reviews-format";
+import { formatDateTime, shortIdentity } from "@/lib/adapters/console/shared/format";
+import { checkpointHref, integrityStatusInfo, type IntegrityStatus } from "@/lib/adapters/console/checkpoints/checkpoints-format";
+import { formatTick, type CheckpointMark, type EffectMark, type TimelineData, type VersionStep } from "@/lib/adapters/console/checkpoints/checkpoints-timeline";
 
 /**
  * The checkpoint timeline: the task's version over time as a staircase (a

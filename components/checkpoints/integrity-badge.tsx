@@ -1,4 +1,4 @@
-import { integrityStatusInfo, type IntegrityVerdict } from "@/lib/console/checkpoints-format";
+import { integrityStatusInfo, type IntegrityVerdict } from "@/lib/adapters/console/checkpoints/checkpoints-format";
 
 /** Valid, corrupt or unverifiable: a mark and a word as well as a colour; the reason on hover and for screen readers. */
 export function IntegrityBadge({ verdict, explain = false }: { verdict: IntegrityVerdict; explain?: boolean }) {

@@ -2,10 +2,10 @@
 
 import type { FormEvent } from "react";
 import { verifyCheckpointAction } from "@/app/(console)/checkpoints/[id]/actions";
-import type { IntegrityReport } from "@/lib/engine/checkpoints";
-import { formatDateTime } from "@/lib/console/format";
-import { integrityCheckInfo, integritySummary, integrityVerdict } from "@/lib/console/checkpoints-format";
-import { idleVerifyForm } from "@/lib/console/checkpoints-form";
+import type { IntegrityReport } from "@/lib/use-cases/checkpoints/checkpoints";
+import { formatDateTime } from "@/lib/adapters/console/shared/format";
+import { integrityCheckInfo, integritySummary, integrityVerdict } from "@/lib/adapters/console/checkpoints/checkpoints-format";
+import { idleVerifyForm } from "@/lib/adapters/console/checkpoints/checkpoints-form";
 import { useServerActionForm } from "@/components/server-action-form";
 import { IntegrityBadge } from "@/components/checkpoints/integrity-badge";
 

@@ -1,6 +1,6 @@
 import Link from "next/link";
-import type { CheckpointRestoreView } from "@/lib/engine/checkpoints";
-import { checkpointHref, describeRestoreAttempt } from "@/lib/console/checkpoints-format";
+import type { CheckpointRestoreView } from "@/lib/use-cases/checkpoints/checkpoints";
+import { checkpointHref, describeRestoreAttempt } from "@/lib/adapters/console/checkpoints/checkpoints-format";
 import { DateTime } from "@/components/date-time";
 import { Identity } from "@/components/identity";
 

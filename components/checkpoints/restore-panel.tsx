@@ -3,14 +3,14 @@
 import Link from "next/link";
 import { useRef, useState, type FormEvent } from "react";
 import { planRestoreAction, restoreCheckpointAction } from "@/app/(console)/checkpoints/[id]/actions";
-import { checkpointHref } from "@/lib/console/checkpoints-format";
+import { checkpointHref } from "@/lib/adapters/console/checkpoints/checkpoints-format";
 import {
   idlePlanForm,
   idleRestoreForm,
   lostRestoreAnswer,
   restoreReasonMaxLength,
   type RestoreFormState,
-} from "@/lib/console/checkpoints-form";
+} from "@/lib/adapters/console/checkpoints/checkpoints-form";
 import { RequiredReasonField } from "@/components/reason-field";
 import { useServerActionForm } from "@/components/server-action-form";
 import { RestorePlanView } from "@/components/checkpoints/restore-plan-view";

@@ -1,6 +1,6 @@
 import Link from "next/link";
 import type { ReactNode } from "react";
-import type { PlannedEffect, RestorePlan, RestoreRefusalCode } from "@/lib/engine/checkpoints";
+import type { PlannedEffect, RestorePlan, RestoreRefusalCode } from "@/lib/use-cases/checkpoints/checkpoints";
 import {
   budgetLines,
   checkpointHref,
@@ -11,8 +11,8 @@ import {
   effectGroups,
   planHeadline,
   refusalInfo,
-} from "@/lib/console/checkpoints-format";
-import { formatUsd } from "@/lib/console/format";
+} from "@/lib/adapters/console/checkpoints/checkpoints-format";
+import { formatUsd } from "@/lib/adapters/console/shared/format";
 import { ExecutionStatusBadge } from "@/components/task/execution-status-badge";
 import { StateDiffList } from "@/components/checkpoints/state-diff-table";
 

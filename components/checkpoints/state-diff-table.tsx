@@ -1,5 +1,5 @@
-import type { StateDiffEntry } from "@/lib/engine/checkpoints";
-import { formatDiffValue } from "@/lib/console/checkpoints-format";
+import type { StateDiffEntry } from "@/lib/use-cases/checkpoints/checkpoints";
+import { formatDiffValue } from "@/lib/adapters/console/checkpoints/checkpoints-format";
 
 const kindWords: Record<StateDiffEntry["kind"], string> = { added: "added", removed: "removed", changed: "changed" };
 

@@ -3,8 +3,8 @@
 import Link from "next/link";
 import type { FormEvent } from "react";
 import { takeCheckpointAction } from "@/app/(console)/tasks/[id]/checkpoints/actions";
-import { checkpointHref } from "@/lib/console/checkpoints-format";
-import { idleTakeCheckpointForm } from "@/lib/console/checkpoints-form";
+import { checkpointHref } from "@/lib/adapters/console/checkpoints/checkpoints-format";
+import { idleTakeCheckpointForm } from "@/lib/adapters/console/checkpoints/checkpoints-form";
 import { useServerActionForm } from "@/components/server-action-form";
 
 /**

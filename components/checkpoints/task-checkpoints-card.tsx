@@ -1,10 +1,10 @@
 import Link from "next/link";
-import type { Principal } from "@/lib/auth/permissions";
-import { can } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db";
-import { countTaskCheckpoints } from "@/lib/console/checkpoints";
-import { taskCheckpointsHref } from "@/lib/console/checkpoints-format";
-import { pluralize } from "@/lib/console/format";
+import type { Principal } from "@/lib/model/permissions";
+import { can } from "@/lib/model/permissions";
+import { getDb } from "@/lib/db/client";
+import { countTaskCheckpoints } from "@/lib/adapters/console/checkpoints/checkpoints";
+import { taskCheckpointsHref } from "@/lib/adapters/console/checkpoints/checkpoints-format";
+import { pluralize } from "@/lib/adapters/console/shared/format";
 
 /**
  * The task page's way to its checkpoints: how many there are and how to

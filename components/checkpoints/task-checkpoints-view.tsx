@@ -1,10 +1,10 @@
 import Link from "next/link";
-import type { Principal } from "@/lib/auth/permissions";
-import { can } from "@/lib/auth/permissions";
-import { checkpointTriggers } from "@/lib/engine/checkpoint-schema";
-import type { TaskCheckpointsData } from "@/lib/console/checkpoints";
-import { describeTrigger, integrityStatuses, integrityStatusInfo, taskCheckpointsHref } from "@/lib/console/checkpoints-format";
-import { pluralize } from "@/lib/console/format";
+import type { Principal } from "@/lib/model/permissions";
+import { can } from "@/lib/model/permissions";
+import { checkpointTriggers } from "@/lib/model/checkpoints/checkpoint-schema";
+import type { TaskCheckpointsData } from "@/lib/adapters/console/checkpoints/checkpoints";
+import { describeTrigger, integrityStatuses, integrityStatusInfo, taskCheckpointsHref } from "@/lib/adapters/console/checkpoints/checkpoints-format";
+import { pluralize } from "@/lib/adapters/console/shared/format";
 import { EmptyState } from "@/components/empty-state";
 import { LiveRefresh } from "@/components/live-refresh";
 import { StatusBadge } from "@/components/status-badge";

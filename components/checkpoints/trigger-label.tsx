@@ -1,5 +1,5 @@
-import type { CheckpointTrigger } from "@/lib/engine/checkpoint-schema";
-import { describeTrigger } from "@/lib/console/checkpoints-format";
+import type { CheckpointTrigger } from "@/lib/model/checkpoints/checkpoint-schema";
+import { describeTrigger } from "@/lib/adapters/console/checkpoints/checkpoints-format";
 
 /** Why a checkpoint was taken: a short label, the full sentence on hover. */
 export function TriggerLabel({ trigger }: { trigger: CheckpointTrigger }) {

@@ -2,8 +2,8 @@
 
 import { useRouter } from "next/navigation";
 import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
-import type { DashboardData } from "@/lib/console/dashboard";
-import { dashboardLinks, dayLabel, formatUsdShort, minuteLabel } from "@/lib/console/dashboard-format";
+import type { DashboardData } from "@/lib/adapters/console/dashboard/dashboard";
+import { dashboardLinks, dayLabel, formatUsdShort, minuteLabel } from "@/lib/adapters/console/dashboard/dashboard-format";
 
 /**
  * The dashboard's drawings. Each is decoration over numbers the card also

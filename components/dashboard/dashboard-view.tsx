@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import type { ReactNode } from "react";
-import type { DashboardData } from "@/lib/console/dashboard";
+import type { DashboardData } from "@/lib/adapters/console/dashboard/dashboard";
 import {
   ageSince,
   dashboardLinks,
@@ -15,9 +15,9 @@ import {
   describeTransitions,
   describeUnknownOutcomes,
   formatUsdShort,
-} from "@/lib/console/dashboard-format";
-import { formatInteger } from "@/lib/console/format";
-import { formatDuration } from "@/lib/format-duration";
+} from "@/lib/adapters/console/dashboard/dashboard-format";
+import { formatInteger } from "@/lib/adapters/console/shared/format";
+import { formatDuration } from "@/lib/core/format-duration";
 import {
   AlertsPerDayChart,
   BudgetChart,
@@ -29,7 +29,7 @@ import {
   UnknownAgeChart,
   workflowInk,
 } from "@/components/dashboard/dashboard-charts";
-import { ConsoleRouteError, fetchConsoleJson } from "@/lib/console/console-fetch";
+import { ConsoleRouteError, fetchConsoleJson } from "@/lib/adapters/console/shared/console-fetch";
 import "@/components/dashboard/dashboard.css";
 
 function fetchDashboard(): Promise<DashboardData> {

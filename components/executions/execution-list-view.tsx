@@ -1,11 +1,11 @@
 import Link from "next/link";
 import { plainOptions, SelectFilter } from "@/components/select-filter";
-import { executionStatusInfo } from "@/lib/console/reviews-format";
-import type { ExecutionListData, ExecutionListItem } from "@/lib/console/executions";
-import { executionListHref, executionStatuses, type ExecutionListParams } from "@/lib/console/executions-query";
-import { formatDuration } from "@/lib/format-duration";
-import { pluralize } from "@/lib/console/format";
-import { toolNames } from "@/lib/engine/tools";
+import { executionStatusInfo } from "@/lib/adapters/console/reviews/reviews-format";
+import type { ExecutionListData, ExecutionListItem } from "@/lib/adapters/console/executions/executions";
+import { executionListHref, executionStatuses, type ExecutionListParams } from "@/lib/adapters/console/executions/executions-query";
+import { formatDuration } from "@/lib/core/format-duration";
+import { pluralize } from "@/lib/adapters/console/shared/format";
+import { toolNames } from "@/lib/model/executions/tools";
 import { DateTime } from "@/components/date-time";
 import { EmptyState } from "@/components/empty-state";
 import { ExecutionStatusBadge } from "@/components/task/execution-status-badge";

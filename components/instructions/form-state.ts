@@ -18,5 +18,5 @@ export const idleInstructionForm: InstructionFormState = { status: "idle" };
 
 export const instructionTextMaxLength = 2000;
 
-/** Topics the tools are governed by (lib/engine/tools.ts), offered first; any other well-formed topic may be typed. */
+/** Topics the tools are governed by (lib/model/executions/tools.ts), offered first; any other well-formed topic may be typed. */
 export const knownInstructionTopics = ["refund", "customer_note"] as const;

@@ -1,5 +1,5 @@
-import type { InstructionGuardView } from "@/lib/engine/executions";
-import type { InstructionView } from "@/lib/engine/instructions";
+import type { InstructionGuardView } from "@/lib/use-cases/executions/executions";
+import type { InstructionView } from "@/lib/stores/instructions";
 import { DateTime } from "@/components/date-time";
 import { DirectiveBadge, describeSource } from "@/components/instructions/instruction-parts";
 

@@ -1,4 +1,4 @@
-import type { InstructionStanding, InstructionView } from "@/lib/engine/instructions";
+import type { InstructionStanding, InstructionView } from "@/lib/stores/instructions";
 
 const directiveClass: Record<InstructionView["directive"], string> = {
   allow: "badge badge--success",

@@ -1,8 +1,8 @@
-import type { Principal } from "@/lib/auth/permissions";
-import { can } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db";
-import { getInstructionLedger, type LedgerEntry } from "@/lib/engine/instructions";
-import { newId } from "@/lib/ids";
+import type { Principal } from "@/lib/model/permissions";
+import { can } from "@/lib/model/permissions";
+import { getDb } from "@/lib/db/client";
+import { getInstructionLedger, type LedgerEntry } from "@/lib/stores/instructions";
+import { newId } from "@/lib/core/ids";
 import { DateTime } from "@/components/date-time";
 import { InstructionForm } from "@/components/instructions/instruction-form";
 import { DirectiveBadge, describeSource, StandingLabel } from "@/components/instructions/instruction-parts";

@@ -2,7 +2,7 @@
 
 import type { FormEvent, ReactNode } from "react";
 import { applyRetentionAction, placeHoldAction, releaseHoldAction } from "@/app/(console)/audit/retention/actions";
-import { idleRetentionForm, type RetentionFormState } from "@/lib/console/retention-form";
+import { idleRetentionForm, type RetentionFormState } from "@/lib/adapters/console/retention/retention-form";
 import { useServerActionForm } from "@/components/server-action-form";
 
 const lostAnswer: RetentionFormState = {

@@ -1,7 +1,7 @@
 import Link from "next/link";
-import { formatDuration } from "@/lib/format-duration";
-import { shortIdentity } from "@/lib/console/format";
-import { describeHoldScope, type RetentionOverview, type RetentionPolicy } from "@/lib/console/retention";
+import { formatDuration } from "@/lib/core/format-duration";
+import { shortIdentity } from "@/lib/adapters/console/shared/format";
+import { describeHoldScope, type RetentionOverview, type RetentionPolicy } from "@/lib/adapters/console/retention/retention";
 import { DateTime } from "@/components/date-time";
 import { ApplyRetentionForm, PlaceHoldForm, ReleaseHoldForm } from "@/components/retention/retention-forms";
 import "@/components/retention/retention.css";

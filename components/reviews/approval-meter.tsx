@@ -1,4 +1,4 @@
-import type { ApprovalState } from "@/lib/console/reviews-format";
+import type { ApprovalState } from "@/lib/adapters/console/reviews/reviews-format";
 
 /** The four-eyes progress as filled and empty marks: one per required approval. */
 export function ApprovalMeter({ state }: { state: ApprovalState }) {

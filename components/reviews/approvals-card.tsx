@@ -1,6 +1,6 @@
-import { approvalHeadline, approvalState, decisionInfo, decisionRounds, formatMoney, reviewStatusInfo } from "@/lib/console/reviews-format";
-import type { ReviewItem } from "@/lib/console/reviews-view";
-import { isUndecided } from "@/lib/console/reviews-query";
+import { approvalHeadline, approvalState, decisionInfo, decisionRounds, formatMoney, reviewStatusInfo } from "@/lib/adapters/console/reviews/reviews-format";
+import type { ReviewItem } from "@/lib/adapters/console/reviews/reviews-view";
+import { isUndecided } from "@/lib/adapters/console/reviews/reviews-query";
 import { DateTime } from "@/components/date-time";
 import { Identity } from "@/components/identity";
 import { ApprovalMeter } from "@/components/reviews/approval-meter";

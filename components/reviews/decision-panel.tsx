@@ -3,9 +3,9 @@
 import { useRef, useState, type FormEvent } from "react";
 import type { ReviewDecisionKind, ReviewStatus } from "@/lib/generated/prisma/enums";
 import { decideReviewAction } from "@/app/(console)/reviews/[id]/actions";
-import { decisionInfo, decisionKinds, reviewStatusInfo } from "@/lib/console/reviews-format";
-import { idleDecisionForm, lostAnswerMessage, reasonMaxLength, type DecisionFormState } from "@/lib/console/reviews-form";
-import { isUndecided } from "@/lib/console/reviews-query";
+import { decisionInfo, decisionKinds, reviewStatusInfo } from "@/lib/adapters/console/reviews/reviews-format";
+import { idleDecisionForm, lostAnswerMessage, reasonMaxLength, type DecisionFormState } from "@/lib/adapters/console/reviews/reviews-form";
+import { isUndecided } from "@/lib/adapters/console/reviews/reviews-query";
 import { RequiredReasonField } from "@/components/reason-field";
 import { ActionFeedback, useServerActionForm, type ActionNotice } from "@/components/server-action-form";
 

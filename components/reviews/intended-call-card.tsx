@@ -1,7 +1,7 @@
-import { tools, type ToolName } from "@/lib/engine/tools";
-import { formatInteger } from "@/lib/console/format";
-import { formatMoney } from "@/lib/console/reviews-format";
-import type { ReviewItem } from "@/lib/console/reviews-view";
+import { tools, type ToolName } from "@/lib/model/executions/tools";
+import { formatInteger } from "@/lib/adapters/console/shared/format";
+import { formatMoney } from "@/lib/adapters/console/reviews/reviews-format";
+import type { ReviewItem } from "@/lib/adapters/console/reviews/reviews-view";
 import { DateTime } from "@/components/date-time";
 import { ExecutionStatusBadge } from "@/components/task/execution-status-badge";
 

@@ -1,7 +1,7 @@
 import type { ReactNode } from "react";
-import { formatDateTime } from "@/lib/console/format";
-import { formatMoney, summarizeEvidence } from "@/lib/console/reviews-format";
-import type { ProviderLookupView } from "@/lib/console/reviews-view";
+import { formatDateTime } from "@/lib/adapters/console/shared/format";
+import { formatMoney, summarizeEvidence } from "@/lib/adapters/console/reviews/reviews-format";
+import type { ProviderLookupView } from "@/lib/adapters/console/reviews/reviews-view";
 import { EvidenceDetails } from "@/components/task/execution-evidence";
 
 function Frame({ children, askedAt }: { children: ReactNode; askedAt?: Date }) {

@@ -1,9 +1,9 @@
 import { Suspense } from "react";
-import type { Principal } from "@/lib/auth/permissions";
-import { can } from "@/lib/auth/permissions";
+import type { Principal } from "@/lib/model/permissions";
+import { can } from "@/lib/model/permissions";
 import Link from "next/link";
-import { approvalState, describeDivergenceKind } from "@/lib/console/reviews-format";
-import type { ProviderLookupView, ReviewDetailData } from "@/lib/console/reviews-view";
+import { approvalState, describeDivergenceKind } from "@/lib/adapters/console/reviews/reviews-format";
+import type { ProviderLookupView, ReviewDetailData } from "@/lib/adapters/console/reviews/reviews-view";
 import { LiveRefresh } from "@/components/live-refresh";
 import { ExecutionEvents } from "@/components/task/execution-events";
 import { ApprovalsCard } from "@/components/reviews/approvals-card";

@@ -1,8 +1,8 @@
 import Link from "next/link";
 import type { ReactNode } from "react";
-import { formatMoney, reviewStatusInfo } from "@/lib/console/reviews-format";
-import { isUndecided } from "@/lib/console/reviews-query";
-import type { ReviewItem } from "@/lib/console/reviews-view";
+import { formatMoney, reviewStatusInfo } from "@/lib/adapters/console/reviews/reviews-format";
+import { isUndecided } from "@/lib/adapters/console/reviews/reviews-query";
+import type { ReviewItem } from "@/lib/adapters/console/reviews/reviews-view";
 import { DateTime } from "@/components/date-time";
 import { DetailPageHeader, Fact } from "@/components/detail-page-header";
 import { StatusBadge } from "@/components/status-badge";

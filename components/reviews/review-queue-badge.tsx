@@ -1,7 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { fetchConsoleJson } from "@/lib/console/console-fetch";
+import { fetchConsoleJson } from "@/lib/adapters/console/shared/console-fetch";
 
 async function fetchOpenCount(): Promise<number> {
   const body = await fetchConsoleJson<{ openCount?: unknown }>("/api/console/reviews/latest?status=OPEN");

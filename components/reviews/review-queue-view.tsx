@@ -1,8 +1,8 @@
 import Link from "next/link";
-import type { Principal } from "@/lib/auth/permissions";
-import { can } from "@/lib/auth/permissions";
-import { reviewListHref, reviewTabs } from "@/lib/console/reviews-query";
-import type { ReviewQueueData } from "@/lib/console/reviews-view";
+import type { Principal } from "@/lib/model/permissions";
+import { can } from "@/lib/model/permissions";
+import { reviewListHref, reviewTabs } from "@/lib/adapters/console/reviews/reviews-query";
+import type { ReviewQueueData } from "@/lib/adapters/console/reviews/reviews-view";
 import { EmptyState } from "@/components/empty-state";
 import { LiveRefresh } from "@/components/live-refresh";
 import { ReviewStatusTabs } from "@/components/reviews/review-status-tabs";

@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { reviewListHref, reviewTabs, type ReviewTab } from "@/lib/console/reviews-query";
+import { reviewListHref, reviewTabs, type ReviewTab } from "@/lib/adapters/console/reviews/reviews-query";
 
 /** The work first (open and escalated), then what was decided. The waiting count is always shown: it is the queue's length. */
 export function ReviewStatusTabs({ current, waitingCount }: { current: ReviewTab; waitingCount: number }) {

@@ -1,7 +1,7 @@
 import Link from "next/link";
-import { approvalHeadline, approvalState, formatMoney, reviewStatusInfo } from "@/lib/console/reviews-format";
-import { isUndecided } from "@/lib/console/reviews-query";
-import type { ReviewItem } from "@/lib/console/reviews-view";
+import { approvalHeadline, approvalState, formatMoney, reviewStatusInfo } from "@/lib/adapters/console/reviews/reviews-format";
+import { isUndecided } from "@/lib/adapters/console/reviews/reviews-query";
+import type { ReviewItem } from "@/lib/adapters/console/reviews/reviews-view";
 import { StatusBadge } from "@/components/status-badge";
 import { ApprovalMeter } from "@/components/reviews/approval-meter";
 import { WaitingTime } from "@/components/reviews/waiting-time";

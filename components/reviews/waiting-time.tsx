@@ -1,8 +1,8 @@
 "use client";
 
 import { useEffect, useState } from "react";
-import { longWaitMs } from "@/lib/console/reviews-format";
-import { formatDuration } from "@/lib/format-duration";
+import { longWaitMs } from "@/lib/adapters/console/reviews/reviews-format";
+import { formatDuration } from "@/lib/core/format-duration";
 
 /**
  * How long a review has waited, ticking while the page is open. It starts

@@ -1,5 +1,5 @@
-import { describeDivergenceKind, divergenceDifferences, summarizeEvidence } from "@/lib/console/reviews-format";
-import type { DivergenceView } from "@/lib/console/reviews-ledger";
+import { describeDivergenceKind, divergenceDifferences, summarizeEvidence } from "@/lib/adapters/console/reviews/reviews-format";
+import type { DivergenceView } from "@/lib/adapters/console/reviews/reviews-ledger";
 import { DateTime } from "@/components/date-time";
 import { Identity } from "@/components/identity";
 import { EvidenceDetails } from "@/components/task/execution-evidence";

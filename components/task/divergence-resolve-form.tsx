@@ -3,7 +3,7 @@
 import { useRouter } from "next/navigation";
 import { startTransition, useActionState, useId, useRef, useState, type FormEvent } from "react";
 import { resolveDivergenceAction } from "@/app/(console)/tasks/[id]/divergence-actions";
-import { idleResolveForm, reasonMaxLength, type ResolveFormState } from "@/lib/console/reviews-form";
+import { idleResolveForm, reasonMaxLength, type ResolveFormState } from "@/lib/adapters/console/reviews/reviews-form";
 
 /** Resolves one alert with a reason, on the alert version the page showed (a second resolver sees the first one's resolution). */
 export function DivergenceResolveForm({ alertId, taskId, version }: { alertId: string; taskId: string; version: number }) {

@@ -1,5 +1,5 @@
-import type { ExecutionEventView } from "@/lib/console/reviews-view";
-import { summarizeEvidence } from "@/lib/console/reviews-format";
+import type { ExecutionEventView } from "@/lib/adapters/console/reviews/reviews-view";
+import { summarizeEvidence } from "@/lib/adapters/console/reviews/reviews-format";
 import { DateTime } from "@/components/date-time";
 import { Identity } from "@/components/identity";
 import { ExecutionStatusBadge } from "@/components/task/execution-status-badge";

@@ -1,8 +1,8 @@
 import Link from "next/link";
-import type { Principal } from "@/lib/auth/permissions";
-import { can } from "@/lib/auth/permissions";
-import { reviewStatusInfo, summarizeEvidence } from "@/lib/console/reviews-format";
-import type { ExternalEffects, LedgerEntry } from "@/lib/console/reviews-ledger";
+import type { Principal } from "@/lib/model/permissions";
+import { can } from "@/lib/model/permissions";
+import { reviewStatusInfo, summarizeEvidence } from "@/lib/adapters/console/reviews/reviews-format";
+import type { ExternalEffects, LedgerEntry } from "@/lib/adapters/console/reviews/reviews-ledger";
 import { DateTime } from "@/components/date-time";
 import { ExecutionEvents } from "@/components/task/execution-events";
 import { EvidenceDetails } from "@/components/task/execution-evidence";

@@ -1,5 +1,5 @@
-import type { ExecutionStatus } from "@/lib/engine/execution-rules";
-import { executionStatusInfo } from "@/lib/console/reviews-format";
+import type { ExecutionStatus } from "@/lib/model/executions/execution-rules";
+import { executionStatusInfo } from "@/lib/adapters/console/reviews/reviews-format";
 
 /**
  * An execution's status as a badge with a mark that does not rely on colour:

@@ -1,4 +1,4 @@
-import type { StepView } from "@/lib/console/task-detail";
+import type { StepView } from "@/lib/adapters/console/tasks/task-detail";
 import { ActorKinds } from "@/components/workflow/actor-kinds";
 import { BlockedReasons } from "@/components/task/blocked-reasons";
 

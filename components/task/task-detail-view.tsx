@@ -1,10 +1,10 @@
 import type { ReactNode } from "react";
-import type { Principal } from "@/lib/auth/permissions";
-import { can } from "@/lib/auth/permissions";
-import { isTerminal } from "@/lib/engine/workflow-definition";
-import { edgeKey, layoutWorkflowGraph } from "@/lib/console/workflow-graph";
-import { usesGates } from "@/lib/console/status";
-import type { TaskDetail } from "@/lib/console/task-detail";
+import type { Principal } from "@/lib/model/permissions";
+import { can } from "@/lib/model/permissions";
+import { isTerminal } from "@/lib/model/workflows/workflow-definition";
+import { edgeKey, layoutWorkflowGraph } from "@/lib/adapters/console/tasks/workflow-graph";
+import { usesGates } from "@/lib/adapters/console/shared/status";
+import type { TaskDetail } from "@/lib/adapters/console/tasks/task-detail";
 import { LiveRefresh } from "@/components/live-refresh";
 import { GraphLegend, WorkflowGraph } from "@/components/workflow/workflow-graph";
 import { NextStepsList } from "@/components/task/next-steps-list";

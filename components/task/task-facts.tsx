@@ -1,6 +1,6 @@
-import type { TaskState } from "@/lib/engine/task-state";
-import { gateNames } from "@/lib/engine/task-state";
-import { formatInteger, formatUsd } from "@/lib/console/format";
+import type { TaskState } from "@/lib/model/tasks/task-state";
+import { gateNames } from "@/lib/model/tasks/task-state";
+import { formatInteger, formatUsd } from "@/lib/adapters/console/shared/format";
 import { Identity } from "@/components/identity";
 
 export function GatesCard({ state }: { state: TaskState }) {

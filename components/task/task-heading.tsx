@@ -1,8 +1,8 @@
 import Link from "next/link";
 import type { ReactNode } from "react";
-import type { TaskView } from "@/lib/engine/tasks";
-import type { WorkflowDefinition } from "@/lib/engine/workflow-definition";
-import { shortDigest } from "@/lib/console/format";
+import type { TaskView } from "@/lib/use-cases/tasks/tasks";
+import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
+import { shortDigest } from "@/lib/adapters/console/shared/format";
 import { DateTime } from "@/components/date-time";
 import { DetailPageHeader, Fact } from "@/components/detail-page-header";
 import { Identity } from "@/components/identity";

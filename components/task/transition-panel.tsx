@@ -2,8 +2,8 @@
 
 import { useState, type FormEvent } from "react";
 import { transitionTaskAction } from "@/app/(console)/tasks/[id]/actions";
-import { idleTransitionForm, type TransitionFormState } from "@/lib/console/transition-form";
-import type { StepView } from "@/lib/console/task-detail";
+import { idleTransitionForm, type TransitionFormState } from "@/lib/adapters/console/tasks/transition-form";
+import type { StepView } from "@/lib/adapters/console/tasks/task-detail";
 import { ActionFeedback, useServerActionForm, type ActionNotice } from "@/components/server-action-form";
 import { BlockedReasons } from "@/components/task/blocked-reasons";
 

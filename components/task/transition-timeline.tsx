@@ -1,6 +1,6 @@
-import type { TransitionView } from "@/lib/engine/tasks";
-import type { WorkflowDefinition } from "@/lib/engine/workflow-definition";
-import { summarizePatch } from "@/lib/console/patch-summary";
+import type { TransitionView } from "@/lib/use-cases/tasks/tasks";
+import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
+import { summarizePatch } from "@/lib/adapters/console/shared/patch-summary";
 import { DateTime } from "@/components/date-time";
 import { Identity } from "@/components/identity";
 import { StatusBadge } from "@/components/status-badge";

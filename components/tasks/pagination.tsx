@@ -1,6 +1,6 @@
 import Link from "next/link";
-import { taskListHref, type TaskListParams } from "@/lib/console/task-list-query";
-import { pluralize } from "@/lib/console/format";
+import { taskListHref, type TaskListParams } from "@/lib/adapters/console/tasks/task-list-query";
+import { pluralize } from "@/lib/adapters/console/shared/format";
 
 /** Keyset paging: a cursor only goes forward, so the way back is to the first page. */
 export function Pagination({ params, shown, nextCursor }: { params: TaskListParams; shown: number; nextCursor: string | null }) {

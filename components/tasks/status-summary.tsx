@@ -1,8 +1,8 @@
 import Link from "next/link";
-import { getLatestWorkflow } from "@/lib/engine/workflows";
-import { statusTone } from "@/lib/console/status";
-import { formatInteger } from "@/lib/console/format";
-import { taskListHref, type TaskListParams } from "@/lib/console/task-list-query";
+import { getLatestWorkflow } from "@/lib/model/workflows";
+import { statusTone } from "@/lib/adapters/console/shared/status";
+import { formatInteger } from "@/lib/adapters/console/shared/format";
+import { taskListHref, type TaskListParams } from "@/lib/adapters/console/tasks/task-list-query";
 
 export interface StatusCount {
   workflow: string;

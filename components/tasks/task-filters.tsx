@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { plainOptions, SelectFilter } from "@/components/select-filter";
-import { statusOptionsByWorkflow, type TaskListParams } from "@/lib/console/task-list-query";
+import { statusOptionsByWorkflow, type TaskListParams } from "@/lib/adapters/console/tasks/task-list-query";
 
 /** A plain GET form: filters land in the URL and work without JavaScript. */
 export function TaskFilters({ params }: { params: TaskListParams }) {

@@ -1,6 +1,6 @@
 import Link from "next/link";
-import type { TaskListData } from "@/lib/console/task-list";
-import { hasFilters, type TaskListParams } from "@/lib/console/task-list-query";
+import type { TaskListData } from "@/lib/adapters/console/tasks/task-list";
+import { hasFilters, type TaskListParams } from "@/lib/adapters/console/tasks/task-list-query";
 import { EmptyState } from "@/components/empty-state";
 import { LiveRefresh } from "@/components/live-refresh";
 import { Pagination } from "@/components/tasks/pagination";

@@ -1,6 +1,6 @@
 import Link from "next/link";
-import type { TaskView } from "@/lib/engine/tasks";
-import { getWorkflowByDigest } from "@/lib/engine/workflows";
+import type { TaskView } from "@/lib/use-cases/tasks/tasks";
+import { getWorkflowByDigest } from "@/lib/model/workflows";
 import { DateTime } from "@/components/date-time";
 import { Identity } from "@/components/identity";
 import { StatusBadge } from "@/components/status-badge";

@@ -1,4 +1,4 @@
-import type { ActorKind } from "@/lib/engine/workflow-definition";
+import type { ActorKind } from "@/lib/model/workflows/workflow-definition";
 
 const labels: Record<ActorKind, string> = { agent: "agent", user: "person", system: "system" };
 const hints: Record<ActorKind, string> = {

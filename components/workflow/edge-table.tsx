@@ -1,5 +1,5 @@
-import type { WorkflowDefinition } from "@/lib/engine/workflow-definition";
-import { describeGuard } from "@/lib/console/format";
+import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
+import { describeGuard } from "@/lib/adapters/console/shared/format";
 import { ActorKinds } from "@/components/workflow/actor-kinds";
 
 /** Every edge of a definition: who may take it and what must hold first. */

@@ -1,5 +1,5 @@
-import type { WorkflowDefinition } from "@/lib/engine/workflow-definition";
-import { layoutWorkflowGraph } from "@/lib/console/workflow-graph";
+import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
+import { layoutWorkflowGraph } from "@/lib/adapters/console/tasks/workflow-graph";
 import { GraphLegend, WorkflowGraph } from "@/components/workflow/workflow-graph";
 import { EdgeTable, RejectionTable } from "@/components/workflow/edge-table";
 

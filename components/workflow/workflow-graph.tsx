@@ -1,4 +1,4 @@
-import { edgePathData, type GraphEdge, type GraphLayout, type GraphNode } from "@/lib/console/workflow-graph";
+import { edgePathData, type GraphEdge, type GraphLayout, type GraphNode } from "@/lib/adapters/console/tasks/workflow-graph";
 
 export interface GraphHighlight {
   current?: string;

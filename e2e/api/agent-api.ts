@@ -1,6 +1,6 @@
 import http from "node:http";
 import { expect, type APIRequestContext, type APIResponse } from "@playwright/test";
-import { demoAgent } from "@/lib/demo-accounts";
+import { demoAgent } from "@/lib/config/demo-accounts";
 
 /**
  * A small client for /api/v1, the API tests' page object: each test seeds

@@ -1,5 +1,5 @@
 import { expect, test, type APIRequestContext } from "@playwright/test";
-import { demoObserver } from "@/lib/demo-accounts";
+import { demoObserver } from "@/lib/config/demo-accounts";
 import { createRunningTask } from "../pages/agent-seed";
 import { signIn } from "../pages/login-page";
 import { captureServerAction, replayServerAction } from "../pages/server-action";

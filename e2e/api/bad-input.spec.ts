@@ -1,6 +1,6 @@
 import { expect, test } from "@playwright/test";
 import { AgentApi, authHeaders, expectProblem, fieldsOf, rawPost, refundSubtasks, uniqueId } from "./agent-api";
-import { demoObserver } from "@/lib/demo-accounts";
+import { demoObserver } from "@/lib/config/demo-accounts";
 
 test.use({ extraHTTPHeaders: authHeaders });
 

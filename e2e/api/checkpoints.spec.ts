@@ -1,6 +1,6 @@
 import { expect, test, type APIRequestContext, type APIResponse, type PlaywrightWorkerArgs } from "@playwright/test";
-import { userIdentity } from "@/lib/auth/permissions";
-import { integrityCheckNames } from "@/lib/engine/checkpoint-schema";
+import { userIdentity } from "@/lib/model/permissions";
+import { integrityCheckNames } from "@/lib/model/checkpoints/checkpoint-schema";
 import { AgentApi, authHeaders, demoAgent, expectProblem, fieldsOf, invariantsOf, uniqueId, type TaskBody } from "./agent-api";
 import { demoPasswords, type DemoUser } from "../pages/login-page";
 

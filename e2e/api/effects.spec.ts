@@ -1,6 +1,6 @@
 import { expect, test, type APIRequestContext } from "@playwright/test";
 import { AgentApi, authHeaders, demoAgent, expectProblem, fieldsOf, invariantsOf, type TaskBody } from "./agent-api";
-import { signWebhook } from "@/lib/sandbox/webhook-signature";
+import { signWebhook } from "@/lib/connectors/sandbox/webhook-signature";
 import { refundsOfTask, serverWebhookSecret, startWebhookSink, useProvider, type Provider, type WebhookSink } from "./provider";
 
 /**
@@ -386,7 +386,7 @@ test("lease requests: an omitted body takes the default TTL; renew needs a token
 });
 
 test("reading the ledger needs tasks:read, writing it tasks:transition", async ({ playwright, baseURL }) => {
-  const { demoObserver } = await import("@/lib/demo-accounts");
+  const { demoObserver } = await import("@/lib/config/demo-accounts");
   const observer = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { Authorization: `Bearer ${demoObserver.token}` } });
   const anonymous = await playwright.request.newContext({ baseURL, extraHTTPHeaders: {} });
   const agent = await playwright.request.newContext({ baseURL, extraHTTPHeaders: authHeaders });

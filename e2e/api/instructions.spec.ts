@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { demoAgent } from "@/lib/demo-accounts";
+import { demoAgent } from "@/lib/config/demo-accounts";
 import { createRunningTask } from "../pages/agent-seed";
 
 /** The instruction ledger over HTTP: ETag is the ledger seq, CAS by If-Match, replay by instruction_id, problem+json. */

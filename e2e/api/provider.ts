@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { getEnv } from "@/lib/env";
-import { refundListSchema, type SandboxRefund } from "@/lib/sandbox/contract";
-import { startSandbox, type Sandbox } from "@/lib/sandbox/server";
+import { getEnv } from "@/lib/config/env";
+import { refundListSchema, type SandboxRefund } from "@/lib/connectors/sandbox/contract";
+import { startSandbox, type Sandbox } from "@/programs/sandbox/server";
 
 /**
  * The payment provider for effect tests: the sandbox the server under test

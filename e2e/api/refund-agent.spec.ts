@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { expect, test } from "@playwright/test";
-import { RefundAgent, runRefundAgent, type RefundAgentOptions, type TaskReport } from "@/lib/agent/refund-agent";
-import { demoAgent } from "@/lib/demo-accounts";
-import { VerityClient, type Task } from "@/lib/sdk";
+import { RefundAgent, runRefundAgent, type RefundAgentOptions, type TaskReport } from "@/programs/agent/refund-agent";
+import { demoAgent } from "@/lib/config/demo-accounts";
+import { VerityClient, type Task } from "@/sdk";
 import { uniqueId } from "./agent-api";
 import { refundsOfTask, startWebhookSink, useProvider, type Provider, type WebhookSink } from "./provider";
 

@@ -1,7 +1,7 @@
 import { expect, test } from "@playwright/test";
-import { demoAgent } from "@/lib/demo-accounts";
-import { faultPoints, isVerityApiError, VerityApiError, VerityClient, type FaultPoint, type Task, type ToolCallContext, type ToolOutcome } from "@/lib/sdk";
-import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
+import { demoAgent } from "@/lib/config/demo-accounts";
+import { faultPoints, isVerityApiError, VerityApiError, VerityClient, type FaultPoint, type Task, type ToolCallContext, type ToolOutcome } from "@/sdk";
+import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
 import { refundSubtasks, uniqueId } from "./agent-api";
 import { refundsOfTask, startWebhookSink, useProvider, type Provider, type WebhookSink } from "./provider";
 

@@ -1,7 +1,7 @@
 import { expect, test, type Browser, type Page } from "@playwright/test";
-import { verifyAuditExport } from "@/lib/engine/audit-export";
-import { LONG_HISTORY_TASK_ID } from "@/lib/demo/long-history";
-import { demoObserver } from "@/lib/demo-accounts";
+import { verifyAuditExport } from "@/lib/use-cases/audit/audit-export";
+import { LONG_HISTORY_TASK_ID } from "@/programs/demo/long-history";
+import { demoObserver } from "@/lib/config/demo-accounts";
 import { createRunningTask, transition } from "../pages/agent-seed";
 import { addNoteWithReceipt } from "../pages/checkpoints-page";
 import { AuditSearchPage, idempotencyKeyOf, TaskHistoryPage } from "../pages/audit-page";

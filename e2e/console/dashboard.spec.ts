@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { demoAgent } from "@/lib/demo-accounts";
+import { demoAgent } from "@/lib/config/demo-accounts";
 import { createRunningTask, transition } from "../pages/agent-seed";
 import { chartTitles, DashboardPage, ExecutionsPage } from "../pages/dashboard-page";
 import { signIn } from "../pages/login-page";

@@ -1,14 +1,14 @@
 import { expect, test } from "@playwright/test";
-import { planDemoRuns } from "@/lib/demo/plan";
-import { demoAgent } from "@/lib/demo-accounts";
-import { VerityClient, type Execution } from "@/lib/sdk";
+import { planDemoRuns } from "@/programs/demo/plan";
+import { demoAgent } from "@/lib/config/demo-accounts";
+import { VerityClient, type Execution } from "@/sdk";
 import { refundsOfTask, useProvider, type Provider } from "../api/provider";
 import { signIn } from "../pages/login-page";
 import { ReviewQueuePage } from "../pages/reviews-page";
 
 /**
  * The demo data of a fresh `npm start` comes from real runs of the demo
- * refund agent (lib/demo/, started by scripts/start.ts once the server
+ * refund agent (programs/demo/, started by scripts/start.ts once the server
  * answers): this server's own demo, read back through the API, the provider
  * and the console like an operator would, never from the database.
  */

@@ -1,5 +1,5 @@
 import { expect, test, type APIRequestContext } from "@playwright/test";
-import { demoAgent } from "@/lib/demo-accounts";
+import { demoAgent } from "@/lib/config/demo-accounts";
 import { createRunningTask, getTaskVersion, type SeededTask } from "../pages/agent-seed";
 import { InstructionsPanel } from "../pages/instructions-page";
 import { signIn } from "../pages/login-page";

@@ -1,5 +1,5 @@
 import { expect, type APIRequestContext } from "@playwright/test";
-import { demoAgent } from "@/lib/demo-accounts";
+import { demoAgent } from "@/lib/config/demo-accounts";
 
 /**
  * Console tests seed their own tasks the way agents do, through the agent

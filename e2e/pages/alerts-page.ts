@@ -1,5 +1,5 @@
 import { expect, type APIRequestContext, type Locator, type Page } from "@playwright/test";
-import { demoAgent } from "@/lib/demo-accounts";
+import { demoAgent } from "@/lib/config/demo-accounts";
 import { createRunningTask, transition, type SeededTask } from "./agent-seed";
 
 const agentAuth = { Authorization: `Bearer ${demoAgent.token}` };

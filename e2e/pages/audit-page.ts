@@ -1,5 +1,5 @@
 import { expect, type APIRequestContext, type Locator, type Page } from "@playwright/test";
-import { demoAgent } from "@/lib/demo-accounts";
+import { demoAgent } from "@/lib/config/demo-accounts";
 
 /** Page objects of the auditors' console: /audit (search, verify, export) and a task's history. */
 

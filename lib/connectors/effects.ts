@@ -1,9 +1,9 @@
-import { SandboxCrmConnector } from "@/lib/connectors/sandbox-crm";
-import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
+import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
+import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
 import type { CallOptions, CrmConnector, FailedOutcome, Note, PaymentConnector, ProviderEvidence, Refund, UnknownOutcome } from "@/lib/connectors/types";
-import { getEnv } from "@/lib/env";
+import { getEnv } from "@/lib/config/env";
 import type { Execution } from "@/lib/generated/prisma/client";
-import { CrmNoteRequestSchema, RefundRequestSchema, type ToolName } from "@/lib/engine/tools";
+import { CrmNoteRequestSchema, RefundRequestSchema, type ToolName } from "@/lib/model/executions/tools";
 
 /**
  * The external systems the engine itself talks to (the reconciler, the review

@@ -5,7 +5,7 @@ import type pg from "pg";
 /**
  * One database connection, held for a while: what an advisory lock and a
  * migration's transaction need (a pool would hand each statement to any of
- * its connections). Built from the driver adapter factory that lib/db.ts
+ * its connections). Built from the driver adapter factory that lib/db/client.ts
  * made, so it reaches the same server (node-postgres) or the same embedded
  * instance (PGlite, whose single connection Prisma shares: run nothing
  * through Prisma while a session has a transaction open).

@@ -6,7 +6,7 @@ import { Prisma } from "@/lib/generated/prisma/client";
  * reaches us: P2002 from Prisma's query builder, P2010 wrapping the driver's
  * error for raw SQL (the CAS statements, PGlite and node-postgres alike),
  * and 23505 straight from node-postgres on the direct path
- * (lib/db.ts directQuery). The natural keys (transition id, tool call,
+ * (lib/db/client.ts directQuery). The natural keys (transition id, tool call,
  * instruction id, one decision per person) turn a twin request into
  * "already applied" through this check, so missing a form means a 500
  * instead of a replay.

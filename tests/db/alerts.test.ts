@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { reconcileAlert } from "@/lib/engine/alert-actions";
-import { listAlerts } from "@/lib/engine/alert-queries";
-import { acknowledgeAlert, escalateAlert, hasOpenDivergence, raiseAlert, resolveDivergence, alertsActor } from "@/lib/engine/divergence";
-import { recordIntent, recordOutcome } from "@/lib/engine/executions";
-import { runMonitorPass } from "@/lib/engine/invariant-monitor";
-import { reconcilerActor, verifySettled } from "@/lib/engine/reconciler";
-import { listTransitions } from "@/lib/engine/tasks";
+import { reconcileAlert } from "@/lib/use-cases/alerts/alert-actions";
+import { listAlerts } from "@/lib/use-cases/alerts/alert-queries";
+import { acknowledgeAlert, escalateAlert, hasOpenDivergence, raiseAlert, resolveDivergence, alertsActor } from "@/lib/use-cases/alerts/divergence";
+import { recordIntent, recordOutcome } from "@/lib/use-cases/executions/executions";
+import { runMonitorPass } from "@/lib/use-cases/monitor/invariant-monitor";
+import { reconcilerActor, verifySettled } from "@/lib/use-cases/reconciliation/reconciler";
+import { listTransitions } from "@/lib/use-cases/tasks/tasks";
 import { agent, alice, bob, connectorsFor, failure, lostAnswer, refund, refundExecution, runningTask, taskStatusOf } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 import { sandbox } from "@/tests/sandbox/helpers";

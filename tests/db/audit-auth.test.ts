@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { requirePermissionRecorded, signInWithPassword } from "@/lib/auth/audit-trail";
-import type { Principal } from "@/lib/auth/permissions";
-import type { Db } from "@/lib/db";
-import { listAuditEntries, verifyAuditChains } from "@/lib/engine/audit-log";
-import { createUser } from "@/lib/users";
+import { requirePermissionRecorded, signInWithPassword } from "@/lib/adapters/auth/audit-trail";
+import type { Principal } from "@/lib/model/permissions";
+import type { Db } from "@/lib/db/client";
+import { listAuditEntries, verifyAuditChains } from "@/lib/stores/audit-log";
+import { createUser } from "@/lib/stores/users";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
 
 let t: TestDatabase;
@@ -62,7 +62,7 @@ describe("denied permissions in the audit log", () => {
     const broken = await openTestPglite();
     // An audit table the insert cannot reach: the write fails at once, like an outage would.
     await broken.sql("ALTER TABLE audit_entries RENAME TO audit_entries_gone");
-    // The logger (lib/log.ts) writes error records to stderr.
+    // The logger (lib/config/log.ts) writes error records to stderr.
     const logged = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
     try {
       await expect(requirePermissionRecorded(broken.db, agent, "audit:export", "GET /api/v1/audit/export")).rejects.toMatchObject({ code: "forbidden" });

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import type { AuditActor } from "@/lib/engine/audit-chain";
-import { exportAuditRange, parseCsv, verifyAuditExport, type AuditExportFormat } from "@/lib/engine/audit-export";
-import { appendAuditEntry, type AuditRange } from "@/lib/engine/audit-log";
+import type { AuditActor } from "@/lib/model/audit/audit-chain";
+import { exportAuditRange, parseCsv, verifyAuditExport, type AuditExportFormat } from "@/lib/use-cases/audit/audit-export";
+import { appendAuditEntry, type AuditRange } from "@/lib/stores/audit-log";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 
 const agent: AuditActor = { identity: "spiffe://verity.local/agent/worker", kind: "agent" };

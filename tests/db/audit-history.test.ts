@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appendAuditEntry, verifyAuditChains, verifyAuditStreams, type AuditEntry } from "@/lib/engine/audit-log";
-import { countAuditEntries, listTaskHistory, taskAuditStreams, TaskHistoryQuerySchema, taskHistorySearch, type TaskHistoryQuery } from "@/lib/engine/audit-search";
-import { transitionTask } from "@/lib/engine/tasks";
-import { describeAuditEntry, describeVerification } from "@/lib/console/audit-format";
-import { parseTaskHistoryParams } from "@/lib/console/audit-query";
+import { appendAuditEntry, verifyAuditChains, verifyAuditStreams, type AuditEntry } from "@/lib/stores/audit-log";
+import { countAuditEntries, listTaskHistory, taskAuditStreams, TaskHistoryQuerySchema, taskHistorySearch, type TaskHistoryQuery } from "@/lib/use-cases/audit/audit-search";
+import { transitionTask } from "@/lib/use-cases/tasks/tasks";
+import { describeAuditEntry, describeVerification } from "@/lib/adapters/console/audit/audit-format";
+import { parseTaskHistoryParams } from "@/lib/adapters/console/audit/audit-query";
 import { agent, refundExecution } from "@/tests/helpers/effects";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
 
 /**
- * A task's merged history (lib/engine/audit-search.ts listTaskHistory) and
+ * A task's merged history (lib/use-cases/audit/audit-search.ts listTaskHistory) and
  * the verified badge's stream-set verification (verifyAuditStreams), on a
  * real migrated PGlite, with every entry written by the engine or by
  * appendAuditEntry through the chain trigger.

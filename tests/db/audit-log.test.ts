@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db } from "@/lib/db";
-import { chainHash, contentDigestOf, GENESIS_HASH, REDACTED, type AuditActor } from "@/lib/engine/audit-chain";
-import { annotateAuditEntry, appendAuditEntry, auditEntryInsertSql, getAuditEntry, listAuditEntries, verifyAuditChains, type AuditEntryInput } from "@/lib/engine/audit-log";
+import type { Db } from "@/lib/db/client";
+import { chainHash, contentDigestOf, GENESIS_HASH, REDACTED, type AuditActor } from "@/lib/model/audit/audit-chain";
+import { annotateAuditEntry, appendAuditEntry, auditEntryInsertSql, getAuditEntry, listAuditEntries, verifyAuditChains } from "@/lib/stores/audit-log";
+import { type AuditEntryInput } from "@/lib/model/audit/audit-chain";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
 
 const agent: AuditActor = { identity: "spiffe://verity.local/agent/worker", kind: "agent" };

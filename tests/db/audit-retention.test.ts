@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db } from "@/lib/db";
-import type { AuditActor } from "@/lib/engine/audit-chain";
-import { annotateAuditEntry, appendAuditEntry, getAuditEntry, verifyAuditChains } from "@/lib/engine/audit-log";
-import { applyAuditRetention, listLegalHolds, placeLegalHold, releaseLegalHold } from "@/lib/engine/audit-retention";
+import type { Db } from "@/lib/db/client";
+import type { AuditActor } from "@/lib/model/audit/audit-chain";
+import { annotateAuditEntry, appendAuditEntry, getAuditEntry, verifyAuditChains } from "@/lib/stores/audit-log";
+import { applyAuditRetention, listLegalHolds, placeLegalHold, releaseLegalHold } from "@/lib/use-cases/audit/audit-retention";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
 
 const agent: AuditActor = { identity: "spiffe://verity.local/agent/worker", kind: "agent" };

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appendAuditEntry, type AuditEntry } from "@/lib/engine/audit-log";
-import { verifyAuditExport } from "@/lib/engine/audit-export";
-import { AuditSearchSchema, exportAuditSearch, searchAuditEntries, type AuditSearch, type AuditSearchInput } from "@/lib/engine/audit-search";
-import { parseAuditSearchParams } from "@/lib/console/audit-query";
-import { isAppError } from "@/lib/errors";
+import { appendAuditEntry, type AuditEntry } from "@/lib/stores/audit-log";
+import { verifyAuditExport } from "@/lib/use-cases/audit/audit-export";
+import { AuditSearchSchema, exportAuditSearch, searchAuditEntries, type AuditSearch, type AuditSearchInput } from "@/lib/use-cases/audit/audit-search";
+import { parseAuditSearchParams } from "@/lib/adapters/console/audit/audit-query";
+import { isAppError } from "@/lib/core/errors";
 import { alice, refundExecution } from "@/tests/helpers/effects";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
 

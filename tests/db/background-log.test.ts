@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { startBackgroundLoop } from "@/lib/engine/background";
+import { startBackgroundLoop } from "@/lib/jobs/background";
 import { performEffect } from "@/lib/connectors/effects";
-import { recordOutcome } from "@/lib/engine/executions";
-import { lineLogger } from "@/lib/log";
+import { recordOutcome } from "@/lib/use-cases/executions/executions";
+import { lineLogger } from "@/lib/config/log";
 import { agent, connectorsFor, refundExecution } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 import { sandbox } from "@/tests/sandbox/helpers";

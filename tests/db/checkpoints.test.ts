@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db } from "@/lib/db";
-import { canonicalCheckpointJson } from "@/lib/engine/checkpoint-canonical";
-import { signPayload, type CheckpointKeyring } from "@/lib/engine/checkpoint-keys";
+import type { Db } from "@/lib/db/client";
+import { canonicalCheckpointJson } from "@/lib/model/checkpoints/checkpoint-canonical";
+import { signPayload, type CheckpointKeyring } from "@/lib/model/checkpoints/checkpoint-keys";
 import {
   createCheckpoint,
   exportCheckpoint,
@@ -14,16 +14,16 @@ import {
   rollForwardFromCheckpoint,
   verifyCheckpoint,
   type CheckpointSummary,
-} from "@/lib/engine/checkpoints";
+} from "@/lib/use-cases/checkpoints/checkpoints";
 import { performEffect } from "@/lib/connectors/effects";
-import { raiseDivergence } from "@/lib/engine/divergence";
-import { markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
-import { acquireLease, renewLease } from "@/lib/engine/leases";
-import { reconcileExecution, reconcilerActor } from "@/lib/engine/reconciler";
-import { seededRandom } from "@/lib/seeded-random";
-import { createTask, getTaskOrThrow, listTransitions, transitionTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
-import type { TaskPatch } from "@/lib/engine/task-state";
+import { raiseDivergence } from "@/lib/use-cases/alerts/divergence";
+import { markSent, recordIntent, recordOutcome } from "@/lib/use-cases/executions/executions";
+import { acquireLease, renewLease } from "@/lib/stores/leases";
+import { reconcileExecution, reconcilerActor } from "@/lib/use-cases/reconciliation/reconciler";
+import { seededRandom } from "@/lib/core/seeded-random";
+import { createTask, getTaskOrThrow, listTransitions, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
+import type { TaskPatch } from "@/lib/model/tasks/task-state";
 import { afterTimeout, agent, connectorsFor, failure, refund, refundsUnderKey, unreachable } from "@/tests/helpers/effects";
 import { signedV1Checkpoint } from "@/tests/helpers/checkpoints";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";

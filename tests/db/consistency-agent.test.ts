@@ -1,17 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { orderOf } from "@/lib/agent/order";
-import { RefundAgent } from "@/lib/agent/refund-agent";
-import { checkConsistency, fetchProviderRecords } from "@/lib/engine/consistency-check";
-import { formatConsistencyReport } from "@/lib/engine/consistency-report";
-import { reconcileDue } from "@/lib/engine/reconciler";
-import type { Actor } from "@/lib/engine/actor";
+import { orderOf } from "@/programs/agent/order";
+import { RefundAgent } from "@/programs/agent/refund-agent";
+import { checkConsistency, fetchProviderRecords } from "@/lib/use-cases/monitor/consistency-check";
+import { formatConsistencyReport } from "@/lib/use-cases/monitor/consistency-report";
+import { reconcileDue } from "@/lib/use-cases/reconciliation/reconciler";
+import type { Actor } from "@/lib/model/actor";
 import { connectorsFor } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 import { EngineBackedClient } from "@/tests/postgres/failover-engine-client";
 import { sandbox } from "@/tests/sandbox/helpers";
 
 /**
- * The demo refund agent (lib/agent, unmodified: lookup, refund, customer
+ * The demo refund agent (programs/agent, unmodified: lookup, refund, customer
  * note, through the SDK's protocol served in-process by the engine) meets
  * every provider fault on its refund and its note; the reconciler and a
  * resumed agent settle what it left. Then the consistency checker, with the

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { loadDashboard, minuteWindow, dayWindow, type DashboardData } from "@/lib/console/dashboard";
-import { listExecutionsAcrossTasks } from "@/lib/console/executions";
-import { raiseDivergence } from "@/lib/engine/divergence";
-import { recordOutcome } from "@/lib/engine/executions";
-import { acquireLease, releaseLease } from "@/lib/engine/leases";
-import { reconcileExecution } from "@/lib/engine/reconciler";
-import { decideReview } from "@/lib/engine/reviews";
-import { createTask, transitionTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
+import { loadDashboard, minuteWindow, dayWindow, type DashboardData } from "@/lib/adapters/console/dashboard/dashboard";
+import { listExecutionsAcrossTasks } from "@/lib/adapters/console/executions/executions";
+import { raiseDivergence } from "@/lib/use-cases/alerts/divergence";
+import { recordOutcome } from "@/lib/use-cases/executions/executions";
+import { acquireLease, releaseLease } from "@/lib/stores/leases";
+import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
+import { decideReview } from "@/lib/use-cases/reviews/reviews";
+import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
 import { agent, alice, failure, refundExecution, runningTask, unreachable } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 

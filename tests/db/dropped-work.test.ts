@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { orderOf, taskIdOf, type Order } from "@/lib/agent/order";
-import { REFUND_CALL } from "@/lib/agent/plan";
-import { RefundAgent, type TaskReport } from "@/lib/agent/refund-agent";
-import { executionResource } from "@/lib/api/resources";
-import { listExecutionEvents, listExecutions } from "@/lib/engine/executions";
-import { reconcileExecution } from "@/lib/engine/reconciler";
-import { decideReview } from "@/lib/engine/reviews";
-import type { Actor } from "@/lib/engine/actor";
-import { executeToolProtocol, VerityNetworkError, type ExecuteToolInput, type FaultPoint, type RecordIntentBody, type ToolCallContext, type ToolExecution, type ToolOutcome } from "@/lib/sdk";
+import { orderOf, taskIdOf, type Order } from "@/programs/agent/order";
+import { REFUND_CALL } from "@/programs/agent/plan";
+import { RefundAgent, type TaskReport } from "@/programs/agent/refund-agent";
+import { executionResource } from "@/lib/adapters/api/resources";
+import { listExecutionEvents, listExecutions } from "@/lib/use-cases/executions/executions";
+import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
+import { decideReview } from "@/lib/use-cases/reviews/reviews";
+import type { Actor } from "@/lib/model/actor";
+import { executeToolProtocol, VerityNetworkError, type ExecuteToolInput, type FaultPoint, type RecordIntentBody, type ToolCallContext, type ToolExecution, type ToolOutcome } from "@/sdk";
 import { afterTimeout, agent as refundBot, alice, connectorsFor, refund as refundRequest, refundExecution, refundsUnderKey } from "@/tests/helpers/effects";
 import { engineLedger } from "@/tests/sdk/engine-ledger";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
@@ -21,7 +21,7 @@ import { sandbox } from "@/tests/sandbox/helpers";
  * refund; past the refund's attempt limit it goes to a review. Never FAILED
  * with no refund, no review and no alert — what 6 of 41 chaos tasks did.
  *
- * The unmodified agent (lib/agent) runs in-process over the engine on
+ * The unmodified agent (programs/agent) runs in-process over the engine on
  * PGlite (EngineBackedClient: the routes' own functions and serializers)
  * against the real sandbox provider; a crash is the agent's process
  * stopping at a named fault point, a server kill is a committed write whose
@@ -35,7 +35,7 @@ class Crash extends Error {}
 
 /** Faults of the next refund attempt only: then the agent runs clean, as a restarted process would. */
 interface NextFault {
-  /** The process dies here (fault points of lib/sdk/tool-protocol.ts). */
+  /** The process dies here (fault points of sdk/tool-protocol.ts). */
   crashAt?: FaultPoint;
   /** The call never reaches the provider, and the worker cannot tell: its outcome is unknown. */
   callThrowsBeforeSending?: boolean;

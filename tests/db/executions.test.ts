@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db } from "@/lib/db";
-import { raiseDivergence } from "@/lib/engine/divergence";
-import { getExecutionRowOrThrow, markSent, recordIntent, recordOutcome, type ExecutionView } from "@/lib/engine/executions";
-import { openReview } from "@/lib/engine/reviews";
-import { reconcilerActor } from "@/lib/engine/reconciler";
-import { createTask, transitionTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
-import { isAppError } from "@/lib/errors";
+import type { Db } from "@/lib/db/client";
+import { raiseDivergence } from "@/lib/use-cases/alerts/divergence";
+import { getExecutionRowOrThrow, markSent, recordIntent, recordOutcome, type ExecutionView } from "@/lib/use-cases/executions/executions";
+import { openReview } from "@/lib/use-cases/reviews/reviews";
+import { reconcilerActor } from "@/lib/use-cases/reconciliation/reconciler";
+import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
+import { isAppError } from "@/lib/core/errors";
 import { openTestPglite } from "@/tests/helpers/pglite";
 
 const agent: Actor = { identity: "spiffe://verity.local/agent/refund-bot", kind: "agent" };

@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { performEffect } from "@/lib/connectors/effects";
-import { listExecutionEvents, markSent, recordIntent, type IntentResult } from "@/lib/engine/executions";
-import { getCurrentInstruction, getInstructionLedger, recordInstruction } from "@/lib/engine/instructions";
-import { decideReview, getReviewOrThrow } from "@/lib/engine/reviews";
-import { listTransitions } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
+import { listExecutionEvents, markSent, recordIntent, type IntentResult } from "@/lib/use-cases/executions/executions";
+import { getCurrentInstruction, getInstructionLedger, recordInstruction } from "@/lib/stores/instructions";
+import { decideReview, getReviewOrThrow } from "@/lib/use-cases/reviews/reviews";
+import { listTransitions } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
 import { agent, alice, bob, connectorsFor, executionRow, failure, refund, refundsUnderKey, runningTask, taskStatusOf } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 import { sandbox } from "@/tests/sandbox/helpers";
-import { executeToolProtocol } from "@/lib/sdk";
+import { executeToolProtocol } from "@/sdk";
 import { engineLedger } from "@/tests/sdk/engine-ledger";
 
 const db = useTestDatabase();

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { startBackgroundLoop } from "@/lib/engine/background";
-import { createCheckpoint, restoreCheckpoint } from "@/lib/engine/checkpoints";
-import { acknowledgeAlert, hasOpenDivergence, resolveDivergence } from "@/lib/engine/divergence";
-import { recordOutcome } from "@/lib/engine/executions";
-import { runMonitorPass, evidenceProblem, type MonitorCheck } from "@/lib/engine/invariant-monitor";
-import { acquireLease } from "@/lib/engine/leases";
-import { createTask, transitionTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
+import { startBackgroundLoop } from "@/lib/jobs/background";
+import { createCheckpoint, restoreCheckpoint } from "@/lib/use-cases/checkpoints/checkpoints";
+import { acknowledgeAlert, hasOpenDivergence, resolveDivergence } from "@/lib/use-cases/alerts/divergence";
+import { recordOutcome } from "@/lib/use-cases/executions/executions";
+import { runMonitorPass, evidenceProblem, type MonitorCheck } from "@/lib/use-cases/monitor/invariant-monitor";
+import { acquireLease } from "@/lib/stores/leases";
+import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
 import { agent, alice, failure, refundExecution, runningTask, unreachable } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db } from "@/lib/db";
-import { markSent, recordIntent } from "@/lib/engine/executions";
-import { acquireLease, getLease, releaseLease, renewLease } from "@/lib/engine/leases";
-import { createTask, transitionTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
-import { isAppError } from "@/lib/errors";
+import type { Db } from "@/lib/db/client";
+import { markSent, recordIntent } from "@/lib/use-cases/executions/executions";
+import { acquireLease, getLease, releaseLease, renewLease } from "@/lib/stores/leases";
+import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
+import { isAppError } from "@/lib/core/errors";
 import { openTestPglite } from "@/tests/helpers/pglite";
 
 const workerA: Actor = { identity: "spiffe://verity.local/agent/worker-a", kind: "agent" };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AppError } from "@/lib/errors";
-import { countTasksByStatus, createTask, listTasks, transitionTask, type ListTasksQuery, type TaskView } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
+import { AppError } from "@/lib/core/errors";
+import { countTasksByStatus, createTask, listTasks, transitionTask, type ListTasksQuery, type TaskView } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
 
 const agent: Actor = { identity: "spiffe://verity.test/agent/lister", kind: "agent" };

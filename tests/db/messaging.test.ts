@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { performEffect } from "@/lib/connectors/effects";
-import { recordOutcome } from "@/lib/engine/executions";
-import { createWebhookDeliverer, dispatchOutbox, enqueueOutbox, receiveEvent, type OutboxMessageView } from "@/lib/engine/messaging";
-import { inboxActor, receiveSandboxWebhook } from "@/lib/engine/reconciler";
-import { listTransitions } from "@/lib/engine/tasks";
+import { recordOutcome } from "@/lib/use-cases/executions/executions";
+import { createWebhookDeliverer, dispatchOutbox, enqueueOutbox, receiveEvent, type OutboxMessageView } from "@/lib/stores/messaging";
+import { inboxActor, receiveSandboxWebhook } from "@/lib/use-cases/reconciliation/reconciler";
+import { listTransitions } from "@/lib/use-cases/tasks/tasks";
 import { agent, connectorsFor, failure, lostAnswer, refund, refundExecution, sandboxWithWebhooks } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 import { post, receiver, sleepMs } from "@/tests/sandbox/helpers";

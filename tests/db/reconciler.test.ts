@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { startBackgroundLoop } from "@/lib/engine/background";
+import { startBackgroundLoop } from "@/lib/jobs/background";
 import { performEffect } from "@/lib/connectors/effects";
-import { resolveDivergence } from "@/lib/engine/divergence";
-import { listExecutionEvents, markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
-import { reconcileDue, reconcileExecution, reconcilerActor, verifySettled } from "@/lib/engine/reconciler";
-import { decideReview, listReviews } from "@/lib/engine/reviews";
-import { createTask, listTransitions, transitionTask } from "@/lib/engine/tasks";
+import { resolveDivergence } from "@/lib/use-cases/alerts/divergence";
+import { listExecutionEvents, markSent, recordIntent, recordOutcome } from "@/lib/use-cases/executions/executions";
+import { reconcileDue, reconcileExecution, reconcilerActor, verifySettled } from "@/lib/use-cases/reconciliation/reconciler";
+import { decideReview, listReviews } from "@/lib/use-cases/reviews/reviews";
+import { createTask, listTransitions, transitionTask } from "@/lib/use-cases/tasks/tasks";
 import type { Execution } from "@/lib/generated/prisma/client";
 import { afterTimeout, agent, alice, connectorsFor, executionRow, failure, lostAnswer, refund, refundExecution, refundsUnderKey, taskStatusOf, unreachable } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";

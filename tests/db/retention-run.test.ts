@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { AuditActor } from "@/lib/engine/audit-chain";
-import { appendAuditEntry, verifyAuditChains } from "@/lib/engine/audit-log";
-import { placeLegalHold, retentionActor, scheduledRetention } from "@/lib/engine/audit-retention";
-import { startBackgroundLoop } from "@/lib/engine/background";
-import { parseEnvValues } from "@/lib/env";
-import { loadRetentionOverview } from "@/lib/console/retention";
+import type { AuditActor } from "@/lib/model/audit/audit-chain";
+import { appendAuditEntry, verifyAuditChains } from "@/lib/stores/audit-log";
+import { placeLegalHold, retentionActor, scheduledRetention } from "@/lib/use-cases/audit/audit-retention";
+import { startBackgroundLoop } from "@/lib/jobs/background";
+import { parseEnvValues } from "@/lib/config/env";
+import { loadRetentionOverview } from "@/lib/adapters/console/retention/retention";
 import { unreachable } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 

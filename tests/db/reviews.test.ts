@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { listExecutionEvents, recordOutcome } from "@/lib/engine/executions";
-import { reconcileExecution } from "@/lib/engine/reconciler";
-import { decideReview, getReview, listReviews, reviewExecutorActor } from "@/lib/engine/reviews";
-import { listTransitions } from "@/lib/engine/tasks";
+import { listExecutionEvents, recordOutcome } from "@/lib/use-cases/executions/executions";
+import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
+import { decideReview, getReview, listReviews, reviewExecutorActor } from "@/lib/use-cases/reviews/reviews";
+import { listTransitions } from "@/lib/use-cases/tasks/tasks";
 import type { Execution, Review } from "@/lib/generated/prisma/client";
 import { agent, alice, bob, carol, connectorsFor, executionRow, failure, lostAnswer, refund, refundExecution, refundsUnderKey, taskStatusOf, unreachable } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";

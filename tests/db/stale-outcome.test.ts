@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { listExecutionEvents, markSent, recordIntent, recordOutcome, type ExecutionView } from "@/lib/engine/executions";
-import { acquireLease, releaseLease, type LeaseView } from "@/lib/engine/leases";
-import { reconcileExecution } from "@/lib/engine/reconciler";
-import { transitionTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
+import { listExecutionEvents, markSent, recordIntent, recordOutcome, type ExecutionView } from "@/lib/use-cases/executions/executions";
+import { acquireLease, releaseLease, type LeaseView } from "@/lib/stores/leases";
+import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
+import { transitionTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
 import { agent, failure, refund, runningTask, unreachable } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { reconcileAlert } from "@/lib/engine/alert-actions";
+import { reconcileAlert } from "@/lib/use-cases/alerts/alert-actions";
 import { performEffect, type ConnectorDeps } from "@/lib/connectors/effects";
-import { raiseDivergence } from "@/lib/engine/divergence";
-import { listExecutionEvents, recordOutcome } from "@/lib/engine/executions";
-import { evidenceProblem } from "@/lib/engine/invariant-monitor";
-import { reconcilerActor, verifySettled } from "@/lib/engine/reconciler";
-import { listTransitions, transitionTask } from "@/lib/engine/tasks";
+import { raiseDivergence } from "@/lib/use-cases/alerts/divergence";
+import { listExecutionEvents, recordOutcome } from "@/lib/use-cases/executions/executions";
+import { evidenceProblem } from "@/lib/use-cases/monitor/invariant-monitor";
+import { reconcilerActor, verifySettled } from "@/lib/use-cases/reconciliation/reconciler";
+import { listTransitions, transitionTask } from "@/lib/use-cases/tasks/tasks";
 import type { Execution } from "@/lib/generated/prisma/client";
 import { agent, alice, connectorsFor, executionRow, failure, refund, refundExecution, refundsUnderKey, unreachable } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AppError } from "@/lib/errors";
-import { createTask, getTask, getTaskOrThrow, getTaskVersion, listTransitions, transitionTask, type TransitionResult } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
+import { AppError } from "@/lib/core/errors";
+import { createTask, getTask, getTaskOrThrow, getTaskVersion, listTransitions, transitionTask, type TransitionResult } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
 
 /**

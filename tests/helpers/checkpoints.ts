@@ -1,8 +1,8 @@
-import { canonicalCheckpointJson, canonicalDigest } from "@/lib/engine/checkpoint-canonical";
-import type { StoredCheckpoint } from "@/lib/engine/checkpoint-integrity";
-import { signPayload, type CheckpointKeyring } from "@/lib/engine/checkpoint-keys";
-import { CHECKPOINT_SCHEMA_VERSION_V1, TASK_STATE_SCHEMA_VERSION_V1 } from "@/lib/engine/checkpoint-schema";
-import type { TaskState } from "@/lib/engine/task-state";
+import { canonicalCheckpointJson, canonicalDigest } from "@/lib/model/checkpoints/checkpoint-canonical";
+import type { StoredCheckpoint } from "@/lib/model/checkpoints/checkpoint-integrity";
+import { signPayload, type CheckpointKeyring } from "@/lib/model/checkpoints/checkpoint-keys";
+import { CHECKPOINT_SCHEMA_VERSION_V1, TASK_STATE_SCHEMA_VERSION_V1 } from "@/lib/model/checkpoints/checkpoint-schema";
+import type { TaskState } from "@/lib/model/tasks/task-state";
 
 /**
  * A checkpoint as an older release wrote it: Checkpoint v1 around a

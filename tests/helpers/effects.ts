@@ -1,15 +1,15 @@
 import { expect } from "vitest";
-import { SandboxCrmConnector } from "@/lib/connectors/sandbox-crm";
-import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
-import type { Db } from "@/lib/db";
+import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
+import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
+import type { Db } from "@/lib/db/client";
 import { performEffect, type ConnectorDeps, type EffectOutcome } from "@/lib/connectors/effects";
-import { markSent, recordIntent } from "@/lib/engine/executions";
-import { createTask, transitionTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
-import { isAppError, type AppErrorDetails } from "@/lib/errors";
+import { markSent, recordIntent } from "@/lib/use-cases/executions/executions";
+import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
+import { isAppError, type AppErrorDetails } from "@/lib/core/errors";
 import type { Execution } from "@/lib/generated/prisma/client";
-import { refundListSchema } from "@/lib/sandbox/contract";
-import type { Sandbox } from "@/lib/sandbox/server";
+import { refundListSchema } from "@/lib/connectors/sandbox/contract";
+import type { Sandbox } from "@/programs/sandbox/server";
 import { receiver, sandbox, waitFor } from "@/tests/sandbox/helpers";
 
 /** Fixtures for the side-effect tests (reconciler, reviews, messaging): tasks with a refund in flight, connectors with faults. */

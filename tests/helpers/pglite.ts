@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { inject } from "vitest";
-import { newPrismaClient, type Db } from "@/lib/db";
+import { newPrismaClient, type Db } from "@/lib/db/client";
 
 export interface TestDatabase {
   db: Db;
@@ -20,7 +20,7 @@ let template: Promise<Blob> | undefined;
  * tarball that tests/helpers/global-setup.ts built for this run. Each call
  * is a separate database: nothing leaks between test files.
  *
- * This builds its own PrismaClient (lib/db.ts `openDatabase` opens a data
+ * This builds its own PrismaClient (lib/db/client.ts `openDatabase` opens a data
  * folder, not a tarball); the adapter and client are the ones the app uses.
  */
 export async function openTestPglite(): Promise<TestDatabase> {

@@ -1,5 +1,5 @@
-import { emptyGates, gateNames, TASK_STATE_SCHEMA_VERSION, type GateName, type Subtask, type TaskState } from "@/lib/engine/task-state";
-import type { TransitionDefinition, WorkflowDefinition } from "@/lib/engine/workflow-definition";
+import { emptyGates, gateNames, TASK_STATE_SCHEMA_VERSION, type GateName, type Subtask, type TaskState } from "@/lib/model/tasks/task-state";
+import type { TransitionDefinition, WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
 
 /** Pure fixtures for TaskState: valid by construction unless a test breaks them on purpose. */
 export function makeState(def: WorkflowDefinition, status: string, overrides: Partial<TaskState> = {}): TaskState {

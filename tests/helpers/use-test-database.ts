@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from "vitest";
-import type { Db } from "@/lib/db";
+import type { Db } from "@/lib/db/client";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
 
 /**

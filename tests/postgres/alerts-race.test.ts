@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { raiseAlert } from "@/lib/engine/divergence";
-import { runMonitorPass, monitorActor } from "@/lib/engine/invariant-monitor";
-import { createTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
+import { raiseAlert } from "@/lib/use-cases/alerts/divergence";
+import { runMonitorPass, monitorActor } from "@/lib/use-cases/monitor/invariant-monitor";
+import { createTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 
 /**

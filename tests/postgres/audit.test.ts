@@ -4,10 +4,11 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AuditActor } from "@/lib/engine/audit-chain";
-import { exportAuditRange } from "@/lib/engine/audit-export";
-import { appendAuditEntry, verifyAuditChains, type AuditEntryInput } from "@/lib/engine/audit-log";
-import { applyAuditRetention, placeLegalHold } from "@/lib/engine/audit-retention";
+import type { AuditActor } from "@/lib/model/audit/audit-chain";
+import { exportAuditRange } from "@/lib/use-cases/audit/audit-export";
+import { appendAuditEntry, verifyAuditChains } from "@/lib/stores/audit-log";
+import { type AuditEntryInput } from "@/lib/model/audit/audit-chain";
+import { applyAuditRetention, placeLegalHold } from "@/lib/use-cases/audit/audit-retention";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 
 /**

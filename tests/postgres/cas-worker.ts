@@ -7,10 +7,10 @@
  *   increment: read the task, CAS hops_used + 1, retry on version_conflict
  *   same-id:   round r sends transition_id "same-<r>" at expected version r
  */
-import { openDatabase } from "@/lib/db";
-import { isAppError } from "@/lib/errors";
-import { getTaskOrThrow, transitionTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
+import { openDatabase } from "@/lib/db/client";
+import { isAppError } from "@/lib/core/errors";
+import { getTaskOrThrow, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
 
 export type WorkerCommand = { type: "run"; mode: "increment" | "same-id"; taskId: string; count: number } | { type: "exit" };
 

@@ -17,15 +17,15 @@
  * done (completed or handed over), refused (an expected protocol refusal by
  * the engine, an AppError), bug (anything else).
  */
-import { SandboxCrmConnector } from "@/lib/connectors/sandbox-crm";
-import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
-import { openDatabase } from "@/lib/db";
+import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
+import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
+import { openDatabase } from "@/lib/db/client";
 import { performEffect } from "@/lib/connectors/effects";
-import { getExecutionRowOrThrow, markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
-import { acquireLease, releaseLease, renewLease } from "@/lib/engine/leases";
-import { getTaskOrThrow, transitionTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
-import { isAppError } from "@/lib/errors";
+import { getExecutionRowOrThrow, markSent, recordIntent, recordOutcome } from "@/lib/use-cases/executions/executions";
+import { acquireLease, releaseLease, renewLease } from "@/lib/stores/leases";
+import { getTaskOrThrow, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
+import { isAppError } from "@/lib/core/errors";
 
 export type FaultPoint = "after_intent" | "after_sent" | "after_call" | "after_outcome";
 

@@ -8,7 +8,7 @@
  * After recovery (the reconciler, then a restarted worker) there must be
  * zero duplicate refunds at the provider, every task COMPLETED or waiting
  * for a person (none silently stuck, none FAILED with its refund made), and
- * the consistency checker (lib/engine/consistency-check.ts) must find
+ * the consistency checker (lib/use-cases/monitor/consistency-check.ts) must find
  * nothing, against the database and the providers' own records.
  *
  * Workers are engine clients on PostgreSQL (no Verity HTTP server runs
@@ -30,14 +30,14 @@ import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SandboxCrmConnector } from "@/lib/connectors/sandbox-crm";
-import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
-import { checkConsistency, fetchProviderRecords, isFailureStatus, type ConsistencyReport, type ProviderRecords } from "@/lib/engine/consistency-check";
-import { formatConsistencyReport } from "@/lib/engine/consistency-report";
-import { reconcileExecution } from "@/lib/engine/reconciler";
-import { createTask, transitionTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
-import { startSandbox } from "@/lib/sandbox/server";
+import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
+import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
+import { checkConsistency, fetchProviderRecords, isFailureStatus, type ConsistencyReport, type ProviderRecords } from "@/lib/use-cases/monitor/consistency-check";
+import { formatConsistencyReport } from "@/lib/use-cases/monitor/consistency-report";
+import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
+import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
+import { startSandbox } from "@/programs/sandbox/server";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 import type { FaultPoint, LifeResult, ToParent, ToWorker, WorkerJob } from "./chaos-refund-worker";
 

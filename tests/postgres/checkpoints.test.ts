@@ -1,11 +1,11 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db } from "@/lib/db";
-import { createCheckpoint, listCheckpoints, listRestores, restoreCheckpoint } from "@/lib/engine/checkpoints";
-import { acquireLease } from "@/lib/engine/leases";
-import { createTask, getTaskOrThrow, listTransitions, transitionTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
-import { isAppError } from "@/lib/errors";
+import type { Db } from "@/lib/db/client";
+import { createCheckpoint, listCheckpoints, listRestores, restoreCheckpoint } from "@/lib/use-cases/checkpoints/checkpoints";
+import { acquireLease } from "@/lib/stores/leases";
+import { createTask, getTaskOrThrow, listTransitions, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
+import { isAppError } from "@/lib/core/errors";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 
 /**

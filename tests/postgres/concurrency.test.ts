@@ -1,8 +1,8 @@
 import { fork, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTask, getTask, listTransitions, transitionTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
+import { createTask, getTask, listTransitions, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 import type { WorkerCommand, WorkerMessage, WorkerReport } from "./cas-worker";
 

@@ -1,9 +1,9 @@
-import { intentIdOf, noteRequestOf, orderOf, refundRequestOf, type Order } from "@/lib/agent/order";
-import { NOTE_CALL, REFUND_CALL, refundSubtasks } from "@/lib/agent/plan";
-import { RefundAgent } from "@/lib/agent/refund-agent";
-import type { Db } from "@/lib/db";
-import type { PlannedCall } from "@/lib/engine/failover";
-import type { Actor } from "@/lib/engine/actor";
+import { intentIdOf, noteRequestOf, orderOf, refundRequestOf, type Order } from "@/programs/agent/order";
+import { NOTE_CALL, REFUND_CALL, refundSubtasks } from "@/programs/agent/plan";
+import { RefundAgent } from "@/programs/agent/refund-agent";
+import type { Db } from "@/lib/db/client";
+import type { PlannedCall } from "@/lib/use-cases/failover/failover";
+import type { Actor } from "@/lib/model/actor";
 import { EngineBackedClient } from "./failover-engine-client";
 
 /**
@@ -31,7 +31,7 @@ export function ordersOf(spec: string): Order[] {
     });
 }
 
-/** The calls of the refund agent's plan (lib/agent/plan.ts), in order, as it records them. */
+/** The calls of the refund agent's plan (programs/agent/plan.ts), in order, as it records them. */
 export function plannedCallsOf(order: Order): PlannedCall[] {
   return [
     { tool_call_id: REFUND_CALL, tool: "payments.refund", request: refundRequestOf(order), next_status: "RUNNING" },

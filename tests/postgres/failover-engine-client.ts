@@ -1,17 +1,17 @@
-import { executionResource, leaseResource, taskResource, transitionResource } from "@/lib/api/resources";
-import type { Db } from "@/lib/db";
-import { listExecutions } from "@/lib/engine/executions";
-import { getInstructionLedger } from "@/lib/engine/instructions";
-import { instructionLedgerResource } from "@/lib/api/instruction-resources";
-import { acquireLease, releaseLease, renewLease } from "@/lib/engine/leases";
-import { createTask, getTaskOrThrow, listTasks, transitionTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
-import { VerityClient, type CreateTaskInput, type ExecutionLedger, type ListTasksQuery, type RecordIntentBody, type RecordOutcomeBody, type TransitionInput } from "@/lib/sdk";
+import { executionResource, leaseResource, taskResource, transitionResource } from "@/lib/adapters/api/resources";
+import type { Db } from "@/lib/db/client";
+import { listExecutions } from "@/lib/use-cases/executions/executions";
+import { getInstructionLedger } from "@/lib/stores/instructions";
+import { instructionLedgerResource } from "@/lib/adapters/api/instruction-resources";
+import { acquireLease, releaseLease, renewLease } from "@/lib/stores/leases";
+import { createTask, getTaskOrThrow, listTasks, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
+import { VerityClient, type CreateTaskInput, type ExecutionLedger, type ListTasksQuery, type RecordIntentBody, type RecordOutcomeBody, type TransitionInput } from "@/sdk";
 import { api, engineLedger } from "@/tests/sdk/engine-ledger";
 
 /**
  * The SDK's client with its transport replaced by the engine on one
- * database, in-process: every method the refund agent (lib/agent) calls
+ * database, in-process: every method the refund agent (programs/agent) calls
  * runs the same engine function, resource serializer and problem mapping as
  * its /api/v1 route, so the unmodified agent drives tasks on the primary and
  * then on the standby without a Next server per region. Methods the agent

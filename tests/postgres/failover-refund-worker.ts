@@ -1,6 +1,6 @@
 /**
  * One refund worker process of tests/postgres/failover.test.ts: the demo
- * refund agent (lib/agent, unmodified) over the SDK, its transport replaced
+ * refund agent (programs/agent, unmodified) over the SDK, its transport replaced
  * by the engine on one region's database (failover-engine-client.ts), and
  * the sandbox provider over HTTP.
  *
@@ -8,17 +8,17 @@
  *                         test SIGKILLs it (the region is lost)
  *   FAILOVER_MODE=resume  on the standby: per task, under its lease, first
  *                         records the calls lost with the primary
- *                         (lib/engine/failover.ts), then resumes it
+ *                         (lib/use-cases/failover/failover.ts), then resumes it
  *
  * Prints one JSON line per task ({task, lost?, report}) and exits 0; 1 on a
  * crash of its own.
  */
-import { SandboxCrmConnector } from "@/lib/connectors/sandbox-crm";
-import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
-import { taskIdOf, type Order } from "@/lib/agent/order";
-import type { TaskReport } from "@/lib/agent/refund-agent";
-import { openDatabase } from "@/lib/db";
-import { recordCallsLostWithPrimary, type LostCallReport } from "@/lib/engine/failover";
+import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
+import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
+import { taskIdOf, type Order } from "@/programs/agent/order";
+import type { TaskReport } from "@/programs/agent/refund-agent";
+import { openDatabase } from "@/lib/db/client";
+import { recordCallsLostWithPrimary, type LostCallReport } from "@/lib/use-cases/failover/failover";
 import { engineClientOf, failoverAgent, LEASE_TTL_SECONDS, ordersOf, plannedCallsOf, refundAgentOf } from "./failover-agent";
 
 export interface FailoverWorkerLine {

@@ -13,7 +13,7 @@
  *   loss      in the middle of the second wave, at a seeded count of refunds,
  *             the workers are SIGKILLed and the database dropped WITH
  *             (FORCE); requests already at the provider still land
- *   takeover  on the standby (lib/engine/failover.ts): what the backup left
+ *   takeover  on the standby (lib/use-cases/failover/failover.ts): what the backup left
  *             unsettled is reconciled and each task rolled forward from its
  *             newest shipped valid checkpoint; new worker processes then
  *             record the calls lost with the primary and resume; the
@@ -38,20 +38,20 @@ import { promisify } from "node:util";
 import { build } from "esbuild";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { orderOf, taskIdOf, type Order } from "@/lib/agent/order";
-import { REFUND_CALL } from "@/lib/agent/plan";
-import { SandboxCrmConnector } from "@/lib/connectors/sandbox-crm";
-import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
-import { openDatabase, type DatabaseHandle, type Db } from "@/lib/db";
-import { verifyAuditChains } from "@/lib/engine/audit-log";
-import { exportCheckpoint, getCheckpointDetail, importCheckpoint, listCheckpoints, listRestores } from "@/lib/engine/checkpoints";
+import { orderOf, taskIdOf, type Order } from "@/programs/agent/order";
+import { REFUND_CALL } from "@/programs/agent/plan";
+import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
+import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
+import { openDatabase, type DatabaseHandle, type Db } from "@/lib/db/client";
+import { verifyAuditChains } from "@/lib/stores/audit-log";
+import { exportCheckpoint, getCheckpointDetail, importCheckpoint, listCheckpoints, listRestores } from "@/lib/use-cases/checkpoints/checkpoints";
 import { performEffect } from "@/lib/connectors/effects";
-import { takeOverTask, type TakeoverReport } from "@/lib/engine/failover";
-import { reconcileDue, verifySettled } from "@/lib/engine/reconciler";
-import type { Actor } from "@/lib/engine/actor";
-import { AppError } from "@/lib/errors";
-import { seededRandom } from "@/lib/seeded-random";
-import { startSandbox, type Sandbox } from "@/lib/sandbox/server";
+import { takeOverTask, type TakeoverReport } from "@/lib/use-cases/failover/failover";
+import { reconcileDue, verifySettled } from "@/lib/use-cases/reconciliation/reconciler";
+import type { Actor } from "@/lib/model/actor";
+import { AppError } from "@/lib/core/errors";
+import { seededRandom } from "@/lib/core/seeded-random";
+import { startSandbox, type Sandbox } from "@/programs/sandbox/server";
 import { createPostgresTestDatabase, testDatabaseUrl, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 import { createRefundTask, engineClientOf, failoverAgent, orderSpecOf } from "./failover-agent";
 import type { FailoverWorkerLine } from "./failover-refund-worker";

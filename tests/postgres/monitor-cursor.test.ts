@@ -1,8 +1,8 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runMonitorPass } from "@/lib/engine/invariant-monitor";
-import { createTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
+import { runMonitorPass } from "@/lib/use-cases/monitor/invariant-monitor";
+import { createTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
 import { createPostgresTestDatabase, testDatabaseUrl, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 
 /**

@@ -4,9 +4,9 @@
  * execution row, one transaction) on PostgreSQL over its single connection,
  * and is killed while that transaction waits on a lock the test holds.
  */
-import { openDatabase } from "@/lib/db";
-import { recordIntent } from "@/lib/engine/executions";
-import type { Actor } from "@/lib/engine/actor";
+import { openDatabase } from "@/lib/db/client";
+import { recordIntent } from "@/lib/use-cases/executions/executions";
+import type { Actor } from "@/lib/model/actor";
 
 export type PartialWriteCommand = { type: "record-intent"; taskId: string; expectedVersion: number; toolCallId: string; request: Record<string, unknown> };
 export type PartialWriteMessage = { type: "ready"; backendPid: number } | { type: "done"; kind: string } | { type: "failed"; error: string };

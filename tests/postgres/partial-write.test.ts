@@ -23,11 +23,11 @@ import { fork, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkConsistency } from "@/lib/engine/consistency-check";
-import { formatConsistencyReport } from "@/lib/engine/consistency-report";
-import { markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
-import { createTask, transitionTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
+import { checkConsistency } from "@/lib/use-cases/monitor/consistency-check";
+import { formatConsistencyReport } from "@/lib/use-cases/monitor/consistency-report";
+import { markSent, recordIntent, recordOutcome } from "@/lib/use-cases/executions/executions";
+import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 import type { PartialWriteCommand, PartialWriteMessage } from "./partial-write-worker";
 
@@ -234,7 +234,7 @@ describe("a connection killed mid-transaction leaves no partial state", () => {
 
   // A plain move is one CAS statement (task UPDATE and transition INSERT in
   // one CTE); a move across a checkpoint boundary (escalation) is that
-  // statement and the checkpoint in one transaction (lib/engine/tasks.ts).
+  // statement and the checkpoint in one transaction (lib/use-cases/tasks/tasks.ts).
   it.each([
     { path: "a plain move, one statement", to: "FAILED" },
     { path: "a move at a checkpoint boundary, with its checkpoint", to: "WAITING_FOR_HUMAN" },

@@ -18,10 +18,10 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase } from "@/lib/db";
+import { openDatabase } from "@/lib/db/client";
 import { migrateDatabase, migrationsDir, readMigrations } from "@/lib/db/migrate";
 import { applyMigrationsWithPrismaEngine } from "@/lib/db/schema-engine";
-import { ensureDemoData } from "@/lib/seed";
+import { ensureDemoData } from "@/programs/seed/seed";
 import { createPostgresTestDatabase } from "@/tests/helpers/postgres";
 import {
   createEmptyPostgresDatabase,

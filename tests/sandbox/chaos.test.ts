@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
+import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
 import type { PaymentConnector, RefundRequest } from "@/lib/connectors/types";
-import { findDuplicateRefunds } from "@/lib/sandbox/consistency";
+import { findDuplicateRefunds } from "@/lib/connectors/sandbox/duplicate-refunds";
 import { get, listRefunds, post, refundBody, sandbox } from "./helpers";
 
 /** Global, seeded faults: what a chaos run switches on and must be able to replay. */

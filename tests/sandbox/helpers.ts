@@ -4,8 +4,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach } from "vitest";
-import { startSandbox, type Sandbox, type SandboxOptions } from "@/lib/sandbox/server";
-import { refundListSchema, type SandboxRefund } from "@/lib/sandbox/contract";
+import { startSandbox, type Sandbox, type SandboxOptions } from "@/programs/sandbox/server";
+import { refundListSchema, type SandboxRefund } from "@/lib/connectors/sandbox/contract";
 
 /** Everything a test starts is stopped after it, even when it fails. */
 const cleanups: Array<() => Promise<unknown>> = [];

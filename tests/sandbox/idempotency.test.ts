@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { SandboxCrmConnector } from "@/lib/connectors/sandbox-crm";
-import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
-import { findDuplicateRefunds } from "@/lib/sandbox/consistency";
+import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
+import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
+import { findDuplicateRefunds } from "@/lib/connectors/sandbox/duplicate-refunds";
 import { get, listRefunds, post, refundBody, sandbox, waitFor } from "./helpers";
 
 describe("refund idempotency", () => {

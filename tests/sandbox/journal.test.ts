@@ -1,8 +1,8 @@
 import { appendFile, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
-import { startSandbox } from "@/lib/sandbox/server";
+import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
+import { startSandbox } from "@/programs/sandbox/server";
 import { get, listRefunds, post, refundBody, sandbox, tempDir } from "./helpers";
 
 describe("journal", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
-import { webhookEventSchema } from "@/lib/sandbox/contract";
-import { signWebhook, verifyWebhookSignature } from "@/lib/sandbox/webhook-signature";
+import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
+import { webhookEventSchema } from "@/lib/connectors/sandbox/contract";
+import { signWebhook, verifyWebhookSignature } from "@/lib/connectors/sandbox/webhook-signature";
 import { get, post, receiver, refundBody, sandbox, waitFor } from "./helpers";
 
 const fast = { attempts: 4, baseDelayMs: 10, timeoutMs: 1_000 };

@@ -1,14 +1,14 @@
-import { executionDetailResource, executionResource, intentResultResource, leaseResource, outcomeResultResource, taskResource } from "@/lib/api/resources";
-import type { Db } from "@/lib/db";
+import { executionDetailResource, executionResource, intentResultResource, leaseResource, outcomeResultResource, taskResource } from "@/lib/adapters/api/resources";
+import type { Db } from "@/lib/db/client";
 import type { ConnectorDeps } from "@/lib/connectors/effects";
-import { getExecution, listExecutionEvents, markSent, recordIntent, recordOutcome } from "@/lib/engine/executions";
-import { acquireLease, releaseLease, renewLease } from "@/lib/engine/leases";
-import { getTaskOrThrow } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
-import { AppError } from "@/lib/errors";
-import { problemFromAppError } from "@/lib/http/problem";
-import { VerityApiError, type ExecutionLedger } from "@/lib/sdk";
-import type { LeaseApi } from "@/lib/sdk/lease";
+import { getExecution, listExecutionEvents, markSent, recordIntent, recordOutcome } from "@/lib/use-cases/executions/executions";
+import { acquireLease, releaseLease, renewLease } from "@/lib/stores/leases";
+import { getTaskOrThrow } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
+import { AppError } from "@/lib/core/errors";
+import { problemFromAppError } from "@/lib/adapters/http/problem";
+import { VerityApiError, type ExecutionLedger } from "@/sdk";
+import type { LeaseApi } from "@/sdk/lease";
 
 /** An engine call answered as the route would: an AppError becomes the VerityApiError of its problem+json. */
 export async function api<T>(work: () => Promise<T>): Promise<T> {

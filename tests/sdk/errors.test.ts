@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { AppError } from "@/lib/errors";
-import { problemFromAppError } from "@/lib/http/problem";
-import { apiErrorOf, isRetryableStatus, parseProblem, VerityApiError } from "@/lib/sdk";
+import { AppError } from "@/lib/core/errors";
+import { problemFromAppError } from "@/lib/adapters/http/problem";
+import { apiErrorOf, isRetryableStatus, parseProblem, VerityApiError } from "@/sdk";
 
 describe("problem parsing", () => {
   it("reads the server's own problems, extensions included", () => {

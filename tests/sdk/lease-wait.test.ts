@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db } from "@/lib/db";
-import { getLease } from "@/lib/engine/leases";
-import { createTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
-import { isVerityApiError } from "@/lib/sdk";
-import { withLease } from "@/lib/sdk/lease";
+import type { Db } from "@/lib/db/client";
+import { getLease } from "@/lib/stores/leases";
+import { createTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
+import { isVerityApiError } from "@/sdk";
+import { withLease } from "@/sdk/lease";
 import { openTestPglite } from "@/tests/helpers/pglite";
 import { engineLeases } from "@/tests/sdk/engine-ledger";
 

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SandboxCrmConnector } from "@/lib/connectors/sandbox-crm";
-import { SandboxPaymentConnector } from "@/lib/connectors/sandbox-payment";
-import { reconcileExecution } from "@/lib/engine/reconciler";
-import type { Db } from "@/lib/db";
-import { createTask, transitionTask } from "@/lib/engine/tasks";
-import type { Actor } from "@/lib/engine/actor";
-import { startSandbox, type Sandbox } from "@/lib/sandbox/server";
-import { executeToolProtocol, faultPoints, type ExecutionLedger, type FaultPoint, type FaultPointHook, type ToolCallContext, type ToolOutcome } from "@/lib/sdk";
+import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
+import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
+import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
+import type { Db } from "@/lib/db/client";
+import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
+import { startSandbox, type Sandbox } from "@/programs/sandbox/server";
+import { executeToolProtocol, faultPoints, type ExecutionLedger, type FaultPoint, type FaultPointHook, type ToolCallContext, type ToolOutcome } from "@/sdk";
 import { openTestPglite } from "@/tests/helpers/pglite";
 import { engineLedger } from "./engine-ledger";
 

@@ -3,10 +3,10 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import pg from "pg";
 import { expect } from "vitest";
-import { verifyPassword } from "@/lib/auth/passwords";
-import type { Db } from "@/lib/db";
-import { verifyAuditChains } from "@/lib/engine/audit-log";
-import { demoUsers } from "@/lib/demo-accounts";
+import { verifyPassword } from "@/lib/core/passwords";
+import type { Db } from "@/lib/db/client";
+import { verifyAuditChains } from "@/lib/stores/audit-log";
+import { demoUsers } from "@/lib/config/demo-accounts";
 import { startPostgresHint, testDatabaseUrl } from "@/tests/helpers/postgres";
 
 /**

@@ -12,11 +12,11 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase } from "@/lib/db";
+import { openDatabase } from "@/lib/db/client";
 import { ensureEmbeddedDataDir } from "@/lib/db/embedded-init";
 import { readMigrations } from "@/lib/db/migrate";
 import { applyMigrationsWithPrismaEngine, diffDatabaseToSchema } from "@/lib/db/schema-engine";
-import { seedDemoData } from "@/lib/seed";
+import { seedDemoData } from "@/programs/seed/seed";
 import { openTestPglite } from "@/tests/helpers/pglite";
 import { expectSeedUsable, killAtEachPoint, queryOf, snapshotDatabase, startWorker } from "@/tests/startup/helpers";
 

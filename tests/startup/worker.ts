@@ -15,10 +15,10 @@
  * Ends with `done <json>` and exit 0, or the error and exit 1.
  */
 import { writeSync } from "node:fs";
-import { openDatabase, type DatabaseTarget } from "@/lib/db";
+import { openDatabase, type DatabaseTarget } from "@/lib/db/client";
 import { ensureEmbeddedDataDir } from "@/lib/db/embedded-init";
 import { migrateDatabase, readMigrations } from "@/lib/db/migrate";
-import { ensureDemoData } from "@/lib/seed";
+import { ensureDemoData } from "@/programs/seed/seed";
 
 const spec = process.env.VERITY_TEST_DATABASE ?? "";
 const target: DatabaseTarget = spec.startsWith("postgres:")

@@ -1,8 +1,8 @@
 import type { Metadata } from "next";
-import { authorizePage } from "@/lib/auth/session";
-import { can } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db";
-import { alertsHref, loadAlertsPage, parseAlertFilters } from "@/lib/console/alerts";
+import { authorizePage } from "@/lib/adapters/auth/session";
+import { can } from "@/lib/model/permissions";
+import { getDb } from "@/lib/db/client";
+import { alertsHref, loadAlertsPage, parseAlertFilters } from "@/lib/adapters/console/alerts/alerts";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { AlertsView } from "@/components/alerts/alerts-view";
 

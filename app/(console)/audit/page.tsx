@@ -1,11 +1,11 @@
 import type { Metadata } from "next";
-import { can } from "@/lib/auth/permissions";
-import { authorizePage } from "@/lib/auth/session";
-import { getDb } from "@/lib/db";
-import { describeAuditEntry } from "@/lib/console/audit-format";
-import { auditSearchHref, parseAuditSearchParams, rawParams } from "@/lib/console/audit-query";
-import { searchAuditEntries } from "@/lib/engine/audit-search";
-import { isAppError } from "@/lib/errors";
+import { can } from "@/lib/model/permissions";
+import { authorizePage } from "@/lib/adapters/auth/session";
+import { getDb } from "@/lib/db/client";
+import { describeAuditEntry } from "@/lib/adapters/console/audit/audit-format";
+import { auditSearchHref, parseAuditSearchParams, rawParams } from "@/lib/adapters/console/audit/audit-query";
+import { searchAuditEntries } from "@/lib/use-cases/audit/audit-search";
+import { isAppError } from "@/lib/core/errors";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { AuditSearchView, type AuditSearchResult } from "@/components/audit/audit-search-view";
 

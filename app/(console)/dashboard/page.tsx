@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
-import { authorizePage } from "@/lib/auth/session";
-import { getDb } from "@/lib/db";
-import { loadDashboard } from "@/lib/console/dashboard";
+import { authorizePage } from "@/lib/adapters/auth/session";
+import { getDb } from "@/lib/db/client";
+import { loadDashboard } from "@/lib/adapters/console/dashboard/dashboard";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { DashboardView } from "@/components/dashboard/dashboard-view";
 

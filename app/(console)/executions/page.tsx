@@ -1,8 +1,8 @@
 import type { Metadata } from "next";
-import { authorizePage } from "@/lib/auth/session";
-import { getDb } from "@/lib/db";
-import { loadExecutionList } from "@/lib/console/executions";
-import { executionListHref, parseExecutionListParams } from "@/lib/console/executions-query";
+import { authorizePage } from "@/lib/adapters/auth/session";
+import { getDb } from "@/lib/db/client";
+import { loadExecutionList } from "@/lib/adapters/console/executions/executions";
+import { executionListHref, parseExecutionListParams } from "@/lib/adapters/console/executions/executions-query";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { ExecutionListView } from "@/components/executions/execution-list-view";
 

@@ -1,8 +1,8 @@
 import type { Metadata } from "next";
-import { authorizePage } from "@/lib/auth/session";
-import { getDb } from "@/lib/db";
-import { loadReviewQueue } from "@/lib/console/reviews";
-import { parseReviewTab, reviewListHref } from "@/lib/console/reviews-query";
+import { authorizePage } from "@/lib/adapters/auth/session";
+import { getDb } from "@/lib/db/client";
+import { loadReviewQueue } from "@/lib/adapters/console/reviews/reviews";
+import { parseReviewTab, reviewListHref } from "@/lib/adapters/console/reviews/reviews-query";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { ReviewQueueView } from "@/components/reviews/review-queue-view";
 

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
-import { authorizePage } from "@/lib/auth/session";
-import { loadTaskList } from "@/lib/console/task-list";
-import { parseTaskListParams, taskListHref } from "@/lib/console/task-list-query";
+import { authorizePage } from "@/lib/adapters/auth/session";
+import { loadTaskList } from "@/lib/adapters/console/tasks/task-list";
+import { parseTaskListParams, taskListHref } from "@/lib/adapters/console/tasks/task-list-query";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { TaskListView } from "@/components/tasks/task-list-view";
 

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
-import { authorizePage } from "@/lib/auth/session";
-import { workflowDefinitions } from "@/lib/engine/workflows";
+import { authorizePage } from "@/lib/adapters/auth/session";
+import { workflowDefinitions } from "@/lib/model/workflows";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { WorkflowCard } from "@/components/workflow/workflow-card";
 

@@ -1,4 +1,4 @@
-import { getDb } from "@/lib/db";
+import { getDb } from "@/lib/db/client";
 
 /** Liveness and database reachability, for the e2e runner and load balancers. No data, no auth. */
 export async function GET(): Promise<Response> {

@@ -1,13 +1,13 @@
 "use server";
 
 import { z } from "zod";
-import type { FormAction } from "@/lib/actions/form-action";
-import { sessionFormAction } from "@/lib/actions/session-form-action";
-import { getDb } from "@/lib/db";
-import { reconcileAlert } from "@/lib/engine/alert-actions";
+import type { FormAction } from "@/lib/adapters/actions/form-action";
+import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
+import { getDb } from "@/lib/db/client";
+import { reconcileAlert } from "@/lib/use-cases/alerts/alert-actions";
 import { getConnectors } from "@/lib/connectors/effects";
-import { acknowledgeAlert, escalateAlert, resolveDivergence } from "@/lib/engine/divergence";
-import { alertActionText, alertReasonMaxLength, type AlertActionState } from "@/lib/console/alerts-form";
+import { acknowledgeAlert, escalateAlert, resolveDivergence } from "@/lib/use-cases/alerts/divergence";
+import { alertActionText, alertReasonMaxLength, type AlertActionState } from "@/lib/adapters/console/alerts/alerts-form";
 
 const FormSchema = z.object({
   alertId: z.string().min(1).max(256),

@@ -1,9 +1,9 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { authorizePage } from "@/lib/auth/session";
-import { can } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db";
-import { loadAlertDetail } from "@/lib/console/alerts";
+import { authorizePage } from "@/lib/adapters/auth/session";
+import { can } from "@/lib/model/permissions";
+import { getDb } from "@/lib/db/client";
+import { loadAlertDetail } from "@/lib/adapters/console/alerts/alerts";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { AlertDetailView } from "@/components/alerts/alert-detail-view";
 

@@ -1,18 +1,18 @@
 "use server";
 
 import { z } from "zod";
-import { formIncompleteMessage, type FormAction, type FormActionSpec } from "@/lib/actions/form-action";
-import { sessionFormAction } from "@/lib/actions/session-form-action";
-import { getDb } from "@/lib/db";
-import { applyAuditRetention, placeLegalHold, releaseLegalHold } from "@/lib/engine/audit-retention";
-import type { AppError } from "@/lib/errors";
-import { ApplyRetentionFormSchema, PlaceHoldFormSchema, utcInstantFromLocalInput } from "@/lib/console/retention";
-import type { RetentionFormState } from "@/lib/console/retention-form";
+import { formIncompleteMessage, type FormAction, type FormActionSpec } from "@/lib/adapters/actions/form-action";
+import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
+import { getDb } from "@/lib/db/client";
+import { applyAuditRetention, placeLegalHold, releaseLegalHold } from "@/lib/use-cases/audit/audit-retention";
+import type { AppError } from "@/lib/core/errors";
+import { ApplyRetentionFormSchema, PlaceHoldFormSchema, utcInstantFromLocalInput } from "@/lib/adapters/console/retention/retention";
+import type { RetentionFormState } from "@/lib/adapters/console/retention/retention-form";
 
 /**
  * The retention page's writes. Each checks audit:retention itself (a page
  * that showed the form proves nothing about who submits it) and goes through
- * lib/engine/audit-retention.ts, which records the audit entry in the same
+ * lib/use-cases/audit/audit-retention.ts, which records the audit entry in the same
  * transaction.
  */
 

@@ -1,8 +1,8 @@
 import type { Metadata } from "next";
-import { authorizePage } from "@/lib/auth/session";
-import { getDb } from "@/lib/db";
-import { getEnv } from "@/lib/env";
-import { loadRetentionOverview } from "@/lib/console/retention";
+import { authorizePage } from "@/lib/adapters/auth/session";
+import { getDb } from "@/lib/db/client";
+import { getEnv } from "@/lib/config/env";
+import { loadRetentionOverview } from "@/lib/adapters/console/retention/retention";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { RetentionView } from "@/components/retention/retention-view";
 

@@ -1,15 +1,15 @@
 "use server";
 
 import { z } from "zod";
-import { formIncompleteMessage, type FormAction } from "@/lib/actions/form-action";
-import { sessionFormAction } from "@/lib/actions/session-form-action";
-import { getDb } from "@/lib/db";
-import { planRestore, restoreCheckpoint, verifyCheckpoint } from "@/lib/engine/checkpoints";
-import type { AppError } from "@/lib/errors";
-import { newId } from "@/lib/ids";
-import { describeRestoreResult } from "@/lib/console/checkpoints-format";
-import { currentVersionOf, restoreReasonMaxLength, type PlanFormState, type RestoreFormState, type VerifyFormState } from "@/lib/console/checkpoints-form";
-import { conflictMessage } from "@/lib/console/transition-form";
+import { formIncompleteMessage, type FormAction } from "@/lib/adapters/actions/form-action";
+import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
+import { getDb } from "@/lib/db/client";
+import { planRestore, restoreCheckpoint, verifyCheckpoint } from "@/lib/use-cases/checkpoints/checkpoints";
+import type { AppError } from "@/lib/core/errors";
+import { newId } from "@/lib/core/ids";
+import { describeRestoreResult } from "@/lib/adapters/console/checkpoints/checkpoints-format";
+import { currentVersionOf, restoreReasonMaxLength, type PlanFormState, type RestoreFormState, type VerifyFormState } from "@/lib/adapters/console/checkpoints/checkpoints-form";
+import { conflictMessage } from "@/lib/adapters/console/tasks/transition-form";
 
 const checkpointId = z.string().min(1).max(256);
 /** A checkbox posts "on" when ticked and nothing otherwise. */

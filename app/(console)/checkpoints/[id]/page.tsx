@@ -1,12 +1,12 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { actorOf, can } from "@/lib/auth/permissions";
-import { authorizePage } from "@/lib/auth/session";
-import { getDb } from "@/lib/db";
-import { planRestore } from "@/lib/engine/checkpoints";
-import { isAppError } from "@/lib/errors";
-import { idFromParam, loadCheckpointInspector } from "@/lib/console/checkpoints";
-import { checkpointHref } from "@/lib/console/checkpoints-format";
+import { actorOf, can } from "@/lib/model/permissions";
+import { authorizePage } from "@/lib/adapters/auth/session";
+import { getDb } from "@/lib/db/client";
+import { planRestore } from "@/lib/use-cases/checkpoints/checkpoints";
+import { isAppError } from "@/lib/core/errors";
+import { idFromParam, loadCheckpointInspector } from "@/lib/adapters/console/checkpoints/checkpoints";
+import { checkpointHref } from "@/lib/adapters/console/checkpoints/checkpoints-format";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { CheckpointInspectorView } from "@/components/checkpoints/checkpoint-inspector-view";
 

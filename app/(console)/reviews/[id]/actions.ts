@@ -1,13 +1,13 @@
 "use server";
 
 import { z } from "zod";
-import type { FormAction } from "@/lib/actions/form-action";
-import { sessionFormAction } from "@/lib/actions/session-form-action";
-import { getDb } from "@/lib/db";
+import type { FormAction } from "@/lib/adapters/actions/form-action";
+import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
+import { getDb } from "@/lib/db/client";
 import { getConnectors } from "@/lib/connectors/effects";
-import { decideReview } from "@/lib/engine/reviews";
-import { describeConflict, describeDecisionOutcome } from "@/lib/console/reviews";
-import { reasonMaxLength, type DecisionFormState } from "@/lib/console/reviews-form";
+import { decideReview } from "@/lib/use-cases/reviews/reviews";
+import { describeConflict, describeDecisionOutcome } from "@/lib/adapters/console/reviews/reviews";
+import { reasonMaxLength, type DecisionFormState } from "@/lib/adapters/console/reviews/reviews-form";
 
 const DecisionFormSchema = z.object({
   reviewId: z.string().min(1).max(256),

@@ -1,9 +1,9 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { authorizePage } from "@/lib/auth/session";
-import { getDb } from "@/lib/db";
-import { askProvider, loadReviewDetail, reviewDetailToken } from "@/lib/console/reviews";
-import { instructionsOf, isNeverSent } from "@/lib/engine/reviews";
+import { authorizePage } from "@/lib/adapters/auth/session";
+import { getDb } from "@/lib/db/client";
+import { askProvider, loadReviewDetail, reviewDetailToken } from "@/lib/adapters/console/reviews/reviews";
+import { instructionsOf, isNeverSent } from "@/lib/use-cases/reviews/reviews";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { ReviewDetailView } from "@/components/reviews/review-detail-view";
 

@@ -1,14 +1,14 @@
 "use server";
 
 import { z } from "zod";
-import { formIncompleteMessage, type FormAction } from "@/lib/actions/form-action";
-import { sessionFormAction } from "@/lib/actions/session-form-action";
-import { getDb } from "@/lib/db";
-import { getTask, transitionTask } from "@/lib/engine/tasks";
-import { getWorkflowByDigest } from "@/lib/engine/workflows";
-import type { AppError } from "@/lib/errors";
-import { isReasonRequired } from "@/lib/console/status";
-import { conflictMessage, type TransitionFormState } from "@/lib/console/transition-form";
+import { formIncompleteMessage, type FormAction } from "@/lib/adapters/actions/form-action";
+import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
+import { getDb } from "@/lib/db/client";
+import { getTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import { getWorkflowByDigest } from "@/lib/model/workflows";
+import type { AppError } from "@/lib/core/errors";
+import { isReasonRequired } from "@/lib/adapters/console/shared/status";
+import { conflictMessage, type TransitionFormState } from "@/lib/adapters/console/tasks/transition-form";
 
 /** What the form posts: the version it was rendered at and the transition id minted with it. */
 const TransitionFormSchema = z.object({

@@ -1,11 +1,11 @@
 "use server";
 
 import { z } from "zod";
-import type { FormAction } from "@/lib/actions/form-action";
-import { sessionFormAction } from "@/lib/actions/session-form-action";
-import { getDb } from "@/lib/db";
-import { resolveDivergence } from "@/lib/engine/divergence";
-import { reasonMaxLength, type ResolveFormState } from "@/lib/console/reviews-form";
+import type { FormAction } from "@/lib/adapters/actions/form-action";
+import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
+import { getDb } from "@/lib/db/client";
+import { resolveDivergence } from "@/lib/use-cases/alerts/divergence";
+import { reasonMaxLength, type ResolveFormState } from "@/lib/adapters/console/reviews/reviews-form";
 
 const ResolveFormSchema = z.object({
   alertId: z.string().min(1).max(256),

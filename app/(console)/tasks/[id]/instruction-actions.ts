@@ -1,10 +1,10 @@
 "use server";
 
 import { z } from "zod";
-import type { FormAction } from "@/lib/actions/form-action";
-import { sessionFormAction } from "@/lib/actions/session-form-action";
-import { getDb } from "@/lib/db";
-import { recordInstruction, type InstructionView } from "@/lib/engine/instructions";
+import type { FormAction } from "@/lib/adapters/actions/form-action";
+import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
+import { getDb } from "@/lib/db/client";
+import { recordInstruction, type InstructionView } from "@/lib/stores/instructions";
 import { instructionTextMaxLength, type InstructionFormState } from "@/components/instructions/form-state";
 
 const InstructionFormSchema = z.object({

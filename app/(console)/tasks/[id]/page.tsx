@@ -1,11 +1,11 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
-import { authorizePage } from "@/lib/auth/session";
-import { getDb } from "@/lib/db";
-import { newId } from "@/lib/ids";
-import { loadTaskDetail } from "@/lib/console/task-detail";
-import { loadExternalEffects } from "@/lib/console/reviews-ledger";
+import { authorizePage } from "@/lib/adapters/auth/session";
+import { getDb } from "@/lib/db/client";
+import { newId } from "@/lib/core/ids";
+import { loadTaskDetail } from "@/lib/adapters/console/tasks/task-detail";
+import { loadExternalEffects } from "@/lib/adapters/console/reviews/reviews-ledger";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { TaskDetailView } from "@/components/task/task-detail-view";
 import { ExecutionLedger } from "@/components/task/execution-ledger";

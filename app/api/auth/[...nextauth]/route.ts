@@ -1,5 +1,5 @@
 import NextAuth from "next-auth";
-import { getAuthOptions } from "@/lib/auth/next-auth-options";
+import { getAuthOptions } from "@/lib/adapters/auth/next-auth-options";
 
 type Context = { params: Promise<{ nextauth: string[] }> };
 

@@ -1,7 +1,7 @@
-import { getDb } from "@/lib/db";
-import { loadDashboard } from "@/lib/console/dashboard";
-import { requireConsoleSession } from "@/lib/console/json-route";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { getDb } from "@/lib/db/client";
+import { loadDashboard } from "@/lib/adapters/console/dashboard/dashboard";
+import { requireConsoleSession } from "@/lib/adapters/console/shared/json-route";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 /** The dashboard's numbers, polled by the page for live updates (session, tasks:read). */
 export const GET = withProblems(async () => {

@@ -1,5 +1,5 @@
-import { AppError } from "@/lib/errors";
-import { withProblems } from "@/lib/http/respond";
+import { AppError } from "@/lib/core/errors";
+import { withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

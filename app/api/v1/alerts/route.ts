@@ -1,10 +1,10 @@
-import { parseQuery } from "@/lib/api/context";
-import { alertResource } from "@/lib/api/alert-resources";
-import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
-import { getDb } from "@/lib/db";
-import { listAlerts, ListAlertsQuerySchema } from "@/lib/engine/alert-queries";
-import { queryOf } from "@/lib/http/query";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { parseQuery } from "@/lib/adapters/api/context";
+import { alertResource } from "@/lib/adapters/api/alert-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
+import { getDb } from "@/lib/db/client";
+import { listAlerts, ListAlertsQuerySchema } from "@/lib/use-cases/alerts/alert-queries";
+import { queryOf } from "@/lib/adapters/http/query";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

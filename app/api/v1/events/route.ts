@@ -1,7 +1,7 @@
-import { parseInput, readApiJson, requireApiPrincipal } from "@/lib/api/context";
-import { getDb } from "@/lib/db";
-import { InboundEventSchema, receiveEvent } from "@/lib/engine/messaging";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { parseInput, readApiJson, requireApiPrincipal } from "@/lib/adapters/api/context";
+import { getDb } from "@/lib/db/client";
+import { InboundEventSchema, receiveEvent } from "@/lib/stores/messaging";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

@@ -1,5 +1,5 @@
-import { getOpenApiDocument } from "@/lib/openapi";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { getOpenApiDocument } from "@/lib/adapters/openapi/openapi";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

@@ -1,11 +1,11 @@
-import { requireApiPrincipal, readApiJson } from "@/lib/api/context";
-import { taskResource } from "@/lib/api/resources";
-import { actorOf } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db";
-import { createTask, listTasks } from "@/lib/engine/tasks";
-import { etagOf } from "@/lib/http/preconditions";
-import { queryOf } from "@/lib/http/query";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { requireApiPrincipal, readApiJson } from "@/lib/adapters/api/context";
+import { taskResource } from "@/lib/adapters/api/resources";
+import { actorOf } from "@/lib/model/permissions";
+import { getDb } from "@/lib/db/client";
+import { createTask, listTasks } from "@/lib/use-cases/tasks/tasks";
+import { etagOf } from "@/lib/adapters/http/preconditions";
+import { queryOf } from "@/lib/adapters/http/query";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

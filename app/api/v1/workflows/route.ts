@@ -1,7 +1,7 @@
-import { requireApiPrincipal } from "@/lib/api/context";
-import { workflowResource } from "@/lib/api/resources";
-import { workflowDefinitions } from "@/lib/engine/workflows";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { requireApiPrincipal } from "@/lib/adapters/api/context";
+import { workflowResource } from "@/lib/adapters/api/resources";
+import { workflowDefinitions } from "@/lib/model/workflows";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

@@ -1,12 +1,12 @@
 "use server";
 
 import { z } from "zod";
-import { formIncompleteMessage, type FormAction } from "@/lib/actions/form-action";
-import { sessionFormAction } from "@/lib/actions/session-form-action";
-import { getDb } from "@/lib/db";
-import { createCheckpoint } from "@/lib/engine/checkpoints";
-import { currentVersionOf, type TakeCheckpointFormState } from "@/lib/console/checkpoints-form";
-import { conflictMessage } from "@/lib/console/transition-form";
+import { formIncompleteMessage, type FormAction } from "@/lib/adapters/actions/form-action";
+import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
+import { getDb } from "@/lib/db/client";
+import { createCheckpoint } from "@/lib/use-cases/checkpoints/checkpoints";
+import { currentVersionOf, type TakeCheckpointFormState } from "@/lib/adapters/console/checkpoints/checkpoints-form";
+import { conflictMessage } from "@/lib/adapters/console/tasks/transition-form";
 
 const TakeCheckpointFormSchema = z.object({
   taskId: z.string().min(1).max(256),

@@ -1,10 +1,10 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { authorizePage } from "@/lib/auth/session";
-import { getDb } from "@/lib/db";
-import { newId } from "@/lib/ids";
-import { idFromParam, loadTaskCheckpoints } from "@/lib/console/checkpoints";
-import { taskCheckpointsHref } from "@/lib/console/checkpoints-format";
+import { authorizePage } from "@/lib/adapters/auth/session";
+import { getDb } from "@/lib/db/client";
+import { newId } from "@/lib/core/ids";
+import { idFromParam, loadTaskCheckpoints } from "@/lib/adapters/console/checkpoints/checkpoints";
+import { taskCheckpointsHref } from "@/lib/adapters/console/checkpoints/checkpoints-format";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { TaskCheckpointsView } from "@/components/checkpoints/task-checkpoints-view";
 

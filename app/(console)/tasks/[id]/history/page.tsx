@@ -1,12 +1,12 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { can } from "@/lib/auth/permissions";
-import { authorizePage } from "@/lib/auth/session";
-import { getDb } from "@/lib/db";
-import { getTask } from "@/lib/engine/tasks";
-import { idFromParam } from "@/lib/console/checkpoints";
-import { taskHistoryHref } from "@/lib/console/audit-format";
-import { rawParams } from "@/lib/console/audit-query";
+import { can } from "@/lib/model/permissions";
+import { authorizePage } from "@/lib/adapters/auth/session";
+import { getDb } from "@/lib/db/client";
+import { getTask } from "@/lib/use-cases/tasks/tasks";
+import { idFromParam } from "@/lib/adapters/console/checkpoints/checkpoints";
+import { taskHistoryHref } from "@/lib/adapters/console/audit/audit-format";
+import { rawParams } from "@/lib/adapters/console/audit/audit-query";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { TaskHistoryView } from "@/components/audit/task-history-view";
 

@@ -1,7 +1,7 @@
-import { getDb } from "@/lib/db";
-import { alertsToken } from "@/lib/console/alerts";
-import { requireConsoleSession } from "@/lib/console/json-route";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { getDb } from "@/lib/db/client";
+import { alertsToken } from "@/lib/adapters/console/alerts/alerts";
+import { requireConsoleSession } from "@/lib/adapters/console/shared/json-route";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 /** The alerts centre's change token: any alert changed, or a monitor pass finished. */
 export const GET = withProblems(async () => {

@@ -1,8 +1,8 @@
-import { getDb } from "@/lib/db";
-import { verificationAnswer } from "@/lib/console/audit-format";
-import { requireConsoleSession } from "@/lib/console/json-route";
-import { verifyAuditChains } from "@/lib/engine/audit-log";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { getDb } from "@/lib/db/client";
+import { verificationAnswer } from "@/lib/adapters/console/audit/audit-format";
+import { requireConsoleSession } from "@/lib/adapters/console/shared/json-route";
+import { verifyAuditChains } from "@/lib/stores/audit-log";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 /** The /audit page's "Verify chain": every chain walked now, the answer in words (audit:read). */
 export const GET = withProblems(async () => {

@@ -1,8 +1,8 @@
-import { getDb } from "@/lib/db";
-import { reviewQueueToken } from "@/lib/console/reviews";
-import { parseReviewTab } from "@/lib/console/reviews-query";
-import { requireConsoleSession } from "@/lib/console/json-route";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { getDb } from "@/lib/db/client";
+import { reviewQueueToken } from "@/lib/adapters/console/reviews/reviews";
+import { parseReviewTab } from "@/lib/adapters/console/reviews/reviews-query";
+import { requireConsoleSession } from "@/lib/adapters/console/shared/json-route";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 /** The queue's change token for one tab, and the open count the navigation badge shows. */
 export const GET = withProblems(async (request) => {

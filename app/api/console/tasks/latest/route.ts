@@ -1,7 +1,7 @@
-import { getDb } from "@/lib/db";
-import { listTasks } from "@/lib/engine/tasks";
-import { requireConsoleSession } from "@/lib/console/json-route";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { getDb } from "@/lib/db/client";
+import { listTasks } from "@/lib/use-cases/tasks/tasks";
+import { requireConsoleSession } from "@/lib/adapters/console/shared/json-route";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 /**
  * A token that changes whenever any task is created or changed: every write

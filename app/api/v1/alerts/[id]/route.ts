@@ -1,9 +1,9 @@
-import { alertDetailResource } from "@/lib/api/alert-resources";
-import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
-import { getDb } from "@/lib/db";
-import { alertHistory, getAlertOrThrow } from "@/lib/engine/alert-queries";
-import { etagOf } from "@/lib/http/preconditions";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { alertDetailResource } from "@/lib/adapters/api/alert-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
+import { getDb } from "@/lib/db/client";
+import { alertHistory, getAlertOrThrow } from "@/lib/use-cases/alerts/alert-queries";
+import { etagOf } from "@/lib/adapters/http/preconditions";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

@@ -1,10 +1,10 @@
-import { parseQuery } from "@/lib/api/context";
-import { AuditEntriesQuerySchema, auditEntryResource } from "@/lib/api/audit-resources";
-import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
-import { getDb } from "@/lib/db";
-import { listAuditEntries } from "@/lib/engine/audit-log";
-import { queryOf } from "@/lib/http/query";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { parseQuery } from "@/lib/adapters/api/context";
+import { AuditEntriesQuerySchema, auditEntryResource } from "@/lib/adapters/api/audit-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
+import { getDb } from "@/lib/db/client";
+import { listAuditEntries } from "@/lib/stores/audit-log";
+import { queryOf } from "@/lib/adapters/http/query";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

@@ -1,12 +1,12 @@
-import { parseQuery } from "@/lib/api/context";
-import { AuditSearchExportQuerySchema } from "@/lib/api/audit-search-resources";
-import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
-import { getDb } from "@/lib/db";
-import { exportContentTypes } from "@/lib/engine/audit-export";
-import { assertSearchWindow, exportAuditSearch } from "@/lib/engine/audit-search";
-import { appendAuditEntry } from "@/lib/engine/audit-log";
-import { queryOf } from "@/lib/http/query";
-import { otherMethods, withProblems } from "@/lib/http/respond";
+import { parseQuery } from "@/lib/adapters/api/context";
+import { AuditSearchExportQuerySchema } from "@/lib/adapters/api/audit-search-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
+import { getDb } from "@/lib/db/client";
+import { exportContentTypes } from "@/lib/use-cases/audit/audit-export";
+import { assertSearchWindow, exportAuditSearch } from "@/lib/use-cases/audit/audit-search";
+import { appendAuditEntry } from "@/lib/stores/audit-log";
+import { queryOf } from "@/lib/adapters/http/query";
+import { otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

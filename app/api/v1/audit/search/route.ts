@@ -1,11 +1,11 @@
-import { parseQuery } from "@/lib/api/context";
-import { auditEntryResource } from "@/lib/api/audit-resources";
-import { AuditSearchQuerySchema } from "@/lib/api/audit-search-resources";
-import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
-import { getDb } from "@/lib/db";
-import { searchAuditEntries } from "@/lib/engine/audit-search";
-import { queryOf } from "@/lib/http/query";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { parseQuery } from "@/lib/adapters/api/context";
+import { auditEntryResource } from "@/lib/adapters/api/audit-resources";
+import { AuditSearchQuerySchema } from "@/lib/adapters/api/audit-search-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
+import { getDb } from "@/lib/db/client";
+import { searchAuditEntries } from "@/lib/use-cases/audit/audit-search";
+import { queryOf } from "@/lib/adapters/http/query";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

@@ -1,14 +1,14 @@
-import { parseQuery } from "@/lib/api/context";
-import { auditVerificationResource, exportVerificationResource, ExportVerifyQuerySchema } from "@/lib/api/audit-resources";
-import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
-import { getDb } from "@/lib/db";
-import { verifyAuditExport, type AuditExportFormat } from "@/lib/engine/audit-export";
-import { verifyAuditChains } from "@/lib/engine/audit-log";
-import { AppError } from "@/lib/errors";
-import { readBodyBytes } from "@/lib/http/body";
-import { validationError } from "@/lib/http/problem";
-import { queryOf } from "@/lib/http/query";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { parseQuery } from "@/lib/adapters/api/context";
+import { auditVerificationResource, exportVerificationResource, ExportVerifyQuerySchema } from "@/lib/adapters/api/audit-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
+import { getDb } from "@/lib/db/client";
+import { verifyAuditExport, type AuditExportFormat } from "@/lib/use-cases/audit/audit-export";
+import { verifyAuditChains } from "@/lib/stores/audit-log";
+import { AppError } from "@/lib/core/errors";
+import { readBodyBytes } from "@/lib/adapters/http/body";
+import { validationError } from "@/lib/adapters/http/problem";
+import { queryOf } from "@/lib/adapters/http/query";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

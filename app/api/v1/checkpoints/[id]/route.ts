@@ -1,8 +1,8 @@
-import { checkpointDetailResource } from "@/lib/api/checkpoint-resources";
-import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
-import { getDb } from "@/lib/db";
-import { getCheckpointDetail } from "@/lib/engine/checkpoints";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { checkpointDetailResource } from "@/lib/adapters/api/checkpoint-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
+import { getDb } from "@/lib/db/client";
+import { getCheckpointDetail } from "@/lib/use-cases/checkpoints/checkpoints";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

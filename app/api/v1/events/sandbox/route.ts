@@ -1,12 +1,12 @@
-import { getDb } from "@/lib/db";
-import { receiveSandboxWebhook } from "@/lib/engine/reconciler";
-import { getEnv, getSandboxWebhookSecret } from "@/lib/env";
-import { AppError } from "@/lib/errors";
-import { assertJsonContentType, readBodyBytes } from "@/lib/http/body";
-import { validationError } from "@/lib/http/problem";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
-import { HEADER } from "@/lib/sandbox/contract";
-import { verifyWebhookSignature } from "@/lib/sandbox/webhook-signature";
+import { getDb } from "@/lib/db/client";
+import { receiveSandboxWebhook } from "@/lib/use-cases/reconciliation/reconciler";
+import { getEnv, getSandboxWebhookSecret } from "@/lib/config/env";
+import { AppError } from "@/lib/core/errors";
+import { assertJsonContentType, readBodyBytes } from "@/lib/adapters/http/body";
+import { validationError } from "@/lib/adapters/http/problem";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
+import { HEADER } from "@/lib/connectors/sandbox/contract";
+import { verifyWebhookSignature } from "@/lib/connectors/sandbox/webhook-signature";
 
 export const dynamic = "force-dynamic";
 

@@ -1,9 +1,9 @@
-import { requireApiPrincipal } from "@/lib/api/context";
-import { executionDetailResource } from "@/lib/api/resources";
-import { getDb } from "@/lib/db";
-import { getExecution, listExecutionEvents } from "@/lib/engine/executions";
-import { AppError } from "@/lib/errors";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { requireApiPrincipal } from "@/lib/adapters/api/context";
+import { executionDetailResource } from "@/lib/adapters/api/resources";
+import { getDb } from "@/lib/db/client";
+import { getExecution, listExecutionEvents } from "@/lib/use-cases/executions/executions";
+import { AppError } from "@/lib/core/errors";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

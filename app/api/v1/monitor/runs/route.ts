@@ -1,9 +1,9 @@
-import { parseInput, readOptionalApiJson } from "@/lib/api/context";
-import { monitorRunResource } from "@/lib/api/alert-resources";
-import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
-import { getDb } from "@/lib/db";
-import { MonitorRunInputSchema, runMonitorPass } from "@/lib/engine/invariant-monitor";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { parseInput, readOptionalApiJson } from "@/lib/adapters/api/context";
+import { monitorRunResource } from "@/lib/adapters/api/alert-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
+import { getDb } from "@/lib/db/client";
+import { MonitorRunInputSchema, runMonitorPass } from "@/lib/use-cases/monitor/invariant-monitor";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

@@ -1,9 +1,9 @@
-import { requireApiPrincipal } from "@/lib/api/context";
-import { taskResource } from "@/lib/api/resources";
-import { getDb } from "@/lib/db";
-import { getTaskOrThrow } from "@/lib/engine/tasks";
-import { etagOf, ifNoneMatchHits } from "@/lib/http/preconditions";
-import { json, notModified, otherMethods, withProblems } from "@/lib/http/respond";
+import { requireApiPrincipal } from "@/lib/adapters/api/context";
+import { taskResource } from "@/lib/adapters/api/resources";
+import { getDb } from "@/lib/db/client";
+import { getTaskOrThrow } from "@/lib/use-cases/tasks/tasks";
+import { etagOf, ifNoneMatchHits } from "@/lib/adapters/http/preconditions";
+import { json, notModified, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { parseQuery, requireApiPrincipal } from "@/lib/api/context";
-import { workflowResource } from "@/lib/api/resources";
-import { workflowDefinitions } from "@/lib/engine/workflows";
-import { AppError } from "@/lib/errors";
-import { queryOf } from "@/lib/http/query";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { parseQuery, requireApiPrincipal } from "@/lib/adapters/api/context";
+import { workflowResource } from "@/lib/adapters/api/resources";
+import { workflowDefinitions } from "@/lib/model/workflows";
+import { AppError } from "@/lib/core/errors";
+import { queryOf } from "@/lib/adapters/http/query";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

@@ -1,8 +1,8 @@
-import { getDb } from "@/lib/db";
-import { alertToken } from "@/lib/console/alerts";
-import { getAlert } from "@/lib/engine/alert-queries";
-import { notFound, requireConsoleSession } from "@/lib/console/json-route";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { getDb } from "@/lib/db/client";
+import { alertToken } from "@/lib/adapters/console/alerts/alerts";
+import { getAlert } from "@/lib/use-cases/alerts/alert-queries";
+import { notFound, requireConsoleSession } from "@/lib/adapters/console/shared/json-route";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 /** One alert's change token (version, sightings): the detail page refreshes when it moves. */
 export const GET = withProblems(async (_request, { params }: { params: Promise<{ id: string }> }) => {

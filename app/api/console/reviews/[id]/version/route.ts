@@ -1,7 +1,7 @@
-import { getDb } from "@/lib/db";
-import { loadReviewDetail, reviewDetailToken } from "@/lib/console/reviews";
-import { notFound, requireConsoleSession } from "@/lib/console/json-route";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { getDb } from "@/lib/db/client";
+import { loadReviewDetail, reviewDetailToken } from "@/lib/adapters/console/reviews/reviews";
+import { notFound, requireConsoleSession } from "@/lib/adapters/console/shared/json-route";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 /** A token that moves with the review, its execution and its task: the review page polls it and refreshes when it changes. */
 export const GET = withProblems(async (_request, { params }: { params: Promise<{ id: string }> }) => {

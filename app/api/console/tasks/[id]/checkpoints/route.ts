@@ -1,7 +1,7 @@
-import { getDb } from "@/lib/db";
-import { checkpointsToken } from "@/lib/console/checkpoints";
-import { notFound, requireConsoleSession } from "@/lib/console/json-route";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { getDb } from "@/lib/db/client";
+import { checkpointsToken } from "@/lib/adapters/console/checkpoints/checkpoints";
+import { notFound, requireConsoleSession } from "@/lib/adapters/console/shared/json-route";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 /** The change token of a task's checkpoint pages: moves with the task's version, new checkpoints and restore attempts. */
 export const GET = withProblems(async (_request, { params }: { params: Promise<{ id: string }> }) => {

@@ -1,11 +1,11 @@
-import { getDb } from "@/lib/db";
-import { describeAuditEntry } from "@/lib/console/audit-format";
-import { parseTaskHistoryParams } from "@/lib/console/audit-query";
-import { notFound, requireConsoleSession } from "@/lib/console/json-route";
-import { countAuditEntries, listTaskHistory, taskHistorySearch } from "@/lib/engine/audit-search";
-import { getTaskVersion } from "@/lib/engine/tasks";
-import { validationError } from "@/lib/http/problem";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { getDb } from "@/lib/db/client";
+import { describeAuditEntry } from "@/lib/adapters/console/audit/audit-format";
+import { parseTaskHistoryParams } from "@/lib/adapters/console/audit/audit-query";
+import { notFound, requireConsoleSession } from "@/lib/adapters/console/shared/json-route";
+import { countAuditEntries, listTaskHistory, taskHistorySearch } from "@/lib/use-cases/audit/audit-search";
+import { getTaskVersion } from "@/lib/use-cases/tasks/tasks";
+import { validationError } from "@/lib/adapters/http/problem";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 /**
  * One page of a task's merged history, as readable rows, for the history

@@ -1,7 +1,7 @@
-import { getDb } from "@/lib/db";
-import { getTaskVersion } from "@/lib/engine/tasks";
-import { notFound, requireConsoleSession } from "@/lib/console/json-route";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { getDb } from "@/lib/db/client";
+import { getTaskVersion } from "@/lib/use-cases/tasks/tasks";
+import { notFound, requireConsoleSession } from "@/lib/adapters/console/shared/json-route";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 /** The current version of one task: the detail page polls it and refreshes when it moves. */
 export const GET = withProblems(async (_request, { params }: { params: Promise<{ id: string }> }) => {

@@ -1,12 +1,12 @@
-import { parseInput, readOptionalApiJson } from "@/lib/api/context";
-import { reconcileResource } from "@/lib/api/alert-resources";
-import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
-import { actorOf } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db";
-import { AlertReconcileInputSchema, reconcileAlert } from "@/lib/engine/alert-actions";
+import { parseInput, readOptionalApiJson } from "@/lib/adapters/api/context";
+import { reconcileResource } from "@/lib/adapters/api/alert-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
+import { actorOf } from "@/lib/model/permissions";
+import { getDb } from "@/lib/db/client";
+import { AlertReconcileInputSchema, reconcileAlert } from "@/lib/use-cases/alerts/alert-actions";
 import { getConnectors } from "@/lib/connectors/effects";
-import { etagOf, parseIfMatch, withExpectedVersion } from "@/lib/http/preconditions";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { etagOf, parseIfMatch, withExpectedVersion } from "@/lib/adapters/http/preconditions";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

@@ -1,12 +1,12 @@
-import { parseInput, readApiJson } from "@/lib/api/context";
-import { alertResource } from "@/lib/api/alert-resources";
-import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
-import { actorOf } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db";
-import { AlertActionInputSchema } from "@/lib/engine/alert-actions";
-import { resolveDivergence } from "@/lib/engine/divergence";
-import { etagOf, parseIfMatch, withExpectedVersion } from "@/lib/http/preconditions";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { parseInput, readApiJson } from "@/lib/adapters/api/context";
+import { alertResource } from "@/lib/adapters/api/alert-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
+import { actorOf } from "@/lib/model/permissions";
+import { getDb } from "@/lib/db/client";
+import { AlertActionInputSchema } from "@/lib/use-cases/alerts/alert-actions";
+import { resolveDivergence } from "@/lib/use-cases/alerts/divergence";
+import { etagOf, parseIfMatch, withExpectedVersion } from "@/lib/adapters/http/preconditions";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

@@ -1,10 +1,10 @@
-import { readOptionalApiJson } from "@/lib/api/context";
-import { restorePlanResource } from "@/lib/api/checkpoint-resources";
-import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
-import { actorOf } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db";
-import { planRestore } from "@/lib/engine/checkpoints";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { readOptionalApiJson } from "@/lib/adapters/api/context";
+import { restorePlanResource } from "@/lib/adapters/api/checkpoint-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
+import { actorOf } from "@/lib/model/permissions";
+import { getDb } from "@/lib/db/client";
+import { planRestore } from "@/lib/use-cases/checkpoints/checkpoints";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

@@ -1,11 +1,11 @@
-import { readApiJson, requireApiPrincipal, withFencingToken } from "@/lib/api/context";
-import { outcomeResultResource } from "@/lib/api/resources";
-import { actorOf } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db";
-import { recordOutcome } from "@/lib/engine/executions";
-import { getTaskOrThrow } from "@/lib/engine/tasks";
-import { etagOf } from "@/lib/http/preconditions";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { readApiJson, requireApiPrincipal, withFencingToken } from "@/lib/adapters/api/context";
+import { outcomeResultResource } from "@/lib/adapters/api/resources";
+import { actorOf } from "@/lib/model/permissions";
+import { getDb } from "@/lib/db/client";
+import { recordOutcome } from "@/lib/use-cases/executions/executions";
+import { getTaskOrThrow } from "@/lib/use-cases/tasks/tasks";
+import { etagOf } from "@/lib/adapters/http/preconditions";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

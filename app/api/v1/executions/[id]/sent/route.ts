@@ -1,9 +1,9 @@
-import { readApiJson, requireApiPrincipal, withFencingToken } from "@/lib/api/context";
-import { executionResource } from "@/lib/api/resources";
-import { actorOf } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db";
-import { markSent } from "@/lib/engine/executions";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { readApiJson, requireApiPrincipal, withFencingToken } from "@/lib/adapters/api/context";
+import { executionResource } from "@/lib/adapters/api/resources";
+import { actorOf } from "@/lib/model/permissions";
+import { getDb } from "@/lib/db/client";
+import { markSent } from "@/lib/use-cases/executions/executions";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

@@ -1,11 +1,11 @@
-import { readOptionalApiJson } from "@/lib/api/context";
-import { checkpointSummaryResource } from "@/lib/api/checkpoint-resources";
-import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
-import { actorOf } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db";
-import { createCheckpoint, listCheckpoints } from "@/lib/engine/checkpoints";
-import { parseIfMatch, withExpectedVersion } from "@/lib/http/preconditions";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { readOptionalApiJson } from "@/lib/adapters/api/context";
+import { checkpointSummaryResource } from "@/lib/adapters/api/checkpoint-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
+import { actorOf } from "@/lib/model/permissions";
+import { getDb } from "@/lib/db/client";
+import { createCheckpoint, listCheckpoints } from "@/lib/use-cases/checkpoints/checkpoints";
+import { parseIfMatch, withExpectedVersion } from "@/lib/adapters/http/preconditions";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

@@ -1,12 +1,12 @@
-import { readApiJson, requireApiPrincipal, withWritePreconditions } from "@/lib/api/context";
-import { executionResource, intentResultResource } from "@/lib/api/resources";
-import { actorOf } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db";
-import { listExecutions, recordIntent } from "@/lib/engine/executions";
-import { getTaskOrThrow, getTaskVersion } from "@/lib/engine/tasks";
-import { AppError } from "@/lib/errors";
-import { etagOf } from "@/lib/http/preconditions";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { readApiJson, requireApiPrincipal, withWritePreconditions } from "@/lib/adapters/api/context";
+import { executionResource, intentResultResource } from "@/lib/adapters/api/resources";
+import { actorOf } from "@/lib/model/permissions";
+import { getDb } from "@/lib/db/client";
+import { listExecutions, recordIntent } from "@/lib/use-cases/executions/executions";
+import { getTaskOrThrow, getTaskVersion } from "@/lib/use-cases/tasks/tasks";
+import { AppError } from "@/lib/core/errors";
+import { etagOf } from "@/lib/adapters/http/preconditions";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

@@ -1,15 +1,15 @@
-import { readApiJson } from "@/lib/api/context";
-import { instructionLedgerResource, recordInstructionResultResource } from "@/lib/api/instruction-resources";
-import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
-import { actorOf } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db";
-import { getInstructionLedger, recordInstruction } from "@/lib/engine/instructions";
-import { getTaskVersion } from "@/lib/engine/tasks";
-import { AppError } from "@/lib/errors";
-import { isPlainObject } from "@/lib/http/body";
-import { validationError } from "@/lib/http/problem";
-import { etagOf } from "@/lib/http/preconditions";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { readApiJson } from "@/lib/adapters/api/context";
+import { instructionLedgerResource, recordInstructionResultResource } from "@/lib/adapters/api/instruction-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
+import { actorOf } from "@/lib/model/permissions";
+import { getDb } from "@/lib/db/client";
+import { getInstructionLedger, recordInstruction } from "@/lib/stores/instructions";
+import { getTaskVersion } from "@/lib/use-cases/tasks/tasks";
+import { AppError } from "@/lib/core/errors";
+import { isPlainObject } from "@/lib/adapters/http/body";
+import { validationError } from "@/lib/adapters/http/problem";
+import { etagOf } from "@/lib/adapters/http/preconditions";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

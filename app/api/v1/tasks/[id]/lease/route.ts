@@ -1,11 +1,11 @@
-import { readOptionalApiJson, requireApiPrincipal } from "@/lib/api/context";
-import { leaseResource } from "@/lib/api/resources";
-import { actorOf } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db";
-import { acquireLease, getLease } from "@/lib/engine/leases";
-import { getTaskVersion } from "@/lib/engine/tasks";
-import { AppError } from "@/lib/errors";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { readOptionalApiJson, requireApiPrincipal } from "@/lib/adapters/api/context";
+import { leaseResource } from "@/lib/adapters/api/resources";
+import { actorOf } from "@/lib/model/permissions";
+import { getDb } from "@/lib/db/client";
+import { acquireLease, getLease } from "@/lib/stores/leases";
+import { getTaskVersion } from "@/lib/use-cases/tasks/tasks";
+import { AppError } from "@/lib/core/errors";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

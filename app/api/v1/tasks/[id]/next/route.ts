@@ -1,11 +1,11 @@
-import { requireApiPrincipal, workflowOfTaskOrThrow } from "@/lib/api/context";
-import { nextStepsResource } from "@/lib/api/resources";
-import { actorOf } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db";
-import { getTaskOrThrow } from "@/lib/engine/tasks";
-import { nextSteps } from "@/lib/engine/transition-rules";
-import { etagOf } from "@/lib/http/preconditions";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { requireApiPrincipal, workflowOfTaskOrThrow } from "@/lib/adapters/api/context";
+import { nextStepsResource } from "@/lib/adapters/api/resources";
+import { actorOf } from "@/lib/model/permissions";
+import { getDb } from "@/lib/db/client";
+import { getTaskOrThrow } from "@/lib/use-cases/tasks/tasks";
+import { nextSteps } from "@/lib/model/tasks/transition-rules";
+import { etagOf } from "@/lib/adapters/http/preconditions";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

@@ -1,12 +1,12 @@
-import { parseQuery, parseTransitionRequest, readApiJson, requireApiPrincipal, TransitionLogQuerySchema } from "@/lib/api/context";
-import { taskResource, transitionResource } from "@/lib/api/resources";
-import { actorOf } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db";
-import { getTaskVersion, listTransitions, transitionTask } from "@/lib/engine/tasks";
-import { AppError } from "@/lib/errors";
-import { etagOf } from "@/lib/http/preconditions";
-import { queryOf } from "@/lib/http/query";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { parseQuery, parseTransitionRequest, readApiJson, requireApiPrincipal, TransitionLogQuerySchema } from "@/lib/adapters/api/context";
+import { taskResource, transitionResource } from "@/lib/adapters/api/resources";
+import { actorOf } from "@/lib/model/permissions";
+import { getDb } from "@/lib/db/client";
+import { getTaskVersion, listTransitions, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import { AppError } from "@/lib/core/errors";
+import { etagOf } from "@/lib/adapters/http/preconditions";
+import { queryOf } from "@/lib/adapters/http/query";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

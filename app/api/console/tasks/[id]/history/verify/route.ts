@@ -1,9 +1,9 @@
-import { getDb } from "@/lib/db";
-import { verificationAnswer } from "@/lib/console/audit-format";
-import { requireConsoleSession } from "@/lib/console/json-route";
-import { verifyAuditStreams } from "@/lib/engine/audit-log";
-import { taskAuditStreams } from "@/lib/engine/audit-search";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { getDb } from "@/lib/db/client";
+import { verificationAnswer } from "@/lib/adapters/console/audit/audit-format";
+import { requireConsoleSession } from "@/lib/adapters/console/shared/json-route";
+import { verifyAuditStreams } from "@/lib/stores/audit-log";
+import { taskAuditStreams } from "@/lib/use-cases/audit/audit-search";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 /** The verified badge of a task's history: the task's chains walked now (audit:read). */
 export const GET = withProblems(async (_request, { params }: { params: Promise<{ id: string }> }) => {

@@ -1,10 +1,10 @@
-import { checkpointRestoreResource } from "@/lib/api/checkpoint-resources";
-import { requireApiOrSessionPrincipal } from "@/lib/api/session-or-bearer";
-import { getDb } from "@/lib/db";
-import { listRestores } from "@/lib/engine/checkpoints";
-import { getTaskVersion } from "@/lib/engine/tasks";
-import { AppError } from "@/lib/errors";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { checkpointRestoreResource } from "@/lib/adapters/api/checkpoint-resources";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
+import { getDb } from "@/lib/db/client";
+import { listRestores } from "@/lib/use-cases/checkpoints/checkpoints";
+import { getTaskVersion } from "@/lib/use-cases/tasks/tasks";
+import { AppError } from "@/lib/core/errors";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

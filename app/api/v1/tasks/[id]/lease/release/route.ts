@@ -1,10 +1,10 @@
-import { LeaseReleaseRequestSchema, parseLeaseTokenRequest, readOptionalApiJson, requireApiPrincipal } from "@/lib/api/context";
-import { actorOf } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db";
-import { releaseLease } from "@/lib/engine/leases";
-import { getTaskVersion } from "@/lib/engine/tasks";
-import { AppError } from "@/lib/errors";
-import { otherMethods, withProblems } from "@/lib/http/respond";
+import { LeaseReleaseRequestSchema, parseLeaseTokenRequest, readOptionalApiJson, requireApiPrincipal } from "@/lib/adapters/api/context";
+import { actorOf } from "@/lib/model/permissions";
+import { getDb } from "@/lib/db/client";
+import { releaseLease } from "@/lib/stores/leases";
+import { getTaskVersion } from "@/lib/use-cases/tasks/tasks";
+import { AppError } from "@/lib/core/errors";
+import { otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

@@ -1,9 +1,9 @@
-import { LeaseRenewRequestSchema, parseLeaseTokenRequest, readOptionalApiJson, requireApiPrincipal } from "@/lib/api/context";
-import { leaseResource } from "@/lib/api/resources";
-import { actorOf } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db";
-import { renewLease } from "@/lib/engine/leases";
-import { json, otherMethods, withProblems } from "@/lib/http/respond";
+import { LeaseRenewRequestSchema, parseLeaseTokenRequest, readOptionalApiJson, requireApiPrincipal } from "@/lib/adapters/api/context";
+import { leaseResource } from "@/lib/adapters/api/resources";
+import { actorOf } from "@/lib/model/permissions";
+import { getDb } from "@/lib/db/client";
+import { renewLease } from "@/lib/stores/leases";
+import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 

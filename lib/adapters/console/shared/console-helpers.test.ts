@@ -1,0 +1,80 @@
+import { describe, expect, it } from "vitest";
+import { agentTaskV1 } from "@/lib/model/workflows/agent-task";
+import { deliveryV1 } from "@/lib/model/workflows/delivery";
+import { summarizePatch } from "@/lib/adapters/console/shared/patch-summary";
+import { isReasonRequired, statusTone, usesGates } from "@/lib/adapters/console/shared/status";
+import { parseTaskListParams, taskListHref } from "@/lib/adapters/console/tasks/task-list-query";
+import { describeGuard, shortIdentity } from "@/lib/adapters/console/shared/format";
+
+describe("task list URL", () => {
+  it("reads filters from the query string, dropping empty values and unknown workflows", () => {
+    expect(parseTaskListParams({ status: "RUNNING", workflow: "agent-task", q: "  task_01 ", cursor: "abc" })).toEqual({
+      status: "RUNNING",
+      workflow: "agent-task",
+      q: "task_01",
+      cursor: "abc",
+    });
+    expect(parseTaskListParams({ status: "", workflow: "no-such-workflow", q: ["a", "b"] })).toEqual({ status: undefined, workflow: undefined, q: "a", cursor: undefined });
+    expect(parseTaskListParams({ q: "x".repeat(500) })).toEqual({ status: undefined, workflow: undefined, q: undefined, cursor: undefined });
+  });
+
+  it("writes only the filters that are set, in a stable order", () => {
+    expect(taskListHref({})).toBe("/tasks");
+    expect(taskListHref({ q: "task 1", workflow: "delivery", cursor: "c1" })).toBe("/tasks?workflow=delivery&q=task+1&cursor=c1");
+  });
+});
+
+describe("status presentation", () => {
+  it("colours by what the definition says first, then by the name", () => {
+    expect(statusTone(agentTaskV1, "COMPLETED")).toBe("success");
+    expect(statusTone(agentTaskV1, "PERMANENTLY_FAILED")).toBe("danger");
+    expect(statusTone(agentTaskV1, "CANCELLED")).toBe("neutral");
+    expect(statusTone(agentTaskV1, "WAITING_FOR_HUMAN")).toBe("attention");
+    expect(statusTone(agentTaskV1, "RECOVERING")).toBe("warning");
+    expect(statusTone(agentTaskV1, "RUNNING")).toBe("active");
+    expect(statusTone(undefined, "anything")).toBe("active");
+  });
+
+  it("demands a reason for final non-success states only", () => {
+    expect(isReasonRequired(agentTaskV1, "CANCELLED")).toBe(true);
+    expect(isReasonRequired(agentTaskV1, "PERMANENTLY_FAILED")).toBe(true);
+    expect(isReasonRequired(agentTaskV1, "COMPLETED")).toBe(false);
+    expect(isReasonRequired(agentTaskV1, "HUMAN_RESOLVED")).toBe(false);
+  });
+
+  it("shows gates only for workflows whose rules use them", () => {
+    expect(usesGates(deliveryV1)).toBe(true);
+    expect(usesGates(agentTaskV1)).toBe(false);
+  });
+});
+
+describe("summarizePatch", () => {
+  it("lists each kind of change in words", () => {
+    expect(
+      summarizePatch({
+        gates: { plan_approved: true, review_passed: false },
+        artifacts: { code_files: ["a.ts", "b.ts"], implementation_plan: "plan.md" },
+        active_agents: ["spiffe://verity.local/agent/refund-bot"],
+        budget: { currency_spent_usd: 1.5, tokens_spent: 1200 },
+        subtasks: [{ id: "lookup-order", status: "COMPLETED" }],
+      }),
+    ).toEqual([
+      "gates: plan_approved ✓, review_passed ✗",
+      "artifacts: code_files (2 files), implementation_plan",
+      "active agents: agent/refund-bot",
+      "budget: spent $1.50, 1,200 tokens",
+      "subtask lookup-order: COMPLETED",
+    ]);
+    expect(summarizePatch({})).toEqual([]);
+    expect(summarizePatch({ completed_agents: [] })).toEqual(["completed agents: none"]);
+  });
+});
+
+describe("format", () => {
+  it("shortens SPIFFE ids and describes guards", () => {
+    expect(shortIdentity("spiffe://verity.local/user/operator")).toBe("user/operator");
+    expect(shortIdentity("not-a-spiffe-id")).toBe("not-a-spiffe-id");
+    expect(describeGuard({ kind: "gates_true", gates: ["plan_approved"] })).toBe("gate plan_approved true");
+    expect(describeGuard({ kind: "mandatory_subtasks_completed" })).toBe("every mandatory subtask completed");
+  });
+});

@@ -1,0 +1,56 @@
+import type { Guard } from "@/lib/model/workflows/workflow-definition";
+
+/**
+ * Formatting shared by the console's server components. Times are shown in
+ * UTC with the zone named: operators in different places compare timestamps
+ * from the same timeline, and the server and browser may disagree on a zone.
+ */
+const dateTime = new Intl.DateTimeFormat("en-GB", {
+  year: "numeric",
+  month: "short",
+  day: "2-digit",
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+  hour12: false,
+  timeZone: "UTC",
+});
+
+export function formatDateTime(date: Date): string {
+  return `${dateTime.format(date)} UTC`;
+}
+
+const usd = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD", maximumFractionDigits: 4 });
+const integer = new Intl.NumberFormat("en-US");
+
+export function formatUsd(value: number): string {
+  return usd.format(value);
+}
+
+export function formatInteger(value: number): string {
+  return integer.format(value);
+}
+
+const spiffePrefix = /^spiffe:\/\/[^/]+\//;
+
+/** `spiffe://verity.local/agent/refund-bot` → `agent/refund-bot`: the trust domain is the same everywhere here. */
+export function shortIdentity(identity: string): string {
+  return identity.replace(spiffePrefix, "");
+}
+
+export function shortDigest(digest: string): string {
+  return digest.replace(/^sha256:/, "").slice(0, 12);
+}
+
+export function describeGuard(guard: Guard): string {
+  switch (guard.kind) {
+    case "gates_true":
+      return `gate${guard.gates.length > 1 ? "s" : ""} ${guard.gates.join(", ")} true`;
+    case "mandatory_subtasks_completed":
+      return "every mandatory subtask completed";
+  }
+}
+
+export function pluralize(count: number, one: string, many = `${one}s`): string {
+  return `${formatInteger(count)} ${count === 1 ? one : many}`;
+}

@@ -1,0 +1,60 @@
+import { z } from "zod";
+import { workflowDefinitions, workflowNames } from "@/lib/model/workflows";
+
+/**
+ * The task list's URL is its state: filters, search and cursor live in the
+ * query string, so a filtered page can be bookmarked, shared and reloaded.
+ */
+export const taskListPageSize = 25;
+
+const optionalText = (max: number) =>
+  z
+    .string()
+    .trim()
+    .max(max)
+    .optional()
+    .transform((v) => (v ? v : undefined));
+
+const first = (v: unknown) => (Array.isArray(v) ? v[0] : v);
+
+const TaskListParamsSchema = z.object({
+  status: z.preprocess(first, optionalText(64)),
+  workflow: z.preprocess(first, optionalText(64)),
+  q: z.preprocess(first, optionalText(128)),
+  cursor: z.preprocess(first, optionalText(512)),
+});
+
+export type TaskListParams = z.infer<typeof TaskListParamsSchema>;
+
+/** Unknown or malformed values are dropped rather than failing the page; a bad cursor is reported by listTasks. */
+export function parseTaskListParams(searchParams: Record<string, string | string[] | undefined>): TaskListParams {
+  const parsed = TaskListParamsSchema.safeParse(searchParams);
+  const params = parsed.success ? parsed.data : { status: undefined, workflow: undefined, q: undefined, cursor: undefined };
+  return {
+    ...params,
+    workflow: params.workflow && workflowNames.includes(params.workflow) ? params.workflow : undefined,
+  };
+}
+
+export function taskListHref(params: Partial<TaskListParams>): string {
+  const search = new URLSearchParams();
+  for (const key of ["workflow", "status", "q", "cursor"] as const) {
+    const value = params[key];
+    if (value) search.set(key, value);
+  }
+  const query = search.toString();
+  return query ? `/tasks?${query}` : "/tasks";
+}
+
+export function hasFilters(params: TaskListParams): boolean {
+  return Boolean(params.status || params.workflow || params.q);
+}
+
+/** Status options for the filter, grouped by workflow in definition order (latest version of each). */
+export function statusOptionsByWorkflow(): Array<{ workflow: string; statuses: string[] }> {
+  return workflowNames.map((name) => {
+    const statuses = new Set<string>();
+    for (const def of workflowDefinitions) if (def.name === name) for (const s of Object.keys(def.states)) statuses.add(s);
+    return { workflow: name, statuses: [...statuses] };
+  });
+}

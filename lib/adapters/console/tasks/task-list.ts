@@ -1,0 +1,24 @@
+import { getDb } from "@/lib/db/client";
+import { countTasksByStatus, listTasks, type TaskPage } from "@/lib/use-cases/tasks/tasks";
+import { isAppError } from "@/lib/core/errors";
+import { taskListPageSize, type TaskListParams } from "@/lib/adapters/console/tasks/task-list-query";
+
+export type TaskListData =
+  | { ok: true; page: TaskPage; counts: Awaited<ReturnType<typeof countTasksByStatus>>; newestToken: string }
+  | { ok: false; message: string; counts: Awaited<ReturnType<typeof countTasksByStatus>>; newestToken: string };
+
+/** The task list page's data: one page of tasks, the counts strip, and the live-refresh token. */
+export async function loadTaskList(params: TaskListParams): Promise<TaskListData> {
+  const db = getDb();
+  const [counts, newest] = await Promise.all([countTasksByStatus(db), listTasks(db, { limit: 1 })]);
+  // Same token as /api/console/tasks/latest: the newest change anywhere.
+  const newestToken = newest.items[0] ? `${newest.items[0].id}@${newest.items[0].version}` : "empty";
+  try {
+    const page = await listTasks(db, { status: params.status, workflow: params.workflow, q: params.q, cursor: params.cursor, limit: taskListPageSize });
+    return { ok: true, page, counts, newestToken };
+  } catch (error) {
+    // A hand-edited or outdated cursor is the only expected failure here; say what to do about it.
+    if (isAppError(error) && error.code === "validation_failed") return { ok: false, message: error.message, counts, newestToken };
+    throw error;
+  }
+}

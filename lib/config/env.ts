@@ -1,0 +1,205 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+
+/**
+ * pino's level names, most severe first. `info` (the default) is what changed:
+ * settled executions, delivered messages, alerts, retention runs; `debug`
+ * adds what was looked at (each background tick, each sandbox request).
+ */
+const logLevelSchema = z.preprocess(
+  (v) => (v === "" ? undefined : v),
+  z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+);
+export type LogLevel = z.infer<typeof logLevelSchema>;
+
+/**
+ * The only reader of process.env. Every value is validated once, at first
+ * use, so a wrong setting fails loudly at boot instead of deep in a request.
+ * The defaults make the embedded mode (PGlite in `.data/`) work with no
+ * configuration at all.
+ */
+const envSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "DATABASE_URL must be a postgresql:// URL; leave it unset for the embedded database")
+    .optional(),
+  VERITY_DATA_DIR: z.string().min(1).default(".data"),
+  VERITY_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  VERITY_MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(65_536),
+  NEXTAUTH_SECRET: z.string().min(32, "NEXTAUTH_SECRET must be at least 32 characters").optional(),
+  NEXTAUTH_URL: z.url().optional(),
+  PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+  /** The external systems' base URL (the sandbox provider by default; `npm start` runs it on SANDBOX_PORT). */
+  VERITY_SANDBOX_URL: z.url().optional(),
+  SANDBOX_PORT: z.coerce.number().int().min(1).max(65535).default(4010),
+  /** Irreversible actions at or above this amount need two different operators' approval. */
+  VERITY_FOUR_EYES_THRESHOLD_CENTS: z.coerce.number().int().min(0).default(50_000),
+  /** How often the server reconciles unknown outcomes and delivers the outbox; 0 turns the loop off. */
+  VERITY_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(5_000),
+  /** A SENT execution older than this is treated as an unknown outcome (its worker is presumed dead). */
+  VERITY_SENT_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
+  /** How often the server's invariant monitor makes a pass (lib/use-cases/monitor/invariant-monitor.ts); 0 turns it off. */
+  VERITY_MONITOR_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
+  /** Rows each monitor check reads per pass (keyset batches): bounded work however large the tables grow. */
+  VERITY_MONITOR_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
+  /** Overrides every connector's idempotency window (lib/connectors/effects.ts), e.g. a short one for tests. */
+  VERITY_IDEMPOTENCY_WINDOW_MS: z.coerce.number().int().min(1).optional(),
+  /**
+   * Audit retention (lib/use-cases/audit/audit-retention.ts): the background loop
+   * deletes audit entries older than this many days, except under a legal
+   * hold. Unset (the default): keep every entry forever.
+   */
+  VERITY_AUDIT_RETENTION_DAYS: z.preprocess((v) => (v === "" ? undefined : v), z.coerce.number().int().min(1).max(36_500).optional()),
+  /** How often that retention runs at most (per server process); at least a minute. */
+  VERITY_AUDIT_RETENTION_INTERVAL_MS: z.coerce.number().int().min(60_000).default(3_600_000),
+  /** Where the outbox dispatcher delivers announcements (at least once, Idempotency-Key = message id); unset keeps them pending. */
+  VERITY_OUTBOX_WEBHOOK_URL: z.url().optional(),
+  /** Shared secret of the sandbox's signed webhooks; generated into the data folder when unset. */
+  VERITY_SANDBOX_WEBHOOK_SECRET: z.string().min(16).optional(),
+  /** "false" when the sandbox runs elsewhere (then VERITY_SANDBOX_URL points at it). */
+  VERITY_START_SANDBOX: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
+  /** Seed demo users, the demo agent token and demo tasks into an empty database. */
+  VERITY_DEMO_DATA: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
+  /** With demo data, on the database's first start: real demo refund agent runs (faults included) once the console is up. */
+  VERITY_DEMO_AGENT_RUNS: z.enum(["0", "1", "true", "false"]).default("true").transform((v) => v === "1" || v === "true"),
+  /**
+   * Checkpoint signing keys, `id=secret` separated by commas, newest first:
+   * the first signs new checkpoints unless VERITY_CHECKPOINT_ACTIVE_KEY names
+   * another; the rest still verify the checkpoints they signed. Unset: one
+   * key (`local-1`) generated into the data folder.
+   */
+  VERITY_CHECKPOINT_KEYS: z
+    .string()
+    .regex(
+      /^\s*[A-Za-z0-9][A-Za-z0-9._-]{0,63}=[^,\s]{32,}\s*(,\s*[A-Za-z0-9][A-Za-z0-9._-]{0,63}=[^,\s]{32,}\s*)*$/,
+      "VERITY_CHECKPOINT_KEYS must be id=secret pairs separated by commas; ids of letters, digits, . _ -; secrets of at least 32 characters",
+    )
+    .optional(),
+  VERITY_CHECKPOINT_ACTIVE_KEY: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/).optional(),
+  /**
+   * Browser tests only (playwright.config.ts): when seeding a fresh demo
+   * database, also create task `e2e-long-history` with this many events,
+   * each a real transition (programs/demo/long-history.ts). 0, the default, never
+   * creates it.
+   */
+  VERITY_E2E_LONG_HISTORY: z.coerce.number().int().min(0).max(200_000).default(0),
+  /** Lowest level logged (lib/config/log.ts). */
+  VERITY_LOG_LEVEL: logLevelSchema,
+});
+
+export type Env = z.infer<typeof envSchema> & {
+  /** Base URL of the payment provider and CRM connectors. */
+  sandboxUrl: string;
+  /** Absolute data folder: the embedded database and generated local secrets live here. */
+  dataDir: string;
+  /** Absolute folder of the embedded PGlite database (unused with DATABASE_URL). */
+  pgliteDir: string;
+  database: { kind: "pglite"; dir: string } | { kind: "postgres"; url: string };
+};
+
+/** Validates variables exactly as getEnv does, without reading process.env or caching: tests and configuration checks. */
+export function parseEnvValues(source: Record<string, string | undefined>) {
+  return envSchema.safeParse(source);
+}
+
+let cached: Env | undefined;
+
+/**
+ * VERITY_LOG_LEVEL alone, validated by the same rule as getEnv's: the logger
+ * (lib/config/log.ts) is loaded by programs that never read the rest of the
+ * configuration (`npm run sandbox`), and must not fail because of it.
+ */
+export function getLogLevel(): LogLevel {
+  const parsed = logLevelSchema.safeParse(process.env.VERITY_LOG_LEVEL);
+  if (!parsed.success) throw new Error(`Invalid configuration:\n  VERITY_LOG_LEVEL: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+  return parsed.data;
+}
+
+export function getEnv(): Env {
+  if (cached) return cached;
+  const parsed = envSchema.safeParse(process.env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  const dataDir = path.resolve(parsed.data.VERITY_DATA_DIR);
+  const pgliteDir = path.join(dataDir, "pglite");
+  cached = {
+    ...parsed.data,
+    sandboxUrl: parsed.data.VERITY_SANDBOX_URL ?? `http://127.0.0.1:${parsed.data.SANDBOX_PORT}`,
+    dataDir,
+    pgliteDir,
+    database: parsed.data.DATABASE_URL
+      ? { kind: "postgres", url: parsed.data.DATABASE_URL }
+      : { kind: "pglite", dir: pgliteDir },
+  };
+  return cached;
+}
+
+/**
+ * The session-signing secret. When none is configured, one is generated on
+ * first use and kept in the data folder (never in the repo), so a fresh clone
+ * needs no env file and sessions survive a restart.
+ */
+export function getAuthSecret(): string {
+  return getEnv().NEXTAUTH_SECRET ?? localSecret("auth-secret");
+}
+
+/** The secret the sandbox signs its webhooks with (same rule as the session secret). */
+export function getSandboxWebhookSecret(): string {
+  return getEnv().VERITY_SANDBOX_WEBHOOK_SECRET ?? localSecret("sandbox-webhook-secret");
+}
+
+/** The id of the checkpoint key generated into the data folder when none is configured. */
+export const LOCAL_CHECKPOINT_KEY_ID = "local-1";
+
+let checkpointKeys: { activeKeyId: string; keys: Readonly<Record<string, string>> } | undefined;
+
+/**
+ * The checkpoint signing keyring (lib/model/checkpoints/checkpoint-keys.ts). A
+ * configured active key that is not in the ring fails here, at first use,
+ * rather than as an unverifiable checkpoint later.
+ */
+export function getCheckpointKeys(): { activeKeyId: string; keys: Readonly<Record<string, string>> } {
+  if (checkpointKeys) return checkpointKeys;
+  const env = getEnv();
+  if (!env.VERITY_CHECKPOINT_KEYS) {
+    if (env.VERITY_CHECKPOINT_ACTIVE_KEY && env.VERITY_CHECKPOINT_ACTIVE_KEY !== LOCAL_CHECKPOINT_KEY_ID) {
+      throw new Error(`Invalid configuration:\n  VERITY_CHECKPOINT_ACTIVE_KEY: "${env.VERITY_CHECKPOINT_ACTIVE_KEY}" is not in VERITY_CHECKPOINT_KEYS (unset)`);
+    }
+    checkpointKeys = { activeKeyId: LOCAL_CHECKPOINT_KEY_ID, keys: { [LOCAL_CHECKPOINT_KEY_ID]: localSecret("checkpoint-key") } };
+    return checkpointKeys;
+  }
+  const keys: Record<string, string> = {};
+  const order: string[] = [];
+  for (const pair of env.VERITY_CHECKPOINT_KEYS.split(",")) {
+    const [id, secret] = pair.trim().split(/=(.*)/s) as [string, string];
+    if (Object.hasOwn(keys, id)) throw new Error(`Invalid configuration:\n  VERITY_CHECKPOINT_KEYS: key id "${id}" appears twice`);
+    keys[id] = secret;
+    order.push(id);
+  }
+  const activeKeyId = env.VERITY_CHECKPOINT_ACTIVE_KEY ?? order[0]!;
+  if (!Object.hasOwn(keys, activeKeyId)) {
+    throw new Error(`Invalid configuration:\n  VERITY_CHECKPOINT_ACTIVE_KEY: "${activeKeyId}" is not in VERITY_CHECKPOINT_KEYS (${order.join(", ")})`);
+  }
+  checkpointKeys = { activeKeyId, keys };
+  return checkpointKeys;
+}
+
+function localSecret(name: string): string {
+  const env = getEnv();
+  const file = path.join(env.dataDir, name);
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  mkdirSync(env.dataDir, { recursive: true });
+  const secret = randomBytes(32).toString("base64url");
+  // "wx" fails if another process created it first; then read theirs.
+  try {
+    writeFileSync(file, secret, { mode: 0o600, flag: "wx" });
+    return secret;
+  } catch {
+    return readFileSync(file, "utf8").trim();
+  }
+}

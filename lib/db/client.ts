@@ -1,0 +1,131 @@
+import { createHash } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { PGlite } from "@electric-sql/pglite";
+import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { type Prisma, PrismaClient } from "@/lib/generated/prisma/client";
+import { getEnv, type Env } from "@/lib/config/env";
+import { childLogger } from "@/lib/config/log";
+
+export type Db = PrismaClient;
+/** A Prisma transaction client: helpers that may join a transaction take one. */
+export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
+
+export type DatabaseTarget = Env["database"];
+
+/**
+ * Every client is built here. Interactive transactions get generous limits:
+ * Prisma's 5 s default aborted correct transactions on a loaded 2-core
+ * machine (seen in the chaos test), and correctness never depends on the
+ * timeout — the version checks and row locks in PostgreSQL do.
+ */
+export function newPrismaClient(adapter: PrismaPg | PrismaPGlite): PrismaClient {
+  return new PrismaClient({ adapter, transactionOptions: { maxWait: 15_000, timeout: 60_000 } });
+}
+
+export interface DatabaseHandle {
+  db: PrismaClient;
+  /** The driver adapter factory, for the migration engine. */
+  adapterFactory: PrismaPg | PrismaPGlite;
+  close(): Promise<void>;
+}
+
+/**
+ * The one place a PrismaClient is built. The app uses the singleton below;
+ * scripts and tests that need their own connection (a second process, a
+ * throwaway database) call this directly.
+ */
+export function openDatabase(target: DatabaseTarget, options: { poolSize?: number } = {}): DatabaseHandle {
+  if (target.kind === "postgres") {
+    // The pool is ours, not the adapter's, so that the hot path can reach it (directQuery below).
+    const pool = new pg.Pool({ connectionString: target.url, max: options.poolSize ?? 10 });
+    // An idle connection the server closed (a restart, pg_terminate_backend) is
+    // dropped by the pool and replaced on demand; without a listener, node
+    // would treat the event as an uncaught error and stop the process.
+    // The error carries its pg client (sockets, statements): log what it says, not what it holds.
+    pool.on("error", (error) => childLogger("db").warn({ code: (error as { code?: string }).code, reason: error.message }, "an idle database connection failed and was dropped"));
+    const adapterFactory = new PrismaPg(pool);
+    const db = newPrismaClient(adapterFactory);
+    directPools.set(db, pool);
+    return {
+      db,
+      adapterFactory,
+      close: async () => {
+        await db.$disconnect();
+        await pool.end();
+      },
+    };
+  }
+  // PGlite does not create the parent of its data folder ("memory://" is an in-memory database).
+  if (!target.dir.startsWith("memory://")) mkdirSync(target.dir, { recursive: true });
+  const pglite = new PGlite(target.dir);
+  const adapterFactory = new PrismaPGlite(pglite);
+  const db = newPrismaClient(adapterFactory);
+  return {
+    db,
+    adapterFactory,
+    close: async () => {
+      await db.$disconnect();
+      await pglite.close();
+    },
+  };
+}
+
+/** The node-postgres pool behind each PostgreSQL client (never a PGlite one). */
+const directPools = new WeakMap<PrismaClient, pg.Pool>();
+
+/**
+ * Runs one statement straight on the node-postgres pool behind `db`, without
+ * Prisma's query layer: for the two statements of the transition hot path,
+ * where that layer cost about 0.3 ms of client CPU each, a third of a
+ * transition (docs/benchmarks.md). The statement is the same `Prisma.sql`
+ * either way. Only a top-level PostgreSQL client takes the direct path: a
+ * transaction client must stay on its own connection, and PGlite has one
+ * connection that a Prisma transaction may be holding, so both go through
+ * Prisma. Rows come back as node-postgres parses them by default (jsonb as
+ * objects, timestamptz as Date, int4 as number), as Prisma's raw queries do.
+ */
+export async function directQuery<T>(db: Db | Tx, statement: Prisma.Sql, options: { prepare?: string } = {}): Promise<T[]> {
+  const pool = directPools.get(db as PrismaClient);
+  if (!pool) return (db as Db).$queryRaw<T[]>(statement);
+  const text = statement.text;
+  const name = options.prepare ? preparedName(options.prepare, text) : undefined;
+  const result = await pool.query({ name, text, values: statement.values as unknown[] });
+  return result.rows as T[];
+}
+
+const preparedNames = new Map<string, string>();
+
+/**
+ * A named prepared statement per distinct text: each connection parses and
+ * plans it once instead of on every call. The name covers the text, so two
+ * shapes of one statement never share a plan. (Behind a pooler in
+ * transaction mode, e.g. PgBouncer before 1.21, named statements do not
+ * survive; run without it or with its prepared-statement support.)
+ */
+function preparedName(label: string, text: string): string {
+  let name = preparedNames.get(text);
+  if (!name) {
+    name = `verity_${label}_${createHash("sha256").update(text).digest("hex").slice(0, 16)}`;
+    preparedNames.set(text, name);
+  }
+  return name;
+}
+
+const globalForDb = globalThis as unknown as { verityDb?: DatabaseHandle };
+
+/** The process-wide client, built from the validated config on first use. */
+export function getDb(): PrismaClient {
+  if (!globalForDb.verityDb) {
+    const env = getEnv();
+    const handle = openDatabase(env.database, { poolSize: env.VERITY_DB_POOL_SIZE });
+    globalForDb.verityDb = handle;
+    // A PGlite instance whose open failed stays failed: forget it so the next
+    // request tries again instead of failing forever.
+    handle.db.$connect().catch(() => {
+      if (globalForDb.verityDb === handle) globalForDb.verityDb = undefined;
+    });
+  }
+  return globalForDb.verityDb.db;
+}

@@ -1,0 +1,200 @@
+import { getDb, type Db } from "@/lib/db/client";
+import { getEnv } from "@/lib/config/env";
+import { isAppError } from "@/lib/core/errors";
+import { childLogger, lineLogger, type Logger } from "@/lib/config/log";
+import { getConnectors, type ConnectorDeps } from "@/lib/connectors/effects";
+import { createWebhookDeliverer, dispatchOutbox, type Deliver } from "@/lib/stores/messaging";
+import { reconcileDue, verifySettled } from "@/lib/use-cases/reconciliation/reconciler";
+import { runMonitorPass } from "@/lib/use-cases/monitor/invariant-monitor";
+import { scheduledRetention, type RetentionSchedule } from "@/lib/use-cases/audit/audit-retention";
+
+/**
+ * The server's background work, one tick at a time: reconcile what is due,
+ * deliver the outbox, and now and then verify settled executions against the
+ * provider. A tick starts `intervalMs` after the previous one ended, so ticks
+ * never overlap, however slow a provider is. Every step is safe to run in
+ * several processes at once (CAS for corrections, SKIP LOCKED claims for the
+ * outbox), so running one loop per server instance needs no coordination.
+ *
+ * It logs what changed at info (executions settled or corrected, messages
+ * delivered, retention runs), alerts it raised at warn and failures at
+ * error; what each tick looked at only at debug. An idle server, whose
+ * verifier asks the provider about every recently settled execution each
+ * minute, prints nothing.
+ */
+
+export interface BackgroundLoopOptions {
+  /** Outbox delivery; without one, messages wait in the outbox for a subscriber. */
+  deliver?: Deliver;
+  /** verifySettled asks the provider about every recently settled execution: every this many ticks (default 12). */
+  verifyEvery?: number;
+  lookupTimeoutMs?: number;
+  /** Where the loop logs; childLogger("background") when omitted. */
+  logger?: Logger;
+  /** Instead of `logger`: the same records as plain lines, only those at or above VERITY_LOG_LEVEL (tests collect them). */
+  log?: (line: string) => void;
+  /** The invariant monitor's pass (lib/use-cases/monitor/invariant-monitor.ts) at most this often; absent or 0: never. */
+  monitorIntervalMs?: number;
+  /** Audit retention (VERITY_AUDIT_RETENTION_DAYS); without one, audit entries are kept forever. */
+  retention?: RetentionSchedule;
+}
+
+export interface TickReport {
+  reconciled: number;
+  conflicts: number;
+  alertsRaised: number;
+  delivered: number;
+  errors: number;
+  /** Violations the invariant monitor saw in this tick's pass (0 when no pass was due). */
+  monitorViolations?: number;
+}
+
+export interface BackgroundLoop {
+  /** Runs a tick now (or waits for the one in progress): tests and scripts. */
+  runOnce(): Promise<TickReport>;
+  /** No tick starts after this; resolves when the one in progress has finished. */
+  stop(): Promise<void>;
+}
+
+export function startBackgroundLoop(db: Db, deps: ConnectorDeps, intervalMs: number, options: BackgroundLoopOptions = {}): BackgroundLoop {
+  const log = options.logger ?? (options.log ? lineLogger(options.log) : childLogger("background"));
+  const verifyEvery = Math.max(1, options.verifyEvery ?? 12);
+  let ticks = 0;
+  let lastMonitorAt = 0;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let inFlight: Promise<TickReport> | null = null;
+  const retain = options.retention ? scheduledRetention(options.retention) : null;
+
+  async function step<T>(name: string, report: TickReport, run: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await run();
+    } catch (error) {
+      report.errors++;
+      // An AppError is an expected refusal (its code says it all); anything else keeps its stack.
+      if (isAppError(error)) log.error({ code: error.code }, `${name} failed: ${error.code}: ${error.message}`);
+      else log.error({ err: error }, `${name} failed`);
+      return undefined;
+    }
+  }
+
+  async function tick(): Promise<TickReport> {
+    const verify = ticks++ % verifyEvery === 0;
+    const report: TickReport = { reconciled: 0, conflicts: 0, alertsRaised: 0, delivered: 0, errors: 0 };
+    // What this tick looked at, for the one debug line at its end.
+    const looked: Record<string, number> = {};
+    const reconciled = await step("reconcile", report, () => reconcileDue(db, deps, { lookupTimeoutMs: options.lookupTimeoutMs }));
+    if (reconciled) {
+      looked.reconcile_examined = reconciled.examined;
+      looked.reconcile_not_due = reconciled.counts.not_due;
+      report.reconciled = reconciled.examined - reconciled.conflicts - reconciled.errors.length - reconciled.counts.not_due;
+      report.conflicts = reconciled.conflicts;
+      report.errors += reconciled.errors.length;
+      for (const e of reconciled.errors) log.warn({ execution: e.executionId, code: e.code }, `reconciling failed: ${e.message}`);
+      const { not_due: _, ...counts } = reconciled.counts;
+      if (report.reconciled > 0) {
+        const settled = reconciled.results.filter((r) => r.action !== "not_due").map((r) => r.executionId);
+        log.info(
+          { executions: settled },
+          `reconciled ${report.reconciled} execution(s): ${Object.entries(counts).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(", ")}`,
+        );
+      }
+    }
+    if (verify) {
+      const verified = await step("verify", report, () => verifySettled(db, deps, { lookupTimeoutMs: options.lookupTimeoutMs }));
+      if (verified) {
+        looked.verify_checked = verified.checked;
+        looked.verify_unknown = verified.unknown;
+        looked.verify_tasks = verified.tasksChecked;
+        report.alertsRaised = verified.raised.length;
+        for (const c of verified.corrected) log.info({ execution: c.executionId, task: c.taskId }, "corrected a recorded failure to RECONCILED_SUCCEEDED: the provider holds its effect");
+        for (const a of verified.raised) log.warn({ alert: a.alertId, task: a.taskId, execution: a.executionId ?? undefined }, `divergence ${a.kind} raised`);
+      }
+    }
+    const monitorEvery = options.monitorIntervalMs ?? 0;
+    if (monitorEvery > 0 && Date.now() - lastMonitorAt >= monitorEvery) {
+      lastMonitorAt = Date.now();
+      const pass = await step("monitor", report, () => runMonitorPass(db));
+      if (pass) {
+        looked.monitor_examined = Object.values(pass.checks).reduce((n, c) => n + (c?.examined ?? 0), 0);
+        looked.monitor_violations = pass.violations;
+        report.monitorViolations = pass.violations;
+        const raised = pass.alerts.filter((a) => a.created);
+        report.alertsRaised += raised.length;
+        for (const a of raised) log.warn({ alert: a.id, task: a.taskId || undefined }, `monitor raised ${a.kind}`);
+        if (pass.run?.error) log.error(`a monitor check failed: ${pass.run.error}`);
+      }
+    }
+    const deliver = options.deliver;
+    if (deliver) {
+      const dispatched = await step("outbox", report, () => dispatchOutbox(db, deliver));
+      if (dispatched) {
+        looked.outbox_claimed = dispatched.claimed;
+        report.delivered = dispatched.delivered;
+        if (dispatched.delivered > 0) log.info(`delivered ${dispatched.delivered} outbox message(s)`);
+        if (dispatched.failed > 0) log.warn(`${dispatched.failed} outbox message(s) not delivered, retried later: ${dispatched.errors[0]?.error ?? ""}`);
+      }
+    }
+    if (retain) {
+      // Last: a large cut is a long transaction, and the steps above are the urgent ones.
+      const retained = await step("audit retention", report, () => retain(db));
+      if (retained?.entry) {
+        const deleted = retained.cuts.reduce((n, c) => n + c.deleted, 0);
+        log.info(
+          `audit retention (${options.retention?.olderThanDays} days) deleted ${deleted} entries from ${retained.cuts.length} stream(s)${retained.heldStreams.length ? `; ${retained.heldStreams.length} held` : ""}`,
+        );
+      }
+    }
+    log.debug({ ...looked, errors: report.errors }, "tick");
+    return report;
+  }
+
+  function runOnce(): Promise<TickReport> {
+    inFlight ??= tick().finally(() => {
+      inFlight = null;
+    });
+    return inFlight;
+  }
+
+  function schedule(): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      void runOnce().finally(schedule);
+    }, intervalMs);
+    // The loop never keeps a process alive on its own (a script, a test).
+    timer.unref();
+  }
+
+  schedule();
+  return {
+    runOnce,
+    stop: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await inFlight?.catch(() => undefined);
+    },
+  };
+}
+
+const globalForLoop = globalThis as unknown as { verityBackgroundLoop?: BackgroundLoop };
+
+/**
+ * The server process's loop (instrumentation.ts), once per process even if
+ * the hook runs again (a dev server reloading). Off when
+ * VERITY_RECONCILE_INTERVAL_MS is 0.
+ */
+export function startServerBackgroundLoop(): BackgroundLoop | null {
+  const env = getEnv();
+  if (env.VERITY_RECONCILE_INTERVAL_MS <= 0) return null;
+  if (globalForLoop.verityBackgroundLoop) return globalForLoop.verityBackgroundLoop;
+  const url = env.VERITY_OUTBOX_WEBHOOK_URL;
+  const retention = env.VERITY_AUDIT_RETENTION_DAYS ? { olderThanDays: env.VERITY_AUDIT_RETENTION_DAYS, everyMs: env.VERITY_AUDIT_RETENTION_INTERVAL_MS } : undefined;
+  const loop = startBackgroundLoop(getDb(), getConnectors(), env.VERITY_RECONCILE_INTERVAL_MS, {
+    deliver: url ? createWebhookDeliverer(url) : undefined,
+    retention,
+    monitorIntervalMs: env.VERITY_MONITOR_INTERVAL_MS,
+  });
+  globalForLoop.verityBackgroundLoop = loop;
+  childLogger("background").info(`background loop every ${env.VERITY_RECONCILE_INTERVAL_MS} ms (reconcile, verify, outbox${url ? "" : ": no subscriber configured, messages wait"}${env.VERITY_MONITOR_INTERVAL_MS > 0 ? `; invariant monitor every ${env.VERITY_MONITOR_INTERVAL_MS} ms` : ""})`);
+  return loop;
+}

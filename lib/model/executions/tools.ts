@@ -1,0 +1,53 @@
+import { z } from "zod";
+
+/**
+ * The external tools Verity knows, as data. Whether a tool is irreversible
+ * is the server's fact, not something a caller declares: an agent cannot
+ * talk its way around the unknown-outcome rule by calling a refund
+ * "reversible".
+ */
+export const RefundRequestSchema = z.strictObject({
+  amount_cents: z.number().int().min(1).max(100_000_000),
+  currency: z.string().regex(/^[a-z]{3}$/, "must be a lower-case ISO 4217 code, e.g. usd"),
+  charge_id: z.string().min(1).max(128),
+  customer_id: z.string().min(1).max(128),
+});
+export type RefundRequest = z.infer<typeof RefundRequestSchema>;
+
+export const CrmNoteRequestSchema = z.strictObject({
+  customer_id: z.string().min(1).max(128),
+  text: z.string().min(1).max(2000),
+});
+export type CrmNoteRequest = z.infer<typeof CrmNoteRequestSchema>;
+
+/**
+ * `topic`: the instruction-ledger topic that governs the tool
+ * (lib/stores/instructions.ts). An irreversible call is held to the task's
+ * current authorized instruction on it: a "forbid" there, or a call relying
+ * on an instruction that is no longer current, is frozen for review.
+ *
+ * `maxAttempts`: how many attempts (all under the call's one idempotency
+ * key) an agent makes of a call whose effect the provider confirms never
+ * happened, before a person decides (execution-rules.ts retryAdviceOf).
+ * Two, so a lone refusal is retried once and a refusal that persists is
+ * seen by someone rather than retried forever.
+ */
+export const tools = {
+  "payments.refund": { irreversible: true, request: RefundRequestSchema, description: "Refund a charge (money leaves: irreversible)", topic: "refund", maxAttempts: 2 },
+  "crm.add_note": { irreversible: false, request: CrmNoteRequestSchema, description: "Add a note to a customer in the CRM", topic: "customer_note", maxAttempts: 2 },
+} as const;
+
+export type ToolName = keyof typeof tools;
+export const toolNames = Object.keys(tools) as [ToolName, ...ToolName[]];
+export const ToolNameSchema = z.enum(toolNames);
+
+/** The instruction topic that governs `tool`. */
+export function instructionTopicOf(tool: ToolName): string {
+  return tools[tool].topic;
+}
+
+/** The tool's attempt limit; 1 for a tool this server does not know (no retry is advised for it). */
+export function maxAttemptsOf(tool: string): number {
+  const known = ToolNameSchema.safeParse(tool);
+  return known.success ? tools[known.data].maxAttempts : 1;
+}

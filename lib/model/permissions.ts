@@ -1,0 +1,85 @@
+import type { Role } from "@/lib/generated/prisma/enums";
+import type { Actor } from "@/lib/model/actor";
+import { AppError } from "@/lib/core/errors";
+
+export type { Role };
+
+/**
+ * Who may do what, as data. Every page, server action and API route asks
+ * `requirePermission` on the server; the UI only hides what it cannot do.
+ */
+export type Permission =
+  | "tasks:read"
+  | "tasks:create"
+  | "tasks:transition"
+  | "workflows:read"
+  | "checkpoints:read"
+  | "checkpoints:create"
+  | "checkpoints:restore"
+  | "audit:read"
+  | "audit:export"
+  /** Apply retention and place or release legal holds on the audit log. */
+  | "audit:retention"
+  | "alerts:read"
+  /** Reconcile, escalate or acknowledge an alert (each a CAS on the alert). */
+  | "alerts:act"
+  | "instructions:read"
+  | "instructions:write";
+
+export const permissionsByRole: Record<Role, readonly Permission[]> = {
+  operator: ["tasks:read", "tasks:transition", "workflows:read", "checkpoints:read", "alerts:read", "alerts:act", "instructions:read", "instructions:write"],
+  // Auditors read everything and change nothing.
+  // audit:read is the log and its verification; audit:export takes a copy out of the system.
+  auditor: ["tasks:read", "workflows:read", "checkpoints:read", "audit:read", "audit:export", "alerts:read", "instructions:read"],
+  // Restoring a checkpoint rewrites a task's state (a rewind, a new version): engineers only.
+  engineer: ["tasks:read", "workflows:read", "checkpoints:read", "checkpoints:create", "checkpoints:restore", "audit:read", "alerts:read", "alerts:act", "instructions:read"],
+  admin: [
+    "tasks:read",
+    "tasks:create",
+    "tasks:transition",
+    "workflows:read",
+    "checkpoints:read",
+    "checkpoints:create",
+    "audit:read",
+    "audit:export",
+    "audit:retention",
+    "alerts:read",
+    "alerts:act",
+    "instructions:read",
+    "instructions:write",
+  ],
+  // Agents relay what they were told (source agent_memory or user); only people's instructions are authorized.
+  agent: ["tasks:read", "tasks:create", "tasks:transition", "workflows:read", "checkpoints:read", "checkpoints:create", "instructions:read", "instructions:write"],
+};
+
+export const humanRoles = ["operator", "auditor", "engineer", "admin"] as const satisfies readonly Role[];
+
+export interface Principal {
+  kind: "user" | "agent";
+  id: string;
+  /** SPIFFE ID: what the audit trail records as the actor. */
+  identity: string;
+  role: Role;
+  displayName: string;
+}
+
+export function can(principal: Pick<Principal, "role"> | null | undefined, permission: Permission): boolean {
+  return !!principal && permissionsByRole[principal.role].includes(permission);
+}
+
+export function requirePermission(principal: Principal | null | undefined, permission: Permission): Principal {
+  if (!principal) throw new AppError("unauthenticated", "Sign in or present a bearer token.");
+  if (!can(principal, permission)) {
+    throw new AppError("forbidden", `The ${principal.role} role does not have the ${permission} permission.`, { permission });
+  }
+  return principal;
+}
+
+export function userIdentity(username: string): string {
+  return `spiffe://verity.local/user/${username}`;
+}
+
+/** The engine's view of who acts: people take `user` edges, agents `agent` edges. */
+export function actorOf(principal: Principal): Actor {
+  return { identity: principal.identity, kind: principal.kind === "agent" ? "agent" : "user" };
+}

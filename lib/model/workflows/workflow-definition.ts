@@ -1,0 +1,90 @@
+import { digestOf } from "@/lib/core/canonical-json";
+import type { GateName } from "@/lib/model/tasks/task-state";
+
+/**
+ * Workflow definitions are data: states, transitions, guards and named
+ * rejections. The engine interprets them; the sha256 of their canonical JSON
+ * (the spec's `workflow_digest`) is pinned on every task, so a task always
+ * runs under the exact definition it was created with.
+ */
+export type ActorKind = "agent" | "user" | "system";
+
+export type Guard =
+  /** Every listed gate must be true once the transition's patch is applied: a gate may be set and its stage left in one CAS. */
+  | { kind: "gates_true"; gates: GateName[] }
+  /** Every mandatory subtask must be COMPLETED. */
+  | { kind: "mandatory_subtasks_completed" };
+
+export interface StateDefinition {
+  description: string;
+  terminal?: boolean;
+  /** A terminal state that means the work succeeded (completion invariants apply). */
+  success?: boolean;
+  /** Gates that must be true while the task is in this state. */
+  requiresGates?: GateName[];
+}
+
+export interface TransitionDefinition {
+  from: string;
+  to: string;
+  /** Who may take this edge: agents over the API, people in the console, or Verity itself. */
+  by: ActorKind[];
+  guards?: Guard[];
+  description: string;
+}
+
+/** An invalid edge worth naming: the invariant it would break, in words. */
+export interface NamedRejection {
+  from: string;
+  to: string;
+  invariant: string;
+  message: string;
+}
+
+export interface WorkflowDefinitionData {
+  name: string;
+  version: number;
+  title: string;
+  description: string;
+  initial: string;
+  states: Record<string, StateDefinition>;
+  transitions: TransitionDefinition[];
+  /** Edges into a terminal state from every non-terminal state (e.g. cancel), expanded on load. */
+  fromAnyNonTerminal?: Array<Omit<TransitionDefinition, "from">>;
+  rejections: NamedRejection[];
+}
+
+export interface WorkflowDefinition extends WorkflowDefinitionData {
+  digest: string;
+  /** All edges, `fromAnyNonTerminal` expanded. */
+  edges: TransitionDefinition[];
+}
+
+export function defineWorkflow(data: WorkflowDefinitionData): WorkflowDefinition {
+  const stateNames = Object.keys(data.states);
+  const known = (s: string) => stateNames.includes(s);
+  const edges = [
+    ...data.transitions,
+    ...(data.fromAnyNonTerminal ?? []).flatMap((t) =>
+      stateNames.filter((s) => !data.states[s]?.terminal && s !== t.to).map((from) => ({ ...t, from })),
+    ),
+  ];
+  // A definition with a dangling state name is a programming error: fail at load.
+  for (const e of [...edges, ...data.rejections]) {
+    if (!known(e.from) || !known(e.to)) throw new Error(`workflow ${data.name}: unknown state in ${e.from} -> ${e.to}`);
+  }
+  if (!known(data.initial)) throw new Error(`workflow ${data.name}: unknown initial state ${data.initial}`);
+  return { ...data, digest: digestOf(data), edges };
+}
+
+export function isTerminal(def: WorkflowDefinition, status: string): boolean {
+  return def.states[status]?.terminal === true;
+}
+
+export function edgesFrom(def: WorkflowDefinition, status: string): TransitionDefinition[] {
+  return def.edges.filter((e) => e.from === status);
+}
+
+export function findEdge(def: WorkflowDefinition, from: string, to: string): TransitionDefinition | undefined {
+  return def.edges.find((e) => e.from === from && e.to === to);
+}

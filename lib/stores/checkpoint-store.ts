@@ -1,0 +1,106 @@
+import { Prisma } from "@/lib/generated/prisma/client";
+import type { Tx } from "@/lib/db/client";
+import { AppError } from "@/lib/core/errors";
+import { newId } from "@/lib/core/ids";
+import type { Actor } from "@/lib/model/actor";
+import { checkpointCreatedAuditEntry } from "@/lib/model/audit/audit-events";
+import { appendAuditEntry } from "@/lib/stores/audit-log";
+import { configuredKeyring, type CheckpointKeyring } from "@/lib/model/checkpoints/checkpoint-keys";
+import { CheckpointRefusedError, sealCheckpoint, type SealedCheckpoint, type StoredCheckpoint } from "@/lib/model/checkpoints/checkpoint-integrity";
+import { currentPolicyVersion } from "@/lib/model/checkpoints/checkpoint-policy";
+import type { CheckpointTrigger } from "@/lib/model/checkpoints/checkpoint-schema";
+import { succeededStatuses } from "@/lib/model/executions/execution-rules";
+import type { TaskState } from "@/lib/model/tasks/task-state";
+
+/**
+ * The writer of `checkpoints` rows: sealing and storing one checkpoint in
+ * the caller's transaction. Transitions and intents call it at their
+ * boundaries; the checkpoint use cases (create, restore, resume, ship) in
+ * lib/use-cases/checkpoints/checkpoints.ts call it too. It reads tasks and leases but
+ * knows no task use case, so the task CAS can take a checkpoint without an
+ * import cycle.
+ */
+
+export interface CheckpointOptions {
+  /** Signing keys; the configured keyring (lib/config/env.ts) when absent. Tests rotate keys through this. */
+  keyring?: CheckpointKeyring;
+}
+
+export interface TakeCheckpointInput {
+  task: { id: string; workflowDigest: string; intentId: string; createdBy: string };
+  /** The committed state; validated again before it is captured. */
+  state: TaskState;
+  trigger: CheckpointTrigger;
+  actor: Actor;
+  createdAt?: Date;
+  checkpointId?: string;
+}
+
+/**
+ * Takes a checkpoint in the caller's transaction: the automatic ones commit
+ * with the transition (or the intent) that reached the boundary, or not at
+ * all. Everything besides the state is read here, in one statement, from
+ * the same transaction. Refuses (422 checkpoint_of_valid_state) a state that
+ * is not valid TaskState of its workflow.
+ */
+export async function takeCheckpointInTransaction(tx: Tx, input: TakeCheckpointInput, options: CheckpointOptions = {}): Promise<StoredCheckpoint> {
+  const context = await readCheckpointContext(tx, input.task.id);
+  let sealed: SealedCheckpoint;
+  try {
+    sealed = sealCheckpoint(
+      {
+        checkpointId: input.checkpointId ?? newId("ckpt"),
+        trigger: input.trigger,
+        createdAt: input.createdAt ?? new Date(),
+        createdBy: input.actor.identity,
+        task: input.task,
+        state: input.state,
+        inputDigest: context.inputDigest,
+        lease: context.lease,
+        undeliveredMessageIds: context.undelivered,
+        receiptIds: context.receipts,
+        lastMessageId: context.lastMessageId,
+        policyVersion: currentPolicyVersion(),
+      },
+      keyringOf(options),
+    );
+  } catch (error) {
+    if (!(error instanceof CheckpointRefusedError)) throw error;
+    throw new AppError("invariant_violated", error.message, { violations: [{ invariant: "checkpoint_of_valid_state", message: error.message }] });
+  }
+  const created = await tx.checkpoint.create({ data: sealed.row });
+  await appendAuditEntry(tx, checkpointCreatedAuditEntry(created, input.actor));
+  return sealed.row;
+}
+
+interface CheckpointContext {
+  inputDigest: string;
+  lease: { holder: string; fencingToken: string } | null;
+  undelivered: string[];
+  receipts: string[];
+  lastMessageId: string | null;
+}
+
+/** One statement, so the pieces agree with each other (and, in the transition's transaction, with the state). */
+async function readCheckpointContext(tx: Tx, taskId: string): Promise<CheckpointContext> {
+  const rows = await tx.$queryRaw<
+    Array<{ input_digest: string | null; lease: { holder: string; fencing_token: string } | null; undelivered: string[]; receipts: string[]; last_message_id: string | null }>
+  >`
+    SELECT
+      (SELECT request_digest FROM transitions WHERE task_id = ${taskId} AND from_version IS NULL) AS input_digest,
+      (SELECT json_build_object('holder', holder, 'fencing_token', fencing_token::text) FROM leases WHERE task_id = ${taskId} AND expires_at > now()) AS lease,
+      (SELECT coalesce(json_agg(id ORDER BY created_at, id), '[]'::json) FROM outbox_messages WHERE task_id = ${taskId} AND delivered_at IS NULL) AS undelivered,
+      (SELECT coalesce(json_agg(id ORDER BY created_at, id), '[]'::json) FROM executions
+        WHERE task_id = ${taskId} AND status::text IN (${Prisma.join(succeededStatuses)})) AS receipts,
+      (SELECT id FROM (SELECT id, created_at AS at FROM outbox_messages WHERE task_id = ${taskId}
+                       UNION ALL SELECT event_id, received_at FROM inbox_events WHERE task_id = ${taskId}) m
+        ORDER BY at DESC, id DESC LIMIT 1) AS last_message_id`;
+  const row = rows[0];
+  if (!row?.input_digest) throw new AppError("not_found", `Task ${taskId} has no creation record.`);
+  const lease = row.lease ? { holder: row.lease.holder, fencingToken: row.lease.fencing_token } : null;
+  return { inputDigest: row.input_digest, lease, undelivered: row.undelivered, receipts: row.receipts, lastMessageId: row.last_message_id };
+}
+
+export function keyringOf(options: CheckpointOptions): CheckpointKeyring {
+  return options.keyring ?? configuredKeyring();
+}

@@ -1,0 +1,127 @@
+import { z } from "zod";
+import type { Db, Tx } from "@/lib/db/client";
+import { AppError } from "@/lib/core/errors";
+import { newId } from "@/lib/core/ids";
+import type { Actor } from "@/lib/model/actor";
+import { describeLease, leaseViewOf, type LeaseView } from "@/lib/model/leases/lease-rules";
+
+export { describeLease, leaseRefusal, type LeaseView } from "@/lib/model/leases/lease-rules";
+import { clientIdSchema, parseOrThrow } from "@/lib/core/validation";
+
+/**
+ * The owner of the `leases` table: exclusive work on a task for a while, by
+ * one worker PROCESS. Several processes may run under one agent identity
+ * (two `refund-bot` workers), so a lease is never handed to "whoever has
+ * this identity": every acquisition gets its own lease id and the next
+ * fencing token, and the same identity acquiring again while its earlier
+ * lease is live is refused like anyone else. The row is never deleted; a
+ * worker that paused past its expiry and wakes up presents an older token,
+ * and lib/use-cases/tasks/tasks.ts refuses its writes in the same statement as the
+ * version check.
+ */
+export const LeaseRequestSchema = z.strictObject({
+  ttl_seconds: z.number().int().min(1).max(3600).default(60),
+  /**
+   * The caller's own id for this acquisition (one per worker process and
+   * task), so that an acquire whose answer was lost can be sent again and
+   * get the same lease back instead of a conflict with itself.
+   */
+  lease_id: clientIdSchema.optional(),
+});
+
+
+type LeaseRow = { task_id: string; lease_id: string; holder: string; fencing_token: bigint | string; expires_at: Date; acquired_at: Date; renewed_at: Date };
+
+function toView(row: LeaseRow): LeaseView {
+  return {
+    taskId: row.task_id,
+    leaseId: row.lease_id,
+    holder: row.holder,
+    fencingToken: String(row.fencing_token),
+    expiresAt: new Date(row.expires_at),
+    acquiredAt: new Date(row.acquired_at),
+    renewedAt: new Date(row.renewed_at),
+  };
+}
+
+/**
+ * Takes the lease when it is free or expired, always with a new lease id
+ * and a greater fencing token. A retried acquire that names the live
+ * lease's own `lease_id` (and holder) gets that lease back, renewed; any
+ * other acquire while a lease is live is a conflict, the same identity's
+ * included. One statement: two workers racing for it cannot both win.
+ */
+export async function acquireLease(db: Db, taskId: string, raw: unknown, actor: Actor): Promise<LeaseView> {
+  const { ttl_seconds, lease_id } = parseOrThrow(LeaseRequestSchema, raw ?? {});
+  const task = await db.task.findUnique({ where: { id: taskId }, select: { id: true } });
+  if (!task) throw new AppError("not_found", `Task ${taskId} does not exist.`);
+  const leaseId = lease_id ?? newId("lease");
+  const rows = await db.$queryRaw<LeaseRow[]>`
+    INSERT INTO leases (task_id, lease_id, holder, fencing_token, expires_at, acquired_at, renewed_at)
+    VALUES (${taskId}, ${leaseId}, ${actor.identity}, 1, now() + make_interval(secs => ${ttl_seconds}), now(), now())
+    ON CONFLICT (task_id) DO UPDATE
+       SET lease_id = EXCLUDED.lease_id,
+           holder = EXCLUDED.holder,
+           fencing_token = CASE WHEN leases.expires_at > now() THEN leases.fencing_token ELSE leases.fencing_token + 1 END,
+           acquired_at = CASE WHEN leases.expires_at > now() THEN leases.acquired_at ELSE now() END,
+           expires_at = EXCLUDED.expires_at,
+           renewed_at = now()
+     WHERE leases.expires_at <= now()
+        OR (leases.lease_id = EXCLUDED.lease_id AND leases.holder = EXCLUDED.holder)
+    RETURNING task_id, lease_id, holder, fencing_token, expires_at, acquired_at, renewed_at`;
+  const row = rows[0];
+  if (row) return toView(row);
+  const held = await getLease(db, taskId);
+  const yours = held?.holder === actor.identity;
+  throw new AppError(
+    "lease_conflict",
+    held
+      ? `Task ${taskId} is leased: ${describeLease(held)}.${yours ? " That is another process of your identity (or an earlier acquire of yours that named no lease_id): wait for it to release or expire." : ""}`
+      : `Task ${taskId} is leased by another worker.`,
+    { holder: held?.holder, fencingToken: held?.fencingToken, leaseId: held?.leaseId, expiresAt: held?.expiresAt.toISOString() },
+  );
+}
+
+/** Extends a live lease; refused when the token is no longer current. */
+export async function renewLease(db: Db, taskId: string, fencingToken: string, raw: unknown, actor: Actor): Promise<LeaseView> {
+  const { ttl_seconds } = parseOrThrow(LeaseRequestSchema, raw ?? {});
+  const rows = await db.$queryRaw<LeaseRow[]>`
+    UPDATE leases SET expires_at = now() + make_interval(secs => ${ttl_seconds}), renewed_at = now()
+     WHERE task_id = ${taskId} AND holder = ${actor.identity} AND fencing_token = ${fencingToken}::bigint AND expires_at > now()
+    RETURNING task_id, lease_id, holder, fencing_token, expires_at, acquired_at, renewed_at`;
+  if (rows[0]) return toView(rows[0]);
+  const held = await getLease(db, taskId);
+  throw new AppError(
+    "lease_conflict",
+    `Fencing token ${fencingToken} is not a live lease of ${actor.identity} on task ${taskId}: ${held ? `the lease is ${describeLease(held)}` : "the task has no lease"}. Acquire the lease again.`,
+    { holder: held?.holder, fencingToken: held?.fencingToken, leaseId: held?.leaseId, expiresAt: held?.expiresAt.toISOString() },
+  );
+}
+
+/** Ends a lease early (expiry now). The token stays, so the next holder gets a greater one. */
+export async function releaseLease(db: Db, taskId: string, fencingToken: string, actor: Actor): Promise<void> {
+  await db.$executeRaw`
+    UPDATE leases SET expires_at = now()
+     WHERE task_id = ${taskId} AND holder = ${actor.identity} AND fencing_token = ${fencingToken}::bigint AND expires_at > now()`;
+}
+
+/**
+ * Ends the task's live lease in the caller's transaction and raises its
+ * token, whoever holds it: a checkpoint restore rewrites the task under the
+ * holder's feet, so the holder's next write with its old token is refused
+ * (the CAS in lib/use-cases/tasks/tasks.ts checks token and expiry) and its renew
+ * fails; it must read the task again and acquire a new lease. Null when no
+ * lease was live.
+ */
+export async function fenceLeaseInTransaction(tx: Tx, taskId: string): Promise<LeaseView | null> {
+  const rows = await tx.$queryRaw<LeaseRow[]>`
+    UPDATE leases SET fencing_token = fencing_token + 1, expires_at = now()
+     WHERE task_id = ${taskId} AND expires_at > now()
+    RETURNING task_id, lease_id, holder, fencing_token, expires_at, acquired_at, renewed_at`;
+  return rows[0] ? toView(rows[0]) : null;
+}
+
+export async function getLease(db: Db | Tx, taskId: string): Promise<LeaseView | null> {
+  const row = await db.lease.findUnique({ where: { taskId } });
+  return row ? leaseViewOf(row) : null;
+}

@@ -1,0 +1,44 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Logger } from "@/lib/config/log";
+import type { FaultPlan, GlobalFaults } from "@/programs/sandbox/faults";
+import type { SandboxStore } from "@/programs/sandbox/store";
+import type { WebhookSender } from "@/programs/sandbox/webhooks";
+
+/** What every route handler gets: the sandbox's parts, built once in server.ts. */
+export interface SandboxContext {
+  store: SandboxStore;
+  faults: GlobalFaults;
+  webhooks: WebhookSender;
+  counters: SandboxCounters;
+  /** Aborted by close(): waits end early and nothing new is committed. */
+  lifetime: AbortSignal;
+  webhookUrl: string | undefined;
+  allowReset: boolean;
+  maxBodyBytes: number;
+  log: Logger;
+}
+
+/** One request: its faults are decided before the handler runs. */
+export interface RequestContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  plan: FaultPlan;
+}
+
+export interface SandboxCounters {
+  /** Requests to /v1/… (the admin endpoints are not counted). */
+  requests: number;
+  /** Same key, same parameters: the stored response was returned instead of a second effect. */
+  replays: number;
+  /** Same key while the first request was still running: refused with 409. */
+  inFlightConflicts: number;
+  /** Same key, other parameters: refused with 409. */
+  keyMismatches: number;
+  /** Injected faults by name. */
+  faults: Record<string, number>;
+}
+
+export function newCounters(): SandboxCounters {
+  return { requests: 0, replays: 0, inFlightConflicts: 0, keyMismatches: 0, faults: {} };
+}

@@ -1,0 +1,188 @@
+import { issueApiToken } from "@/lib/stores/api-tokens";
+import { sha256Hex } from "@/lib/core/canonical-json";
+import type { DatabaseHandle, Db } from "@/lib/db/client";
+import { withAdvisoryLock } from "@/lib/db/sql-session";
+import { createTask, getTaskVersion, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import type { Actor } from "@/lib/model/actor";
+import type { TaskPatch } from "@/lib/model/tasks/task-state";
+import { createUser } from "@/lib/stores/users";
+import { demoAgent, demoObserver, demoUsers } from "@/lib/config/demo-accounts";
+
+/**
+ * Demo data for the embedded quick start. Logins and the agent token are
+ * public on purpose (they are printed and listed in the README); every demo
+ * task is driven through the real engine, so its history is real history.
+ * The tasks seeded here show the lifecycle and the delivery workflow only:
+ * nothing here claims a side effect (no refund in flight, none done, none
+ * reconciled). Those come from real runs of the demo refund agent, which
+ * scripts/start.ts makes once the server is up (programs/demo/).
+ */
+type Step = { to?: string; patch?: TaskPatch; reason?: string };
+
+const refundSubtasks = [
+  { id: "lookup-order", title: "Look up the order", mandatory: true },
+  { id: "issue-refund", title: "Issue the refund", mandatory: true },
+  { id: "notify-customer", title: "Notify the customer", mandatory: false },
+];
+
+const done = (...ids: string[]): TaskPatch => ({ subtasks: ids.map((id) => ({ id, status: "COMPLETED" as const })) });
+
+const agentTaskScripts: Array<{ intent: string; steps: Step[]; once?: boolean }> = [
+  { intent: "refund-order-1001", steps: [] },
+  { intent: "refund-order-1002", steps: [{ to: "PLANNING" }] },
+  { intent: "refund-order-1003", steps: [{ to: "PLANNING" }, { to: "READY" }] },
+  { intent: "refund-order-1004", steps: [{ to: "PLANNING" }, { to: "READY" }, { to: "RUNNING", patch: { active_agents: [demoAgent.identity] } }] },
+  {
+    intent: "refund-order-1005",
+    steps: [
+      { to: "PLANNING" },
+      { to: "READY" },
+      { to: "RUNNING", patch: { active_agents: [demoAgent.identity], budget: { currency_spent_usd: 0.4, tokens_spent: 1800, hops_used: 2 } } },
+      { patch: done("lookup-order") },
+    ],
+  },
+  {
+    intent: "refund-order-1007",
+    // An escalation before any refund was attempted: no execution, so nothing for the review queue.
+    // Once only: the console's waiting tasks should be mostly the demo's frozen refunds.
+    once: true,
+    steps: [{ to: "PLANNING" }, { to: "READY" }, { to: "RUNNING" }, { to: "WAITING_FOR_HUMAN", reason: "the order total and the requested amount differ; a person checks before any refund" }],
+  },
+  { intent: "refund-order-1009", steps: [{ to: "PLANNING" }, { to: "CANCELLED", reason: "customer withdrew the request" }] },
+  {
+    intent: "refund-order-1010",
+    steps: [{ to: "PLANNING" }, { to: "READY" }, { to: "RUNNING" }, { to: "FAILED", reason: "order lookup: the order does not exist" }, { to: "PERMANENTLY_FAILED", reason: "order does not exist" }],
+  },
+];
+
+const deliveryScripts: Array<{ intent: string; steps: Step[] }> = [
+  { intent: "feature-export-csv", steps: [] },
+  {
+    intent: "feature-audit-filter",
+    steps: [{ patch: { gates: { plan_approved: true }, artifacts: { implementation_plan: "plans/audit-filter.md" } } }, { to: "implementing" }],
+  },
+  {
+    intent: "fix-timeout-retry",
+    steps: [
+      { patch: { gates: { plan_approved: true } } },
+      { to: "implementing" },
+      { patch: { gates: { implementation_complete: true }, artifacts: { code_files: ["lib/retry.ts"] } } },
+      { to: "reviewing" },
+      { patch: { gates: { review_passed: true } } },
+      { to: "testing" },
+    ],
+  },
+  {
+    intent: "feature-dark-mode",
+    steps: [
+      { patch: { gates: { plan_approved: true } } },
+      { to: "implementing" },
+      { patch: { gates: { implementation_complete: true } } },
+      { to: "reviewing" },
+      { patch: { gates: { review_passed: true } } },
+      { to: "testing" },
+      { patch: { gates: { tests_passing: true, security_approved: true, deployment_approved: true }, artifacts: { test_results: "412 passed" } } },
+      { to: "complete" },
+    ],
+  },
+  { intent: "spike-vector-search", steps: [{ to: "expired", reason: "time box ran out" }] },
+];
+
+/**
+ * Seeding survives a kill at any point. The seed cannot be one transaction
+ * (it goes through createTask / transitionTask, which commit their own), so
+ * it is idempotent and resumed until its completion marker is written:
+ *
+ * - every row has a fixed identity: users by username, tokens by their hash,
+ *   tasks by id (`demo-<intent>`), each step by transition id
+ *   (`<task>:v<version it makes>`), so a resumed seed skips what committed
+ *   and the engine answers a replayed step with its first result;
+ * - the last write is the demo agent's token, and that row is the marker
+ *   (isSeeded): a database whose demo token works holds every demo row, and
+ *   one without it is seeded again, resuming where the killed start stopped,
+ *   never skipped because some rows exist.
+ *
+ * A database seeded by an earlier Verity (random task ids, the tokens written
+ * before the tasks) has the marker already and is left as it is.
+ */
+export async function isSeeded(db: Db): Promise<boolean> {
+  return (await seedMarkerOf(db)) !== null;
+}
+
+/** The id of the demo agent token's row: set once per seeding, it names this seeded database (programs/demo/runner.ts's marker). */
+export async function seedMarkerOf(db: Db): Promise<string | null> {
+  const row = await db.apiToken.findUnique({ where: { tokenHash: sha256Hex(demoAgent.token) }, select: { id: true } });
+  return row?.id ?? null;
+}
+
+export interface SeedOptions {
+  extraTasks?: number;
+  /** Tests kill the process at these points (tests/startup/): `seed:user:<name>`, `seed:token:observer`, `seed:task:<id>:v<n>`, `seed:done`. */
+  faultPoint?: (point: string) => void | Promise<void>;
+}
+
+/** Seeds, or completes a seed a killed process left half done; a seeded database is left alone. */
+export async function seedDemoData(db: Db, options: SeedOptions = {}): Promise<{ tasks: number; seedId: string }> {
+  const fault = options.faultPoint ?? (() => {});
+  const existing = await seedMarkerOf(db);
+  if (existing) return { tasks: 0, seedId: existing };
+  for (const user of demoUsers) {
+    if (await db.user.findUnique({ where: { username: user.username }, select: { id: true } })) continue;
+    await createUser(db, user);
+    await fault(`seed:user:${user.username}`);
+  }
+  if (await issueTokenOnce(db, { name: demoObserver.name, identity: demoObserver.identity, token: demoObserver.token, role: "auditor" })) await fault("seed:token:observer");
+  const agent: Actor = { identity: demoAgent.identity, kind: "agent" };
+  let tasks = 0;
+  const run = async (workflow: string, intent: string, steps: Step[]) => {
+    const taskId = `demo-${intent}`;
+    // Versions are gapless and every step makes one: step i takes the task from version i + 1.
+    let version = await getTaskVersion(db, taskId);
+    if (version === null) {
+      const input = { workflow, task_id: taskId, intent_id: intent, subtasks: workflow === "agent-task" ? refundSubtasks : undefined, budget: { currency_committed_usd: 5 } };
+      version = (await createTask(db, input, agent)).task.version;
+      await fault(`seed:task:${taskId}:v${version}`);
+    }
+    for (const [i, step] of steps.entries()) {
+      if (i + 1 < version) continue;
+      const result = await transitionTask(db, taskId, { expected_version: i + 1, transition_id: `${taskId}:v${i + 2}`, ...step }, agent);
+      version = result.task.version;
+      await fault(`seed:task:${taskId}:v${version}`);
+    }
+    tasks++;
+  };
+  for (const s of agentTaskScripts) await run("agent-task", s.intent, s.steps);
+  for (const s of deliveryScripts) await run("delivery", s.intent, s.steps);
+  const repeatable = agentTaskScripts.filter((s) => !s.once);
+  for (let i = 0; i < (options.extraTasks ?? 0); i++) {
+    const s = repeatable[i % repeatable.length]!;
+    await run("agent-task", `${s.intent}-${i}`, s.steps);
+  }
+  // The completion marker, last.
+  const { id: seedId } = await issueApiToken(db, { name: demoAgent.name, identity: demoAgent.identity, token: demoAgent.token });
+  await fault("seed:done");
+  return { tasks, seedId };
+}
+
+/** Issues the token unless its row exists; whether it wrote one. */
+async function issueTokenOnce(db: Db, input: Parameters<typeof issueApiToken>[1] & { token: string }): Promise<boolean> {
+  if (await db.apiToken.findUnique({ where: { tokenHash: sha256Hex(input.token) }, select: { id: true } })) return false;
+  await issueApiToken(db, input);
+  return true;
+}
+
+/** Prisma's lock id is 72707369 (lib/db/migrate.ts); this one is the seed's: "veri". */
+export const SEED_LOCK_KEY = 0x76657269;
+
+/**
+ * seedDemoData under an advisory lock, so that two processes starting on one
+ * PostgreSQL database do not seed it at once (the second finds the marker
+ * and leaves it alone). `seededNow` is false when it was seeded already.
+ */
+export async function ensureDemoData(handle: DatabaseHandle, options: SeedOptions = {}): Promise<{ seededNow: boolean; tasks: number; seedId: string }> {
+  return withAdvisoryLock(handle.adapterFactory, SEED_LOCK_KEY, async () => {
+    const existing = await seedMarkerOf(handle.db);
+    if (existing) return { seededNow: false, tasks: 0, seedId: existing };
+    return { seededNow: true, ...(await seedDemoData(handle.db, options)) };
+  });
+}
