@@ -3,7 +3,7 @@ import { HEADER, MAX_IDEMPOTENCY_KEY_LENGTH, type SandboxNote, type SandboxRefun
 import type { RequestContext, SandboxContext } from "@/programs/sandbox/context";
 import { headerOf, sendError, sendJson, SandboxHttpError } from "@/programs/sandbox/http";
 import { JournalUnavailableError, type Namespace } from "@/programs/sandbox/journal";
-import { sleep } from "@/programs/sandbox/sleep";
+import { sleep } from "@/lib/core/sleep";
 
 /**
  * The path of every effect the sandbox applies, with the fault points where

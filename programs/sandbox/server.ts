@@ -40,7 +40,7 @@ import { FaultSyntaxError, GlobalFaults, noFaults, planFromHeader, type FaultPla
 import { headerOf, invalidParameter, sendError, SandboxHttpError } from "@/programs/sandbox/http";
 import { deliver, internalError, notProcessed } from "@/programs/sandbox/mutation";
 import { routes, type Method } from "@/programs/sandbox/routes";
-import { sleep } from "@/programs/sandbox/sleep";
+import { sleep } from "@/lib/core/sleep";
 import { SandboxStore } from "@/programs/sandbox/store";
 import { WebhookSender } from "@/programs/sandbox/webhooks";
 

@@ -1,5 +1,5 @@
 import { HEADER, type WebhookEvent } from "@/lib/connectors/sandbox/contract";
-import { sleep } from "@/programs/sandbox/sleep";
+import { sleep } from "@/lib/core/sleep";
 import { signWebhook } from "@/lib/connectors/sandbox/webhook-signature";
 
 /**
