@@ -1,7 +1,7 @@
 import Link from "next/link";
 import type { Principal } from "@/lib/model/permissions";
 import { can } from "@/lib/model/permissions";
-import type { RestorePlan } from "@/lib/use-cases/checkpoints/checkpoints";
+import type { RestorePlan } from "@/lib/model/checkpoints/restore-plan";
 import type { CheckpointInspectorData } from "@/lib/adapters/console/checkpoints/checkpoints";
 import { describeTrigger, prettyJson, taskCheckpointsHref } from "@/lib/adapters/console/checkpoints/checkpoints-format";
 import { formatInteger, formatUsd, pluralize, shortDigest } from "@/lib/adapters/console/shared/format";

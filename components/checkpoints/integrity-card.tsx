@@ -2,7 +2,7 @@
 
 import type { FormEvent } from "react";
 import { verifyCheckpointAction } from "@/app/(console)/checkpoints/[id]/actions";
-import type { IntegrityReport } from "@/lib/use-cases/checkpoints/checkpoints";
+import type { IntegrityReport } from "@/lib/model/checkpoints/checkpoint-reports";
 import { formatDateTime } from "@/lib/adapters/console/shared/format";
 import { integrityCheckInfo, integritySummary, integrityVerdict } from "@/lib/adapters/console/checkpoints/checkpoints-format";
 import { idleVerifyForm } from "@/lib/adapters/console/checkpoints/checkpoints-form";

@@ -1,5 +1,5 @@
 import Link from "next/link";
-import type { CheckpointRestoreView } from "@/lib/use-cases/checkpoints/checkpoints";
+import type { CheckpointRestoreView } from "@/lib/model/checkpoints/restore-plan";
 import { checkpointHref, describeRestoreAttempt } from "@/lib/adapters/console/checkpoints/checkpoints-format";
 import { DateTime } from "@/components/date-time";
 import { Identity } from "@/components/identity";

@@ -1,6 +1,6 @@
 import Link from "next/link";
 import type { ReactNode } from "react";
-import type { PlannedEffect, RestorePlan, RestoreRefusalCode } from "@/lib/use-cases/checkpoints/checkpoints";
+import type { PlannedEffect, RestorePlan, RestoreRefusalCode } from "@/lib/model/checkpoints/restore-plan";
 import {
   budgetLines,
   checkpointHref,

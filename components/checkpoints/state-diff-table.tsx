@@ -1,4 +1,4 @@
-import type { StateDiffEntry } from "@/lib/use-cases/checkpoints/checkpoints";
+import type { StateDiffEntry } from "@/lib/model/checkpoints/checkpoint-reports";
 import { formatDiffValue } from "@/lib/adapters/console/checkpoints/checkpoints-format";
 
 const kindWords: Record<StateDiffEntry["kind"], string> = { added: "added", removed: "removed", changed: "changed" };

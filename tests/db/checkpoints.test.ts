@@ -2,19 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/lib/db/client";
 import { canonicalCheckpointJson } from "@/lib/model/checkpoints/checkpoint-canonical";
 import { signPayload, type CheckpointKeyring } from "@/lib/model/checkpoints/checkpoint-keys";
-import {
-  createCheckpoint,
-  exportCheckpoint,
-  getCheckpointDetail,
-  listCheckpoints,
-  listRestores,
-  planRestore,
-  resumeFromNewestValidCheckpoint,
-  restoreCheckpoint,
-  rollForwardFromCheckpoint,
-  verifyCheckpoint,
-  type CheckpointSummary,
-} from "@/lib/use-cases/checkpoints/checkpoints";
+import { createCheckpoint, exportCheckpoint, getCheckpointDetail, listCheckpoints, listRestores, planRestore, resumeFromNewestValidCheckpoint, restoreCheckpoint, rollForwardFromCheckpoint, verifyCheckpoint } from "@/lib/use-cases/checkpoints/checkpoints";
+import type { CheckpointSummary } from "@/lib/model/checkpoints/checkpoint-reports";
 import { performEffect } from "@/lib/connectors/effects";
 import { raiseDivergence } from "@/lib/use-cases/alerts/divergence";
 import { markSent, recordIntent, recordOutcome } from "@/lib/use-cases/executions/executions";

@@ -1,17 +1,9 @@
 import { z } from "zod";
 import { ExecutionStatusSchema, TaskResourceSchema, TransitionResourceSchema, taskResource, transitionResource } from "@/lib/adapters/api/resources";
 import { CheckpointDocumentSchema, CheckpointTriggerSchema, integrityCheckNames } from "@/lib/model/checkpoints/checkpoint-schema";
-import {
-  restoreRefusalCodes,
-  type CheckpointDetail,
-  type CheckpointRestoreView,
-  type CheckpointSummary,
-  type IntegrityReport,
-  type PlannedEffect,
-  type RestorePlan,
-  type RestoreResult,
-  type StateDiffEntry,
-} from "@/lib/use-cases/checkpoints/checkpoints";
+import type { CheckpointDetail, RestoreResult } from "@/lib/use-cases/checkpoints/checkpoints";
+import { restoreRefusalCodes, type CheckpointRestoreView, type PlannedEffect, type RestorePlan } from "@/lib/model/checkpoints/restore-plan";
+import type { CheckpointSummary, IntegrityReport, StateDiffEntry } from "@/lib/model/checkpoints/checkpoint-reports";
 import { TaskStateSchema } from "@/lib/model/tasks/task-state";
 
 /**

@@ -18,7 +18,8 @@ import { TaskStateSchema, type TaskState } from "@/lib/model/tasks/task-state";
 import { checkStateInvariants } from "@/lib/model/tasks/transition-rules";
 import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
 import { getWorkflowByDigest } from "@/lib/model/workflows";
-import type { IntegrityCheck, IntegrityCheckName, IntegrityReport } from "@/lib/use-cases/checkpoints/checkpoints";
+import type { IntegrityCheckName } from "@/lib/model/checkpoints/checkpoint-schema";
+import type { IntegrityCheck, IntegrityReport } from "@/lib/model/checkpoints/checkpoint-reports";
 
 /**
  * Verification of a stored checkpoint, from the stored bytes alone: nothing

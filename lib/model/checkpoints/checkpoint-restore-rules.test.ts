@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { automaticCheckpointTrigger } from "@/lib/model/checkpoints/checkpoint-boundaries";
 import { classifyEffects, decideRestore, diffStates, pathToFailure, resultingStateOf, type PlannedEffectSource } from "@/lib/model/checkpoints/checkpoint-restore-rules";
-import type { IntegrityReport, RestoreEffects } from "@/lib/use-cases/checkpoints/checkpoints";
+import type { RestoreEffects } from "@/lib/model/checkpoints/restore-plan";
+import type { IntegrityReport } from "@/lib/model/checkpoints/checkpoint-reports";
 import { executionMoves, type ExecutionStatus } from "@/lib/model/executions/execution-rules";
 import type { TaskState } from "@/lib/model/tasks/task-state";
 import { agentTaskV2 } from "@/lib/model/workflows/agent-task";

@@ -2,14 +2,8 @@ import { retryableStatuses, succeededStatuses, unresolvedStatuses, type Executio
 import type { TaskPatch, TaskState } from "@/lib/model/tasks/task-state";
 import { checkChangeInvariants, checkStateInvariants } from "@/lib/model/tasks/transition-rules";
 import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
-import type {
-  IntegrityReport,
-  PlannedEffect,
-  RestoreEffects,
-  RestoreKind,
-  RestoreRefusal,
-  StateDiffEntry,
-} from "@/lib/use-cases/checkpoints/checkpoints";
+import type { PlannedEffect, RestoreEffects, RestoreKind, RestoreRefusal } from "@/lib/model/checkpoints/restore-plan";
+import type { IntegrityReport, StateDiffEntry } from "@/lib/model/checkpoints/checkpoint-reports";
 
 /**
  * The rules of a restore, as pure functions over what the database said

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { digestOf } from "@/lib/core/canonical-json";
 import type { Db, Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
-import { type Prisma, type Checkpoint, type CheckpointRestore } from "@/lib/generated/prisma/client";
+import type { Prisma, Checkpoint, CheckpointRestore } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/core/ids";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
 import type { CheckpointKeyring } from "@/lib/model/checkpoints/checkpoint-keys";
@@ -12,17 +12,20 @@ export type { CheckpointOptions, TakeCheckpointInput } from "@/lib/stores/checkp
 import { verifyStoredCheckpoint, type StoredCheckpoint, type VerifiedCheckpoint } from "@/lib/model/checkpoints/checkpoint-integrity";
 import { currentPolicyVersion } from "@/lib/model/checkpoints/checkpoint-policy";
 import { classifyEffects, decideRestore, diffStates, pathToFailure, restorePatchOf } from "@/lib/model/checkpoints/checkpoint-restore-rules";
-import { CheckpointTriggerSchema, type CheckpointDocument, type CheckpointTrigger, type IntegrityCheckName } from "@/lib/model/checkpoints/checkpoint-schema";
-import type { ExecutionStatus } from "@/lib/model/executions/execution-rules";
+import { CheckpointTriggerSchema, type CheckpointDocument, type CheckpointTrigger } from "@/lib/model/checkpoints/checkpoint-schema";
 import { fenceLeaseInTransaction } from "@/lib/stores/leases";
 import { checkpointRestoreAuditEntry } from "@/lib/model/audit/audit-events";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
 import { hasOpenDivergence } from "@/lib/use-cases/alerts/divergence";
-import { getTaskOrThrow, listTransitions, restoreTaskInTransaction, toTaskView, transitionTaskInTransaction, type TaskView, type TransitionView } from "@/lib/use-cases/tasks/tasks";
+import { getTaskOrThrow, listTransitions } from "@/lib/use-cases/tasks/tasks";
+import { restoreTaskInTransaction, transitionTaskInTransaction } from "@/lib/stores/tasks/task-transitions";
+import { toTaskView, type TaskView, type TransitionView } from "@/lib/stores/tasks/task-views";
 import { parseOrThrow, clientIdSchema } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
 import { TaskStateSchema, type TaskState } from "@/lib/model/tasks/task-state";
 import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
+import type { CheckpointSummary, IntegrityReport, StateDiffEntry } from "@/lib/model/checkpoints/checkpoint-reports";
+import { restoreRefusalCodes, type CheckpointRestoreView, type RestoreOutcome, type RestorePlan, type RestoreRefusal, type RestoreRefusalCode } from "@/lib/model/checkpoints/restore-plan";
 import { getWorkflowByDigest } from "@/lib/model/workflows";
 
 /**
@@ -63,52 +66,6 @@ export const RestoreInputSchema = z.strictObject({
 });
 export type RestoreInput = z.input<typeof RestoreInputSchema>;
 
-export type { IntegrityCheckName } from "@/lib/model/checkpoints/checkpoint-schema";
-
-export interface IntegrityCheck {
-  check: IntegrityCheckName;
-  ok: boolean;
-  /** In words, for the inspector: "signature FAILED: key k1 is unknown". */
-  message: string;
-}
-
-export interface IntegrityReport {
-  /** Every check passed. */
-  ok: boolean;
-  checks: IntegrityCheck[];
-  /** The schema_version as stored; null when the payload could not be read. */
-  storedSchemaVersion: string | null;
-  /** Versions the document was upgraded from on read, oldest first. */
-  upgradedFrom: string[];
-}
-
-export interface CheckpointSummary {
-  id: string;
-  taskId: string;
-  stateVersion: number;
-  schemaVersion: string;
-  trigger: CheckpointTrigger;
-  createdAt: Date;
-  createdBy: string;
-  keyId: string;
-  snapshotDigest: string;
-  /** The task's status in the snapshot; null when the payload is unreadable. */
-  snapshotStatus: string | null;
-  integrity: IntegrityReport;
-}
-
-export type DiffKind = "added" | "removed" | "changed";
-
-export interface StateDiffEntry {
-  /** e.g. `gates.plan_approved`, `subtasks[issue-refund].status`, `artifacts.code_files`. */
-  path: string;
-  kind: DiffKind;
-  /** Absent for `added`. */
-  before?: unknown;
-  /** Absent for `removed`. */
-  after?: unknown;
-}
-
 export interface CheckpointDetail {
   summary: CheckpointSummary;
   /** The document (upgraded to v2, with its signature); null when the payload cannot be read. */
@@ -117,120 +74,6 @@ export interface CheckpointDetail {
   task: TaskView;
   /** before = the checkpoint's snapshot, after = the task's current state. Empty when the document is unreadable. */
   diffToCurrent: StateDiffEntry[];
-}
-
-export const restoreRefusalCodes = [
-  "corrupt",
-  "incompatible",
-  "stale",
-  "current",
-  "terminal",
-  "diverged",
-  "unreconciled",
-  "awaiting_human",
-  "invalid_state",
-  "version_conflict",
-] as const;
-export type RestoreRefusalCode = (typeof restoreRefusalCodes)[number];
-
-export interface RestoreRefusal {
-  code: RestoreRefusalCode;
-  message: string;
-}
-
-/** One execution of the task, as the plan classifies it. */
-export interface PlannedEffect {
-  executionId: string;
-  toolCallId: string;
-  tool: string;
-  irreversible: boolean;
-  status: ExecutionStatus;
-  idempotencyKey: string;
-  /** What resuming after the restore does with it, in words. */
-  action: string;
-}
-
-export interface RestoreEffects {
-  /** A receipt exists: resuming gets the recorded result, the tool is not called again. */
-  skippedByReceipt: PlannedEffect[];
-  /** Sent, outcome unknown: the reconciler asks the provider first. Blocks the restore. */
-  needsReconciliation: PlannedEffect[];
-  /** Frozen for people (NEEDS_HUMAN, open review). Blocks the restore. */
-  needsHuman: PlannedEffect[];
-  /** Failed for certain, or never sent: a new attempt with the same idempotency key is safe. */
-  retrySameKey: PlannedEffect[];
-  /** Cancelled: never retried. */
-  cancelled: PlannedEffect[];
-}
-
-export interface RestoreReauthorization {
-  budget: {
-    /** What the checkpoint says was consumed: never restored below what is spent now. */
-    checkpoint: { currency_usd: number; tokens: number; hops: number };
-    current: { currency_usd: number; tokens: number; hops: number };
-    /** After the restore: the greater of the two, field by field (money spent stays spent). */
-    resulting: { currency_usd: number; tokens: number; hops: number };
-    /** The commitment (limit) is always the current one, never the checkpoint's. */
-    committedUsd: number;
-  };
-  workflow: { checkpointDigest: string | null; currentDigest: string; name: string; version: number; compatible: boolean };
-  policyVersion: { checkpoint: string | null; current: string; changed: boolean };
-  /** Credentials are never in a checkpoint: workers present their own tokens after the restore. */
-  credentials: string;
-}
-
-export interface RestoreLeasePlan {
-  /** A live lease at planning time. */
-  active: boolean;
-  holder: string | null;
-  fencingToken: string | null;
-  expiresAt: Date | null;
-  /** `fence`: the restore expires it and raises its token, so the old holder's writes are refused. */
-  action: "fence" | "none";
-}
-
-export type RestoreKind = "rewind" | "roll_forward" | "none";
-
-export interface RestorePlan {
-  checkpointId: string;
-  taskId: string;
-  /** rewind: to an older version; roll_forward: to a newer one (a standby catching up); none: refused before that mattered. */
-  kind: RestoreKind;
-  rewind: boolean;
-  allowed: boolean;
-  refusal: RestoreRefusal | null;
-  /** For a corrupt or incompatible checkpoint: the newest earlier checkpoint of the task that verifies. */
-  fallbackCheckpointId: string | null;
-  /** Said in words when there is no fallback. */
-  fallbackMessage: string | null;
-  integrity: IntegrityReport;
-  current: { version: number; status: string };
-  checkpoint: { stateVersion: number; status: string | null; trigger: CheckpointTrigger; createdAt: Date };
-  effects: RestoreEffects;
-  reauthorization: RestoreReauthorization;
-  lease: RestoreLeasePlan;
-  /** The state the restore would write (version = current + 1); null when refused before it could be built. */
-  resultingState: TaskState | null;
-  /** before = the current state, after = resultingState. */
-  diff: StateDiffEntry[];
-}
-
-export type RestoreOutcome = "applied" | "refused";
-
-export interface CheckpointRestoreView {
-  id: string;
-  taskId: string;
-  checkpointId: string;
-  outcome: RestoreOutcome;
-  rewind: boolean;
-  fromVersion: number;
-  toVersion: number | null;
-  transitionId: string | null;
-  refusal: RestoreRefusalCode | null;
-  plan: RestorePlan;
-  actor: string;
-  reason: string;
-  createdAt: Date;
 }
 
 export interface RestoreResult {

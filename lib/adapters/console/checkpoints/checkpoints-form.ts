@@ -1,4 +1,5 @@
-import type { IntegrityReport, RestorePlan } from "@/lib/use-cases/checkpoints/checkpoints";
+import type { RestorePlan } from "@/lib/model/checkpoints/restore-plan";
+import type { IntegrityReport } from "@/lib/model/checkpoints/checkpoint-reports";
 
 /**
  * What the checkpoint server actions answer, shared with the forms that call

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { checkpointTriggers, integrityCheckNames } from "@/lib/model/checkpoints/checkpoint-schema";
 import { classifyEffects } from "@/lib/model/checkpoints/checkpoint-restore-rules";
-import { restoreRefusalCodes, type IntegrityCheck, type IntegrityCheckName, type IntegrityReport, type RestorePlan } from "@/lib/use-cases/checkpoints/checkpoints";
+import type { IntegrityCheckName } from "@/lib/model/checkpoints/checkpoint-schema";
+import { restoreRefusalCodes, type RestorePlan } from "@/lib/model/checkpoints/restore-plan";
+import type { IntegrityCheck, IntegrityReport } from "@/lib/model/checkpoints/checkpoint-reports";
 import {
   budgetLines,
   checkpointHref,

@@ -1,14 +1,7 @@
 import { checkpointTriggerDescriptions, type CheckpointTrigger } from "@/lib/model/checkpoints/checkpoint-schema";
-import type {
-  CheckpointRestoreView,
-  IntegrityCheck,
-  IntegrityCheckName,
-  IntegrityReport,
-  RestoreEffects,
-  RestoreLeasePlan,
-  RestorePlan,
-  RestoreRefusalCode,
-} from "@/lib/use-cases/checkpoints/checkpoints";
+import type { IntegrityCheckName } from "@/lib/model/checkpoints/checkpoint-schema";
+import type { CheckpointRestoreView, RestoreEffects, RestoreLeasePlan, RestorePlan, RestoreRefusalCode } from "@/lib/model/checkpoints/restore-plan";
+import type { IntegrityCheck, IntegrityReport } from "@/lib/model/checkpoints/checkpoint-reports";
 import type { StatusTone } from "@/lib/adapters/console/shared/status";
 import { formatDateTime, formatInteger, formatUsd, shortIdentity } from "@/lib/adapters/console/shared/format";
 
