@@ -130,7 +130,7 @@ describe("unknown outcomes past the provider's idempotency window", () => {
     expect((await pass(["unknown_outcomes"], { now: later }, window)).checks.unknown_outcomes).toMatchObject({ examined: 1, violations: 1, raised: 1 });
     const [alert] = await alertsOf(execution.taskId, "unknown_outcome_expired");
     expect(alert).toMatchObject({ severity: "critical", executionId: execution.id, status: "OPEN" });
-    expect(alert?.message).toContain("past the provider's 60 s idempotency window");
+    expect(alert?.message).toContain("past the provider's 1 min idempotency window");
     expect(await hasOpenDivergence(db, execution.taskId)).toBe(true);
 
     // Seen again next pass: counted, still one alert.

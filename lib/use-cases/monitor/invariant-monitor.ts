@@ -3,6 +3,7 @@ import type { Db } from "@/lib/db/client";
 import { getEnv } from "@/lib/config/env";
 import { Prisma, type Execution, type InvariantMonitorRun } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/core/ids";
+import { formatDuration } from "@/lib/core/format-duration";
 import type { AuditBreak } from "@/lib/model/audit/audit-chain";
 import { getAuditEntry, verifyAuditStreams } from "@/lib/stores/audit-log";
 import { staleVersionSeverity, type AlertKind } from "@/lib/model/alerts/alert-kinds";
@@ -360,15 +361,6 @@ async function checkUnknownOutcomes(ctx: PassContext, report: CheckReport): Prom
       });
     }
   }
-}
-
-export function formatDuration(ms: number): string {
-  const s = Math.round(ms / 1000);
-  if (s < 120) return `${s} s`;
-  const m = Math.round(s / 60);
-  if (m < 120) return `${m} min`;
-  const h = Math.round(m / 60);
-  return h < 48 ? `${h} h` : `${Math.round(h / 24)} d`;
 }
 
 // ---------------------------------------------------------------------------
