@@ -1,5 +1,5 @@
 import Link from "next/link";
-import type { TaskView } from "@/lib/use-cases/tasks/tasks";
+import type { TaskView } from "@/lib/stores/tasks/task-views";
 import type { AuditSearchParams } from "@/lib/adapters/console/audit/audit-query";
 import { taskHref, taskHistoryHref } from "@/lib/adapters/console/audit/audit-format";
 import { statusTone } from "@/lib/adapters/console/shared/status";

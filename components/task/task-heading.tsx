@@ -1,6 +1,6 @@
 import Link from "next/link";
 import type { ReactNode } from "react";
-import type { TaskView } from "@/lib/use-cases/tasks/tasks";
+import type { TaskView } from "@/lib/stores/tasks/task-views";
 import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
 import { shortDigest } from "@/lib/adapters/console/shared/format";
 import { DateTime } from "@/components/date-time";

@@ -1,4 +1,4 @@
-import type { TransitionView } from "@/lib/use-cases/tasks/tasks";
+import type { TransitionView } from "@/lib/stores/tasks/task-views";
 import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
 import { summarizePatch } from "@/lib/adapters/console/shared/patch-summary";
 import { DateTime } from "@/components/date-time";

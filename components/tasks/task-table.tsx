@@ -1,5 +1,5 @@
 import Link from "next/link";
-import type { TaskView } from "@/lib/use-cases/tasks/tasks";
+import type { TaskView } from "@/lib/stores/tasks/task-views";
 import { getWorkflowByDigest } from "@/lib/model/workflows";
 import { DateTime } from "@/components/date-time";
 import { Identity } from "@/components/identity";

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "@/lib/core/errors";
-import { countTasksByStatus, createTask, listTasks, transitionTask, type ListTasksQuery, type TaskView } from "@/lib/use-cases/tasks/tasks";
+import { countTasksByStatus, createTask, listTasks, transitionTask, type ListTasksQuery } from "@/lib/use-cases/tasks/tasks";
+import { type TaskView } from "@/lib/stores/tasks/task-views";
 import type { Actor } from "@/lib/model/actor";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
 

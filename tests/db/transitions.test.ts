@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "@/lib/core/errors";
-import { createTask, getTask, getTaskOrThrow, getTaskVersion, listTransitions, transitionTask, type TransitionResult } from "@/lib/use-cases/tasks/tasks";
+import { createTask, getTask, getTaskOrThrow, getTaskVersion, listTransitions, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import { type TransitionResult } from "@/lib/stores/tasks/task-views";
 import type { Actor } from "@/lib/model/actor";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
 

@@ -4,7 +4,7 @@ import { requirePermissionRecorded } from "@/lib/adapters/auth/audit-trail";
 import type { Permission, Principal } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
 import { LeaseRequestSchema } from "@/lib/stores/leases";
-import { TransitionInputSchema, type TransitionInput } from "@/lib/use-cases/tasks/tasks";
+import { TransitionInputSchema, type TransitionInput } from "@/lib/stores/tasks/task-transitions";
 import { getWorkflowByDigest } from "@/lib/model/workflows";
 import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
 import { getEnv } from "@/lib/config/env";

@@ -3,7 +3,7 @@ import { executionMoves, retryCodes, type ExecutionStatus, type RetryAdvice } fr
 import type { ExecutionView, IntentResult, listExecutionEvents, OutcomeResult } from "@/lib/use-cases/executions/executions";
 import { InstructionGuardSchema, instructionGuardResource } from "@/lib/adapters/api/instruction-resources";
 import type { LeaseView } from "@/lib/stores/leases";
-import type { TaskView, TransitionView } from "@/lib/use-cases/tasks/tasks";
+import type { TaskView, TransitionView } from "@/lib/stores/tasks/task-views";
 import { toolNames } from "@/lib/model/executions/tools";
 import { GateNameSchema, TaskPatchSchema, TaskStateSchema } from "@/lib/model/tasks/task-state";
 import type { NextStep } from "@/lib/model/tasks/transition-rules";

@@ -50,14 +50,17 @@ import {
 import { AlertActionInputSchema, AlertReconcileInputSchema } from "@/lib/use-cases/alerts/alert-actions";
 import { ListAlertsQuerySchema } from "@/lib/use-cases/alerts/alert-queries";
 import { MonitorRunInputSchema } from "@/lib/use-cases/monitor/invariant-monitor";
-import { CreateCheckpointInputSchema, RestoreInputSchema, RestorePlanInputSchema } from "@/lib/use-cases/checkpoints/checkpoints";
+import { RestoreInputSchema } from "@/lib/use-cases/checkpoints/restore-checkpoint";
+import { RestorePlanInputSchema } from "@/lib/use-cases/checkpoints/plan-restore";
+import { CreateCheckpointInputSchema } from "@/lib/use-cases/checkpoints/create-checkpoint";
 import { MarkSentInputSchema, RecordIntentInputSchema, RecordOutcomeInputSchema } from "@/lib/use-cases/executions/executions";
 import { RecordInstructionInputSchema } from "@/lib/stores/instructions";
 import { InstructionLedgerSchema, InstructionResourceSchema, RecordInstructionResultSchema } from "@/lib/adapters/api/instruction-resources";
 import { LeaseRequestSchema } from "@/lib/stores/leases";
 import { InboundEventSchema } from "@/lib/stores/messaging";
 import { webhookEventSchema } from "@/lib/connectors/sandbox/contract";
-import { CreateTaskInputSchema, ListTasksQuerySchema, TransitionInputSchema } from "@/lib/use-cases/tasks/tasks";
+import { CreateTaskInputSchema, ListTasksQuerySchema } from "@/lib/use-cases/tasks/tasks";
+import { TransitionInputSchema } from "@/lib/stores/tasks/task-transitions";
 import { TaskPatchSchema, TaskStateSchema } from "@/lib/model/tasks/task-state";
 import { workflowNames } from "@/lib/model/workflows";
 

@@ -17,7 +17,8 @@ import {
   type AlertSource,
   type DivergenceKind,
 } from "@/lib/model/alerts/alert-kinds";
-import { toTaskView, transitionTaskInTransaction, type TaskView } from "@/lib/use-cases/tasks/tasks";
+import { transitionTaskInTransaction } from "@/lib/stores/tasks/task-transitions";
+import { toTaskView, type TaskView } from "@/lib/stores/tasks/task-views";
 import type { Actor } from "@/lib/model/actor";
 import { getWorkflowByDigest } from "@/lib/model/workflows";
 import { evaluateTransition } from "@/lib/model/tasks/transition-rules";

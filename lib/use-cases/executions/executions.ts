@@ -44,7 +44,8 @@ export {
   type ExecutionView,
   type InstructionGuardView,
 } from "@/lib/stores/execution-store";
-import { transitionTaskInTransaction, type TaskView } from "@/lib/use-cases/tasks/tasks";
+import { transitionTaskInTransaction } from "@/lib/stores/tasks/task-transitions";
+import { type TaskView } from "@/lib/stores/tasks/task-views";
 import { parseOrThrow, clientIdSchema } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
 import { takeCheckpointInTransaction } from "@/lib/stores/checkpoint-store";

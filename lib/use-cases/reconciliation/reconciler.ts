@@ -12,7 +12,7 @@ import { enqueueOutbox, receiveEvent, type ReceiveResult } from "@/lib/stores/me
 import { closeReviewForExecution, handFailureToPeople, openReview } from "@/lib/use-cases/reviews/reviews";
 import { moveTaskAfterSettlement } from "@/lib/use-cases/executions/settle-task";
 import { settleSuccessAfterFailure } from "@/lib/use-cases/reconciliation/success-after-failure";
-import type { TaskView } from "@/lib/use-cases/tasks/tasks";
+import type { TaskView } from "@/lib/stores/tasks/task-views";
 import type { Actor } from "@/lib/model/actor";
 import { workflowDefinitions } from "@/lib/model/workflows";
 

@@ -15,7 +15,7 @@ import { enqueueOutbox } from "@/lib/stores/messaging";
 import { reviewClosedAuditEntry, reviewDecidedAuditEntry, reviewOpenedAuditEntry } from "@/lib/model/audit/audit-events";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
 import { moveTaskAfterSettlement } from "@/lib/use-cases/executions/settle-task";
-import { type TaskView } from "@/lib/use-cases/tasks/tasks";
+import { type TaskView } from "@/lib/stores/tasks/task-views";
 import { parseOrThrow } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
 import { RefundRequestSchema, ToolNameSchema, tools } from "@/lib/model/executions/tools";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { CheckpointTrigger } from "@/lib/model/checkpoints/checkpoint-schema";
 import type { ExecutionView } from "@/lib/use-cases/executions/executions";
-import type { TransitionView } from "@/lib/use-cases/tasks/tasks";
+import type { TransitionView } from "@/lib/stores/tasks/task-views";
 import type { IntegrityStatus } from "@/lib/adapters/console/checkpoints/checkpoints-format";
 import { buildTimeline, formatTick, integerTicks, timeDomain, timeTicks, versionAt } from "@/lib/adapters/console/checkpoints/checkpoints-timeline";
 

@@ -1,0 +1,215 @@
+import { z } from "zod";
+import type { Db, Tx } from "@/lib/db/client";
+import { AppError } from "@/lib/core/errors";
+import { digestOf } from "@/lib/core/canonical-json";
+import { newId } from "@/lib/core/ids";
+import { parseOrThrow, clientIdSchema } from "@/lib/core/validation";
+import type { Actor } from "@/lib/model/actor";
+import { TaskPatchSchema, type TaskPatch, type TaskState } from "@/lib/model/tasks/task-state";
+import { checkChangeInvariants, checkStateInvariants, evaluateTransition } from "@/lib/model/tasks/transition-rules";
+import { automaticCheckpointTrigger } from "@/lib/model/checkpoints/checkpoint-boundaries";
+import { takeCheckpointInTransaction } from "@/lib/stores/checkpoint-store";
+import { assertValidState, workflowOfOrThrow } from "@/lib/stores/tasks/task-state-checks";
+import { compareAndSwap, findTaskRow, throwIfLeaseRefused, transitionViewOf, type TransitionRecord } from "@/lib/stores/tasks/task-store";
+import { toTaskView, type TaskView, type TransitionResult } from "@/lib/stores/tasks/task-views";
+
+/**
+ * A checked change of a task: read it, check the transition against its
+ * workflow and invariants, build the next state and its transition record.
+ * transitionTaskInTransaction and restoreTaskInTransaction apply that in the
+ * caller's transaction; lib/use-cases/tasks/transition-task.ts applies it as
+ * the single CAS statement, with its own answers to a retry and a conflict.
+ */
+
+export const TransitionInputSchema = z.strictObject({
+  expected_version: z.number().int().min(1),
+  /** Omitted: an in-place update of gates, artifacts, agents, budget or subtasks. */
+  to: z.string().min(1).max(64).optional(),
+  patch: TaskPatchSchema.optional(),
+  reason: z.string().max(1000).optional(),
+  /** Retrying with the same id returns the first result and writes nothing. */
+  transition_id: clientIdSchema.optional(),
+  /** The writer's lease token (lib/stores/leases.ts); a stale one is refused. */
+  fencing_token: z.string().regex(/^[0-9]{1,18}$/, "must be the decimal fencing token of your lease").optional(),
+});
+export type TransitionInput = z.infer<typeof TransitionInputSchema>;
+
+/** The CAS guard failed: the task is no longer at the expected version. */
+export class StaleVersion extends Error {
+  /** What the task was seen at, when this call read it itself: no need to read it again. */
+  constructor(readonly seen?: { version: number; status: string }) {
+    super("stale version");
+  }
+}
+
+async function hasUndecidedReview(db: Db | Tx, taskId: string): Promise<boolean> {
+  return (await db.review.count({ where: { taskId, status: { in: ["OPEN", "ESCALATED"] } } })) > 0;
+}
+
+export interface PreparedTransition {
+  before: TaskView;
+  next: TaskState;
+  record: TransitionRecord;
+  /** The semantic boundary this transition crosses, if any (lib/model/checkpoints/checkpoint-boundaries.ts). */
+  checkpointTrigger: ReturnType<typeof automaticCheckpointTrigger>;
+}
+
+/** The automatic checkpoint of a transition that crossed a boundary, in its transaction. Always true: it throws or is written. */
+export async function checkpointTransition(tx: Tx, { before, next, record, checkpointTrigger }: PreparedTransition): Promise<boolean> {
+  if (!checkpointTrigger) return true;
+  await takeCheckpointInTransaction(tx, {
+    task: { id: before.id, workflowDigest: before.workflow.digest, intentId: before.intentId, createdBy: before.createdBy },
+    state: next,
+    trigger: checkpointTrigger,
+    actor: record.actor,
+    createdAt: record.createdAt,
+  });
+  return true;
+}
+
+/** Reads the task and checks everything that can be checked before the write; throws what fails. */
+export async function prepareTransition(
+  db: Db | Tx,
+  taskId: string,
+  input: TransitionInput,
+  actor: Actor,
+  transitionId: string,
+  requestDigest: string,
+): Promise<PreparedTransition> {
+  const patch = input.patch ?? {};
+  const row = await findTaskRow(db, taskId);
+  if (!row) throw new AppError("not_found", `Task ${taskId} does not exist.`);
+  if (row.version !== input.expected_version) throw new StaleVersion({ version: row.version, status: row.status });
+  const def = workflowOfOrThrow(row);
+  const before = toTaskView(row);
+  const current = before.state;
+  // Before: a state that already breaks an invariant is not built upon.
+  const stored = checkStateInvariants(def, current);
+  if (stored.length > 0) {
+    throw new AppError("invariant_violated", "The stored state breaks an invariant; it must be recovered before it changes.", { violations: stored });
+  }
+  // A frozen irreversible action is decided in the review queue, whose
+  // decision moves the task itself (actor kind system); resolving the wait
+  // by hand would leave the action frozen and the task moving on without it.
+  if (current.status === "WAITING_FOR_HUMAN" && actor.kind !== "system" && (await hasUndecidedReview(db, taskId))) {
+    const violation = { invariant: "review_decides_frozen_action", message: "This task waits on a frozen irreversible action: decide it in the review queue." };
+    throw new AppError("invariant_violated", violation.message, { violations: [violation] });
+  }
+  const evaluation = evaluateTransition(def, current, { to: input.to ?? current.status, patch, actorKind: actor.kind });
+  if (!evaluation.ok) {
+    const message = evaluation.violations.map((v) => v.message).join(" ");
+    if (evaluation.reason === "actor_not_permitted") throw new AppError("forbidden", message, { violations: evaluation.violations });
+    throw new AppError("invariant_violated", message, { violations: evaluation.violations });
+  }
+  const now = new Date();
+  const next: TaskState = { ...evaluation.next, version: row.version + 1, updated_at: now.toISOString(), updated_by: actor.identity };
+  // After: the exact document about to be written is re-validated.
+  assertValidState(def, next);
+  const record: TransitionRecord = {
+    id: transitionId,
+    taskId,
+    fromVersion: row.version,
+    toVersion: next.version,
+    fromStatus: current.status,
+    toStatus: next.status,
+    actor,
+    reason: input.reason ?? null,
+    patch,
+    stateAfter: next,
+    requestDigest,
+    createdAt: now,
+  };
+  return { before, next, record, checkpointTrigger: automaticCheckpointTrigger(def, current, next) };
+}
+
+export function transitionResultOf({ before, next, record }: PreparedTransition): TransitionResult {
+  const task: TaskView = { ...before, status: next.status, version: next.version, state: next, updatedAt: record.createdAt, updatedBy: record.actor.identity };
+  return { task, transition: transitionViewOf(record), replayed: false };
+}
+
+/**
+ * A transition that must commit together with other writes of the caller's
+ * transaction (an execution intent, a review decision). Same checks and the
+ * same CAS as transitionTask; a lost CAS throws version_conflict and the
+ * caller's transaction rolls back. Idempotent retries are the caller's to
+ * handle, through its own unique keys.
+ */
+export async function transitionTaskInTransaction(tx: Tx, taskId: string, rawInput: unknown, actor: Actor): Promise<TransitionResult> {
+  const input = parseOrThrow(TransitionInputSchema, rawInput);
+  const transitionId = input.transition_id ?? newId("tr");
+  const requestDigest = digestOf({ op: "transition", task_id: taskId, expected_version: input.expected_version, to: input.to, patch: input.patch ?? {}, reason: input.reason });
+  let prepared: PreparedTransition;
+  try {
+    prepared = await prepareTransition(tx, taskId, input, actor, transitionId, requestDigest);
+  } catch (error) {
+    if (error instanceof StaleVersion && error.seen) throw versionConflict(input.expected_version, error.seen);
+    throw error;
+  }
+  if (!(await compareAndSwap(tx, prepared.record, input.fencing_token))) {
+    await throwIfLeaseRefused(tx, taskId, input.expected_version, input.fencing_token, actor);
+    const latest = await tx.task.findUnique({ where: { id: taskId }, select: { version: true, status: true } });
+    throw versionConflict(input.expected_version, latest ?? { version: -1, status: "deleted" });
+  }
+  await checkpointTransition(tx, prepared);
+  return transitionResultOf(prepared);
+}
+
+export interface RestoreTransitionInput {
+  expectedVersion: number;
+  /** The state to write, built by lib/model/checkpoints/checkpoint-restore-rules.ts; version and updated_* are set here. */
+  state: TaskState;
+  patch: TaskPatch;
+  reason: string;
+  transitionId: string;
+  requestDigest: string;
+}
+
+/**
+ * A checkpoint restore as a transition: version n+1 through the same CAS and
+ * log statement as every other change, so history is appended, never
+ * rewritten, and the versions in between stay readable. The restored state
+ * need not be reachable by one edge from the current one (that is what a
+ * rewind is), but it must be a valid state of the task's workflow and keep
+ * the change invariants (consumed budget never goes down, mandatory stays
+ * mandatory). Only lib/use-cases/checkpoints/checkpoints.ts calls this, after its own
+ * checks; the lease is fenced there in the same transaction.
+ */
+export async function restoreTaskInTransaction(tx: Tx, taskId: string, input: RestoreTransitionInput, actor: Actor): Promise<TransitionResult> {
+  const row = await findTaskRow(tx, taskId);
+  if (!row) throw new AppError("not_found", `Task ${taskId} does not exist.`);
+  if (row.version !== input.expectedVersion) throw versionConflict(input.expectedVersion, row);
+  const def = workflowOfOrThrow(row);
+  const before = toTaskView(row);
+  const now = new Date();
+  const next: TaskState = { ...input.state, task_id: taskId, version: row.version + 1, updated_at: now.toISOString(), updated_by: actor.identity };
+  assertValidState(def, next);
+  const changes = checkChangeInvariants(before.state, next);
+  if (changes.length > 0) throw new AppError("invariant_violated", changes.map((v) => v.message).join(" "), { violations: changes });
+  const record: TransitionRecord = {
+    id: input.transitionId,
+    taskId,
+    fromVersion: row.version,
+    toVersion: next.version,
+    fromStatus: before.status,
+    toStatus: next.status,
+    actor,
+    reason: input.reason.slice(0, 1000),
+    patch: input.patch,
+    stateAfter: next,
+    requestDigest: input.requestDigest,
+    createdAt: now,
+  };
+  if (!(await compareAndSwap(tx, record, undefined, { audited: false }))) {
+    const latest = await tx.task.findUnique({ where: { id: taskId }, select: { version: true, status: true } });
+    throw versionConflict(input.expectedVersion, latest ?? { version: -1, status: "deleted" });
+  }
+  return transitionResultOf({ before, next, record, checkpointTrigger: null });
+}
+
+function versionConflict(expected: number, latest: { version: number; status: string }): AppError {
+  return new AppError(
+    "version_conflict",
+    `Expected version ${expected}, but the task is at version ${latest.version} (${latest.status}). Read it again and retry.`,
+    { currentVersion: latest.version, currentStatus: latest.status },
+  );
+}
