@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { listAuditEntries, verifyAuditChains, type AuditEntry } from "@/lib/stores/audit-log";
-import { createCheckpoint, restoreCheckpoint } from "@/lib/use-cases/checkpoints/checkpoints";
+import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoint";
+import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
 import { raiseDivergence, resolveDivergence } from "@/lib/use-cases/alerts/divergence";
 import { markSent, recordIntent, recordOutcome } from "@/lib/use-cases/executions/executions";
 import { acquireLease } from "@/lib/stores/leases";

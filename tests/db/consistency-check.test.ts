@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { checkConsistency, fetchProviderRecords, type ConsistencyFinding, type ConsistencyReport, type FindingCode } from "@/lib/use-cases/monitor/consistency-check";
 import { formatConsistencyReport } from "@/lib/use-cases/monitor/consistency-report";
-import { createCheckpoint, restoreCheckpoint } from "@/lib/use-cases/checkpoints/checkpoints";
+import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoint";
+import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
 import { performEffect } from "@/lib/connectors/effects";
 import { raiseDivergence } from "@/lib/use-cases/alerts/divergence";
 import { markSent, recordIntent, recordOutcome } from "@/lib/use-cases/executions/executions";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { startBackgroundLoop } from "@/lib/jobs/background";
-import { createCheckpoint, restoreCheckpoint } from "@/lib/use-cases/checkpoints/checkpoints";
+import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoint";
+import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
 import { acknowledgeAlert, hasOpenDivergence, resolveDivergence } from "@/lib/use-cases/alerts/divergence";
 import { recordOutcome } from "@/lib/use-cases/executions/executions";
 import { runMonitorPass, evidenceProblem, type MonitorCheck } from "@/lib/use-cases/monitor/invariant-monitor";

@@ -1,7 +1,10 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/lib/db/client";
-import { createCheckpoint, listCheckpoints, listRestores, restoreCheckpoint } from "@/lib/use-cases/checkpoints/checkpoints";
+import { listRestores } from "@/lib/use-cases/checkpoints/list-restores";
+import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoint";
+import { listCheckpoints } from "@/lib/use-cases/checkpoints/list-checkpoints";
+import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
 import { acquireLease } from "@/lib/stores/leases";
 import { createTask, getTaskOrThrow, listTransitions, transitionTask } from "@/lib/use-cases/tasks/tasks";
 import type { Actor } from "@/lib/model/actor";

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { ExecutionStatusSchema, TaskResourceSchema, TransitionResourceSchema, taskResource, transitionResource } from "@/lib/adapters/api/resources";
 import { CheckpointDocumentSchema, CheckpointTriggerSchema, integrityCheckNames } from "@/lib/model/checkpoints/checkpoint-schema";
-import type { CheckpointDetail, RestoreResult } from "@/lib/use-cases/checkpoints/checkpoints";
+import type { RestoreResult } from "@/lib/use-cases/checkpoints/restore-checkpoint";
+import type { CheckpointDetail } from "@/lib/use-cases/checkpoints/get-checkpoint-detail";
 import { restoreRefusalCodes, type CheckpointRestoreView, type PlannedEffect, type RestorePlan } from "@/lib/model/checkpoints/restore-plan";
 import type { CheckpointSummary, IntegrityReport, StateDiffEntry } from "@/lib/model/checkpoints/checkpoint-reports";
 import { TaskStateSchema } from "@/lib/model/tasks/task-state";

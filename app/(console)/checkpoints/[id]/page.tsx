@@ -3,7 +3,7 @@ import { notFound } from "next/navigation";
 import { actorOf, can } from "@/lib/model/permissions";
 import { authorizePage } from "@/lib/adapters/auth/session";
 import { getDb } from "@/lib/db/client";
-import { planRestore } from "@/lib/use-cases/checkpoints/checkpoints";
+import { planRestore } from "@/lib/use-cases/checkpoints/plan-restore";
 import { isAppError } from "@/lib/core/errors";
 import { idFromParam, loadCheckpointInspector } from "@/lib/adapters/console/checkpoints/checkpoints";
 import { checkpointHref } from "@/lib/adapters/console/checkpoints/checkpoints-format";

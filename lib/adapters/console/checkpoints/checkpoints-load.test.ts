@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createCheckpoint, restoreCheckpoint } from "@/lib/use-cases/checkpoints/checkpoints";
+import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoint";
+import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
 import { markSent, recordIntent, recordOutcome } from "@/lib/use-cases/executions/executions";
 import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
 import type { Actor } from "@/lib/model/actor";

@@ -2,7 +2,9 @@ import type { Db } from "@/lib/db/client";
 import { isAppError } from "@/lib/core/errors";
 import { configuredKeyring } from "@/lib/model/checkpoints/checkpoint-keys";
 import { currentPolicyVersion } from "@/lib/model/checkpoints/checkpoint-policy";
-import { getCheckpointDetail, listCheckpoints, listRestores, type CheckpointDetail } from "@/lib/use-cases/checkpoints/checkpoints";
+import { listRestores } from "@/lib/use-cases/checkpoints/list-restores";
+import { getCheckpointDetail, type CheckpointDetail } from "@/lib/use-cases/checkpoints/get-checkpoint-detail";
+import { listCheckpoints } from "@/lib/use-cases/checkpoints/list-checkpoints";
 import type { CheckpointRestoreView } from "@/lib/model/checkpoints/restore-plan";
 import type { CheckpointSummary } from "@/lib/model/checkpoints/checkpoint-reports";
 import { listExecutions, type ExecutionView } from "@/lib/use-cases/executions/executions";
@@ -16,7 +18,7 @@ import { buildTimeline, type TimelineData } from "@/lib/adapters/console/checkpo
 
 /**
  * The checkpoint pages' loaders. Everything about checkpoints is read
- * through lib/use-cases/checkpoints/checkpoints.ts (the owner of the tables), which
+ * through the use cases in lib/use-cases/checkpoints/ (the owners of the tables), which
  * verifies each one as it reads it; this module only shapes the answers
  * for the pages.
  */

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { formIncompleteMessage, type FormAction } from "@/lib/adapters/actions/form-action";
 import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
 import { getDb } from "@/lib/db/client";
-import { createCheckpoint } from "@/lib/use-cases/checkpoints/checkpoints";
+import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
 import { currentVersionOf, type TakeCheckpointFormState } from "@/lib/adapters/console/checkpoints/checkpoints-form";
 import { conflictMessage } from "@/lib/adapters/console/tasks/transition-form";
 

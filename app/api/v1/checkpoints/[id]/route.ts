@@ -1,7 +1,7 @@
 import { checkpointDetailResource } from "@/lib/adapters/api/checkpoint-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { getDb } from "@/lib/db/client";
-import { getCheckpointDetail } from "@/lib/use-cases/checkpoints/checkpoints";
+import { getCheckpointDetail } from "@/lib/use-cases/checkpoints/get-checkpoint-detail";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";

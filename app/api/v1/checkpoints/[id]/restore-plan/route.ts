@@ -3,7 +3,7 @@ import { restorePlanResource } from "@/lib/adapters/api/checkpoint-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
-import { planRestore } from "@/lib/use-cases/checkpoints/checkpoints";
+import { planRestore } from "@/lib/use-cases/checkpoints/plan-restore";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";

@@ -3,7 +3,7 @@ import { restoreResultResource } from "@/lib/adapters/api/checkpoint-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
-import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/checkpoints";
+import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoint";
 import { etagOf, parseIfMatch, withExpectedVersion } from "@/lib/adapters/http/preconditions";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 

@@ -3,7 +3,8 @@ import { checkpointSummaryResource } from "@/lib/adapters/api/checkpoint-resourc
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
-import { createCheckpoint, listCheckpoints } from "@/lib/use-cases/checkpoints/checkpoints";
+import { listCheckpoints } from "@/lib/use-cases/checkpoints/list-checkpoints";
+import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
 import { parseIfMatch, withExpectedVersion } from "@/lib/adapters/http/preconditions";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
