@@ -50,7 +50,9 @@ import {
 import { AlertActionInputSchema, AlertReconcileInputSchema } from "@/lib/use-cases/alerts/alert-actions";
 import { ListAlertsQuerySchema } from "@/lib/use-cases/alerts/alert-queries";
 import { MonitorRunInputSchema } from "@/lib/use-cases/monitor/invariant-monitor";
-import { CreateCheckpointInputSchema, RestoreInputSchema, RestorePlanInputSchema } from "@/lib/use-cases/checkpoints/checkpoints";
+import { RestoreInputSchema } from "@/lib/use-cases/checkpoints/restore-checkpoint";
+import { RestorePlanInputSchema } from "@/lib/use-cases/checkpoints/plan-restore";
+import { CreateCheckpointInputSchema } from "@/lib/use-cases/checkpoints/create-checkpoint";
 import { MarkSentInputSchema, RecordIntentInputSchema, RecordOutcomeInputSchema } from "@/lib/use-cases/executions/executions";
 import { RecordInstructionInputSchema } from "@/lib/stores/instructions";
 import { InstructionLedgerSchema, InstructionResourceSchema, RecordInstructionResultSchema } from "@/lib/adapters/api/instruction-resources";
