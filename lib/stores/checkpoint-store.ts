@@ -16,7 +16,7 @@ import type { TaskState } from "@/lib/model/tasks/task-state";
  * The writer of `checkpoints` rows: sealing and storing one checkpoint in
  * the caller's transaction. Transitions and intents call it at their
  * boundaries; the checkpoint use cases (create, restore, resume, ship) in
- * lib/use-cases/checkpoints/checkpoints.ts call it too. It reads tasks and leases but
+ * lib/use-cases/checkpoints/ call it too. It reads tasks and leases but
  * knows no task use case, so the task CAS can take a checkpoint without an
  * import cycle.
  */

@@ -177,7 +177,7 @@ function short(digest: string): string {
   return digest.length > 20 ? `${digest.slice(0, 19)}…` : digest;
 }
 
-/** What a checkpoint records, gathered by lib/use-cases/checkpoints/checkpoints.ts in the transaction that takes it. */
+/** What a checkpoint records, gathered by lib/stores/checkpoint-store.ts in the transaction that takes it. */
 export interface CheckpointFacts {
   checkpointId: string;
   trigger: CheckpointTrigger;

@@ -7,7 +7,7 @@ import type { IntegrityReport, StateDiffEntry } from "@/lib/model/checkpoints/ch
 
 /**
  * The rules of a restore, as pure functions over what the database said
- * (lib/use-cases/checkpoints/checkpoints.ts gathers it): which state a restore writes, how
+ * (buildRestorePlan in lib/use-cases/checkpoints/plan-restore.ts gathers it): which state a restore writes, how
  * each effect of the ledger is treated on resume, and when a restore is
  * refused. A refusal is decided in this order, the first that applies:
  *

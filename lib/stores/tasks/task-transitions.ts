@@ -171,7 +171,7 @@ export interface RestoreTransitionInput {
  * need not be reachable by one edge from the current one (that is what a
  * rewind is), but it must be a valid state of the task's workflow and keep
  * the change invariants (consumed budget never goes down, mandatory stays
- * mandatory). Only lib/use-cases/checkpoints/checkpoints.ts calls this, after its own
+ * mandatory). Only lib/use-cases/checkpoints/restore-checkpoint.ts calls this, after its own
  * checks; the lease is fenced there in the same transaction.
  */
 export async function restoreTaskInTransaction(tx: Tx, taskId: string, input: RestoreTransitionInput, actor: Actor): Promise<TransitionResult> {
