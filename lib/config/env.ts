@@ -41,7 +41,7 @@ const envSchema = z.object({
   VERITY_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(5_000),
   /** A SENT execution older than this is treated as an unknown outcome (its worker is presumed dead). */
   VERITY_SENT_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
-  /** How often the server's invariant monitor makes a pass (lib/use-cases/monitor/invariant-monitor.ts); 0 turns it off. */
+  /** How often the server's invariant monitor makes a pass (lib/use-cases/monitor/run-monitor-pass.ts); 0 turns it off. */
   VERITY_MONITOR_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
   /** Rows each monitor check reads per pass (keyset batches): bounded work however large the tables grow. */
   VERITY_MONITOR_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),

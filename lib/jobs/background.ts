@@ -5,7 +5,7 @@ import { childLogger, lineLogger, type Logger } from "@/lib/config/log";
 import { getConnectors, type ConnectorDeps } from "@/lib/connectors/effects";
 import { createWebhookDeliverer, dispatchOutbox, type Deliver } from "@/lib/stores/messaging";
 import { reconcileDue, verifySettled } from "@/lib/use-cases/reconciliation/reconciler";
-import { runMonitorPass } from "@/lib/use-cases/monitor/invariant-monitor";
+import { runMonitorPass } from "@/lib/use-cases/monitor/run-monitor-pass";
 import { scheduledRetention, type RetentionSchedule } from "@/lib/use-cases/audit/audit-retention";
 
 /**
@@ -33,7 +33,7 @@ export interface BackgroundLoopOptions {
   logger?: Logger;
   /** Instead of `logger`: the same records as plain lines, only those at or above VERITY_LOG_LEVEL (tests collect them). */
   log?: (line: string) => void;
-  /** The invariant monitor's pass (lib/use-cases/monitor/invariant-monitor.ts) at most this often; absent or 0: never. */
+  /** The invariant monitor's pass (lib/use-cases/monitor/run-monitor-pass.ts) at most this often; absent or 0: never. */
   monitorIntervalMs?: number;
   /** Audit retention (VERITY_AUDIT_RETENTION_DAYS); without one, audit entries are kept forever. */
   retention?: RetentionSchedule;

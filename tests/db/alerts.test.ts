@@ -3,7 +3,7 @@ import { reconcileAlert } from "@/lib/use-cases/alerts/alert-actions";
 import { listAlerts } from "@/lib/use-cases/alerts/alert-queries";
 import { acknowledgeAlert, escalateAlert, hasOpenDivergence, raiseAlert, resolveDivergence, alertsActor } from "@/lib/use-cases/alerts/divergence";
 import { recordIntent, recordOutcome } from "@/lib/use-cases/executions/executions";
-import { runMonitorPass } from "@/lib/use-cases/monitor/invariant-monitor";
+import { runMonitorPass } from "@/lib/use-cases/monitor/run-monitor-pass";
 import { reconcilerActor, verifySettled } from "@/lib/use-cases/reconciliation/reconciler";
 import { listTransitions } from "@/lib/use-cases/tasks/tasks";
 import { agent, alice, bob, connectorsFor, failure, lostAnswer, refund, refundExecution, runningTask, taskStatusOf } from "@/tests/helpers/effects";

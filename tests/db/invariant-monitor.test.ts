@@ -4,7 +4,9 @@ import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoin
 import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
 import { acknowledgeAlert, hasOpenDivergence, resolveDivergence } from "@/lib/use-cases/alerts/divergence";
 import { recordOutcome } from "@/lib/use-cases/executions/executions";
-import { runMonitorPass, evidenceProblem, type MonitorCheck } from "@/lib/use-cases/monitor/invariant-monitor";
+import { evidenceProblem } from "@/lib/model/monitor/success-evidence";
+import { type MonitorCheck } from "@/lib/use-cases/monitor/monitor-pass-context";
+import { runMonitorPass } from "@/lib/use-cases/monitor/run-monitor-pass";
 import { acquireLease } from "@/lib/stores/leases";
 import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
 import type { Actor } from "@/lib/model/actor";

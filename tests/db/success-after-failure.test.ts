@@ -3,7 +3,7 @@ import { reconcileAlert } from "@/lib/use-cases/alerts/alert-actions";
 import { performEffect, type ConnectorDeps } from "@/lib/connectors/effects";
 import { raiseDivergence } from "@/lib/use-cases/alerts/divergence";
 import { listExecutionEvents, recordOutcome } from "@/lib/use-cases/executions/executions";
-import { evidenceProblem } from "@/lib/use-cases/monitor/invariant-monitor";
+import { evidenceProblem } from "@/lib/model/monitor/success-evidence";
 import { reconcilerActor, verifySettled } from "@/lib/use-cases/reconciliation/reconciler";
 import { listTransitions, transitionTask } from "@/lib/use-cases/tasks/tasks";
 import type { Execution } from "@/lib/generated/prisma/client";

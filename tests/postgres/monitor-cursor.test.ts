@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runMonitorPass } from "@/lib/use-cases/monitor/invariant-monitor";
+import { runMonitorPass } from "@/lib/use-cases/monitor/run-monitor-pass";
 import { createTask } from "@/lib/use-cases/tasks/tasks";
 import type { Actor } from "@/lib/model/actor";
 import { createPostgresTestDatabase, testDatabaseUrl, type PostgresTestDatabase } from "@/tests/helpers/postgres";

@@ -49,7 +49,7 @@ import {
 } from "@/lib/adapters/api/alert-resources";
 import { AlertActionInputSchema, AlertReconcileInputSchema } from "@/lib/use-cases/alerts/alert-actions";
 import { ListAlertsQuerySchema } from "@/lib/use-cases/alerts/alert-queries";
-import { MonitorRunInputSchema } from "@/lib/use-cases/monitor/invariant-monitor";
+import { MonitorRunInputSchema } from "@/lib/use-cases/monitor/monitor-runs";
 import { RestoreInputSchema } from "@/lib/use-cases/checkpoints/restore-checkpoint";
 import { RestorePlanInputSchema } from "@/lib/use-cases/checkpoints/plan-restore";
 import { CreateCheckpointInputSchema } from "@/lib/use-cases/checkpoints/create-checkpoint";

@@ -4,8 +4,8 @@ import type { AlertStatus } from "@/lib/generated/prisma/enums";
  * What the alerts centre knows how to say, as data: every kind of alert, its
  * severity under the spec's risk matrix, whether it stops irreversible work
  * on its task, and its name in words. Pure: lib/use-cases/alerts/divergence.ts writes
- * the alerts, lib/use-cases/monitor/invariant-monitor.ts finds them, the console and the
- * API describe them from here.
+ * the alerts, the invariant monitor (lib/use-cases/monitor/run-monitor-pass.ts)
+ * finds them, the console and the API describe them from here.
  */
 
 /** Internal state and an external system disagree: raised by the reconciler and by recorded outcomes. */

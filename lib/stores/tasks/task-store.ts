@@ -190,7 +190,7 @@ export function transitionViewOf(r: TransitionRecord): TransitionView {
 export type WriteConflictKind = "version" | "fencing";
 
 /**
- * The evidence of a refused write (lib/use-cases/monitor/invariant-monitor.ts raises
+ * The evidence of a refused write (lib/use-cases/monitor/check-write-conflicts.ts raises
  * alerts from it; the dashboard counts it). Only on the refusal path, never
  * on a successful transition. Best effort by design: the refusal itself is
  * the guarantee and is answered either way; losing this row loses a

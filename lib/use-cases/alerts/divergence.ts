@@ -26,7 +26,7 @@ import { evaluateTransition } from "@/lib/model/tasks/transition-rules";
 /**
  * The owner of `divergence_alerts`: everything the spec calls stale or
  * contradictory, raised by the reconciler and recorded outcomes (internal ≠
- * external) and by the continuous invariant monitor (lib/use-cases/monitor/invariant-monitor.ts),
+ * external) and by the continuous invariant monitor (lib/use-cases/monitor/run-monitor-pass.ts),
  * and the people's actions on them, each a CAS on the alert's version with
  * its audit entry in the same transaction. While a blocking alert
  * (alert-kinds.ts) is open or escalated on a task, nothing irreversible

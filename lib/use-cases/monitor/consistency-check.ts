@@ -4,7 +4,8 @@ import type { Execution } from "@/lib/generated/prisma/client";
 import { verifyAuditChains } from "@/lib/stores/audit-log";
 import { recordMismatches, type ProviderRecord } from "@/lib/connectors/effects";
 import { evidenceMatchesExecution, succeededStatuses, type ExecutionStatus } from "@/lib/model/executions/execution-rules";
-import { evidenceProblem, inspectTaskRow } from "@/lib/use-cases/monitor/invariant-monitor";
+import { inspectTaskRow } from "@/lib/model/monitor/task-row-findings";
+import { evidenceProblem } from "@/lib/model/monitor/success-evidence";
 import { formatDuration } from "@/lib/core/format-duration";
 import { tools, ToolNameSchema } from "@/lib/model/executions/tools";
 import { getWorkflowByDigest } from "@/lib/model/workflows";
@@ -15,7 +16,7 @@ import { noteListSchema, refundListSchema, type SandboxNote, type SandboxRefund 
  * The consistency checker (`npm run check:consistency`, and the chaos and
  * crash tests): one read-only pass over the whole database, and optionally
  * the provider's own records, that says whether the state engine's promises
- * hold right now. Where the invariant monitor (invariant-monitor.ts) walks
+ * hold right now. Where the invariant monitor (run-monitor-pass.ts) walks
  * a bounded batch per pass and raises alerts for people, this reads
  * everything, writes nothing, and answers yes or no with every finding, so
  * a test or an operator after an incident can trust a "consistent".

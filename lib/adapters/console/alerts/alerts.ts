@@ -3,7 +3,7 @@ import type { AuditEntry, DivergenceAlert, Execution, InvariantMonitorRun } from
 import type { AlertStatus } from "@/lib/generated/prisma/enums";
 import { alertKinds, alertSeverities, alertStatuses, describeAlertKind, isAlertKind, isAlertSeverity, isBlocking, type AlertSeverity } from "@/lib/model/alerts/alert-kinds";
 import { alertCounts, alertHistory, getAlert, listAlerts } from "@/lib/use-cases/alerts/alert-queries";
-import { monitorStatus } from "@/lib/use-cases/monitor/invariant-monitor";
+import { monitorStatus } from "@/lib/use-cases/monitor/monitor-runs";
 
 /**
  * The alerts centre's console loaders and words: filters from the URL

@@ -2,7 +2,8 @@ import { parseInput, readOptionalApiJson } from "@/lib/adapters/api/context";
 import { monitorRunResource } from "@/lib/adapters/api/alert-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { getDb } from "@/lib/db/client";
-import { MonitorRunInputSchema, runMonitorPass } from "@/lib/use-cases/monitor/invariant-monitor";
+import { MonitorRunInputSchema } from "@/lib/use-cases/monitor/monitor-runs";
+import { runMonitorPass } from "@/lib/use-cases/monitor/run-monitor-pass";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";

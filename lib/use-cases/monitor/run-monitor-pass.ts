@@ -1,0 +1,135 @@
+import { z } from "zod";
+import type { Db } from "@/lib/db/client";
+import { getEnv } from "@/lib/config/env";
+import type { Prisma } from "@/lib/generated/prisma/client";
+import { newId } from "@/lib/core/ids";
+import { idempotencyWindowMs } from "@/lib/connectors/effects";
+import { monitorChecks, type CheckReport, type MonitorCheck, type MonitorPassResult, type PassContext } from "@/lib/use-cases/monitor/monitor-pass-context";
+import { CommitCursorSchema, emptyCommitCursor } from "@/lib/use-cases/monitor/read-committed-forward";
+import { STALE_RUN_MS } from "@/lib/use-cases/monitor/monitor-runs";
+import { checkTaskStates } from "@/lib/use-cases/monitor/check-task-states";
+import { checkSuccessEvidence } from "@/lib/use-cases/monitor/check-success-evidence";
+import { checkUnknownOutcomes } from "@/lib/use-cases/monitor/check-unknown-outcomes";
+import { checkWriteConflicts } from "@/lib/use-cases/monitor/check-write-conflicts";
+import { checkCheckpointRestores } from "@/lib/use-cases/monitor/check-checkpoint-restores";
+import { checkAuditChains } from "@/lib/use-cases/monitor/check-audit-chains";
+
+/**
+ * The continuous invariant monitor: one pass re-checks every invariant the
+ * alerts centre knows over live data, a bounded amount of it, and raises an
+ * alert (lib/use-cases/alerts/divergence.ts) for each violation. Tables whose rows
+ * change (tasks, executions, audit streams) are walked in keyset batches
+ * that wrap around, so every row is seen again every few passes; the
+ * append-only sources (write_conflicts, checkpoint_restores) are read once,
+ * forward from the cursor the previous pass saved, by a key no late commit
+ * can fall behind (`readCommittedForward`). Each pass is one
+ * `invariant_monitor_runs` row: what it checked, what it found, where it
+ * stopped. Written only here.
+ */
+
+const keyCursor = z.object({ afterId: z.string().nullable() });
+const CursorSchema = z.object({
+  task_states: keyCursor.default({ afterId: null }),
+  success_evidence: keyCursor.default({ afterId: null }),
+  write_conflicts: CommitCursorSchema.default(emptyCommitCursor),
+  checkpoint_restores: CommitCursorSchema.default(emptyCommitCursor),
+  audit_chains: z.object({ afterStream: z.string().nullable() }).default({ afterStream: null }),
+});
+export type MonitorCursor = z.infer<typeof CursorSchema>;
+
+export interface MonitorDeps {
+  /** The provider's idempotency window of a tool (default: lib/connectors/effects.ts). */
+  idempotencyWindowMs?: (tool: string) => number;
+}
+
+export interface MonitorOptions {
+  now?: Date;
+  /** Rows per check per pass; VERITY_MONITOR_BATCH by default. */
+  batchSize?: number;
+  /** Audit streams verified per pass (each read whole). */
+  auditStreamsPerPass?: number;
+  /** Only these checks (tests); every check by default. */
+  only?: readonly MonitorCheck[];
+}
+
+const MONITOR_LOCK_KEY = "verity:invariant-monitor";
+
+export async function runMonitorPass(db: Db, deps: MonitorDeps = {}, options: MonitorOptions = {}): Promise<MonitorPassResult> {
+  const now = options.now ?? new Date();
+  const batch = options.batchSize ?? getEnv().VERITY_MONITOR_BATCH;
+  const claimed = await claimRun(db);
+  if (!claimed) return { run: null, checks: {}, violations: 0, alerts: [] };
+  const cursor = claimed.cursor;
+  const result: MonitorPassResult = { run: null, checks: {}, violations: 0, alerts: [] };
+  const ctx: PassContext = {
+    db,
+    now,
+    batch,
+    windowOf: deps.idempotencyWindowMs ?? idempotencyWindowMs,
+    auditStreams: options.auditStreamsPerPass ?? Math.max(1, Math.floor(batch / 10)),
+    result,
+  };
+  const runners: Record<MonitorCheck, (report: CheckReport) => Promise<void>> = {
+    task_states: async (r) => {
+      cursor.task_states = await checkTaskStates(ctx, r, cursor.task_states);
+    },
+    success_evidence: async (r) => {
+      cursor.success_evidence = await checkSuccessEvidence(ctx, r, cursor.success_evidence);
+    },
+    unknown_outcomes: (r) => checkUnknownOutcomes(ctx, r),
+    write_conflicts: async (r) => {
+      cursor.write_conflicts = await checkWriteConflicts(ctx, r, cursor.write_conflicts);
+    },
+    checkpoint_restores: async (r) => {
+      cursor.checkpoint_restores = await checkCheckpointRestores(ctx, r, cursor.checkpoint_restores);
+    },
+    audit_chains: async (r) => {
+      cursor.audit_chains = await checkAuditChains(ctx, r, cursor.audit_chains);
+    },
+  };
+  const errors: string[] = [];
+  for (const check of monitorChecks) {
+    if (options.only && !options.only.includes(check)) continue;
+    const report: CheckReport = { examined: 0, violations: 0, raised: 0, counted: 0 };
+    result.checks[check] = report;
+    try {
+      await runners[check](report);
+    } catch (error) {
+      // One failing check must not stop the others: its cursor stays where it was, the next pass retries it.
+      report.error = (error instanceof Error ? error.message : String(error)).slice(0, 500);
+      errors.push(`${check}: ${report.error}`);
+    }
+    result.violations += report.violations;
+  }
+  result.run = await db.invariantMonitorRun.update({
+    where: { id: claimed.id },
+    data: {
+      finishedAt: new Date(),
+      checks: result.checks as unknown as Prisma.InputJsonValue,
+      violations: result.violations,
+      cursor: cursor as unknown as Prisma.InputJsonValue,
+      error: errors.length > 0 ? errors.join("; ").slice(0, 2000) : null,
+    },
+  });
+  return result;
+}
+
+/**
+ * Starts a run unless another process's run is in progress, and reads the
+ * cursor the last finished run left. Serialized by a transaction-scoped
+ * advisory lock, so two monitors never both start: an append-only row is
+ * read by one pass, not counted twice.
+ */
+async function claimRun(db: Db): Promise<{ id: string; cursor: MonitorCursor } | null> {
+  return db.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${MONITOR_LOCK_KEY}, 0))`;
+    const running = await tx.invariantMonitorRun.findFirst({ where: { finishedAt: null, startedAt: { gt: new Date(Date.now() - STALE_RUN_MS) } }, select: { id: true } });
+    if (running) return null;
+    const last = await tx.invariantMonitorRun.findFirst({ where: { finishedAt: { not: null } }, orderBy: [{ startedAt: "desc" }, { id: "desc" }] });
+    const cursor = CursorSchema.parse(last?.cursor ?? {});
+    const id = newId("mon");
+    // The claim's own time, not the pass's `now` (a test may pass one in the future): runs never overlap on this clock.
+    await tx.invariantMonitorRun.create({ data: { id, startedAt: new Date(), checks: {}, violations: 0, cursor: cursor as unknown as Prisma.InputJsonValue } });
+    return { id, cursor };
+  });
+}
