@@ -1,19 +1,13 @@
 /**
  * The SDK's types. Resources are the API's wire shapes, imported as types
- * from the schemas the server serializes with (lib/adapters/api/resources.ts), so
+ * from the schemas the server serializes with (lib/adapters/api/*-resources.ts), so
  * the SDK cannot drift from what the routes return; nothing of the server
  * is loaded at run time. Inputs are camelCase at the top level; nested
  * domain documents (a patch, subtasks) are in their wire form.
  */
-import type {
-  ExecutionDetail,
-  ExecutionResource,
-  IntentResultResource,
-  LeaseResource,
-  OutcomeResultResource,
-  TaskResource,
-  TransitionResource,
-} from "@/lib/adapters/api/resources";
+import type { LeaseResource } from "@/lib/adapters/api/lease-resources";
+import type { ExecutionDetail, ExecutionResource, IntentResultResource, OutcomeResultResource } from "@/lib/adapters/api/execution-resources";
+import type { TaskResource, TransitionResource } from "@/lib/adapters/api/task-resources";
 import type { InstructionGuardResource, InstructionLedgerResource, InstructionResource, RecordInstructionResultResource } from "@/lib/adapters/api/instruction-resources";
 import type { TaskPatch } from "@/lib/model/tasks/task-state";
 import type { ToolName } from "@/lib/model/executions/tools";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { orderOf, taskIdOf, type Order } from "@/programs/agent/order";
 import { REFUND_CALL } from "@/programs/agent/plan";
 import { RefundAgent, type TaskReport } from "@/programs/agent/refund-agent";
-import { executionResource } from "@/lib/adapters/api/resources";
+import { executionResource } from "@/lib/adapters/api/execution-resources";
 import { listExecutionEvents, listExecutions } from "@/lib/use-cases/executions/executions";
 import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
 import { decideReview } from "@/lib/use-cases/reviews/reviews";

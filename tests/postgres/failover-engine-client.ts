@@ -1,4 +1,6 @@
-import { executionResource, leaseResource, taskResource, transitionResource } from "@/lib/adapters/api/resources";
+import { leaseResource } from "@/lib/adapters/api/lease-resources";
+import { executionResource } from "@/lib/adapters/api/execution-resources";
+import { taskResource, transitionResource } from "@/lib/adapters/api/task-resources";
 import type { Db } from "@/lib/db/client";
 import { listExecutions } from "@/lib/use-cases/executions/executions";
 import { getInstructionLedger } from "@/lib/stores/instructions";

@@ -1,4 +1,6 @@
-import { executionDetailResource, executionResource, intentResultResource, leaseResource, outcomeResultResource, taskResource } from "@/lib/adapters/api/resources";
+import { leaseResource } from "@/lib/adapters/api/lease-resources";
+import { executionDetailResource, executionResource, intentResultResource, outcomeResultResource } from "@/lib/adapters/api/execution-resources";
+import { taskResource } from "@/lib/adapters/api/task-resources";
 import type { Db } from "@/lib/db/client";
 import type { ConnectorDeps } from "@/lib/connectors/effects";
 import { getExecution, listExecutionEvents, markSent, recordIntent, recordOutcome } from "@/lib/use-cases/executions/executions";

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { ExecutionStatusSchema, TaskResourceSchema, TransitionResourceSchema, taskResource, transitionResource } from "@/lib/adapters/api/resources";
+import { ExecutionStatusSchema } from "@/lib/adapters/api/execution-resources";
+import { TaskResourceSchema, TransitionResourceSchema, taskResource, transitionResource } from "@/lib/adapters/api/task-resources";
 import { CheckpointDocumentSchema, CheckpointTriggerSchema, integrityCheckNames } from "@/lib/model/checkpoints/checkpoint-schema";
 import type { RestoreResult } from "@/lib/use-cases/checkpoints/restore-checkpoint";
 import type { CheckpointDetail } from "@/lib/use-cases/checkpoints/get-checkpoint-detail";

@@ -1,27 +1,11 @@
 import { z } from "zod";
 import { LeaseReleaseRequestSchema, LeaseRenewRequestSchema, TransitionLogQuerySchema } from "@/lib/adapters/api/context";
-import {
-  EventReceiptSchema,
-  ExecutionDetailSchema,
-  ExecutionEventResourceSchema,
-  ExecutionListSchema,
-  ExecutionResourceSchema,
-  FieldErrorSchema,
-  IntentResultSchema,
-  LeaseResourceSchema,
-  LeaseStateSchema,
-  OutcomeResultSchema,
-  InvariantViolationSchema,
-  NextStepsSchema,
-  ProblemSchema,
-  TaskPageSchema,
-  TaskResourceSchema,
-  TransitionPageSchema,
-  TransitionResourceSchema,
-  TransitionResultSchema,
-  WorkflowListSchema,
-  WorkflowResourceSchema,
-} from "@/lib/adapters/api/resources";
+import { EventReceiptSchema } from "@/lib/adapters/api/event-resources";
+import { LeaseResourceSchema, LeaseStateSchema } from "@/lib/adapters/api/lease-resources";
+import { ExecutionDetailSchema, ExecutionEventResourceSchema, ExecutionListSchema, ExecutionResourceSchema, IntentResultSchema, OutcomeResultSchema } from "@/lib/adapters/api/execution-resources";
+import { WorkflowListSchema, WorkflowResourceSchema } from "@/lib/adapters/api/workflow-resources";
+import { NextStepsSchema, TaskPageSchema, TaskResourceSchema, TransitionPageSchema, TransitionResourceSchema, TransitionResultSchema } from "@/lib/adapters/api/task-resources";
+import { FieldErrorSchema, InvariantViolationSchema, ProblemSchema } from "@/lib/adapters/api/shared-resources";
 import {
   CheckpointDetailSchema,
   CheckpointListSchema,

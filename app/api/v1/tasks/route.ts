@@ -1,5 +1,5 @@
 import { requireApiPrincipal, readApiJson } from "@/lib/adapters/api/context";
-import { taskResource } from "@/lib/adapters/api/resources";
+import { taskResource } from "@/lib/adapters/api/task-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
 import { createTask, listTasks } from "@/lib/use-cases/tasks/tasks";

@@ -1,5 +1,5 @@
 import { requireApiPrincipal } from "@/lib/adapters/api/context";
-import { workflowResource } from "@/lib/adapters/api/resources";
+import { workflowResource } from "@/lib/adapters/api/workflow-resources";
 import { workflowDefinitions } from "@/lib/model/workflows";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 

@@ -1,5 +1,5 @@
 import { requireApiPrincipal } from "@/lib/adapters/api/context";
-import { executionDetailResource } from "@/lib/adapters/api/resources";
+import { executionDetailResource } from "@/lib/adapters/api/execution-resources";
 import { getDb } from "@/lib/db/client";
 import { getExecution, listExecutionEvents } from "@/lib/use-cases/executions/executions";
 import { AppError } from "@/lib/core/errors";

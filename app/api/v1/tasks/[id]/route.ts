@@ -1,5 +1,5 @@
 import { requireApiPrincipal } from "@/lib/adapters/api/context";
-import { taskResource } from "@/lib/adapters/api/resources";
+import { taskResource } from "@/lib/adapters/api/task-resources";
 import { getDb } from "@/lib/db/client";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/tasks";
 import { etagOf, ifNoneMatchHits } from "@/lib/adapters/http/preconditions";

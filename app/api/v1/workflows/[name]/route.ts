@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseQuery, requireApiPrincipal } from "@/lib/adapters/api/context";
-import { workflowResource } from "@/lib/adapters/api/resources";
+import { workflowResource } from "@/lib/adapters/api/workflow-resources";
 import { workflowDefinitions } from "@/lib/model/workflows";
 import { AppError } from "@/lib/core/errors";
 import { queryOf } from "@/lib/adapters/http/query";

@@ -1,5 +1,5 @@
 import { readApiJson, requireApiPrincipal, withFencingToken } from "@/lib/adapters/api/context";
-import { executionResource } from "@/lib/adapters/api/resources";
+import { executionResource } from "@/lib/adapters/api/execution-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
 import { markSent } from "@/lib/use-cases/executions/executions";

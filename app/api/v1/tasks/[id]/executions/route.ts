@@ -1,5 +1,5 @@
 import { readApiJson, requireApiPrincipal, withWritePreconditions } from "@/lib/adapters/api/context";
-import { executionResource, intentResultResource } from "@/lib/adapters/api/resources";
+import { executionResource, intentResultResource } from "@/lib/adapters/api/execution-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
 import { listExecutions, recordIntent } from "@/lib/use-cases/executions/executions";

@@ -1,5 +1,5 @@
 import { readOptionalApiJson, requireApiPrincipal } from "@/lib/adapters/api/context";
-import { leaseResource } from "@/lib/adapters/api/resources";
+import { leaseResource } from "@/lib/adapters/api/lease-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
 import { acquireLease, getLease } from "@/lib/stores/leases";

@@ -1,5 +1,5 @@
 import { requireApiPrincipal, workflowOfTaskOrThrow } from "@/lib/adapters/api/context";
-import { nextStepsResource } from "@/lib/adapters/api/resources";
+import { nextStepsResource } from "@/lib/adapters/api/task-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/tasks";

@@ -1,5 +1,5 @@
 import { parseQuery, parseTransitionRequest, readApiJson, requireApiPrincipal, TransitionLogQuerySchema } from "@/lib/adapters/api/context";
-import { taskResource, transitionResource } from "@/lib/adapters/api/resources";
+import { taskResource, transitionResource } from "@/lib/adapters/api/task-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
 import { getTaskVersion, listTransitions, transitionTask } from "@/lib/use-cases/tasks/tasks";

@@ -1,5 +1,5 @@
 import { LeaseRenewRequestSchema, parseLeaseTokenRequest, readOptionalApiJson, requireApiPrincipal } from "@/lib/adapters/api/context";
-import { leaseResource } from "@/lib/adapters/api/resources";
+import { leaseResource } from "@/lib/adapters/api/lease-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
 import { renewLease } from "@/lib/stores/leases";
