@@ -4,7 +4,7 @@ import { alertKinds, alertSeverities, alertStatuses, describeAlertKind, isBlocki
 import type { EscalationResult } from "@/lib/use-cases/alerts/divergence";
 import type { AlertReconcileResult } from "@/lib/use-cases/alerts/alert-actions";
 
-/** The alerts centre's API shapes (snake_case, like every /api/v1 resource), and the zod schemas lib/adapters/openapi/openapi.ts documents them with. */
+/** The alerts centre's API shapes (snake_case, like every /api/v1 resource), and the zod schemas lib/adapters/openapi/alert-paths.ts and monitor-paths.ts document them with. */
 
 export const AlertResourceSchema = z.object({
   id: z.string(),

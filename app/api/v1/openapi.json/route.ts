@@ -1,4 +1,4 @@
-import { getOpenApiDocument } from "@/lib/adapters/openapi/openapi";
+import { getOpenApiDocument } from "@/lib/adapters/openapi/openapi-document";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
