@@ -1,5 +1,6 @@
 import Link from "next/link";
-import { alertStatusInfo, formatAge, historyActionText, type AlertDetailData } from "@/lib/adapters/console/alerts/alerts";
+import { alertStatusInfo, historyActionText, type AlertDetailData } from "@/lib/adapters/console/alerts/alerts";
+import { formatDuration } from "@/lib/core/format-duration";
 import type { AlertAction } from "@/lib/adapters/console/alerts/alerts-form";
 import { DateTime } from "@/components/date-time";
 import { LiveRefresh } from "@/components/live-refresh";
@@ -80,7 +81,7 @@ export function AlertDetailView({ data, canAct, role }: { data: AlertDetailData;
           <div>
             <dt>Raised</dt>
             <dd>
-              <DateTime value={alert.createdAt} /> ({formatAge(row.ageMs)} ago) by the {alert.source}
+              <DateTime value={alert.createdAt} /> ({formatDuration(row.ageMs)} ago) by the {alert.source}
             </dd>
           </div>
           <div>

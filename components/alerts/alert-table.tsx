@@ -1,6 +1,7 @@
 import Link from "next/link";
 import { DateTime } from "@/components/date-time";
-import { formatAge, type AlertRow } from "@/lib/adapters/console/alerts/alerts";
+import type { AlertRow } from "@/lib/adapters/console/alerts/alerts";
+import { formatDuration } from "@/lib/core/format-duration";
 import { AlertStatusBadge, SeverityBadge } from "@/components/alerts/severity-badge";
 
 /** Newest first: severity (colour, word and glyph), what in words, the task, how old, how often seen. */
@@ -45,7 +46,7 @@ export function AlertTable({ rows }: { rows: AlertRow[] }) {
                 <AlertStatusBadge status={r.status} />
               </td>
               <td>
-                <span title={r.createdAt.toISOString()}>{formatAge(r.ageMs)}</span>
+                <span title={r.createdAt.toISOString()}>{formatDuration(r.ageMs)}</span>
               </td>
               <td>
                 <span className="alert-row__seen">

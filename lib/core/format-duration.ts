@@ -1,8 +1,9 @@
 /**
  * How long something has waited or lasted, read at a glance: "45 s",
- * "12 min", "3 h", "3 h 5 min", "2 d", "2 d 4 h". The one duration formatter
- * of the console (ages, waiting times, decision times, intervals); pure, so
- * server and client components render the same words.
+ * "12 min", "3 h", "3 h 5 min", "2 d", "2 d 4 h". The one duration formatter:
+ * the console's (ages, waiting times, decision times, intervals) and the
+ * alerts' and findings' messages; pure, so server and client components
+ * render the same words.
  *
  * Two units at most, the smaller left out when it is zero. Every unit is
  * truncated, never rounded up: a refund frozen for 59 min 40 s has not yet

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { alertKinds, alertSeverityOf, blockingKinds, isBlocking } from "@/lib/model/alerts/alert-kinds";
-import { alertsHref, formatAge, parseAlertFilters } from "@/lib/adapters/console/alerts/alerts";
+import { alertsHref, parseAlertFilters } from "@/lib/adapters/console/alerts/alerts";
+import { formatDuration } from "@/lib/core/format-duration";
 
 describe("alert kinds", () => {
   it("every kind has a severity; the spec's critical risks are critical", () => {
@@ -32,9 +33,9 @@ describe("alert filters in the URL", () => {
   });
 
   it("ages in words", () => {
-    expect(formatAge(42_000)).toBe("42 s");
-    expect(formatAge(5 * 60_000)).toBe("5 min");
-    expect(formatAge(3 * 3_600_000 + 60_000)).toBe("3 h 1 min");
-    expect(formatAge(3 * 86_400_000)).toBe("3 d");
+    expect(formatDuration(42_000)).toBe("42 s");
+    expect(formatDuration(5 * 60_000)).toBe("5 min");
+    expect(formatDuration(3 * 3_600_000 + 60_000)).toBe("3 h 1 min");
+    expect(formatDuration(3 * 86_400_000)).toBe("3 d");
   });
 });

@@ -75,16 +75,6 @@ export const kindOptions = alertKinds.map((k) => ({ value: k, label: describeAle
 export const severityOptions = alertSeverities.map((s) => ({ value: s, label: severityInfo[s].label }));
 export const statusOptions = alertStatuses.map((s) => ({ value: s, label: alertStatusInfo[s].label }));
 
-export function formatAge(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min`;
-  const h = Math.floor(m / 60);
-  if (h < 48) return `${h} h ${m % 60} min`;
-  return `${Math.floor(h / 24)} d`;
-}
-
 export interface AlertRow {
   id: string;
   kind: string;
