@@ -6,7 +6,7 @@ import { raiseDivergence, resolveDivergence } from "@/lib/use-cases/alerts/diver
 import { markSent, recordIntent, recordOutcome } from "@/lib/use-cases/executions/executions";
 import { acquireLease } from "@/lib/stores/leases";
 import { reconcileExecution, reconcilerActor } from "@/lib/use-cases/reconciliation/reconciler";
-import { decideReview } from "@/lib/use-cases/reviews/reviews";
+import { decideReview } from "@/lib/use-cases/reviews/decide-review";
 import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
 import type { Actor } from "@/lib/model/actor";
 import { agent, alice, connectorsFor, failure, lostAnswer, refund, runningTask, unreachable } from "@/tests/helpers/effects";

@@ -5,7 +5,7 @@ import { raiseDivergence } from "@/lib/use-cases/alerts/divergence";
 import { recordOutcome } from "@/lib/use-cases/executions/executions";
 import { acquireLease, releaseLease } from "@/lib/stores/leases";
 import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
-import { decideReview } from "@/lib/use-cases/reviews/reviews";
+import { decideReview } from "@/lib/use-cases/reviews/decide-review";
 import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
 import type { Actor } from "@/lib/model/actor";
 import { agent, alice, failure, refundExecution, runningTask, unreachable } from "@/tests/helpers/effects";

@@ -5,7 +5,7 @@ import { RefundAgent, type TaskReport } from "@/programs/agent/refund-agent";
 import { executionResource } from "@/lib/adapters/api/execution-resources";
 import { listExecutionEvents, listExecutions } from "@/lib/use-cases/executions/executions";
 import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
-import { decideReview } from "@/lib/use-cases/reviews/reviews";
+import { decideReview } from "@/lib/use-cases/reviews/decide-review";
 import type { Actor } from "@/lib/model/actor";
 import { executeToolProtocol, VerityNetworkError, type ExecuteToolInput, type FaultPoint, type RecordIntentBody, type ToolCallContext, type ToolExecution, type ToolOutcome } from "@/sdk";
 import { afterTimeout, agent as refundBot, alice, connectorsFor, refund as refundRequest, refundExecution, refundsUnderKey } from "@/tests/helpers/effects";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/lib/db/client";
 import { raiseDivergence } from "@/lib/use-cases/alerts/divergence";
 import { getExecutionRowOrThrow, markSent, recordIntent, recordOutcome, type ExecutionView } from "@/lib/use-cases/executions/executions";
-import { openReview } from "@/lib/use-cases/reviews/reviews";
+import { openReview } from "@/lib/stores/review-store";
 import { reconcilerActor } from "@/lib/use-cases/reconciliation/reconciler";
 import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
 import type { Actor } from "@/lib/model/actor";

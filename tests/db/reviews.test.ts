@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { listExecutionEvents, recordOutcome } from "@/lib/use-cases/executions/executions";
 import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
-import { decideReview, getReview, listReviews, reviewExecutorActor } from "@/lib/use-cases/reviews/reviews";
+import { getReview } from "@/lib/use-cases/reviews/get-review";
+import { listReviews } from "@/lib/use-cases/reviews/list-reviews";
+import { decideReview, reviewExecutorActor } from "@/lib/use-cases/reviews/decide-review";
 import { listTransitions } from "@/lib/use-cases/tasks/tasks";
 import type { Execution, Review } from "@/lib/generated/prisma/client";
 import { agent, alice, bob, carol, connectorsFor, executionRow, failure, lostAnswer, refund, refundExecution, refundsUnderKey, taskStatusOf, unreachable } from "@/tests/helpers/effects";

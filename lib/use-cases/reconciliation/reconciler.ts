@@ -9,7 +9,8 @@ import { raiseDivergence, type DivergenceKind } from "@/lib/use-cases/alerts/div
 import { notAppliedResult, retryAdviceOf, retryableStatuses, type ExecutionStatus } from "@/lib/model/executions/execution-rules";
 import { getExecutionRowOrThrow, isPastAttemptLimit, moveExecution, toExecutionView, type ExecutionView } from "@/lib/stores/execution-store";
 import { enqueueOutbox, receiveEvent, type ReceiveResult } from "@/lib/stores/messaging";
-import { closeReviewForExecution, handFailureToPeople, openReview } from "@/lib/use-cases/reviews/reviews";
+import { handFailureToPeople } from "@/lib/use-cases/reviews/hand-failure-to-people";
+import { closeReviewForExecution, openReview } from "@/lib/stores/review-store";
 import { moveTaskAfterSettlement } from "@/lib/use-cases/executions/settle-task";
 import { settleSuccessAfterFailure } from "@/lib/use-cases/reconciliation/success-after-failure";
 import type { TaskView } from "@/lib/stores/tasks/task-views";

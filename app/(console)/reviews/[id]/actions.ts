@@ -5,7 +5,7 @@ import type { FormAction } from "@/lib/adapters/actions/form-action";
 import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
 import { getDb } from "@/lib/db/client";
 import { getConnectors } from "@/lib/connectors/effects";
-import { decideReview } from "@/lib/use-cases/reviews/reviews";
+import { decideReview } from "@/lib/use-cases/reviews/decide-review";
 import { describeConflict, describeDecisionOutcome } from "@/lib/adapters/console/reviews/reviews";
 import { reasonMaxLength, type DecisionFormState } from "@/lib/adapters/console/reviews/reviews-form";
 

@@ -3,7 +3,8 @@ import { notFound } from "next/navigation";
 import { authorizePage } from "@/lib/adapters/auth/session";
 import { getDb } from "@/lib/db/client";
 import { askProvider, loadReviewDetail, reviewDetailToken } from "@/lib/adapters/console/reviews/reviews";
-import { instructionsOf, isNeverSent } from "@/lib/use-cases/reviews/reviews";
+import { isNeverSent } from "@/lib/use-cases/reviews/review-views";
+import { instructionsOf } from "@/lib/use-cases/reviews/get-review";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { ReviewDetailView } from "@/components/reviews/review-detail-view";
 

@@ -1,5 +1,5 @@
 import type { ExecutionStatus } from "@/lib/model/executions/execution-rules";
-import type { ReviewListItem } from "@/lib/use-cases/reviews/reviews";
+import type { ReviewListItem } from "@/lib/use-cases/reviews/review-views";
 import type { ReviewTab } from "@/lib/adapters/console/reviews/reviews-query";
 
 /** What the console shows of reviews: the engine's list items, plus what the pages add around them. */

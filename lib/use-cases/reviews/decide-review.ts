@@ -1,34 +1,42 @@
 import { z } from "zod";
 import type { Db, Tx } from "@/lib/db/client";
-import { getEnv } from "@/lib/config/env";
 import { AppError } from "@/lib/core/errors";
-import { type Prisma, type Execution, type ExecutionEvent, type Review, type ReviewDecision } from "@/lib/generated/prisma/client";
-import type { ReviewDecisionKind, ReviewStatus } from "@/lib/generated/prisma/enums";
-import { newId } from "@/lib/core/ids";
+import type { Prisma, Execution, Review } from "@/lib/generated/prisma/client";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
 import { lookupEffect, performEffect, recordMismatches, type ConnectorDeps, type EffectOutcome } from "@/lib/connectors/effects";
 import { hasOpenDivergence } from "@/lib/use-cases/alerts/divergence";
-import { getExecutionRowOrThrow, guardOf, isPastAttemptLimit, ledgerActor, listExecutionEvents, moveExecution, toExecutionView, type ExecutionView, type InstructionGuardView } from "@/lib/stores/execution-store";
-import { retryAdviceOf } from "@/lib/model/executions/execution-rules";
-import { getCurrentInstruction, getInstructionsByIds } from "@/lib/stores/instructions";
+import { getExecutionRowOrThrow, isPastAttemptLimit, moveExecution, toExecutionView, type ExecutionView } from "@/lib/stores/execution-store";
 import { enqueueOutbox } from "@/lib/stores/messaging";
-import { reviewClosedAuditEntry, reviewDecidedAuditEntry, reviewOpenedAuditEntry } from "@/lib/model/audit/audit-events";
+import { reviewClosedAuditEntry } from "@/lib/model/audit/audit-events";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
+import {
+  approvalsOf,
+  casReview,
+  currentRound,
+  openReview,
+  recordReviewDecision,
+  reviewConflict,
+  reviewDecisionKinds,
+  toReviewView,
+  undecidedStatuses,
+  type ReviewDecisionKind,
+  type ReviewView,
+  type ReviewWithDecisions,
+} from "@/lib/stores/review-store";
 import { moveTaskAfterSettlement } from "@/lib/use-cases/executions/settle-task";
 import { type TaskView } from "@/lib/stores/tasks/task-views";
 import { parseOrThrow } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
-import { RefundRequestSchema, ToolNameSchema, tools } from "@/lib/model/executions/tools";
+import { handFailureToPeople } from "@/lib/use-cases/reviews/hand-failure-to-people";
+import { isNeverSent } from "@/lib/use-cases/reviews/review-views";
 
 /**
- * The owner of `reviews` and `review_decisions`: an irreversible action whose
- * outcome nobody could establish is frozen (execution NEEDS_HUMAN, task
- * WAITING_FOR_HUMAN) until people decide. Every decision is a CAS on the
- * review's version and leaves a review_decisions row, an execution event and
- * the task's transitions, in one transaction; the only thing outside it is
- * the provider call of a re-execution, which is preceded by a committed SENT
- * (write-ahead), so a crash during the call leaves a SENT the reconciler
- * settles.
+ * A person's decision on a frozen action (lib/stores/review-store.ts owns
+ * the rows). Every decision is a CAS on the review's version and leaves a
+ * review_decisions row, an execution event and the task's transitions, in
+ * one transaction; the only thing outside it is the provider call of a
+ * re-execution, which is preceded by a committed SENT (write-ahead), so a
+ * crash during the call leaves a SENT the reconciler settles.
  *
  * Four eyes: at or above VERITY_FOUR_EYES_THRESHOLD_CENTS a re-execution
  * needs the approval of two different people. The first approval is recorded
@@ -36,12 +44,6 @@ import { RefundRequestSchema, ToolNameSchema, tools } from "@/lib/model/executio
  * decision per person per round (a unique key), so nobody approves twice.
  * Accepting the provider's evidence needs one person: it moves no money, and
  * it is refused unless the provider shows the effect, matching the request.
- *
- * Rounds: an approved re-execution whose outcome is unknown again (or whose
- * process died, found unknown by the reconciler) reopens the review as the
- * next round. The earlier round's decisions were spent on an attempt that
- * did not settle it; the new round asks again, with new facts, so its
- * approvals start from zero and the same people may decide once more.
  *
  * Never sent: an intent the instruction guard froze (lib/stores/instructions.ts)
  * was never sent, so there is nothing to look up. approve_execute sends it for
@@ -52,255 +54,12 @@ import { RefundRequestSchema, ToolNameSchema, tools } from "@/lib/model/executio
 /** The identity under which a decision's re-execution reports the provider's answer. */
 export const reviewExecutorActor: Actor = { identity: "spiffe://verity.local/system/reviews", kind: "system" };
 
-export const reviewDecisionKinds = ["approve_execute", "approve_accept_evidence", "reject", "escalate"] as const satisfies readonly ReviewDecisionKind[];
-export const reviewStatuses = ["OPEN", "APPROVED", "REJECTED", "ESCALATED"] as const satisfies readonly ReviewStatus[];
-export type { ReviewDecisionKind, ReviewStatus };
-
 export const DecideReviewInputSchema = z.strictObject({
   expected_version: z.number().int().min(1),
   decision: z.enum(reviewDecisionKinds),
   reason: z.string().trim().min(1, "a reason is required").max(2000),
 });
 export type DecideReviewInput = z.infer<typeof DecideReviewInputSchema>;
-
-export const ListReviewsQuerySchema = z.strictObject({
-  status: z.enum(reviewStatuses).optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
-});
-export type ListReviewsQuery = z.input<typeof ListReviewsQuerySchema>;
-
-/** Still waiting for people: in the queue. */
-const undecided: readonly ReviewStatus[] = ["OPEN", "ESCALATED"];
-
-export interface ReviewDecisionView {
-  id: string;
-  /** The round it was made in (reviews.round at the time). */
-  round: number;
-  kind: ReviewDecisionKind;
-  actor: string;
-  reason: string;
-  createdAt: Date;
-}
-
-export interface ReviewView {
-  id: string;
-  taskId: string;
-  executionId: string;
-  reason: string;
-  amountCents: number;
-  currency: string;
-  customerId: string;
-  requiredApprovals: number;
-  /** The current round: 1, then one more each time the review reopens. */
-  round: number;
-  /** approve_execute decisions in the current round. */
-  approvals: number;
-  status: ReviewStatus;
-  /** Escalated: still in the queue, flagged for someone more senior. */
-  flagged: boolean;
-  version: number;
-  createdAt: Date;
-  decidedAt: Date | null;
-  /** Every round's decisions, oldest first; each names its round. */
-  decisions: ReviewDecisionView[];
-}
-
-export interface ReviewListItem extends ReviewView {
-  execution: ExecutionView;
-  task: { id: string; status: string; version: number } | null;
-  /** Since the review opened; until it was decided, once it is. */
-  waitingMs: number;
-  /** Open divergence alerts of the task (an effect_mismatch explains why the review exists). */
-  openAlerts: Array<{ id: string; kind: string; severity: string; message: string; createdAt: Date }>;
-}
-
-export interface ReviewDetail extends ReviewListItem {
-  events: ExecutionEvent[];
-  /** The action was frozen before it was ever sent (by the instruction guard): approving sends it for the first time. */
-  neverSent: boolean;
-  /**
-   * The instructions behind the action: the one it relied on and the one that
-   * superseded it (or forbids it), as the guard saw them; for an action the
-   * guard did not freeze, what it relied on and its topic's current one now.
-   * Null when the task has no instruction on the topic.
-   */
-  instructions: (InstructionGuardView & { frozenByGuard: boolean }) | null;
-}
-
-type ReviewWithDecisions = Review & { decisions: ReviewDecision[] };
-
-function toReviewView(row: ReviewWithDecisions): ReviewView {
-  return {
-    id: row.id,
-    taskId: row.taskId,
-    executionId: row.executionId,
-    reason: row.reason,
-    amountCents: row.amountCents,
-    currency: row.currency,
-    customerId: row.customerId,
-    requiredApprovals: row.requiredApprovals,
-    round: row.round,
-    approvals: approvalsOf(row).length,
-    status: row.status,
-    flagged: row.status === "ESCALATED",
-    version: row.version,
-    createdAt: row.createdAt,
-    decidedAt: row.decidedAt,
-    decisions: row.decisions.map((d) => ({ id: d.id, round: d.round, kind: d.kind, actor: d.actor, reason: d.reason, createdAt: d.createdAt })),
-  };
-}
-
-/** The decisions that count now: those of the review's current round. */
-function currentRound(review: ReviewWithDecisions): ReviewDecision[] {
-  return review.decisions.filter((d) => d.round === review.round);
-}
-
-/** Who approved re-execution in the current round, in order. */
-function approvalsOf(review: ReviewWithDecisions): ReviewDecision[] {
-  return currentRound(review).filter((d) => d.kind === "approve_execute");
-}
-
-/** What the queue shows of the frozen action: amount, currency and customer of the refund (a note moves no money). */
-function termsOf(execution: Execution): { amountCents: number; currency: string; customerId: string; requiredApprovals: number } {
-  const refund = RefundRequestSchema.safeParse(execution.request);
-  const request = execution.request as Record<string, unknown>;
-  const amountCents = refund.success ? refund.data.amount_cents : 0;
-  const fourEyes = execution.irreversible && amountCents >= getEnv().VERITY_FOUR_EYES_THRESHOLD_CENTS;
-  return {
-    amountCents,
-    currency: refund.success ? refund.data.currency : "",
-    customerId: typeof request.customer_id === "string" ? request.customer_id : "",
-    requiredApprovals: fourEyes ? 2 : 1,
-  };
-}
-
-/**
- * Opens the review of an execution that just became NEEDS_HUMAN, in the
- * caller's transaction. One review per execution: if it already has one (a
- * re-execution came back unknown, or the reconciler found it unknown again),
- * that review becomes undecided again with the new reason, as its next round.
- */
-export async function openReview(tx: Tx, execution: Execution, reason: string, actor: Actor): Promise<Review> {
-  const existing = await tx.review.findUnique({ where: { executionId: execution.id } });
-  if (existing) {
-    const status: ReviewStatus = existing.status === "ESCALATED" ? "ESCALATED" : "OPEN";
-    const { count } = await tx.review.updateMany({
-      where: { id: existing.id, version: existing.version },
-      data: { status, decidedAt: null, reason: reason.slice(0, 2000), round: existing.round + 1, version: existing.version + 1 },
-    });
-    if (count === 0) throw new AppError("version_conflict", `Review ${existing.id} changed meanwhile.`, { currentVersion: existing.version });
-    await enqueueOutbox(tx, {
-      task_id: execution.taskId,
-      topic: "review.opened",
-      payload: { review_id: existing.id, execution_id: execution.id, required_approvals: existing.requiredApprovals, round: existing.round + 1 },
-    });
-    const reopened = await tx.review.findUniqueOrThrow({ where: { id: existing.id } });
-    await appendAuditEntry(tx, reviewOpenedAuditEntry(reopened, actor));
-    return reopened;
-  }
-  const review = await tx.review.create({
-    data: { id: newId("rev"), taskId: execution.taskId, executionId: execution.id, reason: reason.slice(0, 2000), ...termsOf(execution), status: "OPEN", version: 1 },
-  });
-  await enqueueOutbox(tx, {
-    task_id: execution.taskId,
-    topic: "review.opened",
-    payload: { review_id: review.id, execution_id: execution.id, required_approvals: review.requiredApprovals, round: review.round },
-  });
-  await appendAuditEntry(tx, reviewOpenedAuditEntry(review, actor));
-  return review;
-}
-
-/**
- * The reconciler settled an execution a person had approved for re-execution
- * (the decision's process died during the provider call): its review is
- * decided by that approval and leaves the queue.
- */
-export async function closeReviewForExecution(tx: Tx, executionId: string, note: string, actor: Actor): Promise<Review | null> {
-  const review = await tx.review.findUnique({ where: { executionId } });
-  if (!review || !undecided.includes(review.status)) return null;
-  const { count } = await tx.review.updateMany({
-    where: { id: review.id, version: review.version },
-    data: { status: "APPROVED", decidedAt: new Date(), version: review.version + 1 },
-  });
-  if (count === 0) throw new AppError("version_conflict", `Review ${review.id} changed meanwhile.`, { currentVersion: review.version });
-  await enqueueOutbox(tx, { task_id: review.taskId, topic: "review.decided", payload: { review_id: review.id, execution_id: executionId, status: "APPROVED", note } });
-  const closed = await tx.review.findUniqueOrThrow({ where: { id: review.id } });
-  await appendAuditEntry(tx, reviewClosedAuditEntry(closed, note, actor));
-  return closed;
-}
-
-export async function listReviews(db: Db, rawQuery: ListReviewsQuery = {}): Promise<ReviewListItem[]> {
-  const query = parseOrThrow(ListReviewsQuerySchema, rawQuery);
-  const waitingQueue = query.status === undefined || undecided.includes(query.status);
-  const rows = await db.review.findMany({
-    where: query.status ? { status: query.status } : {},
-    include: { decisions: { orderBy: { createdAt: "asc" } } },
-    // The queue is worked oldest first; decided reviews are history, newest first.
-    orderBy: [{ createdAt: waitingQueue ? "asc" : "desc" }, { id: "asc" }],
-    take: query.limit,
-  });
-  return withContext(db, rows);
-}
-
-export async function getReview(db: Db, reviewId: string): Promise<ReviewDetail | null> {
-  const row = await db.review.findUnique({ where: { id: reviewId }, include: { decisions: { orderBy: { createdAt: "asc" } } } });
-  if (!row) return null;
-  const [item] = await withContext(db, [row]);
-  if (!item) return null;
-  const [events, instructions] = await Promise.all([listExecutionEvents(db, row.executionId), instructionsOf(db, item.execution)]);
-  return { ...item, events, neverSent: isNeverSent(item.execution), instructions };
-}
-
-/** The current attempt never left: its sent_at is only ever set by SENT. */
-export function isNeverSent(execution: Pick<Execution, "sentAt">): boolean {
-  return execution.sentAt === null;
-}
-
-/** The instructions behind a review's action (see ReviewDetail.instructions). */
-export async function instructionsOf(db: Db, execution: ExecutionView): Promise<ReviewDetail["instructions"]> {
-  const guard = await guardOf(db, execution.id);
-  if (guard) return { ...guard, frozenByGuard: true };
-  const tool = ToolNameSchema.safeParse(execution.tool);
-  if (!tool.success) return null;
-  const topic = tools[tool.data].topic;
-  const [reliedOn] = execution.instructionId ? await getInstructionsByIds(db, [execution.instructionId]) : [];
-  const current = await getCurrentInstruction(db, execution.taskId, topic);
-  if (!reliedOn && !current) return null;
-  return { kind: "superseded", topic, reliedOn: reliedOn ?? null, current, frozenByGuard: false };
-}
-
-export async function getReviewOrThrow(db: Db, reviewId: string): Promise<ReviewDetail> {
-  const review = await getReview(db, reviewId);
-  if (!review) throw new AppError("not_found", `Review ${reviewId} does not exist.`);
-  return review;
-}
-
-async function withContext(db: Db, rows: ReviewWithDecisions[]): Promise<ReviewListItem[]> {
-  if (rows.length === 0) return [];
-  const taskIds = [...new Set(rows.map((r) => r.taskId))];
-  const [executions, tasks, alerts] = await Promise.all([
-    db.execution.findMany({ where: { id: { in: rows.map((r) => r.executionId) } } }),
-    db.task.findMany({ where: { id: { in: taskIds } }, select: { id: true, status: true, version: true } }),
-    db.divergenceAlert.findMany({ where: { taskId: { in: taskIds }, status: "OPEN" }, orderBy: { createdAt: "asc" } }),
-  ]);
-  const now = Date.now();
-  return rows.flatMap((row) => {
-    const execution = executions.find((e) => e.id === row.executionId);
-    // The execution is never deleted; a review without one would be a broken row, not a queue item.
-    if (!execution) return [];
-    return [
-      {
-        ...toReviewView(row),
-        execution: toExecutionView(execution),
-        task: tasks.find((t) => t.id === row.taskId) ?? null,
-        waitingMs: (row.decidedAt?.getTime() ?? now) - row.createdAt.getTime(),
-        openAlerts: alerts
-          .filter((a) => a.taskId === row.taskId)
-          .map((a) => ({ id: a.id, kind: a.kind, severity: a.severity, message: a.message, createdAt: a.createdAt })),
-      },
-    ];
-  });
-}
 
 export interface DecideResult {
   review: ReviewView;
@@ -330,7 +89,7 @@ export async function decideReview(
   const review = await db.review.findUnique({ where: { id: reviewId }, include: { decisions: true } });
   if (!review) throw new AppError("not_found", `Review ${reviewId} does not exist.`);
   if (review.version !== input.expected_version) throw reviewConflict(review, input.expected_version);
-  if (!undecided.includes(review.status)) {
+  if (!undecidedStatuses.includes(review.status)) {
     throw violation("review_undecided", `Review ${review.id} is already ${review.status}; a decided review does not change.`);
   }
   if (currentRound(review).some((d) => d.actor === actor.identity)) {
@@ -527,21 +286,9 @@ async function recordReExecution(tx: Tx, c: DecisionContext, approved: Review, s
   }
 }
 
-/** CAS on the review's version; whatever else changes, the version moves by one. */
-async function casReview(tx: Tx, review: Review, data: { status?: ReviewStatus; decidedAt?: Date }): Promise<Review> {
-  const { count } = await tx.review.updateMany({ where: { id: review.id, version: review.version }, data: { ...data, version: review.version + 1 } });
-  if (count === 0) {
-    const fresh = await tx.review.findUnique({ where: { id: review.id }, include: { decisions: true } });
-    if (!fresh) throw new AppError("not_found", `Review ${review.id} does not exist.`);
-    throw reviewConflict(fresh, review.version);
-  }
-  return tx.review.findUniqueOrThrow({ where: { id: review.id } });
-}
-
 async function recordDecision(tx: Tx, c: DecisionContext, review: Review): Promise<void> {
   // The round the person decided on: the CAS just confirmed the review is still the one they saw.
-  await tx.reviewDecision.create({ data: { id: newId("revd"), reviewId: review.id, round: c.review.round, kind: c.input.decision, actor: c.actor.identity, reason: c.input.reason } });
-  await appendAuditEntry(tx, reviewDecidedAuditEntry(review, c.input.decision, c.input.reason, c.actor));
+  await recordReviewDecision(tx, review, { round: c.review.round, kind: c.input.decision, reason: c.input.reason }, c.actor);
   await announceDecision(tx, review, c.execution, c.input.decision, c.actor);
 }
 
@@ -557,31 +304,7 @@ async function reviewViewIn(tx: Tx, reviewId: string): Promise<ReviewView> {
   return toReviewView(await tx.review.findUniqueOrThrow({ where: { id: reviewId }, include: { decisions: { orderBy: { createdAt: "asc" } } } }));
 }
 
-function reviewConflict(fresh: ReviewWithDecisions, expected: number): AppError {
-  return new AppError("version_conflict", `Expected review version ${expected}, but review ${fresh.id} is at version ${fresh.version} (${fresh.status}). Read it again and decide on what it is now.`, {
-    currentVersion: fresh.version,
-    currentStatus: fresh.status,
-    review: toReviewView(fresh),
-  });
-}
-
 function violation(invariant: string, message: string, extra: Record<string, unknown> = {}): AppError {
   return new AppError("invariant_violated", message, { violations: [{ invariant, message }], ...extra });
-}
-
-/**
- * Hands a failure past its attempt limit to people, in the caller's
- * transaction: the execution NEEDS_HUMAN (after the event that recorded the
- * failure, so the history has both), its review opened or reopened, the
- * task to WAITING_FOR_HUMAN. A reviewer approves one more attempt under the
- * same key (reviews.ts approve_execute) or rejects it.
- */
-export async function handFailureToPeople(tx: Tx, row: Execution, actor: Actor = ledgerActor): Promise<{ execution: Execution; task: TaskView | null; reviewId: string }> {
-  const advice = retryAdviceOf(row);
-  const why = `${row.tool} (${row.toolCallId}): ${advice?.reason ?? `recorded ${row.status}`}. Approve sending it again under the same idempotency key, or reject it.`.slice(0, 2000);
-  const frozen = await moveExecution(tx, row, "NEEDS_HUMAN", actor, { reason: why, evidence: { retry: advice, failure: { status: row.status, error: row.error, result: row.result } } });
-  const review = await openReview(tx, frozen, why, actor);
-  const task = await moveTaskAfterSettlement(tx, frozen, "WAITING_FOR_HUMAN", actor, why);
-  return { execution: frozen, task, reviewId: review.id };
 }
 
