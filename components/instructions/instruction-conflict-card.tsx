@@ -1,4 +1,4 @@
-import type { InstructionGuardView } from "@/lib/use-cases/executions/executions";
+import type { InstructionGuardView } from "@/lib/stores/execution-store";
 import type { InstructionView } from "@/lib/stores/instructions";
 import { DateTime } from "@/components/date-time";
 import { DirectiveBadge, describeSource } from "@/components/instructions/instruction-parts";

@@ -160,6 +160,7 @@ export async function listExecutionEvents(db: Db, executionId: string) {
   return db.executionEvent.findMany({ where: { executionId }, orderBy: { createdAt: "asc" } });
 }
 
+/** The instructions the guard named when it froze `executionId`, from the freezing event; null if it was not frozen by the guard. */
 export async function guardOf(db: Db | Tx, executionId: string): Promise<InstructionGuardView | null> {
   const events = await db.executionEvent.findMany({ where: { executionId, toStatus: "NEEDS_HUMAN" }, orderBy: { createdAt: "desc" } });
   for (const ev of events) {
@@ -172,6 +173,7 @@ export async function guardOf(db: Db | Tx, executionId: string): Promise<Instruc
   return null;
 }
 
+/** An irreversible call whose failure would be safe to retry but has used up its tool's attempts: people decide, not another automatic attempt. */
 export function isPastAttemptLimit(row: Execution): boolean {
   return row.irreversible && retryAdviceOf(row)?.code === "attempt_limit";
 }

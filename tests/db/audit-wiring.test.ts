@@ -3,7 +3,9 @@ import { listAuditEntries, verifyAuditChains, type AuditEntry } from "@/lib/stor
 import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoint";
 import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
 import { raiseDivergence, resolveDivergence } from "@/lib/use-cases/alerts/divergence";
-import { markSent, recordIntent, recordOutcome } from "@/lib/use-cases/executions/executions";
+import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
+import { markSent } from "@/lib/use-cases/executions/mark-sent";
+import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { acquireLease } from "@/lib/stores/leases";
 import { reconcileExecution, reconcilerActor } from "@/lib/use-cases/reconciliation/reconciler";
 import { decideReview } from "@/lib/use-cases/reviews/decide-review";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { startBackgroundLoop } from "@/lib/jobs/background";
 import { performEffect } from "@/lib/connectors/effects";
-import { recordOutcome } from "@/lib/use-cases/executions/executions";
+import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { lineLogger } from "@/lib/config/log";
 import { agent, connectorsFor, refundExecution } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";

@@ -15,7 +15,9 @@ import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint"
 import type { CheckpointSummary } from "@/lib/model/checkpoints/checkpoint-reports";
 import { performEffect } from "@/lib/connectors/effects";
 import { raiseDivergence } from "@/lib/use-cases/alerts/divergence";
-import { markSent, recordIntent, recordOutcome } from "@/lib/use-cases/executions/executions";
+import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
+import { markSent } from "@/lib/use-cases/executions/mark-sent";
+import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { acquireLease, renewLease } from "@/lib/stores/leases";
 import { reconcileExecution, reconcilerActor } from "@/lib/use-cases/reconciliation/reconciler";
 import { seededRandom } from "@/lib/core/seeded-random";

@@ -5,7 +5,9 @@ import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoin
 import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
 import { performEffect } from "@/lib/connectors/effects";
 import { raiseDivergence } from "@/lib/use-cases/alerts/divergence";
-import { markSent, recordIntent, recordOutcome } from "@/lib/use-cases/executions/executions";
+import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
+import { markSent } from "@/lib/use-cases/executions/mark-sent";
+import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { acquireLease } from "@/lib/stores/leases";
 import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
 import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";

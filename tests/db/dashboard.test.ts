@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { loadDashboard, minuteWindow, dayWindow, type DashboardData } from "@/lib/adapters/console/dashboard/dashboard";
 import { listExecutionsAcrossTasks } from "@/lib/adapters/console/executions/executions";
 import { raiseDivergence } from "@/lib/use-cases/alerts/divergence";
-import { recordOutcome } from "@/lib/use-cases/executions/executions";
+import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { acquireLease, releaseLease } from "@/lib/stores/leases";
 import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
 import { decideReview } from "@/lib/use-cases/reviews/decide-review";

@@ -3,7 +3,7 @@ import { orderOf, taskIdOf, type Order } from "@/programs/agent/order";
 import { REFUND_CALL } from "@/programs/agent/plan";
 import { RefundAgent, type TaskReport } from "@/programs/agent/refund-agent";
 import { executionResource } from "@/lib/adapters/api/execution-resources";
-import { listExecutionEvents, listExecutions } from "@/lib/use-cases/executions/executions";
+import { listExecutionEvents, listExecutions } from "@/lib/stores/execution-store";
 import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
 import { decideReview } from "@/lib/use-cases/reviews/decide-review";
 import type { Actor } from "@/lib/model/actor";

@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/lib/db/client";
 import { raiseDivergence } from "@/lib/use-cases/alerts/divergence";
-import { getExecutionRowOrThrow, markSent, recordIntent, recordOutcome, type ExecutionView } from "@/lib/use-cases/executions/executions";
+import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
+import { markSent } from "@/lib/use-cases/executions/mark-sent";
+import { recordIntent } from "@/lib/use-cases/executions/record-intent";
+import { getExecutionRowOrThrow, type ExecutionView } from "@/lib/stores/execution-store";
 import { openReview } from "@/lib/stores/review-store";
 import { reconcilerActor } from "@/lib/use-cases/reconciliation/reconciler";
 import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";

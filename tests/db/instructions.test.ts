@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { performEffect } from "@/lib/connectors/effects";
-import { listExecutionEvents, markSent, recordIntent, type IntentResult } from "@/lib/use-cases/executions/executions";
+import { markSent } from "@/lib/use-cases/executions/mark-sent";
+import { recordIntent, type IntentResult } from "@/lib/use-cases/executions/record-intent";
+import { listExecutionEvents } from "@/lib/stores/execution-store";
 import { getCurrentInstruction, getInstructionLedger, recordInstruction } from "@/lib/stores/instructions";
 import { getReviewOrThrow } from "@/lib/use-cases/reviews/get-review";
 import { decideReview } from "@/lib/use-cases/reviews/decide-review";

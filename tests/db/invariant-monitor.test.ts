@@ -3,7 +3,7 @@ import { startBackgroundLoop } from "@/lib/jobs/background";
 import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoint";
 import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
 import { acknowledgeAlert, hasOpenDivergence, resolveDivergence } from "@/lib/use-cases/alerts/divergence";
-import { recordOutcome } from "@/lib/use-cases/executions/executions";
+import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { evidenceProblem } from "@/lib/model/monitor/success-evidence";
 import { type MonitorCheck } from "@/lib/use-cases/monitor/monitor-pass-context";
 import { runMonitorPass } from "@/lib/use-cases/monitor/run-monitor-pass";

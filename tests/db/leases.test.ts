@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/lib/db/client";
-import { markSent, recordIntent } from "@/lib/use-cases/executions/executions";
+import { markSent } from "@/lib/use-cases/executions/mark-sent";
+import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { acquireLease, getLease, releaseLease, renewLease } from "@/lib/stores/leases";
 import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
 import type { Actor } from "@/lib/model/actor";

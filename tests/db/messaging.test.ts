@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { performEffect } from "@/lib/connectors/effects";
-import { recordOutcome } from "@/lib/use-cases/executions/executions";
+import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { createWebhookDeliverer, dispatchOutbox, enqueueOutbox, receiveEvent, type OutboxMessageView } from "@/lib/stores/messaging";
 import { inboxActor, receiveSandboxWebhook } from "@/lib/use-cases/reconciliation/reconciler";
 import { listTransitions } from "@/lib/use-cases/tasks/tasks";

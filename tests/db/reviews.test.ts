@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { listExecutionEvents, recordOutcome } from "@/lib/use-cases/executions/executions";
+import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
+import { listExecutionEvents } from "@/lib/stores/execution-store";
 import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
 import { getReview } from "@/lib/use-cases/reviews/get-review";
 import { listReviews } from "@/lib/use-cases/reviews/list-reviews";

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { listExecutionEvents, markSent, recordIntent, recordOutcome, type ExecutionView } from "@/lib/use-cases/executions/executions";
+import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
+import { markSent } from "@/lib/use-cases/executions/mark-sent";
+import { recordIntent } from "@/lib/use-cases/executions/record-intent";
+import { listExecutionEvents, type ExecutionView } from "@/lib/stores/execution-store";
 import { acquireLease, releaseLease, type LeaseView } from "@/lib/stores/leases";
 import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
 import { transitionTask } from "@/lib/use-cases/tasks/tasks";

@@ -8,7 +8,9 @@ import { importCheckpoint } from "@/lib/use-cases/checkpoints/import-checkpoint"
 import { exportCheckpoint } from "@/lib/use-cases/checkpoints/export-checkpoint";
 import { listCheckpoints } from "@/lib/use-cases/checkpoints/list-checkpoints";
 import { performEffect, type ConnectorDeps } from "@/lib/connectors/effects";
-import { getExecutionRowOrThrow, listExecutions, markSent, recordIntent } from "@/lib/use-cases/executions/executions";
+import { markSent } from "@/lib/use-cases/executions/mark-sent";
+import { recordIntent } from "@/lib/use-cases/executions/record-intent";
+import { getExecutionRowOrThrow, listExecutions } from "@/lib/stores/execution-store";
 import { recordCallsLostWithPrimary, takeOverTask, type PlannedCall } from "@/lib/use-cases/failover/failover";
 import { acquireLease } from "@/lib/stores/leases";
 import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";

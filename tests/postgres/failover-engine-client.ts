@@ -2,7 +2,7 @@ import { leaseResource } from "@/lib/adapters/api/lease-resources";
 import { executionResource } from "@/lib/adapters/api/execution-resources";
 import { taskResource, transitionResource } from "@/lib/adapters/api/task-resources";
 import type { Db } from "@/lib/db/client";
-import { listExecutions } from "@/lib/use-cases/executions/executions";
+import { listExecutions } from "@/lib/stores/execution-store";
 import { getInstructionLedger } from "@/lib/stores/instructions";
 import { instructionLedgerResource } from "@/lib/adapters/api/instruction-resources";
 import { acquireLease, releaseLease, renewLease } from "@/lib/stores/leases";

@@ -5,7 +5,7 @@
  * and is killed while that transaction waits on a lock the test holds.
  */
 import { openDatabase } from "@/lib/db/client";
-import { recordIntent } from "@/lib/use-cases/executions/executions";
+import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import type { Actor } from "@/lib/model/actor";
 
 export type PartialWriteCommand = { type: "record-intent"; taskId: string; expectedVersion: number; toolCallId: string; request: Record<string, unknown> };

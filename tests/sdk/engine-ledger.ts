@@ -3,7 +3,10 @@ import { executionDetailResource, executionResource, intentResultResource, outco
 import { taskResource } from "@/lib/adapters/api/task-resources";
 import type { Db } from "@/lib/db/client";
 import type { ConnectorDeps } from "@/lib/connectors/effects";
-import { getExecution, listExecutionEvents, markSent, recordIntent, recordOutcome } from "@/lib/use-cases/executions/executions";
+import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
+import { markSent } from "@/lib/use-cases/executions/mark-sent";
+import { recordIntent } from "@/lib/use-cases/executions/record-intent";
+import { getExecution, listExecutionEvents } from "@/lib/stores/execution-store";
 import { acquireLease, releaseLease, renewLease } from "@/lib/stores/leases";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/tasks";
 import type { Actor } from "@/lib/model/actor";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { InstructionGuardView } from "@/lib/use-cases/executions/executions";
+import type { InstructionGuardView } from "@/lib/stores/execution-store";
 import { instructionDirectives, instructionSources, type InstructionLedger, type InstructionStanding, type InstructionView, type RecordInstructionResult } from "@/lib/stores/instructions";
 
 /** The wire shapes of the instruction ledger (lib/stores/instructions.ts), snake_case like every resource. */

@@ -9,7 +9,10 @@ import { rollForwardFromCheckpoint } from "@/lib/use-cases/checkpoints/roll-forw
 import { exportCheckpoint } from "@/lib/use-cases/checkpoints/export-checkpoint";
 import { listCheckpoints } from "@/lib/use-cases/checkpoints/list-checkpoints";
 import type { CheckpointSummary } from "@/lib/model/checkpoints/checkpoint-reports";
-import { idempotencyKeyOf, listExecutions, markSent, recordIntent, recordOutcome, type ExecutionView } from "@/lib/use-cases/executions/executions";
+import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
+import { markSent } from "@/lib/use-cases/executions/mark-sent";
+import { recordIntent } from "@/lib/use-cases/executions/record-intent";
+import { idempotencyKeyOf, listExecutions, type ExecutionView } from "@/lib/stores/execution-store";
 import { succeededStatuses, type ExecutionStatus } from "@/lib/model/executions/execution-rules";
 import { reconcileExecution, type ReconcileAction } from "@/lib/use-cases/reconciliation/reconciler";
 import { getTaskOrThrow, transitionTask } from "@/lib/use-cases/tasks/tasks";

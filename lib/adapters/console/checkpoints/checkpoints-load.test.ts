@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoint";
 import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
-import { markSent, recordIntent, recordOutcome } from "@/lib/use-cases/executions/executions";
+import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
+import { markSent } from "@/lib/use-cases/executions/mark-sent";
+import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
 import type { Actor } from "@/lib/model/actor";
 import { checkpointsToken, countTaskCheckpoints, idFromParam, loadCheckpointInspector, loadTaskCheckpoints } from "@/lib/adapters/console/checkpoints/checkpoints";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { CheckpointTrigger } from "@/lib/model/checkpoints/checkpoint-schema";
-import type { ExecutionView } from "@/lib/use-cases/executions/executions";
+import type { ExecutionView } from "@/lib/stores/execution-store";
 import type { TransitionView } from "@/lib/stores/tasks/task-views";
 import type { IntegrityStatus } from "@/lib/adapters/console/checkpoints/checkpoints-format";
 import { buildTimeline, formatTick, integerTicks, timeDomain, timeTicks, versionAt } from "@/lib/adapters/console/checkpoints/checkpoints-timeline";

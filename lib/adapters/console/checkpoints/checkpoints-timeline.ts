@@ -2,7 +2,7 @@ import type { CheckpointTrigger } from "@/lib/model/checkpoints/checkpoint-schem
 import type { CheckpointRestoreView } from "@/lib/model/checkpoints/restore-plan";
 import type { CheckpointSummary } from "@/lib/model/checkpoints/checkpoint-reports";
 import type { ExecutionStatus } from "@/lib/model/executions/execution-rules";
-import type { ExecutionView } from "@/lib/use-cases/executions/executions";
+import type { ExecutionView } from "@/lib/stores/execution-store";
 import type { TransitionView } from "@/lib/stores/tasks/task-views";
 import { pluralize, shortIdentity } from "@/lib/adapters/console/shared/format";
 import { integrityStatusInfo, triggerLabels, type IntegrityStatus } from "@/lib/adapters/console/checkpoints/checkpoints-format";

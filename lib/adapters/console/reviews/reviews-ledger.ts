@@ -1,6 +1,6 @@
 import type { Db } from "@/lib/db/client";
 import { listDivergences } from "@/lib/use-cases/alerts/divergence";
-import { listExecutionEvents, listExecutions, type ExecutionView } from "@/lib/use-cases/executions/executions";
+import { listExecutionEvents, listExecutions, type ExecutionView } from "@/lib/stores/execution-store";
 import type { AlertStatus, ReviewStatus } from "@/lib/generated/prisma/enums";
 import type { ExecutionEventView } from "@/lib/adapters/console/reviews/reviews-view";
 import { reviewsOfTask } from "@/lib/adapters/console/reviews/reviews";

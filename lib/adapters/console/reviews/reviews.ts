@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { Db } from "@/lib/db/client";
 import { getEnv } from "@/lib/config/env";
 import { getConnectors, lookupEffect, recordMismatches } from "@/lib/connectors/effects";
-import { getExecutionRowOrThrow } from "@/lib/use-cases/executions/executions";
+import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import { getReview } from "@/lib/use-cases/reviews/get-review";
 import { listReviews } from "@/lib/use-cases/reviews/list-reviews";
 import { type DecideResult } from "@/lib/use-cases/reviews/decide-review";

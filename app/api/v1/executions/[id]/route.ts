@@ -1,7 +1,7 @@
 import { requireApiPrincipal } from "@/lib/adapters/api/context";
 import { executionDetailResource } from "@/lib/adapters/api/execution-resources";
 import { getDb } from "@/lib/db/client";
-import { getExecution, listExecutionEvents } from "@/lib/use-cases/executions/executions";
+import { getExecution, listExecutionEvents } from "@/lib/stores/execution-store";
 import { AppError } from "@/lib/core/errors";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 

@@ -2,7 +2,7 @@ import { readApiJson, requireApiPrincipal, withFencingToken } from "@/lib/adapte
 import { outcomeResultResource } from "@/lib/adapters/api/execution-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
-import { recordOutcome } from "@/lib/use-cases/executions/executions";
+import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/tasks";
 import { etagOf } from "@/lib/adapters/http/preconditions";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";

@@ -2,7 +2,7 @@ import { readApiJson, requireApiPrincipal, withFencingToken } from "@/lib/adapte
 import { executionResource } from "@/lib/adapters/api/execution-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
-import { markSent } from "@/lib/use-cases/executions/executions";
+import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";

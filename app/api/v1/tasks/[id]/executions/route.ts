@@ -2,7 +2,8 @@ import { readApiJson, requireApiPrincipal, withWritePreconditions } from "@/lib/
 import { executionResource, intentResultResource } from "@/lib/adapters/api/execution-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
-import { listExecutions, recordIntent } from "@/lib/use-cases/executions/executions";
+import { recordIntent } from "@/lib/use-cases/executions/record-intent";
+import { listExecutions } from "@/lib/stores/execution-store";
 import { getTaskOrThrow, getTaskVersion } from "@/lib/use-cases/tasks/tasks";
 import { AppError } from "@/lib/core/errors";
 import { etagOf } from "@/lib/adapters/http/preconditions";

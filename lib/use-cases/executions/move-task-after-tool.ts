@@ -1,0 +1,33 @@
+import type { Tx } from "@/lib/db/client";
+import type { Execution } from "@/lib/generated/prisma/client";
+import { raiseIfEffectAfterTaskEnded } from "@/lib/use-cases/alerts/divergence";
+import { transitionTaskInTransaction } from "@/lib/stores/tasks/task-transitions";
+import { type TaskView } from "@/lib/stores/tasks/task-views";
+import type { Actor } from "@/lib/model/actor";
+import { getWorkflowByDigest } from "@/lib/model/workflows";
+
+/**
+ * Moves the task out of WAITING_FOR_TOOL after an outcome. If the task has
+ * moved on meanwhile (an operator cancelled it), the outcome is still
+ * recorded; an irreversible effect that succeeded on a task that has ended
+ * is a divergence to look at, not something to hide.
+ */
+export async function moveTaskAfterTool(
+  tx: Tx,
+  execution: Execution,
+  to: string,
+  actor: Actor,
+  reason: string,
+  fencing_token?: string,
+): Promise<TaskView | null> {
+  const task = await tx.task.findUnique({ where: { id: execution.taskId }, select: { version: true, status: true, workflowDigest: true } });
+  if (!task) return null;
+  if (task.status === "WAITING_FOR_TOOL") {
+    return (await transitionTaskInTransaction(tx, execution.taskId, { expected_version: task.version, to, reason, fencing_token }, actor)).task;
+  }
+  const def = getWorkflowByDigest(task.workflowDigest);
+  const ended = !!def?.states[task.status]?.terminal && !def.states[task.status]?.success;
+  // Only an outcome that would have moved the task on (success) can contradict its end.
+  if (to === "RUNNING" || to === "VALIDATING") await raiseIfEffectAfterTaskEnded(tx, execution, { status: task.status, ended }, actor);
+  return null;
+}
