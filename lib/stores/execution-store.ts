@@ -12,9 +12,10 @@ import { getInstructionsByIds, type InstructionBlock, type InstructionView } fro
  * The owner of `executions` and `execution_events` rows: every status move
  * is a CAS on the execution's version with its event and audit entry in the
  * same transaction (moveExecution), and the reads every use case shares.
- * The use cases that decide the moves (intent, sent, outcome: executions.ts;
- * reviews.ts; the reconciler; corrections) build on this module, so none of
- * them needs another's.
+ * The use cases that decide the moves (intent, sent, outcome:
+ * lib/use-cases/executions/; reviews' decisions: lib/use-cases/reviews/; the
+ * reconciler; corrections) build on this module, so none of them needs
+ * another's.
  */
 
 /** The execution ledger's own moves (a failure handed to people, a task moved on after a correction): a system identity, so no worker's lease fences them. */

@@ -40,10 +40,10 @@ import { toolNames, tools, type ToolName } from "@/lib/model/executions/tools";
  * context for people: it neither supersedes nor is ever current.
  *
  * Instruction writes take the task row FOR UPDATE; the execution guard
- * (lib/use-cases/executions/executions.ts) reads the ledger under FOR KEY SHARE of the same
- * row, so an irreversible call is judged either before or after an
- * instruction, never halfway. FOR KEY SHARE does not wait for task CAS
- * updates, only for instruction writers.
+ * (lib/use-cases/executions/record-intent.ts and mark-sent.ts) reads the
+ * ledger under FOR KEY SHARE of the same row, so an irreversible call is
+ * judged either before or after an instruction, never halfway. FOR KEY
+ * SHARE does not wait for task CAS updates, only for instruction writers.
  */
 
 export const instructionDirectives = ["allow", "forbid", "note"] as const;

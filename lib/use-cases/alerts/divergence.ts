@@ -30,7 +30,7 @@ import { evaluateTransition } from "@/lib/model/tasks/transition-rules";
  * and the people's actions on them, each a CAS on the alert's version with
  * its audit entry in the same transaction. While a blocking alert
  * (alert-kinds.ts) is open or escalated on a task, nothing irreversible
- * proceeds on it (executions.ts and reviews.ts ask hasOpenDivergence).
+ * proceeds on it (record-intent.ts and decide-review.ts ask hasOpenDivergence).
  */
 export type { AlertKind, DivergenceKind } from "@/lib/model/alerts/alert-kinds";
 
@@ -144,7 +144,7 @@ export async function raiseDivergence(
 /**
  * An irreversible effect that succeeded on a task which had already ended
  * without success (cancelled, failed): recorded, never hidden. The one rule
- * for the worker's outcome (executions.ts) and the system's settlement
+ * for the worker's outcome (move-task-after-tool.ts) and the system's settlement
  * (settle-task.ts).
  */
 export async function raiseIfEffectAfterTaskEnded(

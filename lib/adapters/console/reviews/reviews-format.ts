@@ -138,7 +138,7 @@ const undecided: readonly ReviewStatus[] = ["OPEN", "ESCALATED"];
 /**
  * Four-eyes in words: how many approvals it needs, who gave them, and what
  * the viewer can still do. Only the current round counts: a reopened review
- * asks everyone again (lib/use-cases/reviews/reviews.ts).
+ * asks everyone again (lib/stores/review-store.ts).
  */
 export function approvalState(review: ReviewLike, viewer?: string): ApprovalState {
   const decisions = review.decisions.filter((d) => d.round === review.round);

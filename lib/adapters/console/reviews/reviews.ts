@@ -15,8 +15,9 @@ import type { ProviderLookupView, ReviewDetailData, ReviewItem, ReviewQueueData 
 
 /**
  * The review queue's page loaders and the words its server action answers
- * with. Reads go through lib/use-cases/reviews/reviews.ts (the owner of the tables);
- * this module only shapes them for the pages.
+ * with. Reads go through lib/use-cases/reviews/ (list-reviews.ts,
+ * get-review.ts; the tables' owner is lib/stores/review-store.ts); this
+ * module only shapes them for the pages.
  */
 
 /** More than any queue should ever hold; past it the oldest waiting items still come first. */
