@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseEnvValues } from "@/lib/config/env";
-import { childLogger, createLogger, isSecretName, lineLogger, REDACTED, redactText, redactValue, renderLine, type LogFormat } from "@/lib/config/log";
+import { childLogger, createLogger, lineLogger, REDACTED, redactText, redactValue, renderLine, type LogFormat } from "@/lib/config/log";
+import { isSecretName } from "@/lib/core/secret-names";
 import type { LogLevel } from "@/lib/config/env";
 
 function capture(level: LogLevel, format: LogFormat = "json") {

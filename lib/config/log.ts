@@ -1,5 +1,6 @@
 import pino, { type DestinationStream, type Logger as PinoLogger, type LoggerOptions as PinoOptions } from "pino";
 import { getLogLevel, type LogLevel } from "@/lib/config/env";
+import { isSecretName } from "@/lib/core/secret-names";
 
 /**
  * The one logger of the server and its scripts: pino, levelled
@@ -152,17 +153,10 @@ function formatValue(value: unknown): string {
 // the sandbox's webhook secret and its Sandbox-Signature header; checkpoint
 // signing keys (VERITY_CHECKPOINT_KEYS); database URLs with a password. The
 // rule is the same as a checkpoint's (lib/model/checkpoints/checkpoint-redaction.ts):
-// members named like a secret keep their name and lose their value, and
+// members named like a secret (lib/core/secret-names.ts, the one list of
+// those names) keep their name and lose their value, and
 // credential-shaped text inside any string is replaced, so an error message
 // quoting a header or a URL is safe too.
-
-/** Normalized (lower case, no `-`, `_` or `.`) member names whose values are secrets. */
-const secretName =
-  /^(pass|pwd|bearer|credentials?)$|(authorization|cookie|password|passwordhash|passwd|passphrase|secret|signature|apikey|accesskey|signingkey|privatekey|secretkey|checkpointkeys|tokenhash)$|(^|access|refresh|session|bearer|api|auth|id|csrf|agent)token$/;
-
-export function isSecretName(key: string): boolean {
-  return secretName.test(key.toLowerCase().replace(/[-_.]/g, ""));
-}
 
 /** Credential-shaped text, most specific first; each keeps the name and drops the value. */
 const textPatterns: Array<[RegExp, string]> = [

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { canonicalJson, sha256Hex } from "@/lib/core/canonical-json";
+import { isSecretName } from "@/lib/core/secret-names";
 
 /**
  * The audit log's format, as pure functions: what an entry is, the bytes its
@@ -155,8 +156,6 @@ export function chainHash(prevHash: string, seq: number, contentDigest: string):
 // Details: what may go into the log.
 // ---------------------------------------------------------------------------
 
-/** Keys whose values are credentials wherever they appear. `fencing_token` is not one: it is a version number. */
-const secretKey = /^(password|passphrase|secret|client[_-]?secret|token|access[_-]?token|refresh[_-]?token|api[_-]?key|authorization|cookie|set[_-]?cookie|private[_-]?key|signing[_-]?key|webhook[_-]?secret)$/i;
 export const REDACTED = "[redacted]";
 /** Larger details are replaced by their digest: an audit write must never fail a business transaction for size. */
 export const MAX_DETAILS_BYTES = 32 * 1024;
@@ -173,7 +172,8 @@ export function storableText(text: string): string {
 const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 function storable(value: unknown, key: string | null): unknown {
-  if (key !== null && secretKey.test(key) && value !== null) return REDACTED;
+  // Keys whose values are credentials wherever they appear (lib/core/secret-names.ts).
+  if (key !== null && isSecretName(key) && value !== null) return REDACTED;
   if (typeof value === "string") return storableText(value);
   if (Array.isArray(value)) return value.map((v) => storable(v, null));
   if (value && typeof value === "object") {

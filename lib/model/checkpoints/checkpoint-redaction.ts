@@ -1,3 +1,4 @@
+import { isSecretName } from "@/lib/core/secret-names";
 import type { Redaction } from "@/lib/model/checkpoints/checkpoint-schema";
 
 /**
@@ -7,8 +8,9 @@ import type { Redaction } from "@/lib/model/checkpoints/checkpoint-schema";
  * was, so the rule is applied to every string of the document before it is
  * signed, free text included:
  *
- *   - members named like secrets (password, api_key, authorization, …)
- *     keep their name, their value becomes the marker;
+ *   - members named like secrets (password, api_key, authorization, …:
+ *     lib/core/secret-names.ts) keep their name, their value becomes the
+ *     marker;
  *   - members named like raw reasoning (reasoning, chain_of_thought,
  *     scratchpad, …) are dropped with their value;
  *   - inside any string: tokens that look like credentials (Verity's own
@@ -24,8 +26,6 @@ export const REDACTED = "[redacted]";
 
 type Kind = Redaction["kind"];
 
-const secretKeyName =
-  /^(password|passwd|passphrase|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|id[_-]?token|token|bearer|authorization|cookie|set[_-]?cookie|session[_-]?token|credentials?)$/i;
 const reasoningKeyName = /^(reasoning|reasoning[_-]?text|chain[_-]?of[_-]?thought|cot|scratch[_-]?pad|thoughts?|thinking|inner[_-]?monologue|raw[_-]?reasoning)$/i;
 
 /** Patterns inside free text, most specific first (a bearer JWT is one bearer credential). */
@@ -69,7 +69,7 @@ function walk(value: unknown, path: string, redactions: Redaction[]): unknown {
         redactions.push({ path: at, kind: "reasoning" });
         continue;
       }
-      if (secretKeyName.test(key) && member !== null && member !== undefined && member !== "") {
+      if (isSecretName(key) && member !== null && member !== undefined && member !== "") {
         redactions.push({ path: at, kind: "credential" });
         out[key] = REDACTED;
         continue;
