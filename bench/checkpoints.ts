@@ -24,7 +24,9 @@ import { canonicalCheckpointJson } from "@/lib/model/checkpoints/checkpoint-cano
 import { sealCheckpoint, verifyStoredCheckpoint, type CheckpointFacts } from "@/lib/model/checkpoints/checkpoint-integrity";
 import { verifyCheckpoint } from "@/lib/use-cases/checkpoints/verify-checkpoint";
 import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
-import { createTask, getTaskOrThrow, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
+import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
+import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
 import { createPostgresTestDatabase } from "@/tests/helpers/postgres";
 

@@ -12,7 +12,9 @@
  * bench:transitions.
  */
 import os from "node:os";
-import { createTask, listTasks, transitionTask, type ListTasksQuery } from "@/lib/use-cases/tasks/tasks";
+import { listTasks, type ListTasksQuery } from "@/lib/use-cases/tasks/list-tasks";
+import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
+import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
 import { createPostgresTestDatabase } from "@/tests/helpers/postgres";
 

@@ -17,7 +17,8 @@
 import os from "node:os";
 import pg from "pg";
 import { openDatabase, type DatabaseHandle } from "@/lib/db/client";
-import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
+import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
 import type { TaskState } from "@/lib/model/tasks/task-state";
 import { newId } from "@/lib/core/ids";

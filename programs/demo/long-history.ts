@@ -1,5 +1,7 @@
 import type { Db } from "@/lib/db/client";
-import { createTask, getTaskVersion, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import { getTaskVersion } from "@/lib/use-cases/tasks/task-queries";
+import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
+import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
 
 /**

@@ -6,7 +6,7 @@ import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { runMonitorPass } from "@/lib/use-cases/monitor/run-monitor-pass";
 import { reconcilerActor, verifySettled } from "@/lib/use-cases/reconciliation/reconciler";
-import { listTransitions } from "@/lib/use-cases/tasks/tasks";
+import { listTransitions } from "@/lib/use-cases/tasks/task-queries";
 import { agent, alice, bob, connectorsFor, failure, lostAnswer, refund, refundExecution, runningTask, taskStatusOf } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 import { sandbox } from "@/tests/sandbox/helpers";

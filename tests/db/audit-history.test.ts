@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendAuditEntry, verifyAuditChains, verifyAuditStreams, type AuditEntry } from "@/lib/stores/audit-log";
 import { countAuditEntries, listTaskHistory, taskAuditStreams, TaskHistoryQuerySchema, taskHistorySearch, type TaskHistoryQuery } from "@/lib/use-cases/audit/audit-search";
-import { transitionTask } from "@/lib/use-cases/tasks/tasks";
+import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { describeAuditEntry, describeVerification } from "@/lib/adapters/console/audit/audit-format";
 import { parseTaskHistoryParams } from "@/lib/adapters/console/audit/audit-query";
 import { agent, refundExecution } from "@/tests/helpers/effects";

@@ -6,7 +6,7 @@ import { listExecutionEvents } from "@/lib/stores/execution-store";
 import { getCurrentInstruction, getInstructionLedger, recordInstruction } from "@/lib/stores/instructions";
 import { getReviewOrThrow } from "@/lib/use-cases/reviews/get-review";
 import { decideReview } from "@/lib/use-cases/reviews/decide-review";
-import { listTransitions } from "@/lib/use-cases/tasks/tasks";
+import { listTransitions } from "@/lib/use-cases/tasks/task-queries";
 import type { Actor } from "@/lib/model/actor";
 import { agent, alice, bob, connectorsFor, executionRow, failure, refund, refundsUnderKey, runningTask, taskStatusOf } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";

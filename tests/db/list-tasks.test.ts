@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "@/lib/core/errors";
-import { countTasksByStatus, createTask, listTasks, transitionTask, type ListTasksQuery } from "@/lib/use-cases/tasks/tasks";
+import { listTasks, type ListTasksQuery } from "@/lib/use-cases/tasks/list-tasks";
+import { countTasksByStatus } from "@/lib/use-cases/tasks/task-queries";
+import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
+import { createTask } from "@/lib/use-cases/tasks/create-task";
 import { type TaskView } from "@/lib/stores/tasks/task-views";
 import type { Actor } from "@/lib/model/actor";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";

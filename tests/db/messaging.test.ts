@@ -3,7 +3,7 @@ import { performEffect } from "@/lib/connectors/effects";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { createWebhookDeliverer, dispatchOutbox, enqueueOutbox, receiveEvent, type OutboxMessageView } from "@/lib/stores/messaging";
 import { inboxActor, receiveSandboxWebhook } from "@/lib/use-cases/reconciliation/reconciler";
-import { listTransitions } from "@/lib/use-cases/tasks/tasks";
+import { listTransitions } from "@/lib/use-cases/tasks/task-queries";
 import { agent, connectorsFor, failure, lostAnswer, refund, refundExecution, sandboxWithWebhooks } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 import { post, receiver, sleepMs } from "@/tests/sandbox/helpers";

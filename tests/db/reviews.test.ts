@@ -5,7 +5,7 @@ import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
 import { getReview } from "@/lib/use-cases/reviews/get-review";
 import { listReviews } from "@/lib/use-cases/reviews/list-reviews";
 import { decideReview, reviewExecutorActor } from "@/lib/use-cases/reviews/decide-review";
-import { listTransitions } from "@/lib/use-cases/tasks/tasks";
+import { listTransitions } from "@/lib/use-cases/tasks/task-queries";
 import type { Execution, Review } from "@/lib/generated/prisma/client";
 import { agent, alice, bob, carol, connectorsFor, executionRow, failure, lostAnswer, refund, refundExecution, refundsUnderKey, taskStatusOf, unreachable } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";

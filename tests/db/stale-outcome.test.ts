@@ -5,7 +5,7 @@ import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { listExecutionEvents, type ExecutionView } from "@/lib/stores/execution-store";
 import { acquireLease, releaseLease, type LeaseView } from "@/lib/stores/leases";
 import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
-import { transitionTask } from "@/lib/use-cases/tasks/tasks";
+import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import type { Actor } from "@/lib/model/actor";
 import { agent, failure, refund, runningTask, unreachable } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";

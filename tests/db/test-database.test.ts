@@ -2,7 +2,7 @@ import { readdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { diffDatabaseToSchema, migrateDatabase, migrationsDir } from "@/lib/db/migrate";
-import { createTask } from "@/lib/use-cases/tasks/tasks";
+import { createTask } from "@/lib/use-cases/tasks/create-task";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
 
 /** The helper every PGlite test relies on: fresh, isolated, and truly migrated. */

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "@/lib/core/errors";
-import { createTask, getTask, getTaskOrThrow, getTaskVersion, listTransitions, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import { getTask, getTaskOrThrow, getTaskVersion, listTransitions } from "@/lib/use-cases/tasks/task-queries";
+import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
+import { createTask } from "@/lib/use-cases/tasks/create-task";
 import { type TransitionResult } from "@/lib/stores/tasks/task-views";
 import type { Actor } from "@/lib/model/actor";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { raiseAlert } from "@/lib/use-cases/alerts/divergence";
 import { monitorActor } from "@/lib/use-cases/monitor/monitor-pass-context";
 import { runMonitorPass } from "@/lib/use-cases/monitor/run-monitor-pass";
-import { createTask } from "@/lib/use-cases/tasks/tasks";
+import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 

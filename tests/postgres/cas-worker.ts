@@ -9,7 +9,8 @@
  */
 import { openDatabase } from "@/lib/db/client";
 import { isAppError } from "@/lib/core/errors";
-import { getTaskOrThrow, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
+import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import type { Actor } from "@/lib/model/actor";
 
 export type WorkerCommand = { type: "run"; mode: "increment" | "same-id"; taskId: string; count: number } | { type: "exit" };

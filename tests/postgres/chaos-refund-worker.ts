@@ -26,7 +26,8 @@ import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import { acquireLease, releaseLease, renewLease } from "@/lib/stores/leases";
-import { getTaskOrThrow, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
+import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import type { Actor } from "@/lib/model/actor";
 import { isAppError } from "@/lib/core/errors";
 

@@ -6,7 +6,9 @@ import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoin
 import { listCheckpoints } from "@/lib/use-cases/checkpoints/list-checkpoints";
 import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
 import { acquireLease } from "@/lib/stores/leases";
-import { createTask, getTaskOrThrow, listTransitions, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import { getTaskOrThrow, listTransitions } from "@/lib/use-cases/tasks/task-queries";
+import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
+import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
 import { isAppError } from "@/lib/core/errors";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";

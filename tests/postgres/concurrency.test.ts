@@ -1,7 +1,9 @@
 import { fork, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTask, getTask, listTransitions, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import { getTask, listTransitions } from "@/lib/use-cases/tasks/task-queries";
+import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
+import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 import type { WorkerCommand, WorkerMessage, WorkerReport } from "./cas-worker";

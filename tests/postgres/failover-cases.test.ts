@@ -14,7 +14,9 @@ import { getExecutionRowOrThrow, listExecutions } from "@/lib/stores/execution-s
 import { recordCallsLostWithPrimary, takeOverTask, type PlannedCall } from "@/lib/use-cases/failover/failover";
 import { acquireLease } from "@/lib/stores/leases";
 import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
-import { createTask, getTaskOrThrow, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
+import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
+import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
 import { startSandbox, type Sandbox } from "@/programs/sandbox/server";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";

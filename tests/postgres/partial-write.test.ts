@@ -28,7 +28,8 @@ import { formatConsistencyReport } from "@/lib/use-cases/monitor/consistency-rep
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
-import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
+import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 import type { PartialWriteCommand, PartialWriteMessage } from "./partial-write-worker";

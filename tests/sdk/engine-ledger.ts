@@ -8,7 +8,7 @@ import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { getExecution, listExecutionEvents } from "@/lib/stores/execution-store";
 import { acquireLease, releaseLease, renewLease } from "@/lib/stores/leases";
-import { getTaskOrThrow } from "@/lib/use-cases/tasks/tasks";
+import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
 import type { Actor } from "@/lib/model/actor";
 import { AppError } from "@/lib/core/errors";
 import { problemFromAppError } from "@/lib/adapters/http/problem";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/lib/db/client";
 import { getLease } from "@/lib/stores/leases";
-import { createTask } from "@/lib/use-cases/tasks/tasks";
+import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
 import { isVerityApiError } from "@/sdk";
 import { withLease } from "@/sdk/lease";

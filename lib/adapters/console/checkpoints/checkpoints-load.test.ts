@@ -4,7 +4,8 @@ import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint"
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
-import { createTask, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
+import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
 import { checkpointsToken, countTaskCheckpoints, idFromParam, loadCheckpointInspector, loadTaskCheckpoints } from "@/lib/adapters/console/checkpoints/checkpoints";
 import { agent, refund } from "@/tests/helpers/effects";

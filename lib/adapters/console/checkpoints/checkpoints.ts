@@ -8,7 +8,7 @@ import { listCheckpoints } from "@/lib/use-cases/checkpoints/list-checkpoints";
 import type { CheckpointRestoreView } from "@/lib/model/checkpoints/restore-plan";
 import type { CheckpointSummary } from "@/lib/model/checkpoints/checkpoint-reports";
 import { listExecutions, type ExecutionView } from "@/lib/stores/execution-store";
-import { getTask, listTransitions } from "@/lib/use-cases/tasks/tasks";
+import { getTask, listTransitions } from "@/lib/use-cases/tasks/task-queries";
 import { type TaskView } from "@/lib/stores/tasks/task-views";
 import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
 import { getWorkflowByDigest } from "@/lib/model/workflows";

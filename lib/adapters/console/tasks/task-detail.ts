@@ -1,5 +1,5 @@
 import type { Db } from "@/lib/db/client";
-import { getTask, listTransitions } from "@/lib/use-cases/tasks/tasks";
+import { getTask, listTransitions } from "@/lib/use-cases/tasks/task-queries";
 import { type TaskView, type TransitionView } from "@/lib/stores/tasks/task-views";
 import { nextSteps } from "@/lib/model/tasks/transition-rules";
 import type { ActorKind, WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";

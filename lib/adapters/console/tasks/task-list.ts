@@ -1,5 +1,6 @@
 import { getDb } from "@/lib/db/client";
-import { countTasksByStatus, listTasks, type TaskPage } from "@/lib/use-cases/tasks/tasks";
+import { listTasks, type TaskPage } from "@/lib/use-cases/tasks/list-tasks";
+import { countTasksByStatus } from "@/lib/use-cases/tasks/task-queries";
 import { isAppError } from "@/lib/core/errors";
 import { taskListPageSize, type TaskListParams } from "@/lib/adapters/console/tasks/task-list-query";
 

@@ -3,7 +3,7 @@ import { notFound } from "next/navigation";
 import { can } from "@/lib/model/permissions";
 import { authorizePage } from "@/lib/adapters/auth/session";
 import { getDb } from "@/lib/db/client";
-import { getTask } from "@/lib/use-cases/tasks/tasks";
+import { getTask } from "@/lib/use-cases/tasks/task-queries";
 import { idFromParam } from "@/lib/adapters/console/checkpoints/checkpoints";
 import { taskHistoryHref } from "@/lib/adapters/console/audit/audit-format";
 import { rawParams } from "@/lib/adapters/console/audit/audit-query";

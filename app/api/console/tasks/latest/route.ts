@@ -1,5 +1,5 @@
 import { getDb } from "@/lib/db/client";
-import { listTasks } from "@/lib/use-cases/tasks/tasks";
+import { listTasks } from "@/lib/use-cases/tasks/list-tasks";
 import { requireConsoleSession } from "@/lib/adapters/console/shared/json-route";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 

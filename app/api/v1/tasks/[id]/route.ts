@@ -1,7 +1,7 @@
 import { requireApiPrincipal } from "@/lib/adapters/api/context";
 import { taskResource } from "@/lib/adapters/api/task-resources";
 import { getDb } from "@/lib/db/client";
-import { getTaskOrThrow } from "@/lib/use-cases/tasks/tasks";
+import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
 import { etagOf, ifNoneMatchHits } from "@/lib/adapters/http/preconditions";
 import { json, notModified, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 

@@ -3,7 +3,7 @@ import { describeAuditEntry } from "@/lib/adapters/console/audit/audit-format";
 import { parseTaskHistoryParams } from "@/lib/adapters/console/audit/audit-query";
 import { notFound, requireConsoleSession } from "@/lib/adapters/console/shared/json-route";
 import { countAuditEntries, listTaskHistory, taskHistorySearch } from "@/lib/use-cases/audit/audit-search";
-import { getTaskVersion } from "@/lib/use-cases/tasks/tasks";
+import { getTaskVersion } from "@/lib/use-cases/tasks/task-queries";
 import { validationError } from "@/lib/adapters/http/problem";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 

@@ -1,5 +1,5 @@
 import { getDb } from "@/lib/db/client";
-import { getTaskVersion } from "@/lib/use-cases/tasks/tasks";
+import { getTaskVersion } from "@/lib/use-cases/tasks/task-queries";
 import { notFound, requireConsoleSession } from "@/lib/adapters/console/shared/json-route";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 

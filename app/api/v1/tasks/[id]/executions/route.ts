@@ -4,7 +4,7 @@ import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { listExecutions } from "@/lib/stores/execution-store";
-import { getTaskOrThrow, getTaskVersion } from "@/lib/use-cases/tasks/tasks";
+import { getTaskOrThrow, getTaskVersion } from "@/lib/use-cases/tasks/task-queries";
 import { AppError } from "@/lib/core/errors";
 import { etagOf } from "@/lib/adapters/http/preconditions";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";

@@ -4,7 +4,7 @@ import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bear
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
 import { getInstructionLedger, recordInstruction } from "@/lib/stores/instructions";
-import { getTaskVersion } from "@/lib/use-cases/tasks/tasks";
+import { getTaskVersion } from "@/lib/use-cases/tasks/task-queries";
 import { AppError } from "@/lib/core/errors";
 import { isPlainObject } from "@/lib/adapters/http/body";
 import { validationError } from "@/lib/adapters/http/problem";

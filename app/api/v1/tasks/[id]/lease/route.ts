@@ -3,7 +3,7 @@ import { leaseResource } from "@/lib/adapters/api/lease-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
 import { acquireLease, getLease } from "@/lib/stores/leases";
-import { getTaskVersion } from "@/lib/use-cases/tasks/tasks";
+import { getTaskVersion } from "@/lib/use-cases/tasks/task-queries";
 import { AppError } from "@/lib/core/errors";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 

@@ -2,7 +2,7 @@ import { requireApiPrincipal, workflowOfTaskOrThrow } from "@/lib/adapters/api/c
 import { nextStepsResource } from "@/lib/adapters/api/task-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
-import { getTaskOrThrow } from "@/lib/use-cases/tasks/tasks";
+import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
 import { nextSteps } from "@/lib/model/tasks/transition-rules";
 import { etagOf } from "@/lib/adapters/http/preconditions";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";

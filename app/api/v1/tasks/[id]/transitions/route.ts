@@ -2,7 +2,8 @@ import { parseQuery, parseTransitionRequest, readApiJson, requireApiPrincipal, T
 import { taskResource, transitionResource } from "@/lib/adapters/api/task-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
-import { getTaskVersion, listTransitions, transitionTask } from "@/lib/use-cases/tasks/tasks";
+import { getTaskVersion, listTransitions } from "@/lib/use-cases/tasks/task-queries";
+import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { AppError } from "@/lib/core/errors";
 import { etagOf } from "@/lib/adapters/http/preconditions";
 import { queryOf } from "@/lib/adapters/http/query";

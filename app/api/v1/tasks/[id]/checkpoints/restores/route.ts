@@ -2,7 +2,7 @@ import { checkpointRestoreResource } from "@/lib/adapters/api/checkpoint-resourc
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { getDb } from "@/lib/db/client";
 import { listRestores } from "@/lib/use-cases/checkpoints/list-restores";
-import { getTaskVersion } from "@/lib/use-cases/tasks/tasks";
+import { getTaskVersion } from "@/lib/use-cases/tasks/task-queries";
 import { AppError } from "@/lib/core/errors";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 

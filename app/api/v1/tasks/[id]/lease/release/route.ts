@@ -2,7 +2,7 @@ import { LeaseReleaseRequestSchema, parseLeaseTokenRequest, readOptionalApiJson,
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
 import { releaseLease } from "@/lib/stores/leases";
-import { getTaskVersion } from "@/lib/use-cases/tasks/tasks";
+import { getTaskVersion } from "@/lib/use-cases/tasks/task-queries";
 import { AppError } from "@/lib/core/errors";
 import { otherMethods, withProblems } from "@/lib/adapters/http/respond";
 

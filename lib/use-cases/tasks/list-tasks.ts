@@ -1,0 +1,65 @@
+import { z } from "zod";
+import type { Db } from "@/lib/db/client";
+import { keysetCursor, keysetParts } from "@/lib/core/keyset-cursor";
+import type { Prisma } from "@/lib/generated/prisma/client";
+import { parseOrThrow } from "@/lib/core/validation";
+import { toTaskView, type TaskView } from "@/lib/stores/tasks/task-views";
+
+export const ListTasksQuerySchema = z.strictObject({
+  status: z.string().min(1).max(64).optional(),
+  workflow: z.string().min(1).max(64).optional(),
+  /** Task id or the start of one. */
+  q: z.string().trim().min(1).max(128).optional(),
+  cursor: z.string().max(512).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+export type ListTasksQuery = z.input<typeof ListTasksQuerySchema>;
+
+export interface TaskPage {
+  items: TaskView[];
+  /** Opaque; pass back as `cursor` for the next page. Null on the last page. */
+  nextCursor: string | null;
+}
+
+/**
+ * Newest activity first, paged by keyset on (updated_at, id) so page 1,000 is
+ * as cheap as page 1: each page is an index range scan, never an OFFSET.
+ */
+export async function listTasks(db: Db, rawQuery: ListTasksQuery): Promise<TaskPage> {
+  const query = parseOrThrow(ListTasksQuerySchema, rawQuery);
+  const after = query.cursor ? decodeCursor(query.cursor) : undefined;
+  const where: Prisma.TaskWhereInput = {
+    ...(query.status ? { status: query.status } : {}),
+    ...(query.workflow ? { workflowName: query.workflow } : {}),
+    // Prisma sends startsWith as LIKE 'q%' without escaping: "task_" would match "taskX".
+    ...(query.q ? { id: { startsWith: escapeLikePattern(query.q) } } : {}),
+    ...(after
+      ? {
+          // The redundant `lte` lets PostgreSQL start the index scan at the cursor.
+          updatedAt: { lte: after.updatedAt },
+          OR: [{ updatedAt: { lt: after.updatedAt } }, { id: { lt: after.id } }],
+        }
+      : {}),
+  };
+  const rows = await db.task.findMany({ where, orderBy: [{ updatedAt: "desc" }, { id: "desc" }], take: query.limit + 1 });
+  const items = rows.slice(0, query.limit).map(toTaskView);
+  const last = items[items.length - 1];
+  return { items, nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null };
+}
+
+/** LIKE's wildcards and its escape character (backslash, PostgreSQL's default), made literal. */
+function escapeLikePattern(text: string): string {
+  return text.replace(/[\\%_]/g, "\\$&");
+}
+
+/** A task page's cursor: the last row's (updated_at, id). */
+const taskPageCursor = keysetCursor([keysetParts.instant, keysetParts.text], { notOurs: "not a cursor returned by this API" });
+
+function encodeCursor(task: TaskView): string {
+  return taskPageCursor.encode([task.updatedAt, task.id]);
+}
+
+function decodeCursor(cursor: string): { updatedAt: Date; id: string } {
+  const [updatedAt, id] = taskPageCursor.decode(cursor);
+  return { updatedAt, id };
+}

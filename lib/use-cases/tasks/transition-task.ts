@@ -1,0 +1,67 @@
+import { digestOf } from "@/lib/core/canonical-json";
+import type { Db } from "@/lib/db/client";
+import { AppError, isAppError } from "@/lib/core/errors";
+import { newId } from "@/lib/core/ids";
+import { isUniqueViolation } from "@/lib/db/unique-violation";
+import { parseOrThrow } from "@/lib/core/validation";
+import type { Actor } from "@/lib/model/actor";
+import { compareAndSwap, findTaskRow, recordWriteConflict, replayOrThrow, throwIfLeaseRefused } from "@/lib/stores/tasks/task-store";
+import { checkpointTransition, prepareTransition, StaleVersion, transitionResultOf, TransitionInputSchema } from "@/lib/stores/tasks/task-transitions";
+import type { TransitionResult } from "@/lib/stores/tasks/task-views";
+
+/**
+ * One change of a task on its own: the checks of lib/stores/tasks/task-transitions.ts,
+ * then the single CAS statement. A retry of an applied transition id gets
+ * the first answer again; a lost CAS is answered version_conflict or
+ * lease_conflict, with its write-conflict record.
+ */
+
+export async function transitionTask(db: Db, taskId: string, rawInput: unknown, actor: Actor): Promise<TransitionResult> {
+  const input = parseOrThrow(TransitionInputSchema, rawInput);
+  const patch = input.patch ?? {};
+  const transitionId = input.transition_id ?? newId("tr");
+  const requestDigest = digestOf({ op: "transition", task_id: taskId, expected_version: input.expected_version, to: input.to, patch, reason: input.reason });
+  try {
+    // The read needs no transaction around it: the write below is one
+    // statement guarded by `version = expected`, and every write bumps the
+    // version, so the state checked here is exactly the state replaced. That
+    // is the guarantee a READ COMMITTED transaction gave, in two round trips
+    // instead of five (BEGIN, SELECT, UPDATE, INSERT, COMMIT).
+    const prepared = await prepareTransition(db, taskId, input, actor, transitionId, requestDigest);
+    // At a semantic boundary the checkpoint commits with the change or not
+    // at all; everywhere else the single CAS statement stays the whole write.
+    const swapped = prepared.checkpointTrigger
+      ? await db.$transaction(async (tx) => (await compareAndSwap(tx, prepared.record, input.fencing_token)) && (await checkpointTransition(tx, prepared)))
+      : await compareAndSwap(db, prepared.record, input.fencing_token);
+    if (!swapped) {
+      try {
+        await throwIfLeaseRefused(db, taskId, input.expected_version, input.fencing_token, actor);
+      } catch (refusal) {
+        if (isAppError(refusal) && refusal.code === "lease_conflict") {
+          await recordWriteConflict(db, { taskId, actor, kind: "fencing", expectedVersion: input.expected_version, current: null, fencingToken: input.fencing_token });
+        }
+        throw refusal;
+      }
+      throw new StaleVersion();
+    }
+    return transitionResultOf(prepared);
+  } catch (error) {
+    if (!(error instanceof StaleVersion) && !isUniqueViolation(error)) throw error;
+    // A retry of an applied transition lands here (its expected version is
+    // now stale, or it raced its twin): answer with the first result.
+    if (input.transition_id) {
+      const prior = await db.transition.findUnique({ where: { id: input.transition_id } });
+      if (prior) return replayOrThrow(db, prior, taskId, requestDigest);
+    }
+    // Under contention most conflicts are seen on the read above; only a CAS
+    // lost between read and write needs another look at the task.
+    const latest = error instanceof StaleVersion && error.seen ? error.seen : await findTaskRow(db, taskId);
+    if (!latest) throw new AppError("not_found", `Task ${taskId} does not exist.`);
+    await recordWriteConflict(db, { taskId, actor, kind: "version", expectedVersion: input.expected_version, current: latest, fencingToken: input.fencing_token });
+    throw new AppError(
+      "version_conflict",
+      `Expected version ${input.expected_version}, but the task is at version ${latest.version} (${latest.status}). Read it again and retry.`,
+      { currentVersion: latest.version, currentStatus: latest.status },
+    );
+  }
+}
