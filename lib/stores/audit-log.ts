@@ -86,7 +86,7 @@ async function appendToStream(tx: Tx | Db, entry: AuditContent & { contentDigest
 
 /**
  * The append as SQL, for a writer whose change is a single statement (the
- * task CAS of lib/use-cases/tasks/tasks.ts): put it in that statement's WITH list,
+ * task CAS of lib/stores/tasks/task-store.ts): put it in that statement's WITH list,
  * `audited AS (${auditEntryInsertSql(entry, { onlyIfRowsIn: "updated" })})`,
  * and the entry is written exactly when the CTE `updated` returned a row,
  * atomically with it, without a transaction of its own.

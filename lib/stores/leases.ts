@@ -16,7 +16,7 @@ import { clientIdSchema, parseOrThrow } from "@/lib/core/validation";
  * fencing token, and the same identity acquiring again while its earlier
  * lease is live is refused like anyone else. The row is never deleted; a
  * worker that paused past its expiry and wakes up presents an older token,
- * and lib/use-cases/tasks/tasks.ts refuses its writes in the same statement as the
+ * and lib/stores/tasks/task-store.ts refuses its writes in the same statement as the
  * version check.
  */
 export const LeaseRequestSchema = z.strictObject({
@@ -109,7 +109,7 @@ export async function releaseLease(db: Db, taskId: string, fencingToken: string,
  * Ends the task's live lease in the caller's transaction and raises its
  * token, whoever holds it: a checkpoint restore rewrites the task under the
  * holder's feet, so the holder's next write with its old token is refused
- * (the CAS in lib/use-cases/tasks/tasks.ts checks token and expiry) and its renew
+ * (the CAS in lib/stores/tasks/task-store.ts checks token and expiry) and its renew
  * fails; it must read the task again and acquire a new lease. Null when no
  * lease was live.
  */

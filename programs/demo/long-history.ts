@@ -11,7 +11,7 @@ import type { Actor } from "@/lib/model/actor";
  * transition through the engine: an in-place budget update, each its own
  * compare-and-swap with its transition row and audit entry, exactly as an
  * agent reporting its spend makes them. Budget updates cross no checkpoint
- * boundary, so each is the single CAS statement of lib/use-cases/tasks/tasks.ts.
+ * boundary, so each is the single CAS statement of lib/stores/tasks/task-store.ts.
  *
  * Committing them in batches (transitionTaskInTransaction inside one
  * transaction) was measured and gained nothing on PGlite: the cost is the

@@ -237,7 +237,7 @@ describe("a connection killed mid-transaction leaves no partial state", () => {
 
   // A plain move is one CAS statement (task UPDATE and transition INSERT in
   // one CTE); a move across a checkpoint boundary (escalation) is that
-  // statement and the checkpoint in one transaction (lib/use-cases/tasks/tasks.ts).
+  // statement and the checkpoint in one transaction (lib/use-cases/tasks/transition-task.ts).
   it.each([
     { path: "a plain move, one statement", to: "FAILED" },
     { path: "a move at a checkpoint boundary, with its checkpoint", to: "WAITING_FOR_HUMAN" },

@@ -14,7 +14,7 @@ import type { Checkpoint, CheckpointRestore, DivergenceAlert, Execution, Executi
  * other tables: versions, statuses, reasons, ids, evidence.
  */
 
-/** The fields of lib/use-cases/tasks/tasks.ts's TransitionRecord an entry needs (it satisfies this as is). */
+/** The fields of lib/stores/tasks/task-store.ts's TransitionRecord an entry needs (it satisfies this as is). */
 export interface TransitionFacts {
   id: string;
   taskId: string;

@@ -4,7 +4,7 @@ import type { CheckpointTrigger } from "@/lib/model/checkpoints/checkpoint-schem
 
 /**
  * The semantic boundaries at which a transition takes a checkpoint, in its
- * own transaction (lib/use-cases/tasks/tasks.ts): "checkpoint after validated
+ * own transaction (lib/stores/tasks/task-transitions.ts): "checkpoint after validated
  * semantic boundaries and before irreversible effects — not after every
  * token". Every state reaching this point has been validated (schema and
  * invariants) by the transition path; most transitions cross no boundary

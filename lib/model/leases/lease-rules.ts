@@ -2,7 +2,7 @@ import type { Actor } from "@/lib/model/actor";
 
 /**
  * What a lease is and when it lets a write through, as pure functions: the
- * task CAS (lib/use-cases/tasks/tasks.ts) applies the same rule in SQL, in the
+ * task CAS (lib/stores/tasks/task-store.ts) applies the same rule in SQL, in the
  * statement that writes, and lib/stores/leases.ts owns the table.
  */
 export interface LeaseView {
@@ -28,7 +28,7 @@ export function describeLease(lease: Pick<LeaseView, "holder" | "fencingToken" |
 
 /**
  * The fencing rule, as a pure function of the task's lease row (or null),
- * for explaining a refusal; the task CAS (lib/use-cases/tasks/tasks.ts) applies the
+ * for explaining a refusal; the task CAS (lib/stores/tasks/task-store.ts) applies the
  * same rule in SQL, in the statement that writes. With a token, it must be
  * the writer's own live lease. Without one, an agent may not write while
  * any lease is live, its own identity's included: that lease may belong to

@@ -13,7 +13,7 @@ import { applyPatch, type TaskPatch, type TaskState } from "@/lib/model/tasks/ta
 /**
  * The rules of a transition, as pure functions: given a definition, the
  * current state and a proposal, either the next state or every invariant the
- * proposal would break. No I/O here; lib/use-cases/tasks/tasks.ts applies the result
+ * proposal would break. No I/O here; lib/stores/tasks/task-transitions.ts applies the result
  * under compare-and-swap.
  */
 export interface TransitionProposal {

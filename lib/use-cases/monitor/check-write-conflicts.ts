@@ -5,7 +5,7 @@ import type { RaiseAlertInput } from "@/lib/use-cases/alerts/divergence";
 import { raiseViolation, type CheckReport, type PassContext } from "@/lib/use-cases/monitor/monitor-pass-context";
 import { readCommittedForward, type CommitCursor } from "@/lib/use-cases/monitor/read-committed-forward";
 
-/** Refused writes (write_conflicts, recorded by tasks.ts on the refusal path), read forward once each. */
+/** Refused writes (write_conflicts, recorded by lib/stores/tasks/task-store.ts on the refusal path), read forward once each. */
 export async function checkWriteConflicts(ctx: PassContext, report: CheckReport, cursor: CommitCursor): Promise<CommitCursor> {
   const { rows, next } = await readCommittedForward(ctx, "write_conflicts", "at", cursor);
   const found = await ctx.db.writeConflict.findMany({ where: { id: { in: rows.map((r) => r.id) } } });
