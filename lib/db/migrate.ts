@@ -5,7 +5,7 @@ import { sqlStateOf, withAdvisoryLock, type SqlSession } from "@/lib/db/sql-sess
 import { isStrictCreate, isTransactionControl, NON_TRANSACTIONAL_MARKER, splitSqlStatements, stripLeadingComments } from "@/lib/db/sql-statements";
 
 export { migrationsDir, readMigrations, type Migration } from "@/lib/db/migrations";
-export { diffDatabaseToSchema, schemaPath } from "@/lib/db/schema-engine";
+export { diffDatabaseToSchema } from "@/lib/db/schema-engine";
 
 /**
  * Applies prisma/migrations so that a process killed at any instant leaves

@@ -52,8 +52,6 @@ export const permissionsByRole: Record<Role, readonly Permission[]> = {
   agent: ["tasks:read", "tasks:create", "tasks:transition", "workflows:read", "checkpoints:read", "checkpoints:create", "instructions:read", "instructions:write"],
 };
 
-export const humanRoles = ["operator", "auditor", "engineer", "admin"] as const satisfies readonly Role[];
-
 export interface Principal {
   kind: "user" | "agent";
   id: string;

@@ -32,7 +32,3 @@ export async function authenticateApiToken(db: Db, token: string): Promise<Princ
   if (!row || row.revokedAt) return null;
   return { kind: "agent", id: row.id, identity: row.identity, role: row.role, displayName: row.name };
 }
-
-export async function revokeApiToken(db: Db, id: string): Promise<void> {
-  await db.apiToken.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
-}

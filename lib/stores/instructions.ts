@@ -65,7 +65,6 @@ export const RecordInstructionInputSchema = z.strictObject({
   /** Defaults: `operator` for a person, `agent_memory` for an agent (unauthorized unless it says `user`). */
   source: z.enum(instructionSources).optional(),
 });
-export type RecordInstructionInput = z.input<typeof RecordInstructionInputSchema>;
 
 export interface InstructionView {
   id: string;
@@ -132,11 +131,6 @@ export function toInstructionView(row: TaskInstruction): InstructionView {
     details: (row.details ?? {}) as Record<string, unknown>,
     createdAt: row.createdAt,
   };
-}
-
-/** Whether an instruction can be current (and so supersede): an authorized allow or forbid. */
-export function isDirective(i: Pick<InstructionView, "authorized" | "directive">): boolean {
-  return i.authorized && i.directive !== "note";
 }
 
 /**

@@ -5,7 +5,7 @@ import { newId } from "@/lib/core/ids";
 import type { Actor } from "@/lib/model/actor";
 import { describeLease, leaseViewOf, type LeaseView } from "@/lib/model/leases/lease-rules";
 
-export { describeLease, leaseRefusal, type LeaseView } from "@/lib/model/leases/lease-rules";
+export { leaseRefusal, type LeaseView } from "@/lib/model/leases/lease-rules";
 import { clientIdSchema, parseOrThrow } from "@/lib/core/validation";
 
 /**

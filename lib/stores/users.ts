@@ -31,7 +31,3 @@ export async function getUserPrincipal(db: Db, userId: string): Promise<Principa
   const row = await db.user.findUnique({ where: { id: userId } });
   return row ? { kind: "user", id: row.id, identity: userIdentity(row.username), role: row.role, displayName: row.displayName } : null;
 }
-
-export async function countUsers(db: Db): Promise<number> {
-  return db.user.count();
-}

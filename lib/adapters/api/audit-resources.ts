@@ -14,10 +14,6 @@ export const AuditEntriesQuerySchema = AuditRangeSchema.extend({
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
 
-export const AuditExportQuerySchema = AuditRangeSchema.extend({
-  format: z.enum(auditExportFormats).default("jsonl"),
-});
-
 export const ExportVerifyQuerySchema = z.strictObject({
   /** The export holds whole runs of its streams: a seq gap is a deleted line. */
   contiguous: z.enum(["true", "false"]).default("false").transform((v) => v === "true"),

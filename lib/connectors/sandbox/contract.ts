@@ -23,7 +23,6 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 export const metadataSchema = z
   .record(z.string().regex(/^[A-Za-z0-9_.-]{1,40}$/, "metadata keys are 1–40 of A-Z a-z 0-9 _ . -"), z.string().max(500))
   .refine((m) => Object.keys(m).length <= 50, "at most 50 metadata keys");
-export type Metadata = z.infer<typeof metadataSchema>;
 
 const providerId = z.string().min(1).max(255);
 
@@ -34,7 +33,6 @@ export const createRefundBodySchema = z.strictObject({
   customer_id: providerId,
   metadata: metadataSchema.optional(),
 });
-export type CreateRefundBody = z.infer<typeof createRefundBodySchema>;
 
 export const refundSchema = z.object({
   id: z.string().startsWith("re_"),
@@ -53,7 +51,6 @@ export const createNoteBodySchema = z.strictObject({
   text: z.string().min(1).max(10_000),
   metadata: metadataSchema.optional(),
 });
-export type CreateNoteBody = z.infer<typeof createNoteBodySchema>;
 
 export const noteSchema = z.object({
   id: z.string().startsWith("note_"),

@@ -81,7 +81,6 @@ export const BudgetConsumedSchema = z.strictObject({
   tokens: count,
   hops: count,
 });
-export type BudgetConsumed = z.infer<typeof BudgetConsumedSchema>;
 
 export const ProvenanceSchema = z.strictObject({
   /** The newest inbox event or outbox message of the task; "" when it has none. */
@@ -161,7 +160,6 @@ export const TaskStateV1Schema = z.strictObject({
   updated_at: z.string(),
   updated_by: z.string(),
 });
-export type TaskStateV1 = z.infer<typeof TaskStateV1Schema>;
 
 /** Checkpoint v1: the first, smaller format, without pending work, provenance, hop count or trigger. */
 export const CheckpointDocumentV1Schema = z.strictObject({
@@ -178,7 +176,6 @@ export const CheckpointDocumentV1Schema = z.strictObject({
   budget_consumed: z.strictObject({ currency_usd: z.number().finite().min(0).max(1e12), tokens: count }),
   integrity: z.strictObject({ snapshot_digest: digest, key_id: keyId, signature: z.string().regex(/^[0-9a-f]{64}$/).optional() }),
 });
-export type CheckpointDocumentV1 = z.infer<typeof CheckpointDocumentV1Schema>;
 
 /** Provenance a v1 checkpoint never recorded: stated as such, not invented. */
 export const UNRECORDED_POLICY_VERSION = "unrecorded (checkpoint v1)";

@@ -12,13 +12,11 @@ export const RefundRequestSchema = z.strictObject({
   charge_id: z.string().min(1).max(128),
   customer_id: z.string().min(1).max(128),
 });
-export type RefundRequest = z.infer<typeof RefundRequestSchema>;
 
 export const CrmNoteRequestSchema = z.strictObject({
   customer_id: z.string().min(1).max(128),
   text: z.string().min(1).max(2000),
 });
-export type CrmNoteRequest = z.infer<typeof CrmNoteRequestSchema>;
 
 /**
  * `topic`: the instruction-ledger topic that governs the tool
@@ -40,11 +38,6 @@ export const tools = {
 export type ToolName = keyof typeof tools;
 export const toolNames = Object.keys(tools) as [ToolName, ...ToolName[]];
 export const ToolNameSchema = z.enum(toolNames);
-
-/** The instruction topic that governs `tool`. */
-export function instructionTopicOf(tool: ToolName): string {
-  return tools[tool].topic;
-}
 
 /** The tool's attempt limit; 1 for a tool this server does not know (no retry is advised for it). */
 export function maxAttemptsOf(tool: string): number {

@@ -21,7 +21,6 @@ export type GateName = z.infer<typeof GateNameSchema>;
 
 export const subtaskStatuses = ["PENDING", "ACTIVE", "COMPLETED", "FAILED", "CANCELLED"] as const;
 export const SubtaskStatusSchema = z.enum(subtaskStatuses);
-export type SubtaskStatus = z.infer<typeof SubtaskStatusSchema>;
 
 const identifier = clientIdSchema;
 /** A SPIFFE ID or another stable principal name. */
@@ -52,7 +51,6 @@ export const BudgetSchema = z.strictObject({
   tokens_spent: count,
   hops_used: count,
 });
-export type Budget = z.infer<typeof BudgetSchema>;
 
 export const SubtaskSchema = z.strictObject({
   id: identifier,

@@ -24,7 +24,6 @@ export const AlertActionInputSchema = z.strictObject({
   expected_version: z.number().int().min(1),
   reason: z.string().trim().min(1, "a reason is required").max(2000),
 });
-export type AlertActionInput = z.infer<typeof AlertActionInputSchema>;
 
 export const AlertReconcileInputSchema = z.strictObject({
   expected_version: z.number().int().min(1),

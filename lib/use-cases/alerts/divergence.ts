@@ -34,14 +34,6 @@ import { evaluateTransition } from "@/lib/model/tasks/transition-rules";
  */
 export type { AlertKind, DivergenceKind } from "@/lib/model/alerts/alert-kinds";
 
-export const severityOf: Record<DivergenceKind, "critical" | "high"> = {
-  effect_missing_at_provider: "critical",
-  effect_found_after_failure: "critical",
-  effect_mismatch: "critical",
-  effect_after_task_ended: "critical",
-  completed_with_open_mandatory_subtask: "high",
-};
-
 export interface RaiseAlertInput {
   /** "" for an alert about no task (an audit chain of the auth or system stream). */
   taskId: string;

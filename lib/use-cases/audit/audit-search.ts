@@ -300,11 +300,6 @@ export function exportAuditSearch(db: Db, query: AuditSearch, format: AuditExpor
   });
 }
 
-/** Whether an export of this search holds whole runs of its streams, so a seq gap in it is a deleted line (verify with contiguous). */
-export function isContiguousSearch(q: AuditSearch): boolean {
-  return !q.actor && !q.action && !q.kind?.length && !q.status && !hasExecutionFilter(q);
-}
-
 /** How many entries match: the history's "N events" (an index-only count on task_id for one task). */
 export async function countAuditEntries(db: Db, query: AuditSearch): Promise<number> {
   assertSearchWindow(query);

@@ -17,7 +17,6 @@ export const CreateCheckpointInputSchema = z.strictObject({
   /** Retrying with the same id returns the first checkpoint and writes nothing. */
   checkpoint_id: clientIdSchema.optional(),
 });
-export type CreateCheckpointInput = z.input<typeof CreateCheckpointInputSchema>;
 
 /** A checkpoint of the task's current committed state, on request (POST …/checkpoints, the console). */
 export async function createCheckpoint(

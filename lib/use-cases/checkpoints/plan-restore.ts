@@ -18,7 +18,6 @@ export const RestorePlanInputSchema = z.strictObject({
   /** Restore a checkpoint older than the committed state: the engineer's explicit choice. */
   rewind: z.boolean().default(false),
 });
-export type RestorePlanInput = z.input<typeof RestorePlanInputSchema>;
 
 /** The dry run: what restoring would do, and whether it would be refused. Writes nothing. */
 export async function planRestore(db: Db, checkpointId: string, raw: unknown, actor: Actor, options: CheckpointOptions = {}): Promise<RestorePlan> {

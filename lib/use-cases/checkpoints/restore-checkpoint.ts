@@ -25,7 +25,6 @@ export const RestoreInputSchema = z.strictObject({
   /** Retrying with the same id returns the first result and writes nothing. */
   restore_id: clientIdSchema.optional(),
 });
-export type RestoreInput = z.input<typeof RestoreInputSchema>;
 
 export interface RestoreResult {
   plan: RestorePlan;

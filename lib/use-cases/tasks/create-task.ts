@@ -28,7 +28,6 @@ export const CreateTaskInputSchema = z.strictObject({
   budget: z.strictObject({ currency_committed_usd: z.number().finite().min(0).max(1e12) }).optional(),
   active_agents: z.array(IdentitySchema).max(100).optional(),
 });
-export type CreateTaskInput = z.infer<typeof CreateTaskInputSchema>;
 
 export async function createTask(db: Db, rawInput: unknown, actor: Actor): Promise<{ task: TaskView; created: boolean }> {
   const input = parseOrThrow(CreateTaskInputSchema, rawInput);
