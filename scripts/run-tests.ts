@@ -3,9 +3,8 @@
  * line `N passed, M failed` that sums them all.
  *   0. prerequisites: Chromium and PostgreSQL, installed or started when
  *      missing (scripts/test-prerequisites.ts)
- *   1. type check (tests included: a misspelled fixture key must not compile),
- *      lint (ESLint with typescript-eslint and Next's rules), and the
- *      architecture check (no import cycles, lib/ knows no adapter)
+ *   1. static checks: type check, lint, format, architecture (the layer
+ *      order, no cycles), dead code
  *   2. vitest: unit tests, embedded-database tests, PostgreSQL tests
  *   3. Playwright: HTTP API and browser tests against a production build
  * Each stage runs even when an earlier one failed, so one run shows everything.
@@ -45,20 +44,20 @@ for (const p of await ensureTestPrerequisites()) {
   if (!p.ok) tallies.push({ stage: p.name, passed: 0, failed: 1, skipped: 0 });
 }
 
-console.log("\n== type check ==");
-const tscStatus = run("npx", ["tsc", "--noEmit", "-p", "."]);
-tallies.push({ stage: "typecheck", passed: tscStatus === 0 ? 1 : 0, failed: tscStatus === 0 ? 0 : 1, skipped: 0 });
-
-// What tsc does not catch: a promise nobody awaits, a switch that forgets a
-// case, React's and Next's rules (eslint.config.mjs).
-console.log("\n== lint ==");
-const lintStatus = run("npx", ["eslint", "."]);
-tallies.push({ stage: "lint", passed: lintStatus === 0 ? 1 : 0, failed: lintStatus === 0 ? 0 : 1, skipped: 0 });
-
-// Imports flow one way and never in a circle (.dependency-cruiser.cjs).
-console.log("\n== architecture ==");
-const architectureStatus = run("npx", ["depcruise", "lib", "app", "components", "scripts", "--config", ".dependency-cruiser.cjs", "--output-type", "err"]);
-tallies.push({ stage: "architecture", passed: architectureStatus === 0 ? 1 : 0, failed: architectureStatus === 0 ? 0 : 1, skipped: 0 });
+// The static checks, each the package script of the same name so that a
+// developer runs exactly what the test command runs. Each counts as one test.
+const checks: Array<{ stage: string; script: string; why: string }> = [
+  { stage: "typecheck", script: "typecheck", why: "tests included: a misspelled fixture key must not compile" },
+  { stage: "lint", script: "lint", why: "what tsc does not catch: a promise nobody awaits, a switch that forgets a case, React's and Next's rules (eslint.config.mjs)" },
+  { stage: "format", script: "check:format", why: "one layout for every file (Prettier, .prettierrc.json); `npm run format` applies it" },
+  { stage: "architecture", script: "check:architecture", why: "imports flow down the layers and never in a circle (.dependency-cruiser.cjs)" },
+  { stage: "dead-code", script: "check:dead-code", why: "no unused file, export or dependency (knip.json)" },
+];
+for (const check of checks) {
+  console.log(`\n== ${check.stage}: ${check.why} ==`);
+  const status = run("npm", ["run", "-s", check.script]);
+  tallies.push({ stage: check.stage, passed: status === 0 ? 1 : 0, failed: status === 0 ? 0 : 1, skipped: 0 });
+}
 
 console.log("\n== vitest: unit, embedded database, PostgreSQL ==");
 rmSync("test-results/vitest.json", { force: true });
@@ -87,7 +86,7 @@ tallies.push(
 );
 
 console.log("\n== summary ==");
-for (const t of tallies) console.log(`${t.stage.padEnd(11)} ${t.passed} passed, ${t.failed} failed${t.skipped ? `, ${t.skipped} skipped` : ""}`);
+for (const t of tallies) console.log(`${t.stage.padEnd(12)} ${t.passed} passed, ${t.failed} failed${t.skipped ? `, ${t.skipped} skipped` : ""}`);
 const passed = tallies.reduce((n, t) => n + t.passed, 0);
 const failed = tallies.reduce((n, t) => n + t.failed, 0);
 const skipped = tallies.reduce((n, t) => n + t.skipped, 0);
