@@ -5,7 +5,21 @@ import nextCoreWebVitals from "eslint-config-next/core-web-vitals";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", ".next/**", ".data/**", "lib/generated/**", "test-results/**", "playwright-report/**", "stubs/**", "**/*.mjs", "**/*.cjs", "**/*.js", "next-env.d.ts"] },
+  {
+    ignores: [
+      "node_modules/**",
+      ".next/**",
+      ".data/**",
+      "lib/generated/**",
+      "test-results/**",
+      "playwright-report/**",
+      "stubs/**",
+      "**/*.mjs",
+      "**/*.cjs",
+      "**/*.js",
+      "next-env.d.ts",
+    ],
+  },
   // Next's own rules (React, hooks, accessibility, Next's pitfalls) as `next lint` used to apply them.
   ...nextCoreWebVitals,
   {

@@ -43,7 +43,13 @@ export default defineConfig({
   webServer: {
     command: `rm -rf '${dataDir}' && npx tsx scripts/start.ts`,
     // The sandbox provider gets its own port too, so e2e runs beside `npm start`.
-    env: { VERITY_DATA_DIR: dataDir, PORT: String(port), SANDBOX_PORT: String(sandboxPort), VERITY_RECONCILE_INTERVAL_MS: "1000", VERITY_E2E_LONG_HISTORY: process.env.VERITY_E2E_LONG_HISTORY ?? "20000" },
+    env: {
+      VERITY_DATA_DIR: dataDir,
+      PORT: String(port),
+      SANDBOX_PORT: String(sandboxPort),
+      VERITY_RECONCILE_INTERVAL_MS: "1000",
+      VERITY_E2E_LONG_HISTORY: process.env.VERITY_E2E_LONG_HISTORY ?? "20000",
+    },
     url: `http://localhost:${port}/api/health`,
     // The build, and (VERITY_E2E_LONG_HISTORY) a 20,000-transition task seeded
     // meanwhile: about a minute on a quiet machine, ten on a shared 2-core box.

@@ -17,13 +17,22 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "unit+pglite", include: ["lib/**/*.test.ts", "programs/**/*.test.ts", "sdk/**/*.test.ts", "tests/**/*.test.ts"], exclude: ["tests/postgres/**"] },
+        test: {
+          name: "unit+pglite",
+          include: ["lib/**/*.test.ts", "programs/**/*.test.ts", "sdk/**/*.test.ts", "tests/**/*.test.ts"],
+          exclude: ["tests/postgres/**"],
+        },
       },
       {
         // After everything else, one file at a time: the race tests start
         // eight processes and measure contention, not the other test files.
         extends: true,
-        test: { name: "postgres", include: ["tests/postgres/**/*.test.ts"], fileParallelism: false, sequence: { groupOrder: 1 } },
+        test: {
+          name: "postgres",
+          include: ["tests/postgres/**/*.test.ts"],
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
+        },
       },
     ],
   },

@@ -21,7 +21,11 @@
 import { createHash } from "node:crypto";
 import os from "node:os";
 import { canonicalCheckpointJson } from "@/lib/model/checkpoints/checkpoint-canonical";
-import { sealCheckpoint, verifyStoredCheckpoint, type CheckpointFacts } from "@/lib/model/checkpoints/checkpoint-integrity";
+import {
+  sealCheckpoint,
+  verifyStoredCheckpoint,
+  type CheckpointFacts,
+} from "@/lib/model/checkpoints/checkpoint-integrity";
 import { verifyCheckpoint } from "@/lib/use-cases/checkpoints/verify-checkpoint";
 import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
@@ -71,18 +75,39 @@ async function timed(samples: number[], op: () => unknown): Promise<void> {
 async function main() {
   const started = performance.now();
   const target = await createPostgresTestDatabase({ poolSize: 1 });
-  const results: Array<{ label: string; snapshotBytes: number; payloadBytes: number; samples: Record<OpName, number[]> }> = [];
+  const results: Array<{
+    label: string;
+    snapshotBytes: number;
+    payloadBytes: number;
+    samples: Record<OpName, number[]>;
+  }> = [];
   try {
     console.log(`# bench:checkpoints  ${new Date().toISOString()}`);
-    console.log(`# ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, database ${target.name}`);
-    console.log(`# load average at start: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}\n`);
+    console.log(
+      `# ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, database ${target.name}`,
+    );
+    console.log(
+      `# load average at start: ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")}\n`,
+    );
     for (const size of sizes) {
       const iterations = Math.max(rounds, Math.round(size.iterations * scale));
-      const empty = await createTask(target.db, { workflow: "agent-task", intent_id: "bench", budget: { currency_committed_usd: 5 } }, agent);
+      const empty = await createTask(
+        target.db,
+        { workflow: "agent-task", intent_id: "bench", budget: { currency_committed_usd: 5 } },
+        agent,
+      );
       const baseBytes = canonicalCheckpointJson(empty.task.state).length;
       const { task: created } = await createTask(
         target.db,
-        { workflow: "agent-task", intent_id: "bench", budget: { currency_committed_usd: 5 }, artifacts: { code_files: codeFilesFor(size.bytes, baseBytes) } },
+        {
+          workflow: "agent-task",
+          intent_id: "bench",
+          budget: { currency_committed_usd: 5 },
+          artifacts: { code_files: codeFilesFor(size.bytes, baseBytes) },
+        },
         agent,
       );
       const running = await transitionTask(target.db, created.id, { expected_version: 1, to: "PLANNING" }, agent);
@@ -104,7 +129,8 @@ async function main() {
       };
       const sealed = sealCheckpoint(facts, keyring);
       const context = { task: { id: task.id, workflowDigest: task.workflow.digest } };
-      if (!verifyStoredCheckpoint(sealed.row, keyring, context).report.ok) throw new Error("the sealed checkpoint does not verify");
+      if (!verifyStoredCheckpoint(sealed.row, keyring, context).report.ok)
+        throw new Error("the sealed checkpoint does not verify");
       const { checkpoint } = await createCheckpoint(target.db, task.id, {}, agent, { keyring });
       const samples = Object.fromEntries(opNames.map((n) => [n, [] as number[]])) as Record<OpName, number[]>;
       const ops: Record<OpName, () => unknown> = {
@@ -121,8 +147,15 @@ async function main() {
         const order = [...opNames.slice(round % opNames.length), ...opNames.slice(0, round % opNames.length)];
         for (const name of order) for (let i = 0; i < perRound; i++) await timed(samples[name], ops[name]);
       }
-      results.push({ label: size.label, snapshotBytes: Buffer.byteLength(snapshotBytes), payloadBytes: Buffer.byteLength(sealed.row.payload), samples });
-      console.log(`${size.label}: snapshot ${Buffer.byteLength(snapshotBytes)} bytes, stored payload ${Buffer.byteLength(sealed.row.payload)} bytes, ${perRound * rounds} per operation`);
+      results.push({
+        label: size.label,
+        snapshotBytes: Buffer.byteLength(snapshotBytes),
+        payloadBytes: Buffer.byteLength(sealed.row.payload),
+        samples,
+      });
+      console.log(
+        `${size.label}: snapshot ${Buffer.byteLength(snapshotBytes)} bytes, stored payload ${Buffer.byteLength(sealed.row.payload)} bytes, ${perRound * rounds} per operation`,
+      );
     }
   } finally {
     await target.drop();
@@ -131,7 +164,10 @@ async function main() {
   console.log("\n| snapshot | operation | per second | p50 ms | p99 ms | p50 ÷ sha256 p50 |");
   console.log("|---|---|---:|---:|---:|---:|");
   for (const r of results) {
-    const shaP50 = percentile([...r.samples.sha256].sort((a, b) => a - b), 50);
+    const shaP50 = percentile(
+      [...r.samples.sha256].sort((a, b) => a - b),
+      50,
+    );
     for (const name of opNames) {
       const list = r.samples[name];
       const sorted = [...list].sort((a, b) => a - b);
@@ -142,7 +178,12 @@ async function main() {
       );
     }
   }
-  console.log(`\n# total ${((performance.now() - started) / 1000).toFixed(1)} s, load average at end: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  console.log(
+    `\n# total ${((performance.now() - started) / 1000).toFixed(1)} s, load average at end: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
 }
 
 main().catch((error: unknown) => {

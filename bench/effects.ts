@@ -38,7 +38,11 @@ function percentile(sorted: number[], p: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : Number.NaN;
 }
 
-async function drive(workers: number, total: number, op: (worker: number) => Promise<void>): Promise<{ count: number; seconds: number; latencies: number[] }> {
+async function drive(
+  workers: number,
+  total: number,
+  op: (worker: number) => Promise<void>,
+): Promise<{ count: number; seconds: number; latencies: number[] }> {
   const latencies: number[] = [];
   const each = Math.ceil(total / workers);
   const start = performance.now();
@@ -56,30 +60,54 @@ async function drive(workers: number, total: number, op: (worker: number) => Pro
 
 const database = await createPostgresTestDatabase({ poolSize: Math.max(...levels) + 2 });
 const sandbox = await startSandbox({ port: 0, host: "127.0.0.1" });
-const deps = { payments: new SandboxPaymentConnector({ baseUrl: sandbox.url }), crm: new SandboxCrmConnector({ baseUrl: sandbox.url }) };
+const deps = {
+  payments: new SandboxPaymentConnector({ baseUrl: sandbox.url }),
+  crm: new SandboxCrmConnector({ baseUrl: sandbox.url }),
+};
 const { db } = database;
 let call = 0;
 
 try {
-  console.log(`bench:effects on ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}; ${perLevel} refunds per level and side`);
+  console.log(
+    `bench:effects on ${os.cpus().length} cores, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")}; ${perLevel} refunds per level and side`,
+  );
   console.log("concurrency | ledger refunds/s | p50 ms | p99 ms | direct refunds/s | p50 ms | p99 ms | ledger/direct");
   for (const workers of levels) {
     const tasks: Array<{ id: string; version: number }> = [];
     for (let w = 0; w < workers; w++) {
       const { task } = await createTask(db, { workflow: "agent-task", intent_id: `bench-${workers}-${w}` }, agent);
       let version = task.version;
-      for (const to of ["PLANNING", "READY", "RUNNING"]) version = (await transitionTask(db, task.id, { expected_version: version, to }, agent)).task.version;
+      for (const to of ["PLANNING", "READY", "RUNNING"])
+        version = (await transitionTask(db, task.id, { expected_version: version, to }, agent)).task.version;
       tasks.push({ id: task.id, version });
     }
     const ledgerRefund = async (w: number) => {
       const task = tasks[w]!;
-      const intent = await recordIntent(db, task.id, { tool_call_id: `refund-${++call}`, tool: "payments.refund", request, expected_version: task.version }, agent);
+      const intent = await recordIntent(
+        db,
+        task.id,
+        { tool_call_id: `refund-${++call}`, tool: "payments.refund", request, expected_version: task.version },
+        agent,
+      );
       if (intent.kind !== "proceed") throw new Error("unexpected receipt");
       const execution = intent.execution;
       await markSent(db, execution.id, { attempt_id: execution.attemptId }, agent);
       const outcome = await performEffect(await getExecutionRowOrThrow(db, execution.id), deps);
       if (outcome.kind !== "succeeded") throw new Error(`refund ${outcome.kind}`);
-      const done = await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "succeeded", result: outcome.record, evidence: { ...outcome.evidence } }, agent);
+      const done = await recordOutcome(
+        db,
+        execution.id,
+        {
+          attempt_id: execution.attemptId,
+          outcome: "succeeded",
+          result: outcome.record,
+          evidence: { ...outcome.evidence },
+        },
+        agent,
+      );
       task.version = done.task!.version;
     };
     const directRefund = async () => {
@@ -99,7 +127,10 @@ try {
     const ledger = { count: 0, seconds: 0, latencies: [] as number[] };
     const direct = { count: 0, seconds: 0, latencies: [] as number[] };
     for (let r = 0; r < rounds; r++) {
-      for (const [side, op] of [[ledger, ledgerRefund], [direct, directRefund]] as const) {
+      for (const [side, op] of [
+        [ledger, ledgerRefund],
+        [direct, directRefund],
+      ] as const) {
         const s = await drive(workers, perLevel / rounds, op);
         side.count += s.count;
         side.seconds += s.seconds;
@@ -108,12 +139,18 @@ try {
     }
     const fmt = (side: typeof ledger) => {
       const sorted = [...side.latencies].sort((a, b) => a - b);
-      return [(side.count / side.seconds).toFixed(0), percentile(sorted, 50).toFixed(2), percentile(sorted, 99).toFixed(2)];
+      return [
+        (side.count / side.seconds).toFixed(0),
+        percentile(sorted, 50).toFixed(2),
+        percentile(sorted, 99).toFixed(2),
+      ];
     };
     const [lr, l50, l99] = fmt(ledger);
     const [dr, d50, d99] = fmt(direct);
     const ratio = ledger.count / ledger.seconds / (direct.count / direct.seconds);
-    console.log(`${String(workers).padStart(11)} | ${lr!.padStart(16)} | ${l50!.padStart(6)} | ${l99!.padStart(6)} | ${dr!.padStart(16)} | ${d50!.padStart(6)} | ${d99!.padStart(6)} | ${(ratio * 100).toFixed(0)}%`);
+    console.log(
+      `${String(workers).padStart(11)} | ${lr!.padStart(16)} | ${l50!.padStart(6)} | ${l99!.padStart(6)} | ${dr!.padStart(16)} | ${d50!.padStart(6)} | ${d99!.padStart(6)} | ${(ratio * 100).toFixed(0)}%`,
+    );
   }
 } finally {
   await sandbox.close();

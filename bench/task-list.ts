@@ -48,18 +48,32 @@ async function main() {
   try {
     const db = target.db;
     console.log(`# bench:task-list  ${new Date().toISOString()}`);
-    console.log(`# ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}, ${total.toLocaleString("en")} tasks, ${pageSize} per page`);
-    console.log(`# load average at start: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}\n`);
+    console.log(
+      `# ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}, ${total.toLocaleString("en")} tasks, ${pageSize} per page`,
+    );
+    console.log(
+      `# load average at start: ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")}\n`,
+    );
 
     // Templates through the engine: agent-task in four statuses, delivery in two.
     const templates: string[] = [];
-    for (const path of [[], ["PLANNING"], ["PLANNING", "READY", "RUNNING"], ["PLANNING", "READY", "RUNNING", "WAITING_FOR_TOOL"]]) {
+    for (const path of [
+      [],
+      ["PLANNING"],
+      ["PLANNING", "READY", "RUNNING"],
+      ["PLANNING", "READY", "RUNNING", "WAITING_FOR_TOOL"],
+    ]) {
       const { task } = await createTask(db, { workflow: "agent-task", intent_id: "bench" }, agent);
       let version = 1;
-      for (const to of path) version = (await transitionTask(db, task.id, { expected_version: version, to }, agent)).task.version;
+      for (const to of path)
+        version = (await transitionTask(db, task.id, { expected_version: version, to }, agent)).task.version;
       templates.push(task.id);
     }
-    for (let i = 0; i < 2; i++) templates.push((await createTask(db, { workflow: "delivery", intent_id: "bench" }, agent)).task.id);
+    for (let i = 0; i < 2; i++)
+      templates.push((await createTask(db, { workflow: "delivery", intent_id: "bench" }, agent)).task.id);
 
     const t0 = performance.now();
     // Copies with their own id (also inside the state document) and update times a second apart.
@@ -79,7 +93,9 @@ async function main() {
       { name: "workflow = delivery", query: { workflow: "delivery" } },
       { name: "id starts with task_bench_00", query: { q: "task_bench_00" } },
     ];
-    console.log(`| filter | rows matching | page 1 ms | keyset page ${deepPage} ms | keyset deep / first | OFFSET page ${deepPage} ms | OFFSET deep / first |`);
+    console.log(
+      `| filter | rows matching | page 1 ms | keyset page ${deepPage} ms | keyset deep / first | OFFSET page ${deepPage} ms | OFFSET deep / first |`,
+    );
     console.log("|---|---:|---:|---:|---:|---:|---:|");
     // Process warm-up (module code compiled, connections open) before anything is timed.
     for (let i = 0; i < 30; i++) await listTasks(db, { limit: pageSize });
@@ -90,29 +106,46 @@ async function main() {
       let page = 1;
       let matching = 0;
       for (; page < deepPage; page++) {
-        const result: Awaited<ReturnType<typeof listTasks>> = await listTasks(db, { ...query, limit: pageSize, ...(cursor ? { cursor } : {}) });
+        const result: Awaited<ReturnType<typeof listTasks>> = await listTasks(db, {
+          ...query,
+          limit: pageSize,
+          ...(cursor ? { cursor } : {}),
+        });
         matching += result.items.length;
         if (!result.nextCursor) break;
         cursor = result.nextCursor;
       }
       const reached = page;
       const deepCursor = cursor;
-      const deep = await timed(repeats, () => listTasks(db, { ...query, limit: pageSize, ...(deepCursor ? { cursor: deepCursor } : {}) }));
+      const deep = await timed(repeats, () =>
+        listTasks(db, { ...query, limit: pageSize, ...(deepCursor ? { cursor: deepCursor } : {}) }),
+      );
       const where = {
         ...(query.status ? { status: query.status } : {}),
         ...(query.workflow ? { workflowName: query.workflow } : {}),
         ...(query.q ? { id: { startsWith: query.q } } : {}),
       };
       const offsetOf = (n: number) => () =>
-        db.task.findMany({ where, orderBy: [{ updatedAt: "desc" }, { id: "desc" }], skip: (n - 1) * pageSize, take: pageSize + 1 });
+        db.task.findMany({
+          where,
+          orderBy: [{ updatedAt: "desc" }, { id: "desc" }],
+          skip: (n - 1) * pageSize,
+          take: pageSize + 1,
+        });
       const offsetFirst = await timed(repeats, offsetOf(1));
       const offsetDeep = await timed(repeats, offsetOf(reached));
-      const matchingText = reached < deepPage ? `${matching.toLocaleString("en")}` : `≥ ${matching.toLocaleString("en")}`;
+      const matchingText =
+        reached < deepPage ? `${matching.toLocaleString("en")}` : `≥ ${matching.toLocaleString("en")}`;
       console.log(
         `| ${name} | ${matchingText} | ${first.toFixed(2)} | ${deep.toFixed(2)} (page ${reached}) | ${(deep / first).toFixed(2)}× | ${offsetDeep.toFixed(2)} | ${(offsetDeep / offsetFirst).toFixed(2)}× |`,
       );
     }
-    console.log(`\n# load average at end: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+    console.log(
+      `\n# load average at end: ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")}`,
+    );
   } finally {
     await target.drop();
   }

@@ -47,7 +47,12 @@ interface Sample {
 const emptySample: Sample = { count: 0, seconds: 0, latenciesMs: [], cpuMicros: 0 };
 
 function merge(a: Sample, b: Sample): Sample {
-  return { count: a.count + b.count, seconds: a.seconds + b.seconds, latenciesMs: [...a.latenciesMs, ...b.latenciesMs], cpuMicros: a.cpuMicros + b.cpuMicros };
+  return {
+    count: a.count + b.count,
+    seconds: a.seconds + b.seconds,
+    latenciesMs: [...a.latenciesMs, ...b.latenciesMs],
+    cpuMicros: a.cpuMicros + b.cpuMicros,
+  };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -56,7 +61,11 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** Runs `total` operations spread over `workers` loops, timing each. */
-async function drive(workers: number, total: number, op: (worker: number, i: number) => Promise<void>): Promise<Sample> {
+async function drive(
+  workers: number,
+  total: number,
+  op: (worker: number, i: number) => Promise<void>,
+): Promise<Sample> {
   const latenciesMs: number[] = [];
   const perWorker = Math.ceil(total / workers);
   const cpu = process.cpuUsage();
@@ -78,7 +87,16 @@ async function drive(workers: number, total: number, op: (worker: number, i: num
 async function newRunningTasks(handle: DatabaseHandle, n: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
-    const { task } = await createTask(handle.db, { workflow: "agent-task", intent_id: "bench", budget: { currency_committed_usd: 100 }, active_agents: [agent.identity] }, agent);
+    const { task } = await createTask(
+      handle.db,
+      {
+        workflow: "agent-task",
+        intent_id: "bench",
+        budget: { currency_committed_usd: 100 },
+        active_agents: [agent.identity],
+      },
+      agent,
+    );
     let version = 1;
     for (const to of ["PLANNING", "READY", "RUNNING"]) {
       version = (await transitionTask(handle.db, task.id, { expected_version: version, to }, agent)).task.version;
@@ -94,9 +112,15 @@ function engineRunner(handle: DatabaseHandle, taskIds: string[]) {
   const hops = new Map<string, number>();
   return async (worker: number) => {
     const taskId = taskIds[worker]!;
-    const expected = versions.get(taskId) ?? (await handle.db.task.findUniqueOrThrow({ where: { id: taskId } })).version;
+    const expected =
+      versions.get(taskId) ?? (await handle.db.task.findUniqueOrThrow({ where: { id: taskId } })).version;
     const nextHops = (hops.get(taskId) ?? 0) + 1;
-    const result = await transitionTask(handle.db, taskId, { expected_version: expected, patch: { budget: { hops_used: nextHops } } }, agent);
+    const result = await transitionTask(
+      handle.db,
+      taskId,
+      { expected_version: expected, patch: { budget: { hops_used: nextHops } } },
+      agent,
+    );
     versions.set(taskId, result.task.version);
     hops.set(taskId, nextHops);
   };
@@ -114,7 +138,13 @@ async function baselineRunner(pool: pg.Pool, taskIds: string[]) {
     const current = states.get(taskId)!;
     const patch = { budget: { hops_used: current.budget.hops_used + 1 } };
     const now = new Date();
-    const next: TaskState = { ...current, budget: { ...current.budget, ...patch.budget }, version: current.version + 1, updated_at: now.toISOString(), updated_by: agent.identity };
+    const next: TaskState = {
+      ...current,
+      budget: { ...current.budget, ...patch.budget },
+      version: current.version + 1,
+      updated_at: now.toISOString(),
+      updated_by: agent.identity,
+    };
     const client = await pool.connect();
     try {
       await client.query("BEGIN");
@@ -130,7 +160,20 @@ async function baselineRunner(pool: pg.Pool, taskIds: string[]) {
         name: "baseline_insert",
         text: `INSERT INTO transitions (id, task_id, from_version, to_version, from_status, to_status, actor, actor_kind, reason, patch, state_after, request_digest, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, $9, $10, $11, $12)`,
-        values: [newId("tr"), taskId, current.version, next.version, current.status, next.status, agent.identity, agent.kind, JSON.stringify(patch), JSON.stringify(next), digestOf(patch), now],
+        values: [
+          newId("tr"),
+          taskId,
+          current.version,
+          next.version,
+          current.status,
+          next.status,
+          agent.identity,
+          agent.kind,
+          JSON.stringify(patch),
+          JSON.stringify(next),
+          digestOf(patch),
+          now,
+        ],
       });
       await client.query("COMMIT");
     } catch (error) {
@@ -151,7 +194,12 @@ interface Row {
 
 function summary(s: Sample) {
   const sorted = [...s.latenciesMs].sort((a, b) => a - b);
-  return { perSecond: s.count / s.seconds, p50: percentile(sorted, 50), p99: percentile(sorted, 99), cpuPerOp: s.cpuMicros / s.count };
+  return {
+    perSecond: s.count / s.seconds,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    cpuPerOp: s.cpuMicros / s.count,
+  };
 }
 
 async function main() {
@@ -164,10 +212,17 @@ async function main() {
     const { rows: version } = await probe.query<{ server_version: string }>("SHOW server_version");
     await probe.end();
     console.log(`# bench:transitions  ${new Date().toISOString()}`);
-    console.log(`# ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, PostgreSQL ${version[0]?.server_version}`);
+    console.log(
+      `# ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, PostgreSQL ${version[0]?.server_version}`,
+    );
     console.log(`# ${perLevel} measured transitions per side per level (+${warmup} warm-up), database ${target.name}`);
     // Other jobs on the machine move both columns; the ratio is what to compare.
-    console.log(`# load average at start: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}\n`);
+    console.log(
+      `# load average at start: ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")}\n`,
+    );
     for (const concurrency of levels) {
       const engine = openDatabase({ kind: "postgres", url: target.url }, { poolSize: concurrency });
       const pool = new pg.Pool({ connectionString: target.url, max: concurrency });
@@ -207,7 +262,9 @@ async function main() {
     await target.drop();
   }
 
-  console.log("\n| concurrency | engine tx/s | engine p50 ms | engine p99 ms | baseline tx/s | baseline p50 ms | baseline p99 ms | engine/baseline | client CPU µs/tx engine / baseline |");
+  console.log(
+    "\n| concurrency | engine tx/s | engine p50 ms | engine p99 ms | baseline tx/s | baseline p50 ms | baseline p99 ms | engine/baseline | client CPU µs/tx engine / baseline |",
+  );
   console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   let belowGoal = false;
   for (const row of rows) {
@@ -220,8 +277,10 @@ async function main() {
     );
   }
   console.log(
-    `\n# total ${((performance.now() - started) / 1000).toFixed(1)} s, load average at end: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}` +
-      (belowGoal ? "; BELOW the 50% goal at some level" : ""),
+    `\n# total ${((performance.now() - started) / 1000).toFixed(1)} s, load average at end: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}` + (belowGoal ? "; BELOW the 50% goal at some level" : ""),
   );
 }
 

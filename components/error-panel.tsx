@@ -4,7 +4,15 @@ import Link from "next/link";
 import { useEffect } from "react";
 
 /** What an error boundary shows: what happened, in words, and a way on. Details stay in the server log (digest). */
-export function ErrorPanel({ error, reset, headingLevel = 1 }: { error: Error & { digest?: string }; reset: () => void; headingLevel?: 1 | 2 }) {
+export function ErrorPanel({
+  error,
+  reset,
+  headingLevel = 1,
+}: {
+  error: Error & { digest?: string };
+  reset: () => void;
+  headingLevel?: 1 | 2;
+}) {
   useEffect(() => {
     console.error(error);
   }, [error]);
@@ -13,7 +21,10 @@ export function ErrorPanel({ error, reset, headingLevel = 1 }: { error: Error & 
     <div className="empty-state empty-state--error" role="alert">
       <Heading className="empty-state__title">Something went wrong on our side</Heading>
       <div className="empty-state__body">
-        <p>The page could not be shown. No change is ever half-applied in Verity: a transition either happened completely or not at all.</p>
+        <p>
+          The page could not be shown. No change is ever half-applied in Verity: a transition either happened completely
+          or not at all.
+        </p>
         {error.digest ? (
           <p className="hint">
             Reference for the server log: <span className="mono">{error.digest}</span>

@@ -17,7 +17,17 @@ async function fetchToken(url: string): Promise<string> {
  * for a fresh render. Client state (a half-typed reason) survives a refresh.
  * Polling pauses while the tab is hidden.
  */
-export function LiveRefresh({ url, token, intervalMs = 3000, what }: { url: string; token: string; intervalMs?: number; what: string }) {
+export function LiveRefresh({
+  url,
+  token,
+  intervalMs = 3000,
+  what,
+}: {
+  url: string;
+  token: string;
+  intervalMs?: number;
+  what: string;
+}) {
   const router = useRouter();
   const [refreshing, startRefresh] = useTransition();
   const [updatedAt, setUpdatedAt] = useState<Date | null>(null);
@@ -64,7 +74,11 @@ export function LiveRefresh({ url, token, intervalMs = 3000, what }: { url: stri
     text = "Live";
   }
   return (
-    <p className={`live live--${tone}`} role="status" title={`Checks for changes to this ${what} every ${Math.round(intervalMs / 1000)} seconds`}>
+    <p
+      className={`live live--${tone}`}
+      role="status"
+      title={`Checks for changes to this ${what} every ${Math.round(intervalMs / 1000)} seconds`}
+    >
       <span className="live__dot" aria-hidden="true" />
       {text}
     </p>

@@ -61,11 +61,29 @@ export function LoginForm({ callbackUrl, initialError }: { callbackUrl: string; 
       ) : null}
       <div className="field">
         <label htmlFor="username">Username</label>
-        <input id="username" name="username" type="text" autoComplete="username" autoCapitalize="none" spellCheck={false} required autoFocus aria-invalid={error ? true : undefined} />
+        <input
+          id="username"
+          name="username"
+          type="text"
+          autoComplete="username"
+          autoCapitalize="none"
+          spellCheck={false}
+          required
+          autoFocus
+          aria-invalid={error ? true : undefined}
+        />
       </div>
       <div className="field">
         <label htmlFor="password">Password</label>
-        <input id="password" name="password" type="password" autoComplete="current-password" required ref={passwordRef} aria-invalid={error ? true : undefined} />
+        <input
+          id="password"
+          name="password"
+          type="password"
+          autoComplete="current-password"
+          required
+          ref={passwordRef}
+          aria-invalid={error ? true : undefined}
+        />
       </div>
       <button type="submit" className="button button--primary button--block" disabled={pending}>
         {pending ? "Signing in…" : "Sign in"}

@@ -7,7 +7,21 @@ export interface FilterOption {
  * One labelled select of a plain GET filter form (tasks, executions, alerts,
  * audit search): its first, empty option means "no filter on this field".
  */
-export function SelectFilter({ id, name, label, anyLabel, options, value }: { id: string; name: string; label: string; anyLabel: string; options: readonly FilterOption[]; value: string | undefined }) {
+export function SelectFilter({
+  id,
+  name,
+  label,
+  anyLabel,
+  options,
+  value,
+}: {
+  id: string;
+  name: string;
+  label: string;
+  anyLabel: string;
+  options: readonly FilterOption[];
+  value: string | undefined;
+}) {
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>

@@ -11,7 +11,10 @@ import { demoAgent } from "@/lib/config/demo-accounts";
 
 let config;
 try {
-  config = parseAgentConfig(process.argv.slice(2), process.env, { token: demoAgent.token, identity: demoAgent.identity });
+  config = parseAgentConfig(process.argv.slice(2), process.env, {
+    token: demoAgent.token,
+    identity: demoAgent.identity,
+  });
 } catch (error) {
   if (!(error instanceof UsageError)) throw error;
   console.error(`${error.message}\n\n${usage}`);
@@ -44,7 +47,9 @@ const agent = new RefundAgent({
 });
 
 const what = config.resume ? "resuming unfinished tasks" : `${config.tasks} task(s), run ${config.runId}`;
-const faults = config.faults.length ? `, faults ${config.faults.join(",")} at rate ${config.faultRate} (seed ${config.seed})` : "";
+const faults = config.faults.length
+  ? `, faults ${config.faults.join(",")} at rate ${config.faultRate} (seed ${config.seed})`
+  : "";
 console.log(`agent: ${what} against ${config.verityUrl}, sandbox ${sandboxUrl}${faults}`);
 const { reports, totals } = await runRefundAgent(agent, config, (r) => console.log(formatReport(r)));
 const parts = Object.entries(totals)

@@ -18,9 +18,17 @@ import { getEnv } from "@/lib/config/env";
 
 let args;
 try {
-  args = parseArgs({ options: { export: { type: "string" }, contiguous: { type: "boolean", default: false }, json: { type: "boolean", default: false } } }).values;
+  args = parseArgs({
+    options: {
+      export: { type: "string" },
+      contiguous: { type: "boolean", default: false },
+      json: { type: "boolean", default: false },
+    },
+  }).values;
 } catch (error) {
-  console.error(`${error instanceof Error ? error.message : String(error)}\nusage: npm run audit:verify [-- --export <file> [--contiguous]] [--json]`);
+  console.error(
+    `${error instanceof Error ? error.message : String(error)}\nusage: npm run audit:verify [-- --export <file> [--contiguous]] [--json]`,
+  );
   process.exit(2);
 }
 
@@ -56,7 +64,13 @@ if (report.firstBreak) {
   const b = report.firstBreak;
   console.error(`audit log BROKEN at stream ${b.stream}, seq ${b.seq}, entry ${b.entryId ?? "(missing)"}: ${b.kind}`);
   console.error(`  ${b.message}\n  expected: ${b.expected}\n  found:    ${b.found}`);
-  if (report.breaks.length > 1) console.error(`${report.breaks.length - 1} more stream(s) broken: ${report.breaks.slice(1).map((x) => `${x.stream}@${x.seq}`).join(", ")}`);
+  if (report.breaks.length > 1)
+    console.error(
+      `${report.breaks.length - 1} more stream(s) broken: ${report.breaks
+        .slice(1)
+        .map((x) => `${x.stream}@${x.seq}`)
+        .join(", ")}`,
+    );
   console.error(`${summary} checked.`);
   process.exit(1);
 }

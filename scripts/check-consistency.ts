@@ -15,7 +15,12 @@
  */
 import { parseArgs } from "node:util";
 import { openDatabase } from "@/lib/db/client";
-import { checkConsistency, fetchProviderRecords, type ConsistencyReport, type ProviderRecords } from "@/lib/use-cases/monitor/consistency-check";
+import {
+  checkConsistency,
+  fetchProviderRecords,
+  type ConsistencyReport,
+  type ProviderRecords,
+} from "@/lib/use-cases/monitor/consistency-check";
 import { formatConsistencyReport } from "@/lib/use-cases/monitor/consistency-report";
 import { getEnv } from "@/lib/config/env";
 
@@ -53,7 +58,9 @@ if (providerUrl) {
   try {
     provider = await fetchProviderRecords(providerUrl);
   } catch (error) {
-    console.error(`check:consistency could not read the provider's records at ${providerUrl}: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(
+      `check:consistency could not read the provider's records at ${providerUrl}: ${error instanceof Error ? error.message : String(error)}`,
+    );
     process.exit(2);
   }
 }
@@ -64,7 +71,9 @@ try {
   report = await checkConsistency(handle.db, { provider, graceMs });
 } catch (error) {
   // An unmigrated, unreachable or locked database is no verdict on consistency.
-  console.error(`check:consistency could not read the database: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(
+    `check:consistency could not read the database: ${error instanceof Error ? error.message : String(error)}`,
+  );
   await handle.close().catch(() => undefined);
   process.exit(2);
 }

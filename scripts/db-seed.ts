@@ -12,7 +12,9 @@ if (database.kind === "pglite") await ensureEmbeddedDataDir(database.dir);
 const handle = openDatabase(database);
 try {
   const { seededNow, tasks } = await ensureDemoData(handle);
-  console.log(seededNow ? `seeded ${tasks} demo tasks` : "database already seeded (its demo agent token exists): not seeding");
+  console.log(
+    seededNow ? `seeded ${tasks} demo tasks` : "database already seeded (its demo agent token exists): not seeding",
+  );
 } finally {
   await handle.close();
 }

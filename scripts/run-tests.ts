@@ -48,9 +48,21 @@ for (const p of await ensureTestPrerequisites()) {
 // developer runs exactly what the test command runs. Each counts as one test.
 const checks: Array<{ stage: string; script: string; why: string }> = [
   { stage: "typecheck", script: "typecheck", why: "tests included: a misspelled fixture key must not compile" },
-  { stage: "lint", script: "lint", why: "what tsc does not catch: a promise nobody awaits, a switch that forgets a case, React's and Next's rules (eslint.config.mjs)" },
-  { stage: "format", script: "check:format", why: "one layout for every file (Prettier, .prettierrc.json); `npm run format` applies it" },
-  { stage: "architecture", script: "check:architecture", why: "imports flow down the layers and never in a circle (.dependency-cruiser.cjs)" },
+  {
+    stage: "lint",
+    script: "lint",
+    why: "what tsc does not catch: a promise nobody awaits, a switch that forgets a case, React's and Next's rules (eslint.config.mjs)",
+  },
+  {
+    stage: "format",
+    script: "check:format",
+    why: "one layout for every file (Prettier, .prettierrc.json); `npm run format` applies it",
+  },
+  {
+    stage: "architecture",
+    script: "check:architecture",
+    why: "imports flow down the layers and never in a circle (.dependency-cruiser.cjs)",
+  },
   { stage: "dead-code", script: "check:dead-code", why: "no unused file, export or dependency (knip.json)" },
 ];
 for (const check of checks) {
@@ -61,18 +73,31 @@ for (const check of checks) {
 
 console.log("\n== vitest: unit, embedded database, PostgreSQL ==");
 rmSync("test-results/vitest.json", { force: true });
-const vitestStatus = run("npx", ["vitest", "run", "--reporter=default", "--reporter=json", "--outputFile.json=test-results/vitest.json"]);
-const vitest = readJson("test-results/vitest.json") as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number } | undefined;
+const vitestStatus = run("npx", [
+  "vitest",
+  "run",
+  "--reporter=default",
+  "--reporter=json",
+  "--outputFile.json=test-results/vitest.json",
+]);
+const vitest = readJson("test-results/vitest.json") as
+  { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number } | undefined;
 tallies.push(
   vitest
-    ? { stage: "vitest", passed: vitest.numPassedTests, failed: vitest.numFailedTests + (vitestStatus !== 0 && vitest.numFailedTests === 0 ? 1 : 0), skipped: vitest.numPendingTests + vitest.numTodoTests }
+    ? {
+        stage: "vitest",
+        passed: vitest.numPassedTests,
+        failed: vitest.numFailedTests + (vitestStatus !== 0 && vitest.numFailedTests === 0 ? 1 : 0),
+        skipped: vitest.numPendingTests + vitest.numTodoTests,
+      }
     : { stage: "vitest", passed: 0, failed: 1, skipped: 0 },
 );
 
 console.log("\n== Playwright: API and browser ==");
 rmSync("test-results/e2e.json", { force: true });
 const e2eStatus = run("npx", ["playwright", "test"]);
-const e2e = readJson("test-results/e2e.json") as { stats: { expected: number; unexpected: number; flaky: number; skipped: number }; errors?: unknown[] } | undefined;
+const e2e = readJson("test-results/e2e.json") as
+  { stats: { expected: number; unexpected: number; flaky: number; skipped: number }; errors?: unknown[] } | undefined;
 tallies.push(
   e2e
     ? {
@@ -86,7 +111,10 @@ tallies.push(
 );
 
 console.log("\n== summary ==");
-for (const t of tallies) console.log(`${t.stage.padEnd(12)} ${t.passed} passed, ${t.failed} failed${t.skipped ? `, ${t.skipped} skipped` : ""}`);
+for (const t of tallies)
+  console.log(
+    `${t.stage.padEnd(12)} ${t.passed} passed, ${t.failed} failed${t.skipped ? `, ${t.skipped} skipped` : ""}`,
+  );
 const passed = tallies.reduce((n, t) => n + t.passed, 0);
 const failed = tallies.reduce((n, t) => n + t.failed, 0);
 const skipped = tallies.reduce((n, t) => n + t.skipped, 0);

@@ -18,7 +18,14 @@ import { ensureEmbeddedDataDir } from "@/lib/db/embedded-init";
 import { migrateDatabase, MigrationError } from "@/lib/db/migrate";
 import { isLongHistoryComplete, seedLongHistoryTask } from "@/programs/demo/long-history";
 import { planDemoRuns } from "@/programs/demo/plan";
-import { describeDemoResult, isDemoDone, markDemoDone, runDemoAgentRuns, stopDemoAgents, waitUntilServing } from "@/programs/demo/runner";
+import {
+  describeDemoResult,
+  isDemoDone,
+  markDemoDone,
+  runDemoAgentRuns,
+  stopDemoAgents,
+  waitUntilServing,
+} from "@/programs/demo/runner";
 import { getAuthSecret, getEnv, getSandboxWebhookSecret } from "@/lib/config/env";
 import { startSandbox } from "@/programs/sandbox/server";
 import { ensureDemoData } from "@/programs/seed/seed";
@@ -60,10 +67,14 @@ function buildIsStale(): boolean {
 
 if (!existsSync(path.join(root, "lib", "generated", "prisma", "client.ts"))) run("npm", ["run", "db:generate"]);
 
-const where = env.database.kind === "pglite" ? `embedded PostgreSQL (PGlite) in ${path.relative(root, env.database.dir)}` : "PostgreSQL from DATABASE_URL";
+const where =
+  env.database.kind === "pglite"
+    ? `embedded PostgreSQL (PGlite) in ${path.relative(root, env.database.dir)}`
+    : "PostgreSQL from DATABASE_URL";
 console.log(`verity: database: ${where}`);
 // A fresh embedded folder is built aside and renamed into place: a kill during initdb leaves none, never half of one.
-if (env.database.kind === "pglite" && (await ensureEmbeddedDataDir(env.database.dir))) console.log("verity: created the embedded database");
+if (env.database.kind === "pglite" && (await ensureEmbeddedDataDir(env.database.dir)))
+  console.log("verity: created the embedded database");
 const handle = openDatabase(env.database);
 // The id of this database's seed (programs/seed/seed.ts seedMarkerOf), null without demo data.
 let seedId: string | null = null;
@@ -82,8 +93,12 @@ try {
       // Minutes of transitions on a busy machine, and the build needs no
       // database: build meanwhile, so the wait is the longer of the two, not their sum.
       const building = !dev && buildIsStale() ? buildInBackground() : null;
-      const long = await seedLongHistoryTask(handle.db, env.VERITY_E2E_LONG_HISTORY, (line) => console.log(`verity: ${line}`));
-      console.log(`verity: long-history task ${long.taskId}: ${long.events} events through the engine in ${(long.ms / 1000).toFixed(1)} s`);
+      const long = await seedLongHistoryTask(handle.db, env.VERITY_E2E_LONG_HISTORY, (line) =>
+        console.log(`verity: ${line}`),
+      );
+      console.log(
+        `verity: long-history task ${long.taskId}: ${long.events} events through the engine in ${(long.ms / 1000).toFixed(1)} s`,
+      );
       if (building && (await building) !== 0) process.exit(1);
     }
   }
@@ -97,7 +112,8 @@ try {
 if (refused) process.exit(1);
 
 // Once per seeded demo database, until the runs are done (programs/demo/runner.ts isDemoDone).
-const demoAgentRuns = env.VERITY_DEMO_DATA && env.VERITY_DEMO_AGENT_RUNS && seedId !== null && !isDemoDone(env.dataDir, seedId);
+const demoAgentRuns =
+  env.VERITY_DEMO_DATA && env.VERITY_DEMO_AGENT_RUNS && seedId !== null && !isDemoDone(env.dataDir, seedId);
 
 if (!dev && buildIsStale()) {
   console.log("verity: building the console (first start, or sources changed)…");
@@ -130,7 +146,9 @@ if (env.VERITY_DEMO_DATA) {
 // Node closes idle keep-alive sockets after 5 s; a client that reuses one at
 // that instant gets ECONNRESET (seen in e2e runs under load). Idle clients
 // give up well before 65 s, so the client side closes first.
-const nextArgs = dev ? ["dev", "-p", String(env.PORT)] : ["start", "-p", String(env.PORT), "--keepAliveTimeout", "65000"];
+const nextArgs = dev
+  ? ["dev", "-p", String(env.PORT)]
+  : ["start", "-p", String(env.PORT), "--keepAliveTimeout", "65000"];
 // Next's own CLI under node, not npx: the signal below must reach the
 // server itself. Through npx (npm exec, then sh) SIGTERM stopped the
 // wrappers and left next-server running, holding the port and the PGlite
@@ -170,7 +188,9 @@ async function runDemo(): Promise<void> {
   try {
     const runs = planDemoRuns();
     if (!(await waitUntilServing(verityUrl, demoStop.signal))) return;
-    log(`${runs.length} runs of the demo refund agent (npm run agent) with faults; the console shows them within a minute or so`);
+    log(
+      `${runs.length} runs of the demo refund agent (npm run agent) with faults; the console shows them within a minute or so`,
+    );
     const result = await runDemoAgentRuns(runs, {
       verityUrl,
       sandboxUrl: env.sandboxUrl,
@@ -184,8 +204,11 @@ async function runDemo(): Promise<void> {
       log,
     });
     log(describeDemoResult(result));
-    if (result.finished && seedId) markDemoDone(env.dataDir, seedId, { tasks: Object.fromEntries(result.statuses), deviations: result.deviations });
+    if (result.finished && seedId)
+      markDemoDone(env.dataDir, seedId, { tasks: Object.fromEntries(result.statuses), deviations: result.deviations });
   } catch (error) {
-    log(`stopped: ${error instanceof Error ? error.message : String(error)}; the console is unaffected (npm run agent -- --resume --run-id demo continues the runs)`);
+    log(
+      `stopped: ${error instanceof Error ? error.message : String(error)}; the console is unaffected (npm run agent -- --resume --run-id demo continues the runs)`,
+    );
   }
 }

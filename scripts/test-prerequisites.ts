@@ -29,7 +29,10 @@ const hasAptGet = existsSync("/usr/bin/apt-get");
 let aptUpdated = false;
 
 function run(command: string, args: string[], env: Record<string, string> = {}): { ok: boolean; output: string } {
-  const result = spawnSync(command, args, { encoding: "utf8", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive", ...env } });
+  const result = spawnSync(command, args, {
+    encoding: "utf8",
+    env: { ...process.env, DEBIAN_FRONTEND: "noninteractive", ...env },
+  });
   return { ok: result.status === 0, output: `${result.stdout ?? ""}${result.stderr ?? ""}`.trim() };
 }
 
@@ -50,10 +53,12 @@ export function ensureChromium(): PrerequisiteResult {
   const path = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
   if (existsSync(path)) return { name: "chromium", ok: true, detail: `${path} is there` };
   if (process.env.CHROMIUM_PATH) return { name: "chromium", ok: false, detail: `CHROMIUM_PATH=${path} does not exist` };
-  if (!isRoot || !hasAptGet) return { name: "chromium", ok: false, detail: cannotInstall("Chromium (/usr/bin/chromium)", "chromium") };
+  if (!isRoot || !hasAptGet)
+    return { name: "chromium", ok: false, detail: cannotInstall("Chromium (/usr/bin/chromium)", "chromium") };
   console.log("prerequisites: installing Debian's chromium for the browser tests (once per machine)");
   const installed = aptInstall("chromium");
-  if (!installed.ok || !existsSync(path)) return { name: "chromium", ok: false, detail: `apt-get install chromium failed: ${installed.output.slice(-500)}` };
+  if (!installed.ok || !existsSync(path))
+    return { name: "chromium", ok: false, detail: `apt-get install chromium failed: ${installed.output.slice(-500)}` };
   return { name: "chromium", ok: true, detail: "installed Debian's chromium" };
 }
 
@@ -95,23 +100,39 @@ export async function ensurePostgres(): Promise<PrerequisiteResult> {
   const url = new URL(process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres");
   const host = url.hostname;
   const port = Number(url.port || 5432);
-  if (await isListening(host, port)) return { name: "postgresql", ok: true, detail: `a server answers on ${host}:${port}` };
-  if (process.env.TEST_DATABASE_URL) return { name: "postgresql", ok: false, detail: `TEST_DATABASE_URL names ${host}:${port}, where nothing answers` };
-  if (!isRoot) return { name: "postgresql", ok: false, detail: cannotInstall(`A PostgreSQL server on ${host}:${port}`, "postgresql") };
+  if (await isListening(host, port))
+    return { name: "postgresql", ok: true, detail: `a server answers on ${host}:${port}` };
+  if (process.env.TEST_DATABASE_URL)
+    return { name: "postgresql", ok: false, detail: `TEST_DATABASE_URL names ${host}:${port}, where nothing answers` };
+  if (!isRoot)
+    return {
+      name: "postgresql",
+      ok: false,
+      detail: cannotInstall(`A PostgreSQL server on ${host}:${port}`, "postgresql"),
+    };
   let versions = clusterVersions();
   if (versions.length === 0) {
     if (!hasAptGet) return { name: "postgresql", ok: false, detail: cannotInstall("PostgreSQL", "postgresql") };
     console.log("prerequisites: installing Debian's postgresql for the server tests (once per machine)");
     const installed = aptInstall("postgresql");
     versions = clusterVersions();
-    if (!installed.ok || versions.length === 0) return { name: "postgresql", ok: false, detail: `apt-get install postgresql failed: ${installed.output.slice(-500)}` };
+    if (!installed.ok || versions.length === 0)
+      return {
+        name: "postgresql",
+        ok: false,
+        detail: `apt-get install postgresql failed: ${installed.output.slice(-500)}`,
+      };
   }
   const version = versions[0]!;
   trustLoopback(version);
   console.log(`prerequisites: starting the PostgreSQL ${version} cluster`);
   const started = run("pg_ctlcluster", ["--skip-systemctl-redirect", version, "main", "start"]);
   if (!(await waitListening(host, port, 30))) {
-    return { name: "postgresql", ok: false, detail: `pg_ctlcluster ${version} main start did not bring up ${host}:${port}: ${started.output.slice(-500)}` };
+    return {
+      name: "postgresql",
+      ok: false,
+      detail: `pg_ctlcluster ${version} main start did not bring up ${host}:${port}: ${started.output.slice(-500)}`,
+    };
   }
   return { name: "postgresql", ok: true, detail: `started the PostgreSQL ${version} cluster` };
 }

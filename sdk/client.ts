@@ -1,7 +1,14 @@
 import { sleep } from "@/lib/core/sleep";
 import { apiErrorOf, isRetryableStatus, isVerityApiError, VerityNetworkError } from "./errors";
 import { withLease, type LeaseHandle, type WithLeaseOptions } from "./lease";
-import { executeToolProtocol, type ExecuteToolInput, type FaultPointHook, type ToolCallContext, type ToolExecution, type ToolOutcome } from "./tool-protocol";
+import {
+  executeToolProtocol,
+  type ExecuteToolInput,
+  type FaultPointHook,
+  type ToolCallContext,
+  type ToolExecution,
+  type ToolOutcome,
+} from "./tool-protocol";
 import type {
   CreateTaskInput,
   Execution,
@@ -138,13 +145,19 @@ export class VerityClient implements ExecutionLedger {
    * included) gets 409 lease_conflict until it is released or expires.
    */
   acquireLease(taskId: string, options: { ttlSeconds?: number; leaseId?: string } = {}): Promise<Lease> {
-    const body = { lease_id: options.leaseId ?? newClientId("lease"), ...(options.ttlSeconds === undefined ? {} : { ttl_seconds: options.ttlSeconds }) };
+    const body = {
+      lease_id: options.leaseId ?? newClientId("lease"),
+      ...(options.ttlSeconds === undefined ? {} : { ttl_seconds: options.ttlSeconds }),
+    };
     return this.send<Lease>("POST", `/api/v1/tasks/${enc(taskId)}/lease`, body);
   }
 
   /** 409 lease_conflict once the token is no longer yours: stop writing. */
   renewLease(taskId: string, fencingToken: string, options: { ttlSeconds?: number } = {}): Promise<Lease> {
-    const body = { fencing_token: fencingToken, ...(options.ttlSeconds === undefined ? {} : { ttl_seconds: options.ttlSeconds }) };
+    const body = {
+      fencing_token: fencingToken,
+      ...(options.ttlSeconds === undefined ? {} : { ttl_seconds: options.ttlSeconds }),
+    };
     return this.send<Lease>("POST", `/api/v1/tasks/${enc(taskId)}/lease/renew`, body);
   }
 
@@ -170,7 +183,10 @@ export class VerityClient implements ExecutionLedger {
 
   /** 409 lease_conflict when `fencingToken` is not the task's current lease: do not send. */
   markSent(executionId: string, attemptId: string, fencingToken?: string): Promise<Execution> {
-    return this.send<Execution>("POST", `/api/v1/executions/${enc(executionId)}/sent`, { attempt_id: attemptId, ...(fencingToken ? { fencing_token: fencingToken } : {}) });
+    return this.send<Execution>("POST", `/api/v1/executions/${enc(executionId)}/sent`, {
+      attempt_id: attemptId,
+      ...(fencingToken ? { fencing_token: fencingToken } : {}),
+    });
   }
 
   recordOutcome(executionId: string, body: RecordOutcomeBody): Promise<OutcomeResult> {
@@ -246,7 +262,10 @@ export class VerityClient implements ExecutionLedger {
 
   private async send<T>(method: Method, path: string, body?: unknown): Promise<T> {
     const url = `${this.baseUrl}${path}`;
-    const headers: Record<string, string> = { Authorization: `Bearer ${this.options.token}`, Accept: "application/json, application/problem+json" };
+    const headers: Record<string, string> = {
+      Authorization: `Bearer ${this.options.token}`,
+      Accept: "application/json, application/problem+json",
+    };
     if (body !== undefined) headers["Content-Type"] = "application/json";
     const payload = body === undefined ? undefined : JSON.stringify(body);
     let lastFailure: unknown;
@@ -255,7 +274,12 @@ export class VerityClient implements ExecutionLedger {
       let res: Response;
       let text: string;
       try {
-        res = await this.fetchImpl(url, { method, headers, body: payload, signal: AbortSignal.timeout(this.timeoutMs) });
+        res = await this.fetchImpl(url, {
+          method,
+          headers,
+          body: payload,
+          signal: AbortSignal.timeout(this.timeoutMs),
+        });
         // The timeout covers the body too: headers without the body prove nothing.
         text = await res.text();
       } catch (error) {
@@ -269,7 +293,11 @@ export class VerityClient implements ExecutionLedger {
     }
     if (isVerityApiError(lastFailure)) throw lastFailure;
     const why = lastFailure instanceof Error ? `${lastFailure.name}: ${lastFailure.message}` : String(lastFailure);
-    throw new VerityNetworkError(`${method} ${path}: no answer after ${this.retries + 1} attempts (${why})`, this.retries + 1, lastFailure);
+    throw new VerityNetworkError(
+      `${method} ${path}: no answer after ${this.retries + 1} attempts (${why})`,
+      this.retries + 1,
+      lastFailure,
+    );
   }
 
   private backoffMs(attempt: number): number {

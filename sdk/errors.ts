@@ -87,7 +87,9 @@ export function isVerityApiError(error: unknown, code?: string): error is Verity
 }
 
 function codeOfType(type: string, status: number): string {
-  return type.startsWith(PROBLEM_TYPE_BASE) ? type.slice(PROBLEM_TYPE_BASE.length).replaceAll("-", "_") : `http_${status}`;
+  return type.startsWith(PROBLEM_TYPE_BASE)
+    ? type.slice(PROBLEM_TYPE_BASE.length).replaceAll("-", "_")
+    : `http_${status}`;
 }
 
 /**
@@ -102,7 +104,10 @@ export function apiErrorOf(status: number, contentType: string | null, text: str
     type: "about:blank",
     title: `HTTP ${status}`,
     status,
-    detail: text.trim() === "" ? "The server answered without a body." : `The server answered with a non-problem body: ${text.slice(0, 200)}`,
+    detail:
+      text.trim() === ""
+        ? "The server answered without a body."
+        : `The server answered with a non-problem body: ${text.slice(0, 200)}`,
   });
 }
 
@@ -118,7 +123,13 @@ export function parseProblem(contentType: string | null, text: string): ProblemB
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) return null;
   const b = body as Record<string, unknown>;
-  if (typeof b.type !== "string" || typeof b.title !== "string" || typeof b.status !== "number" || typeof b.detail !== "string") return null;
+  if (
+    typeof b.type !== "string" ||
+    typeof b.title !== "string" ||
+    typeof b.status !== "number" ||
+    typeof b.detail !== "string"
+  )
+    return null;
   return {
     ...b,
     type: b.type,
@@ -133,11 +144,21 @@ export function parseProblem(contentType: string | null, text: string): ProblemB
 }
 
 function isFieldError(v: unknown): v is FieldError {
-  return typeof v === "object" && v !== null && typeof (v as FieldError).field === "string" && typeof (v as FieldError).message === "string";
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    typeof (v as FieldError).field === "string" &&
+    typeof (v as FieldError).message === "string"
+  );
 }
 
 function isViolation(v: unknown): v is InvariantViolation {
-  return typeof v === "object" && v !== null && typeof (v as InvariantViolation).invariant === "string" && typeof (v as InvariantViolation).message === "string";
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    typeof (v as InvariantViolation).invariant === "string" &&
+    typeof (v as InvariantViolation).message === "string"
+  );
 }
 
 /** Answers that say nothing about the request (a gateway or an overloaded server): the same request may be sent again. */

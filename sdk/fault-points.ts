@@ -9,12 +9,16 @@ export function parseFaultPoints(value: string | undefined): FaultPoint[] {
   if (!value?.trim()) return [];
   return value.split(",").map((raw) => {
     const name = raw.trim();
-    if (!(faultPoints as readonly string[]).includes(name)) throw new Error(`unknown fault point "${name}"; known: ${faultPoints.join(", ")}`);
+    if (!(faultPoints as readonly string[]).includes(name))
+      throw new Error(`unknown fault point "${name}"; known: ${faultPoints.join(", ")}`);
     return name as FaultPoint;
   });
 }
 
-export function killAtFaultPoints(points: readonly FaultPoint[], onKill?: (point: FaultPoint) => void): FaultPointHook | undefined {
+export function killAtFaultPoints(
+  points: readonly FaultPoint[],
+  onKill?: (point: FaultPoint) => void,
+): FaultPointHook | undefined {
   if (points.length === 0) return undefined;
   return (point) => {
     if (!points.includes(point)) return;

@@ -4,7 +4,15 @@
  * types are type-only imports of the server's schemas).
  */
 export { VerityClient, type VerityClientOptions } from "./client";
-export { apiErrorOf, isRetryableStatus, isVerityApiError, parseProblem, VerityApiError, VerityNetworkError, type ProblemBody } from "./errors";
+export {
+  apiErrorOf,
+  isRetryableStatus,
+  isVerityApiError,
+  parseProblem,
+  VerityApiError,
+  VerityNetworkError,
+  type ProblemBody,
+} from "./errors";
 export { killAtFaultPoints, parseFaultPoints } from "./fault-points";
 export { withLease, type LeaseApi, type LeaseHandle, type WithLeaseOptions } from "./lease";
 export {

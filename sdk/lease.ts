@@ -40,7 +40,12 @@ function expiryOf(error: unknown): number | undefined {
  * Acquires the lease, waiting out a live one for up to `waitMs`: until the
  * expiry the conflict names (plus a margin for clock skew), then again.
  */
-export async function acquireLeaseWaiting(api: LeaseApi, taskId: string, ttlSeconds: number, options: Pick<WithLeaseOptions, "waitMs" | "onWait"> = {}): Promise<Lease> {
+export async function acquireLeaseWaiting(
+  api: LeaseApi,
+  taskId: string,
+  ttlSeconds: number,
+  options: Pick<WithLeaseOptions, "waitMs" | "onWait"> = {},
+): Promise<Lease> {
   const deadline = Date.now() + (options.waitMs ?? 0);
   for (;;) {
     try {
@@ -75,7 +80,12 @@ export interface LeaseHandle {
  * worker does not wait for the TTL. If the process dies instead, the lease
  * simply expires.
  */
-export async function withLease<T>(api: LeaseApi, taskId: string, fn: (lease: LeaseHandle) => Promise<T>, options: WithLeaseOptions = {}): Promise<T> {
+export async function withLease<T>(
+  api: LeaseApi,
+  taskId: string,
+  fn: (lease: LeaseHandle) => Promise<T>,
+  options: WithLeaseOptions = {},
+): Promise<T> {
   const ttlSeconds = options.ttlSeconds ?? 30;
   const renewEveryMs = options.renewEveryMs ?? Math.max(250, (ttlSeconds * 1000) / 3);
   let current = await acquireLeaseWaiting(api, taskId, ttlSeconds, options);

@@ -1,5 +1,14 @@
 import { VerityApiError } from "./errors";
-import type { Execution, ExecutionLedger, InstructionGuard, LeaseConflictNotice, OutcomeResult, RecordOutcomeBody, Task, ToolName } from "./types";
+import type {
+  Execution,
+  ExecutionLedger,
+  InstructionGuard,
+  LeaseConflictNotice,
+  OutcomeResult,
+  RecordOutcomeBody,
+  Task,
+  ToolName,
+} from "./types";
 
 /**
  * The side-effect protocol of the execution ledger, client side:
@@ -73,7 +82,13 @@ export type ToolOutcome =
   /** The provider confirmed the effect; `evidence` must name the execution id or the idempotency key. */
   | { outcome: "succeeded"; result?: Record<string, unknown>; evidence: Record<string, unknown> }
   /** The provider stated that this request applied nothing; `retryable` is kept in the execution's result. */
-  | { outcome: "failed"; error: string; retryable?: boolean; result?: Record<string, unknown>; evidence?: Record<string, unknown> }
+  | {
+      outcome: "failed";
+      error: string;
+      retryable?: boolean;
+      result?: Record<string, unknown>;
+      evidence?: Record<string, unknown>;
+    }
   /** Nobody knows: a timeout, a lost answer, a 5xx. */
   | { outcome: "unknown"; error: string; evidence?: Record<string, unknown> };
 
@@ -99,7 +114,14 @@ export type ToolExecution =
    * superseded or is not authorized, or the current one forbids it). It is
    * frozen for review; `detail` says why. Stop working on the task.
    */
-  | { kind: "blocked"; execution: Execution; task: Task; reviewId: string; detail: string; instructions: InstructionGuard | null };
+  | {
+      kind: "blocked";
+      execution: Execution;
+      task: Task;
+      reviewId: string;
+      detail: string;
+      instructions: InstructionGuard | null;
+    };
 
 interface RecordedOutcome {
   /**
@@ -139,7 +161,13 @@ const MAX_AUTOMATIC_RETRIES = 10;
  * hands: RUNNING, its lease not taken over.
  */
 function isSafeToRetry(result: ToolExecution, input: ExecuteToolInput): boolean {
-  return input.retry !== false && result.kind === "failed" && result.leaseConflict === null && result.execution.retry?.safe === true && result.task.status === "RUNNING";
+  return (
+    input.retry !== false &&
+    result.kind === "failed" &&
+    result.leaseConflict === null &&
+    result.execution.retry?.safe === true &&
+    result.task.status === "RUNNING"
+  );
 }
 
 async function attemptOnce(
@@ -166,12 +194,24 @@ async function attemptOnce(
   }
   if (intent.kind === "receipt") return { kind: "receipt", execution: intent.execution, task: intent.task };
   if (intent.kind === "blocked") {
-    return { kind: "blocked", execution: intent.execution, task: intent.task, reviewId: intent.review_id, detail: intent.detail, instructions: intent.instructions };
+    return {
+      kind: "blocked",
+      execution: intent.execution,
+      task: intent.task,
+      reviewId: intent.review_id,
+      detail: intent.detail,
+      instructions: intent.instructions,
+    };
   }
 
   const execution = intent.execution;
   const point = (name: FaultPoint) =>
-    options.faultPoint?.(name, { taskId: input.taskId, toolCallId: input.toolCallId, executionId: execution.id, attemptId: execution.attempt_id });
+    options.faultPoint?.(name, {
+      taskId: input.taskId,
+      toolCallId: input.toolCallId,
+      executionId: execution.id,
+      attemptId: execution.attempt_id,
+    });
   await point("after_intent");
   try {
     await ledger.markSent(execution.id, execution.attempt_id, input.fencingToken);
@@ -192,7 +232,8 @@ async function attemptOnce(
 
 /** The execution a 422 unknown_outcome_reconciled_before_retry names, if that is what `error` is. */
 function unresolvedExecutionOf(error: unknown): string | undefined {
-  if (!(error instanceof VerityApiError) || !error.hasInvariant("unknown_outcome_reconciled_before_retry")) return undefined;
+  if (!(error instanceof VerityApiError) || !error.hasInvariant("unknown_outcome_reconciled_before_retry"))
+    return undefined;
   const id = error.problem.execution_id;
   return typeof id === "string" ? id : undefined;
 }
@@ -226,7 +267,10 @@ async function callWithTimeout(
       .then(() => call(ctx))
       .then(
         (outcome) => validOutcome(outcome),
-        (error: unknown) => ({ outcome: "unknown" as const, error: `the call threw: ${error instanceof Error ? error.message : String(error)}` }),
+        (error: unknown) => ({
+          outcome: "unknown" as const,
+          error: `the call threw: ${error instanceof Error ? error.message : String(error)}`,
+        }),
       );
     return await Promise.race([called, timedOut]);
   } finally {
@@ -238,8 +282,12 @@ async function callWithTimeout(
 function validOutcome(outcome: unknown): ToolOutcome {
   const o = outcome as Partial<Record<string, unknown>> | null;
   if (o && o.outcome === "succeeded" && isRecord(o.evidence)) return outcome as ToolOutcome;
-  if (o && (o.outcome === "failed" || o.outcome === "unknown") && typeof o.error === "string") return outcome as ToolOutcome;
-  return { outcome: "unknown", error: "the call returned no valid outcome (succeeded needs evidence; failed and unknown need an error)" };
+  if (o && (o.outcome === "failed" || o.outcome === "unknown") && typeof o.error === "string")
+    return outcome as ToolOutcome;
+  return {
+    outcome: "unknown",
+    error: "the call returned no valid outcome (succeeded needs evidence; failed and unknown need an error)",
+  };
 }
 
 /** The ledger keeps at most 2,000 characters of an error. */
@@ -251,14 +299,39 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-async function recordOutcomeOf(ledger: ExecutionLedger, execution: Execution, outcome: ToolOutcome, input: ExecuteToolInput): Promise<ToolExecution> {
-  const base = { attempt_id: execution.attempt_id, ...(input.fencingToken ? { fencing_token: input.fencingToken } : {}) };
+async function recordOutcomeOf(
+  ledger: ExecutionLedger,
+  execution: Execution,
+  outcome: ToolOutcome,
+  input: ExecuteToolInput,
+): Promise<ToolExecution> {
+  const base = {
+    attempt_id: execution.attempt_id,
+    ...(input.fencingToken ? { fencing_token: input.fencingToken } : {}),
+  };
   const body: RecordOutcomeBody =
     outcome.outcome === "succeeded"
-      ? { ...base, outcome: "succeeded", evidence: outcome.evidence, ...(outcome.result ? { result: outcome.result } : {}), ...(input.nextStatus ? { next_status: input.nextStatus } : {}) }
+      ? {
+          ...base,
+          outcome: "succeeded",
+          evidence: outcome.evidence,
+          ...(outcome.result ? { result: outcome.result } : {}),
+          ...(input.nextStatus ? { next_status: input.nextStatus } : {}),
+        }
       : outcome.outcome === "failed"
-        ? { ...base, outcome: "failed", error: clip(outcome.error), result: { ...outcome.result, retryable: outcome.retryable ?? false }, ...(outcome.evidence ? { evidence: outcome.evidence } : {}) }
-        : { ...base, outcome: "unknown", error: clip(outcome.error), ...(outcome.evidence ? { evidence: outcome.evidence } : {}) };
+        ? {
+            ...base,
+            outcome: "failed",
+            error: clip(outcome.error),
+            result: { ...outcome.result, retryable: outcome.retryable ?? false },
+            ...(outcome.evidence ? { evidence: outcome.evidence } : {}),
+          }
+        : {
+            ...base,
+            outcome: "unknown",
+            error: clip(outcome.error),
+            ...(outcome.evidence ? { evidence: outcome.evidence } : {}),
+          };
   let r: OutcomeResult;
   try {
     r = await ledger.recordOutcome(execution.id, body);
@@ -268,14 +341,20 @@ async function recordOutcomeOf(ledger: ExecutionLedger, execution: Execution, ou
       // The provider said yes, but not about this execution: that proves
       // nothing, so the outcome is unknown and reconciliation decides.
       const why = clip(`the provider's answer did not name this execution: ${error.detail}`);
-      const u = await ledger.recordOutcome(execution.id, { ...base, outcome: "unknown", evidence: body.evidence, error: why });
+      const u = await ledger.recordOutcome(execution.id, {
+        ...base,
+        outcome: "unknown",
+        evidence: body.evidence,
+        error: why,
+      });
       return { kind: "unknown", execution: u.execution, task: u.task, error: why, leaseConflict: u.lease_conflict };
     }
     // Someone settled the execution first (the provider's webhook, the
     // reconciler, a reviewer): their record stands, and is the answer. So
     // does a recorded failure the provider's own records do not overturn.
     const standing = ["execution_status_machine", "success_confirmed_by_provider", "success_matches_provider_record"];
-    if (error.code === "version_conflict" || standing.some((i) => error.hasInvariant(i))) return settledElsewhere(ledger, execution.id, input.taskId, error);
+    if (error.code === "version_conflict" || standing.some((i) => error.hasInvariant(i)))
+      return settledElsewhere(ledger, execution.id, input.taskId, error);
     throw error;
   }
   return resultOf(r, body);
@@ -288,13 +367,23 @@ function resultOf(r: OutcomeResult, body: RecordOutcomeBody): ToolExecution {
       return { kind: "succeeded", ...recorded };
     case "failed":
       // The server's advice, not only the provider's word: it knows the attempt limit, and a failure it handed to a review has none.
-      return { kind: "failed", ...recorded, retryable: r.execution.retry?.safe === true, error: body.error ?? "failed" };
+      return {
+        kind: "failed",
+        ...recorded,
+        retryable: r.execution.retry?.safe === true,
+        error: body.error ?? "failed",
+      };
     case "unknown":
       return { kind: "unknown", ...recorded, error: body.error ?? "unknown" };
   }
 }
 
-async function settledElsewhere(ledger: ExecutionLedger, executionId: string, taskId: string, conflict: VerityApiError): Promise<ToolExecution> {
+async function settledElsewhere(
+  ledger: ExecutionLedger,
+  executionId: string,
+  taskId: string,
+  conflict: VerityApiError,
+): Promise<ToolExecution> {
   const execution = await ledger.getExecution(executionId);
   const task = await ledger.getTask(taskId);
   const note = `recorded by someone else first (${conflict.detail})`;
@@ -305,9 +394,23 @@ async function settledElsewhere(ledger: ExecutionLedger, executionId: string, ta
       return { kind: "succeeded", execution, task, leaseConflict };
     case "FAILED":
     case "RECONCILED_FAILED":
-      return { kind: "failed", execution, task, retryable: execution.retry?.safe === true, error: execution.error ?? note, leaseConflict };
+      return {
+        kind: "failed",
+        execution,
+        task,
+        retryable: execution.retry?.safe === true,
+        error: execution.error ?? note,
+        leaseConflict,
+      };
     case "CANCELLED":
-      return { kind: "failed", execution, task, retryable: false, error: `the execution was cancelled: ${note}`, leaseConflict };
+      return {
+        kind: "failed",
+        execution,
+        task,
+        retryable: false,
+        error: `the execution was cancelled: ${note}`,
+        leaseConflict,
+      };
     case "SENT":
     case "OUTCOME_UNKNOWN":
     case "NEEDS_HUMAN":

@@ -6,9 +6,19 @@
  * domain documents (a patch, subtasks) are in their wire form.
  */
 import type { LeaseResource } from "@/lib/adapters/api/lease-resources";
-import type { ExecutionDetail, ExecutionResource, IntentResultResource, OutcomeResultResource } from "@/lib/adapters/api/execution-resources";
+import type {
+  ExecutionDetail,
+  ExecutionResource,
+  IntentResultResource,
+  OutcomeResultResource,
+} from "@/lib/adapters/api/execution-resources";
 import type { TaskResource, TransitionResource } from "@/lib/adapters/api/task-resources";
-import type { InstructionGuardResource, InstructionLedgerResource, InstructionResource, RecordInstructionResultResource } from "@/lib/adapters/api/instruction-resources";
+import type {
+  InstructionGuardResource,
+  InstructionLedgerResource,
+  InstructionResource,
+  RecordInstructionResultResource,
+} from "@/lib/adapters/api/instruction-resources";
 import type { TaskPatch } from "@/lib/model/tasks/task-state";
 import type { ToolName } from "@/lib/model/executions/tools";
 
@@ -18,7 +28,16 @@ export type {
   InstructionResource as Instruction,
   RecordInstructionResultResource as RecordInstructionResult,
 };
-export type { ExecutionDetail, ExecutionResource as Execution, IntentResultResource as IntentResult, LeaseResource as Lease, TaskResource as Task, TaskPatch, ToolName, TransitionResource as Transition };
+export type {
+  ExecutionDetail,
+  ExecutionResource as Execution,
+  IntentResultResource as IntentResult,
+  LeaseResource as Lease,
+  TaskResource as Task,
+  TaskPatch,
+  ToolName,
+  TransitionResource as Transition,
+};
 
 export interface TransitionResult {
   task: TaskResource;

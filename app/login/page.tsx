@@ -31,7 +31,9 @@ export default async function LoginPage({ searchParams }: Props) {
         {getEnv().VERITY_DEMO_DATA ? (
           <details className="login__demo">
             <summary>Demo accounts</summary>
-            <p className="hint">This installation seeds demo users. Their passwords are public: never use them in production.</p>
+            <p className="hint">
+              This installation seeds demo users. Their passwords are public: never use them in production.
+            </p>
             <table className="table table--compact">
               <thead>
                 <tr>

@@ -2,7 +2,12 @@
 
 import { useRef, useState } from "react";
 import { alertAction } from "@/app/(console)/alerts/[id]/actions";
-import { alertActionText, alertReasonMaxLength, type AlertAction, type AlertActionState } from "@/lib/adapters/console/alerts/alerts-form";
+import {
+  alertActionText,
+  alertReasonMaxLength,
+  type AlertAction,
+  type AlertActionState,
+} from "@/lib/adapters/console/alerts/alerts-form";
 import { ActionFeedback, useServerActionForm, type ActionNotice } from "@/components/server-action-form";
 import { RequiredReasonField } from "@/components/reason-field";
 
@@ -13,7 +18,11 @@ function noticeOf(state: AlertActionState): ActionNotice | null {
     case "done":
       return { kind: "done", tone: state.tone, message: state.message };
     case "conflict":
-      return { kind: "conflict", title: "Someone acted on this alert first — nothing was overwritten.", detail: state.message };
+      return {
+        kind: "conflict",
+        title: "Someone acted on this alert first — nothing was overwritten.",
+        detail: state.message,
+      };
     case "error":
       return { kind: "error", title: state.message, details: [] };
   }
@@ -24,14 +33,26 @@ function noticeOf(state: AlertActionState): ActionNotice | null {
  * version the page was rendered at, so acting on an alert someone changed
  * meanwhile is refused and said so. The server action checks alerts:act.
  */
-export function AlertActionPanel({ alertId, version, actions }: { alertId: string; version: number; actions: AlertAction[] }) {
+export function AlertActionPanel({
+  alertId,
+  version,
+  actions,
+}: {
+  alertId: string;
+  version: number;
+  actions: AlertAction[];
+}) {
   const [reason, setReason] = useState("");
   const [reasonError, setReasonError] = useState<string | null>(null);
   const reasonRef = useRef<HTMLTextAreaElement>(null);
-  const { state, pending, submit } = useServerActionForm<AlertActionState>(alertAction, { status: "idle" }, {
-    lostAnswer: { status: "error", message: "The answer was lost on the way; the page now shows what happened." },
-    onDone: () => setReason(""),
-  });
+  const { state, pending, submit } = useServerActionForm<AlertActionState>(
+    alertAction,
+    { status: "idle" },
+    {
+      lostAnswer: { status: "error", message: "The answer was lost on the way; the page now shows what happened." },
+      onDone: () => setReason(""),
+    },
+  );
   return (
     <form
       className="alert-actions"
@@ -43,7 +64,9 @@ export function AlertActionPanel({ alertId, version, actions }: { alertId: strin
         const submitter = (e.nativeEvent as SubmitEvent).submitter as HTMLButtonElement | null;
         const action = submitter?.value as AlertAction | undefined;
         if (action && alertActionText[action].needsReason && !reason.trim()) {
-          setReasonError(`Give a reason to ${alertActionText[action].label.toLowerCase()}: it is recorded with your action.`);
+          setReasonError(
+            `Give a reason to ${alertActionText[action].label.toLowerCase()}: it is recorded with your action.`,
+          );
           reasonRef.current?.focus();
           return;
         }
@@ -68,7 +91,14 @@ export function AlertActionPanel({ alertId, version, actions }: { alertId: strin
       />
       <div className="button-row">
         {actions.map((a) => (
-          <button key={a} type="submit" name="action" value={a} className={a === "acknowledge" ? "button button--primary" : "button"} disabled={pending}>
+          <button
+            key={a}
+            type="submit"
+            name="action"
+            value={a}
+            className={a === "acknowledge" ? "button button--primary" : "button"}
+            disabled={pending}
+          >
             {alertActionText[a].label}
           </button>
         ))}

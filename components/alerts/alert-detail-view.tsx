@@ -36,7 +36,11 @@ export function AlertDetailView({ data, canAct, role }: { data: AlertDetailData;
             <SeverityBadge severity={alert.severity} /> {row.kindText}
           </h1>
           <div className="page-header__aside">
-            <LiveRefresh url={`/api/console/alerts/${encodeURIComponent(alert.id)}/version`} token={data.token} what="alert" />
+            <LiveRefresh
+              url={`/api/console/alerts/${encodeURIComponent(alert.id)}/version`}
+              token={data.token}
+              what="alert"
+            />
           </div>
         </div>
         <p className="lede">{alert.message}</p>
@@ -44,12 +48,21 @@ export function AlertDetailView({ data, canAct, role }: { data: AlertDetailData;
           <div>
             <dt>Status</dt>
             <dd>
-              <AlertStatusBadge status={alert.status} /> <span className="subtle">{alertStatusInfo[alert.status].meaning}</span>
+              <AlertStatusBadge status={alert.status} />{" "}
+              <span className="subtle">{alertStatusInfo[alert.status].meaning}</span>
             </dd>
           </div>
           <div>
             <dt>Blocks irreversible work</dt>
-            <dd>{row.blocking ? <strong className="alert-blocking">Yes — no refund or other irreversible call proceeds on its task</strong> : "No"}</dd>
+            <dd>
+              {row.blocking ? (
+                <strong className="alert-blocking">
+                  Yes — no refund or other irreversible call proceeds on its task
+                </strong>
+              ) : (
+                "No"
+              )}
+            </dd>
           </div>
           <div>
             <dt>Task</dt>
@@ -74,7 +87,8 @@ export function AlertDetailView({ data, canAct, role }: { data: AlertDetailData;
             <div>
               <dt>Execution</dt>
               <dd>
-                <span className="mono">{data.execution.tool}</span> <span className="mono subtle">{data.execution.idempotencyKey}</span> · {data.execution.status}
+                <span className="mono">{data.execution.tool}</span>{" "}
+                <span className="mono subtle">{data.execution.idempotencyKey}</span> · {data.execution.status}
               </dd>
             </div>
           ) : null}
@@ -128,8 +142,8 @@ export function AlertDetailView({ data, canAct, role }: { data: AlertDetailData;
           <AlertActionPanel alertId={alert.id} version={alert.version} actions={actions} />
         ) : (
           <p className="notice notice--info" role="note">
-            Your role (<strong>{role}</strong>) can read this alert but not act on it: acknowledging, escalating, reconciling and resolving need the alerts:act
-            permission (operators, engineers, admins).
+            Your role (<strong>{role}</strong>) can read this alert but not act on it: acknowledging, escalating,
+            reconciling and resolving need the alerts:act permission (operators, engineers, admins).
           </p>
         )}
       </section>
@@ -142,11 +156,17 @@ export function AlertDetailView({ data, canAct, role }: { data: AlertDetailData;
           <ol className="alert-history">
             {data.history.map((e) => {
               const details = (e.details ?? {}) as Record<string, unknown>;
-              const reason = typeof details.reason === "string" ? details.reason : typeof details.resolution === "string" ? details.resolution : null;
+              const reason =
+                typeof details.reason === "string"
+                  ? details.reason
+                  : typeof details.resolution === "string"
+                    ? details.resolution
+                    : null;
               return (
                 <li key={e.id} className="alert-history__item">
                   <p className="alert-history__meta">
-                    <strong>{historyActionText[e.action] ?? e.action}</strong> · <span className="mono">{e.actor}</span> · <DateTime value={e.at} />
+                    <strong>{historyActionText[e.action] ?? e.action}</strong> · <span className="mono">{e.actor}</span>{" "}
+                    · <DateTime value={e.at} />
                   </p>
                   {reason ? <p className="alert-history__reason">{reason}</p> : null}
                   {typeof details.task_note === "string" ? <p className="subtle">{details.task_note}</p> : null}

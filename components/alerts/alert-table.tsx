@@ -49,9 +49,7 @@ export function AlertTable({ rows }: { rows: AlertRow[] }) {
                 <span title={r.createdAt.toISOString()}>{formatDuration(r.ageMs)}</span>
               </td>
               <td>
-                <span className="alert-row__seen">
-                  {r.occurrences}×
-                </span>
+                <span className="alert-row__seen">{r.occurrences}×</span>
                 {r.occurrences > 1 ? (
                   <span className="subtle alert-row__last">
                     last <DateTime value={r.lastSeenAt} />

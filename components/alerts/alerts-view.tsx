@@ -19,15 +19,20 @@ export function AlertsView({ data, canAct, role }: { data: AlertsPageData; canAc
           </div>
         </div>
         <p className="lede">
-          Everything stale or contradictory Verity has found: its record against the provider&apos;s, completions and successes without proof, writes and
-          restores from an outdated view, broken invariants and audit chains. {pluralize(data.counts.open, "alert")} open or escalated
+          Everything stale or contradictory Verity has found: its record against the provider&apos;s, completions and
+          successes without proof, writes and restores from an outdated view, broken invariants and audit chains.{" "}
+          {pluralize(data.counts.open, "alert")} open or escalated
           {data.counts.blocking > 0 ? `, ${data.counts.blocking} blocking irreversible work` : ""}.
         </p>
         <ul className="alert-counts" aria-label="Open or escalated, by severity">
           {(["critical", "high", "medium"] as const).map((s) => (
             <li key={s}>
-              <Link href={alertsHref({ status: "OPEN", severity: s })} className={`alert-severity alert-severity--${severityInfo[s].tone}`}>
-                <span aria-hidden="true">{severityInfo[s].glyph}</span> {data.counts.bySeverity[s] ?? 0} {severityInfo[s].label.toLowerCase()}
+              <Link
+                href={alertsHref({ status: "OPEN", severity: s })}
+                className={`alert-severity alert-severity--${severityInfo[s].tone}`}
+              >
+                <span aria-hidden="true">{severityInfo[s].glyph}</span> {data.counts.bySeverity[s] ?? 0}{" "}
+                {severityInfo[s].label.toLowerCase()}
               </Link>
             </li>
           ))}
@@ -36,8 +41,8 @@ export function AlertsView({ data, canAct, role }: { data: AlertsPageData; canAc
       <MonitorStrip monitor={data.monitor} />
       {canAct ? null : (
         <p className="notice notice--info" role="note">
-          Read-only: your role (<strong>{role}</strong>) can see every alert, its evidence and its history, but not act on them. Acting needs the alerts:act
-          permission.
+          Read-only: your role (<strong>{role}</strong>) can see every alert, its evidence and its history, but not act
+          on them. Acting needs the alerts:act permission.
         </p>
       )}
       {data.ignored.length > 0 ? (
@@ -57,8 +62,9 @@ export function AlertsView({ data, canAct, role }: { data: AlertsPageData; canAc
           <EmptyState title="No alerts: every check holds">
             <p>Verity has not found anything stale or contradictory.</p>
             <p className="hint">
-              The reconciler compares settled effects with the provider, and the invariant monitor re-checks task states, success evidence, unknown outcomes,
-              refused writes and restores, and the audit chains. What they find lands here.
+              The reconciler compares settled effects with the provider, and the invariant monitor re-checks task
+              states, success evidence, unknown outcomes, refused writes and restores, and the audit chains. What they
+              find lands here.
             </p>
           </EmptyState>
         )
@@ -66,7 +72,9 @@ export function AlertsView({ data, canAct, role }: { data: AlertsPageData; canAc
         <>
           <AlertTable rows={data.rows} />
           <nav className="pagination" aria-label="Pages">
-            <p className="pagination__info">{pluralize(data.rows.length, "alert")} on this page{data.filters.cursor ? " (not the first)" : ""}</p>
+            <p className="pagination__info">
+              {pluralize(data.rows.length, "alert")} on this page{data.filters.cursor ? " (not the first)" : ""}
+            </p>
             <ul>
               <li>
                 {data.filters.cursor ? (

@@ -17,7 +17,8 @@ export function MonitorStrip({ monitor }: { monitor: Strip }) {
   if (!run) {
     return (
       <section className="monitor-strip monitor-strip--none" aria-label="Invariant monitor">
-        <strong>Invariant monitor:</strong> no pass yet. The server runs one every VERITY_MONITOR_INTERVAL_MS (30 s by default) while its background loop is on.
+        <strong>Invariant monitor:</strong> no pass yet. The server runs one every VERITY_MONITOR_INTERVAL_MS (30 s by
+        default) while its background loop is on.
       </section>
     );
   }
@@ -26,14 +27,18 @@ export function MonitorStrip({ monitor }: { monitor: Strip }) {
   return (
     <section className={`monitor-strip ${failed.length ? "monitor-strip--error" : ""}`} aria-label="Invariant monitor">
       <p className="monitor-strip__head">
-        <strong>Invariant monitor</strong> · last pass <DateTime value={run.finishedAt ?? run.startedAt} /> · {pluralize(checks.length, "check")} ·{" "}
-        <span className={run.violations > 0 ? "monitor-strip__violations" : undefined}>{pluralize(run.violations, "violation")} seen</span>
+        <strong>Invariant monitor</strong> · last pass <DateTime value={run.finishedAt ?? run.startedAt} /> ·{" "}
+        {pluralize(checks.length, "check")} ·{" "}
+        <span className={run.violations > 0 ? "monitor-strip__violations" : undefined}>
+          {pluralize(run.violations, "violation")} seen
+        </span>
         {monitor.runningSince ? <span className="subtle"> · a pass is running now</span> : null}
       </p>
       <ul className="monitor-strip__checks">
         {checks.map(([name, c]) => (
           <li key={name} className={c.error ? "monitor-strip__check--error" : undefined}>
-            {checkNames[name] ?? name}: {c.error ? `failed (${c.error})` : `${c.examined ?? 0} read, ${c.violations ?? 0} in violation`}
+            {checkNames[name] ?? name}:{" "}
+            {c.error ? `failed (${c.error})` : `${c.examined ?? 0} read, ${c.violations ?? 0} in violation`}
           </li>
         ))}
       </ul>

@@ -15,7 +15,8 @@ export async function TaskAlerts({ taskId, principal }: { taskId: string; princi
   return (
     <section className="task-alerts card card--quiet" aria-labelledby="task-alerts-title">
       <h2 id="task-alerts-title">
-        Alerts on this task ({alerts.length}){blocking > 0 ? <span className="tag tag--danger"> {blocking} blocking irreversible work</span> : null}
+        Alerts on this task ({alerts.length})
+        {blocking > 0 ? <span className="tag tag--danger"> {blocking} blocking irreversible work</span> : null}
       </h2>
       <ul>
         {alerts.map((a) => (

@@ -8,13 +8,19 @@ function Change({ row }: { row: AuditRowView }) {
   const statuses =
     row.fromStatus && row.toStatus && row.fromStatus !== row.toStatus ? (
       <>
-        <span className={`badge badge--${statusTone(undefined, row.fromStatus)}`}>{row.fromStatus}</span> <span aria-label="to">→</span>{" "}
+        <span className={`badge badge--${statusTone(undefined, row.fromStatus)}`}>{row.fromStatus}</span>{" "}
+        <span aria-label="to">→</span>{" "}
         <span className={`badge badge--${statusTone(undefined, row.toStatus)}`}>{row.toStatus}</span>
       </>
     ) : row.toStatus ? (
       <span className={`badge badge--${statusTone(undefined, row.toStatus)}`}>{row.toStatus}</span>
     ) : null;
-  const versions = row.toVersion !== null ? (row.fromVersion !== null ? `v${row.fromVersion} → v${row.toVersion}` : `v${row.toVersion}`) : null;
+  const versions =
+    row.toVersion !== null
+      ? row.fromVersion !== null
+        ? `v${row.fromVersion} → v${row.toVersion}`
+        : `v${row.toVersion}`
+      : null;
   if (!statuses && !versions) return null;
   return (
     <span className="audit-row__change">
@@ -67,7 +73,10 @@ export function AuditRowContent({ row, showTask = false }: { row: AuditRowView; 
             “{row.detail}”
           </span>
         ) : null}
-        <span className="audit-row__where subtle mono" title={`${row.action} · ${row.stream} seq ${row.seq} · ${row.id}`}>
+        <span
+          className="audit-row__where subtle mono"
+          title={`${row.action} · ${row.stream} seq ${row.seq} · ${row.id}`}
+        >
           {row.stream.split(":")[0]} #{row.seq}
         </span>
       </div>

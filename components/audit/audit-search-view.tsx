@@ -1,6 +1,13 @@
 import Link from "next/link";
 import type { AuditRowView } from "@/lib/adapters/console/audit/audit-format";
-import { auditExportHref, auditSearchHref, auditSearchFields, hasAuditFilters, utcInstant, type AuditSearchParams } from "@/lib/adapters/console/audit/audit-query";
+import {
+  auditExportHref,
+  auditSearchHref,
+  auditSearchFields,
+  hasAuditFilters,
+  utcInstant,
+  type AuditSearchParams,
+} from "@/lib/adapters/console/audit/audit-query";
 import { pluralize } from "@/lib/adapters/console/shared/format";
 import { AuditRowContent } from "@/components/audit/audit-row";
 import { AuditSearchFilters } from "@/components/audit/audit-search-filters";
@@ -34,8 +41,8 @@ export function AuditSearchView({
           <h1>Audit log</h1>
         </div>
         <p className="hint">
-          Every state change, decision, reconciliation, restore, sign-in and denied permission, hash-chained as it was committed. Search across tasks, verify the
-          chains, take an export a third party can check. Times are UTC.
+          Every state change, decision, reconciliation, restore, sign-in and denied permission, hash-chained as it was
+          committed. Search across tasks, verify the chains, take an export a third party can check. Times are UTC.
         </p>
       </header>
       <AuditSearchFilters params={params} />
@@ -62,10 +69,12 @@ export function AuditSearchView({
           </section>
           <section className="card" aria-labelledby="audit-export-heading">
             <h2 id="audit-export-heading">Export</h2>
-            {canExport ? <ExportForm params={params} disabled={errors.length > 0} /> : (
+            {canExport ? (
+              <ExportForm params={params} disabled={errors.length > 0} />
+            ) : (
               <p className="notice notice--warning">
-                Your role ({role}) cannot export the log: an export takes a copy out of the system, which needs the audit:export permission (auditors and
-                admins). You can still search and verify.
+                Your role ({role}) cannot export the log: an export takes a copy out of the system, which needs the
+                audit:export permission (auditors and admins). You can still search and verify.
               </p>
             )}
           </section>
@@ -91,7 +100,8 @@ function Results({ params, result }: { params: AuditSearchParams; result: AuditS
   return (
     <>
       <p className="audit-history__status" role="status">
-        {pluralize(result.rows.length, "entry", "entries")} on this page{onFirstPage ? "" : " (not the first)"} · {params.order === "asc" ? "oldest first" : "newest first"}
+        {pluralize(result.rows.length, "entry", "entries")} on this page{onFirstPage ? "" : " (not the first)"} ·{" "}
+        {params.order === "asc" ? "oldest first" : "newest first"}
         {result.matchedExecutions !== null ? ` · ${pluralize(result.matchedExecutions, "matching execution")}` : ""}
       </p>
       <ol className="audit-results">
@@ -137,8 +147,9 @@ function ExportForm({ params, disabled }: { params: AuditSearchParams; disabled:
   return (
     <form method="get" action="/api/v1/audit/export" className="audit-export">
       <p>
-        {hasAuditFilters(params) ? "Every entry these filters select" : "The whole log"}, oldest first, with seq, prev_hash and hash on every line: verify it with{" "}
-        <span className="mono">POST /api/v1/audit/verify</span> or <span className="mono">npm run audit:verify -- --export &lt;file&gt;</span>. The export is itself recorded.
+        {hasAuditFilters(params) ? "Every entry these filters select" : "The whole log"}, oldest first, with seq,
+        prev_hash and hash on every line: verify it with <span className="mono">POST /api/v1/audit/verify</span> or{" "}
+        <span className="mono">npm run audit:verify -- --export &lt;file&gt;</span>. The export is itself recorded.
       </p>
       {hidden.map((k) => (
         <input key={k} type="hidden" name={k} value={k === "from" || k === "to" ? utcInstant(params[k]!) : params[k]} />

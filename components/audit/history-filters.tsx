@@ -24,7 +24,15 @@ export function HistoryFilters({ action, params }: { action: string; params: Aud
       </fieldset>
       <div className="field field--grow">
         <label htmlFor="history-actor">Actor (exact SPIFFE ID)</label>
-        <input id="history-actor" name="actor" type="text" defaultValue={params.actor ?? ""} placeholder="spiffe://verity.local/agent/refund-bot" autoComplete="off" spellCheck={false} />
+        <input
+          id="history-actor"
+          name="actor"
+          type="text"
+          defaultValue={params.actor ?? ""}
+          placeholder="spiffe://verity.local/agent/refund-bot"
+          autoComplete="off"
+          spellCheck={false}
+        />
       </div>
       <div className="field">
         <label htmlFor="history-from">From (UTC)</label>

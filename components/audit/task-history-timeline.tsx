@@ -35,11 +35,20 @@ function reasonsOf(error: Error): string[] {
  * Written here rather than taken from a library: with fixed-height rows
  * the window is two divisions, and the console's rows are fixed by design.
  */
-export function TaskHistoryTimeline({ taskId, queryString, orderLabel }: { taskId: string; queryString: string; orderLabel: string }) {
+export function TaskHistoryTimeline({
+  taskId,
+  queryString,
+  orderLabel,
+}: {
+  taskId: string;
+  queryString: string;
+  orderLabel: string;
+}) {
   const base = `/api/console/tasks/${encodeURIComponent(taskId)}/history?${queryString}${queryString ? "&" : ""}limit=${PAGE_SIZE}`;
   const query = useInfiniteQuery({
     queryKey: ["task-history", taskId, queryString],
-    queryFn: ({ pageParam }) => fetchConsoleJson<HistoryPage>(pageParam ? `${base}&cursor=${encodeURIComponent(pageParam)}` : base),
+    queryFn: ({ pageParam }) =>
+      fetchConsoleJson<HistoryPage>(pageParam ? `${base}&cursor=${encodeURIComponent(pageParam)}` : base),
     initialPageParam: null as string | null,
     getNextPageParam: (last) => last.next_cursor,
     // The server answered: asking again gets the same answer. Only a lost request is retried.
@@ -148,13 +157,22 @@ export function TaskHistoryTimeline({ taskId, queryString, orderLabel }: { taskI
             );
           })}
           {loadedAll ? null : (
-            <li className="audit-row audit-row--loading" style={{ transform: `translateY(${rows.length * ROW_HEIGHT}px)` }} aria-hidden="true">
+            <li
+              className="audit-row audit-row--loading"
+              style={{ transform: `translateY(${rows.length * ROW_HEIGHT}px)` }}
+              aria-hidden="true"
+            >
               Loading more events…
             </li>
           )}
         </ol>
       </div>
-      {loadedAll ? <p className="hint">The end of the history: {orderLabel === "newest first" ? "the task's creation is the last row" : "the newest event is the last row"}.</p> : null}
+      {loadedAll ? (
+        <p className="hint">
+          The end of the history:{" "}
+          {orderLabel === "newest first" ? "the task's creation is the last row" : "the newest event is the last row"}.
+        </p>
+      ) : null}
     </>
   );
 }

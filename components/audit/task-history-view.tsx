@@ -14,7 +14,17 @@ import "@/components/audit/audit.css";
  * merged from the audit log in commit order, with the verified badge of the
  * chains they are in.
  */
-export function TaskHistoryView({ task, filters, canVerify, role }: { task: TaskView; filters: AuditSearchParams; canVerify: boolean; role: string }) {
+export function TaskHistoryView({
+  task,
+  filters,
+  canVerify,
+  role,
+}: {
+  task: TaskView;
+  filters: AuditSearchParams;
+  canVerify: boolean;
+  role: string;
+}) {
   const query = new URLSearchParams();
   for (const [k, v] of Object.entries(filters)) if (v) query.set(k, v);
   const queryString = query.toString();
@@ -47,14 +57,18 @@ export function TaskHistoryView({ task, filters, canVerify, role }: { task: Task
           </div>
         </div>
         <p className="hint">
-          Every change of this task, its side effects and their reconciliations, reviews and decisions, checkpoints and restores, and alerts, as the audit log
-          recorded them, in the order they were committed. Times are UTC.
+          Every change of this task, its side effects and their reconciliations, reviews and decisions, checkpoints and
+          restores, and alerts, as the audit log recorded them, in the order they were committed. Times are UTC.
         </p>
         {canVerify ? (
-          <VerifiedBadge url={`/api/console/tasks/${encodeURIComponent(task.id)}/history/verify`} what="this task's chains" />
+          <VerifiedBadge
+            url={`/api/console/tasks/${encodeURIComponent(task.id)}/history/verify`}
+            what="this task's chains"
+          />
         ) : (
           <p className="audit-badge audit-badge--none">
-            Chain verification is for roles with the audit:read permission (auditors, engineers, admins); your role ({role}) reads the history without it.
+            Chain verification is for roles with the audit:read permission (auditors, engineers, admins); your role (
+            {role}) reads the history without it.
           </p>
         )}
       </header>

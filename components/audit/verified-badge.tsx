@@ -42,7 +42,12 @@ export function VerifiedBadge({ url, what, onDemand = false }: { url: string; wh
     );
   }
   const again = (
-    <button type="button" className="button button--small button--ghost" onClick={() => void query.refetch()} disabled={query.isFetching}>
+    <button
+      type="button"
+      className="button button--small button--ghost"
+      onClick={() => void query.refetch()}
+      disabled={query.isFetching}
+    >
       {query.isFetching ? "Verifying…" : "Verify again"}
     </button>
   );
@@ -56,13 +61,20 @@ export function VerifiedBadge({ url, what, onDemand = false }: { url: string; wh
   if (query.isError) {
     return (
       <div className="audit-badge audit-badge--error" role="alert">
-        <span>Could not verify {what}: {query.error.message}</span> {again}
+        <span>
+          Could not verify {what}: {query.error.message}
+        </span>{" "}
+        {again}
       </div>
     );
   }
   const v = query.data;
   return (
-    <div className={`audit-badge ${v.ok ? "audit-badge--ok" : "audit-badge--broken"}`} role="status" data-verified={v.ok ? "true" : "false"}>
+    <div
+      className={`audit-badge ${v.ok ? "audit-badge--ok" : "audit-badge--broken"}`}
+      role="status"
+      data-verified={v.ok ? "true" : "false"}
+    >
       <span className="audit-badge__mark" aria-hidden="true">
         {v.ok ? "✓" : "✗"}
       </span>

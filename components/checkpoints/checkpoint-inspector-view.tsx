@@ -3,7 +3,11 @@ import type { Principal } from "@/lib/model/permissions";
 import { can } from "@/lib/model/permissions";
 import type { RestorePlan } from "@/lib/model/checkpoints/restore-plan";
 import type { CheckpointInspectorData } from "@/lib/adapters/console/checkpoints/checkpoints";
-import { describeTrigger, prettyJson, taskCheckpointsHref } from "@/lib/adapters/console/checkpoints/checkpoints-format";
+import {
+  describeTrigger,
+  prettyJson,
+  taskCheckpointsHref,
+} from "@/lib/adapters/console/checkpoints/checkpoints-format";
 import { formatInteger, formatUsd, pluralize, shortDigest } from "@/lib/adapters/console/shared/format";
 import { usesGates } from "@/lib/adapters/console/shared/status";
 import { DateTime } from "@/components/date-time";
@@ -26,7 +30,15 @@ import "@/components/checkpoints/checkpoints.css";
  * trusted, how it differs from the task now, and restoring it. `readOnlyPlan`
  * is what a restore would do, computed for people who may not restore.
  */
-export function CheckpointInspectorView({ data, principal, readOnlyPlan }: { data: CheckpointInspectorData; principal: Principal; readOnlyPlan: RestorePlan | null }) {
+export function CheckpointInspectorView({
+  data,
+  principal,
+  readOnlyPlan,
+}: {
+  data: CheckpointInspectorData;
+  principal: Principal;
+  readOnlyPlan: RestorePlan | null;
+}) {
   const { detail, def, verdict } = data;
   const { summary, document, task } = detail;
   const taskHref = `/tasks/${encodeURIComponent(task.id)}`;
@@ -61,7 +73,11 @@ export function CheckpointInspectorView({ data, principal, readOnlyPlan }: { dat
           <DateTime value={summary.createdAt} /> by <Identity value={summary.createdBy} />
         </Fact>
         <Fact term="Freshness">
-          {age === 0 ? "Of the task's current version" : age > 0 ? `${pluralize(age, "version")} behind the task` : `${pluralize(-age, "version")} ahead of the task`}
+          {age === 0
+            ? "Of the task's current version"
+            : age > 0
+              ? `${pluralize(age, "version")} behind the task`
+              : `${pluralize(-age, "version")} ahead of the task`}
         </Fact>
       </DetailPageHeader>
 
@@ -81,12 +97,15 @@ export function CheckpointInspectorView({ data, principal, readOnlyPlan }: { dat
             {!document ? (
               <p className="notice notice--error">The snapshot cannot be read, so it cannot be compared.</p>
             ) : detail.diffToCurrent.length === 0 ? (
-              <p className="subtle">The snapshot equals the task&apos;s current state{age === 0 ? "" : " in every field (only the version and time moved)"}.</p>
+              <p className="subtle">
+                The snapshot equals the task&apos;s current state
+                {age === 0 ? "" : " in every field (only the version and time moved)"}.
+              </p>
             ) : (
               <>
                 <p className="hint">
-                  {pluralize(detail.diffToCurrent.length, "field")} differ between the checkpoint (version {summary.stateVersion}) and the task now (version {task.version},{" "}
-                  {task.status}).
+                  {pluralize(detail.diffToCurrent.length, "field")} differ between the checkpoint (version{" "}
+                  {summary.stateVersion}) and the task now (version {task.version}, {task.status}).
                 </p>
                 <StateDiffTable
                   entries={detail.diffToCurrent}
@@ -100,13 +119,19 @@ export function CheckpointInspectorView({ data, principal, readOnlyPlan }: { dat
         </div>
         <div className="detail-side">
           {can(principal, "checkpoints:restore") ? (
-            <RestorePanel key={summary.id} checkpointId={summary.id} checkpointVersion={summary.stateVersion} taskId={task.id} taskVersion={task.version} />
+            <RestorePanel
+              key={summary.id}
+              checkpointId={summary.id}
+              checkpointVersion={summary.stateVersion}
+              taskId={task.id}
+              taskVersion={task.version}
+            />
           ) : (
             <section className="card card--quiet ckpt-restore" aria-labelledby="restore-heading">
               <h2 id="restore-heading">Restore</h2>
               <p className="notice notice--info" role="note">
-                Restoring is for engineers. Your role (<strong>{principal.role}</strong>) can inspect checkpoints and see what a restore would do, but not restore one: that
-                needs the checkpoints:restore permission.
+                Restoring is for engineers. Your role (<strong>{principal.role}</strong>) can inspect checkpoints and
+                see what a restore would do, but not restore one: that needs the checkpoints:restore permission.
               </p>
               {readOnlyPlan ? (
                 <>
@@ -159,11 +184,18 @@ export function CheckpointInspectorView({ data, principal, readOnlyPlan }: { dat
               <dl className="facts">
                 <div>
                   <dt>Last message</dt>
-                  <dd className="mono">{document.provenance.last_message_id || <span className="subtle">none: no message in or out yet</span>}</dd>
+                  <dd className="mono">
+                    {document.provenance.last_message_id || (
+                      <span className="subtle">none: no message in or out yet</span>
+                    )}
+                  </dd>
                 </div>
                 <div>
                   <dt>Delegation hash</dt>
-                  <dd className="mono ckpt-hex" title="sha256 of the intent, the creator, the active agents and the lease holder">
+                  <dd
+                    className="mono ckpt-hex"
+                    title="sha256 of the intent, the creator, the active agents and the lease holder"
+                  >
                     {document.provenance.delegation_hash}
                   </dd>
                 </div>
@@ -171,7 +203,11 @@ export function CheckpointInspectorView({ data, principal, readOnlyPlan }: { dat
                   <dt>Policy version</dt>
                   <dd>
                     <span className="mono">{document.provenance.policy_version}</span>{" "}
-                    <span className="subtle">{document.provenance.policy_version === data.currentPolicyVersion ? "· the policy in force now" : `· now ${data.currentPolicyVersion}`}</span>
+                    <span className="subtle">
+                      {document.provenance.policy_version === data.currentPolicyVersion
+                        ? "· the policy in force now"
+                        : `· now ${data.currentPolicyVersion}`}
+                    </span>
                   </dd>
                 </div>
                 <div>
@@ -189,13 +225,16 @@ export function CheckpointInspectorView({ data, principal, readOnlyPlan }: { dat
                 </div>
                 <div>
                   <dt>Output digest</dt>
-                  <dd className="mono ckpt-hex">{document.output_digest ?? <span className="subtle">none: no artifacts yet</span>}</dd>
+                  <dd className="mono ckpt-hex">
+                    {document.output_digest ?? <span className="subtle">none: no artifacts yet</span>}
+                  </dd>
                 </div>
                 <div>
                   <dt>Budget consumed</dt>
                   <dd>
-                    {formatUsd(document.budget_consumed.currency_usd)} · {formatInteger(document.budget_consumed.tokens)} tokens · {formatInteger(document.budget_consumed.hops)}{" "}
-                    hops
+                    {formatUsd(document.budget_consumed.currency_usd)} ·{" "}
+                    {formatInteger(document.budget_consumed.tokens)} tokens ·{" "}
+                    {formatInteger(document.budget_consumed.hops)} hops
                   </dd>
                 </div>
                 <div>
@@ -236,13 +275,24 @@ export function CheckpointInspectorView({ data, principal, readOnlyPlan }: { dat
                         <th scope="row">
                           <Identity value={w.agent_id} />
                         </th>
-                        <td className="mono">{w.lease_id ? `lease ${w.lease_id}` : w.message_id ? `message ${w.message_id}` : <span className="subtle">active agent</span>}</td>
+                        <td className="mono">
+                          {w.lease_id ? (
+                            `lease ${w.lease_id}`
+                          ) : w.message_id ? (
+                            `message ${w.message_id}`
+                          ) : (
+                            <span className="subtle">active agent</span>
+                          )}
+                        </td>
                       </tr>
                     ))}
                   </tbody>
                 </table>
               )}
-              <p className="hint">A restore never hands a lease back: the holder at restore time is fenced, and a worker acquires a new one.</p>
+              <p className="hint">
+                A restore never hands a lease back: the holder at restore time is fenced, and a worker acquires a new
+                one.
+              </p>
             </section>
 
             <section className="card" aria-labelledby="receipts-heading">
@@ -257,7 +307,8 @@ export function CheckpointInspectorView({ data, principal, readOnlyPlan }: { dat
                       {execution ? (
                         <>
                           {" "}
-                          <span className="mono">{execution.tool}</span> <ExecutionStatusBadge status={execution.status} />
+                          <span className="mono">{execution.tool}</span>{" "}
+                          <ExecutionStatusBadge status={execution.status} />
                           <span className="ckpt-effects__key">
                             key <span className="key">{execution.idempotencyKey}</span>
                           </span>
@@ -269,7 +320,10 @@ export function CheckpointInspectorView({ data, principal, readOnlyPlan }: { dat
                   ))}
                 </ul>
               )}
-              <p className="hint">Proof these effects already ran: resuming returns their recorded results instead of calling the tools again.</p>
+              <p className="hint">
+                Proof these effects already ran: resuming returns their recorded results instead of calling the tools
+                again.
+              </p>
             </section>
           </div>
         </>
@@ -277,8 +331,8 @@ export function CheckpointInspectorView({ data, principal, readOnlyPlan }: { dat
         <section className="card" aria-labelledby="snapshot-heading">
           <h2 id="snapshot-heading">Snapshot</h2>
           <p className="notice notice--error" role="alert">
-            The stored payload cannot be read as a checkpoint ({verdict.reason}). Its snapshot, provenance, pending work and receipts are not shown: nothing from it can be
-            trusted.
+            The stored payload cannot be read as a checkpoint ({verdict.reason}). Its snapshot, provenance, pending work
+            and receipts are not shown: nothing from it can be trusted.
           </p>
         </section>
       )}

@@ -15,7 +15,9 @@ export function CheckpointTable({ rows, currentVersion }: { rows: CheckpointRow[
   return (
     <div className="table-wrap ckpt-table-wrap" tabIndex={0} role="region" aria-label="Checkpoints, newest first">
       <table className="table table--compact ckpt-table">
-        <caption className="visually-hidden">Checkpoints of this task, newest first: version, why it was taken, when and by whom, integrity</caption>
+        <caption className="visually-hidden">
+          Checkpoints of this task, newest first: version, why it was taken, when and by whom, integrity
+        </caption>
         <thead>
           <tr>
             <th scope="col">Checkpoint</th>

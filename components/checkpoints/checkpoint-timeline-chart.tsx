@@ -6,8 +6,18 @@ import { CartesianGrid, ResponsiveContainer, Scatter, ScatterChart, Tooltip, XAx
 import type { ScatterShapeProps } from "recharts/types/util/ScatterUtils";
 import { executionStatusInfo } from "@/lib/adapters/console/reviews/reviews-format";
 import { formatDateTime, shortIdentity } from "@/lib/adapters/console/shared/format";
-import { checkpointHref, integrityStatusInfo, type IntegrityStatus } from "@/lib/adapters/console/checkpoints/checkpoints-format";
-import { formatTick, type CheckpointMark, type EffectMark, type TimelineData, type VersionStep } from "@/lib/adapters/console/checkpoints/checkpoints-timeline";
+import {
+  checkpointHref,
+  integrityStatusInfo,
+  type IntegrityStatus,
+} from "@/lib/adapters/console/checkpoints/checkpoints-format";
+import {
+  formatTick,
+  type CheckpointMark,
+  type EffectMark,
+  type TimelineData,
+  type VersionStep,
+} from "@/lib/adapters/console/checkpoints/checkpoints-timeline";
 
 /**
  * The checkpoint timeline: the task's version over time as a staircase (a
@@ -192,13 +202,22 @@ function CheckpointShape(props: ScatterShapeProps) {
       return (
         <g className="ckpt-chart__mark" aria-label={label}>
           <rect x={cx - 7} y={cy - 7} width={14} height={14} rx={2} fill={ink.surface} stroke={color} strokeWidth={2} />
-          <path d={`M${cx - 4},${cy - 4} L${cx + 4},${cy + 4} M${cx + 4},${cy - 4} L${cx - 4},${cy + 4}`} stroke={color} strokeWidth={2.2} />
+          <path
+            d={`M${cx - 4},${cy - 4} L${cx + 4},${cy + 4} M${cx + 4},${cy - 4} L${cx - 4},${cy + 4}`}
+            stroke={color}
+            strokeWidth={2.2}
+          />
         </g>
       );
     case "unverifiable":
       return (
         <g className="ckpt-chart__mark" aria-label={label}>
-          <path d={`M${cx},${cy - 9} L${cx + 8},${cy + 6} L${cx - 8},${cy + 6} Z`} fill={ink.surface} stroke={color} strokeWidth={2} />
+          <path
+            d={`M${cx},${cy - 9} L${cx + 8},${cy + 6} L${cx - 8},${cy + 6} Z`}
+            fill={ink.surface}
+            stroke={color}
+            strokeWidth={2}
+          />
           <text x={cx} y={cy + 4.5} textAnchor="middle" fontSize={10} fontWeight={700} fill={color}>
             ?
           </text>
@@ -215,7 +234,12 @@ function EffectShape(props: ScatterShapeProps) {
   const color = effectInk[info.tone] ?? ink.axis;
   return (
     <g>
-      <path d={`M${cx},${cy - 12} L${cx + 12},${cy} L${cx},${cy + 12} L${cx - 12},${cy} Z`} fill={ink.surface} stroke={color} strokeWidth={2} />
+      <path
+        d={`M${cx},${cy - 12} L${cx + 12},${cy} L${cx},${cy + 12} L${cx - 12},${cy} Z`}
+        fill={ink.surface}
+        stroke={color}
+        strokeWidth={2}
+      />
       <text x={cx} y={cy + 4.5} textAnchor="middle" fontSize={12} fontWeight={800} fill={color}>
         {info.glyph}
       </text>
@@ -232,7 +256,12 @@ function TimelineTooltip({ active, payload }: { active?: boolean; payload?: Read
       return (
         <div className="ckpt-tooltip">
           <p className="ckpt-tooltip__title">
-            Version {point.v}: {point.fromStatus === null ? `created in ${point.status}` : point.fromStatus === point.status ? `updated in ${point.status}` : `${point.fromStatus} → ${point.status}`}
+            Version {point.v}:{" "}
+            {point.fromStatus === null
+              ? `created in ${point.status}`
+              : point.fromStatus === point.status
+                ? `updated in ${point.status}`
+                : `${point.fromStatus} → ${point.status}`}
           </p>
           {point.restored ? <p>Written by a restore</p> : null}
           <p>
@@ -244,7 +273,8 @@ function TimelineTooltip({ active, payload }: { active?: boolean; payload?: Read
       return (
         <div className="ckpt-tooltip">
           <p className="ckpt-tooltip__title">
-            Checkpoint of version {point.v} · {integrityStatusInfo[point.integrity].glyph} {integrityStatusInfo[point.integrity].label}
+            Checkpoint of version {point.v} · {integrityStatusInfo[point.integrity].glyph}{" "}
+            {integrityStatusInfo[point.integrity].label}
           </p>
           <p>{point.triggerLabel}</p>
           <p>
@@ -302,7 +332,16 @@ export function TimelineLegend() {
       <li>
         {sample(
           <>
-            <rect x={-7} y={-7} width={14} height={14} rx={2} fill={ink.surface} stroke={integrityInk.corrupt} strokeWidth={2} />
+            <rect
+              x={-7}
+              y={-7}
+              width={14}
+              height={14}
+              rx={2}
+              fill={ink.surface}
+              stroke={integrityInk.corrupt}
+              strokeWidth={2}
+            />
             <path d="M-4,-4 L4,4 M4,-4 L-4,4" stroke={integrityInk.corrupt} strokeWidth={2.2} />
           </>,
         )}

@@ -5,10 +5,18 @@ export function IntegrityBadge({ verdict, explain = false }: { verdict: Integrit
   const info = integrityStatusInfo[verdict.status];
   return (
     <span className="ckpt-integrity">
-      <span className={`badge badge--${info.tone} ckpt-integrity__badge`} title={verdict.reason} data-integrity={verdict.status}>
+      <span
+        className={`badge badge--${info.tone} ckpt-integrity__badge`}
+        title={verdict.reason}
+        data-integrity={verdict.status}
+      >
         <span aria-hidden="true">{info.glyph}</span> {info.label}
       </span>
-      {explain ? <span className="ckpt-integrity__reason">{verdict.reason}</span> : <span className="visually-hidden">: {verdict.reason}</span>}
+      {explain ? (
+        <span className="ckpt-integrity__reason">{verdict.reason}</span>
+      ) : (
+        <span className="visually-hidden">: {verdict.reason}</span>
+      )}
     </span>
   );
 }

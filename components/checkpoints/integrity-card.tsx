@@ -4,7 +4,11 @@ import type { FormEvent } from "react";
 import { verifyCheckpointAction } from "@/app/(console)/checkpoints/[id]/actions";
 import type { IntegrityReport } from "@/lib/model/checkpoints/checkpoint-reports";
 import { formatDateTime } from "@/lib/adapters/console/shared/format";
-import { integrityCheckInfo, integritySummary, integrityVerdict } from "@/lib/adapters/console/checkpoints/checkpoints-format";
+import {
+  integrityCheckInfo,
+  integritySummary,
+  integrityVerdict,
+} from "@/lib/adapters/console/checkpoints/checkpoints-format";
 import { idleVerifyForm } from "@/lib/adapters/console/checkpoints/checkpoints-form";
 import { useServerActionForm } from "@/components/server-action-form";
 import { IntegrityBadge } from "@/components/checkpoints/integrity-badge";
@@ -27,9 +31,24 @@ interface Props {
  * stored bytes once more, now: a checkpoint damaged after the page rendered
  * shows as such.
  */
-export function IntegrityCard({ checkpointId, report: initial, keyId, keyKnown, snapshotDigest, signature, schemaVersion }: Props) {
-  const { state, pending: verifying, submit } = useServerActionForm(verifyCheckpointAction, idleVerifyForm, {
-    lostAnswer: { status: "error", message: "No answer from the server; the result below is from when the page was loaded." },
+export function IntegrityCard({
+  checkpointId,
+  report: initial,
+  keyId,
+  keyKnown,
+  snapshotDigest,
+  signature,
+  schemaVersion,
+}: Props) {
+  const {
+    state,
+    pending: verifying,
+    submit,
+  } = useServerActionForm(verifyCheckpointAction, idleVerifyForm, {
+    lostAnswer: {
+      status: "error",
+      message: "No answer from the server; the result below is from when the page was loaded.",
+    },
   });
   const report = state.status === "done" ? state.report : initial;
   const verdict = integrityVerdict(report, keyId, new Set(keyKnown ? [keyId] : []));
@@ -54,7 +73,9 @@ export function IntegrityCard({ checkpointId, report: initial, keyId, keyKnown, 
         <IntegrityBadge verdict={verdict} explain />
       </p>
       <p role="status" className="ckpt-verified">
-        {state.status === "done" ? `Verified again at ${formatDateTime(new Date(state.verifiedAt))}: ${integritySummary(report).toLowerCase()}.` : ""}
+        {state.status === "done"
+          ? `Verified again at ${formatDateTime(new Date(state.verifiedAt))}: ${integritySummary(report).toLowerCase()}.`
+          : ""}
       </p>
       {state.status === "error" ? (
         <div className="notice notice--error" role="alert">
@@ -65,13 +86,18 @@ export function IntegrityCard({ checkpointId, report: initial, keyId, keyKnown, 
         {report.checks.map((check) => {
           const info = integrityCheckInfo[check.check];
           return (
-            <li key={check.check} className={check.ok ? "ckpt-check ckpt-check--ok" : "ckpt-check ckpt-check--failed"} data-check={check.check}>
+            <li
+              key={check.check}
+              className={check.ok ? "ckpt-check ckpt-check--ok" : "ckpt-check ckpt-check--failed"}
+              data-check={check.check}
+            >
               <span className="ckpt-check__mark" aria-hidden="true">
                 {check.ok ? "✓" : "✗"}
               </span>
               <div>
                 <p className="ckpt-check__head">
-                  <strong>{info.label}</strong> <span className="ckpt-check__result">{check.ok ? "passed" : "FAILED"}</span>
+                  <strong>{info.label}</strong>{" "}
+                  <span className="ckpt-check__result">{check.ok ? "passed" : "FAILED"}</span>
                 </p>
                 <p className="ckpt-check__message">{check.message}</p>
                 <p className="hint">{info.what}</p>
@@ -92,14 +118,17 @@ export function IntegrityCard({ checkpointId, report: initial, keyId, keyKnown, 
         <div>
           <dt>Key id</dt>
           <dd>
-            <span className="mono">{keyId}</span> <span className="subtle">{keyKnown ? "· in this server's keyring" : "· not in this server's keyring"}</span>
+            <span className="mono">{keyId}</span>{" "}
+            <span className="subtle">{keyKnown ? "· in this server's keyring" : "· not in this server's keyring"}</span>
           </dd>
         </div>
         <div>
           <dt>Schema</dt>
           <dd>
             <span className="mono">{schemaVersion}</span>
-            {report.upgradedFrom.length ? <span className="subtle"> · upgraded on read from {report.upgradedFrom.join(", ")}</span> : null}
+            {report.upgradedFrom.length ? (
+              <span className="subtle"> · upgraded on read from {report.upgradedFrom.join(", ")}</span>
+            ) : null}
           </dd>
         </div>
       </dl>

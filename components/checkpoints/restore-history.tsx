@@ -25,7 +25,9 @@ export function RestoreHistory({
     <section className="card" aria-labelledby="restore-history-heading">
       <h2 id="restore-history-heading">{title}</h2>
       {restores.length === 0 ? (
-        <p className="subtle">None yet. Every attempt is recorded here, refused ones too, with the plan that was shown.</p>
+        <p className="subtle">
+          None yet. Every attempt is recorded here, refused ones too, with the plan that was shown.
+        </p>
       ) : compact ? (
         <ol className="ckpt-attempts">
           {restores.map((r) => (
@@ -82,5 +84,9 @@ export function RestoreHistory({
 }
 
 function OutcomeBadge({ restore }: { restore: Pick<CheckpointRestoreView, "outcome"> }) {
-  return <span className={`badge badge--${restore.outcome === "applied" ? "success" : "neutral"}`}>{restore.outcome === "applied" ? "✓ applied" : "✗ refused"}</span>;
+  return (
+    <span className={`badge badge--${restore.outcome === "applied" ? "success" : "neutral"}`}>
+      {restore.outcome === "applied" ? "✓ applied" : "✗ refused"}
+    </span>
+  );
 }

@@ -40,22 +40,34 @@ export function RestorePanel({ checkpointId, checkpointVersion, taskId, taskVers
   /** Restore ids of plans already confirmed (applied, refused or in conflict): a plan is confirmed once. */
   const [spent, setSpent] = useState<ReadonlySet<string>>(new Set());
 
-  const { state: planState, pending: planning, submit: submitPlan } = useServerActionForm(planRestoreAction, idlePlanForm, {
-    lostAnswer: { status: "error", message: "No answer from the server; nothing was changed (planning never does). Try again." },
+  const {
+    state: planState,
+    pending: planning,
+    submit: submitPlan,
+  } = useServerActionForm(planRestoreAction, idlePlanForm, {
+    lostAnswer: {
+      status: "error",
+      message: "No answer from the server; nothing was changed (planning never does). Try again.",
+    },
   });
 
   // A plan whose confirmation reached the engine (applied, refused there, or in conflict) is spent;
   // one refused before it (a lost answer, a form error) may be confirmed again under its restore id.
   const confirmOnce = async (previous: RestoreFormState, formData: FormData): Promise<RestoreFormState> => {
     const result = await restoreCheckpointAction(previous, formData);
-    if (result.status !== "error" || result.code !== null) setSpent((s) => new Set([...s, String(formData.get("restoreId"))]));
+    if (result.status !== "error" || result.code !== null)
+      setSpent((s) => new Set([...s, String(formData.get("restoreId"))]));
     if (result.status === "done") {
       setReason("");
       setRewind(false);
     }
     return result;
   };
-  const { state: restoreState, pending: restoring, submit: submitRestore } = useServerActionForm(confirmOnce, idleRestoreForm, {
+  const {
+    state: restoreState,
+    pending: restoring,
+    submit: submitRestore,
+  } = useServerActionForm(confirmOnce, idleRestoreForm, {
     lostAnswer: { status: "error", message: lostRestoreAnswer, code: null, fallbackCheckpointId: null },
   });
 
@@ -85,11 +97,19 @@ export function RestorePanel({ checkpointId, checkpointVersion, taskId, taskVers
       <input type="hidden" name="checkpointId" value={checkpointId} />
       {offerRewind ? (
         <div className="ckpt-rewind">
-          <input id="restore-rewind" type="checkbox" name="rewind" checked={rewind} onChange={(e) => setRewind(e.target.checked)} aria-describedby="restore-rewind-hint" />
+          <input
+            id="restore-rewind"
+            type="checkbox"
+            name="rewind"
+            checked={rewind}
+            onChange={(e) => setRewind(e.target.checked)}
+            aria-describedby="restore-rewind-hint"
+          />
           <label htmlFor="restore-rewind">Rewind to this older checkpoint</label>
           <p id="restore-rewind-hint" className="hint">
-            Writes the state of version {checkpointVersion} as new version {taskVersion + 1}, on top of the history: versions 1 to {taskVersion} stay as they are and
-            readable. Work done since version {checkpointVersion} is not undone outside Verity; its side effects keep their receipts.
+            Writes the state of version {checkpointVersion} as new version {taskVersion + 1}, on top of the history:
+            versions 1 to {taskVersion} stay as they are and readable. Work done since version {checkpointVersion} is
+            not undone outside Verity; its side effects keep their receipts.
           </p>
         </div>
       ) : null}
@@ -106,8 +126,8 @@ export function RestorePanel({ checkpointId, checkpointVersion, taskId, taskVers
       <h2 id="restore-heading">Restore</h2>
       <RestoreFeedback state={restoreState} taskId={taskId} />
       <p className="hint">
-        Plan first: a dry run that changes nothing. A restore writes this checkpoint&apos;s state as a new version of the task (version {taskVersion + 1} now); every
-        earlier version stays readable.
+        Plan first: a dry run that changes nothing. A restore writes this checkpoint&apos;s state as a new version of
+        the task (version {taskVersion + 1} now); every earlier version stays readable.
       </p>
       {plan && !planSpent ? null : planForm}
       {planState.status === "error" ? (
@@ -141,8 +161,8 @@ export function RestorePanel({ checkpointId, checkpointVersion, taskId, taskVers
                 {plan.plan.rewind ? "Rewind" : "Restore"} as version {plan.plan.current.version + 1}
               </button>
               <p className="hint">
-                Applies only if the task is still at version {plan.plan.current.version}. If it changed since this plan, nothing is overwritten: you will be asked to plan
-                again.
+                Applies only if the task is still at version {plan.plan.current.version}. If it changed since this plan,
+                nothing is overwritten: you will be asked to plan again.
               </p>
               <p role="status" className="pending-note">
                 {restoring ? "Restoring…" : ""}
@@ -164,8 +184,10 @@ function RestoreFeedback({ state, taskId }: { state: RestoreFormState; taskId: s
         <div className="notice notice--success" role="status">
           <p>{state.message}</p>
           <p>
-            <Link href={`/tasks/${encodeURIComponent(taskId)}#timeline-heading`}>See version {state.version} in the task&apos;s timeline</Link> ·{" "}
-            <Link href={`/tasks/${encodeURIComponent(taskId)}/checkpoints`}>Checkpoint timeline</Link>
+            <Link href={`/tasks/${encodeURIComponent(taskId)}#timeline-heading`}>
+              See version {state.version} in the task&apos;s timeline
+            </Link>{" "}
+            · <Link href={`/tasks/${encodeURIComponent(taskId)}/checkpoints`}>Checkpoint timeline</Link>
           </p>
         </div>
       );

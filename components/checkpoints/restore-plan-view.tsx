@@ -30,7 +30,11 @@ export function RestorePlanView({ plan, afterVerdict }: { plan: RestorePlan; aft
   const refusal = plan.refusal;
   const filled = effectGroups.filter((group) => plan.effects[group].length > 0);
   const empty = effectGroups.filter((group) => plan.effects[group].length === 0);
-  const tone = plan.allowed ? "notice--info" : refusal && refusedForGood.includes(refusal.code) ? "notice--error" : "notice--warning";
+  const tone = plan.allowed
+    ? "notice--info"
+    : refusal && refusedForGood.includes(refusal.code)
+      ? "notice--error"
+      : "notice--warning";
   return (
     <div className="ckpt-plan" data-testid="restore-plan">
       <div className={`notice ${tone}`} role={plan.allowed ? "status" : "alert"}>
@@ -42,14 +46,16 @@ export function RestorePlanView({ plan, afterVerdict }: { plan: RestorePlan; aft
           </>
         ) : (
           <p>
-            The task is at version {plan.current.version} ({plan.current.status}); the checkpoint is of version {plan.checkpoint.stateVersion} (
-            {plan.checkpoint.status ?? "unreadable"}).
+            The task is at version {plan.current.version} ({plan.current.status}); the checkpoint is of version{" "}
+            {plan.checkpoint.stateVersion} ({plan.checkpoint.status ?? "unreadable"}).
           </p>
         )}
         {plan.fallbackMessage ? (
           <p>
             {plan.fallbackMessage}{" "}
-            {plan.fallbackCheckpointId ? <Link href={checkpointHref(plan.fallbackCheckpointId)}>Go to the fallback checkpoint</Link> : null}
+            {plan.fallbackCheckpointId ? (
+              <Link href={checkpointHref(plan.fallbackCheckpointId)}>Go to the fallback checkpoint</Link>
+            ) : null}
           </p>
         ) : null}
       </div>
@@ -62,7 +68,11 @@ export function RestorePlanView({ plan, afterVerdict }: { plan: RestorePlan; aft
             const items = plan.effects[group];
             const info = effectGroupInfo[group];
             return (
-              <div key={group} className={info.blocks ? "ckpt-effects__group ckpt-effects__group--blocks" : "ckpt-effects__group"} data-group={group}>
+              <div
+                key={group}
+                className={info.blocks ? "ckpt-effects__group ckpt-effects__group--blocks" : "ckpt-effects__group"}
+                data-group={group}
+              >
                 <dt>
                   {info.title} <span className="ckpt-effects__count">({items.length})</span>
                 </dt>
@@ -123,8 +133,8 @@ export function RestorePlanView({ plan, afterVerdict }: { plan: RestorePlan; aft
       </table>
       <ul className="ckpt-reauth">
         <li>
-          <strong>Budget:</strong> money, tokens and hops spent stay spent (each is the greater of the two); the limit is re-read: {formatUsd(plan.reauthorization.budget.committedUsd)}{" "}
-          committed now.
+          <strong>Budget:</strong> money, tokens and hops spent stay spent (each is the greater of the two); the limit
+          is re-read: {formatUsd(plan.reauthorization.budget.committedUsd)} committed now.
         </li>
         <li>
           <strong>Workflow:</strong> {describeWorkflow(plan.reauthorization.workflow)}
@@ -142,11 +152,17 @@ export function RestorePlanView({ plan, afterVerdict }: { plan: RestorePlan; aft
 
       {plan.allowed ? (
         <>
-          <h3>What changes (version {plan.current.version} → {plan.current.version + 1})</h3>
+          <h3>
+            What changes (version {plan.current.version} → {plan.current.version + 1})
+          </h3>
           {plan.diff.length === 0 ? (
             <p className="subtle">The restored state equals the current one, apart from its version.</p>
           ) : (
-            <StateDiffList entries={plan.diff} beforeLabel={`now (v${plan.current.version})`} afterLabel={`after (v${plan.current.version + 1})`} />
+            <StateDiffList
+              entries={plan.diff}
+              beforeLabel={`now (v${plan.current.version})`}
+              afterLabel={`after (v${plan.current.version + 1})`}
+            />
           )}
         </>
       ) : null}
@@ -157,7 +173,8 @@ export function RestorePlanView({ plan, afterVerdict }: { plan: RestorePlan; aft
 function EffectItem({ effect }: { effect: PlannedEffect }) {
   return (
     <li>
-      <span className="mono">{effect.tool}</span> <span className="subtle">({effect.toolCallId})</span> <ExecutionStatusBadge status={effect.status} />
+      <span className="mono">{effect.tool}</span> <span className="subtle">({effect.toolCallId})</span>{" "}
+      <ExecutionStatusBadge status={effect.status} />
       {effect.irreversible ? <span className="tag tag--strong">irreversible</span> : null}
       <span className="ckpt-effects__key">
         key <span className="key">{effect.idempotencyKey}</span> · {effect.action}

@@ -7,7 +7,17 @@ const kindWords: Record<StateDiffEntry["kind"], string> = { added: "added", remo
  * A state diff, field by field: what one side has, what the other has. Long
  * values are cut in the cell and whole on hover.
  */
-export function StateDiffTable({ entries, beforeLabel, afterLabel, caption }: { entries: StateDiffEntry[]; beforeLabel: string; afterLabel: string; caption: string }) {
+export function StateDiffTable({
+  entries,
+  beforeLabel,
+  afterLabel,
+  caption,
+}: {
+  entries: StateDiffEntry[];
+  beforeLabel: string;
+  afterLabel: string;
+  caption: string;
+}) {
   return (
     <div className="table-wrap">
       <table className="table table--compact ckpt-diff">
@@ -26,10 +36,16 @@ export function StateDiffTable({ entries, beforeLabel, afterLabel, caption }: { 
                 {entry.path}
                 <span className="visually-hidden"> ({kindWords[entry.kind]})</span>
               </th>
-              <td className="mono ckpt-diff__before" title={entry.before === undefined ? undefined : JSON.stringify(entry.before)}>
+              <td
+                className="mono ckpt-diff__before"
+                title={entry.before === undefined ? undefined : JSON.stringify(entry.before)}
+              >
                 {formatDiffValue(entry.before)}
               </td>
-              <td className="mono ckpt-diff__after" title={entry.after === undefined ? undefined : JSON.stringify(entry.after)}>
+              <td
+                className="mono ckpt-diff__after"
+                title={entry.after === undefined ? undefined : JSON.stringify(entry.after)}
+              >
                 {formatDiffValue(entry.after)}
               </td>
             </tr>
@@ -41,7 +57,15 @@ export function StateDiffTable({ entries, beforeLabel, afterLabel, caption }: { 
 }
 
 /** The same diff stacked, field above its two values, for a narrow column (the restore panel). */
-export function StateDiffList({ entries, beforeLabel, afterLabel }: { entries: StateDiffEntry[]; beforeLabel: string; afterLabel: string }) {
+export function StateDiffList({
+  entries,
+  beforeLabel,
+  afterLabel,
+}: {
+  entries: StateDiffEntry[];
+  beforeLabel: string;
+  afterLabel: string;
+}) {
   return (
     <dl className="ckpt-diff-list">
       {entries.map((entry) => (
@@ -49,10 +73,16 @@ export function StateDiffList({ entries, beforeLabel, afterLabel }: { entries: S
           <dt className="mono">
             {entry.path} <span className="ckpt-diff-list__kind">{kindWords[entry.kind]}</span>
           </dt>
-          <dd className="mono ckpt-diff__before" title={entry.before === undefined ? undefined : JSON.stringify(entry.before)}>
+          <dd
+            className="mono ckpt-diff__before"
+            title={entry.before === undefined ? undefined : JSON.stringify(entry.before)}
+          >
             <span className="ckpt-diff-list__label">{beforeLabel}</span> {formatDiffValue(entry.before, 90)}
           </dd>
-          <dd className="mono ckpt-diff__after" title={entry.after === undefined ? undefined : JSON.stringify(entry.after)}>
+          <dd
+            className="mono ckpt-diff__after"
+            title={entry.after === undefined ? undefined : JSON.stringify(entry.after)}
+          >
             <span className="ckpt-diff-list__label">{afterLabel}</span> {formatDiffValue(entry.after, 90)}
           </dd>
         </div>

@@ -12,11 +12,20 @@ import { useServerActionForm } from "@/components/server-action-form";
  * when the page renders, so pressing twice takes one checkpoint; the version
  * shown is the one captured, or the answer is a conflict.
  */
-export function TakeCheckpointPanel({ taskId, version, checkpointId }: { taskId: string; version: number; checkpointId: string }) {
+export function TakeCheckpointPanel({
+  taskId,
+  version,
+  checkpointId,
+}: {
+  taskId: string;
+  version: number;
+  checkpointId: string;
+}) {
   const { state, pending, submit } = useServerActionForm(takeCheckpointAction, idleTakeCheckpointForm, {
     lostAnswer: {
       status: "error",
-      message: "No answer from the server, so the checkpoint may or may not have been taken. The list shows it as soon as the server answers; trying again is safe.",
+      message:
+        "No answer from the server, so the checkpoint may or may not have been taken. The list shows it as soon as the server answers; trying again is safe.",
     },
   });
 
@@ -41,7 +50,10 @@ export function TakeCheckpointPanel({ taskId, version, checkpointId }: { taskId:
           {state.message}
         </div>
       ) : null}
-      <p className="hint">A signed snapshot of the committed state as it is now, validated before it is taken. It changes nothing on the task.</p>
+      <p className="hint">
+        A signed snapshot of the committed state as it is now, validated before it is taken. It changes nothing on the
+        task.
+      </p>
       <form onSubmit={onSubmit} aria-busy={pending}>
         <input type="hidden" name="taskId" value={taskId} />
         <input type="hidden" name="expectedVersion" value={version} />

@@ -24,7 +24,8 @@ export async function TaskCheckpointsCard({ taskId, principal }: { taskId: strin
       </p>
       <p>
         <Link href={taskCheckpointsHref(taskId)}>
-          Checkpoint timeline{can(principal, "checkpoints:restore") ? ", inspect and restore" : " and inspector"} <span aria-hidden="true">→</span>
+          Checkpoint timeline{can(principal, "checkpoints:restore") ? ", inspect and restore" : " and inspector"}{" "}
+          <span aria-hidden="true">→</span>
         </Link>
       </p>
     </section>

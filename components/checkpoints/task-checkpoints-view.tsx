@@ -3,7 +3,12 @@ import type { Principal } from "@/lib/model/permissions";
 import { can } from "@/lib/model/permissions";
 import { checkpointTriggers } from "@/lib/model/checkpoints/checkpoint-schema";
 import type { TaskCheckpointsData } from "@/lib/adapters/console/checkpoints/checkpoints";
-import { describeTrigger, integrityStatuses, integrityStatusInfo, taskCheckpointsHref } from "@/lib/adapters/console/checkpoints/checkpoints-format";
+import {
+  describeTrigger,
+  integrityStatuses,
+  integrityStatusInfo,
+  taskCheckpointsHref,
+} from "@/lib/adapters/console/checkpoints/checkpoints-format";
 import { pluralize } from "@/lib/adapters/console/shared/format";
 import { EmptyState } from "@/components/empty-state";
 import { LiveRefresh } from "@/components/live-refresh";
@@ -16,10 +21,20 @@ import { TakeCheckpointPanel } from "@/components/checkpoints/take-checkpoint-pa
 import "@/components/checkpoints/checkpoints.css";
 
 /** `/tasks/[id]/checkpoints`: the timeline, the list beside it, taking one on demand, and every restore attempt. */
-export function TaskCheckpointsView({ data, principal, checkpointId }: { data: TaskCheckpointsData; principal: Principal; checkpointId: string }) {
+export function TaskCheckpointsView({
+  data,
+  principal,
+  checkpointId,
+}: {
+  data: TaskCheckpointsData;
+  principal: Principal;
+  checkpointId: string;
+}) {
   const { task, def, checkpoints, timeline } = data;
   const taskHref = `/tasks/${encodeURIComponent(task.id)}`;
-  const counts = integrityStatuses.map((s) => [s, checkpoints.filter((c) => c.verdict.status === s).length] as const).filter(([, n]) => n > 0);
+  const counts = integrityStatuses
+    .map((s) => [s, checkpoints.filter((c) => c.verdict.status === s).length] as const)
+    .filter(([, n]) => n > 0);
   return (
     <>
       <DetailPageHeader
@@ -43,11 +58,15 @@ export function TaskCheckpointsView({ data, principal, checkpointId }: { data: T
         <Fact term="Workflow">
           {task.workflow.name} v{task.workflow.version}
         </Fact>
-        <Fact term="Restore attempts">{data.restores.length === 0 ? "none" : `${data.restores.filter((r) => r.outcome === "applied").length} applied, ${data.restores.filter((r) => r.outcome === "refused").length} refused`}</Fact>
+        <Fact term="Restore attempts">
+          {data.restores.length === 0
+            ? "none"
+            : `${data.restores.filter((r) => r.outcome === "applied").length} applied, ${data.restores.filter((r) => r.outcome === "refused").length} refused`}
+        </Fact>
       </DetailPageHeader>
       <p className="lede ckpt-lede">
-        A checkpoint is a signed snapshot of the task at a validated boundary: the point-in-time truth a worker resumes from. Restoring one writes its state as a new version;
-        the history is never rewritten.
+        A checkpoint is a signed snapshot of the task at a validated boundary: the point-in-time truth a worker resumes
+        from. Restoring one writes its state as a new version; the history is never rewritten.
       </p>
       <section className="card" aria-labelledby="ckpt-timeline-heading">
         <h2 id="ckpt-timeline-heading">Timeline</h2>
@@ -56,19 +75,24 @@ export function TaskCheckpointsView({ data, principal, checkpointId }: { data: T
           <figcaption>
             <TimelineLegend />
             <p className="visually-hidden">{timeline.summary}</p>
-            {data.transitionsTruncated ? <p className="hint">The version line shows the newest transitions only; every checkpoint is shown.</p> : null}
+            {data.transitionsTruncated ? (
+              <p className="hint">The version line shows the newest transitions only; every checkpoint is shown.</p>
+            ) : null}
           </figcaption>
         </figure>
       </section>
       <div className="detail-grid ckpt-grid">
         <section className="card" aria-labelledby="ckpt-list-heading">
           <div className="card-heading-row">
-            <h2 id="ckpt-list-heading">{checkpoints.length ? pluralize(checkpoints.length, "checkpoint") : "Checkpoints"}</h2>
+            <h2 id="ckpt-list-heading">
+              {checkpoints.length ? pluralize(checkpoints.length, "checkpoint") : "Checkpoints"}
+            </h2>
             {counts.length ? (
               <p className="ckpt-counts">
                 {counts.map(([s, n]) => (
                   <span key={s} className={`badge badge--${integrityStatusInfo[s].tone}`}>
-                    <span aria-hidden="true">{integrityStatusInfo[s].glyph}</span> {n} {integrityStatusInfo[s].label.toLowerCase()}
+                    <span aria-hidden="true">{integrityStatusInfo[s].glyph}</span> {n}{" "}
+                    {integrityStatusInfo[s].label.toLowerCase()}
                   </span>
                 ))}
               </p>
@@ -76,7 +100,10 @@ export function TaskCheckpointsView({ data, principal, checkpointId }: { data: T
           </div>
           {checkpoints.length === 0 ? (
             <EmptyState title="No checkpoints yet">
-              <p>They are taken at gates, before irreversible effects, on cancel, escalation and terminal states, or on demand.</p>
+              <p>
+                They are taken at gates, before irreversible effects, on cancel, escalation and terminal states, or on
+                demand.
+              </p>
             </EmptyState>
           ) : (
             <CheckpointTable rows={checkpoints} currentVersion={task.version} />
@@ -89,8 +116,8 @@ export function TaskCheckpointsView({ data, principal, checkpointId }: { data: T
             <section className="card card--quiet" aria-labelledby="ckpt-readonly-heading">
               <h2 id="ckpt-readonly-heading">Read-only</h2>
               <p>
-                Your role (<strong>{principal.role}</strong>) can inspect checkpoints but not take one: that needs the checkpoints:create permission (engineers, admins and
-                agents).
+                Your role (<strong>{principal.role}</strong>) can inspect checkpoints but not take one: that needs the
+                checkpoints:create permission (engineers, admins and agents).
               </p>
             </section>
           )}
@@ -107,7 +134,10 @@ export function TaskCheckpointsView({ data, principal, checkpointId }: { data: T
                 );
               })}
             </dl>
-            <p className="hint">Automatic ones commit in the same transaction as the change that reached the boundary, and never of a state that failed validation.</p>
+            <p className="hint">
+              Automatic ones commit in the same transaction as the change that reached the boundary, and never of a
+              state that failed validation.
+            </p>
           </section>
         </div>
       </div>

@@ -69,26 +69,44 @@ export function DashboardView({ initial }: { initial: DashboardData }) {
             <LiveStatus error={query.error} updatedAt={d.generatedAt} />
           </div>
         </div>
-        <p className="lede">The system&apos;s health now. Every number and chart links to the list behind it; times are UTC.</p>
+        <p className="lede">
+          The system&apos;s health now. Every number and chart links to the list behind it; times are UTC.
+        </p>
       </header>
 
       <section aria-label="Headline numbers" className="dash-headline">
-        <Headline href={dashboardLinks.openAlerts} value={d.headline.openAlerts} label="open alerts" tone={d.headline.openAlerts > 0 ? "danger" : "calm"} />
+        <Headline
+          href={dashboardLinks.openAlerts}
+          value={d.headline.openAlerts}
+          label="open alerts"
+          tone={d.headline.openAlerts > 0 ? "danger" : "calm"}
+        />
         <Headline
           href={dashboardLinks.unknownOutcomes}
           value={d.headline.unknownOutcomes}
           label="unknown outcomes"
           tone={d.headline.unknownOutcomes > 0 ? "warning" : "calm"}
-          note={d.unknownOutcomes.oldestSince ? `oldest ${ageSince(d.unknownOutcomes.oldestSince, d.generatedAt)}` : undefined}
+          note={
+            d.unknownOutcomes.oldestSince
+              ? `oldest ${ageSince(d.unknownOutcomes.oldestSince, d.generatedAt)}`
+              : undefined
+          }
         />
         <Headline
           href={dashboardLinks.reviewsWaiting}
           value={d.headline.reviewBacklog}
           label="reviews waiting"
           tone={d.headline.reviewBacklog > 0 ? "warning" : "calm"}
-          note={d.reviews.oldestWaitingSince ? `oldest ${ageSince(d.reviews.oldestWaitingSince, d.generatedAt)}` : undefined}
+          note={
+            d.reviews.oldestWaitingSince ? `oldest ${ageSince(d.reviews.oldestWaitingSince, d.generatedAt)}` : undefined
+          }
         />
-        <Headline href={dashboardLinks.staleWrites} value={conflictsTotal} label="stale writes, last hour" tone={conflictsTotal > 0 ? "warning" : "calm"} />
+        <Headline
+          href={dashboardLinks.staleWrites}
+          value={conflictsTotal}
+          label="stale writes, last hour"
+          tone={conflictsTotal > 0 ? "warning" : "calm"}
+        />
       </section>
 
       <div className="dash-grid">
@@ -98,7 +116,13 @@ export function DashboardView({ initial }: { initial: DashboardData }) {
           ) : (
             <>
               <TasksByStateChart data={d.tasksByStatus} workflows={workflows} />
-              <SwatchLegend items={workflows.map((w, i) => ({ label: w, color: workflowInk[i % workflowInk.length]!, href: dashboardLinks.tasksOfWorkflow(w) }))} />
+              <SwatchLegend
+                items={workflows.map((w, i) => ({
+                  label: w,
+                  color: workflowInk[i % workflowInk.length]!,
+                  href: dashboardLinks.tasksOfWorkflow(w),
+                }))}
+              />
               <ul className="dash-links" aria-label="Tasks by state">
                 {d.tasksByStatus.map((s) => (
                   <li key={s.status}>
@@ -136,15 +160,29 @@ export function DashboardView({ initial }: { initial: DashboardData }) {
           )}
         </ChartCard>
 
-        <ChartCard id="transitions" title="Transitions per minute, last 60 minutes" summary={describeTransitions(d)} more={{ href: dashboardLinks.tasks, label: "Tasks, most recently changed first" }}>
+        <ChartCard
+          id="transitions"
+          title="Transitions per minute, last 60 minutes"
+          summary={describeTransitions(d)}
+          more={{ href: dashboardLinks.tasks, label: "Tasks, most recently changed first" }}
+        >
           {transitionsTotal === 0 ? (
             <Empty>No task changed state in the last hour.</Empty>
           ) : (
-            <PerMinuteChart data={d.transitionsPerMinute} series={[{ key: "count", name: "State changes", color: ink.accent }]} onClickHref={dashboardLinks.tasks} />
+            <PerMinuteChart
+              data={d.transitionsPerMinute}
+              series={[{ key: "count", name: "State changes", color: ink.accent }]}
+              onClickHref={dashboardLinks.tasks}
+            />
           )}
         </ChartCard>
 
-        <ChartCard id="reviews" title="Review backlog and time to decision" summary={describeReviews(d)} more={{ href: dashboardLinks.reviewsWaiting, label: "Review queue" }}>
+        <ChartCard
+          id="reviews"
+          title="Review backlog and time to decision"
+          summary={describeReviews(d)}
+          more={{ href: dashboardLinks.reviewsWaiting, label: "Review queue" }}
+        >
           <dl className="dash-stats">
             <div>
               <dt>Waiting</dt>
@@ -176,7 +214,12 @@ export function DashboardView({ initial }: { initial: DashboardData }) {
           )}
         </ChartCard>
 
-        <ChartCard id="alerts" title="Divergence and consistency alerts, last 14 days" summary={describeAlerts(d)} more={{ href: dashboardLinks.openAlerts, label: "Open alerts" }}>
+        <ChartCard
+          id="alerts"
+          title="Divergence and consistency alerts, last 14 days"
+          summary={describeAlerts(d)}
+          more={{ href: dashboardLinks.openAlerts, label: "Open alerts" }}
+        >
           {alertsRaised === 0 && d.alerts.openTotal === 0 ? (
             <Empty>No alert raised in the last 14 days, and none open.</Empty>
           ) : (
@@ -193,7 +236,12 @@ export function DashboardView({ initial }: { initial: DashboardData }) {
           )}
         </ChartCard>
 
-        <ChartCard id="stale-writes" title="Stale-write conflicts per minute, last 60 minutes" summary={describeConflicts(d)} more={{ href: dashboardLinks.staleWrites, label: "Stale-write alerts" }}>
+        <ChartCard
+          id="stale-writes"
+          title="Stale-write conflicts per minute, last 60 minutes"
+          summary={describeConflicts(d)}
+          more={{ href: dashboardLinks.staleWrites, label: "Stale-write alerts" }}
+        >
           {conflictsTotal === 0 ? (
             <Empty>No write was refused as stale in the last hour.</Empty>
           ) : (
@@ -277,7 +325,8 @@ function LiveStatus({ error, updatedAt }: { error: Error | null; updatedAt: stri
       <p className="live live--off" role="status">
         <span className="live__dot" aria-hidden="true" />
         {/* A refusal says why in its problem's detail; a failed fetch only that the server did not answer. */}
-        Live updates paused: {error instanceof ConsoleRouteError ? error.message : "the server cannot be reached."} Showing {time} UTC.
+        Live updates paused: {error instanceof ConsoleRouteError ? error.message : "the server cannot be reached."}{" "}
+        Showing {time} UTC.
       </p>
     );
   return (
@@ -288,9 +337,25 @@ function LiveStatus({ error, updatedAt }: { error: Error | null; updatedAt: stri
   );
 }
 
-function Headline({ href, value, label, tone, note }: { href: string; value: number; label: string; tone: "calm" | "warning" | "danger"; note?: string }) {
+function Headline({
+  href,
+  value,
+  label,
+  tone,
+  note,
+}: {
+  href: string;
+  value: number;
+  label: string;
+  tone: "calm" | "warning" | "danger";
+  note?: string;
+}) {
   return (
-    <Link href={href} className={`dash-headline__item dash-headline__item--${tone}`} data-testid={`headline-${label.replace(/[^a-z]+/g, "-")}`}>
+    <Link
+      href={href}
+      className={`dash-headline__item dash-headline__item--${tone}`}
+      data-testid={`headline-${label.replace(/[^a-z]+/g, "-")}`}
+    >
       <span className="dash-headline__value">{formatInteger(value)}</span>
       <span className="dash-headline__label">{label}</span>
       {note ? <span className="dash-headline__note">{note}</span> : null}
@@ -314,7 +379,11 @@ function ChartCard({
   wide?: boolean;
 }) {
   return (
-    <section className={`card dash-card${wide ? " dash-card--wide" : ""}`} aria-labelledby={`${id}-title`} data-testid={`chart-${id}`}>
+    <section
+      className={`card dash-card${wide ? " dash-card--wide" : ""}`}
+      aria-labelledby={`${id}-title`}
+      data-testid={`chart-${id}`}
+    >
       <h2 id={`${id}-title`} className="dash-card__title">
         {title}
       </h2>

@@ -2,7 +2,11 @@ import Link from "next/link";
 import { plainOptions, SelectFilter } from "@/components/select-filter";
 import { executionStatusInfo } from "@/lib/adapters/console/reviews/reviews-format";
 import type { ExecutionListData, ExecutionListItem } from "@/lib/adapters/console/executions/executions";
-import { executionListHref, executionStatuses, type ExecutionListParams } from "@/lib/adapters/console/executions/executions-query";
+import {
+  executionListHref,
+  executionStatuses,
+  type ExecutionListParams,
+} from "@/lib/adapters/console/executions/executions-query";
 import { formatDuration } from "@/lib/core/format-duration";
 import { pluralize } from "@/lib/adapters/console/shared/format";
 import { toolNames } from "@/lib/model/executions/tools";
@@ -12,7 +16,15 @@ import { ExecutionStatusBadge } from "@/components/task/execution-status-badge";
 import "@/components/dashboard/dashboard.css";
 
 /** Every external call across tasks: where the dashboard's "unknown outcomes" lead. */
-export function ExecutionListView({ params, list, now }: { params: ExecutionListParams; list: ExecutionListData; now: Date }) {
+export function ExecutionListView({
+  params,
+  list,
+  now,
+}: {
+  params: ExecutionListParams;
+  list: ExecutionListData;
+  now: Date;
+}) {
   const filtered = Boolean(params.status || params.tool);
   return (
     <>
@@ -40,7 +52,14 @@ export function ExecutionListView({ params, list, now }: { params: ExecutionList
           options={executionStatuses.map((s) => ({ value: s, label: `${s} — ${executionStatusInfo[s].label}` }))}
           value={params.status}
         />
-        <SelectFilter id="filter-exec-tool" name="tool" label="Tool" anyLabel="All tools" options={plainOptions(toolNames)} value={params.tool} />
+        <SelectFilter
+          id="filter-exec-tool"
+          name="tool"
+          label="Tool"
+          anyLabel="All tools"
+          options={plainOptions(toolNames)}
+          value={params.tool}
+        />
         <div className="filters__actions">
           <button type="submit" className="button button--primary">
             Apply
@@ -65,7 +84,8 @@ export function ExecutionListView({ params, list, now }: { params: ExecutionList
         params.cursor ? (
           <EmptyState title="No more executions">
             <p>
-              You reached the end of the list. <Link href={executionListHref({ ...params, cursor: undefined })}>Back to the first page</Link>.
+              You reached the end of the list.{" "}
+              <Link href={executionListHref({ ...params, cursor: undefined })}>Back to the first page</Link>.
             </p>
           </EmptyState>
         ) : filtered ? (
@@ -83,7 +103,10 @@ export function ExecutionListView({ params, list, now }: { params: ExecutionList
           </EmptyState>
         ) : (
           <EmptyState title="No executions yet">
-            <p>An execution is recorded before every external call an agent makes (a refund, a CRM note). They appear here as soon as they exist.</p>
+            <p>
+              An execution is recorded before every external call an agent makes (a refund, a CRM note). They appear
+              here as soon as they exist.
+            </p>
           </EmptyState>
         )
       ) : (
@@ -107,7 +130,11 @@ export function ExecutionListView({ params, list, now }: { params: ExecutionList
               </li>
               <li>
                 {list.page.nextCursor ? (
-                  <Link className="button" href={executionListHref({ ...params, cursor: list.page.nextCursor })} rel="next">
+                  <Link
+                    className="button"
+                    href={executionListHref({ ...params, cursor: list.page.nextCursor })}
+                    rel="next"
+                  >
                     Next page →
                   </Link>
                 ) : (

@@ -21,34 +21,68 @@ const why: Record<InstructionGuardView["kind"], string> = {
 export function InstructionConflictCard({ instructions }: { instructions: ReviewInstructions }) {
   const { reliedOn, current, frozenByGuard, neverSent } = instructions;
   return (
-    <section className={frozenByGuard ? "card instr-conflict instr-conflict--blocked" : "card instr-conflict"} aria-labelledby="instr-conflict-heading">
-      <h2 id="instr-conflict-heading">{frozenByGuard ? "Blocked by the task's instructions" : "The task's instructions on this action"}</h2>
+    <section
+      className={frozenByGuard ? "card instr-conflict instr-conflict--blocked" : "card instr-conflict"}
+      aria-labelledby="instr-conflict-heading"
+    >
+      <h2 id="instr-conflict-heading">
+        {frozenByGuard ? "Blocked by the task's instructions" : "The task's instructions on this action"}
+      </h2>
       {frozenByGuard ? (
         <p>
-          {why[instructions.kind]} {neverSent ? "It was never sent: approving sends it for the first time, under its idempotency key; rejecting cancels it." : null}
+          {why[instructions.kind]}{" "}
+          {neverSent
+            ? "It was never sent: approving sends it for the first time, under its idempotency key; rejecting cancels it."
+            : null}
         </p>
       ) : (
-        <p className="subtle">This action was frozen for another reason; these are the instructions on its topic ({instructions.topic}) as they stand now.</p>
+        <p className="subtle">
+          This action was frozen for another reason; these are the instructions on its topic ({instructions.topic}) as
+          they stand now.
+        </p>
       )}
       <div className="instr-conflict__pair">
-        <InstructionSide label="Relied on" instruction={reliedOn} empty="No instruction named: the action relied on none." tone={current && reliedOn && current.id !== reliedOn.id ? "stale" : "plain"} />
-        <InstructionSide label={frozenByGuard && instructions.kind !== "unauthorized" ? "Superseding / current" : "Current"} instruction={current} empty={`No authorized instruction on ${instructions.topic}.`} tone="current" />
+        <InstructionSide
+          label="Relied on"
+          instruction={reliedOn}
+          empty="No instruction named: the action relied on none."
+          tone={current && reliedOn && current.id !== reliedOn.id ? "stale" : "plain"}
+        />
+        <InstructionSide
+          label={frozenByGuard && instructions.kind !== "unauthorized" ? "Superseding / current" : "Current"}
+          instruction={current}
+          empty={`No authorized instruction on ${instructions.topic}.`}
+          tone="current"
+        />
       </div>
     </section>
   );
 }
 
-function InstructionSide({ label, instruction, empty, tone }: { label: string; instruction: InstructionView | null; empty: string; tone: "stale" | "current" | "plain" }) {
+function InstructionSide({
+  label,
+  instruction,
+  empty,
+  tone,
+}: {
+  label: string;
+  instruction: InstructionView | null;
+  empty: string;
+  tone: "stale" | "current" | "plain";
+}) {
   return (
     <div className={`instr-side instr-side--${tone}`}>
       <h3 className="instr-side__label">{label}</h3>
       {instruction ? (
         <>
           <p className="instr-side__head">
-            <span className="mono">#{instruction.seq}</span> <DirectiveBadge directive={instruction.directive} /> <span className="mono">{instruction.topic}</span>
+            <span className="mono">#{instruction.seq}</span> <DirectiveBadge directive={instruction.directive} />{" "}
+            <span className="mono">{instruction.topic}</span>
             {!instruction.authorized ? <span className="badge badge--warning">unauthorized</span> : null}
           </p>
-          <p className="instr-side__text">{tone === "stale" ? <s>“{instruction.text}”</s> : <>“{instruction.text}”</>}</p>
+          <p className="instr-side__text">
+            {tone === "stale" ? <s>“{instruction.text}”</s> : <>“{instruction.text}”</>}
+          </p>
           <p className="subtle">
             {describeSource(instruction)} · <DateTime value={instruction.createdAt} />
           </p>

@@ -2,22 +2,41 @@
 
 import { useId, useRef, useState, type FormEvent } from "react";
 import { addInstructionAction } from "@/app/(console)/tasks/[id]/instruction-actions";
-import { idleInstructionForm, instructionTextMaxLength, knownInstructionTopics, type InstructionFormState } from "@/components/instructions/form-state";
+import {
+  idleInstructionForm,
+  instructionTextMaxLength,
+  knownInstructionTopics,
+  type InstructionFormState,
+} from "@/components/instructions/form-state";
 import { useServerActionForm } from "@/components/server-action-form";
 
 const lostAnswer: InstructionFormState = {
   status: "error",
-  message: "No answer from the server: the instruction may or may not be recorded. The ledger above shows what is; submitting again is safe (same instruction id).",
+  message:
+    "No answer from the server: the instruction may or may not be recorded. The ledger above shows what is; submitting again is safe (same instruction id).",
   details: [],
 };
 
 /** Adds an instruction at the ledger seq the page shows; what was typed survives a conflict. */
-export function InstructionForm({ taskId, expectedSeq, instructionId, isPerson }: { taskId: string; expectedSeq: number; instructionId: string; isPerson: boolean }) {
+export function InstructionForm({
+  taskId,
+  expectedSeq,
+  instructionId,
+  isPerson,
+}: {
+  taskId: string;
+  expectedSeq: number;
+  instructionId: string;
+  isPerson: boolean;
+}) {
   const id = useId();
   const [text, setText] = useState("");
   const [textError, setTextError] = useState<string | null>(null);
   const textRef = useRef<HTMLTextAreaElement>(null);
-  const { state, pending, submit } = useServerActionForm(addInstructionAction, idleInstructionForm, { lostAnswer, onDone: () => setText("") });
+  const { state, pending, submit } = useServerActionForm(addInstructionAction, idleInstructionForm, {
+    lostAnswer,
+    onDone: () => setText(""),
+  });
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -40,7 +59,16 @@ export function InstructionForm({ taskId, expectedSeq, instructionId, isPerson }
       <div className="instr-form__row">
         <div className="field">
           <label htmlFor={`${id}-topic`}>Topic</label>
-          <input id={`${id}-topic`} type="text" name="topic" list={`${id}-topics`} defaultValue="refund" required pattern="[a-z][a-z0-9_.\-]{0,63}" autoComplete="off" />
+          <input
+            id={`${id}-topic`}
+            type="text"
+            name="topic"
+            list={`${id}-topics`}
+            defaultValue="refund"
+            required
+            pattern="[a-z][a-z0-9_.\-]{0,63}"
+            autoComplete="off"
+          />
           <datalist id={`${id}-topics`}>
             {knownInstructionTopics.map((t) => (
               <option key={t} value={t} />
@@ -85,7 +113,8 @@ export function InstructionForm({ taskId, expectedSeq, instructionId, isPerson }
           </p>
         ) : (
           <p id={`${id}-hint`} className="hint">
-            The latest allow or forbid on a topic supersedes the older ones. A refund relying on a superseded instruction is frozen for review, never sent.
+            The latest allow or forbid on a topic supersedes the older ones. A refund relying on a superseded
+            instruction is frozen for review, never sent.
           </p>
         )}
       </div>
@@ -112,8 +141,8 @@ function Feedback({ state }: { state: InstructionFormState }) {
           <p className="notice__title">{state.message}</p>
           {state.latest ? (
             <p>
-              Added meanwhile: #{state.latest.seq} <strong>{state.latest.directive}</strong> on <span className="mono">{state.latest.topic}</span>: “{state.latest.text}” (by{" "}
-              {state.latest.issuedBy})
+              Added meanwhile: #{state.latest.seq} <strong>{state.latest.directive}</strong> on{" "}
+              <span className="mono">{state.latest.topic}</span>: “{state.latest.text}” (by {state.latest.issuedBy})
             </p>
           ) : null}
         </div>

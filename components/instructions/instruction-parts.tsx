@@ -32,7 +32,14 @@ export function StandingLabel({ standing }: { standing: InstructionStanding }) {
     case "superseded":
       return <span className="instr-standing">superseded by #{standing.bySeq}</span>;
     case "unauthorized":
-      return <span className="badge badge--warning" title="An agent's memory or summary: recorded so people can see it, never acted upon">unauthorized</span>;
+      return (
+        <span
+          className="badge badge--warning"
+          title="An agent's memory or summary: recorded so people can see it, never acted upon"
+        >
+          unauthorized
+        </span>
+      );
     case "note":
       return <span className="instr-standing">note: decides nothing</span>;
   }

@@ -22,7 +22,9 @@ export async function InstructionsPanel({ taskId, principal }: { taskId: string;
       <div className="card-heading-row">
         <h2 id="instructions-heading">Instructions</h2>
         <p className="ledger-card__summary">
-          {ledger.items.length === 0 ? "No instructions recorded." : `${ledger.items.length} in the ledger · seq ${ledger.seq}`}
+          {ledger.items.length === 0
+            ? "No instructions recorded."
+            : `${ledger.items.length} in the ledger · seq ${ledger.seq}`}
         </p>
       </div>
       {current.length > 0 ? (
@@ -41,8 +43,9 @@ export async function InstructionsPanel({ taskId, principal }: { taskId: string;
       ) : null}
       {ledger.items.length === 0 ? (
         <p className="subtle">
-          Nothing has been said about this task yet. An irreversible action (a refund) is held to the latest authorized instruction on its topic: add “forbid”
-          on <span className="mono">refund</span> and no refund leaves without a person&apos;s review.
+          Nothing has been said about this task yet. An irreversible action (a refund) is held to the latest authorized
+          instruction on its topic: add “forbid” on <span className="mono">refund</span> and no refund leaves without a
+          person&apos;s review.
         </p>
       ) : (
         <ol className="instr-ledger" aria-label="Instruction ledger, newest first">
@@ -52,7 +55,12 @@ export async function InstructionsPanel({ taskId, principal }: { taskId: string;
         </ol>
       )}
       {can(principal, "instructions:write") ? (
-        <InstructionForm taskId={taskId} expectedSeq={ledger.seq} instructionId={newId("ins")} isPerson={principal.kind === "user"} />
+        <InstructionForm
+          taskId={taskId}
+          expectedSeq={ledger.seq}
+          instructionId={newId("ins")}
+          isPerson={principal.kind === "user"}
+        />
       ) : (
         <p className="hint">Your role ({principal.role}) can read the instructions but not add one.</p>
       )}

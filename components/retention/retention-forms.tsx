@@ -7,11 +7,15 @@ import { useServerActionForm } from "@/components/server-action-form";
 
 const lostAnswer: RetentionFormState = {
   status: "error",
-  message: "The server's answer was lost. The page was reloaded: check the lists below for what happened before trying again.",
+  message:
+    "The server's answer was lost. The page was reloaded: check the lists below for what happened before trying again.",
   fields: {},
 };
 
-function useRetentionForm(action: (previous: RetentionFormState, formData: FormData) => Promise<RetentionFormState>, onDone?: () => void) {
+function useRetentionForm(
+  action: (previous: RetentionFormState, formData: FormData) => Promise<RetentionFormState>,
+  onDone?: () => void,
+) {
   const form = useServerActionForm(action, idleRetentionForm, { lostAnswer, onDone });
   const onSubmit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
@@ -52,7 +56,19 @@ function fieldError(state: RetentionFormState, ...names: string[]): string | und
   return undefined;
 }
 
-function Field({ id, label, error, hint, children }: { id: string; label: string; error?: string; hint?: string; children: ReactNode }) {
+function Field({
+  id,
+  label,
+  error,
+  hint,
+  children,
+}: {
+  id: string;
+  label: string;
+  error?: string;
+  hint?: string;
+  children: ReactNode;
+}) {
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
@@ -83,8 +99,20 @@ export function PlaceHoldForm() {
     <form id="place-hold-form" onSubmit={onSubmit} className="retention-form" aria-label="Place a legal hold">
       <Answer state={state} />
       <div className="retention-form__row">
-        <Field id="hold-task" label="Task id (optional)" error={taskError} hint="Holds that task's entries. Leave empty to hold by time only.">
-          <input id="hold-task" name="taskId" type="text" autoComplete="off" spellCheck={false} aria-invalid={taskError ? true : undefined} />
+        <Field
+          id="hold-task"
+          label="Task id (optional)"
+          error={taskError}
+          hint="Holds that task's entries. Leave empty to hold by time only."
+        >
+          <input
+            id="hold-task"
+            name="taskId"
+            type="text"
+            autoComplete="off"
+            spellCheck={false}
+            aria-invalid={taskError ? true : undefined}
+          />
         </Field>
         <Field id="hold-from" label="From (UTC, optional)" error={fromError}>
           <input id="hold-from" name="from" type="datetime-local" aria-invalid={fromError ? true : undefined} />
@@ -93,8 +121,20 @@ export function PlaceHoldForm() {
           <input id="hold-to" name="to" type="datetime-local" aria-invalid={toError ? true : undefined} />
         </Field>
       </div>
-      <Field id="hold-reason" label="Reason (required)" error={reasonError} hint="Recorded in the audit log with the hold. No task and no time bound holds every entry.">
-        <textarea id="hold-reason" name="reason" rows={2} maxLength={1000} required aria-invalid={reasonError ? true : undefined} />
+      <Field
+        id="hold-reason"
+        label="Reason (required)"
+        error={reasonError}
+        hint="Recorded in the audit log with the hold. No task and no time bound holds every entry."
+      >
+        <textarea
+          id="hold-reason"
+          name="reason"
+          rows={2}
+          maxLength={1000}
+          required
+          aria-invalid={reasonError ? true : undefined}
+        />
       </Field>
       <div className="button-row">
         <button type="submit" className="button button--primary" disabled={pending}>
@@ -116,7 +156,15 @@ export function ReleaseHoldForm({ holdId }: { holdId: string }) {
       <label htmlFor={id} className="visually-hidden">
         Reason for releasing {holdId}
       </label>
-      <input id={id} name="reason" type="text" placeholder="Reason for release (required)" maxLength={1000} required aria-invalid={reasonError ? true : undefined} />
+      <input
+        id={id}
+        name="reason"
+        type="text"
+        placeholder="Reason for release (required)"
+        maxLength={1000}
+        required
+        aria-invalid={reasonError ? true : undefined}
+      />
       <button type="submit" className="button button--small" disabled={pending}>
         {pending ? "Releasing…" : "Release"}
       </button>
@@ -138,13 +186,26 @@ export function ApplyRetentionForm({ defaultDays }: { defaultDays: number }) {
       <Answer state={state} />
       <div className="retention-form__row">
         <Field id="retention-days" label="Delete entries older than (days)" error={daysError}>
-          <input id="retention-days" name="days" type="number" min={1} max={36500} step={1} defaultValue={defaultDays} required aria-invalid={daysError ? true : undefined} />
+          <input
+            id="retention-days"
+            name="days"
+            type="number"
+            min={1}
+            max={36500}
+            step={1}
+            defaultValue={defaultDays}
+            required
+            aria-invalid={daysError ? true : undefined}
+          />
         </Field>
       </div>
       <div className="field">
         <label className="retention-check">
           <input name="confirm" type="checkbox" value="yes" aria-invalid={confirmError ? true : undefined} />
-          <span>I understand that older entries not under a legal hold are deleted for good; each stream then starts at a recorded anchor.</span>
+          <span>
+            I understand that older entries not under a legal hold are deleted for good; each stream then starts at a
+            recorded anchor.
+          </span>
         </label>
         {confirmError ? (
           <p className="field-error" role="alert">

@@ -1,7 +1,11 @@
 import Link from "next/link";
 import { formatDuration } from "@/lib/core/format-duration";
 import { shortIdentity } from "@/lib/adapters/console/shared/format";
-import { describeHoldScope, type RetentionOverview, type RetentionPolicy } from "@/lib/adapters/console/retention/retention";
+import {
+  describeHoldScope,
+  type RetentionOverview,
+  type RetentionPolicy,
+} from "@/lib/adapters/console/retention/retention";
 import { DateTime } from "@/components/date-time";
 import { ApplyRetentionForm, PlaceHoldForm, ReleaseHoldForm } from "@/components/retention/retention-forms";
 import "@/components/retention/retention.css";
@@ -25,8 +29,9 @@ export function RetentionView({ policy, overview }: { policy: RetentionPolicy; o
           <h1>Retention and legal holds</h1>
         </div>
         <p className="lede">
-          Old audit entries may be deleted by policy; a legal hold freezes that deletion for what it covers (correction annotations stay possible). Each run
-          deletes only the oldest part of a stream and records where it cut, so what remains still verifies.
+          Old audit entries may be deleted by policy; a legal hold freezes that deletion for what it covers (correction
+          annotations stay possible). Each run deletes only the oldest part of a stream and records where it cut, so
+          what remains still verifies.
         </p>
       </header>
 
@@ -34,14 +39,17 @@ export function RetentionView({ policy, overview }: { policy: RetentionPolicy; o
         <h2 id="policy-title">Current policy</h2>
         {policy.olderThanDays === null ? (
           <p data-testid="retention-policy">
-            <strong>Keep every entry forever.</strong> <code>VERITY_AUDIT_RETENTION_DAYS</code> is not set, so the server deletes nothing on its own. An
-            administrator may still apply retention by hand below.
+            <strong>Keep every entry forever.</strong> <code>VERITY_AUDIT_RETENTION_DAYS</code> is not set, so the
+            server deletes nothing on its own. An administrator may still apply retention by hand below.
           </p>
         ) : (
           <p data-testid="retention-policy">
-            <strong>Delete entries older than {policy.olderThanDays} days</strong>, except under a legal hold, checked at most every {formatDuration(policy.everyMs)}{" "}
-            by the server (<code>VERITY_AUDIT_RETENTION_DAYS</code>, <code>VERITY_AUDIT_RETENTION_INTERVAL_MS</code>).
-            {policy.loopOff ? " The background loop is off (VERITY_RECONCILE_INTERVAL_MS=0), so no scheduled run happens." : ""}
+            <strong>Delete entries older than {policy.olderThanDays} days</strong>, except under a legal hold, checked
+            at most every {formatDuration(policy.everyMs)} by the server (<code>VERITY_AUDIT_RETENTION_DAYS</code>,{" "}
+            <code>VERITY_AUDIT_RETENTION_INTERVAL_MS</code>).
+            {policy.loopOff
+              ? " The background loop is off (VERITY_RECONCILE_INTERVAL_MS=0), so no scheduled run happens."
+              : ""}
           </p>
         )}
       </section>
@@ -91,8 +99,8 @@ export function RetentionView({ policy, overview }: { policy: RetentionPolicy; o
             <ul>
               {released.map((h) => (
                 <li key={h.id}>
-                  <span className="mono">{h.id}</span>: {describeHoldScope(h)}. “{h.reason}”. Released <DateTime value={h.releasedAt!} /> by{" "}
-                  {shortIdentity(h.releasedBy ?? "")}.
+                  <span className="mono">{h.id}</span>: {describeHoldScope(h)}. “{h.reason}”. Released{" "}
+                  <DateTime value={h.releasedAt!} /> by {shortIdentity(h.releasedBy ?? "")}.
                 </li>
               ))}
             </ul>
@@ -102,14 +110,18 @@ export function RetentionView({ policy, overview }: { policy: RetentionPolicy; o
 
       <section className="card" aria-labelledby="apply-title">
         <h2 id="apply-title">Apply retention now</h2>
-        <p className="subtle">Runs the same cut the server runs on schedule, as you, and records it in the audit log (system stream).</p>
+        <p className="subtle">
+          Runs the same cut the server runs on schedule, as you, and records it in the audit log (system stream).
+        </p>
         <ApplyRetentionForm defaultDays={policy.olderThanDays ?? 365} />
       </section>
 
       <section className="card" aria-labelledby="runs-title">
         <h2 id="runs-title">Last retention runs</h2>
         {overview.runs.length === 0 ? (
-          <p className="subtle">No retention run has deleted anything yet. A run that finds nothing old enough records nothing.</p>
+          <p className="subtle">
+            No retention run has deleted anything yet. A run that finds nothing old enough records nothing.
+          </p>
         ) : (
           <div className="table-wrap">
             <table className="table" data-testid="retention-runs">

@@ -6,7 +6,10 @@ export function ApprovalMeter({ state }: { state: ApprovalState }) {
   return (
     <span className="approval-meter" aria-hidden="true">
       {Array.from({ length: state.required }, (_, i) => (
-        <span key={i} className={i < given ? "approval-meter__mark approval-meter__mark--given" : "approval-meter__mark"} />
+        <span
+          key={i}
+          className={i < given ? "approval-meter__mark approval-meter__mark--given" : "approval-meter__mark"}
+        />
       ))}
     </span>
   );

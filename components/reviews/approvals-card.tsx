@@ -1,4 +1,11 @@
-import { approvalHeadline, approvalState, decisionInfo, decisionRounds, formatMoney, reviewStatusInfo } from "@/lib/adapters/console/reviews/reviews-format";
+import {
+  approvalHeadline,
+  approvalState,
+  decisionInfo,
+  decisionRounds,
+  formatMoney,
+  reviewStatusInfo,
+} from "@/lib/adapters/console/reviews/reviews-format";
 import type { ReviewItem } from "@/lib/adapters/console/reviews/reviews-view";
 import { isUndecided } from "@/lib/adapters/console/reviews/reviews-query";
 import { DateTime } from "@/components/date-time";
@@ -34,12 +41,20 @@ function DecisionList({ decisions, viewer, label }: { decisions: Decision[]; vie
 function DecisionRounds({ review, viewer }: { review: ReviewItem; viewer: string }) {
   const rounds = decisionRounds(review);
   if (rounds.length === 1) {
-    return review.decisions.length ? <DecisionList decisions={review.decisions} viewer={viewer} label="Decisions so far" /> : <p className="subtle">No decisions yet.</p>;
+    return review.decisions.length ? (
+      <DecisionList decisions={review.decisions} viewer={viewer} label="Decisions so far" />
+    ) : (
+      <p className="subtle">No decisions yet.</p>
+    );
   }
   return (
     <div className="decision-rounds">
       {rounds.map((r) => (
-        <section key={r.round} className={r.current ? "decision-round decision-round--current" : "decision-round"} aria-labelledby={`round-${r.round}-heading`}>
+        <section
+          key={r.round}
+          className={r.current ? "decision-round decision-round--current" : "decision-round"}
+          aria-labelledby={`round-${r.round}-heading`}
+        >
           <h3 id={`round-${r.round}-heading`}>
             Round {r.round}
             {r.current ? " (current)" : ""}
@@ -57,16 +72,31 @@ function DecisionRounds({ review, viewer }: { review: ReviewItem; viewer: string
 }
 
 /** Four-eyes at a glance: how many approvals it needs, who gave them, and every decision with its reason. */
-export function ApprovalsCard({ review, viewer, thresholdCents }: { review: ReviewItem; viewer: string; thresholdCents: number }) {
+export function ApprovalsCard({
+  review,
+  viewer,
+  thresholdCents,
+}: {
+  review: ReviewItem;
+  viewer: string;
+  thresholdCents: number;
+}) {
   const state = approvalState(review, viewer);
   const threshold = formatMoney(thresholdCents, review.currency);
   const pending = isUndecided(review.status) && state.approvers.length > 0 && state.approvers.length < state.required;
   return (
     <section className="card" aria-labelledby="approvals-heading">
       <h2 id="approvals-heading">Approvals</h2>
-      <p className={pending ? "approvals-headline approvals-headline--pending" : "approvals-headline"} data-testid="approvals-headline">
+      <p
+        className={pending ? "approvals-headline approvals-headline--pending" : "approvals-headline"}
+        data-testid="approvals-headline"
+      >
         <ApprovalMeter state={state} />
-        <span>{isUndecided(review.status) ? approvalHeadline(state, review.status) : `${reviewStatusInfo[review.status].label} · ${state.summary}`}</span>
+        <span>
+          {isUndecided(review.status)
+            ? approvalHeadline(state, review.status)
+            : `${reviewStatusInfo[review.status].label} · ${state.summary}`}
+        </span>
       </p>
       <p className="approvals-detail">{state.detail}</p>
       <p className="hint">

@@ -4,7 +4,12 @@ import { useRef, useState, type FormEvent } from "react";
 import type { ReviewDecisionKind, ReviewStatus } from "@/lib/generated/prisma/enums";
 import { decideReviewAction } from "@/app/(console)/reviews/[id]/actions";
 import { decisionInfo, decisionKinds, reviewStatusInfo } from "@/lib/adapters/console/reviews/reviews-format";
-import { idleDecisionForm, lostAnswerMessage, reasonMaxLength, type DecisionFormState } from "@/lib/adapters/console/reviews/reviews-form";
+import {
+  idleDecisionForm,
+  lostAnswerMessage,
+  reasonMaxLength,
+  type DecisionFormState,
+} from "@/lib/adapters/console/reviews/reviews-form";
 import { isUndecided } from "@/lib/adapters/console/reviews/reviews-query";
 import { RequiredReasonField } from "@/components/reason-field";
 import { ActionFeedback, useServerActionForm, type ActionNotice } from "@/components/server-action-form";
@@ -47,7 +52,18 @@ const pendingText: Record<ReviewDecisionKind, string> = {
  * decision, a conflict above all, stays on screen while the fresh state
  * renders around it.
  */
-export function DecisionPanel({ reviewId, version, status, round, viewerDecision, requiredApprovals, approvalsGiven, idempotencyKey, executeBlockedBy, neverSent = false }: Props) {
+export function DecisionPanel({
+  reviewId,
+  version,
+  status,
+  round,
+  viewerDecision,
+  requiredApprovals,
+  approvalsGiven,
+  idempotencyKey,
+  executeBlockedBy,
+  neverSent = false,
+}: Props) {
   const [reason, setReason] = useState("");
   const [reasonError, setReasonError] = useState<string | null>(null);
   const [chosen, setChosen] = useState<ReviewDecisionKind | null>(null);
@@ -79,12 +95,16 @@ export function DecisionPanel({ reviewId, version, status, round, viewerDecision
       <ActionFeedback notice={noticeOf(state)} />
       {!open ? (
         <p className="subtle">
-          This review is decided ({reviewStatusInfo[status].label.toLowerCase()}): nothing more can be decided on it. Every decision is listed under Approvals.
+          This review is decided ({reviewStatusInfo[status].label.toLowerCase()}): nothing more can be decided on it.
+          Every decision is listed under Approvals.
         </p>
       ) : decided ? (
         <p className="decided-note">
-          You {viewerDecision} {round > 1 ? `in round ${round}` : "on this review"}. Nobody decides twice {round > 1 ? "in one round" : "on one review"}:{" "}
-          {requiredApprovals > 1 && approvalsGiven < requiredApprovals ? "the second approval must come from a different operator." : "the next decision is someone else's."}
+          You {viewerDecision} {round > 1 ? `in round ${round}` : "on this review"}. Nobody decides twice{" "}
+          {round > 1 ? "in one round" : "on one review"}:{" "}
+          {requiredApprovals > 1 && approvalsGiven < requiredApprovals
+            ? "the second approval must come from a different operator."
+            : "the next decision is someone else's."}
         </p>
       ) : (
         <form onSubmit={onSubmit} className="decision-form" aria-busy={pending} noValidate>
@@ -115,7 +135,8 @@ export function DecisionPanel({ reviewId, version, status, round, viewerDecision
               let help = info.help;
               if (kind === "approve_execute") {
                 help = `${help} Key: ${idempotencyKey}.`;
-                if (!lastApproval) help = `${help} This is approval ${approvalsGiven + 1} of ${requiredApprovals}: nothing is sent until a different operator approves too.`;
+                if (!lastApproval)
+                  help = `${help} This is approval ${approvalsGiven + 1} of ${requiredApprovals}: nothing is sent until a different operator approves too.`;
               }
               return (
                 <li key={kind}>
@@ -137,10 +158,15 @@ export function DecisionPanel({ reviewId, version, status, round, viewerDecision
             })}
           </ul>
           <p className="hint">
-            Applies to version {version} of this review. If another operator decides first, nothing is overwritten: you will see their decision instead.
+            Applies to version {version} of this review. If another operator decides first, nothing is overwritten: you
+            will see their decision instead.
           </p>
           <p role="status" className="pending-note">
-            {pending && chosen ? (chosen === "approve_execute" && !lastApproval ? "Recording your approval…" : pendingText[chosen]) : ""}
+            {pending && chosen
+              ? chosen === "approve_execute" && !lastApproval
+                ? "Recording your approval…"
+                : pendingText[chosen]
+              : ""}
           </p>
         </form>
       )}

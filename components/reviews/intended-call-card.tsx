@@ -66,7 +66,9 @@ export function IntendedCallCard({ review }: { review: ReviewItem }) {
           <dt>Idempotency key</dt>
           <dd>
             <code className="key">{x.idempotencyKey}</code>
-            <span className="subtle call-facts__desc">Approve &amp; execute sends with this same key: the provider applies a key at most once.</span>
+            <span className="subtle call-facts__desc">
+              Approve &amp; execute sends with this same key: the provider applies a key at most once.
+            </span>
           </dd>
         </div>
         <div>

@@ -9,7 +9,9 @@ function Frame({ children, askedAt }: { children: ReactNode; askedAt?: Date }) {
     <section className="card" aria-labelledby="lookup-heading" aria-live="polite">
       <h2 id="lookup-heading">What the provider says now</h2>
       {children}
-      {askedAt ? <p className="hint">Asked at {formatDateTime(askedAt)}, when this page was loaded. Reload to ask again.</p> : null}
+      {askedAt ? (
+        <p className="hint">Asked at {formatDateTime(askedAt)}, when this page was loaded. Reload to ask again.</p>
+      ) : null}
     </section>
   );
 }
@@ -37,7 +39,8 @@ export async function ProviderLookup({ lookup }: { lookup: Promise<ProviderLooku
       return (
         <Frame askedAt={askedAt}>
           <p className="lookup lookup--found">
-            <span className="lookup__word">Found</span> The provider ({answer.provider}) has <span className="mono">{answer.record.id}</span>
+            <span className="lookup__word">Found</span> The provider ({answer.provider}) has{" "}
+            <span className="mono">{answer.record.id}</span>
             {typeof answer.record.amount_cents === "number" && typeof answer.record.currency === "string" ? (
               <>
                 {" "}
@@ -54,33 +57,47 @@ export async function ProviderLookup({ lookup }: { lookup: Promise<ProviderLooku
           </p>
           {answer.mismatches.length ? (
             <p className="notice notice--error" role="alert">
-              It does not match what Verity asked for: {answer.mismatches.join(", ")}. Do not accept it as this execution&apos;s evidence without checking.
+              It does not match what Verity asked for: {answer.mismatches.join(", ")}. Do not accept it as this
+              execution&apos;s evidence without checking.
             </p>
           ) : (
-            <p className="hint">It matches the intended call. Accepting the provider&apos;s evidence records it as succeeded without sending anything.</p>
+            <p className="hint">
+              It matches the intended call. Accepting the provider&apos;s evidence records it as succeeded without
+              sending anything.
+            </p>
           )}
-          <EvidenceDetails evidence={{ record: answer.record, evidence: answer.evidence }} summary={summarizeEvidence(answer.evidence)} label="Provider's record" />
+          <EvidenceDetails
+            evidence={{ record: answer.record, evidence: answer.evidence }}
+            summary={summarizeEvidence(answer.evidence)}
+            label="Provider's record"
+          />
         </Frame>
       );
     case "not_found":
       return (
         <Frame askedAt={askedAt}>
           <p className="lookup lookup--not-found">
-            <span className="lookup__word">Not found</span> The provider ({answer.provider}) has nothing under this key. As far as it knows, the effect did not happen.
+            <span className="lookup__word">Not found</span> The provider ({answer.provider}) has nothing under this key.
+            As far as it knows, the effect did not happen.
           </p>
           <p className="hint">Approve &amp; execute sends the request again with the same key.</p>
-          <EvidenceDetails evidence={answer.evidence} summary={summarizeEvidence(answer.evidence)} label="Provider's answer" />
+          <EvidenceDetails
+            evidence={answer.evidence}
+            summary={summarizeEvidence(answer.evidence)}
+            label="Provider's answer"
+          />
         </Frame>
       );
     case "unknown":
       return (
         <Frame askedAt={askedAt}>
           <p className="lookup lookup--unknown">
-            <span className="lookup__word">Unknown</span> The provider ({answer.provider}) could not say whether the effect happened.
+            <span className="lookup__word">Unknown</span> The provider ({answer.provider}) could not say whether the
+            effect happened.
           </p>
           <p className="hint">
-            <span className="mono">{answer.reason}</span>: {answer.message} Nothing can be concluded from this answer. A re-send with the same key still cannot
-            apply twice.
+            <span className="mono">{answer.reason}</span>: {answer.message} Nothing can be concluded from this answer. A
+            re-send with the same key still cannot apply twice.
           </p>
         </Frame>
       );

@@ -18,7 +18,9 @@ function OpenAlertsNotice({ review }: { review: ReviewDetailData["review"] }) {
   return (
     <section className="notice notice--error alerts-notice" aria-labelledby="alerts-heading">
       <h2 id="alerts-heading" className="notice__title">
-        {review.openAlerts.length === 1 ? "An open divergence alert on this task" : `${review.openAlerts.length} open divergence alerts on this task`}
+        {review.openAlerts.length === 1
+          ? "An open divergence alert on this task"
+          : `${review.openAlerts.length} open divergence alerts on this task`}
       </h2>
       <ul>
         {review.openAlerts.map((a) => (
@@ -29,7 +31,8 @@ function OpenAlertsNotice({ review }: { review: ReviewDetailData["review"] }) {
       </ul>
       <p>
         Approve &amp; execute is refused until it is resolved.{" "}
-        <Link href={`/tasks/${encodeURIComponent(review.taskId)}`}>See both sides and resolve it on the task page</Link>.
+        <Link href={`/tasks/${encodeURIComponent(review.taskId)}`}>See both sides and resolve it on the task page</Link>
+        .
       </p>
     </section>
   );
@@ -51,7 +54,9 @@ export function ReviewDetailView({
 }) {
   const { review } = data;
   const approvals = approvalState(review, principal.identity);
-  const live = <LiveRefresh url={`/api/console/reviews/${encodeURIComponent(review.id)}/version`} token={token} what="review" />;
+  const live = (
+    <LiveRefresh url={`/api/console/reviews/${encodeURIComponent(review.id)}/version`} token={token} what="review" />
+  );
   return (
     <>
       <ReviewHeading review={review} live={live} />
@@ -92,8 +97,8 @@ export function ReviewDetailView({
             <section className="card card--quiet" aria-labelledby="readonly-heading">
               <h2 id="readonly-heading">Read-only</h2>
               <p>
-                Your role (<strong>{principal.role}</strong>) can see this review, the provider&apos;s answer and every decision, but cannot decide. Decisions need
-                the tasks:transition permission.
+                Your role (<strong>{principal.role}</strong>) can see this review, the provider&apos;s answer and every
+                decision, but cannot decide. Decisions need the tasks:transition permission.
               </p>
             </section>
           )}

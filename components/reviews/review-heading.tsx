@@ -10,7 +10,9 @@ import { WaitingTime } from "@/components/reviews/waiting-time";
 
 export function reviewTitle(review: ReviewItem): string {
   const money = formatMoney(review.amountCents, review.currency);
-  return review.execution.tool === "payments.refund" ? `Refund of ${money} to ${review.customerId}` : `${review.execution.tool}: ${money} for ${review.customerId}`;
+  return review.execution.tool === "payments.refund"
+    ? `Refund of ${money} to ${review.customerId}`
+    : `${review.execution.tool}: ${money} for ${review.customerId}`;
 }
 
 export function ReviewHeading({ review, live }: { review: ReviewItem; live: ReactNode }) {
@@ -29,7 +31,11 @@ export function ReviewHeading({ review, live }: { review: ReviewItem; live: Reac
         <Link href={`/tasks/${encodeURIComponent(review.taskId)}`} className="mono">
           {review.taskId}
         </Link>{" "}
-        {review.task ? <StatusBadge status={review.task.status} def={undefined} /> : <span className="subtle">(no longer exists)</span>}
+        {review.task ? (
+          <StatusBadge status={review.task.status} def={undefined} />
+        ) : (
+          <span className="subtle">(no longer exists)</span>
+        )}
       </Fact>
       <Fact term={isUndecided(review.status) ? "Waiting" : "Waited"}>
         <WaitingTime waitedMs={review.waitingMs} running={isUndecided(review.status)} />

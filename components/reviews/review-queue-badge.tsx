@@ -28,7 +28,11 @@ export function ReviewQueueBadge({ initialCount }: { initialCount: number }) {
   const count = query.data;
   return (
     <>
-      <span className={count === 0 ? "count-badge count-badge--zero" : "count-badge"} aria-hidden="true" data-testid="review-count">
+      <span
+        className={count === 0 ? "count-badge count-badge--zero" : "count-badge"}
+        aria-hidden="true"
+        data-testid="review-count"
+      >
         {count}
       </span>
       <span className="visually-hidden">, {count === 0 ? "none open" : `${count} open`}</span>

@@ -16,18 +16,22 @@ export function ReviewQueueView({ data, principal }: { data: ReviewQueueData; pr
         <div className="page-header__row">
           <h1>Review queue</h1>
           <div className="page-header__aside">
-            <LiveRefresh url={`/api/console/reviews/latest?status=${data.tab.toLowerCase()}`} token={data.token} what="review queue" />
+            <LiveRefresh
+              url={`/api/console/reviews/latest?status=${data.tab.toLowerCase()}`}
+              token={data.token}
+              what="review queue"
+            />
           </div>
         </div>
         <p className="lede">
-          Irreversible actions whose outcome Verity could not establish. Each is frozen: nothing is sent again until operators decide here, and every decision is
-          recorded with its reason.
+          Irreversible actions whose outcome Verity could not establish. Each is frozen: nothing is sent again until
+          operators decide here, and every decision is recorded with its reason.
         </p>
       </header>
       {can(principal, "tasks:transition") ? null : (
         <p className="notice notice--info" role="note">
-          Read-only: your role (<strong>{principal.role}</strong>) can see the queue and every decision, but cannot decide. Deciding needs the tasks:transition
-          permission.
+          Read-only: your role (<strong>{principal.role}</strong>) can see the queue and every decision, but cannot
+          decide. Deciding needs the tasks:transition permission.
         </p>
       )}
       <ReviewStatusTabs current={data.tab} waitingCount={data.waitingCount} />
@@ -36,8 +40,8 @@ export function ReviewQueueView({ data, principal }: { data: ReviewQueueData; pr
           <EmptyState title="No frozen actions">
             <p>Irreversible actions whose outcome is unknown land here.</p>
             <p className="hint">
-              When a refund times out and the provider still cannot say whether it happened, Verity freezes it instead of retrying, and asks you.{" "}
-              <Link href={reviewListHref("ALL")}>See past decisions</Link>.
+              When a refund times out and the provider still cannot say whether it happened, Verity freezes it instead
+              of retrying, and asks you. <Link href={reviewListHref("ALL")}>See past decisions</Link>.
             </p>
           </EmptyState>
         ) : (

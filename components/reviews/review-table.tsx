@@ -1,5 +1,10 @@
 import Link from "next/link";
-import { approvalHeadline, approvalState, formatMoney, reviewStatusInfo } from "@/lib/adapters/console/reviews/reviews-format";
+import {
+  approvalHeadline,
+  approvalState,
+  formatMoney,
+  reviewStatusInfo,
+} from "@/lib/adapters/console/reviews/reviews-format";
 import { isUndecided } from "@/lib/adapters/console/reviews/reviews-query";
 import type { ReviewItem } from "@/lib/adapters/console/reviews/reviews-view";
 import { StatusBadge } from "@/components/status-badge";
@@ -7,7 +12,15 @@ import { ApprovalMeter } from "@/components/reviews/approval-meter";
 import { WaitingTime } from "@/components/reviews/waiting-time";
 
 /** One row per frozen action: the money first, then who, which task, what call, how long, and how far the approvals are. */
-export function ReviewTable({ items, viewer, showStatus }: { items: ReviewItem[]; viewer: string; showStatus: boolean }) {
+export function ReviewTable({
+  items,
+  viewer,
+  showStatus,
+}: {
+  items: ReviewItem[];
+  viewer: string;
+  showStatus: boolean;
+}) {
   return (
     <div className="table-wrap">
       <table className="table review-table">
@@ -35,7 +48,9 @@ export function ReviewTable({ items, viewer, showStatus }: { items: ReviewItem[]
                 <th scope="row">
                   <span className="money">{money}</span>
                   {showStatus || r.status === "ESCALATED" ? (
-                    <span className={`badge badge--${reviewStatusInfo[r.status].tone} review-row__status`}>{reviewStatusInfo[r.status].label}</span>
+                    <span className={`badge badge--${reviewStatusInfo[r.status].tone} review-row__status`}>
+                      {reviewStatusInfo[r.status].label}
+                    </span>
                   ) : null}
                 </th>
                 <td className="mono">{r.customerId}</td>
@@ -47,7 +62,10 @@ export function ReviewTable({ items, viewer, showStatus }: { items: ReviewItem[]
                 </td>
                 <td>
                   <span className="mono">{r.execution.tool}</span>
-                  <span className="mono subtle review-row__key" title="Idempotency key: every attempt of this call uses it">
+                  <span
+                    className="mono subtle review-row__key"
+                    title="Idempotency key: every attempt of this call uses it"
+                  >
                     {r.execution.idempotencyKey}
                   </span>
                 </td>
@@ -59,7 +77,9 @@ export function ReviewTable({ items, viewer, showStatus }: { items: ReviewItem[]
                     <ApprovalMeter state={approvals} />
                     <span>{approvalHeadline(approvals, r.status)}</span>
                   </span>
-                  {waiting && approvals.viewerDecided ? <span className="review-row__you">You decided: {approvals.viewerDecision}</span> : null}
+                  {waiting && approvals.viewerDecided ? (
+                    <span className="review-row__you">You decided: {approvals.viewerDecision}</span>
+                  ) : null}
                 </td>
                 <td className="review-row__open">
                   <Link href={`/reviews/${encodeURIComponent(r.id)}`} className="button button--small">

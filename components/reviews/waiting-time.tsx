@@ -22,7 +22,10 @@ export function WaitingTime({ waitedMs, running }: { waitedMs: number; running: 
   const total = waitedMs + extra;
   const long = running && total >= longWaitMs;
   return (
-    <span className={long ? "waited waited--long" : "waited"} title={long ? "Waiting for more than an hour" : undefined}>
+    <span
+      className={long ? "waited waited--long" : "waited"}
+      title={long ? "Waiting for more than an hour" : undefined}
+    >
       {formatDuration(total)}
       {long ? <span className="visually-hidden"> (long wait)</span> : null}
     </span>

@@ -1,4 +1,8 @@
-import { describeDivergenceKind, divergenceDifferences, summarizeEvidence } from "@/lib/adapters/console/reviews/reviews-format";
+import {
+  describeDivergenceKind,
+  divergenceDifferences,
+  summarizeEvidence,
+} from "@/lib/adapters/console/reviews/reviews-format";
 import type { DivergenceView } from "@/lib/adapters/console/reviews/reviews-ledger";
 import { DateTime } from "@/components/date-time";
 import { Identity } from "@/components/identity";
@@ -6,14 +10,27 @@ import { EvidenceDetails } from "@/components/task/execution-evidence";
 import { DivergenceResolveForm } from "@/components/task/divergence-resolve-form";
 
 /** Open alerts with both sides' evidence and, for operators, a way to resolve each; resolved ones folded away below. */
-export function DivergenceAlerts({ open, resolved, canResolve, role, taskId }: { open: DivergenceView[]; resolved: DivergenceView[]; canResolve: boolean; role: string; taskId: string }) {
+export function DivergenceAlerts({
+  open,
+  resolved,
+  canResolve,
+  role,
+  taskId,
+}: {
+  open: DivergenceView[];
+  resolved: DivergenceView[];
+  canResolve: boolean;
+  role: string;
+  taskId: string;
+}) {
   if (open.length === 0 && resolved.length === 0) return null;
   return (
     <div className="divergences">
       {open.length ? (
         <>
           <p className="divergences__lead" role="note">
-            <strong>Verity and a provider disagree.</strong> While an alert is open, nothing irreversible proceeds on this task.
+            <strong>Verity and a provider disagree.</strong> While an alert is open, nothing irreversible proceeds on
+            this task.
           </p>
           <ul className="divergence-list">
             {open.map((a) => (

@@ -6,20 +6,36 @@ import { resolveDivergenceAction } from "@/app/(console)/tasks/[id]/divergence-a
 import { idleResolveForm, reasonMaxLength, type ResolveFormState } from "@/lib/adapters/console/reviews/reviews-form";
 
 /** Resolves one alert with a reason, on the alert version the page showed (a second resolver sees the first one's resolution). */
-export function DivergenceResolveForm({ alertId, taskId, version }: { alertId: string; taskId: string; version: number }) {
+export function DivergenceResolveForm({
+  alertId,
+  taskId,
+  version,
+}: {
+  alertId: string;
+  taskId: string;
+  version: number;
+}) {
   const router = useRouter();
   const id = useId();
   const [reason, setReason] = useState("");
   const [reasonError, setReasonError] = useState<string | null>(null);
   const reasonRef = useRef<HTMLTextAreaElement>(null);
-  const [state, dispatch, pending] = useActionState(async (previous: ResolveFormState, formData: FormData): Promise<ResolveFormState> => {
-    try {
-      return await resolveDivergenceAction(previous, formData);
-    } catch {
-      router.refresh();
-      return { status: "error", message: "No answer from the server: the alert may or may not be resolved. The page shows the current state when the server answers.", details: [] };
-    }
-  }, idleResolveForm);
+  const [state, dispatch, pending] = useActionState(
+    async (previous: ResolveFormState, formData: FormData): Promise<ResolveFormState> => {
+      try {
+        return await resolveDivergenceAction(previous, formData);
+      } catch {
+        router.refresh();
+        return {
+          status: "error",
+          message:
+            "No answer from the server: the alert may or may not be resolved. The page shows the current state when the server answers.",
+          details: [],
+        };
+      }
+    },
+    idleResolveForm,
+  );
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();

@@ -23,10 +23,13 @@ export function ExecutionEvents({ events }: { events: ExecutionEventView[] }) {
             <ExecutionStatusBadge status={e.toStatus} />
           </p>
           <p className="exec-events__meta">
-            <Identity value={e.actor} /> · <DateTime value={e.createdAt} /> · attempt <span className="mono">{e.attemptId}</span>
+            <Identity value={e.actor} /> · <DateTime value={e.createdAt} /> · attempt{" "}
+            <span className="mono">{e.attemptId}</span>
           </p>
           {e.reason ? <p className="exec-events__reason">{e.reason}</p> : null}
-          {e.evidence !== null && e.evidence !== undefined ? <EvidenceDetails evidence={e.evidence} summary={summarizeEvidence(e.evidence)} /> : null}
+          {e.evidence !== null && e.evidence !== undefined ? (
+            <EvidenceDetails evidence={e.evidence} summary={summarizeEvidence(e.evidence)} />
+          ) : null}
         </li>
       ))}
     </ol>

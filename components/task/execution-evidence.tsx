@@ -1,5 +1,13 @@
 /** Evidence as one scannable line, with the whole document one keypress away (a native disclosure). */
-export function EvidenceDetails({ evidence, summary, label = "Evidence" }: { evidence: unknown; summary: string; label?: string }) {
+export function EvidenceDetails({
+  evidence,
+  summary,
+  label = "Evidence",
+}: {
+  evidence: unknown;
+  summary: string;
+  label?: string;
+}) {
   return (
     <details className="evidence">
       <summary>

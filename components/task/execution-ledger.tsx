@@ -15,10 +15,20 @@ import { DivergenceAlerts } from "@/components/task/divergence-alerts";
  * waits for people. Open divergence alerts come first: while one is open,
  * nothing irreversible proceeds on the task.
  */
-export function ExecutionLedger({ effects, principal, taskId }: { effects: ExternalEffects; principal: Principal; taskId: string }) {
+export function ExecutionLedger({
+  effects,
+  principal,
+  taskId,
+}: {
+  effects: ExternalEffects;
+  principal: Principal;
+  taskId: string;
+}) {
   const { entries, openAlerts, resolvedAlerts } = effects;
   const frozen = entries.filter((e) => e.execution.status === "NEEDS_HUMAN").length;
-  const unknown = entries.filter((e) => e.execution.status === "OUTCOME_UNKNOWN" || e.execution.status === "SENT").length;
+  const unknown = entries.filter(
+    (e) => e.execution.status === "OUTCOME_UNKNOWN" || e.execution.status === "SENT",
+  ).length;
   return (
     <section className="card ledger-card" aria-labelledby="effects-heading">
       <div className="card-heading-row">
@@ -30,15 +40,26 @@ export function ExecutionLedger({ effects, principal, taskId }: { effects: Exter
                 `${entries.length} call${entries.length === 1 ? "" : "s"}`,
                 frozen ? `${frozen} frozen for review` : null,
                 unknown ? `${unknown} with an outcome not yet known` : null,
-                openAlerts.length ? `${openAlerts.length} open divergence alert${openAlerts.length === 1 ? "" : "s"}` : null,
+                openAlerts.length
+                  ? `${openAlerts.length} open divergence alert${openAlerts.length === 1 ? "" : "s"}`
+                  : null,
               ]
                 .filter(Boolean)
                 .join(" · ")}
         </p>
       </div>
-      <DivergenceAlerts open={openAlerts} resolved={resolvedAlerts} canResolve={can(principal, "tasks:transition")} role={principal.role} taskId={taskId} />
+      <DivergenceAlerts
+        open={openAlerts}
+        resolved={resolvedAlerts}
+        canResolve={can(principal, "tasks:transition")}
+        role={principal.role}
+        taskId={taskId}
+      />
       {entries.length === 0 ? (
-        <p className="subtle">This task has not called any external tool. Calls appear here the moment their intent is recorded, before anything is sent.</p>
+        <p className="subtle">
+          This task has not called any external tool. Calls appear here the moment their intent is recorded, before
+          anything is sent.
+        </p>
       ) : (
         <ol className="ledger">
           {entries.map((entry) => (
@@ -63,9 +84,17 @@ function LedgerItem({ entry }: { entry: LedgerEntry }) {
         </span>
         <ExecutionStatusBadge status={x.status} explain />
         {entry.review ? (
-          <Link href={`/reviews/${encodeURIComponent(entry.review.id)}`} className="button button--small ledger__review">
-            {entry.review.status === "OPEN" ? "Open review" : `Review: ${reviewStatusInfo[entry.review.status].label.toLowerCase()}`}
-            <span className="visually-hidden"> of {x.tool} {x.toolCallId}</span>
+          <Link
+            href={`/reviews/${encodeURIComponent(entry.review.id)}`}
+            className="button button--small ledger__review"
+          >
+            {entry.review.status === "OPEN"
+              ? "Open review"
+              : `Review: ${reviewStatusInfo[entry.review.status].label.toLowerCase()}`}
+            <span className="visually-hidden">
+              {" "}
+              of {x.tool} {x.toolCallId}
+            </span>
           </Link>
         ) : null}
       </div>
@@ -88,18 +117,28 @@ function LedgerItem({ entry }: { entry: LedgerEntry }) {
         </div>
         <div>
           <dt>Settled</dt>
-          <dd>{x.settledAt ? <DateTime value={x.settledAt} /> : <span className="subtle">{x.sentAt ? "not yet" : "—"}</span>}</dd>
+          <dd>
+            {x.settledAt ? (
+              <DateTime value={x.settledAt} />
+            ) : (
+              <span className="subtle">{x.sentAt ? "not yet" : "—"}</span>
+            )}
+          </dd>
         </div>
       </dl>
       <div className="ledger__evidence">
         {x.evidence !== null && x.evidence !== undefined ? (
           <EvidenceDetails evidence={x.evidence} summary={evidenceSummary} />
         ) : (
-          <p className="subtle ledger__no-evidence">{x.error ? `No evidence. Error: ${x.error}` : "No evidence recorded yet."}</p>
+          <p className="subtle ledger__no-evidence">
+            {x.error ? `No evidence. Error: ${x.error}` : "No evidence recorded yet."}
+          </p>
         )}
         {entry.events.length ? (
           <details className="ledger__history">
-            <summary>History ({entry.events.length} event{entry.events.length === 1 ? "" : "s"})</summary>
+            <summary>
+              History ({entry.events.length} event{entry.events.length === 1 ? "" : "s"})
+            </summary>
             <ExecutionEvents events={entry.events} />
           </details>
         ) : null}

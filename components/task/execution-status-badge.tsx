@@ -16,7 +16,11 @@ export function ExecutionStatusBadge({ status, explain = false }: { status: Exec
         </span>{" "}
         {status}
       </span>
-      {explain ? <span className="exec-status__meaning">{info.meaning}</span> : <span className="visually-hidden">: {info.label}</span>}
+      {explain ? (
+        <span className="exec-status__meaning">{info.meaning}</span>
+      ) : (
+        <span className="visually-hidden">: {info.label}</span>
+      )}
     </span>
   );
 }

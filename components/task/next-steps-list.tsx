@@ -8,7 +8,9 @@ export function NextStepsList({ status, terminal, steps }: { status: string; ter
     <section className="card" aria-labelledby="next-steps-heading">
       <h2 id="next-steps-heading">Next steps from {status}</h2>
       {steps.length === 0 ? (
-        <p className="subtle">{terminal ? `${status} is terminal: no transition leaves it.` : "No transition leaves this state."}</p>
+        <p className="subtle">
+          {terminal ? `${status} is terminal: no transition leaves it.` : "No transition leaves this state."}
+        </p>
       ) : (
         <ul className="next-steps">
           {steps.map((step) => (
@@ -18,7 +20,11 @@ export function NextStepsList({ status, terminal, steps }: { status: string; ter
                 <ActorKinds kinds={step.by} />
               </div>
               <p className="next-step__desc">{step.description}</p>
-              {step.blockedBy.length ? <BlockedReasons prefix="Blocked" reasons={step.blockedBy} /> : <p className="next-step__ok">Possible now</p>}
+              {step.blockedBy.length ? (
+                <BlockedReasons prefix="Blocked" reasons={step.blockedBy} />
+              ) : (
+                <p className="next-step__ok">Possible now</p>
+              )}
             </li>
           ))}
         </ul>

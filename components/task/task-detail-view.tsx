@@ -15,13 +15,32 @@ import { TransitionTimeline } from "@/components/task/transition-timeline";
 import { TaskCheckpointsCard } from "@/components/checkpoints/task-checkpoints-card";
 
 /** `effects`: the External effects card (execution ledger, divergence alerts), shown below the state machine, before the facts: it is where money moves. */
-export function TaskDetailView({ detail, principal, transitionId, effects }: { detail: TaskDetail; principal: Principal; transitionId: string; effects?: ReactNode }) {
+export function TaskDetailView({
+  detail,
+  principal,
+  transitionId,
+  effects,
+}: {
+  detail: TaskDetail;
+  principal: Principal;
+  transitionId: string;
+  effects?: ReactNode;
+}) {
   const { task, def, steps } = detail;
   const terminal = def ? isTerminal(def, task.status) : false;
-  const live = <LiveRefresh url={`/api/console/tasks/${encodeURIComponent(task.id)}/version`} token={String(task.version)} what="task" />;
+  const live = (
+    <LiveRefresh
+      url={`/api/console/tasks/${encodeURIComponent(task.id)}/version`}
+      token={String(task.version)}
+      what="task"
+    />
+  );
   const allowed = new Set(steps.filter((s) => s.blockedBy.length === 0).map((s) => edgeKey(task.status, s.to)));
   const blocked = new Set(steps.filter((s) => s.blockedBy.length > 0).map((s) => edgeKey(task.status, s.to)));
-  const pathText = [...detail.transitions].reverse().map((t) => t.toStatus).filter((s, i, all) => s !== all[i - 1]);
+  const pathText = [...detail.transitions]
+    .reverse()
+    .map((t) => t.toStatus)
+    .filter((s, i, all) => s !== all[i - 1]);
   return (
     <>
       <TaskHeading task={task} def={def} live={live} />
@@ -34,8 +53,19 @@ export function TaskDetailView({ detail, principal, transitionId, effects }: { d
                 layout={layoutWorkflowGraph(def)}
                 idPrefix="task-graph"
                 title={`State machine of ${def.name} v${def.version}, with this task in ${task.status}`}
-                description={`Current state ${task.status}. Path taken: ${pathText.join(" → ")}. Possible next: ${steps.filter((s) => !s.blockedBy.length).map((s) => s.to).join(", ") || "none"}.`}
-                highlight={{ current: task.status, allowed, blocked, pathEdges: detail.path.edges, pathStates: detail.path.states }}
+                description={`Current state ${task.status}. Path taken: ${pathText.join(" → ")}. Possible next: ${
+                  steps
+                    .filter((s) => !s.blockedBy.length)
+                    .map((s) => s.to)
+                    .join(", ") || "none"
+                }.`}
+                highlight={{
+                  current: task.status,
+                  allowed,
+                  blocked,
+                  pathEdges: detail.path.edges,
+                  pathStates: detail.path.states,
+                }}
               />
               <figcaption>
                 <GraphLegend showTaskMarks />
@@ -46,20 +76,29 @@ export function TaskDetailView({ detail, principal, transitionId, effects }: { d
             </figure>
           ) : (
             <p className="notice notice--error" role="alert">
-              This task is pinned to workflow digest <span className="mono">{task.workflow.digest}</span>, which this server does not have. Its state is shown, but no transition can be taken here.
+              This task is pinned to workflow digest <span className="mono">{task.workflow.digest}</span>, which this
+              server does not have. Its state is shown, but no transition can be taken here.
             </p>
           )}
         </section>
         <div className="detail-side">
           <NextStepsList status={task.status} terminal={terminal} steps={steps} />
           {can(principal, "tasks:transition") ? (
-            <TransitionPanel key={task.id} taskId={task.id} version={task.version} transitionId={transitionId} status={task.status} terminal={terminal} steps={detail.userSteps} />
+            <TransitionPanel
+              key={task.id}
+              taskId={task.id}
+              version={task.version}
+              transitionId={transitionId}
+              status={task.status}
+              terminal={terminal}
+              steps={detail.userSteps}
+            />
           ) : (
             <section className="card card--quiet" aria-labelledby="readonly-heading">
               <h2 id="readonly-heading">Read-only</h2>
               <p>
-                Your role (<strong>{principal.role}</strong>) can see this task and its whole history but cannot change it. Manual transitions need the
-                tasks:transition permission.
+                Your role (<strong>{principal.role}</strong>) can see this task and its whole history but cannot change
+                it. Manual transitions need the tasks:transition permission.
               </p>
             </section>
           )}

@@ -34,7 +34,11 @@ export function SubtasksCard({ state }: { state: TaskState }) {
         <p className="subtle">No subtasks.</p>
       ) : (
         <>
-          <p className="hint">{mandatoryOpen === 0 ? "Every mandatory subtask is completed." : `${mandatoryOpen} mandatory subtask${mandatoryOpen === 1 ? "" : "s"} still open: completion waits for them.`}</p>
+          <p className="hint">
+            {mandatoryOpen === 0
+              ? "Every mandatory subtask is completed."
+              : `${mandatoryOpen} mandatory subtask${mandatoryOpen === 1 ? "" : "s"} still open: completion waits for them.`}
+          </p>
           <table className="table table--compact">
             <caption className="visually-hidden">Subtasks</caption>
             <thead>
@@ -50,7 +54,13 @@ export function SubtasksCard({ state }: { state: TaskState }) {
                   <th scope="row">
                     {s.title} <span className="mono subtle">{s.id}</span>
                   </th>
-                  <td>{s.mandatory ? <span className="tag tag--strong">mandatory</span> : <span className="subtle">optional</span>}</td>
+                  <td>
+                    {s.mandatory ? (
+                      <span className="tag tag--strong">mandatory</span>
+                    ) : (
+                      <span className="subtle">optional</span>
+                    )}
+                  </td>
                   <td>
                     <span className={`sub-status sub-status--${s.status.toLowerCase()}`}>{s.status}</span>
                   </td>
@@ -65,7 +75,12 @@ export function SubtasksCard({ state }: { state: TaskState }) {
 }
 
 export function BudgetCard({ state }: { state: TaskState }) {
-  const { currency_committed_usd: committed, currency_spent_usd: spent, tokens_spent: tokens, hops_used: hops } = state.budget;
+  const {
+    currency_committed_usd: committed,
+    currency_spent_usd: spent,
+    tokens_spent: tokens,
+    hops_used: hops,
+  } = state.budget;
   const ratio = committed > 0 ? Math.min(1, spent / committed) : 0;
   return (
     <section className="card" aria-labelledby="budget-heading">
@@ -73,7 +88,16 @@ export function BudgetCard({ state }: { state: TaskState }) {
       <p className="budget__money">
         <strong>{formatUsd(spent)}</strong> spent of {formatUsd(committed)} committed
       </p>
-      <meter className="budget__meter" min={0} max={1} low={0.7} high={0.9} optimum={0} value={ratio} aria-label={`${Math.round(ratio * 100)}% of the committed budget spent`} />
+      <meter
+        className="budget__meter"
+        min={0}
+        max={1}
+        low={0.7}
+        high={0.9}
+        optimum={0}
+        value={ratio}
+        aria-label={`${Math.round(ratio * 100)}% of the committed budget spent`}
+      />
       <dl className="facts facts--grid">
         <div>
           <dt>Tokens</dt>

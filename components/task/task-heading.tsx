@@ -8,7 +8,15 @@ import { DetailPageHeader, Fact } from "@/components/detail-page-header";
 import { Identity } from "@/components/identity";
 import { StatusBadge } from "@/components/status-badge";
 
-export function TaskHeading({ task, def, live }: { task: TaskView; def: WorkflowDefinition | undefined; live: ReactNode }) {
+export function TaskHeading({
+  task,
+  def,
+  live,
+}: {
+  task: TaskView;
+  def: WorkflowDefinition | undefined;
+  live: ReactNode;
+}) {
   return (
     <DetailPageHeader
       parent={{ href: "/tasks", label: "Tasks" }}

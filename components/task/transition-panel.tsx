@@ -29,7 +29,8 @@ export function TransitionPanel({ taskId, version, transitionId, status, termina
     // The form keeps its transition id, so pressing the button again is a safe retry.
     lostAnswer: {
       status: "error",
-      message: "No answer from the server, so the change may or may not have been applied. The page shows the current state as soon as the server answers; trying again is safe, a repeat is never applied twice.",
+      message:
+        "No answer from the server, so the change may or may not have been applied. The page shows the current state as soon as the server answers; trying again is safe, a repeat is never applied twice.",
       details: [],
     },
     onDone: () => setReason(""),
@@ -47,7 +48,9 @@ export function TransitionPanel({ taskId, version, transitionId, status, termina
       <ActionFeedback notice={noticeOf(state)} />
       {steps.length === 0 ? (
         <p className="subtle">
-          {terminal ? `${status} is a final state: this task no longer changes.` : `From ${status}, only agents or Verity itself move this task on.`}
+          {terminal
+            ? `${status} is a final state: this task no longer changes.`
+            : `From ${status}, only agents or Verity itself move this task on.`}
         </p>
       ) : (
         <form onSubmit={onSubmit} className="transition-form" aria-busy={pending}>
@@ -92,7 +95,8 @@ export function TransitionPanel({ taskId, version, transitionId, status, termina
             })}
           </ul>
           <p className="hint">
-            Applies to version {version}. If someone changes the task first, nothing is overwritten: you will see their change instead.
+            Applies to version {version}. If someone changes the task first, nothing is overwritten: you will see their
+            change instead.
           </p>
           <p role="status" className="pending-note">
             {pending ? "Applying…" : ""}
@@ -110,7 +114,13 @@ function noticeOf(state: TransitionFormState): ActionNotice | null {
     case "done":
       return { kind: "done", tone: "success", message: state.message };
     case "conflict":
-      return { kind: "conflict", title: state.message, detail: state.currentStatus ? `It is now ${state.currentStatus}. Check the timeline below for who changed it and why.` : null };
+      return {
+        kind: "conflict",
+        title: state.message,
+        detail: state.currentStatus
+          ? `It is now ${state.currentStatus}. Check the timeline below for who changed it and why.`
+          : null,
+      };
     case "error":
       return { kind: "error", title: state.message, details: state.details };
   }

@@ -3,7 +3,15 @@ import { taskListHref, type TaskListParams } from "@/lib/adapters/console/tasks/
 import { pluralize } from "@/lib/adapters/console/shared/format";
 
 /** Keyset paging: a cursor only goes forward, so the way back is to the first page. */
-export function Pagination({ params, shown, nextCursor }: { params: TaskListParams; shown: number; nextCursor: string | null }) {
+export function Pagination({
+  params,
+  shown,
+  nextCursor,
+}: {
+  params: TaskListParams;
+  shown: number;
+  nextCursor: string | null;
+}) {
   const onFirstPage = !params.cursor;
   return (
     <nav className="pagination" aria-label="Pages">

@@ -28,7 +28,11 @@ export function StatusSummary({ counts, params }: { counts: StatusCount[]; param
         const total = rows.reduce((n, r) => n + r.count, 0);
         return (
           <div key={workflow} className="summary__row">
-            <Link href={taskListHref({ workflow })} className="summary__workflow" aria-current={params.workflow === workflow && !params.status ? "true" : undefined}>
+            <Link
+              href={taskListHref({ workflow })}
+              className="summary__workflow"
+              aria-current={params.workflow === workflow && !params.status ? "true" : undefined}
+            >
               <span className="summary__name">{workflow}</span>
               <span className="summary__total">{formatInteger(total)}</span>
             </Link>

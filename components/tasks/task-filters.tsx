@@ -7,7 +7,14 @@ export function TaskFilters({ params }: { params: TaskListParams }) {
   const groups = statusOptionsByWorkflow();
   return (
     <form method="get" action="/tasks" className="filters" role="search" aria-label="Filter tasks">
-      <SelectFilter id="filter-workflow" name="workflow" label="Workflow" anyLabel="All workflows" options={plainOptions(groups.map((g) => g.workflow))} value={params.workflow} />
+      <SelectFilter
+        id="filter-workflow"
+        name="workflow"
+        label="Workflow"
+        anyLabel="All workflows"
+        options={plainOptions(groups.map((g) => g.workflow))}
+        value={params.workflow}
+      />
       <div className="field">
         <label htmlFor="filter-status">Status</label>
         <select id="filter-status" name="status" defaultValue={params.status ?? ""}>
@@ -25,7 +32,15 @@ export function TaskFilters({ params }: { params: TaskListParams }) {
       </div>
       <div className="field field--grow">
         <label htmlFor="filter-q">Task id starts with</label>
-        <input id="filter-q" name="q" type="search" defaultValue={params.q ?? ""} placeholder="task_01k…" autoComplete="off" spellCheck={false} />
+        <input
+          id="filter-q"
+          name="q"
+          type="search"
+          defaultValue={params.q ?? ""}
+          placeholder="task_01k…"
+          autoComplete="off"
+          spellCheck={false}
+        />
       </div>
       <div className="filters__actions">
         <button type="submit" className="button button--primary">

@@ -18,7 +18,9 @@ export function TaskListView({ params, list }: { params: TaskListParams; list: T
             <LiveRefresh url="/api/console/tasks/latest" token={list.newestToken} what="tasks" />
           </div>
         </div>
-        <p className="lede">Every task Verity holds, most recently changed first. Counts are per workflow; select one to filter.</p>
+        <p className="lede">
+          Every task Verity holds, most recently changed first. Counts are per workflow; select one to filter.
+        </p>
       </header>
       <StatusSummary counts={list.counts} params={params} />
       <TaskFilters params={params} />
@@ -50,7 +52,8 @@ export function TaskListView({ params, list }: { params: TaskListParams; list: T
         ) : (
           <EmptyState title="No tasks yet">
             <p>
-              Agents create tasks through the API: <code>POST /api/v1/tasks</code> with their bearer token. They appear here as soon as they exist.
+              Agents create tasks through the API: <code>POST /api/v1/tasks</code> with their bearer token. They appear
+              here as soon as they exist.
             </p>
           </EmptyState>
         )

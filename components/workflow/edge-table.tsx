@@ -5,13 +5,31 @@ import { ActorKinds } from "@/components/workflow/actor-kinds";
 /** Every edge of a definition: who may take it and what must hold first. */
 export function EdgeTable({ def }: { def: WorkflowDefinition }) {
   const rows = [
-    ...def.transitions.map((t) => ({ key: `${t.from}->${t.to}`, from: t.from, fromAny: false, to: t.to, by: t.by, guards: t.guards ?? [], description: t.description })),
-    ...(def.fromAnyNonTerminal ?? []).map((t) => ({ key: `*->${t.to}`, from: "", fromAny: true, to: t.to, by: t.by, guards: t.guards ?? [], description: t.description })),
+    ...def.transitions.map((t) => ({
+      key: `${t.from}->${t.to}`,
+      from: t.from,
+      fromAny: false,
+      to: t.to,
+      by: t.by,
+      guards: t.guards ?? [],
+      description: t.description,
+    })),
+    ...(def.fromAnyNonTerminal ?? []).map((t) => ({
+      key: `*->${t.to}`,
+      from: "",
+      fromAny: true,
+      to: t.to,
+      by: t.by,
+      guards: t.guards ?? [],
+      description: t.description,
+    })),
   ];
   return (
     <div className="table-wrap">
       <table className="table table--compact">
-        <caption className="visually-hidden">Transitions of {def.name} v{def.version}</caption>
+        <caption className="visually-hidden">
+          Transitions of {def.name} v{def.version}
+        </caption>
         <thead>
           <tr>
             <th scope="col">From</th>

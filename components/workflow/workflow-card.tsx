@@ -12,7 +12,8 @@ export function WorkflowCard({ def }: { def: WorkflowDefinition }) {
       <header className="workflow__header">
         <div>
           <h2 id={`${id}-heading`}>
-            {def.title} <span className="mono subtle">{def.name}</span> <span className="version-pill">v{def.version}</span>
+            {def.title} <span className="mono subtle">{def.name}</span>{" "}
+            <span className="version-pill">v{def.version}</span>
           </h2>
           <p className="workflow__description">{def.description}</p>
         </div>
@@ -39,8 +40,8 @@ export function WorkflowCard({ def }: { def: WorkflowDefinition }) {
             <GraphLegend showTaskMarks={false} />
             {def.fromAnyNonTerminal?.length ? (
               <p className="hint">
-                Edges from any active state to {[...new Set(def.fromAnyNonTerminal.map((t) => t.to))].join(", ")} are listed in the table below rather than drawn; a
-                task&apos;s page draws the ones open to it.
+                Edges from any active state to {[...new Set(def.fromAnyNonTerminal.map((t) => t.to))].join(", ")} are
+                listed in the table below rather than drawn; a task&apos;s page draws the ones open to it.
               </p>
             ) : null}
           </figcaption>
@@ -57,7 +58,9 @@ export function WorkflowCard({ def }: { def: WorkflowDefinition }) {
                 </dt>
                 <dd>
                   {s.description}
-                  {s.requiresGates?.length ? <span className="subtle"> Requires {s.requiresGates.join(", ")}.</span> : null}
+                  {s.requiresGates?.length ? (
+                    <span className="subtle"> Requires {s.requiresGates.join(", ")}.</span>
+                  ) : null}
                 </dd>
               </div>
             ))}

@@ -1,4 +1,9 @@
-import { edgePathData, type GraphEdge, type GraphLayout, type GraphNode } from "@/lib/adapters/console/tasks/workflow-graph";
+import {
+  edgePathData,
+  type GraphEdge,
+  type GraphLayout,
+  type GraphNode,
+} from "@/lib/adapters/console/tasks/workflow-graph";
 
 export interface GraphHighlight {
   current?: string;
@@ -34,7 +39,19 @@ function nodeClass(node: GraphNode, h: GraphHighlight): string {
  * and description name what is shown; the text list beside the graph carries
  * the same facts for screen readers and for copying.
  */
-export function WorkflowGraph({ layout, idPrefix, title, description, highlight = {} }: { layout: GraphLayout; idPrefix: string; title: string; description: string; highlight?: GraphHighlight }) {
+export function WorkflowGraph({
+  layout,
+  idPrefix,
+  title,
+  description,
+  highlight = {},
+}: {
+  layout: GraphLayout;
+  idPrefix: string;
+  title: string;
+  description: string;
+  highlight?: GraphHighlight;
+}) {
   const order: EdgeRole[] = ["plain", "path", "blocked", "next"];
   const edges = layout.edges
     .map((edge) => ({ edge, role: edgeRole(edge, highlight) }))
@@ -54,14 +71,29 @@ export function WorkflowGraph({ layout, idPrefix, title, description, highlight 
       <desc id={`${idPrefix}-desc`}>{description}</desc>
       <defs>
         {order.map((role) => (
-          <marker key={role} id={marker(role)} className={`graph-arrow graph-arrow--${role}`} viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+          <marker
+            key={role}
+            id={marker(role)}
+            className={`graph-arrow graph-arrow--${role}`}
+            viewBox="0 0 10 10"
+            refX="9"
+            refY="5"
+            markerWidth="7"
+            markerHeight="7"
+            orient="auto-start-reverse"
+          >
             <path d="M0,0 L10,5 L0,10 z" />
           </marker>
         ))}
       </defs>
       <g className="graph-edges">
         {edges.map(({ edge, role }) => (
-          <path key={edge.key} className={`graph-edge graph-edge--${role}`} d={edgePathData(edge.points)} markerEnd={`url(#${marker(role)})`}>
+          <path
+            key={edge.key}
+            className={`graph-edge graph-edge--${role}`}
+            d={edgePathData(edge.points)}
+            markerEnd={`url(#${marker(role)})`}
+          >
             <title>{`${edge.from} → ${edge.to}: ${edge.description} (by ${edge.by.join(", ")})`}</title>
           </path>
         ))}
@@ -75,7 +107,16 @@ export function WorkflowGraph({ layout, idPrefix, title, description, highlight 
               <title>{`${node.id}: ${node.description}${node.terminal ? " (terminal)" : ""}${highlight.current === node.id ? " (current state)" : ""}`}</title>
               {node.initial ? <circle className="graph-start" cx={node.x} cy={top - 9} r={4} /> : null}
               <rect x={left} y={top} width={node.width} height={node.height} rx={node.terminal ? node.height / 2 : 7} />
-              {node.terminal ? <rect className="graph-node__inner" x={left + 3} y={top + 3} width={node.width - 6} height={node.height - 6} rx={(node.height - 6) / 2} /> : null}
+              {node.terminal ? (
+                <rect
+                  className="graph-node__inner"
+                  x={left + 3}
+                  y={top + 3}
+                  width={node.width - 6}
+                  height={node.height - 6}
+                  rx={(node.height - 6) / 2}
+                />
+              ) : null}
               <text x={node.x} y={node.y} dominantBaseline="central" textAnchor="middle">
                 {node.id}
               </text>

@@ -77,13 +77,24 @@ export class AgentApi {
   }
 
   async createAgentTask(extra: Record<string, unknown> = {}): Promise<TaskBody> {
-    const res = await this.createTask({ workflow: "agent-task", task_id: uniqueId("t"), intent_id: uniqueId("intent"), subtasks: refundSubtasks, ...extra });
+    const res = await this.createTask({
+      workflow: "agent-task",
+      task_id: uniqueId("t"),
+      intent_id: uniqueId("intent"),
+      subtasks: refundSubtasks,
+      ...extra,
+    });
     expect(res.status(), await res.text()).toBe(201);
     return (await res.json()) as TaskBody;
   }
 
   async createDeliveryTask(extra: Record<string, unknown> = {}): Promise<TaskBody> {
-    const res = await this.createTask({ workflow: "delivery", task_id: uniqueId("d"), intent_id: uniqueId("intent"), ...extra });
+    const res = await this.createTask({
+      workflow: "delivery",
+      task_id: uniqueId("d"),
+      intent_id: uniqueId("intent"),
+      ...extra,
+    });
     expect(res.status(), await res.text()).toBe(201);
     return (await res.json()) as TaskBody;
   }
@@ -99,7 +110,10 @@ export class AgentApi {
   }
 
   transition(id: string, body: unknown, headers: Record<string, string> = {}): Promise<APIResponse> {
-    return this.request.post(`/api/v1/tasks/${encodeURIComponent(id)}/transitions`, { data: body as Record<string, unknown>, headers });
+    return this.request.post(`/api/v1/tasks/${encodeURIComponent(id)}/transitions`, {
+      data: body as Record<string, unknown>,
+      headers,
+    });
   }
 
   /** A transition that must succeed; returns the new task state. */

@@ -26,7 +26,10 @@ interface Entry {
 
 let auditor: APIRequestContext;
 test.beforeAll(async ({ playwright, baseURL }) => {
-  auditor = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { Authorization: `Bearer ${demoObserver.token}` } });
+  auditor = await playwright.request.newContext({
+    baseURL,
+    extraHTTPHeaders: { Authorization: `Bearer ${demoObserver.token}` },
+  });
 });
 test.afterAll(async () => auditor?.dispose());
 
@@ -38,7 +41,9 @@ test("an agent without audit:read is refused with problem+json, and the refusal 
 
   const res = await auditor.get(`/api/v1/audit/entries?action=auth.denied&from=${encodeURIComponent(started)}`);
   expect(res.status(), await res.text()).toBe(200);
-  const denied = ((await res.json()) as { items: Entry[] }).items.filter((e) => e.actor === "spiffe://verity.local/agent/refund-bot");
+  const denied = ((await res.json()) as { items: Entry[] }).items.filter(
+    (e) => e.actor === "spiffe://verity.local/agent/refund-bot",
+  );
   expect(denied.map((e) => [e.subject_id, e.details.where])).toEqual([
     ["audit:read", "GET /api/v1/audit/verify"],
     ["audit:export", "GET /api/v1/audit/export"],
@@ -61,31 +66,53 @@ test("an export streams as JSON Lines and CSV, verifies when sent back, and an e
   const text = await jsonl.text();
   const lines = text.trim().split("\n");
   expect(lines.length).toBeGreaterThanOrEqual(2);
-  for (const line of lines) expect(JSON.parse(line)).toMatchObject({ action: "auth.denied", hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  for (const line of lines)
+    expect(JSON.parse(line)).toMatchObject({ action: "auth.denied", hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
 
-  const verified = await auditor.post("/api/v1/audit/verify", { headers: { "Content-Type": "application/x-ndjson" }, data: text });
+  const verified = await auditor.post("/api/v1/audit/verify", {
+    headers: { "Content-Type": "application/x-ndjson" },
+    data: text,
+  });
   expect(verified.status(), await verified.text()).toBe(200);
-  expect(await verified.json()).toMatchObject({ ok: true, format: "jsonl", records: lines.length, first_problem: null });
+  expect(await verified.json()).toMatchObject({
+    ok: true,
+    format: "jsonl",
+    records: lines.length,
+    first_problem: null,
+  });
 
   const edited = [lines[0], lines[1]!.replace('"where":"', '"where":"(edited) '), ...lines.slice(2)].join("\n");
   expect(edited).not.toBe(lines.join("\n"));
-  const refused = await auditor.post("/api/v1/audit/verify", { headers: { "Content-Type": "application/x-ndjson" }, data: edited });
+  const refused = await auditor.post("/api/v1/audit/verify", {
+    headers: { "Content-Type": "application/x-ndjson" },
+    data: edited,
+  });
   expect(refused.status()).toBe(200);
   expect(await refused.json()).toMatchObject({ ok: false, first_problem: { line: 2, kind: "entry_edited" } });
 
   const csv = await auditor.get("/api/v1/audit/export?format=csv&action=auth.denied");
   expect(csv.headers()["content-type"]).toContain("text/csv");
   const csvText = await csv.text();
-  expect(csvText.split("\n")[0]).toBe("stream,seq,id,at,actor,actor_kind,action,subject_type,subject_id,task_id,details,prev_hash,hash");
-  const csvVerified = await auditor.post("/api/v1/audit/verify", { headers: { "Content-Type": "text/csv" }, data: csvText });
+  expect(csvText.split("\n")[0]).toBe(
+    "stream,seq,id,at,actor,actor_kind,action,subject_type,subject_id,task_id,details,prev_hash,hash",
+  );
+  const csvVerified = await auditor.post("/api/v1/audit/verify", {
+    headers: { "Content-Type": "text/csv" },
+    data: csvText,
+  });
   expect(await csvVerified.json()).toMatchObject({ ok: true, format: "csv" });
 
   // The copy taken out is on record too.
   const exports = await auditor.get("/api/v1/audit/entries?action=audit.exported");
-  expect(((await exports.json()) as { items: Entry[] }).items.filter((e) => e.actor === demoObserver.identity).length).toBeGreaterThanOrEqual(2);
+  expect(
+    ((await exports.json()) as { items: Entry[] }).items.filter((e) => e.actor === demoObserver.identity).length,
+  ).toBeGreaterThanOrEqual(2);
 });
 
-test("a console cancel by an operator, and the same action refused to an auditor's session, are both in the log an auditor token reads", async ({ browser, request }) => {
+test("a console cancel by an operator, and the same action refused to an auditor's session, are both in the log an auditor token reads", async ({
+  browser,
+  request,
+}) => {
   const task = await createRunningTask(request);
   const operatorContext = await browser.newContext();
   const auditorContext = await browser.newContext();
@@ -97,7 +124,9 @@ test("a console cancel by an operator, and the same action refused to an auditor
     const action = await captureServerAction(operatorPage, () => detail.take("CANCELLED", "captured, never sent"));
     const auditorPage = await auditorContext.newPage();
     await signIn(auditorPage, "auditor");
-    expect(await (await replayServerAction(auditorPage.request, action)).text()).toContain("does not have the tasks:transition permission");
+    expect(await (await replayServerAction(auditorPage.request, action)).text()).toContain(
+      "does not have the tasks:transition permission",
+    );
 
     await detail.goto(task.id);
     await detail.take("CANCELLED", "customer withdrew the refund");
@@ -114,9 +143,14 @@ test("a console cancel by an operator, and the same action refused to an auditor
     ]);
     expect(moves[3]!.details).toMatchObject({ from_version: 4, to_version: 5, reason: "customer withdrew the refund" });
 
-    const denials = await auditor.get("/api/v1/audit/entries?action=auth.denied&actor=spiffe%3A%2F%2Fverity.local%2Fuser%2Fauditor");
+    const denials = await auditor.get(
+      "/api/v1/audit/entries?action=auth.denied&actor=spiffe%3A%2F%2Fverity.local%2Fuser%2Fauditor",
+    );
     const denied = ((await denials.json()) as { items: Entry[] }).items;
-    expect(denied.map((e) => [e.subject_id, e.details.where])).toContainEqual(["tasks:transition", "action transitionTaskAction"]);
+    expect(denied.map((e) => [e.subject_id, e.details.where])).toContainEqual([
+      "tasks:transition",
+      "action transitionTaskAction",
+    ]);
   } finally {
     await operatorContext.close();
     await auditorContext.close();
@@ -127,6 +161,10 @@ test("bad audit requests are problems naming the field", async () => {
   await expectProblem(await auditor.get("/api/v1/audit/export?format=xml"), 400, "validation-failed");
   await expectProblem(await auditor.get("/api/v1/audit/entries?action=task.exploded"), 400, "validation-failed");
   await expectProblem(await auditor.get("/api/v1/audit/entries?from=yesterday"), 400, "validation-failed");
-  await expectProblem(await auditor.post("/api/v1/audit/verify", { headers: { "Content-Type": "application/json" }, data: "{}" }), 415, "unsupported-media-type");
+  await expectProblem(
+    await auditor.post("/api/v1/audit/verify", { headers: { "Content-Type": "application/json" }, data: "{}" }),
+    415,
+    "unsupported-media-type",
+  );
   await expectProblem(await auditor.delete("/api/v1/audit/entries"), 405, "method-not-allowed");
 });

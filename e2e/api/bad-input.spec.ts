@@ -6,17 +6,23 @@ test.use({ extraHTTPHeaders: authHeaders });
 
 const path = (id: string) => `/api/v1/tasks/${id}/transitions`;
 
-test("malformed JSON is a 400 for the whole body (field \"\")", async ({ request }) => {
+test('malformed JSON is a 400 for the whole body (field "")', async ({ request }) => {
   const api = new AgentApi(request);
   const task = await api.createAgentTask();
   // A Buffer is sent as it is; a string would be JSON-encoded by Playwright.
-  const res = await request.post(path(task.id), { data: Buffer.from('{"to": "PLANNING", "expected_version": 1'), headers: { "Content-Type": "application/json" } });
+  const res = await request.post(path(task.id), {
+    data: Buffer.from('{"to": "PLANNING", "expected_version": 1'),
+    headers: { "Content-Type": "application/json" },
+  });
   const problem = await expectProblem(res, 400, "validation-failed");
   expect(fieldsOf(problem)).toEqual([""]);
   expect(problem.errors![0]!.message).toContain("malformed JSON");
   await api.expectUnchanged(task);
 
-  const empty = await request.post(path(task.id), { data: Buffer.alloc(0), headers: { "Content-Type": "application/json" } });
+  const empty = await request.post(path(task.id), {
+    data: Buffer.alloc(0),
+    headers: { "Content-Type": "application/json" },
+  });
   expect(fieldsOf(await expectProblem(empty, 400, "validation-failed"))).toEqual([""]);
   await api.expectUnchanged(task);
 });
@@ -24,19 +30,40 @@ test("malformed JSON is a 400 for the whole body (field \"\")", async ({ request
 test("unknown fields are 400s naming each one, top level and nested", async ({ request }) => {
   const api = new AgentApi(request);
   const task = await api.createAgentTask();
-  const topLevel = await api.transition(task.id, { to: "PLANNING", priority: "high", force: true }, { "If-Match": '"1"' });
+  const topLevel = await api.transition(
+    task.id,
+    { to: "PLANNING", priority: "high", force: true },
+    { "If-Match": '"1"' },
+  );
   expect(fieldsOf(await expectProblem(topLevel, 400, "validation-failed")).sort()).toEqual(["force", "priority"]);
 
   const nested = await api.transition(
     task.id,
-    { to: "PLANNING", patch: { gates: { plan_approved: true, ship_it: true }, subtasks: [{ id: "lookup-order", status: "COMPLETED", owner: "x" }], mood: "ok" } },
+    {
+      to: "PLANNING",
+      patch: {
+        gates: { plan_approved: true, ship_it: true },
+        subtasks: [{ id: "lookup-order", status: "COMPLETED", owner: "x" }],
+        mood: "ok",
+      },
+    },
     { "If-Match": '"1"' },
   );
-  expect(fieldsOf(await expectProblem(nested, 400, "validation-failed")).sort()).toEqual(["patch.gates.ship_it", "patch.mood", "patch.subtasks.0.owner"]);
+  expect(fieldsOf(await expectProblem(nested, 400, "validation-failed")).sort()).toEqual([
+    "patch.gates.ship_it",
+    "patch.mood",
+    "patch.subtasks.0.owner",
+  ]);
   await api.expectUnchanged(task);
 
   const taskId = uniqueId("unknown");
-  const create = await api.createTask({ workflow: "agent-task", task_id: taskId, intent_id: "x", subtasks: [{ ...refundSubtasks[0], due: "tomorrow" }], colour: "red" });
+  const create = await api.createTask({
+    workflow: "agent-task",
+    task_id: taskId,
+    intent_id: "x",
+    subtasks: [{ ...refundSubtasks[0], due: "tomorrow" }],
+    colour: "red",
+  });
   expect(fieldsOf(await expectProblem(create, 400, "validation-failed")).sort()).toEqual(["colour", "subtasks.0.due"]);
   await expectProblem(await api.getTask(taskId), 404, "not-found");
 });
@@ -63,7 +90,10 @@ test("wrong types are 400s naming the field", async ({ request }) => {
   await api.expectUnchanged(task);
 });
 
-test("a body over the limit is a 413, whether declared by Content-Length or streamed chunked", async ({ request, baseURL }) => {
+test("a body over the limit is a 413, whether declared by Content-Length or streamed chunked", async ({
+  request,
+  baseURL,
+}) => {
   const api = new AgentApi(request);
   const task = await api.createAgentTask();
   const big = JSON.stringify({ to: "PLANNING", reason: "x".repeat(70 * 1024) });
@@ -88,22 +118,35 @@ test("a body over the limit is a 413, whether declared by Content-Length or stre
 test("a body that is not JSON by Content-Type is a 415", async ({ request, baseURL }) => {
   const api = new AgentApi(request);
   const task = await api.createAgentTask();
-  const text = await request.post(path(task.id), { data: Buffer.from('{"to":"PLANNING","expected_version":1}'), headers: { "Content-Type": "text/plain" } });
+  const text = await request.post(path(task.id), {
+    data: Buffer.from('{"to":"PLANNING","expected_version":1}'),
+    headers: { "Content-Type": "text/plain" },
+  });
   expect(fieldsOf(await expectProblem(text, 415, "unsupported-media-type"))).toEqual(["Content-Type"]);
   const form = await request.post(path(task.id), { form: { to: "PLANNING", expected_version: "1" } });
   await expectProblem(form, 415, "unsupported-media-type");
-  const latin1 = await request.post(path(task.id), { data: Buffer.from('{"to":"PLANNING","expected_version":1}'), headers: { "Content-Type": "application/json; charset=iso-8859-1" } });
+  const latin1 = await request.post(path(task.id), {
+    data: Buffer.from('{"to":"PLANNING","expected_version":1}'),
+    headers: { "Content-Type": "application/json; charset=iso-8859-1" },
+  });
   await expectProblem(latin1, 415, "unsupported-media-type");
   const none = await rawPost(baseURL!, path(task.id), authHeaders, ['{"to":"PLANNING","expected_version":1}']);
   expect(none.status, none.body).toBe(415);
   await api.expectUnchanged(task);
 
   // application/json with an explicit UTF-8 charset is fine.
-  const ok = await request.post(path(task.id), { data: Buffer.from('{"to":"PLANNING","expected_version":1}'), headers: { "Content-Type": "application/json; charset=UTF-8" } });
+  const ok = await request.post(path(task.id), {
+    data: Buffer.from('{"to":"PLANNING","expected_version":1}'),
+    headers: { "Content-Type": "application/json; charset=UTF-8" },
+  });
   expect(ok.status(), await ok.text()).toBe(200);
 });
 
-test("a missing, malformed or unknown bearer token is a 401 with WWW-Authenticate", async ({ request, playwright, baseURL }) => {
+test("a missing, malformed or unknown bearer token is a 401 with WWW-Authenticate", async ({
+  request,
+  playwright,
+  baseURL,
+}) => {
   const api = new AgentApi(request);
   const task = await api.createAgentTask();
   // extraHTTPHeaders: {} keeps the token of test.use() out of this context.
@@ -148,15 +191,30 @@ test("unknown tasks and endpoints are problem+json 404s; unsupported methods 405
   expect(res.headers()["allow"]).toBe("GET, POST");
 });
 
-test("a read-only token can read but not create or transition: 403 naming the permission", async ({ request, playwright, baseURL }) => {
+test("a read-only token can read but not create or transition: 403 naming the permission", async ({
+  request,
+  playwright,
+  baseURL,
+}) => {
   const api = new AgentApi(request);
   const task = await api.createAgentTask();
-  const observer = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { Authorization: `Bearer ${demoObserver.token}` } });
+  const observer = await playwright.request.newContext({
+    baseURL,
+    extraHTTPHeaders: { Authorization: `Bearer ${demoObserver.token}` },
+  });
   try {
     expect((await observer.get(`/api/v1/tasks/${task.id}`)).status()).toBe(200);
-    const denied = await expectProblem(await observer.post(path(task.id), { data: { to: "CANCELLED", expected_version: 1 } }), 403, "forbidden");
+    const denied = await expectProblem(
+      await observer.post(path(task.id), { data: { to: "CANCELLED", expected_version: 1 } }),
+      403,
+      "forbidden",
+    );
     expect(denied.detail).toContain("tasks:transition");
-    await expectProblem(await observer.post("/api/v1/tasks", { data: { workflow: "agent-task", intent_id: "x" } }), 403, "forbidden");
+    await expectProblem(
+      await observer.post("/api/v1/tasks", { data: { workflow: "agent-task", intent_id: "x" } }),
+      403,
+      "forbidden",
+    );
   } finally {
     await observer.dispose();
   }

@@ -1,7 +1,16 @@
 import { expect, test, type APIRequestContext, type APIResponse, type PlaywrightWorkerArgs } from "@playwright/test";
 import { userIdentity } from "@/lib/model/permissions";
 import { integrityCheckNames } from "@/lib/model/checkpoints/checkpoint-schema";
-import { AgentApi, authHeaders, demoAgent, expectProblem, fieldsOf, invariantsOf, uniqueId, type TaskBody } from "./agent-api";
+import {
+  AgentApi,
+  authHeaders,
+  demoAgent,
+  expectProblem,
+  fieldsOf,
+  invariantsOf,
+  uniqueId,
+  type TaskBody,
+} from "./agent-api";
 import { demoPasswords, type DemoUser } from "../pages/login-page";
 
 /**
@@ -38,10 +47,16 @@ interface PlanBody {
   diff: Array<{ path: string; kind: string }>;
 }
 
-async function signedIn(playwright: PlaywrightWorkerArgs["playwright"], baseURL: string | undefined, user: DemoUser): Promise<APIRequestContext> {
+async function signedIn(
+  playwright: PlaywrightWorkerArgs["playwright"],
+  baseURL: string | undefined,
+  user: DemoUser,
+): Promise<APIRequestContext> {
   const context = await playwright.request.newContext({ baseURL, extraHTTPHeaders: {} });
   const { csrfToken } = (await (await context.get("/api/auth/csrf")).json()) as { csrfToken: string };
-  const res = await context.post("/api/auth/callback/credentials", { form: { csrfToken, username: user, password: demoPasswords[user], json: "true" } });
+  const res = await context.post("/api/auth/callback/credentials", {
+    form: { csrfToken, username: user, password: demoPasswords[user], json: "true" },
+  });
   expect(res.status(), await res.text()).toBeLessThan(400);
   const session = (await (await context.get("/api/auth/session")).json()) as { userId?: string };
   expect(session.userId, `signed in as ${user}`).toBeTruthy();
@@ -63,15 +78,29 @@ class CheckpointApi extends AgentApi {
     return ((await res.json()) as { items: CheckpointBody[] }).items;
   }
 
-  create(taskId: string, body: Record<string, unknown> = {}, headers: Record<string, string> = {}, as: APIRequestContext = this.request): Promise<APIResponse> {
+  create(
+    taskId: string,
+    body: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+    as: APIRequestContext = this.request,
+  ): Promise<APIResponse> {
     return as.post(`/api/v1/tasks/${encodeURIComponent(taskId)}/checkpoints`, { data: body, headers });
   }
 
-  plan(checkpointId: string, body: Record<string, unknown>, as: APIRequestContext = this.request): Promise<APIResponse> {
+  plan(
+    checkpointId: string,
+    body: Record<string, unknown>,
+    as: APIRequestContext = this.request,
+  ): Promise<APIResponse> {
     return as.post(`/api/v1/checkpoints/${encodeURIComponent(checkpointId)}/restore-plan`, { data: body });
   }
 
-  restore(checkpointId: string, body: Record<string, unknown>, as: APIRequestContext, headers: Record<string, string> = {}): Promise<APIResponse> {
+  restore(
+    checkpointId: string,
+    body: Record<string, unknown>,
+    as: APIRequestContext,
+    headers: Record<string, string> = {},
+  ): Promise<APIResponse> {
     return as.post(`/api/v1/checkpoints/${encodeURIComponent(checkpointId)}/restore`, { data: body, headers });
   }
 
@@ -88,9 +117,16 @@ class CheckpointApi extends AgentApi {
 test("checkpoints are taken at boundaries and on demand, and each one verifies", async ({ request }) => {
   const api = new CheckpointApi(request);
   let task = await api.createAgentTask();
-  task = await api.drive(task, ["PLANNING", "READY", { to: "RUNNING", patch: { gates: { plan_approved: true } } }, { patch: { budget: { hops_used: 2 } } }]);
+  task = await api.drive(task, [
+    "PLANNING",
+    "READY",
+    { to: "RUNNING", patch: { gates: { plan_approved: true } } },
+    { patch: { budget: { hops_used: 2 } } },
+  ]);
   const automatic = await api.checkpoints(task.id);
-  expect(automatic.map((c) => [c.trigger, c.state_version, c.snapshot_status, c.created_by])).toEqual([["gate_opened", 4, "RUNNING", demoAgent.identity]]);
+  expect(automatic.map((c) => [c.trigger, c.state_version, c.snapshot_status, c.created_by])).toEqual([
+    ["gate_opened", 4, "RUNNING", demoAgent.identity],
+  ]);
   expect(automatic[0]?.integrity.ok).toBe(true);
   expect(automatic[0]?.integrity.checks.map((c) => c.check)).toEqual([...integrityCheckNames]);
 
@@ -104,11 +140,21 @@ test("checkpoints are taken at boundaries and on demand, and each one verifies",
   expect(again.headers()["idempotent-replayed"]).toBe("true");
   const stale = await expectProblem(await api.create(task.id, {}, { "If-Match": '"2"' }), 409, "version-conflict");
   expect(stale.current_version).toBe(5);
-  expect(fieldsOf(await expectProblem(await api.create(task.id, { snapshot: {} }), 400, "validation-failed"))).toEqual(["snapshot"]);
+  expect(fieldsOf(await expectProblem(await api.create(task.id, { snapshot: {} }), 400, "validation-failed"))).toEqual([
+    "snapshot",
+  ]);
 
   const detail = await request.get(`/api/v1/checkpoints/${id}`);
   expect(detail.status()).toBe(200);
-  const body = (await detail.json()) as { document: { schema_version: string; state_snapshot: { status: string }; integrity: { signature: string }; provenance: { policy_version: string } }; diff_to_current: unknown[] };
+  const body = (await detail.json()) as {
+    document: {
+      schema_version: string;
+      state_snapshot: { status: string };
+      integrity: { signature: string };
+      provenance: { policy_version: string };
+    };
+    diff_to_current: unknown[];
+  };
   expect(body.document.schema_version).toBe("oaies.checkpoint.v2");
   expect(body.document.state_snapshot.status).toBe("RUNNING");
   expect(body.document.integrity.signature).toMatch(/^[0-9a-f]{64}$/);
@@ -117,35 +163,81 @@ test("checkpoints are taken at boundaries and on demand, and each one verifies",
   await expectProblem(await request.get("/api/v1/checkpoints/ckpt_missing"), 404, "not-found");
 });
 
-test("an engineer plans and restores; a stale restore is refused with its reason; every attempt is recorded", async ({ request, playwright, baseURL }) => {
+test("an engineer plans and restores; a stale restore is refused with its reason; every attempt is recorded", async ({
+  request,
+  playwright,
+  baseURL,
+}) => {
   const api = new CheckpointApi(request);
   const { task, checkpoint } = await api.movedOnTask();
   const engineer = await signedIn(playwright, baseURL, "engineer");
   try {
     const stalePlan = (await (await api.plan(checkpoint.id, {}, engineer)).json()) as PlanBody;
-    expect(stalePlan).toMatchObject({ allowed: false, kind: "rewind", refusal: { code: "stale" }, current: { version: 6, status: "FAILED" } });
+    expect(stalePlan).toMatchObject({
+      allowed: false,
+      kind: "rewind",
+      refusal: { code: "stale" },
+      current: { version: 6, status: "FAILED" },
+    });
     const plan = (await (await api.plan(checkpoint.id, { rewind: true }, engineer)).json()) as PlanBody;
     expect(plan).toMatchObject({ allowed: true, refusal: null, resulting_state: { status: "RUNNING", version: 7 } });
     expect(plan.diff.map((d) => d.path)).toEqual(expect.arrayContaining(["status", "version"]));
-    expect(Object.keys(plan.effects).sort()).toEqual(["cancelled", "needs_human", "needs_reconciliation", "retry_same_key", "skipped_by_receipt"]);
+    expect(Object.keys(plan.effects).sort()).toEqual([
+      "cancelled",
+      "needs_human",
+      "needs_reconciliation",
+      "retry_same_key",
+      "skipped_by_receipt",
+    ]);
 
-    const refused = await expectProblem(await api.restore(checkpoint.id, { expected_version: 6, reason: "flaky CRM" }, engineer), 422, "invariant-violated");
+    const refused = await expectProblem(
+      await api.restore(checkpoint.id, { expected_version: 6, reason: "flaky CRM" }, engineer),
+      422,
+      "invariant-violated",
+    );
     expect(invariantsOf(refused)).toEqual(["stale"]);
     expect(refused.detail).toContain("older than the committed version 6");
-    const conflict = await expectProblem(await api.restore(checkpoint.id, { rewind: true, reason: "flaky CRM" }, engineer, { "If-Match": '"5"' }), 409, "version-conflict");
+    const conflict = await expectProblem(
+      await api.restore(checkpoint.id, { rewind: true, reason: "flaky CRM" }, engineer, { "If-Match": '"5"' }),
+      409,
+      "version-conflict",
+    );
     expect(conflict.current_version).toBe(6);
-    expect(fieldsOf(await expectProblem(await api.restore(checkpoint.id, { expected_version: 6, rewind: true }, engineer), 400, "validation-failed"))).toEqual(["reason"]);
+    expect(
+      fieldsOf(
+        await expectProblem(
+          await api.restore(checkpoint.id, { expected_version: 6, rewind: true }, engineer),
+          400,
+          "validation-failed",
+        ),
+      ),
+    ).toEqual(["reason"]);
 
     const restoreId = uniqueId("rst");
-    const res = await api.restore(checkpoint.id, { rewind: true, reason: "flaky CRM", restore_id: restoreId }, engineer, { "If-Match": '"6"' });
+    const res = await api.restore(
+      checkpoint.id,
+      { rewind: true, reason: "flaky CRM", restore_id: restoreId },
+      engineer,
+      { "If-Match": '"6"' },
+    );
     expect(res.status(), await res.text()).toBe(200);
     expect(res.headers()["etag"]).toBe('"7"');
-    const result = (await res.json()) as { task: TaskBody; transition: { to_version: number; actor: string; actor_kind: string; reason: string }; restore: { id: string; outcome: string }; replayed: boolean };
+    const result = (await res.json()) as {
+      task: TaskBody;
+      transition: { to_version: number; actor: string; actor_kind: string; reason: string };
+      restore: { id: string; outcome: string };
+      replayed: boolean;
+    };
     expect(result.task).toMatchObject({ version: 7, status: "RUNNING" });
     expect(result.transition).toMatchObject({ to_version: 7, actor: userIdentity("engineer"), actor_kind: "user" });
     expect(result.transition.reason).toBe(`restored from checkpoint ${checkpoint.id} (version 4): flaky CRM`);
     expect(result.restore).toMatchObject({ id: restoreId, outcome: "applied" });
-    const replay = await api.restore(checkpoint.id, { rewind: true, reason: "flaky CRM", restore_id: restoreId }, engineer, { "If-Match": '"6"' });
+    const replay = await api.restore(
+      checkpoint.id,
+      { rewind: true, reason: "flaky CRM", restore_id: restoreId },
+      engineer,
+      { "If-Match": '"6"' },
+    );
     expect(replay.status()).toBe(200);
     expect(replay.headers()["idempotent-replayed"]).toBe("true");
 
@@ -155,7 +247,9 @@ test("an engineer plans and restores; a stale restore is refused with its reason
     expect(log.map((t) => t.to_status).slice(-2)).toEqual(["FAILED", "RUNNING"]);
     expect((await api.task(task.id)).state.gates.plan_approved).toBe(true);
 
-    const restores = (await (await request.get(`/api/v1/tasks/${task.id}/checkpoints/restores`)).json()) as { items: Array<{ outcome: string; refusal: string | null }> };
+    const restores = (await (await request.get(`/api/v1/tasks/${task.id}/checkpoints/restores`)).json()) as {
+      items: Array<{ outcome: string; refusal: string | null }>;
+    };
     expect(restores.items.map((r) => [r.outcome, r.refusal])).toEqual([
       ["applied", null],
       ["refused", "version_conflict"],
@@ -166,7 +260,11 @@ test("an engineer plans and restores; a stale restore is refused with its reason
   }
 });
 
-test("operators, auditors and agents cannot restore; everyone may read and plan", async ({ request, playwright, baseURL }) => {
+test("operators, auditors and agents cannot restore; everyone may read and plan", async ({
+  request,
+  playwright,
+  baseURL,
+}) => {
   const api = new CheckpointApi(request);
   const { task, checkpoint } = await api.movedOnTask();
   const body = { expected_version: task.version, rewind: true, reason: "not mine to do" };
@@ -190,18 +288,28 @@ test("operators, auditors and agents cannot restore; everyone may read and plan"
     await auditor.dispose();
   }
   await api.expectUnchanged(task);
-  const restores = (await (await request.get(`/api/v1/tasks/${task.id}/checkpoints/restores`)).json()) as { items: unknown[] };
+  const restores = (await (await request.get(`/api/v1/tasks/${task.id}/checkpoints/restores`)).json()) as {
+    items: unknown[];
+  };
   expect(restores.items).toEqual([]);
 });
 
-test("a session write from another origin is refused, and no credentials is a 401", async ({ request, playwright, baseURL }) => {
+test("a session write from another origin is refused, and no credentials is a 401", async ({
+  request,
+  playwright,
+  baseURL,
+}) => {
   const api = new CheckpointApi(request);
   const { task, checkpoint } = await api.movedOnTask();
   const engineer = await signedIn(playwright, baseURL, "engineer");
   const anonymous = await playwright.request.newContext({ baseURL, extraHTTPHeaders: {} });
   try {
     const body = { expected_version: task.version, rewind: true, reason: "cross-site" };
-    const problem = await expectProblem(await api.restore(checkpoint.id, body, engineer, { Origin: "https://evil.example" }), 403, "forbidden");
+    const problem = await expectProblem(
+      await api.restore(checkpoint.id, body, engineer, { Origin: "https://evil.example" }),
+      403,
+      "forbidden",
+    );
     expect(problem.detail).toContain("own origin");
     await expectProblem(await api.list(task.id, anonymous), 401, "unauthenticated");
     await expectProblem(await api.restore(checkpoint.id, body, anonymous), 401, "unauthenticated");
@@ -213,7 +321,9 @@ test("a session write from another origin is refused, and no credentials is a 40
 });
 
 test("the OpenAPI document describes the checkpoint endpoints", async ({ request }) => {
-  const doc = (await (await request.get("/api/v1/openapi.json")).json()) as { paths: Record<string, Record<string, { operationId: string }>> };
+  const doc = (await (await request.get("/api/v1/openapi.json")).json()) as {
+    paths: Record<string, Record<string, { operationId: string }>>;
+  };
   expect(doc.paths["/api/v1/tasks/{id}/checkpoints"]?.post?.operationId).toBe("createCheckpoint");
   expect(doc.paths["/api/v1/checkpoints/{id}/restore-plan"]?.post?.operationId).toBe("planRestore");
   expect(doc.paths["/api/v1/checkpoints/{id}/restore"]?.post?.operationId).toBe("restoreCheckpoint");

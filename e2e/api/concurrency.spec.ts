@@ -24,7 +24,11 @@ test("GET returns the version as ETag; If-None-Match on it is a 304", async ({ r
 test('If-Match accepts "N", N and W/"N"; expected_version in the body works too', async ({ request }) => {
   const api = new AgentApi(request);
   const task = await api.createAgentTask();
-  for (const [ifMatch, to] of [['"1"', "PLANNING"], ["2", "READY"], ['W/"3"', "RUNNING"]] as const) {
+  for (const [ifMatch, to] of [
+    ['"1"', "PLANNING"],
+    ["2", "READY"],
+    ['W/"3"', "RUNNING"],
+  ] as const) {
     const res = await api.transition(task.id, { to }, { "If-Match": ifMatch });
     expect(res.status(), await res.text()).toBe(200);
   }
@@ -69,13 +73,19 @@ test("a missing version and an unusable If-Match are 400s naming the field", asy
   expect(fieldsOf(missing)).toEqual(["expected_version"]);
   expect(missing.errors![0]!.message).toContain("If-Match");
   for (const ifMatch of ["*", '"1", "2"', '"abc"']) {
-    const problem = await expectProblem(await api.transition(task.id, { to: "PLANNING" }, { "If-Match": ifMatch }), 400, "validation-failed");
+    const problem = await expectProblem(
+      await api.transition(task.id, { to: "PLANNING" }, { "If-Match": ifMatch }),
+      400,
+      "validation-failed",
+    );
     expect(fieldsOf(problem)).toEqual(["If-Match"]);
   }
   await api.expectUnchanged(task);
 });
 
-test("retrying a transition with the same transition_id returns the first result and logs it once", async ({ request }) => {
+test("retrying a transition with the same transition_id returns the first result and logs it once", async ({
+  request,
+}) => {
   const api = new AgentApi(request);
   const task = await api.createAgentTask();
   const body = { to: "PLANNING", transition_id: `tr-${task.id}`, reason: "start" };

@@ -40,7 +40,9 @@ test("FAILED → COMPLETED is refused: failure_requires_recovery", async ({ requ
   await expectRejected(api, task, "COMPLETED", "failure_requires_recovery");
 });
 
-test("VALIDATING → COMPLETED with an open mandatory subtask is refused: mandatory_subtasks_completed", async ({ request }) => {
+test("VALIDATING → COMPLETED with an open mandatory subtask is refused: mandatory_subtasks_completed", async ({
+  request,
+}) => {
   const api = new AgentApi(request);
   const task = await api.drive(await api.createAgentTask(), [
     "PLANNING",
@@ -50,7 +52,11 @@ test("VALIDATING → COMPLETED with an open mandatory subtask is refused: mandat
     { to: "VALIDATING", patch: done("lookup-order") },
   ]);
   await expectRejected(api, task, "COMPLETED", "mandatory_subtasks_completed");
-  const problem = await expectProblem(await api.transition(task.id, { to: "COMPLETED" }, { "If-Match": `"${task.version}"` }), 422, "invariant-violated");
+  const problem = await expectProblem(
+    await api.transition(task.id, { to: "COMPLETED" }, { "If-Match": `"${task.version}"` }),
+    422,
+    "invariant-violated",
+  );
   expect(problem.detail).toContain("issue-refund");
 
   // Completing it in the same transition's patch satisfies the guard.
@@ -70,7 +76,11 @@ test("delivery: planning → implementing before plan_approved is refused: gate_
   expect(implementing.status).toBe("implementing");
 
   // A later stage cannot quietly un-approve the plan.
-  const res = await api.transition(task.id, { patch: { gates: { plan_approved: false } } }, { "If-Match": `"${implementing.version}"` });
+  const res = await api.transition(
+    task.id,
+    { patch: { gates: { plan_approved: false } } },
+    { "If-Match": `"${implementing.version}"` },
+  );
   expect(invariantsOf(await expectProblem(res, 422, "invariant-violated"))).toContain("gates_required_by_status");
   await api.expectUnchanged(implementing);
 });

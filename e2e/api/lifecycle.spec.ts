@@ -1,5 +1,14 @@
 import { expect, test } from "@playwright/test";
-import { AgentApi, authHeaders, demoAgent, expectProblem, refundSubtasks, uniqueId, type TaskBody, type TransitionBody } from "./agent-api";
+import {
+  AgentApi,
+  authHeaders,
+  demoAgent,
+  expectProblem,
+  refundSubtasks,
+  uniqueId,
+  type TaskBody,
+  type TransitionBody,
+} from "./agent-api";
 
 test.use({ extraHTTPHeaders: authHeaders });
 
@@ -18,17 +27,37 @@ test("an agent task is created and driven through its lifecycle to COMPLETED", a
   expect(created.headers()["etag"]).toBe('"1"');
   expect(created.headers()["location"]).toBe(`/api/v1/tasks/${taskId}`);
   const task = (await created.json()) as TaskBody;
-  expect(task).toMatchObject({ id: taskId, status: "RECEIVED", version: 1, created_by: demoAgent.identity, updated_by: demoAgent.identity });
+  expect(task).toMatchObject({
+    id: taskId,
+    status: "RECEIVED",
+    version: 1,
+    created_by: demoAgent.identity,
+    updated_by: demoAgent.identity,
+  });
   expect(task.workflow.name).toBe("agent-task");
   expect(task.state.subtasks.map((s) => s.status)).toEqual(["PENDING", "PENDING", "PENDING"]);
 
   const steps: Array<{ to: string; patch?: Record<string, unknown>; reason?: string }> = [
     { to: "PLANNING" },
     { to: "READY" },
-    { to: "RUNNING", patch: { active_agents: [demoAgent.identity], budget: { currency_spent_usd: 0.4, tokens_spent: 1800, hops_used: 1 } } },
-    { to: "WAITING_FOR_TOOL", patch: { subtasks: [{ id: "lookup-order", status: "COMPLETED" }] }, reason: "refund call in flight" },
+    {
+      to: "RUNNING",
+      patch: {
+        active_agents: [demoAgent.identity],
+        budget: { currency_spent_usd: 0.4, tokens_spent: 1800, hops_used: 1 },
+      },
+    },
+    {
+      to: "WAITING_FOR_TOOL",
+      patch: { subtasks: [{ id: "lookup-order", status: "COMPLETED" }] },
+      reason: "refund call in flight",
+    },
     { to: "VALIDATING", patch: { subtasks: [{ id: "issue-refund", status: "COMPLETED" }] } },
-    { to: "COMPLETED", patch: { active_agents: [], completed_agents: [demoAgent.identity] }, reason: "refund confirmed by provider" },
+    {
+      to: "COMPLETED",
+      patch: { active_agents: [], completed_agents: [demoAgent.identity] },
+      reason: "refund confirmed by provider",
+    },
   ];
   let etag = created.headers()["etag"]!;
   let current = task;
@@ -72,15 +101,29 @@ test("an agent task is created and driven through its lifecycle to COMPLETED", a
 test("an in-place update (no `to`) changes state without changing status", async ({ request }) => {
   const api = new AgentApi(request);
   const task = await api.createAgentTask();
-  const updated = await api.step(task, { patch: { artifacts: { implementation_plan: "plans/refund.md" } }, reason: "plan written" });
+  const updated = await api.step(task, {
+    patch: { artifacts: { implementation_plan: "plans/refund.md" } },
+    reason: "plan written",
+  });
   expect(updated.status).toBe("RECEIVED");
   expect(updated.version).toBe(2);
-  expect((await api.transitions(task.id)).at(-1)).toMatchObject({ from_status: "RECEIVED", to_status: "RECEIVED", reason: "plan written" });
+  expect((await api.transitions(task.id)).at(-1)).toMatchObject({
+    from_status: "RECEIVED",
+    to_status: "RECEIVED",
+    reason: "plan written",
+  });
 });
 
-test("re-creating with the same task_id and body returns the task; a different body is a conflict", async ({ request }) => {
+test("re-creating with the same task_id and body returns the task; a different body is a conflict", async ({
+  request,
+}) => {
   const api = new AgentApi(request);
-  const body = { workflow: "agent-task", task_id: uniqueId("idem"), intent_id: uniqueId("intent"), subtasks: refundSubtasks };
+  const body = {
+    workflow: "agent-task",
+    task_id: uniqueId("idem"),
+    intent_id: uniqueId("intent"),
+    subtasks: refundSubtasks,
+  };
   const first = await api.createTask(body);
   expect(first.status()).toBe(201);
   const task = (await first.json()) as TaskBody;

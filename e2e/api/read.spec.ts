@@ -1,5 +1,13 @@
 import { expect, test } from "@playwright/test";
-import { AgentApi, authHeaders, expectProblem, fieldsOf, uniqueId, type TaskBody, type TransitionBody } from "./agent-api";
+import {
+  AgentApi,
+  authHeaders,
+  expectProblem,
+  fieldsOf,
+  uniqueId,
+  type TaskBody,
+  type TransitionBody,
+} from "./agent-api";
 
 test.use({ extraHTTPHeaders: authHeaders });
 
@@ -44,11 +52,21 @@ test("GET /tasks pages by keyset with q, status and workflow filters", async ({ 
 });
 
 test("GET /tasks rejects bad query parameters with 400s naming them", async ({ request }) => {
-  expect(fieldsOf(await expectProblem(await request.get("/api/v1/tasks?limit=0"), 400, "validation-failed"))).toEqual(["limit"]);
-  expect(fieldsOf(await expectProblem(await request.get("/api/v1/tasks?limit=abc"), 400, "validation-failed"))).toEqual(["limit"]);
-  expect(fieldsOf(await expectProblem(await request.get("/api/v1/tasks?sort=asc"), 400, "validation-failed"))).toEqual(["sort"]);
-  expect(fieldsOf(await expectProblem(await request.get("/api/v1/tasks?cursor=garbage"), 400, "validation-failed"))).toEqual(["cursor"]);
-  expect(fieldsOf(await expectProblem(await request.get("/api/v1/tasks?limit=1&limit=2"), 400, "validation-failed"))).toEqual(["limit"]);
+  expect(fieldsOf(await expectProblem(await request.get("/api/v1/tasks?limit=0"), 400, "validation-failed"))).toEqual([
+    "limit",
+  ]);
+  expect(fieldsOf(await expectProblem(await request.get("/api/v1/tasks?limit=abc"), 400, "validation-failed"))).toEqual(
+    ["limit"],
+  );
+  expect(fieldsOf(await expectProblem(await request.get("/api/v1/tasks?sort=asc"), 400, "validation-failed"))).toEqual([
+    "sort",
+  ]);
+  expect(
+    fieldsOf(await expectProblem(await request.get("/api/v1/tasks?cursor=garbage"), 400, "validation-failed")),
+  ).toEqual(["cursor"]);
+  expect(
+    fieldsOf(await expectProblem(await request.get("/api/v1/tasks?limit=1&limit=2"), 400, "validation-failed")),
+  ).toEqual(["limit"]);
 });
 
 test("the transition log pages by after_version", async ({ request }) => {
@@ -58,15 +76,22 @@ test("the transition log pages by after_version", async ({ request }) => {
   const task = await api.createAgentTask();
   await api.drive(task, ["PLANNING", "READY", "RUNNING"]);
 
-  const first = (await (await api.log(task.id, "?limit=2")).json()) as { items: TransitionBody[]; next_after_version: number | null };
+  const first = (await (await api.log(task.id, "?limit=2")).json()) as {
+    items: TransitionBody[];
+    next_after_version: number | null;
+  };
   expect(first.items.map((t) => t.to_version)).toEqual([1, 2]);
   expect(first.next_after_version).toBe(2);
-  const second = (await (await api.log(task.id, `?limit=2&after_version=${first.next_after_version}`)).json()) as typeof first;
+  const second = (await (
+    await api.log(task.id, `?limit=2&after_version=${first.next_after_version}`)
+  ).json()) as typeof first;
   expect(second.items.map((t) => t.to_version)).toEqual([3, 4]);
   expect(second.next_after_version).toBeNull();
   expect(second.items.every((t) => t.task_id === task.id)).toBe(true);
 
-  expect(fieldsOf(await expectProblem(await api.log(task.id, "?after_version=-1"), 400, "validation-failed"))).toEqual(["after_version"]);
+  expect(fieldsOf(await expectProblem(await api.log(task.id, "?after_version=-1"), 400, "validation-failed"))).toEqual([
+    "after_version",
+  ]);
 });
 
 test("GET /tasks/{id}/next lists the agent's next transitions with what blocks each", async ({ request }) => {
@@ -101,7 +126,14 @@ test("GET /workflows lists definitions with digests; tasks are pinned to one", a
   const res = await request.get("/api/v1/workflows");
   expect(res.status()).toBe(200);
   const { items } = (await res.json()) as {
-    items: Array<{ name: string; version: number; digest: string; initial: string; states: Array<{ name: string; terminal: boolean }>; edges: Array<{ from: string; to: string; by: string[] }> }>;
+    items: Array<{
+      name: string;
+      version: number;
+      digest: string;
+      initial: string;
+      states: Array<{ name: string; terminal: boolean }>;
+      edges: Array<{ from: string; to: string; by: string[] }>;
+    }>;
   };
   // Every shipped version is listed: tasks pinned to an old digest still run under it.
   expect(items.map((w) => `${w.name} v${w.version}`).sort()).toEqual(["agent-task v1", "agent-task v2", "delivery v1"]);
@@ -130,7 +162,10 @@ test("GET /openapi.json is an OpenAPI 3.1 document of every path, public", async
     const doc = JSON.parse(await res.text()) as {
       openapi: string;
       paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
-      components: { securitySchemes: Record<string, { type: string; scheme: string }>; schemas: Record<string, { properties?: Record<string, unknown> }> };
+      components: {
+        securitySchemes: Record<string, { type: string; scheme: string }>;
+        schemas: Record<string, { properties?: Record<string, unknown> }>;
+      };
       security: unknown[];
     };
     expect(doc.openapi).toBe("3.1.0");
@@ -176,16 +211,38 @@ test("GET /openapi.json is an OpenAPI 3.1 document of every path, public", async
     expect(Object.keys(doc.paths["/api/v1/audit/verify"]!).sort()).toEqual(["get", "post"]);
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
     expect(doc.security).toEqual([{ bearerAuth: [] }]);
-    for (const name of ["Task", "TaskState", "Transition", "TransitionRequest", "CreateTaskRequest", "Problem", "Workflow", "NextSteps"]) {
+    for (const name of [
+      "Task",
+      "TaskState",
+      "Transition",
+      "TransitionRequest",
+      "CreateTaskRequest",
+      "Problem",
+      "Workflow",
+      "NextSteps",
+    ]) {
       expect(doc.components.schemas, name).toHaveProperty(name);
     }
-    expect(Object.keys(doc.components.schemas.TransitionRequest!.properties!).sort()).toEqual(["expected_version", "fencing_token", "patch", "reason", "to", "transition_id"]);
+    expect(Object.keys(doc.components.schemas.TransitionRequest!.properties!).sort()).toEqual([
+      "expected_version",
+      "fencing_token",
+      "patch",
+      "reason",
+      "to",
+      "transition_id",
+    ]);
     // Every $ref resolves inside the document.
     const text = JSON.stringify(doc);
-    const refs = Array.from(text.matchAll(/"\$ref":"#\/components\/(schemas|responses)\/([^"]+)"/g), (m) => [m[1]!, m[2]!] as const);
+    const refs = Array.from(
+      text.matchAll(/"\$ref":"#\/components\/(schemas|responses)\/([^"]+)"/g),
+      (m) => [m[1]!, m[2]!] as const,
+    );
     expect(refs.length).toBeGreaterThan(10);
     for (const [kind, name] of refs) {
-      expect((doc.components as unknown as Record<string, Record<string, unknown>>)[kind], `${kind}/${name}`).toHaveProperty(name);
+      expect(
+        (doc.components as unknown as Record<string, Record<string, unknown>>)[kind],
+        `${kind}/${name}`,
+      ).toHaveProperty(name);
     }
   } finally {
     await anonymous.dispose();

@@ -22,7 +22,10 @@ test.beforeAll(async () => {
 });
 test.afterAll(async () => Promise.all([provider.close(), sink.close()]));
 
-function agent(baseURL: string | undefined, options: Partial<RefundAgentOptions> = {}): { agent: RefundAgent; client: VerityClient } {
+function agent(
+  baseURL: string | undefined,
+  options: Partial<RefundAgentOptions> = {},
+): { agent: RefundAgent; client: VerityClient } {
   const client = new VerityClient({ baseUrl: baseURL!, token: demoAgent.token, retryBaseDelayMs: 20 });
   return {
     client,
@@ -42,10 +45,18 @@ function agent(baseURL: string | undefined, options: Partial<RefundAgentOptions>
 }
 
 async function run(a: RefundAgent, runId: string, tasks: number): Promise<TaskReport[]> {
-  return (await runRefundAgent(a, { tasks, amountCents: 1999, currency: "usd", runId, resume: false, concurrency: 2 }, () => undefined)).reports;
+  return (
+    await runRefundAgent(
+      a,
+      { tasks, amountCents: 1999, currency: "usd", runId, resume: false, concurrency: 2 },
+      () => undefined,
+    )
+  ).reports;
 }
 
-test("each refund task is driven to COMPLETED: one refund, the customer notified, every subtask done", async ({ baseURL }) => {
+test("each refund task is driven to COMPLETED: one refund, the customer notified, every subtask done", async ({
+  baseURL,
+}) => {
   const { agent: a, client } = agent(baseURL);
   const runId = uniqueId("ok");
   const reports = await run(a, runId, 2);
@@ -70,7 +81,9 @@ test("each refund task is driven to COMPLETED: one refund, the customer notified
   for (const r of again) expect(await refundsOfTask(provider.url, r.taskId)).toHaveLength(1);
 });
 
-test("two processes of one agent identity on the same run: every task completed by exactly one of them, one refund each", async ({ baseURL }) => {
+test("two processes of one agent identity on the same run: every task completed by exactly one of them, one refund each", async ({
+  baseURL,
+}) => {
   // Two clients are two worker processes to the server: the same token and identity, their own leases.
   const x = agent(baseURL);
   const y = agent(baseURL);
@@ -81,7 +94,10 @@ test("two processes of one agent identity on the same run: every task completed 
   expect(byTask.size).toBe(3);
   for (const [taskId, outcomes] of byTask) {
     // One of them drove it; the other found it leased (in_flight) or already done; neither erred.
-    expect(outcomes.every((o) => o === "completed" || o === "in_flight"), `${taskId}: ${outcomes.join(", ")}`).toBe(true);
+    expect(
+      outcomes.every((o) => o === "completed" || o === "in_flight"),
+      `${taskId}: ${outcomes.join(", ")}`,
+    ).toBe(true);
     expect((await x.client.getTask(taskId)).status).toBe("COMPLETED");
     expect(await refundsOfTask(provider.url, taskId)).toHaveLength(1);
     const refunds = (await x.client.listExecutions(taskId)).filter((e) => e.tool === "payments.refund");
@@ -89,7 +105,9 @@ test("two processes of one agent identity on the same run: every task completed 
   }
 });
 
-test("a dropped answer leaves the refund UNKNOWN: the task is left RECONCILING and reported, not retried", async ({ baseURL }) => {
+test("a dropped answer leaves the refund UNKNOWN: the task is left RECONCILING and reported, not retried", async ({
+  baseURL,
+}) => {
   // The provider's webhook goes elsewhere, so only the server's reconciler can settle it.
   const { agent: a, client } = agent(baseURL, { faults: ["drop_response"], faultRate: 1, webhookUrl: sink.url });
   const [r] = await run(a, uniqueId("drop"), 1);
@@ -105,18 +123,31 @@ test("a dropped answer leaves the refund UNKNOWN: the task is left RECONCILING a
   expect(await refundsOfTask(provider.url, r!.taskId)).toHaveLength(1);
 });
 
-test("a refusal that may pass on retry is retried once with the same key, then goes to a review, not to FAILED", async ({ baseURL }) => {
+test("a refusal that may pass on retry is retried once with the same key, then goes to a review, not to FAILED", async ({
+  baseURL,
+}) => {
   const { agent: a, client } = agent(baseURL, { faults: ["error_before_commit"], faultRate: 1 });
   const [r] = await run(a, uniqueId("refused"), 1);
-  expect(r).toMatchObject({ outcome: "review", status: "WAITING_FOR_HUMAN", refund: { status: "NEEDS_HUMAN", attempts: 2 }, faults: ["error_before_commit", "error_before_commit"] });
+  expect(r).toMatchObject({
+    outcome: "review",
+    status: "WAITING_FOR_HUMAN",
+    refund: { status: "NEEDS_HUMAN", attempts: 2 },
+    faults: ["error_before_commit", "error_before_commit"],
+  });
   const task: Task = await client.getTask(r!.taskId);
   expect(task.state.subtasks.find((s) => s.id === "issue-refund")?.status).not.toBe("FAILED");
   const [refund] = await client.listExecutions(r!.taskId);
-  expect((await client.getExecution(refund!.id)).events.at(-1)).toMatchObject({ from_status: "FAILED", to_status: "NEEDS_HUMAN", reason: expect.stringContaining("attempt 2 was the last of 2") });
+  expect((await client.getExecution(refund!.id)).events.at(-1)).toMatchObject({
+    from_status: "FAILED",
+    to_status: "NEEDS_HUMAN",
+    reason: expect.stringContaining("attempt 2 was the last of 2"),
+  });
   expect(await refundsOfTask(provider.url, r!.taskId)).toHaveLength(0);
 });
 
-test("dropped answers settled by the provider's webhook and the server's reconciler: the resumed agent completes, without a second refund", async ({ baseURL }) => {
+test("dropped answers settled by the provider's webhook and the server's reconciler: the resumed agent completes, without a second refund", async ({
+  baseURL,
+}) => {
   test.setTimeout(90_000);
   // Every call's answer is lost (the refund's and the customer note's).
   const { agent: chaotic, client } = agent(baseURL, { faults: ["drop_response"], faultRate: 1 });
@@ -124,11 +155,17 @@ test("dropped answers settled by the provider's webhook and the server's reconci
   expect(r!.outcome).toBe("reconciling");
   const taskId = r!.taskId;
   // The refund's webhook reached the server: settled by the provider's own record.
-  await expect.poll(async () => (await client.listExecutions(taskId)).find((e) => e.tool_call_id === "refund")?.status, { timeout: 15_000 }).toMatch(/SUCCEEDED$/);
+  await expect
+    .poll(async () => (await client.listExecutions(taskId)).find((e) => e.tool_call_id === "refund")?.status, {
+      timeout: 15_000,
+    })
+    .toMatch(/SUCCEEDED$/);
 
   // A clean agent resumes whenever there is work; the note's unknown outcome is the reconciler's to settle.
   const { agent: clean } = agent(baseURL);
-  await expect.poll(async () => (await clean.resume(taskId)).outcome, { timeout: 60_000, intervals: [1_000] }).toBe("completed");
+  await expect
+    .poll(async () => (await clean.resume(taskId)).outcome, { timeout: 60_000, intervals: [1_000] })
+    .toBe("completed");
   expect((await client.getTask(taskId)).status).toBe("COMPLETED");
   const executions = await client.listExecutions(taskId);
   expect(executions.map((e) => [e.tool_call_id, e.attempt])).toEqual([
@@ -139,7 +176,11 @@ test("dropped answers settled by the provider's webhook and the server's reconci
 });
 
 /** `npm run agent` as a separate process: returns how it ended and what it printed. */
-function agentProcess(baseURL: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }> {
+function agentProcess(
+  baseURL: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }> {
   return new Promise((resolve, reject) => {
     // node itself (not npx) so that the SIGKILL is seen as this child's end.
     const child = spawn(process.execPath, ["--import", "tsx", "scripts/agent.ts", ...args], {
@@ -170,11 +211,15 @@ for (const [point, expected] of [
   // Died with the outcome recorded: the receipt is used.
   ["after_outcome", [{ outcome: "completed", refund: "SUCCEEDED" }]],
 ] as const) {
-  test(`SIGKILL at ${point}, then --resume: at most one refund, and the task continues from its last commit`, async ({ baseURL }) => {
+  test(`SIGKILL at ${point}, then --resume: at most one refund, and the task continues from its last commit`, async ({
+    baseURL,
+  }) => {
     test.setTimeout(120_000);
     const runId = uniqueId(`kill-${point.replaceAll("_", "")}`);
     // A short lease: the resumed process waits for the dead one's lease to expire (a lease is one process's).
-    const killed = await agentProcess(baseURL!, ["--tasks", "1", "--run-id", runId, "--lease-ttl", "2"], { VERITY_FAULT_KILL_AT: point });
+    const killed = await agentProcess(baseURL!, ["--tasks", "1", "--run-id", runId, "--lease-ttl", "2"], {
+      VERITY_FAULT_KILL_AT: point,
+    });
     expect(killed.signal, killed.out).toBe("SIGKILL");
     const taskId = `refund-${runId}-1`;
     expect((await refundsOfTask(provider.url, taskId)).length).toBe(point === "after_intent" ? 0 : 1);

@@ -1,6 +1,15 @@
 import { expect, test } from "@playwright/test";
 import { demoAgent } from "@/lib/config/demo-accounts";
-import { faultPoints, isVerityApiError, VerityApiError, VerityClient, type FaultPoint, type Task, type ToolCallContext, type ToolOutcome } from "@/sdk";
+import {
+  faultPoints,
+  isVerityApiError,
+  VerityApiError,
+  VerityClient,
+  type FaultPoint,
+  type Task,
+  type ToolCallContext,
+  type ToolOutcome,
+} from "@/sdk";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
 import { refundSubtasks, uniqueId } from "./agent-api";
 import { refundsOfTask, startWebhookSink, useProvider, type Provider, type WebhookSink } from "./provider";
@@ -18,13 +27,22 @@ test.beforeAll(async () => {
 });
 test.afterAll(async () => Promise.all([provider.close(), sink.close()]));
 
-function client(baseURL: string | undefined, extra: Partial<ConstructorParameters<typeof VerityClient>[0]> = {}): VerityClient {
+function client(
+  baseURL: string | undefined,
+  extra: Partial<ConstructorParameters<typeof VerityClient>[0]> = {},
+): VerityClient {
   return new VerityClient({ baseUrl: baseURL!, token: demoAgent.token, retryBaseDelayMs: 20, ...extra });
 }
 
 async function runningTask(verity: VerityClient, fencingToken?: string): Promise<Task> {
-  let task = await verity.createTask({ workflow: "agent-task", taskId: uniqueId("sdk"), intentId: uniqueId("intent"), subtasks: refundSubtasks });
-  for (const to of ["PLANNING", "READY", "RUNNING"]) task = (await verity.transition(task.id, { expectedVersion: task.version, to, fencingToken })).task;
+  let task = await verity.createTask({
+    workflow: "agent-task",
+    taskId: uniqueId("sdk"),
+    intentId: uniqueId("intent"),
+    subtasks: refundSubtasks,
+  });
+  for (const to of ["PLANNING", "READY", "RUNNING"])
+    task = (await verity.transition(task.id, { expectedVersion: task.version, to, fencingToken })).task;
   return task;
 }
 
@@ -36,11 +54,19 @@ const refundRequest = { amount_cents: 4200, currency: "usd", charge_id: "ch_sdk"
  * for the server's endpoint: these tests assert what the worker's own
  * report does, which the webhook must not race.
  */
-function refundCall(faults?: string[], options: { webhooksToServer?: boolean; afterCall?: (ctx: ToolCallContext) => Promise<void> } = {}) {
+function refundCall(
+  faults?: string[],
+  options: { webhooksToServer?: boolean; afterCall?: (ctx: ToolCallContext) => Promise<void> } = {},
+) {
   const calls: ToolCallContext[] = [];
   const call = async (ctx: ToolCallContext): Promise<ToolOutcome> => {
     calls.push(ctx);
-    const payments = new SandboxPaymentConnector({ baseUrl: provider.url, faults, timeoutMs: 1_500, ...(options.webhooksToServer ? {} : { webhookUrl: sink.url }) });
+    const payments = new SandboxPaymentConnector({
+      baseUrl: provider.url,
+      faults,
+      timeoutMs: 1_500,
+      ...(options.webhooksToServer ? {} : { webhookUrl: sink.url }),
+    });
     const out = await payments.refund(
       {
         idempotencyKey: ctx.idempotencyKey,
@@ -53,25 +79,44 @@ function refundCall(faults?: string[], options: { webhooksToServer?: boolean; af
       { signal: ctx.signal },
     );
     await options.afterCall?.(ctx);
-    if (out.kind === "succeeded") return { outcome: "succeeded", result: { refund_id: out.refund.id }, evidence: { ...out.evidence, metadata: out.refund.metadata } };
-    if (out.kind === "failed") return { outcome: "failed", error: `${out.reason}: ${out.message}`, retryable: out.retryable };
+    if (out.kind === "succeeded")
+      return {
+        outcome: "succeeded",
+        result: { refund_id: out.refund.id },
+        evidence: { ...out.evidence, metadata: out.refund.metadata },
+      };
+    if (out.kind === "failed")
+      return { outcome: "failed", error: `${out.reason}: ${out.message}`, retryable: out.retryable };
     return { outcome: "unknown", error: `${out.reason}: ${out.message}` };
   };
   return { call, calls };
 }
 
-test("executeTool: intent, sent, call, outcome; a second executeTool returns the receipt without calling", async ({ baseURL }) => {
+test("executeTool: intent, sent, call, outcome; a second executeTool returns the receipt without calling", async ({
+  baseURL,
+}) => {
   const verity = client(baseURL);
   const task = await runningTask(verity);
   const { call, calls } = refundCall();
-  const input = { taskId: task.id, toolCallId: "refund", tool: "payments.refund" as const, request: refundRequest, expectedVersion: task.version };
+  const input = {
+    taskId: task.id,
+    toolCallId: "refund",
+    tool: "payments.refund" as const,
+    request: refundRequest,
+    expectedVersion: task.version,
+  };
 
   const first = await verity.executeTool(input, call);
   expect(first.kind).toBe("succeeded");
   expect(first.execution).toMatchObject({ status: "SUCCEEDED", attempt: 1, idempotency_key: `vrt:${task.id}:refund` });
   expect(first.task).toMatchObject({ status: "RUNNING", version: task.version + 2 });
   expect(calls).toHaveLength(1);
-  expect(calls[0]).toMatchObject({ idempotencyKey: first.execution.idempotency_key, executionId: first.execution.id, attemptId: first.execution.attempt_id, attempt: 1 });
+  expect(calls[0]).toMatchObject({
+    idempotencyKey: first.execution.idempotency_key,
+    executionId: first.execution.id,
+    attemptId: first.execution.attempt_id,
+    attempt: 1,
+  });
 
   const replay = await verity.executeTool({ ...input, expectedVersion: first.task.version }, call);
   expect(replay.kind).toBe("receipt");
@@ -91,7 +136,16 @@ test("fault points fire in protocol order, each at the moment its name says", as
     },
   });
   const task = await runningTask(verity);
-  const result = await verity.executeTool({ taskId: task.id, toolCallId: "refund", tool: "payments.refund", request: refundRequest, expectedVersion: task.version }, refundCall().call);
+  const result = await verity.executeTool(
+    {
+      taskId: task.id,
+      toolCallId: "refund",
+      tool: "payments.refund",
+      request: refundRequest,
+      expectedVersion: task.version,
+    },
+    refundCall().call,
+  );
   expect(result.kind).toBe("succeeded");
   expect(seen).toEqual([
     { point: "after_intent", status: "INTENT_RECORDED", refunds: 0 },
@@ -103,11 +157,19 @@ test("fault points fire in protocol order, each at the moment its name says", as
   expect(seen.map((s) => s.point)).toEqual([...faultPoints]);
 });
 
-test("a lost answer is UNKNOWN, never failed: the task goes to RECONCILING and nothing is sent again", async ({ baseURL }) => {
+test("a lost answer is UNKNOWN, never failed: the task goes to RECONCILING and nothing is sent again", async ({
+  baseURL,
+}) => {
   const verity = client(baseURL);
   const task = await runningTask(verity);
   const dropped = refundCall(["drop_response"]);
-  const input = { taskId: task.id, toolCallId: "refund", tool: "payments.refund" as const, request: refundRequest, expectedVersion: task.version };
+  const input = {
+    taskId: task.id,
+    toolCallId: "refund",
+    tool: "payments.refund" as const,
+    request: refundRequest,
+    expectedVersion: task.version,
+  };
 
   const first = await verity.executeTool(input, dropped.call);
   expect(first.kind).toBe("unknown");
@@ -126,31 +188,65 @@ test("a lost answer is UNKNOWN, never failed: the task goes to RECONCILING and n
   expect(await refundsOfTask(provider.url, task.id)).toHaveLength(1);
 });
 
-test("a call that throws or hangs is UNKNOWN; one that gets a definite refusal is failed, and retried with the same key", async ({ baseURL }) => {
+test("a call that throws or hangs is UNKNOWN; one that gets a definite refusal is failed, and retried with the same key", async ({
+  baseURL,
+}) => {
   const verity = client(baseURL);
 
   const throwing = await runningTask(verity);
   const threw = await verity.executeTool(
-    { taskId: throwing.id, toolCallId: "refund", tool: "payments.refund", request: refundRequest, expectedVersion: throwing.version },
+    {
+      taskId: throwing.id,
+      toolCallId: "refund",
+      tool: "payments.refund",
+      request: refundRequest,
+      expectedVersion: throwing.version,
+    },
     async () => {
       throw new Error("socket hang up");
     },
   );
-  expect(threw).toMatchObject({ kind: "unknown", execution: { status: "OUTCOME_UNKNOWN", error: "the call threw: socket hang up" } });
+  expect(threw).toMatchObject({
+    kind: "unknown",
+    execution: { status: "OUTCOME_UNKNOWN", error: "the call threw: socket hang up" },
+  });
 
   const hanging = await runningTask(verity);
   const hung = await verity.executeTool(
-    { taskId: hanging.id, toolCallId: "refund", tool: "payments.refund", request: refundRequest, expectedVersion: hanging.version, callTimeoutMs: 300 },
-    (ctx) => new Promise<ToolOutcome>((resolve) => ctx.signal.addEventListener("abort", () => setTimeout(() => resolve({ outcome: "succeeded", evidence: {} }), 200))),
+    {
+      taskId: hanging.id,
+      toolCallId: "refund",
+      tool: "payments.refund",
+      request: refundRequest,
+      expectedVersion: hanging.version,
+      callTimeoutMs: 300,
+    },
+    (ctx) =>
+      new Promise<ToolOutcome>((resolve) =>
+        ctx.signal.addEventListener("abort", () =>
+          setTimeout(() => resolve({ outcome: "succeeded", evidence: {} }), 200),
+        ),
+      ),
   );
-  expect(hung).toMatchObject({ kind: "unknown", execution: { status: "OUTCOME_UNKNOWN", error: "no outcome within 300 ms" } });
+  expect(hung).toMatchObject({
+    kind: "unknown",
+    execution: { status: "OUTCOME_UNKNOWN", error: "no outcome within 300 ms" },
+  });
 
   // Refused with a 503 (nothing stored): the server's advice says a retry is safe, so executeTool makes it, under the same key.
   const refused = await runningTask(verity);
-  const input = { taskId: refused.id, toolCallId: "refund", tool: "payments.refund" as const, request: refundRequest, expectedVersion: refused.version };
+  const input = {
+    taskId: refused.id,
+    toolCallId: "refund",
+    tool: "payments.refund" as const,
+    request: refundRequest,
+    expectedVersion: refused.version,
+  };
   const once = refundCall(["error_before_commit"]);
   const clean = refundCall();
-  const retried = await verity.executeTool(input, (ctx) => (once.calls.length === 0 ? once.call(ctx) : clean.call(ctx)));
+  const retried = await verity.executeTool(input, (ctx) =>
+    once.calls.length === 0 ? once.call(ctx) : clean.call(ctx),
+  );
   expect(retried).toMatchObject({ kind: "succeeded", execution: { status: "SUCCEEDED", attempt: 2 } });
   expect([...once.calls, ...clean.calls].map((c) => [c.attemptId, c.idempotencyKey])).toEqual([
     [`${retried.execution.id}.1`, retried.execution.idempotency_key],
@@ -161,9 +257,17 @@ test("a call that throws or hangs is UNKNOWN; one that gets a definite refusal i
   // Refused on every attempt: after the refund's last one (2), a review, not a third attempt and not a dropped refund.
   const stubborn = await runningTask(verity);
   const always = refundCall(["error_before_commit"]);
-  const handed = await verity.executeTool({ ...input, taskId: stubborn.id, expectedVersion: stubborn.version }, always.call);
+  const handed = await verity.executeTool(
+    { ...input, taskId: stubborn.id, expectedVersion: stubborn.version },
+    always.call,
+  );
   expect(always.calls).toHaveLength(2);
-  expect(handed).toMatchObject({ kind: "failed", retryable: false, execution: { status: "NEEDS_HUMAN", attempt: 2, retry: null }, task: { status: "WAITING_FOR_HUMAN" } });
+  expect(handed).toMatchObject({
+    kind: "failed",
+    retryable: false,
+    execution: { status: "NEEDS_HUMAN", attempt: 2, retry: null },
+    task: { status: "WAITING_FOR_HUMAN" },
+  });
   expect(await refundsOfTask(provider.url, stubborn.id)).toHaveLength(0);
 });
 
@@ -171,7 +275,13 @@ test("success whose evidence names another execution is recorded as UNKNOWN, not
   const verity = client(baseURL);
   const task = await runningTask(verity);
   const result = await verity.executeTool(
-    { taskId: task.id, toolCallId: "refund", tool: "payments.refund", request: refundRequest, expectedVersion: task.version },
+    {
+      taskId: task.id,
+      toolCallId: "refund",
+      tool: "payments.refund",
+      request: refundRequest,
+      expectedVersion: task.version,
+    },
     async () => ({ outcome: "succeeded", evidence: { idempotency_key: "vrt:someone-else:refund", id: "re_x" } }),
   );
   expect(result.kind).toBe("unknown");
@@ -180,7 +290,9 @@ test("success whose evidence names another execution is recorded as UNKNOWN, not
   expect(result.task.status).toBe("RECONCILING");
 });
 
-test("a worker killed after the call leaves SENT; the next one is told the outcome is unresolved and sends nothing", async ({ baseURL }) => {
+test("a worker killed after the call leaves SENT; the next one is told the outcome is unresolved and sends nothing", async ({
+  baseURL,
+}) => {
   class Killed extends Error {}
   const dying = client(baseURL, {
     faultPoint: (point) => {
@@ -188,7 +300,13 @@ test("a worker killed after the call leaves SENT; the next one is told the outco
     },
   });
   const task = await runningTask(dying);
-  const input = { taskId: task.id, toolCallId: "refund", tool: "payments.refund" as const, request: refundRequest, expectedVersion: task.version };
+  const input = {
+    taskId: task.id,
+    toolCallId: "refund",
+    tool: "payments.refund" as const,
+    request: refundRequest,
+    expectedVersion: task.version,
+  };
   await expect(dying.executeTool(input, refundCall().call)).rejects.toBeInstanceOf(Killed);
 
   const next = client(baseURL);
@@ -196,13 +314,18 @@ test("a worker killed after the call leaves SENT; the next one is told the outco
   expect(execution?.status).toBe("SENT");
   expect(await refundsOfTask(provider.url, task.id)).toHaveLength(1);
   const resumed = refundCall();
-  const result = await next.executeTool({ ...input, expectedVersion: (await next.getTask(task.id)).version }, resumed.call);
+  const result = await next.executeTool(
+    { ...input, expectedVersion: (await next.getTask(task.id)).version },
+    resumed.call,
+  );
   expect(result.kind).toBe("unresolved");
   expect(resumed.calls).toHaveLength(0);
   expect(await refundsOfTask(provider.url, task.id)).toHaveLength(1);
 });
 
-test("a transition whose answer is lost is retried with the same transition_id and applied once", async ({ baseURL }) => {
+test("a transition whose answer is lost is retried with the same transition_id and applied once", async ({
+  baseURL,
+}) => {
   let dropped = 0;
   const lossy: typeof fetch = async (input, init) => {
     const res = await fetch(input, init);
@@ -214,8 +337,17 @@ test("a transition whose answer is lost is retried with the same transition_id a
     return res;
   };
   const verity = client(baseURL, { fetch: lossy });
-  const task = await verity.createTask({ workflow: "agent-task", taskId: uniqueId("sdk-retry"), intentId: uniqueId("intent"), subtasks: refundSubtasks });
-  const result = await verity.transition(task.id, { expectedVersion: task.version, to: "PLANNING", reason: "lost once" });
+  const task = await verity.createTask({
+    workflow: "agent-task",
+    taskId: uniqueId("sdk-retry"),
+    intentId: uniqueId("intent"),
+    subtasks: refundSubtasks,
+  });
+  const result = await verity.transition(task.id, {
+    expectedVersion: task.version,
+    to: "PLANNING",
+    reason: "lost once",
+  });
   expect(dropped).toBe(1);
   expect(result.replayed).toBe(true);
   expect(result.task).toMatchObject({ status: "PLANNING", version: 2 });
@@ -226,10 +358,21 @@ test("a transition whose answer is lost is retried with the same transition_id a
 
 test("problems surface as VerityApiError with status, type, violations and current version", async ({ baseURL }) => {
   const verity = client(baseURL);
-  const task = await verity.createTask({ workflow: "agent-task", taskId: uniqueId("sdk-err"), intentId: uniqueId("intent"), subtasks: refundSubtasks });
+  const task = await verity.createTask({
+    workflow: "agent-task",
+    taskId: uniqueId("sdk-err"),
+    intentId: uniqueId("intent"),
+    subtasks: refundSubtasks,
+  });
   const stale = await verity.transition(task.id, { expectedVersion: 7, to: "PLANNING" }).catch((e: unknown) => e);
   expect(stale).toBeInstanceOf(VerityApiError);
-  expect(stale).toMatchObject({ status: 409, code: "version_conflict", type: "https://verity.dev/problems/version-conflict", currentVersion: 1, currentStatus: "RECEIVED" });
+  expect(stale).toMatchObject({
+    status: 409,
+    code: "version_conflict",
+    type: "https://verity.dev/problems/version-conflict",
+    currentVersion: 1,
+    currentStatus: "RECEIVED",
+  });
 
   const invalid = await verity.transition(task.id, { expectedVersion: 1, to: "COMPLETED" }).catch((e: unknown) => e);
   expect(isVerityApiError(invalid, "invariant_violated")).toBe(true);
@@ -237,25 +380,41 @@ test("problems surface as VerityApiError with status, type, violations and curre
 
   const missing = await verity.getTask("sdk-no-such-task").catch((e: unknown) => e);
   expect(missing).toMatchObject({ status: 404, code: "not_found" });
-  const unauthenticated = await new VerityClient({ baseUrl: baseURL!, token: "vrt_not_a_token" }).getTask(task.id).catch((e: unknown) => e);
+  const unauthenticated = await new VerityClient({ baseUrl: baseURL!, token: "vrt_not_a_token" })
+    .getTask(task.id)
+    .catch((e: unknown) => e);
   expect(unauthenticated).toMatchObject({ status: 401, code: "unauthenticated" });
 });
 
 test("withLease renews in the background, fences the writes, and releases in finally", async ({ baseURL }) => {
   const verity = client(baseURL);
-  const created = await verity.createTask({ workflow: "agent-task", taskId: uniqueId("sdk-lease"), intentId: uniqueId("intent"), subtasks: refundSubtasks });
+  const created = await verity.createTask({
+    workflow: "agent-task",
+    taskId: uniqueId("sdk-lease"),
+    intentId: uniqueId("intent"),
+    subtasks: refundSubtasks,
+  });
   let token = "";
   const final = await verity.withLease(
     created.id,
     async (lease) => {
       token = lease.fencingToken;
       let task = created;
-      for (const to of ["PLANNING", "READY"]) task = (await verity.transition(task.id, { expectedVersion: task.version, to, fencingToken: lease.fencingToken })).task;
+      for (const to of ["PLANNING", "READY"])
+        task = (
+          await verity.transition(task.id, { expectedVersion: task.version, to, fencingToken: lease.fencingToken })
+        ).task;
       // Outlive the TTL: only the background renewals keep the lease.
       await new Promise((r) => setTimeout(r, 2_600));
       expect(lease.signal.aborted).toBe(false);
       expect(Date.parse(lease.lease.expires_at)).toBeGreaterThan(Date.now());
-      return (await verity.transition(task.id, { expectedVersion: task.version, to: "RUNNING", fencingToken: lease.fencingToken })).task;
+      return (
+        await verity.transition(task.id, {
+          expectedVersion: task.version,
+          to: "RUNNING",
+          fencingToken: lease.fencingToken,
+        })
+      ).task;
     },
     { ttlSeconds: 2, renewEveryMs: 400 },
   );
@@ -264,21 +423,36 @@ test("withLease renews in the background, fences the writes, and releases in fin
   expect(after).toMatchObject({ fencing_token: token, active: false });
 
   // Released even when the work throws.
-  await expect(verity.withLease(created.id, async () => Promise.reject(new Error("boom")), { ttlSeconds: 30 })).rejects.toThrow("boom");
+  await expect(
+    verity.withLease(created.id, async () => Promise.reject(new Error("boom")), { ttlSeconds: 30 }),
+  ).rejects.toThrow("boom");
   expect((await verity.getLease(created.id))?.active).toBe(false);
 });
 
-test("the provider's webhook settles the execution before the worker reports: its record stands and executeTool says succeeded", async ({ baseURL }) => {
+test("the provider's webhook settles the execution before the worker reports: its record stands and executeTool says succeeded", async ({
+  baseURL,
+}) => {
   const verity = client(baseURL);
   const task = await runningTask(verity);
   const { call, calls } = refundCall(undefined, {
     webhooksToServer: true,
     // Hold the worker's report back until the webhook has been applied.
     afterCall: async (ctx) => {
-      await expect.poll(async () => (await verity.getExecution(ctx.executionId)).status, { timeout: 15_000 }).toBe("SUCCEEDED");
+      await expect
+        .poll(async () => (await verity.getExecution(ctx.executionId)).status, { timeout: 15_000 })
+        .toBe("SUCCEEDED");
     },
   });
-  const result = await verity.executeTool({ taskId: task.id, toolCallId: "refund", tool: "payments.refund", request: refundRequest, expectedVersion: task.version }, call);
+  const result = await verity.executeTool(
+    {
+      taskId: task.id,
+      toolCallId: "refund",
+      tool: "payments.refund",
+      request: refundRequest,
+      expectedVersion: task.version,
+    },
+    call,
+  );
   expect(calls).toHaveLength(1);
   expect(result.kind).toBe("succeeded");
   expect(result.execution.status).toBe("SUCCEEDED");
@@ -296,13 +470,21 @@ test("postEvent is received once per event id", async ({ baseURL }) => {
   expect(await verity.postEvent(event)).toMatchObject({ duplicate: true, result: { recorded: true } });
 });
 
-test("executeTool under a lease taken over while the call was out: the outcome is recorded, leaseConflict says so, the new holder gets the receipt", async ({ baseURL }) => {
+test("executeTool under a lease taken over while the call was out: the outcome is recorded, leaseConflict says so, the new holder gets the receipt", async ({
+  baseURL,
+}) => {
   const verity = client(baseURL);
-  const created = await verity.createTask({ workflow: "agent-task", taskId: uniqueId("sdk-takeover"), intentId: uniqueId("intent"), subtasks: refundSubtasks });
+  const created = await verity.createTask({
+    workflow: "agent-task",
+    taskId: uniqueId("sdk-takeover"),
+    intentId: uniqueId("intent"),
+    subtasks: refundSubtasks,
+  });
   const first = await verity.acquireLease(created.id, { ttlSeconds: 60 });
   const task = await (async () => {
     let t = created;
-    for (const to of ["PLANNING", "READY", "RUNNING"]) t = (await verity.transition(t.id, { expectedVersion: t.version, to, fencingToken: first.fencing_token })).task;
+    for (const to of ["PLANNING", "READY", "RUNNING"])
+      t = (await verity.transition(t.id, { expectedVersion: t.version, to, fencingToken: first.fencing_token })).task;
     return t;
   })();
   let second = first;
@@ -313,12 +495,25 @@ test("executeTool under a lease taken over while the call was out: the outcome i
       second = await verity.acquireLease(task.id, { ttlSeconds: 60 });
     },
   });
-  const input = { taskId: task.id, toolCallId: "refund", tool: "payments.refund" as const, request: refundRequest, expectedVersion: task.version };
+  const input = {
+    taskId: task.id,
+    toolCallId: "refund",
+    tool: "payments.refund" as const,
+    request: refundRequest,
+    expectedVersion: task.version,
+  };
   const result = await verity.executeTool({ ...input, fencingToken: first.fencing_token }, call);
-  expect(result).toMatchObject({ kind: "succeeded", execution: { status: "SUCCEEDED" }, task: { status: "WAITING_FOR_TOOL", version: task.version + 1 } });
+  expect(result).toMatchObject({
+    kind: "succeeded",
+    execution: { status: "SUCCEEDED" },
+    task: { status: "WAITING_FOR_TOOL", version: task.version + 1 },
+  });
   expect("leaseConflict" in result ? result.leaseConflict?.lease?.fencing_token : undefined).toBe(second.fencing_token);
 
-  const replay = await verity.executeTool({ ...input, expectedVersion: task.version + 1, fencingToken: second.fencing_token }, call);
+  const replay = await verity.executeTool(
+    { ...input, expectedVersion: task.version + 1, fencingToken: second.fencing_token },
+    call,
+  );
   expect(replay).toMatchObject({ kind: "receipt", execution: { id: result.execution.id } });
   expect(calls).toHaveLength(1);
   expect(await refundsOfTask(provider.url, task.id)).toHaveLength(1);

@@ -14,13 +14,20 @@ mkdirSync(shots, { recursive: true });
 test.use({ viewport: { width: 1280, height: 860 } });
 test.setTimeout(120_000);
 
-test("an operator filters the alerts, opens a stale write, acknowledges it with a reason and sees it change", async ({ page, request }) => {
+test("an operator filters the alerts, opens a stale write, acknowledges it with a reason and sees it change", async ({
+  page,
+  request,
+}) => {
   await signIn(page, "operator", "/alerts");
   const { task, alertId } = await seedStaleWriteAlert(request, page.request);
   const alerts = new AlertsPage(page);
   await alerts.goto();
   await expect(alerts.monitor).toContainText("Invariant monitor");
-  await alerts.filter({ status: "Open", kind: "A worker wrote with an outdated version or fencing token", task: task.id });
+  await alerts.filter({
+    status: "Open",
+    kind: "A worker wrote with an outdated version or fencing token",
+    task: task.id,
+  });
   await expect(page).toHaveURL(/status=OPEN/);
   await expect(page).toHaveURL(/kind=stale_write/);
   await expect(page).toHaveURL(new RegExp(`task=${task.id}`));
@@ -45,7 +52,9 @@ test("an operator filters the alerts, opens a stale write, acknowledges it with 
   await detail.reason.fill("The worker was stopped; the task was cancelled on purpose.");
   await page.screenshot({ path: `${shots}/alert-detail.png`, fullPage: true });
   await detail.button("Acknowledge").click();
-  await expect(page.getByRole("status").filter({ hasText: "Acknowledged. The alert no longer blocks its task" })).toBeVisible();
+  await expect(
+    page.getByRole("status").filter({ hasText: "Acknowledged. The alert no longer blocks its task" }),
+  ).toBeVisible();
   await expect(page.getByText("Acknowledged", { exact: true }).first()).toBeVisible();
   await expect(detail.history).toContainText("The worker was stopped; the task was cancelled on purpose.");
   await expect(detail.history).toContainText("verity.local/user/operator");
@@ -57,10 +66,15 @@ test("an operator filters the alerts, opens a stale write, acknowledges it with 
   await expect(alerts.row(task.id)).toContainText("Acknowledged");
   // The task page lists it too.
   await page.goto(`/tasks/${task.id}`);
-  await expect(page.getByRole("region", { name: /Alerts on this task/ })).toContainText("A worker wrote with an outdated version or fencing token");
+  await expect(page.getByRole("region", { name: /Alerts on this task/ })).toContainText(
+    "A worker wrote with an outdated version or fencing token",
+  );
 });
 
-test("an action on a version someone else changed meanwhile is refused in words, and nothing is overwritten", async ({ page, request }) => {
+test("an action on a version someone else changed meanwhile is refused in words, and nothing is overwritten", async ({
+  page,
+  request,
+}) => {
   await signIn(page, "operator", "/alerts");
   const { alertId } = await seedStaleWriteAlert(request, page.request);
   await page.goto(`/alerts/${alertId}`);
@@ -71,7 +85,9 @@ test("an action on a version someone else changed meanwhile is refused in words,
   // poll has not come yet.
   await detail.pauseLiveUpdates();
   // Someone escalates it through the API while this page still shows version 1.
-  const other = await page.request.post(`/api/v1/alerts/${alertId}/escalate`, { data: { expected_version: 1, reason: "finance should look at this worker" } });
+  const other = await page.request.post(`/api/v1/alerts/${alertId}/escalate`, {
+    data: { expected_version: 1, reason: "finance should look at this worker" },
+  });
   expect(other.status()).toBe(200);
   await detail.reason.fill("acknowledging what I saw");
   await detail.button("Acknowledge").click();
@@ -82,7 +98,11 @@ test("an action on a version someone else changed meanwhile is refused in words,
   await page.screenshot({ path: `${shots}/alert-conflict.png`, fullPage: true });
 });
 
-test("an auditor sees every alert and its evidence but cannot act; the server refuses the action too", async ({ page, request, browser }) => {
+test("an auditor sees every alert and its evidence but cannot act; the server refuses the action too", async ({
+  page,
+  request,
+  browser,
+}) => {
   const operator = await browser.newContext();
   const operatorPage = await operator.newPage();
   await signIn(operatorPage, "operator", "/alerts");
@@ -100,7 +120,9 @@ test("an auditor sees every alert and its evidence but cannot act; the server re
   await expect(detail.reason).toHaveCount(0);
   await expect(page.getByRole("button", { name: "Acknowledge" })).toHaveCount(0);
   await page.screenshot({ path: `${shots}/alert-auditor.png`, fullPage: true });
-  const refused = await page.request.post(`/api/v1/alerts/${alertId}/acknowledge`, { data: { expected_version: 1, reason: "trying anyway" } });
+  const refused = await page.request.post(`/api/v1/alerts/${alertId}/acknowledge`, {
+    data: { expected_version: 1, reason: "trying anyway" },
+  });
   expect(refused.status()).toBe(403);
   expect(refused.headers()["content-type"]).toContain("application/problem+json");
 });

@@ -19,17 +19,27 @@ test.use({ viewport: { width: 1280, height: 900 } });
 // Each test seeds tasks and side effects through the API first; on a loaded machine that alone takes a while.
 test.describe.configure({ timeout: 180_000 });
 
-async function openAs(browser: Browser, user: DemoUser, path: string): Promise<{ page: Page; close: () => Promise<void> }> {
+async function openAs(
+  browser: Browser,
+  user: DemoUser,
+  path: string,
+): Promise<{ page: Page; close: () => Promise<void> }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
   const page = await context.newPage();
   await signIn(page, user, path);
   return { page, close: () => context.close() };
 }
 
-test("an auditor opens a task's history from the task page, sees it verified, and filters the timeline", async ({ browser, request }) => {
+test("an auditor opens a task's history from the task page, sees it verified, and filters the timeline", async ({
+  browser,
+  request,
+}) => {
   const running = await createRunningTask(request);
   const noted = await addNoteWithReceipt(request, running);
-  await transition(request, noted.task, { patch: { budget: { tokens_spent: 900, hops_used: 3 } }, reason: "spend reported" });
+  await transition(request, noted.task, {
+    patch: { budget: { tokens_spent: 900, hops_used: 3 } },
+    reason: "spend reported",
+  });
 
   const { page, close } = await openAs(browser, "auditor", `/tasks/${running.id}`);
   await page.getByRole("link", { name: /^History: every event of this task/ }).click();
@@ -61,11 +71,16 @@ test("an auditor opens a task's history from the task page, sees it verified, an
   await expect(page.getByRole("status").filter({ hasText: "No events match these filters." })).toBeVisible();
   // A window that ends before it starts: refused in words.
   await history.goto(running.id, "from=2026-11-30T12:00&to=2026-11-30T11:00");
-  await expect(page.getByRole("alert").filter({ hasText: "The history cannot be shown with these filters" })).toContainText("To: must be later than From");
+  await expect(
+    page.getByRole("alert").filter({ hasText: "The history cannot be shown with these filters" }),
+  ).toContainText("To: must be later than From");
   await close();
 });
 
-test("an auditor searches across tasks by idempotency key, verifies every chain and exports the selection; the file verifies", async ({ browser, request }) => {
+test("an auditor searches across tasks by idempotency key, verifies every chain and exports the selection; the file verifies", async ({
+  browser,
+  request,
+}) => {
   const running = await createRunningTask(request);
   const noted = await addNoteWithReceipt(request, running, "note-audit");
   const key = await idempotencyKeyOf(request, noted.executionId);
@@ -80,7 +95,10 @@ test("an auditor searches across tasks by idempotency key, verifies every chain 
   await expect(audit.results.nth(0)).toContainText("crm.add_note intent recorded");
   await expect(audit.results.nth(2)).toContainText("crm.add_note succeeded, with evidence");
   await expect(page.getByText("1 matching execution")).toBeVisible();
-  await expect(audit.results.first().getByRole("link", { name: running.id })).toHaveAttribute("href", `/tasks/${running.id}`);
+  await expect(audit.results.first().getByRole("link", { name: running.id })).toHaveAttribute(
+    "href",
+    `/tasks/${running.id}`,
+  );
   // Widened to the whole task: its creation is in the results too.
   await audit.filter("Tool, key or execution: show").selectOption("task");
   await audit.search();
@@ -96,7 +114,18 @@ test("an auditor searches across tasks by idempotency key, verifies every chain 
 
   const jsonl = await audit.download("JSON Lines");
   expect(jsonl.name).toMatch(/^verity-audit-.*\.jsonl$/);
-  const lines = jsonl.text.trim().split("\n").map((l) => JSON.parse(l) as { stream: string; idempotency_key?: string; details: { idempotency_key?: string }; hash: string });
+  const lines = jsonl.text
+    .trim()
+    .split("\n")
+    .map(
+      (l) =>
+        JSON.parse(l) as {
+          stream: string;
+          idempotency_key?: string;
+          details: { idempotency_key?: string };
+          hash: string;
+        },
+    );
   expect(lines).toHaveLength(3);
   for (const line of lines) {
     expect(line.stream).toBe(`execution:${noted.executionId}`);
@@ -105,11 +134,16 @@ test("an auditor searches across tasks by idempotency key, verifies every chain 
   }
   expect(verifyAuditExport(jsonl.text)).toMatchObject({ ok: true, records: 3, links: 2, problems: [] });
   // The server checks it the same way.
-  const checked = await page.request.post("/api/v1/audit/verify", { headers: { "Content-Type": "application/x-ndjson" }, data: jsonl.text });
+  const checked = await page.request.post("/api/v1/audit/verify", {
+    headers: { "Content-Type": "application/x-ndjson" },
+    data: jsonl.text,
+  });
   expect(await checked.json()).toMatchObject({ ok: true, records: 3 });
   const csv = await audit.download("CSV");
   expect(csv.name).toMatch(/\.csv$/);
-  expect(csv.text.split("\n")[0]).toBe("stream,seq,id,at,actor,actor_kind,action,subject_type,subject_id,task_id,details,prev_hash,hash");
+  expect(csv.text.split("\n")[0]).toBe(
+    "stream,seq,id,at,actor,actor_kind,action,subject_type,subject_id,task_id,details,prev_hash,hash",
+  );
   expect(verifyAuditExport(csv.text, { format: "csv" })).toMatchObject({ ok: true, records: 3 });
   // Taking the copy out is itself on record, with the filter.
   await audit.goto(`action=audit.exported&actor=${encodeURIComponent("spiffe://verity.local/user/auditor")}`);
@@ -127,7 +161,9 @@ test("bad filters are refused in words on /audit", async ({ browser }) => {
   await close();
 });
 
-test("an engineer searches and verifies but is told why there is no export; an operator is told why /audit is closed and reads a task's history", async ({ browser }) => {
+test("an engineer searches and verifies but is told why there is no export; an operator is told why /audit is closed and reads a task's history", async ({
+  browser,
+}) => {
   const engineer = await openAs(browser, "engineer", "/audit");
   const audit = new AuditSearchPage(engineer.page);
   await expect(audit.heading).toBeVisible();
@@ -137,7 +173,9 @@ test("an engineer searches and verifies but is told why there is no export; an o
 
   const operator = await openAs(browser, "operator", "/audit");
   await expect(operator.page.getByRole("heading", { name: "You cannot open this page" })).toBeVisible();
-  await expect(operator.page.getByText("Your role (operator) does not include the audit:read permission.", { exact: false })).toBeVisible();
+  await expect(
+    operator.page.getByText("Your role (operator) does not include the audit:read permission.", { exact: false }),
+  ).toBeVisible();
   await expect(operator.page.getByRole("link", { name: "Audit log" })).toHaveCount(0);
   // A task's history needs only tasks:read: the operator reads it, without the chain verification.
   const history = new TaskHistoryPage(operator.page);
@@ -149,7 +187,9 @@ test("an engineer searches and verifies but is told why there is no export; an o
   await operator.close();
 });
 
-test("a 20,000-event task's history opens, scrolls down to its creation, and keeps only a window of rows in the DOM", async ({ browser }) => {
+test("a 20,000-event task's history opens, scrolls down to its creation, and keeps only a window of rows in the DOM", async ({
+  browser,
+}) => {
   test.setTimeout(300_000);
   const { page, close } = await openAs(browser, "auditor", `/tasks/${LONG_HISTORY_TASK_ID}/history`);
   const history = new TaskHistoryPage(page);
@@ -164,7 +204,9 @@ test("a 20,000-event task's history opens, scrolls down to its creation, and kee
   for (let round = 0; round < 400 && (await creation.count()) === 0; round++) {
     const before = await history.loaded();
     await history.viewport.evaluate((el) => el.scrollTo({ top: el.scrollHeight }));
-    await expect.poll(async () => (await history.loaded()) > before || (await creation.count()) > 0, { timeout: 30_000 }).toBe(true);
+    await expect
+      .poll(async () => (await history.loaded()) > before || (await creation.count()) > 0, { timeout: 30_000 })
+      .toBe(true);
   }
   await expect(creation).toBeVisible();
   await expect(creation).toHaveAttribute("aria-posinset", "20000");
@@ -183,17 +225,30 @@ test("a 20,000-event task's history opens, scrolls down to its creation, and kee
   await close();
 });
 
-test("GET /api/v1/audit/search answers pages to an auditor's token and problem+json for bad input", async ({ playwright, baseURL, request }) => {
+test("GET /api/v1/audit/search answers pages to an auditor's token and problem+json for bad input", async ({
+  playwright,
+  baseURL,
+  request,
+}) => {
   const running = await createRunningTask(request);
-  const auditor = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { Authorization: `Bearer ${demoObserver.token}` } });
+  const auditor = await playwright.request.newContext({
+    baseURL,
+    extraHTTPHeaders: { Authorization: `Bearer ${demoObserver.token}` },
+  });
   try {
     const first = await auditor.get(`/api/v1/audit/search?task=${running.id}&status=PLANNING&limit=1`);
     expect(first.status(), await first.text()).toBe(200);
-    const page1 = (await first.json()) as { items: Array<{ details: Record<string, unknown> }>; next_cursor: string | null; matched_executions: number | null };
+    const page1 = (await first.json()) as {
+      items: Array<{ details: Record<string, unknown> }>;
+      next_cursor: string | null;
+      matched_executions: number | null;
+    };
     expect(page1.items).toHaveLength(1);
     expect(page1.items[0]!.details).toMatchObject({ from_status: "RECEIVED", to_status: "PLANNING" });
     expect(page1.matched_executions).toBeNull();
-    const second = (await (await auditor.get(`/api/v1/audit/search?task=${running.id}&status=PLANNING&limit=1&cursor=${page1.next_cursor}`)).json()) as typeof page1;
+    const second = (await (
+      await auditor.get(`/api/v1/audit/search?task=${running.id}&status=PLANNING&limit=1&cursor=${page1.next_cursor}`)
+    ).json()) as typeof page1;
     expect(second.items[0]!.details).toMatchObject({ from_status: "PLANNING", to_status: "READY" });
     expect(second.next_cursor).toBeNull();
 
@@ -206,9 +261,13 @@ test("GET /api/v1/audit/search answers pages to an auditor's token and problem+j
     expect(fields.some((f) => f.startsWith("kind"))).toBe(true);
     const backwards = await auditor.get("/api/v1/audit/search?from=2026-11-30T12:00:00Z&to=2026-11-30T11:00:00Z");
     expect(backwards.status()).toBe(400);
-    expect(((await backwards.json()) as { errors: Array<{ field: string; message: string }> }).errors).toEqual([{ field: "to", message: "must be later than from" }]);
+    expect(((await backwards.json()) as { errors: Array<{ field: string; message: string }> }).errors).toEqual([
+      { field: "to", message: "must be later than from" },
+    ]);
     // The agent's own token may not read the log.
-    const refused = await request.get("/api/v1/audit/search", { headers: { Authorization: "Bearer vrt_demo_refund_bot_token_for_local_use_only" } });
+    const refused = await request.get("/api/v1/audit/search", {
+      headers: { Authorization: "Bearer vrt_demo_refund_bot_token_for_local_use_only" },
+    });
     expect(refused.status()).toBe(403);
   } finally {
     await auditor.dispose();

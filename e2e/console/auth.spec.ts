@@ -32,7 +32,10 @@ test.describe("signing in and out", () => {
     const header = page.getByRole("banner");
     await expect(header).toContainText("Ada Auditor");
     await expect(header).toContainText("auditor");
-    await expect(page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Tasks" })).toHaveAttribute("aria-current", "page");
+    await expect(page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Tasks" })).toHaveAttribute(
+      "aria-current",
+      "page",
+    );
     await page.getByRole("button", { name: "Sign out" }).click();
     await expect(page).toHaveURL(/\/login/);
     await page.goto("/tasks");

@@ -1,6 +1,19 @@
 import { expect, test, type Browser, type Page } from "@playwright/test";
-import { createRunningTask, getTaskVersion, listTransitionActors, transition, type SeededTask } from "../pages/agent-seed";
-import { CheckpointInspectorPage, TaskCheckpointsPage, acquireLease, addNoteWithReceipt, takeCheckpoint, type SeededCheckpoint } from "../pages/checkpoints-page";
+import {
+  createRunningTask,
+  getTaskVersion,
+  listTransitionActors,
+  transition,
+  type SeededTask,
+} from "../pages/agent-seed";
+import {
+  CheckpointInspectorPage,
+  TaskCheckpointsPage,
+  acquireLease,
+  addNoteWithReceipt,
+  takeCheckpoint,
+  type SeededCheckpoint,
+} from "../pages/checkpoints-page";
 import { signIn, type DemoUser } from "../pages/login-page";
 import { captureServerAction, replayServerAction } from "../pages/server-action";
 import { TaskDetailPage } from "../pages/task-detail-page";
@@ -18,14 +31,20 @@ test.setTimeout(120_000);
 const engineerIdentity = "spiffe://verity.local/user/engineer";
 
 /** A running task (v4) with a checkpoint of v4, then moved on to v5 by the agent: the checkpoint is stale. */
-async function staleCheckpoint(request: Parameters<typeof createRunningTask>[0]): Promise<{ task: SeededTask; checkpoint: SeededCheckpoint }> {
+async function staleCheckpoint(
+  request: Parameters<typeof createRunningTask>[0],
+): Promise<{ task: SeededTask; checkpoint: SeededCheckpoint }> {
   const running = await createRunningTask(request);
   const checkpoint = await takeCheckpoint(request, running);
   const task = await transition(request, running, { patch: { budget: { tokens_spent: 800, hops_used: 1 } } });
   return { task, checkpoint };
 }
 
-async function openAs(browser: Browser, user: DemoUser, path: string): Promise<{ page: Page; close: () => Promise<void> }> {
+async function openAs(
+  browser: Browser,
+  user: DemoUser,
+  path: string,
+): Promise<{ page: Page; close: () => Promise<void> }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
   await signIn(page, user, path);
@@ -33,21 +52,34 @@ async function openAs(browser: Browser, user: DemoUser, path: string): Promise<{
 }
 
 /** Plans, is told "stale", ticks rewind and plans the rewind: the engineer's way to an allowed plan. */
-async function planRewind(inspector: CheckpointInspectorPage, checkpointVersion: number, taskVersion: number): Promise<void> {
+async function planRewind(
+  inspector: CheckpointInspectorPage,
+  checkpointVersion: number,
+  taskVersion: number,
+): Promise<void> {
   await inspector.planButton.click();
   await expect(inspector.plan).toContainText("Refused — Stale: older than the committed state");
-  await expect(inspector.plan).toContainText(`The checkpoint is of version ${checkpointVersion}, older than the committed version ${taskVersion}`);
+  await expect(inspector.plan).toContainText(
+    `The checkpoint is of version ${checkpointVersion}, older than the committed version ${taskVersion}`,
+  );
   await expect(inspector.confirm).toHaveCount(0);
   await inspector.rewind.check();
   await inspector.planButton.click();
-  await expect(inspector.plan).toContainText(`Allowed: a rewind to the state of version ${checkpointVersion}, written as new version ${taskVersion + 1}`);
+  await expect(inspector.plan).toContainText(
+    `Allowed: a rewind to the state of version ${checkpointVersion}, written as new version ${taskVersion + 1}`,
+  );
 }
 
-test("an engineer verifies a checkpoint, sees the restore plan, and restores it: a new version in the timelines, history intact", async ({ page, request }) => {
+test("an engineer verifies a checkpoint, sees the restore plan, and restores it: a new version in the timelines, history intact", async ({
+  page,
+  request,
+}) => {
   const running = await createRunningTask(request);
   const checkpoint = await takeCheckpoint(request, running);
   const noted = await addNoteWithReceipt(request, running);
-  const task = await transition(request, noted.task, { patch: { budget: { currency_spent_usd: 0.75, tokens_spent: 1200, hops_used: 2 } } });
+  const task = await transition(request, noted.task, {
+    patch: { budget: { currency_spent_usd: 0.75, tokens_spent: 1200, hops_used: 2 } },
+  });
   expect(task.version).toBe(7);
   await acquireLease(request, task.id);
 
@@ -79,7 +111,9 @@ test("an engineer verifies a checkpoint, sees the restore plan, and restores it:
   await expect(inspector.checks).toHaveCount(8);
   await expect(inspector.checks.filter({ hasText: "FAILED" })).toHaveCount(0);
   await inspector.verifyAgain.click();
-  await expect(inspector.integrity.getByRole("status").filter({ hasText: "Verified again at" })).toContainText("all 8 checks passed");
+  await expect(inspector.integrity.getByRole("status").filter({ hasText: "Verified again at" })).toContainText(
+    "all 8 checks passed",
+  );
   await expect(inspector.integrity.locator("[data-check=signature]")).toContainText("HMAC-SHA256 with key");
   await expect(inspector.diff).toContainText("budget.currency_spent_usd");
   await expect(inspector.diff).toContainText("0.75");
@@ -103,12 +137,16 @@ test("an engineer verifies a checkpoint, sees the restore plan, and restores it:
 
   // The reason is required, and said so before anything is sent.
   await inspector.confirm.click();
-  await expect(inspector.restore.locator(".field-error")).toHaveText("Give a reason: it is recorded in the task's timeline with the restore.");
+  await expect(inspector.restore.locator(".field-error")).toHaveText(
+    "Give a reason: it is recorded in the task's timeline with the restore.",
+  );
   expect(await getTaskVersion(request, task.id)).toEqual({ version: 7, status: "RUNNING" });
 
   await inspector.reason.fill("the agent looped after the note; resume from before it");
   await inspector.confirm.click();
-  await expect(inspector.done).toContainText("Rewound to the state of version 4: the task is now at version 8 (RUNNING). Earlier versions stay in the history.");
+  await expect(inspector.done).toContainText(
+    "Rewound to the state of version 4: the task is now at version 8 (RUNNING). Earlier versions stay in the history.",
+  );
   await expect(inspector.taskVersion).toHaveText("version 8");
   await expect(inspector.history.first()).toContainText("Rewind applied: version 7 → 8");
   await expect(inspector.history.first()).toContainText("the agent looped after the note");
@@ -118,7 +156,9 @@ test("an engineer verifies a checkpoint, sees the restore plan, and restores it:
   await expect(taskPage.version).toHaveText("version 8");
   await expect(taskPage.timelineItems.first()).toContainText("v8");
   await expect(taskPage.timelineItems.first()).toContainText(engineerIdentity);
-  await expect(taskPage.timelineItems.first()).toContainText(`restored from checkpoint ${checkpoint.id} (version 4): the agent looped after the note`);
+  await expect(taskPage.timelineItems.first()).toContainText(
+    `restored from checkpoint ${checkpoint.id} (version 4): the agent looped after the note`,
+  );
   // History is never rewritten: version 7 and everything before it are still there.
   await expect(taskPage.timelineItems).toHaveCount(8);
   await expect(taskPage.timelineItems.nth(1)).toContainText("v7");
@@ -132,7 +172,10 @@ test("an engineer verifies a checkpoint, sees the restore plan, and restores it:
   expect(log.at(-1)).toMatchObject({ to_status: "RUNNING", actor: engineerIdentity });
 });
 
-test("a stale restore is refused with the reason; confirming after the task moved is a conflict; a rewind then applies as a new version", async ({ page, request }) => {
+test("a stale restore is refused with the reason; confirming after the task moved is a conflict; a rewind then applies as a new version", async ({
+  page,
+  request,
+}) => {
   const { task, checkpoint } = await staleCheckpoint(request);
   await signIn(page, "engineer", `/checkpoints/${checkpoint.id}`);
   const inspector = new CheckpointInspectorPage(page);
@@ -144,7 +187,9 @@ test("a stale restore is refused with the reason; confirming after the task move
   expect(moved.version).toBe(6);
   await inspector.reason.fill("resume from the checkpoint");
   await inspector.confirm.click();
-  await expect(inspector.alert).toContainText("Someone else changed this task (now version 6) — here is the fresh state; nothing was overwritten. Plan the restore again from it.");
+  await expect(inspector.alert).toContainText(
+    "Someone else changed this task (now version 6) — here is the fresh state; nothing was overwritten. Plan the restore again from it.",
+  );
   // That plan is spent: confirming needs a new one, made from the task as it is now.
   await expect(inspector.confirm).toHaveCount(0);
   await expect(inspector.taskVersion).toHaveText("version 6");
@@ -165,13 +210,18 @@ test("a stale restore is refused with the reason; confirming after the task move
   expect(log.map((t) => t.actor === engineerIdentity)).toEqual([false, false, false, false, false, false, true]);
 });
 
-test("an operator sees what a restore would do but has no control, and the server refuses the restore action an operator posts", async ({ browser, request }) => {
+test("an operator sees what a restore would do but has no control, and the server refuses the restore action an operator posts", async ({
+  browser,
+  request,
+}) => {
   const { task, checkpoint } = await staleCheckpoint(request);
   const engineer = await openAs(browser, "engineer", `/checkpoints/${checkpoint.id}`);
   const operator = await openAs(browser, "operator", `/checkpoints/${checkpoint.id}`);
   try {
     const theirs = new CheckpointInspectorPage(operator.page);
-    await expect(theirs.restore).toContainText("Restoring is for engineers. Your role (operator) can inspect checkpoints and see what a restore would do, but not restore one");
+    await expect(theirs.restore).toContainText(
+      "Restoring is for engineers. Your role (operator) can inspect checkpoints and see what a restore would do, but not restore one",
+    );
     await expect(theirs.plan).toContainText("Refused — Stale: older than the committed state");
     await expect(theirs.restore.getByRole("button")).toHaveCount(0);
     await expect(theirs.restore.getByRole("checkbox")).toHaveCount(0);
@@ -185,7 +235,9 @@ test("an operator sees what a restore would do but has no control, and the serve
     const action = await captureServerAction(engineer.page, () => mine.confirm.click());
     const refused = await replayServerAction(operator.page.request, action);
     expect(refused.ok()).toBe(true);
-    expect(await refused.text()).toContain("Not allowed: The operator role does not have the checkpoints:restore permission. Nothing was changed.");
+    expect(await refused.text()).toContain(
+      "Not allowed: The operator role does not have the checkpoints:restore permission. Nothing was changed.",
+    );
     expect(await getTaskVersion(request, task.id)).toEqual({ version: 5, status: "RUNNING" });
 
     // Nor may an operator take a checkpoint.
@@ -211,26 +263,35 @@ test("an auditor sees the timeline, the inspector and the plan, read-only", asyn
   await list.open(checkpoint.id);
   const inspector = new CheckpointInspectorPage(page);
   await expect(inspector.checks).toHaveCount(8);
-  await expect(inspector.restore).toContainText("Your role (auditor) can inspect checkpoints and see what a restore would do, but not restore one");
+  await expect(inspector.restore).toContainText(
+    "Your role (auditor) can inspect checkpoints and see what a restore would do, but not restore one",
+  );
   await expect(inspector.plan).toContainText("Refused — Stale: older than the committed state");
   await expect(inspector.restore.getByRole("button")).toHaveCount(0);
   await expect(inspector.confirm).toHaveCount(0);
   expect(await getTaskVersion(request, task.id)).toEqual({ version: 5, status: "RUNNING" });
 });
 
-test("the timeline reads with no checkpoint and with fifty, and the list is usable from the keyboard", async ({ page, request }) => {
+test("the timeline reads with no checkpoint and with fifty, and the list is usable from the keyboard", async ({
+  page,
+  request,
+}) => {
   const empty = await createRunningTask(request);
   let busy = await createRunningTask(request);
   for (let i = 1; i <= 25; i++) {
     // An artifact change is a boundary (artifacts_validated); the agent also takes one on demand after it.
-    busy = await transition(request, busy, { patch: { artifacts: { implementation_plan: `plans/step-${i}.md` }, budget: { tokens_spent: i * 100 } } });
+    busy = await transition(request, busy, {
+      patch: { artifacts: { implementation_plan: `plans/step-${i}.md` }, budget: { tokens_spent: i * 100 } },
+    });
     await takeCheckpoint(request, busy);
   }
 
   await signIn(page, "engineer", `/tasks/${empty.id}/checkpoints`);
   const list = new TaskCheckpointsPage(page);
   await expect(list.emptyState).toContainText("No checkpoints yet");
-  await expect(list.emptyState).toContainText("They are taken at gates, before irreversible effects, on cancel, escalation and terminal states, or on demand.");
+  await expect(list.emptyState).toContainText(
+    "They are taken at gates, before irreversible effects, on cancel, escalation and terminal states, or on demand.",
+  );
   await expect(list.chart).toBeVisible();
   await page.screenshot({ path: `${shots}/timeline-empty.png`, fullPage: true });
 

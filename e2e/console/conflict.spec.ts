@@ -3,7 +3,10 @@ import { createRunningTask, getTaskVersion, listTransitionActors } from "../page
 import { signIn } from "../pages/login-page";
 import { TaskDetailPage } from "../pages/task-detail-page";
 
-test("two operators act on the same task: the second gets the conflict in words and the fresh state, nothing overwritten", async ({ browser, request }) => {
+test("two operators act on the same task: the second gets the conflict in words and the fresh state, nothing overwritten", async ({
+  browser,
+  request,
+}) => {
   const task = await createRunningTask(request);
   const first = await browser.newContext();
   const second = await browser.newContext();
@@ -23,7 +26,9 @@ test("two operators act on the same task: the second gets the conflict in words 
     await expect(a.status).toHaveText("CANCELLED");
 
     await b.take("CANCELLED", "customer asked to stop");
-    await expect(b.alert).toContainText("Someone else changed this task (now version 5) — here is the fresh state; nothing was overwritten.");
+    await expect(b.alert).toContainText(
+      "Someone else changed this task (now version 5) — here is the fresh state; nothing was overwritten.",
+    );
     await expect(b.status).toHaveText("CANCELLED");
     await expect(b.version).toHaveText("version 5");
     await expect(b.timelineItems.first()).toContainText("spiffe://verity.local/user/operator");
@@ -32,7 +37,9 @@ test("two operators act on the same task: the second gets the conflict in words 
 
     expect(await getTaskVersion(request, task.id)).toEqual({ version: 5, status: "CANCELLED" });
     const cancels = (await listTransitionActors(request, task.id)).filter((t) => t.to_status === "CANCELLED");
-    expect(cancels).toEqual([{ to_status: "CANCELLED", actor: "spiffe://verity.local/user/operator", reason: "duplicate of another refund" }]);
+    expect(cancels).toEqual([
+      { to_status: "CANCELLED", actor: "spiffe://verity.local/user/operator", reason: "duplicate of another refund" },
+    ]);
   } finally {
     await first.close();
     await second.close();

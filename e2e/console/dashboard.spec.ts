@@ -10,12 +10,17 @@ const shots = process.env.E2E_SHOTS_DIR ?? "test-results/dashboard-screenshots";
 test.use({ viewport: { width: 1280, height: 900 } });
 
 test.describe("dashboard", () => {
-  test("shows every chart over the demo data and this test's own work, and the tasks-by-state links filter the task list", async ({ page, request }) => {
+  test("shows every chart over the demo data and this test's own work, and the tasks-by-state links filter the task list", async ({
+    page,
+    request,
+  }) => {
     // The demo agents run beside this test on a shared 2-core machine.
     test.setTimeout(120_000);
     // Spend recorded on a running task, and a stale write: an agent's retry with a version that moved on.
     let spender = await createRunningTask(request);
-    spender = await transition(request, spender, { patch: { budget: { currency_spent_usd: 1.25, tokens_spent: 5400 } } });
+    spender = await transition(request, spender, {
+      patch: { budget: { currency_spent_usd: 1.25, tokens_spent: 5400 } },
+    });
     const stale = await request.post(`/api/v1/tasks/${encodeURIComponent(spender.id)}/transitions`, {
       data: { expected_version: spender.version - 1, to: "CANCELLED", reason: "stale view" },
       headers: { Authorization: `Bearer ${demoAgent.token}` },
@@ -37,12 +42,17 @@ test.describe("dashboard", () => {
     await expect(transitions.locator("svg.recharts-surface")).toBeVisible();
     const conflicts = dashboard.chart("Stale-write conflicts per minute, last 60 minutes");
     await expect(conflicts).toContainText(/stale writes? refused in the last 60 minutes: \d+ with an outdated version/);
-    await expect(conflicts.getByRole("link", { name: "Stale-write alerts →" })).toHaveAttribute("href", "/alerts?kind=stale_write");
+    await expect(conflicts.getByRole("link", { name: "Stale-write alerts →" })).toHaveAttribute(
+      "href",
+      "/alerts?kind=stale_write",
+    );
     await expect(dashboard.headlineLink("stale writes, last hour")).not.toContainText(/^0/);
     const budget = dashboard.chart("Budget spent, by workflow");
     await expect(budget.getByRole("rowheader", { name: "agent-task" })).toBeVisible();
     await expect(budget).toContainText(/\$\d/);
-    await expect(dashboard.chart("Review backlog and time to decision")).toContainText(/No review is waiting|reviews? waiting/);
+    await expect(dashboard.chart("Review backlog and time to decision")).toContainText(
+      /No review is waiting|reviews? waiting/,
+    );
 
     await page.screenshot({ path: `${shots}/dashboard.png`, fullPage: true });
 
@@ -59,7 +69,9 @@ test.describe("dashboard", () => {
     // A workflow in the legend filters by workflow.
     await page.goBack();
     await tasks.getByRole("list", { name: "Legend" }).getByRole("link", { name: "agent-task" }).click();
-    await expect(page).toHaveURL((url) => url.pathname === "/tasks" && url.searchParams.get("workflow") === "agent-task");
+    await expect(page).toHaveURL(
+      (url) => url.pathname === "/tasks" && url.searchParams.get("workflow") === "agent-task",
+    );
   });
 
   test("the unknown-outcome and frozen links land on the executions list, filtered", async ({ page, request }) => {
@@ -72,7 +84,9 @@ test.describe("dashboard", () => {
     await expect(unknown.locator("svg.recharts-surface")).toBeVisible();
 
     await dashboard.headlineLink("unknown outcomes").click();
-    await expect(page).toHaveURL((url) => url.pathname === "/executions" && url.searchParams.get("status") === "OUTCOME_UNKNOWN");
+    await expect(page).toHaveURL(
+      (url) => url.pathname === "/executions" && url.searchParams.get("status") === "OUTCOME_UNKNOWN",
+    );
     const executions = new ExecutionsPage(page);
     await expect(executions.heading).toBeVisible();
     await expect(executions.statusFilter).toHaveValue("OUTCOME_UNKNOWN");
@@ -82,7 +96,9 @@ test.describe("dashboard", () => {
 
     await page.goBack();
     await unknown.getByRole("link", { name: /frozen for people/ }).click();
-    await expect(page).toHaveURL((url) => url.pathname === "/executions" && url.searchParams.get("status") === "NEEDS_HUMAN");
+    await expect(page).toHaveURL(
+      (url) => url.pathname === "/executions" && url.searchParams.get("status") === "NEEDS_HUMAN",
+    );
     const row = executions.row(frozen.executionId);
     await expect(row).toContainText("NEEDS_HUMAN");
     await expect(row).toContainText(frozen.idempotencyKey);

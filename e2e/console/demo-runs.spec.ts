@@ -25,17 +25,23 @@ test.afterAll(async () => provider.close());
 // reconciliations and the provider's 30 s in-flight refunds take a while.
 test.setTimeout(300_000);
 
-test("a fresh start's demo comes from real agent runs: every task ends as planned, reconciled, resumed after SIGKILL, frozen for four eyes", async ({ baseURL, page }) => {
+test("a fresh start's demo comes from real agent runs: every task ends as planned, reconciled, resumed after SIGKILL, frozen for four eyes", async ({
+  baseURL,
+  page,
+}) => {
   const client = new VerityClient({ baseUrl: baseURL!, token: demoAgent.token });
   const status = async (taskId: string) => (await client.getTask(taskId).catch(() => undefined))?.status ?? "missing";
   for (const run of runs) {
     for (const [i, planned] of run.tasks.entries()) {
       const taskId = run.taskIds[i]!;
-      await expect.poll(() => status(taskId), { timeout: 240_000, intervals: [2_000], message: `${taskId} (${run.shows})` }).toBe(planned.ends);
+      await expect
+        .poll(() => status(taskId), { timeout: 240_000, intervals: [2_000], message: `${taskId} (${run.shows})` })
+        .toBe(planned.ends);
     }
   }
 
-  const refundOf = async (taskId: string): Promise<Execution> => (await client.listExecutions(taskId)).find((e) => e.tool_call_id === "refund")!;
+  const refundOf = async (taskId: string): Promise<Execution> =>
+    (await client.listExecutions(taskId)).find((e) => e.tool_call_id === "refund")!;
 
   // A dropped answer, the webhook lost: only the reconciler's lookup could settle it.
   const dropped = await refundOf(taskOf("demo-lost"));
@@ -51,15 +57,25 @@ test("a fresh start's demo comes from real agent runs: every task ends as planne
   expect(killed.events.map((e) => [e.to_status, e.actor, e.reason])).toEqual([
     ["INTENT_RECORDED", demoAgent.identity, expect.any(String)],
     ["SENT", demoAgent.identity, expect.any(String)],
-    ["OUTCOME_UNKNOWN", demoAgent.identity, expect.stringContaining("the worker that sent this request stopped before recording its outcome")],
-    ["RECONCILED_SUCCEEDED", "spiffe://verity.local/system/reconciler", expect.stringContaining("the provider has re_")],
+    [
+      "OUTCOME_UNKNOWN",
+      demoAgent.identity,
+      expect.stringContaining("the worker that sent this request stopped before recording its outcome"),
+    ],
+    [
+      "RECONCILED_SUCCEEDED",
+      "spiffe://verity.local/system/reconciler",
+      expect.stringContaining("the provider has re_"),
+    ],
   ]);
   expect(await refundsOfTask(provider.url, killedTask)).toHaveLength(1);
 
   // Refused with a 503 (nothing stored), retried under the same key, then applied once.
   const retried = await refundOf(taskOf("demo-refused", 1));
   expect(retried).toMatchObject({ status: "SUCCEEDED", attempt: 2 });
-  expect((await refundsOfTask(provider.url, taskOf("demo-refused", 1))).map((r) => r.idempotency_key)).toEqual([retried.idempotency_key]);
+  expect((await refundsOfTask(provider.url, taskOf("demo-refused", 1))).map((r) => r.idempotency_key)).toEqual([
+    retried.idempotency_key,
+  ]);
 
   // The frozen refunds wait in the operators' queue; the one above the threshold needs two of them.
   await signIn(page, "operator", "/reviews");

@@ -18,20 +18,46 @@ test.use({ viewport: { width: 1280, height: 900 } });
 // Several people's pages and an API round trip per test, on a shared, often loaded machine.
 test.setTimeout(180_000);
 
-const refundRequest = (taskId: string) => ({ amount_cents: 4_200, currency: "usd", charge_id: `ch_${taskId}`, customer_id: `cus_${taskId}` });
+const refundRequest = (taskId: string) => ({
+  amount_cents: 4_200,
+  currency: "usd",
+  charge_id: `ch_${taskId}`,
+  customer_id: `cus_${taskId}`,
+});
 
-async function agentRecords(request: APIRequestContext, task: SeededTask, expectedSeq: number, body: Record<string, unknown>) {
-  const res = await request.post(`/api/v1/tasks/${encodeURIComponent(task.id)}/instructions`, { data: { expected_seq: expectedSeq, ...body }, headers: auth });
+async function agentRecords(
+  request: APIRequestContext,
+  task: SeededTask,
+  expectedSeq: number,
+  body: Record<string, unknown>,
+) {
+  const res = await request.post(`/api/v1/tasks/${encodeURIComponent(task.id)}/instructions`, {
+    data: { expected_seq: expectedSeq, ...body },
+    headers: auth,
+  });
   expect(res.status(), await res.text()).toBe(201);
   return ((await res.json()) as { instruction: { id: string; seq: number } }).instruction;
 }
 
-test("an operator's 'do not issue refund' supersedes the relayed approval; the agent's refund relying on it lands in the review queue, never sent", async ({ page, request }) => {
+test("an operator's 'do not issue refund' supersedes the relayed approval; the agent's refund relying on it lands in the review queue, never sent", async ({
+  page,
+  request,
+}) => {
   const task = await createRunningTask(request);
   // The agent relays the requester's words: authorized, issued by the agent.
-  const approval = await agentRecords(request, task, 0, { topic: "refund", directive: "allow", text: "User approved refund", source: "user" });
+  const approval = await agentRecords(request, task, 0, {
+    topic: "refund",
+    directive: "allow",
+    text: "User approved refund",
+    source: "user",
+  });
   // …and its own summary of them: recorded, never authorized.
-  await agentRecords(request, task, 1, { topic: "refund", directive: "allow", text: "Memory: the user is fine with any refund", source: "agent_memory" });
+  await agentRecords(request, task, 1, {
+    topic: "refund",
+    directive: "allow",
+    text: "Memory: the user is fine with any refund",
+    source: "agent_memory",
+  });
 
   await signIn(page, "operator", `/tasks/${encodeURIComponent(task.id)}`);
   const panel = new InstructionsPanel(page);
@@ -53,11 +79,22 @@ test("an operator's 'do not issue refund' supersedes the relayed approval; the a
   // The agent, working from what it read before, relies on the old approval.
   const now = await getTaskVersion(request, task.id);
   const intent = await request.post(`/api/v1/tasks/${encodeURIComponent(task.id)}/executions`, {
-    data: { tool_call_id: "refund", tool: "payments.refund", request: refundRequest(task.id), expected_version: now.version, instruction_id: approval.id },
+    data: {
+      tool_call_id: "refund",
+      tool: "payments.refund",
+      request: refundRequest(task.id),
+      expected_version: now.version,
+      instruction_id: approval.id,
+    },
     headers: auth,
   });
   expect(intent.status()).toBe(202);
-  const blocked = (await intent.json()) as { kind: string; detail: string; review_id: string; execution: { idempotency_key: string; status: string; sent_at: string | null } };
+  const blocked = (await intent.json()) as {
+    kind: string;
+    detail: string;
+    review_id: string;
+    execution: { idempotency_key: string; status: string; sent_at: string | null };
+  };
   expect(blocked).toMatchObject({ kind: "blocked", execution: { status: "NEEDS_HUMAN", sent_at: null } });
   expect(blocked.detail).toContain("User approved refund");
   expect(blocked.detail).toContain("Do not issue refund");
@@ -83,14 +120,22 @@ test("an operator's 'do not issue refund' supersedes the relayed approval; the a
   expect((await getTaskVersion(request, task.id)).status).toBe("CANCELLED");
 });
 
-test("an instruction added meanwhile is shown, not overwritten: the stale form records nothing and keeps what was typed", async ({ page, request }) => {
+test("an instruction added meanwhile is shown, not overwritten: the stale form records nothing and keeps what was typed", async ({
+  page,
+  request,
+}) => {
   const task = await createRunningTask(request);
   await signIn(page, "operator", `/tasks/${encodeURIComponent(task.id)}`);
   const panel = new InstructionsPanel(page);
   await expect(panel.region).toContainText("No instructions recorded.");
   await page.screenshot({ path: `${shots}/instructions-empty.png`, fullPage: true });
 
-  await agentRecords(request, task, 0, { topic: "refund", directive: "forbid", text: "Customer called: hold the refund", source: "user" });
+  await agentRecords(request, task, 0, {
+    topic: "refund",
+    directive: "forbid",
+    text: "Customer called: hold the refund",
+    source: "user",
+  });
   await panel.add("allow", "Refund approved by the manager");
   await expect(panel.conflict).toContainText("Someone added an instruction meanwhile", { timeout: 60_000 });
   await expect(panel.conflict).toContainText("Customer called: hold the refund");
@@ -106,7 +151,12 @@ test("an instruction added meanwhile is shown, not overwritten: the stale form r
 
 test("an auditor reads the ledger but has no form", async ({ page, request }) => {
   const task = await createRunningTask(request);
-  await agentRecords(request, task, 0, { topic: "refund", directive: "forbid", text: "Do not issue refund", source: "user" });
+  await agentRecords(request, task, 0, {
+    topic: "refund",
+    directive: "forbid",
+    text: "Do not issue refund",
+    source: "user",
+  });
   await signIn(page, "auditor", `/tasks/${encodeURIComponent(task.id)}`);
   const panel = new InstructionsPanel(page);
   await expect(panel.current.first()).toContainText("Do not issue refund");

@@ -47,7 +47,10 @@ test("every console JSON route answers a request without a session with a 401 pr
   }
 });
 
-test("signed in, a refusal, a missing task, bad filters and a wrong method are problems with their extensions", async ({ page, request }) => {
+test("signed in, a refusal, a missing task, bad filters and a wrong method are problems with their extensions", async ({
+  page,
+  request,
+}) => {
   const task = await createRunningTask(request);
   await signIn(page, "operator");
   const api = page.request;
@@ -67,7 +70,10 @@ test("signed in, a refusal, a missing task, bad filters and a wrong method are p
     detail: "Task no-such-task does not exist.",
     instance: "/api/console/tasks/no-such-task/version",
   });
-  const invalid = await problemOf(await api.get(`/api/console/tasks/${task.id}/history?order=sideways&from=yesterday`), 400);
+  const invalid = await problemOf(
+    await api.get(`/api/console/tasks/${task.id}/history?order=sideways&from=yesterday`),
+    400,
+  );
   expect(invalid.type).toBe("https://verity.dev/problems/validation-failed");
   expect(invalid.errors).toEqual(
     expect.arrayContaining([
@@ -80,7 +86,10 @@ test("signed in, a refusal, a missing task, bad filters and a wrong method are p
   expect(cursor.errors).toEqual([{ field: "cursor", message: expect.any(String) }]);
 
   const post = await api.post("/api/console/tasks/latest");
-  expect(await problemOf(post, 405)).toMatchObject({ type: "https://verity.dev/problems/method-not-allowed", detail: "POST is not supported here; use GET." });
+  expect(await problemOf(post, 405)).toMatchObject({
+    type: "https://verity.dev/problems/method-not-allowed",
+    detail: "POST is not supported here; use GET.",
+  });
   expect(post.headers()["allow"]).toBe("GET");
 });
 

@@ -5,7 +5,10 @@ import { captureServerAction, replayServerAction } from "../pages/server-action"
 import { TaskDetailPage } from "../pages/task-detail-page";
 
 test.describe("auditor", () => {
-  test("sees the task, its graph and timeline, no transition buttons, and a read-only notice", async ({ page, request }) => {
+  test("sees the task, its graph and timeline, no transition buttons, and a read-only notice", async ({
+    page,
+    request,
+  }) => {
     const task = await createRunningTask(request);
     await signIn(page, "auditor", `/tasks/${task.id}`);
     const detail = new TaskDetailPage(page);
@@ -17,7 +20,10 @@ test.describe("auditor", () => {
     await expect(page.locator("main").getByRole("button")).toHaveCount(0);
   });
 
-  test("the server refuses the transition action even when an auditor posts it by hand", async ({ browser, request }) => {
+  test("the server refuses the transition action even when an auditor posts it by hand", async ({
+    browser,
+    request,
+  }) => {
     const task = await createRunningTask(request);
     const operatorContext = await browser.newContext();
     const auditorContext = await browser.newContext();
@@ -26,7 +32,9 @@ test.describe("auditor", () => {
       const operatorPage = await operatorContext.newPage();
       await signIn(operatorPage, "operator", `/tasks/${task.id}`);
       const operator = new TaskDetailPage(operatorPage);
-      const action = await captureServerAction(operatorPage, () => operator.take("CANCELLED", "auditor should not be able to do this"));
+      const action = await captureServerAction(operatorPage, () =>
+        operator.take("CANCELLED", "auditor should not be able to do this"),
+      );
 
       const auditorPage = await auditorContext.newPage();
       await signIn(auditorPage, "auditor");

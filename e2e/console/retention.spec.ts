@@ -28,24 +28,35 @@ test.describe("audit retention", () => {
 
     // A range whose end is before its start is refused by field, nothing placed.
     await retention.placeHold({ from: "2026-06-01T00:00", to: "2026-01-01T00:00", reason: "backwards range" });
-    await expect(retention.placeForm.getByRole("alert").first()).toContainText("must be after from", { timeout: answer });
+    await expect(retention.placeForm.getByRole("alert").first()).toContainText("must be after from", {
+      timeout: answer,
+    });
     await expect(retention.activeHolds).not.toContainText("backwards range");
 
     // Without the confirmation nothing runs; with it, the run answers what it did.
     await retention.applyNow(30, false);
-    await expect(retention.applyForm.getByRole("alert").first()).toContainText("Nothing was deleted", { timeout: answer });
+    await expect(retention.applyForm.getByRole("alert").first()).toContainText("Nothing was deleted", {
+      timeout: answer,
+    });
     await retention.applyNow(30);
-    await expect(retention.applyForm.getByRole("status")).toContainText(/Nothing was older than 30 days|Deleted \d+ entries older than 30 days/, { timeout: answer });
+    await expect(retention.applyForm.getByRole("status")).toContainText(
+      /Nothing was older than 30 days|Deleted \d+ entries older than 30 days/,
+      { timeout: answer },
+    );
     await page.screenshot({ path: `${shots}/retention-admin.png`, fullPage: true });
 
     await row.getByLabel(`Reason for releasing`).fill("case settled");
     await row.getByRole("button", { name: "Release" }).click();
-    await expect(retention.activeHolds.locator("tbody tr").filter({ hasText: task.id })).toHaveCount(0, { timeout: answer });
+    await expect(retention.activeHolds.locator("tbody tr").filter({ hasText: task.id })).toHaveCount(0, {
+      timeout: answer,
+    });
     await page.getByText(/Released holds/).click();
     await expect(page.locator(".retention-released")).toContainText(reason);
   });
 
-  test("an auditor cannot open the page, and the admin's action replayed in the auditor's session is refused", async ({ browser }) => {
+  test("an auditor cannot open the page, and the admin's action replayed in the auditor's session is refused", async ({
+    browser,
+  }) => {
     test.setTimeout(120_000);
     const adminContext = await browser.newContext();
     const auditorContext = await browser.newContext();
@@ -53,7 +64,9 @@ test.describe("audit retention", () => {
       const auditorPage = await auditorContext.newPage();
       await signIn(auditorPage, "auditor", "/audit/retention");
       await expect(auditorPage.getByRole("heading", { name: "You cannot open this page" })).toBeVisible();
-      await expect(auditorPage.locator(".empty-state")).toContainText("does not include the audit:retention permission");
+      await expect(auditorPage.locator(".empty-state")).toContainText(
+        "does not include the audit:retention permission",
+      );
       await expect(auditorPage.getByRole("form", { name: "Place a legal hold" })).toHaveCount(0);
       await auditorPage.screenshot({ path: `${shots}/retention-auditor.png`, fullPage: true });
 

@@ -2,7 +2,15 @@ import { expect, test, type Browser, type Page } from "@playwright/test";
 import { getTaskVersion } from "../pages/agent-seed";
 import { signIn, type DemoUser } from "../pages/login-page";
 import { ReviewDetailPage, ReviewQueuePage } from "../pages/reviews-page";
-import { completeValidatedTask, freezeMismatchedRefund, freezeRefund, lookupAtProvider, refundsForExecution, sandboxUrl, type FrozenRefund } from "../pages/reviews-seed";
+import {
+  completeValidatedTask,
+  freezeMismatchedRefund,
+  freezeRefund,
+  lookupAtProvider,
+  refundsForExecution,
+  sandboxUrl,
+  type FrozenRefund,
+} from "../pages/reviews-seed";
 import { captureServerAction, replayServerAction } from "../pages/server-action";
 import { TaskDetailPage } from "../pages/task-detail-page";
 
@@ -16,7 +24,11 @@ test.use({ viewport: { width: 1280, height: 800 } });
 // Each test freezes its own refund (a few seconds of reconciling) and signs several people in.
 test.setTimeout(120_000);
 
-async function openReviewAs(browser: Browser, user: DemoUser, frozen: FrozenRefund): Promise<{ page: Page; review: ReviewDetailPage; close: () => Promise<void> }> {
+async function openReviewAs(
+  browser: Browser,
+  user: DemoUser,
+  frozen: FrozenRefund,
+): Promise<{ page: Page; review: ReviewDetailPage; close: () => Promise<void> }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
   await signIn(page, user, "/reviews");
@@ -24,7 +36,10 @@ async function openReviewAs(browser: Browser, user: DemoUser, frozen: FrozenRefu
   return { page, review: new ReviewDetailPage(page), close: () => context.close() };
 }
 
-test("an operator approves a frozen refund: sent once more under the same key, exactly one refund, and the task validates and completes", async ({ page, request }) => {
+test("an operator approves a frozen refund: sent once more under the same key, exactly one refund, and the task validates and completes", async ({
+  page,
+  request,
+}) => {
   const frozen = await freezeRefund(request, { amountCents: 12_500 });
   await signIn(page, "operator", "/reviews");
   const queue = new ReviewQueuePage(page);
@@ -48,7 +63,10 @@ test("an operator approves a frozen refund: sent once more under the same key, e
   await expect(review.history.last()).toContainText("NEEDS_HUMAN");
   await expect(review.history.last()).toContainText("in_flight");
 
-  await review.decide("Approve & execute", "provider has no refund under the key; customer confirmed they were not refunded");
+  await review.decide(
+    "Approve & execute",
+    "provider has no refund under the key; customer confirmed they were not refunded",
+  );
   await expect(review.done).toContainText("Approved and executed: the provider applied it (re_");
   await expect(review.status).toHaveText("APPROVED");
   await expect(review.approvalsHeadline).toContainText("1 of 1 approval");
@@ -75,7 +93,10 @@ test("an operator approves a frozen refund: sent once more under the same key, e
   expect(await refundsForExecution(frozen.executionId)).toHaveLength(1);
 });
 
-test("two operators decide at once: the second is told who decided first, sees the fresh state, and nothing is sent", async ({ browser, request }) => {
+test("two operators decide at once: the second is told who decided first, sees the fresh state, and nothing is sent", async ({
+  browser,
+  request,
+}) => {
   const frozen = await freezeRefund(request, { amountCents: 8_000 });
   const a = await openReviewAs(browser, "operator", frozen);
   const b = await openReviewAs(browser, "operator2", frozen);
@@ -90,7 +111,9 @@ test("two operators decide at once: the second is told who decided first, sees t
     await expect(a.review.status).toHaveText("REJECTED");
 
     await b.review.decide("Approve & execute", "customer still waiting for the money");
-    await expect(b.review.alert).toContainText("Another operator decided first (user/operator rejected) — here is the fresh state");
+    await expect(b.review.alert).toContainText(
+      "Another operator decided first (user/operator rejected) — here is the fresh state",
+    );
     await expect(b.review.alert).toContainText("duplicate request: the order was refunded by card reversal");
     await expect(b.review.status).toHaveText("REJECTED");
     await expect(b.review.panel).toContainText("This review is decided (rejected)");
@@ -106,7 +129,10 @@ test("two operators decide at once: the second is told who decided first, sees t
   }
 });
 
-test("four-eyes above the threshold: one approval keeps it open, the same operator cannot give the second, a second operator executes it", async ({ browser, request }) => {
+test("four-eyes above the threshold: one approval keeps it open, the same operator cannot give the second, a second operator executes it", async ({
+  browser,
+  request,
+}) => {
   const frozen = await freezeRefund(request, { amountCents: 75_000 });
   const first = await openReviewAs(browser, "operator", frozen);
   // The same operator in a second window, still showing the review before their approval.
@@ -117,35 +143,47 @@ test("four-eyes above the threshold: one approval keeps it open, the same operat
   try {
     await expect(first.review.approvalsHeadline).toHaveText("0 of 2 approvals: needs 2 different operators");
     await first.review.decide("Approve & execute", "refund confirmed with the customer on the phone");
-    await expect(first.review.done).toContainText("Your approval is recorded (1 of 2 approvals: waiting for a second operator). Nothing was sent yet.");
+    await expect(first.review.done).toContainText(
+      "Your approval is recorded (1 of 2 approvals: waiting for a second operator). Nothing was sent yet.",
+    );
     await expect(first.review.status).toHaveText("OPEN");
     await expect(first.review.approvalsHeadline).toHaveText("1 of 2 approvals: waiting for a second operator");
-    await expect(first.review.panel).toContainText("You approved re-execution on this review. Nobody decides twice on one review: the second approval must come from a different operator.");
+    await expect(first.review.panel).toContainText(
+      "You approved re-execution on this review. Nobody decides twice on one review: the second approval must come from a different operator.",
+    );
     await expect(first.review.panel.getByRole("button")).toHaveCount(0);
     expect(await refundsForExecution(frozen.executionId)).toHaveLength(0);
     await first.page.screenshot({ path: `${shots}/review-four-eyes-pending.png`, fullPage: true });
 
     // Their second approval from the stale window is refused, in words.
     await stale.decide("Approve & execute", "approving again");
-    await expect(stale.alert).toContainText("You already decided on this review in another window (you approved re-execution)");
+    await expect(stale.alert).toContainText(
+      "You already decided on this review in another window (you approved re-execution)",
+    );
     await expect(stale.approvalsHeadline).toHaveText("1 of 2 approvals: waiting for a second operator");
 
     const second = await openReviewAs(browser, "operator2", frozen);
     try {
       await expect(second.review.approvalsHeadline).toHaveText("1 of 2 approvals: waiting for a second operator");
-      await expect(second.review.approvals).toContainText("user/operator approved re-execution. Waiting for a second, different operator.");
+      await expect(second.review.approvals).toContainText(
+        "user/operator approved re-execution. Waiting for a second, different operator.",
+      );
       // The server refuses the first operator's second approval even on the current version: their session posts operator 2's request.
       await second.review.reason.fill("second pair of eyes: amount and customer match the order");
       const action = await captureServerAction(second.page, () => second.review.button("Approve & execute").click());
       const replayed = await replayServerAction(first.page.request, action);
-      expect(await replayed.text()).toContain("Refused: you already decided in this round of the review. Four-eyes means a second approval must come from a different operator");
+      expect(await replayed.text()).toContain(
+        "Refused: you already decided in this round of the review. Four-eyes means a second approval must come from a different operator",
+      );
       expect(await refundsForExecution(frozen.executionId)).toHaveLength(0);
 
       await second.review.decide("Approve & execute", "second pair of eyes: amount and customer match the order");
       await expect(second.review.done).toContainText("Approved and executed");
       await expect(second.review.status).toHaveText("APPROVED");
       await expect(second.review.approvalsHeadline).toHaveText("Approved · 2 of 2 approvals");
-      await expect(second.review.approvals).toContainText("Re-executed on the approval of user/operator and user/operator2.");
+      await expect(second.review.approvals).toContainText(
+        "Re-executed on the approval of user/operator and user/operator2.",
+      );
     } finally {
       await second.close();
     }
@@ -165,17 +203,31 @@ test("four-eyes above the threshold: one approval keeps it open, the same operat
  * refund's own request, so the provider takes it for the same call.
  */
 async function holdKeyInFlight(frozen: FrozenRefund, ms: number): Promise<{ ended: Promise<number> }> {
-  const refund = { amount_cents: frozen.amountCents, currency: "usd", charge_id: `ch_${frozen.task.id}`, customer_id: frozen.customerId };
+  const refund = {
+    amount_cents: frozen.amountCents,
+    currency: "usd",
+    charge_id: `ch_${frozen.task.id}`,
+    customer_id: frozen.customerId,
+  };
   const held = fetch(`${sandboxUrl}/v1/refunds`, {
     method: "POST",
-    headers: { "Content-Type": "application/json", "Idempotency-Key": frozen.idempotencyKey, "X-Sandbox-Fault": `latency=${ms}, error_before_commit` },
+    headers: {
+      "Content-Type": "application/json",
+      "Idempotency-Key": frozen.idempotencyKey,
+      "X-Sandbox-Fault": `latency=${ms}, error_before_commit`,
+    },
     body: JSON.stringify({ ...refund, metadata: { execution_id: frozen.executionId, task_id: frozen.task.id } }),
   }).then((r) => r.status);
-  await expect.poll(async () => (await lookupAtProvider(frozen.idempotencyKey)).in_flight, { timeout: 5_000 }).toBe(true);
+  await expect
+    .poll(async () => (await lookupAtProvider(frozen.idempotencyKey)).in_flight, { timeout: 5_000 })
+    .toBe(true);
   return { ended: held };
 }
 
-test("a re-execution whose outcome is unknown reopens the review as round 2: the same operator decides again, decisions grouped by round", async ({ page, request }) => {
+test("a re-execution whose outcome is unknown reopens the review as round 2: the same operator decides again, decisions grouped by round", async ({
+  page,
+  request,
+}) => {
   const frozen = await freezeRefund(request, { amountCents: 6_400 });
   await signIn(page, "operator", "/reviews");
   await new ReviewQueuePage(page).open(frozen.task.id);
@@ -207,7 +259,11 @@ test("a re-execution whose outcome is unknown reopens the review as round 2: the
   expect(refunds[0]?.idempotency_key).toBe(frozen.idempotencyKey);
 });
 
-test("an auditor sees the queue and the review read-only, and the server refuses their decision", async ({ browser, page, request }) => {
+test("an auditor sees the queue and the review read-only, and the server refuses their decision", async ({
+  browser,
+  page,
+  request,
+}) => {
   const frozen = await freezeRefund(request, { amountCents: 4_200 });
   await signIn(page, "auditor", "/reviews");
   const queue = new ReviewQueuePage(page);
@@ -237,7 +293,10 @@ test("an auditor sees the queue and the review read-only, and the server refuses
   expect(await refundsForExecution(frozen.executionId)).toHaveLength(0);
 });
 
-test("a refund the provider applied with another amount: the divergence shows both sides, approving is refused until an operator resolves it", async ({ page, request }) => {
+test("a refund the provider applied with another amount: the divergence shows both sides, approving is refused until an operator resolves it", async ({
+  page,
+  request,
+}) => {
   const frozen = await freezeMismatchedRefund(request, { amountCents: 9_000, providerAmountCents: 9_900 });
   await signIn(page, "operator", `/tasks/${frozen.task.id}`);
   const effects = page.getByRole("region", { name: "External effects" });
@@ -257,7 +316,9 @@ test("a refund the provider applied with another amount: the divergence shows bo
   const reviewId = review.reviewId();
   await expect(review.lookup).toContainText("Found");
   await expect(review.lookup).toContainText("It does not match what Verity asked for: amount_cents");
-  await expect(page.getByRole("region", { name: "An open divergence alert on this task" })).toContainText("differs from the request in amount_cents");
+  await expect(page.getByRole("region", { name: "An open divergence alert on this task" })).toContainText(
+    "differs from the request in amount_cents",
+  );
   await expect(review.button("Approve & execute")).toBeDisabled();
   await expect(review.panel).toContainText("Not now: the task has an open divergence alert");
   await page.screenshot({ path: `${shots}/review-with-divergence.png`, fullPage: true });
@@ -266,7 +327,9 @@ test("a refund the provider applied with another amount: the divergence shows bo
   const resolve = effects.getByRole("button", { name: "Mark resolved" });
   await resolve.click();
   await expect(effects.getByRole("alert")).toContainText("Say how it was resolved");
-  await effects.getByLabel("Resolution (required)").fill("provider support confirmed the 99.00 refund is ours; the extra 9.00 is being recovered");
+  await effects
+    .getByLabel("Resolution (required)")
+    .fill("provider support confirmed the 99.00 refund is ours; the extra 9.00 is being recovered");
   await resolve.click();
   await expect(effects).toContainText("1 resolved divergence alert");
   await expect(effects.getByRole("button", { name: "Mark resolved" })).toHaveCount(0);

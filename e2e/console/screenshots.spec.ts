@@ -22,11 +22,21 @@ test("screenshots of every console screen", async ({ page, browser, request }) =
   await page.screenshot({ path: `${dir}/login-error.png` });
 
   let delivery = await createTask(request, { workflow: "delivery" });
-  delivery = await transition(request, delivery, { patch: { gates: { plan_approved: true }, artifacts: { implementation_plan: "plans/export.md" } } });
+  delivery = await transition(request, delivery, {
+    patch: { gates: { plan_approved: true }, artifacts: { implementation_plan: "plans/export.md" } },
+  });
   delivery = await transition(request, delivery, { to: "implementing" });
   let escalated = await createRunningTask(request);
-  escalated = await transition(request, escalated, { patch: { budget: { currency_spent_usd: 1.25, tokens_spent: 5400, hops_used: 3 }, subtasks: [{ id: "lookup-order", status: "COMPLETED" }] } });
-  escalated = await transition(request, escalated, { to: "WAITING_FOR_HUMAN", reason: "refund above the automatic limit" });
+  escalated = await transition(request, escalated, {
+    patch: {
+      budget: { currency_spent_usd: 1.25, tokens_spent: 5400, hops_used: 3 },
+      subtasks: [{ id: "lookup-order", status: "COMPLETED" }],
+    },
+  });
+  escalated = await transition(request, escalated, {
+    to: "WAITING_FOR_HUMAN",
+    reason: "refund above the automatic limit",
+  });
 
   await signIn(page, "operator");
   await expect(page.locator("table.table tbody tr").first()).toBeVisible();

@@ -4,7 +4,10 @@ import { signIn } from "../pages/login-page";
 import { TaskDetailPage } from "../pages/task-detail-page";
 
 test.describe("task detail", () => {
-  test("an operator sees the graph and timeline, cancels with a reason, and sees CANCELLED with the new entry", async ({ page, request }) => {
+  test("an operator sees the graph and timeline, cancels with a reason, and sees CANCELLED with the new entry", async ({
+    page,
+    request,
+  }) => {
     const task = await createRunningTask(request);
     await signIn(page, "operator", `/tasks/${task.id}`);
     const detail = new TaskDetailPage(page);
@@ -51,7 +54,10 @@ test.describe("task detail", () => {
     expect(await getTaskVersion(request, task.id)).toEqual({ version: 4, status: "RUNNING" });
   });
 
-  test("an escalated task offers the person's edges and blocks completion while mandatory subtasks are open", async ({ page, request }) => {
+  test("an escalated task offers the person's edges and blocks completion while mandatory subtasks are open", async ({
+    page,
+    request,
+  }) => {
     let task = await createRunningTask(request);
     task = await transition(request, task, { to: "WAITING_FOR_HUMAN", reason: "amount above the limit" });
     await signIn(page, "operator", `/tasks/${task.id}`);

@@ -4,7 +4,10 @@ import { signIn } from "../pages/login-page";
 import { TaskListPage } from "../pages/task-list-page";
 
 test.describe("task list", () => {
-  test("searches by id prefix, filters by status and workflow, and keeps the filters in the URL", async ({ page, request }) => {
+  test("searches by id prefix, filters by status and workflow, and keeps the filters in the URL", async ({
+    page,
+    request,
+  }) => {
     const prefix = uniqueTaskId("list");
     const running = await createRunningTask(request, `${prefix}-a`);
     const fresh = await createTask(request, { id: `${prefix}-b` });
@@ -21,7 +24,9 @@ test.describe("task list", () => {
 
     await list.statusFilter.selectOption("RECEIVED");
     await list.apply.click();
-    await expect(page).toHaveURL((url) => url.searchParams.get("status") === "RECEIVED" && url.searchParams.get("q") === prefix);
+    await expect(page).toHaveURL(
+      (url) => url.searchParams.get("status") === "RECEIVED" && url.searchParams.get("q") === prefix,
+    );
     await expect(list.rows).toHaveCount(1);
     await expect(list.row(fresh.id)).toBeVisible();
 
@@ -42,7 +47,8 @@ test.describe("task list", () => {
   test("pages forward with the cursor and back to the first page, keeping the search", async ({ page, request }) => {
     const prefix = uniqueTaskId("page");
     const ids: string[] = [];
-    for (let i = 0; i < 27; i++) ids.push((await createTask(request, { id: `${prefix}-${String(i).padStart(2, "0")}` })).id);
+    for (let i = 0; i < 27; i++)
+      ids.push((await createTask(request, { id: `${prefix}-${String(i).padStart(2, "0")}` })).id);
     await signIn(page, "operator", `/tasks?q=${prefix}`);
     const list = new TaskListPage(page);
     await expect(list.rows).toHaveCount(25);

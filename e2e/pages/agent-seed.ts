@@ -45,7 +45,10 @@ function toSeeded(body: Record<string, unknown>): SeededTask {
   return { id: task.id, version: task.version, status: task.status };
 }
 
-export async function createTask(request: APIRequestContext, options: { workflow?: "agent-task" | "delivery"; id?: string } = {}): Promise<SeededTask> {
+export async function createTask(
+  request: APIRequestContext,
+  options: { workflow?: "agent-task" | "delivery"; id?: string } = {},
+): Promise<SeededTask> {
   const workflow = options.workflow ?? "agent-task";
   const id = options.id ?? uniqueTaskId();
   return toSeeded(
@@ -59,8 +62,17 @@ export async function createTask(request: APIRequestContext, options: { workflow
   );
 }
 
-export async function transition(request: APIRequestContext, task: SeededTask, step: { to?: string; reason?: string; patch?: Record<string, unknown> }): Promise<SeededTask> {
-  return toSeeded(await post(request, `/api/v1/tasks/${encodeURIComponent(task.id)}/transitions`, { expected_version: task.version, ...step }));
+export async function transition(
+  request: APIRequestContext,
+  task: SeededTask,
+  step: { to?: string; reason?: string; patch?: Record<string, unknown> },
+): Promise<SeededTask> {
+  return toSeeded(
+    await post(request, `/api/v1/tasks/${encodeURIComponent(task.id)}/transitions`, {
+      expected_version: task.version,
+      ...step,
+    }),
+  );
 }
 
 /** An agent task driven RECEIVED → PLANNING → READY → RUNNING: version 4, cancellable by a person. */
@@ -70,14 +82,20 @@ export async function createRunningTask(request: APIRequestContext, id?: string)
   return task;
 }
 
-export async function getTaskVersion(request: APIRequestContext, id: string): Promise<{ version: number; status: string }> {
+export async function getTaskVersion(
+  request: APIRequestContext,
+  id: string,
+): Promise<{ version: number; status: string }> {
   const res = await request.get(`/api/v1/tasks/${encodeURIComponent(id)}`, { headers: auth });
   expect(res.ok()).toBe(true);
   const body = (await res.json()) as { version: number; status: string };
   return { version: body.version, status: body.status };
 }
 
-export async function listTransitionActors(request: APIRequestContext, id: string): Promise<Array<{ to_status: string; actor: string; reason: string | null }>> {
+export async function listTransitionActors(
+  request: APIRequestContext,
+  id: string,
+): Promise<Array<{ to_status: string; actor: string; reason: string | null }>> {
   const res = await request.get(`/api/v1/tasks/${encodeURIComponent(id)}/transitions`, { headers: auth });
   expect(res.ok()).toBe(true);
   const { items } = (await res.json()) as { items: Array<{ to_status: string; actor: string; reason: string | null }> };

@@ -11,7 +11,10 @@ const agentAuth = { Authorization: `Bearer ${demoAgent.token}` };
  * for with a signed-in operator's session, `session`) raises the alert.
  * Returns the task and the alert id.
  */
-export async function seedStaleWriteAlert(request: APIRequestContext, session: APIRequestContext): Promise<{ task: SeededTask; alertId: string }> {
+export async function seedStaleWriteAlert(
+  request: APIRequestContext,
+  session: APIRequestContext,
+): Promise<{ task: SeededTask; alertId: string }> {
   const running = await createRunningTask(request);
   const cancelled = await transition(request, running, { to: "CANCELLED", reason: "customer withdrew the request" });
   const stale = await request.post(`/api/v1/tasks/${encodeURIComponent(running.id)}/transitions`, {

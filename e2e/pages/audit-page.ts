@@ -35,7 +35,10 @@ export class AuditSearchPage {
 
   /** Clicks a download button of the export form and returns the file's text. */
   async download(format: "CSV" | "JSON Lines"): Promise<{ name: string; text: string }> {
-    const [download] = await Promise.all([this.page.waitForEvent("download"), this.exportSection.getByRole("button", { name: `Download ${format}` }).click()]);
+    const [download] = await Promise.all([
+      this.page.waitForEvent("download"),
+      this.exportSection.getByRole("button", { name: `Download ${format}` }).click(),
+    ]);
     const stream = await download.createReadStream();
     const chunks: Buffer[] = [];
     for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
@@ -78,7 +81,9 @@ export class TaskHistoryPage {
 
 /** An execution's idempotency key, read back through the agent API. */
 export async function idempotencyKeyOf(request: APIRequestContext, executionId: string): Promise<string> {
-  const res = await request.get(`/api/v1/executions/${executionId}`, { headers: { Authorization: `Bearer ${demoAgent.token}` } });
+  const res = await request.get(`/api/v1/executions/${executionId}`, {
+    headers: { Authorization: `Bearer ${demoAgent.token}` },
+  });
   expect(res.ok(), await res.text()).toBe(true);
   const body = (await res.json()) as { idempotency_key?: string; execution?: { idempotency_key: string } };
   return body.idempotency_key ?? body.execution!.idempotency_key;

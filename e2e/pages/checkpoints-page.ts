@@ -23,7 +23,9 @@ export interface SeededCheckpoint {
 
 /** A checkpoint of the task as it is at `task.version`, taken by the agent on demand. */
 export async function takeCheckpoint(request: APIRequestContext, task: SeededTask): Promise<SeededCheckpoint> {
-  const body = (await post(request, `/api/v1/tasks/${encodeURIComponent(task.id)}/checkpoints`, { expected_version: task.version })) as { id: string; state_version: number };
+  const body = (await post(request, `/api/v1/tasks/${encodeURIComponent(task.id)}/checkpoints`, {
+    expected_version: task.version,
+  })) as { id: string; state_version: number };
   return { id: body.id, stateVersion: body.state_version };
 }
 
@@ -33,7 +35,11 @@ export async function takeCheckpoint(request: APIRequestContext, task: SeededTas
  * evidence: a receipt the server's verifier also finds at the provider. The
  * task ends RUNNING, two versions on.
  */
-export async function addNoteWithReceipt(request: APIRequestContext, task: SeededTask, toolCallId = "note-1"): Promise<{ task: SeededTask; executionId: string }> {
+export async function addNoteWithReceipt(
+  request: APIRequestContext,
+  task: SeededTask,
+  toolCallId = "note-1",
+): Promise<{ task: SeededTask; executionId: string }> {
   const note = { customer_id: "cus_ckpt", text: "refund explained to the customer" };
   const intent = (await post(request, `/api/v1/tasks/${encodeURIComponent(task.id)}/executions`, {
     tool_call_id: toolCallId,
@@ -51,7 +57,12 @@ export async function addNoteWithReceipt(request: APIRequestContext, task: Seede
   });
   expect(added.ok, `sandbox note → ${added.status}`).toBe(true);
   const evidence = (await added.json()) as Record<string, unknown>;
-  const outcome = (await post(request, `/api/v1/executions/${id}/outcome`, { attempt_id, outcome: "succeeded", result: { note_id: evidence.id }, evidence })) as {
+  const outcome = (await post(request, `/api/v1/executions/${id}/outcome`, {
+    attempt_id,
+    outcome: "succeeded",
+    result: { note_id: evidence.id },
+    evidence,
+  })) as {
     task: { id: string; version: number; status: string };
   };
   return { task: { id: task.id, version: outcome.task.version, status: outcome.task.status }, executionId: id };
@@ -59,7 +70,9 @@ export async function addNoteWithReceipt(request: APIRequestContext, task: Seede
 
 /** The agent takes the task's lease, as a worker does before working on it. */
 export async function acquireLease(request: APIRequestContext, taskId: string): Promise<{ fencingToken: string }> {
-  const body = (await post(request, `/api/v1/tasks/${encodeURIComponent(taskId)}/lease`, { ttl_seconds: 600 })) as { fencing_token: string };
+  const body = (await post(request, `/api/v1/tasks/${encodeURIComponent(taskId)}/lease`, { ttl_seconds: 600 })) as {
+    fencing_token: string;
+  };
   return { fencingToken: body.fencing_token };
 }
 
@@ -147,7 +160,9 @@ export class CheckpointInspectorPage {
     await this.page.goto(`/checkpoints/${encodeURIComponent(checkpointId)}`);
   }
 
-  effectGroup(group: "skippedByReceipt" | "needsReconciliation" | "needsHuman" | "retrySameKey" | "cancelled"): Locator {
+  effectGroup(
+    group: "skippedByReceipt" | "needsReconciliation" | "needsHuman" | "retrySameKey" | "cancelled",
+  ): Locator {
     return this.plan.locator(`[data-group="${group}"]`);
   }
 

@@ -27,7 +27,9 @@ export class ReviewQueuePage {
 
   /** Opens the review of a task's frozen refund from its row, the way an operator does. */
   async open(taskId: string): Promise<void> {
-    await this.row(taskId).getByRole("link", { name: /^(Review|View) the frozen/ }).click();
+    await this.row(taskId)
+      .getByRole("link", { name: /^(Review|View) the frozen/ })
+      .click();
     await this.page.waitForURL(/\/reviews\/[^/?]+$/);
   }
 }
@@ -75,7 +77,10 @@ export class ReviewDetailPage {
     return this.panel.getByRole("button", { name, exact: true });
   }
 
-  async decide(name: "Approve & execute" | "Accept provider's evidence" | "Reject" | "Escalate", reason: string): Promise<void> {
+  async decide(
+    name: "Approve & execute" | "Accept provider's evidence" | "Reject" | "Escalate",
+    reason: string,
+  ): Promise<void> {
     await this.reason.fill(reason);
     await this.button(name).click();
   }

@@ -18,7 +18,9 @@ import { createRunningTask, getTaskVersion, transition, type SeededTask } from "
 const auth = { Authorization: `Bearer ${demoAgent.token}` };
 
 /** The sandbox started beside the e2e server (playwright.config.ts: E2E_SANDBOX_PORT, or the app port + 1010). */
-export const sandboxUrl = process.env.E2E_SANDBOX_URL ?? `http://127.0.0.1:${process.env.E2E_SANDBOX_PORT ?? Number(process.env.E2E_PORT ?? 3100) + 1010}`;
+export const sandboxUrl =
+  process.env.E2E_SANDBOX_URL ??
+  `http://127.0.0.1:${process.env.E2E_SANDBOX_PORT ?? Number(process.env.E2E_PORT ?? 3100) + 1010}`;
 
 /** Long enough for the reconciler (every second in e2e) to ask while the key is in flight, even on a loaded machine. */
 const inFlightMs = 8_000;
@@ -39,11 +41,19 @@ async function post(request: APIRequestContext, url: string, data: unknown): Pro
 
 let counter = 0;
 
-export async function freezeRefund(request: APIRequestContext, options: { amountCents: number; customerId?: string }): Promise<FrozenRefund> {
+export async function freezeRefund(
+  request: APIRequestContext,
+  options: { amountCents: number; customerId?: string },
+): Promise<FrozenRefund> {
   counter += 1;
   const customerId = options.customerId ?? `cus_e2e_${counter}_${Math.random().toString(36).slice(2, 7)}`;
   const running = await createRunningTask(request);
-  const refund = { amount_cents: options.amountCents, currency: "usd", charge_id: `ch_${running.id}`, customer_id: customerId };
+  const refund = {
+    amount_cents: options.amountCents,
+    currency: "usd",
+    charge_id: `ch_${running.id}`,
+    customer_id: customerId,
+  };
   const intent = (await post(request, `/api/v1/tasks/${encodeURIComponent(running.id)}/executions`, {
     tool_call_id: "refund-1",
     tool: "payments.refund",
@@ -57,31 +67,62 @@ export async function freezeRefund(request: APIRequestContext, options: { amount
   // The agent's request: it holds the key at the provider for a while, then is not processed.
   const inFlight = fetch(`${sandboxUrl}/v1/refunds`, {
     method: "POST",
-    headers: { "Content-Type": "application/json", "Idempotency-Key": idempotencyKey, "X-Sandbox-Fault": `latency=${inFlightMs}, error_before_commit` },
+    headers: {
+      "Content-Type": "application/json",
+      "Idempotency-Key": idempotencyKey,
+      "X-Sandbox-Fault": `latency=${inFlightMs}, error_before_commit`,
+    },
     body: JSON.stringify({ ...refund, metadata: { execution_id: executionId, task_id: running.id } }),
   }).then((r) => r.status);
   // Let it reach the provider before the agent reports (in production it left first, too).
   await expect.poll(async () => (await lookupAtProvider(idempotencyKey)).in_flight, { timeout: 5_000 }).toBe(true);
 
-  await post(request, `/api/v1/executions/${executionId}/outcome`, { attempt_id, outcome: "unknown", error: "no answer within 10 s" });
-  await expect.poll(async () => (await getTaskVersion(request, running.id)).status, { timeout: 20_000, message: "the reconciler freezes the refund" }).toBe("WAITING_FOR_HUMAN");
+  await post(request, `/api/v1/executions/${executionId}/outcome`, {
+    attempt_id,
+    outcome: "unknown",
+    error: "no answer within 10 s",
+  });
+  await expect
+    .poll(async () => (await getTaskVersion(request, running.id)).status, {
+      timeout: 20_000,
+      message: "the reconciler freezes the refund",
+    })
+    .toBe("WAITING_FOR_HUMAN");
   // The provider finally says it processed nothing; from now on a lookup answers "not found".
   expect(await inFlight).toBe(503);
   const now = await getTaskVersion(request, running.id);
-  return { task: { id: running.id, ...now }, executionId, idempotencyKey, amountCents: options.amountCents, customerId };
+  return {
+    task: { id: running.id, ...now },
+    executionId,
+    idempotencyKey,
+    amountCents: options.amountCents,
+    customerId,
+  };
 }
 
-export async function lookupAtProvider(idempotencyKey: string): Promise<{ data: Array<{ id: string; amount_cents: number; metadata: Record<string, string> }>; in_flight: boolean }> {
+export async function lookupAtProvider(
+  idempotencyKey: string,
+): Promise<{
+  data: Array<{ id: string; amount_cents: number; metadata: Record<string, string> }>;
+  in_flight: boolean;
+}> {
   const res = await fetch(`${sandboxUrl}/v1/refunds?idempotency_key=${encodeURIComponent(idempotencyKey)}`);
   expect(res.ok).toBe(true);
-  return (await res.json()) as { data: Array<{ id: string; amount_cents: number; metadata: Record<string, string> }>; in_flight: boolean };
+  return (await res.json()) as {
+    data: Array<{ id: string; amount_cents: number; metadata: Record<string, string> }>;
+    in_flight: boolean;
+  };
 }
 
 /** Every refund the provider holds for this execution, whatever its key: "exactly one" is checked against all of them. */
-export async function refundsForExecution(executionId: string): Promise<Array<{ id: string; idempotency_key: string }>> {
+export async function refundsForExecution(
+  executionId: string,
+): Promise<Array<{ id: string; idempotency_key: string }>> {
   const res = await fetch(`${sandboxUrl}/v1/refunds`);
   expect(res.ok).toBe(true);
-  const { data } = (await res.json()) as { data: Array<{ id: string; idempotency_key: string; metadata: Record<string, string> }> };
+  const { data } = (await res.json()) as {
+    data: Array<{ id: string; idempotency_key: string; metadata: Record<string, string> }>;
+  };
   return data.filter((r) => r.metadata.execution_id === executionId);
 }
 
@@ -91,7 +132,12 @@ export async function completeValidatedTask(request: APIRequestContext, task: Se
   return transition(request, current, {
     to: "COMPLETED",
     reason: "refund confirmed by the provider",
-    patch: { subtasks: [{ id: "lookup-order", status: "COMPLETED" }, { id: "issue-refund", status: "COMPLETED" }] },
+    patch: {
+      subtasks: [
+        { id: "lookup-order", status: "COMPLETED" },
+        { id: "issue-refund", status: "COMPLETED" },
+      ],
+    },
   });
 }
 
@@ -102,11 +148,19 @@ export async function completeValidatedTask(request: APIRequestContext, task: Se
  * execution. The provider's webhook is sent nowhere, so the reconciler is the
  * one who finds out.
  */
-export async function freezeMismatchedRefund(request: APIRequestContext, options: { amountCents: number; providerAmountCents: number }): Promise<FrozenRefund> {
+export async function freezeMismatchedRefund(
+  request: APIRequestContext,
+  options: { amountCents: number; providerAmountCents: number },
+): Promise<FrozenRefund> {
   counter += 1;
   const customerId = `cus_e2e_mm_${counter}_${Math.random().toString(36).slice(2, 7)}`;
   const running = await createRunningTask(request);
-  const refund = { amount_cents: options.amountCents, currency: "usd", charge_id: `ch_${running.id}`, customer_id: customerId };
+  const refund = {
+    amount_cents: options.amountCents,
+    currency: "usd",
+    charge_id: `ch_${running.id}`,
+    customer_id: customerId,
+  };
   const intent = (await post(request, `/api/v1/tasks/${encodeURIComponent(running.id)}/executions`, {
     tool_call_id: "refund-1",
     tool: "payments.refund",
@@ -117,12 +171,35 @@ export async function freezeMismatchedRefund(request: APIRequestContext, options
   await post(request, `/api/v1/executions/${executionId}/sent`, { attempt_id });
   const applied = await fetch(`${sandboxUrl}/v1/refunds`, {
     method: "POST",
-    headers: { "Content-Type": "application/json", "Idempotency-Key": idempotencyKey, "X-Sandbox-Webhook-Url": "http://127.0.0.1:9/nowhere" },
-    body: JSON.stringify({ ...refund, amount_cents: options.providerAmountCents, metadata: { execution_id: executionId, task_id: running.id } }),
+    headers: {
+      "Content-Type": "application/json",
+      "Idempotency-Key": idempotencyKey,
+      "X-Sandbox-Webhook-Url": "http://127.0.0.1:9/nowhere",
+    },
+    body: JSON.stringify({
+      ...refund,
+      amount_cents: options.providerAmountCents,
+      metadata: { execution_id: executionId, task_id: running.id },
+    }),
   });
   expect(applied.status).toBe(200);
-  await post(request, `/api/v1/executions/${executionId}/outcome`, { attempt_id, outcome: "unknown", error: "connection reset" });
-  await expect.poll(async () => (await getTaskVersion(request, running.id)).status, { timeout: 20_000, message: "the reconciler freezes the refund" }).toBe("WAITING_FOR_HUMAN");
+  await post(request, `/api/v1/executions/${executionId}/outcome`, {
+    attempt_id,
+    outcome: "unknown",
+    error: "connection reset",
+  });
+  await expect
+    .poll(async () => (await getTaskVersion(request, running.id)).status, {
+      timeout: 20_000,
+      message: "the reconciler freezes the refund",
+    })
+    .toBe("WAITING_FOR_HUMAN");
   const now = await getTaskVersion(request, running.id);
-  return { task: { id: running.id, ...now }, executionId, idempotencyKey, amountCents: options.amountCents, customerId };
+  return {
+    task: { id: running.id, ...now },
+    executionId,
+    idempotencyKey,
+    amountCents: options.amountCents,
+    customerId,
+  };
 }

@@ -31,7 +31,9 @@ export async function captureServerAction(page: Page, trigger: () => Promise<voi
 /** Sends a captured action with `request`'s own cookies (another signed-in user). */
 export function replayServerAction(request: APIRequestContext, action: CapturedAction): Promise<APIResponse> {
   const headers = Object.fromEntries(
-    Object.entries(action.headers).filter(([k]) => ["next-action", "content-type", "accept", "next-router-state-tree", "origin"].includes(k.toLowerCase())),
+    Object.entries(action.headers).filter(([k]) =>
+      ["next-action", "content-type", "accept", "next-router-state-tree", "origin"].includes(k.toLowerCase()),
+    ),
   );
   return request.post(action.url, { headers, data: action.body });
 }

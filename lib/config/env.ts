@@ -52,7 +52,10 @@ const envSchema = z.object({
    * deletes audit entries older than this many days, except under a legal
    * hold. Unset (the default): keep every entry forever.
    */
-  VERITY_AUDIT_RETENTION_DAYS: z.preprocess((v) => (v === "" ? undefined : v), z.coerce.number().int().min(1).max(36_500).optional()),
+  VERITY_AUDIT_RETENTION_DAYS: z.preprocess(
+    (v) => (v === "" ? undefined : v),
+    z.coerce.number().int().min(1).max(36_500).optional(),
+  ),
   /** How often that retention runs at most (per server process); at least a minute. */
   VERITY_AUDIT_RETENTION_INTERVAL_MS: z.coerce.number().int().min(60_000).default(3_600_000),
   /** Where the outbox dispatcher delivers announcements (at least once, Idempotency-Key = message id); unset keeps them pending. */
@@ -60,11 +63,20 @@ const envSchema = z.object({
   /** Shared secret of the sandbox's signed webhooks; generated into the data folder when unset. */
   VERITY_SANDBOX_WEBHOOK_SECRET: z.string().min(16).optional(),
   /** "false" when the sandbox runs elsewhere (then VERITY_SANDBOX_URL points at it). */
-  VERITY_START_SANDBOX: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
+  VERITY_START_SANDBOX: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true"),
   /** Seed demo users, the demo agent token and demo tasks into an empty database. */
-  VERITY_DEMO_DATA: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
+  VERITY_DEMO_DATA: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true"),
   /** With demo data, on the database's first start: real demo refund agent runs (faults included) once the console is up. */
-  VERITY_DEMO_AGENT_RUNS: z.enum(["0", "1", "true", "false"]).default("true").transform((v) => v === "1" || v === "true"),
+  VERITY_DEMO_AGENT_RUNS: z
+    .enum(["0", "1", "true", "false"])
+    .default("true")
+    .transform((v) => v === "1" || v === "true"),
   /**
    * Checkpoint signing keys, `id=secret` separated by commas, newest first:
    * the first signs new checkpoints unless VERITY_CHECKPOINT_ACTIVE_KEY names
@@ -78,7 +90,10 @@ const envSchema = z.object({
       "VERITY_CHECKPOINT_KEYS must be id=secret pairs separated by commas; ids of letters, digits, . _ -; secrets of at least 32 characters",
     )
     .optional(),
-  VERITY_CHECKPOINT_ACTIVE_KEY: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/).optional(),
+  VERITY_CHECKPOINT_ACTIVE_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/)
+    .optional(),
   /**
    * Browser tests only (playwright.config.ts): when seeding a fresh demo
    * database, also create task `e2e-long-history` with this many events,
@@ -114,7 +129,8 @@ let cached: Env | undefined;
  */
 export function getLogLevel(): LogLevel {
   const parsed = logLevelSchema.safeParse(process.env.VERITY_LOG_LEVEL);
-  if (!parsed.success) throw new Error(`Invalid configuration:\n  VERITY_LOG_LEVEL: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+  if (!parsed.success)
+    throw new Error(`Invalid configuration:\n  VERITY_LOG_LEVEL: ${parsed.error.issues[0]?.message ?? "invalid"}`);
   return parsed.data;
 }
 
@@ -168,22 +184,30 @@ export function getCheckpointKeys(): { activeKeyId: string; keys: Readonly<Recor
   const env = getEnv();
   if (!env.VERITY_CHECKPOINT_KEYS) {
     if (env.VERITY_CHECKPOINT_ACTIVE_KEY && env.VERITY_CHECKPOINT_ACTIVE_KEY !== LOCAL_CHECKPOINT_KEY_ID) {
-      throw new Error(`Invalid configuration:\n  VERITY_CHECKPOINT_ACTIVE_KEY: "${env.VERITY_CHECKPOINT_ACTIVE_KEY}" is not in VERITY_CHECKPOINT_KEYS (unset)`);
+      throw new Error(
+        `Invalid configuration:\n  VERITY_CHECKPOINT_ACTIVE_KEY: "${env.VERITY_CHECKPOINT_ACTIVE_KEY}" is not in VERITY_CHECKPOINT_KEYS (unset)`,
+      );
     }
-    checkpointKeys = { activeKeyId: LOCAL_CHECKPOINT_KEY_ID, keys: { [LOCAL_CHECKPOINT_KEY_ID]: localSecret("checkpoint-key") } };
+    checkpointKeys = {
+      activeKeyId: LOCAL_CHECKPOINT_KEY_ID,
+      keys: { [LOCAL_CHECKPOINT_KEY_ID]: localSecret("checkpoint-key") },
+    };
     return checkpointKeys;
   }
   const keys: Record<string, string> = {};
   const order: string[] = [];
   for (const pair of env.VERITY_CHECKPOINT_KEYS.split(",")) {
     const [id, secret] = pair.trim().split(/=(.*)/s) as [string, string];
-    if (Object.hasOwn(keys, id)) throw new Error(`Invalid configuration:\n  VERITY_CHECKPOINT_KEYS: key id "${id}" appears twice`);
+    if (Object.hasOwn(keys, id))
+      throw new Error(`Invalid configuration:\n  VERITY_CHECKPOINT_KEYS: key id "${id}" appears twice`);
     keys[id] = secret;
     order.push(id);
   }
   const activeKeyId = env.VERITY_CHECKPOINT_ACTIVE_KEY ?? order[0]!;
   if (!Object.hasOwn(keys, activeKeyId)) {
-    throw new Error(`Invalid configuration:\n  VERITY_CHECKPOINT_ACTIVE_KEY: "${activeKeyId}" is not in VERITY_CHECKPOINT_KEYS (${order.join(", ")})`);
+    throw new Error(
+      `Invalid configuration:\n  VERITY_CHECKPOINT_ACTIVE_KEY: "${activeKeyId}" is not in VERITY_CHECKPOINT_KEYS (${order.join(", ")})`,
+    );
   }
   checkpointKeys = { activeKeyId, keys };
   return checkpointKeys;

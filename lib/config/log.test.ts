@@ -1,13 +1,27 @@
 import { describe, expect, it } from "vitest";
 import { parseEnvValues } from "@/lib/config/env";
-import { childLogger, createLogger, lineLogger, REDACTED, redactText, redactValue, renderLine, type LogFormat } from "@/lib/config/log";
+import {
+  childLogger,
+  createLogger,
+  lineLogger,
+  REDACTED,
+  redactText,
+  redactValue,
+  renderLine,
+  type LogFormat,
+} from "@/lib/config/log";
 import { isSecretName } from "@/lib/core/secret-names";
 import type { LogLevel } from "@/lib/config/env";
 
 function capture(level: LogLevel, format: LogFormat = "json") {
   const out: string[] = [];
   const err: string[] = [];
-  const log = createLogger({ level, format, out: { write: (l) => void out.push(l) }, err: { write: (l) => void err.push(l) } });
+  const log = createLogger({
+    level,
+    format,
+    out: { write: (l) => void out.push(l) },
+    err: { write: (l) => void err.push(l) },
+  });
   const records = (lines: string[]) => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
   return { log, out, err, outRecords: () => records(out), errRecords: () => records(err) };
 }
@@ -22,7 +36,11 @@ describe("levels", () => {
     c.log.error("e");
     c.log.fatal("f");
     expect(c.outRecords().map((r) => [r.level, r.msg])).toEqual([["info", "i"]]);
-    expect(c.errRecords().map((r) => [r.level, r.msg])).toEqual([["warn", "w"], ["error", "e"], ["fatal", "f"]]);
+    expect(c.errRecords().map((r) => [r.level, r.msg])).toEqual([
+      ["warn", "w"],
+      ["error", "e"],
+      ["fatal", "f"],
+    ]);
   });
 
   it("debug lets debug through, warn keeps only warn and above, silent writes nothing", () => {
@@ -49,7 +67,10 @@ describe("levels", () => {
     log.debug("GET /v1/refunds → 200");
     log.info({ executions: ["exe_1"] }, "reconciled 1 execution(s): 1 reconciled_succeeded");
     log.warn("slow provider");
-    expect(lines).toEqual(['reconciled 1 execution(s): 1 reconciled_succeeded executions=["exe_1"]', "warn: slow provider"]);
+    expect(lines).toEqual([
+      'reconciled 1 execution(s): 1 reconciled_succeeded executions=["exe_1"]',
+      "warn: slow provider",
+    ]);
   });
 
   it("VERITY_LOG_LEVEL is validated with the rest of the configuration, info by default", () => {
@@ -67,21 +88,36 @@ describe("format", () => {
     const c = capture("info");
     c.log.child({ component: "background" }).info({ delivered: 2 }, "delivered 2 outbox message(s)");
     const [record] = c.outRecords();
-    expect(record).toMatchObject({ level: "info", component: "background", delivered: 2, msg: "delivered 2 outbox message(s)" });
+    expect(record).toMatchObject({
+      level: "info",
+      component: "background",
+      delivered: 2,
+      msg: "delivered 2 outbox message(s)",
+    });
     expect(record?.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(c.out[0]?.endsWith("\n")).toBe(true);
   });
 
   it("a terminal gets one readable line: clock, level, component, message, fields", () => {
     const c = capture("info", "pretty");
-    c.log.child({ component: "sandbox" }).info({ status: 200, path: "/v1/refunds?idempotency_key=vrt:t:c" }, "GET → 200");
+    c.log
+      .child({ component: "sandbox" })
+      .info({ status: 200, path: "/v1/refunds?idempotency_key=vrt:t:c" }, "GET → 200");
     expect(c.out).toHaveLength(1);
-    expect(c.out[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO  sandbox: GET → 200 status=200 path=\/v1\/refunds\?idempotency_key=vrt:t:c\n$/);
+    expect(c.out[0]).toMatch(
+      /^\d\d:\d\d:\d\d\.\d{3} INFO  sandbox: GET → 200 status=200 path=\/v1\/refunds\?idempotency_key=vrt:t:c\n$/,
+    );
   });
 
   it("an error on a terminal shows its type and message, and its stack below", () => {
     const line = renderLine(
-      { level: "error", time: new Date().toISOString(), component: "background", msg: "outbox failed", err: { type: "TypeError", message: "boom", stack: "TypeError: boom\n    at f (x.ts:1:1)" } },
+      {
+        level: "error",
+        time: new Date().toISOString(),
+        component: "background",
+        msg: "outbox failed",
+        err: { type: "TypeError", message: "boom", stack: "TypeError: boom\n    at f (x.ts:1:1)" },
+      },
       { time: true },
     );
     expect(line).toMatch(/ERROR background: outbox failed err="TypeError: boom"\n {4}at f \(x\.ts:1:1\)$/);
@@ -95,7 +131,13 @@ describe("redaction", () => {
     const c = capture("info");
     c.log.info(
       {
-        request: { headers: { Authorization: `Bearer ${token}`, cookie: "next-auth.session-token=abc.def", "sandbox-signature": "t=1,v1=ab" } },
+        request: {
+          headers: {
+            Authorization: `Bearer ${token}`,
+            cookie: "next-auth.session-token=abc.def",
+            "sandbox-signature": "t=1,v1=ab",
+          },
+        },
         user: { username: "operator", password: "operator-demo", passwordHash: "scrypt$…" },
         webhookSecret: "s".repeat(32),
         signingKey: "k".repeat(32),
@@ -126,11 +168,18 @@ describe("redaction", () => {
   it("replaces credentials inside the message, its arguments, string fields and child bindings", () => {
     const c = capture("info");
     const child = childLogger("api", { upstream: "postgresql://verity:hunter2@db.internal:5432/verity" }, c.log);
-    child.info({ note: `retrying with Authorization: Bearer ${token}` }, "token %s refused at %s", token, "https://u:p4ss@example.test/hook?api_key=abc123&x=1");
+    child.info(
+      { note: `retrying with Authorization: Bearer ${token}` },
+      "token %s refused at %s",
+      token,
+      "https://u:p4ss@example.test/hook?api_key=abc123&x=1",
+    );
     const line = c.out[0] ?? "";
     for (const secret of [token, "hunter2", "p4ss", "abc123"]) expect(line).not.toContain(secret);
     const record = JSON.parse(line) as Record<string, string>;
-    expect(record.msg).toBe(`token vrt_${REDACTED} refused at https://u:${REDACTED}@example.test/hook?api_key=${REDACTED}&x=1`);
+    expect(record.msg).toBe(
+      `token vrt_${REDACTED} refused at https://u:${REDACTED}@example.test/hook?api_key=${REDACTED}&x=1`,
+    );
     expect(record.upstream).toBe(`postgresql://verity:${REDACTED}@db.internal:5432/verity`);
     expect(record.note).toBe(`retrying with Authorization: ${REDACTED}`);
   });
@@ -138,10 +187,17 @@ describe("redaction", () => {
   it("redacts an error's message, stack, cause and own members, whether logged as err or under another name", () => {
     const c = capture("error");
     const cause = new Error(`upstream said: password=${"p".repeat(12)}`);
-    const error = Object.assign(new Error(`request with Bearer ${token} failed`, { cause }), { code: "E_PROVIDER", secret: "shh" });
+    const error = Object.assign(new Error(`request with Bearer ${token} failed`, { cause }), {
+      code: "E_PROVIDER",
+      secret: "shh",
+    });
     c.log.error(error);
     c.log.error({ error }, "second");
-    const [first, second] = c.errRecords() as Array<{ msg: string; err?: Record<string, unknown>; error?: Record<string, unknown> }>;
+    const [first, second] = c.errRecords() as Array<{
+      msg: string;
+      err?: Record<string, unknown>;
+      error?: Record<string, unknown>;
+    }>;
     expect(first?.msg).toBe(`request with Bearer ${REDACTED} failed`);
     for (const e of [first?.err, second?.error]) {
       expect(e).toMatchObject({ type: "Error", code: "E_PROVIDER", secret: REDACTED });
@@ -168,15 +224,41 @@ describe("redaction", () => {
       ["-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----", REDACTED],
     ];
     for (const [text, expected] of cases) expect(redactText(text), text).toBe(expected);
-    const ordinary = "GET /v1/refunds?idempotency_key=vrt:task_1:refund → 200 [drop_response] 12 ms; fencing_token=3; lease token 4 is stale";
+    const ordinary =
+      "GET /v1/refunds?idempotency_key=vrt:task_1:refund → 200 [drop_response] 12 ms; fencing_token=3; lease token 4 is stale";
     expect(redactText(ordinary)).toBe(ordinary);
   });
 
   it("names: what counts as a secret", () => {
-    for (const name of ["Authorization", "set-cookie", "password", "newPassword", "NEXTAUTH_SECRET", "webhook_secret", "Sandbox-Signature", "api_key", "signingKey", "privateKey", "token", "accessToken", "next-auth.session-token", "tokenHash"]) {
+    for (const name of [
+      "Authorization",
+      "set-cookie",
+      "password",
+      "newPassword",
+      "NEXTAUTH_SECRET",
+      "webhook_secret",
+      "Sandbox-Signature",
+      "api_key",
+      "signingKey",
+      "privateKey",
+      "token",
+      "accessToken",
+      "next-auth.session-token",
+      "tokenHash",
+    ]) {
       expect(isSecretName(name), name).toBe(true);
     }
-    for (const name of ["idempotency_key", "idempotencyKey", "fencing_token", "fencingToken", "tokenPrefix", "key", "keyId", "username", "execution_id"]) {
+    for (const name of [
+      "idempotency_key",
+      "idempotencyKey",
+      "fencing_token",
+      "fencingToken",
+      "tokenPrefix",
+      "key",
+      "keyId",
+      "username",
+      "execution_id",
+    ]) {
       expect(isSecretName(name), name).toBe(false);
     }
   });

@@ -44,8 +44,14 @@ const WARN = 40;
 export function createLogger(options: CreateLoggerOptions): Logger {
   const out = options.out ?? process.stdout;
   const err = options.err ?? process.stderr;
-  const render = options.format === "json" ? (line: string) => line : (line: string) => `${renderLine(JSON.parse(line) as LogRecord, { time: true })}\n`;
-  return pino(baseOptions(options.level), levelRouted((line, level) => (level >= WARN ? err : out).write(render(line))));
+  const render =
+    options.format === "json"
+      ? (line: string) => line
+      : (line: string) => `${renderLine(JSON.parse(line) as LogRecord, { time: true })}\n`;
+  return pino(
+    baseOptions(options.level),
+    levelRouted((line, level) => (level >= WARN ? err : out).write(render(line))),
+  );
 }
 
 /**
@@ -78,7 +84,8 @@ function baseOptions(level: LogLevel): PinoOptions {
         const redacted = args.map((a) => (typeof a === "string" ? redactText(a) : a)) as typeof args;
         // pino takes an Error's message as the line's message when none is given: redact that too.
         const first: unknown = redacted[0];
-        if (first instanceof Error && redacted.length === 1) return method.apply(this, [first, redactText(first.message)]);
+        if (first instanceof Error && redacted.length === 1)
+          return method.apply(this, [first, redactText(first.message)]);
         return method.apply(this, redacted);
       },
     },
@@ -128,7 +135,11 @@ export function renderLine(record: LogRecord, options: { time: boolean }): strin
   let line = parts.join(" ");
   // A stack is for a person at a terminal; collected lines (time: false) stay one line each.
   if (options.time && err?.stack && (level === "error" || level === "fatal")) {
-    line += `\n${err.stack.split("\n").slice(1).map((l) => `    ${l.trim()}`).join("\n")}`;
+    line += `\n${err.stack
+      .split("\n")
+      .slice(1)
+      .map((l) => `    ${l.trim()}`)
+      .join("\n")}`;
   }
   return line;
 }
@@ -140,7 +151,8 @@ function formatClock(iso: string | undefined): string {
 }
 
 function formatValue(value: unknown): string {
-  if (typeof value === "string") return /^[\w.:/@+\-[\]?=&%,]*$/.test(value) && value !== "" ? value : JSON.stringify(value);
+  if (typeof value === "string")
+    return /^[\w.:/@+\-[\]?=&%,]*$/.test(value) && value !== "" ? value : JSON.stringify(value);
   if (typeof value === "number" || typeof value === "boolean" || value === null) return String(value);
   return JSON.stringify(value) ?? String(value);
 }
@@ -162,7 +174,10 @@ function formatValue(value: unknown): string {
 const textPatterns: Array<[RegExp, string]> = [
   [/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g, REDACTED],
   // `Authorization: Bearer …`, `Cookie: a=b; c=d`, `Sandbox-Signature: t=…,v1=…`: the header's whole value.
-  [/\b((?:proxy-)?authorization|(?:set-)?cookie|sandbox-signature)(["']?\s*:\s*)(?!\[redacted\])("[^"]*"|'[^']*'|[^\r\n]+)/gi, `$1$2${REDACTED}`],
+  [
+    /\b((?:proxy-)?authorization|(?:set-)?cookie|sandbox-signature)(["']?\s*:\s*)(?!\[redacted\])("[^"]*"|'[^']*'|[^\r\n]+)/gi,
+    `$1$2${REDACTED}`,
+  ],
   [/\b(Bearer|Basic)\s+(?!\[redacted\])[A-Za-z0-9\-._~+/]+=*/gi, `$1 ${REDACTED}`],
   [/(?<![A-Za-z0-9_])vrt_[A-Za-z0-9_-]{8,}/g, `vrt_${REDACTED}`],
   [/\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g, REDACTED],
@@ -204,13 +219,17 @@ function walk(value: unknown, depth: number, seen: WeakSet<object>): unknown {
   seen.add(value);
   try {
     // pino's serializer (type, message and stack with their causes, own members such as `code`) on a prototype of its own: copied plain.
-    if (value instanceof Error) return walk(Object.fromEntries(Object.entries(pino.stdSerializers.err(value))), depth, seen);
+    if (value instanceof Error)
+      return walk(Object.fromEntries(Object.entries(pino.stdSerializers.err(value))), depth, seen);
     if (Array.isArray(value)) return value.map((item) => walk(item, depth + 1, seen));
     const proto = Object.getPrototypeOf(value) as unknown;
     if (proto !== Object.prototype && proto !== null) return value;
     const out: Record<string, unknown> = {};
     for (const [key, member] of Object.entries(value)) {
-      out[key] = isSecretName(key) && member !== undefined && member !== null && member !== "" ? REDACTED : walk(member, depth + 1, seen);
+      out[key] =
+        isSecretName(key) && member !== undefined && member !== null && member !== ""
+          ? REDACTED
+          : walk(member, depth + 1, seen);
     }
     return out;
   } finally {
@@ -227,6 +246,10 @@ export const logger: Logger = createLogger({ level: getLogLevel(), format: proce
  * `component: msg` on a terminal) and `bindings`, redacted here because pino
  * formats a child's bindings without the parent's formatters.
  */
-export function childLogger(component: string, bindings: Record<string, unknown> = {}, parent: Logger = logger): Logger {
+export function childLogger(
+  component: string,
+  bindings: Record<string, unknown> = {},
+  parent: Logger = logger,
+): Logger {
   return parent.child(redactValue({ component, ...bindings }) as Record<string, unknown>);
 }

@@ -1,6 +1,15 @@
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
-import type { CallOptions, CrmConnector, FailedOutcome, Note, PaymentConnector, ProviderEvidence, Refund, UnknownOutcome } from "@/lib/connectors/types";
+import type {
+  CallOptions,
+  CrmConnector,
+  FailedOutcome,
+  Note,
+  PaymentConnector,
+  ProviderEvidence,
+  Refund,
+  UnknownOutcome,
+} from "@/lib/connectors/types";
 import { getEnv } from "@/lib/config/env";
 import type { Execution } from "@/lib/generated/prisma/client";
 import { CrmNoteRequestSchema, RefundRequestSchema, type ToolName } from "@/lib/model/executions/tools";
@@ -49,14 +58,19 @@ export function idempotencyWindowMs(tool: string): number {
 }
 
 /** A provider's record of an effect, in the vocabulary of the tool's request. */
-export type ProviderRecord = Record<string, unknown> & { id: string; idempotency_key: string; metadata: Record<string, string> };
+export type ProviderRecord = Record<string, unknown> & {
+  id: string;
+  idempotency_key: string;
+  metadata: Record<string, string>;
+};
 
 export type EffectLookup =
   | { kind: "found"; record: ProviderRecord; evidence: ProviderEvidence }
   | { kind: "not_found"; evidence: ProviderEvidence }
   | UnknownOutcome;
 
-export type EffectOutcome = { kind: "succeeded"; record: ProviderRecord; evidence: ProviderEvidence } | FailedOutcome | UnknownOutcome;
+export type EffectOutcome =
+  { kind: "succeeded"; record: ProviderRecord; evidence: ProviderEvidence } | FailedOutcome | UnknownOutcome;
 
 function refundRecord(r: Refund): ProviderRecord {
   return {
@@ -72,7 +86,14 @@ function refundRecord(r: Refund): ProviderRecord {
 }
 
 function noteRecord(n: Note): ProviderRecord {
-  return { id: n.id, customer_id: n.customerId, text: n.text, metadata: n.metadata, idempotency_key: n.idempotencyKey, created_at: n.createdAt };
+  return {
+    id: n.id,
+    customer_id: n.customerId,
+    text: n.text,
+    metadata: n.metadata,
+    idempotency_key: n.idempotencyKey,
+    created_at: n.createdAt,
+  };
 }
 
 export function toolOf(execution: Pick<Execution, "tool">): ToolName {
@@ -86,37 +107,63 @@ export function toolOf(execution: Pick<Execution, "tool">): ToolName {
 }
 
 /** What the provider holds under the execution's idempotency key: the question asked before any correction. */
-export async function lookupEffect(execution: Execution, deps: ConnectorDeps, call: CallOptions = {}): Promise<EffectLookup> {
+export async function lookupEffect(
+  execution: Execution,
+  deps: ConnectorDeps,
+  call: CallOptions = {},
+): Promise<EffectLookup> {
   const tool = toolOf(execution);
   switch (tool) {
     case "payments.refund": {
       const found = await deps.payments.lookupRefund(execution.idempotencyKey, call);
-      return found.kind === "found" ? { kind: "found", record: refundRecord(found.refund), evidence: found.evidence } : found;
+      return found.kind === "found"
+        ? { kind: "found", record: refundRecord(found.refund), evidence: found.evidence }
+        : found;
     }
     case "crm.add_note": {
       const found = await deps.crm.lookupNote(execution.idempotencyKey, call);
-      return found.kind === "found" ? { kind: "found", record: noteRecord(found.note), evidence: found.evidence } : found;
+      return found.kind === "found"
+        ? { kind: "found", record: noteRecord(found.note), evidence: found.evidence }
+        : found;
     }
   }
 }
 
 /** Sends the execution's request again, under its same idempotency key: the provider applies it at most once. */
-export async function performEffect(execution: Execution, deps: ConnectorDeps, call: CallOptions = {}): Promise<EffectOutcome> {
+export async function performEffect(
+  execution: Execution,
+  deps: ConnectorDeps,
+  call: CallOptions = {},
+): Promise<EffectOutcome> {
   const tool = toolOf(execution);
   const metadata = { executionId: execution.id, taskId: execution.taskId };
   switch (tool) {
     case "payments.refund": {
       const r = RefundRequestSchema.parse(execution.request);
       const outcome = await deps.payments.refund(
-        { idempotencyKey: execution.idempotencyKey, amountCents: r.amount_cents, currency: r.currency, chargeId: r.charge_id, customerId: r.customer_id, metadata },
+        {
+          idempotencyKey: execution.idempotencyKey,
+          amountCents: r.amount_cents,
+          currency: r.currency,
+          chargeId: r.charge_id,
+          customerId: r.customer_id,
+          metadata,
+        },
         call,
       );
-      return outcome.kind === "succeeded" ? { kind: "succeeded", record: refundRecord(outcome.refund), evidence: outcome.evidence } : outcome;
+      return outcome.kind === "succeeded"
+        ? { kind: "succeeded", record: refundRecord(outcome.refund), evidence: outcome.evidence }
+        : outcome;
     }
     case "crm.add_note": {
       const n = CrmNoteRequestSchema.parse(execution.request);
-      const outcome = await deps.crm.addNote({ idempotencyKey: execution.idempotencyKey, customerId: n.customer_id, text: n.text, metadata }, call);
-      return outcome.kind === "succeeded" ? { kind: "succeeded", record: noteRecord(outcome.note), evidence: outcome.evidence } : outcome;
+      const outcome = await deps.crm.addNote(
+        { idempotencyKey: execution.idempotencyKey, customerId: n.customer_id, text: n.text, metadata },
+        call,
+      );
+      return outcome.kind === "succeeded"
+        ? { kind: "succeeded", record: noteRecord(outcome.note), evidence: outcome.evidence }
+        : outcome;
     }
   }
 }
@@ -127,9 +174,15 @@ export async function performEffect(execution: Execution, deps: ConnectorDeps, c
  * effect, whatever the key says; one that names another execution is not
  * either.
  */
-export function recordMismatches(execution: Pick<Execution, "id" | "tool" | "request" | "idempotencyKey">, record: ProviderRecord): string[] {
+export function recordMismatches(
+  execution: Pick<Execution, "id" | "tool" | "request" | "idempotencyKey">,
+  record: ProviderRecord,
+): string[] {
   const request = execution.request as Record<string, unknown>;
-  const fields = toolOf(execution) === "payments.refund" ? ["amount_cents", "currency", "charge_id", "customer_id"] : ["customer_id", "text"];
+  const fields =
+    toolOf(execution) === "payments.refund"
+      ? ["amount_cents", "currency", "charge_id", "customer_id"]
+      : ["customer_id", "text"];
   const mismatches = fields.filter((f) => record[f] !== request[f]);
   if (record.idempotency_key !== execution.idempotencyKey) mismatches.push("idempotency_key");
   const executionId = record.metadata.execution_id;

@@ -30,7 +30,11 @@ function isNeverSent(error: unknown): boolean {
   if (!cause) return false;
   if (typeof cause.code === "string" && neverSentCodes.has(cause.code)) return true;
   // Happy-eyeballs connects report an AggregateError of every address tried.
-  return Array.isArray(cause.errors) && cause.errors.length > 0 && cause.errors.every((e) => neverSentCodes.has((e as { code?: string }).code ?? ""));
+  return (
+    Array.isArray(cause.errors) &&
+    cause.errors.length > 0 &&
+    cause.errors.every((e) => neverSentCodes.has((e as { code?: string }).code ?? ""))
+  );
 }
 
 function describe(error: unknown): string {
@@ -39,8 +43,12 @@ function describe(error: unknown): string {
   return cause instanceof Error ? `${base}: ${cause.message}` : base;
 }
 
-export async function exchange(request: ExchangeRequest, options: { timeoutMs: number; signal?: AbortSignal }): Promise<HttpExchange> {
-  if (options.signal?.aborted) return { kind: "not_sent", reason: "cancelled", message: "cancelled before the request was sent" };
+export async function exchange(
+  request: ExchangeRequest,
+  options: { timeoutMs: number; signal?: AbortSignal },
+): Promise<HttpExchange> {
+  if (options.signal?.aborted)
+    return { kind: "not_sent", reason: "cancelled", message: "cancelled before the request was sent" };
   const controller = new AbortController();
   let abortedBy: "timeout" | "caller" | null = null;
   const timer = setTimeout(() => {
@@ -70,8 +78,14 @@ export async function exchange(request: ExchangeRequest, options: { timeoutMs: n
     }
     return { kind: "response", status: res.status, headers: res.headers, text, json, receivedAt: new Date() };
   } catch (error) {
-    if (abortedBy === "timeout") return { kind: "lost", reason: "timeout", message: `no complete answer within ${options.timeoutMs} ms` };
-    if (abortedBy === "caller") return { kind: "lost", reason: "aborted", message: "cancelled by the caller after the request may have been sent" };
+    if (abortedBy === "timeout")
+      return { kind: "lost", reason: "timeout", message: `no complete answer within ${options.timeoutMs} ms` };
+    if (abortedBy === "caller")
+      return {
+        kind: "lost",
+        reason: "aborted",
+        message: "cancelled by the caller after the request may have been sent",
+      };
     if (isNeverSent(error)) return { kind: "not_sent", reason: "unreachable", message: describe(error) };
     return { kind: "lost", reason: "connection_lost", message: describe(error) };
   } finally {

@@ -122,12 +122,20 @@ export interface UnknownOutcome {
   httpStatus?: number;
 }
 
-export type RefundOutcome = { kind: "succeeded"; refund: Refund; evidence: ProviderEvidence } | FailedOutcome | UnknownOutcome;
-export type NoteOutcome = { kind: "succeeded"; note: Note; evidence: ProviderEvidence } | FailedOutcome | UnknownOutcome;
+export type RefundOutcome =
+  { kind: "succeeded"; refund: Refund; evidence: ProviderEvidence } | FailedOutcome | UnknownOutcome;
+export type NoteOutcome =
+  { kind: "succeeded"; note: Note; evidence: ProviderEvidence } | FailedOutcome | UnknownOutcome;
 
 /** A lookup has no "failed": if it cannot say, the effect is still unknown. */
-export type RefundLookup = { kind: "found"; refund: Refund; evidence: ProviderEvidence } | { kind: "not_found"; evidence: ProviderEvidence } | UnknownOutcome;
-export type NoteLookup = { kind: "found"; note: Note; evidence: ProviderEvidence } | { kind: "not_found"; evidence: ProviderEvidence } | UnknownOutcome;
+export type RefundLookup =
+  | { kind: "found"; refund: Refund; evidence: ProviderEvidence }
+  | { kind: "not_found"; evidence: ProviderEvidence }
+  | UnknownOutcome;
+export type NoteLookup =
+  | { kind: "found"; note: Note; evidence: ProviderEvidence }
+  | { kind: "not_found"; evidence: ProviderEvidence }
+  | UnknownOutcome;
 
 export interface CallOptions {
   /** Give up waiting after this long; the outcome is then unknown. */

@@ -6,14 +6,19 @@ const sample = {
   task_id: "task_1",
   expected_version: 3,
   to: "RUNNING",
-  patch: { gates: { plan_approved: true, review_passed: false }, subtasks: [{ id: "a", status: "COMPLETED" }, { id: "b" }], budget: { hops_used: 4, currency_spent_usd: 0.25 } },
+  patch: {
+    gates: { plan_approved: true, review_passed: false },
+    subtasks: [{ id: "a", status: "COMPLETED" }, { id: "b" }],
+    budget: { hops_used: 4, currency_spent_usd: 0.25 },
+  },
   reason: null,
 };
 
 /** Every path to a leaf of a JSON value. */
 function leafPaths(value: unknown, prefix: Array<string | number> = []): Array<Array<string | number>> {
   if (Array.isArray(value)) return value.flatMap((v, i) => leafPaths(v, [...prefix, i]));
-  if (value && typeof value === "object") return Object.entries(value).flatMap(([k, v]) => leafPaths(v, [...prefix, k]));
+  if (value && typeof value === "object")
+    return Object.entries(value).flatMap(([k, v]) => leafPaths(v, [...prefix, k]));
   return [prefix];
 }
 
@@ -49,7 +54,19 @@ describe("digestOf", () => {
 
   it("is stable for the same data whatever the key order or undefined members", () => {
     const reordered = Object.fromEntries(Object.entries(sample).reverse());
-    const reversedDeep = { reason: null, patch: { budget: { currency_spent_usd: 0.25, hops_used: 4 }, subtasks: sample.patch.subtasks, gates: { review_passed: false, plan_approved: true } }, to: "RUNNING", expected_version: 3, task_id: "task_1", op: "transition", extra: undefined };
+    const reversedDeep = {
+      reason: null,
+      patch: {
+        budget: { currency_spent_usd: 0.25, hops_used: 4 },
+        subtasks: sample.patch.subtasks,
+        gates: { review_passed: false, plan_approved: true },
+      },
+      to: "RUNNING",
+      expected_version: 3,
+      task_id: "task_1",
+      op: "transition",
+      extra: undefined,
+    };
     expect(digestOf(reordered)).toBe(digestOf(sample));
     expect(digestOf(reversedDeep)).toBe(digestOf(sample));
     expect(digestOf(structuredClone(sample))).toBe(digestOf(sample));
@@ -71,7 +88,10 @@ describe("digestOf", () => {
       [{ a: 1 }, { a: "1" }],
       [{ a: null }, {}],
       [{ a: [] }, { a: {} }],
-      [[1, 2], [2, 1]],
+      [
+        [1, 2],
+        [2, 1],
+      ],
       [{ a: { b: 1 } }, { "a.b": 1 }],
       [{ patch: {} }, { patch: { gates: {} } }],
     ];

@@ -79,12 +79,17 @@ export function isAppError(error: unknown): error is AppError {
 }
 
 /** zod issues as field errors, with dotted paths a person can read. */
-export function fieldErrorsFromZod(issues: ReadonlyArray<{ path: PropertyKey[]; message: string; code?: string; keys?: string[] }>): FieldError[] {
+export function fieldErrorsFromZod(
+  issues: ReadonlyArray<{ path: PropertyKey[]; message: string; code?: string; keys?: string[] }>,
+): FieldError[] {
   return issues.flatMap((issue) => {
     const base = issue.path.map(String).join(".");
     // zod reports all unknown keys in one issue; name each of them as a field.
     if (issue.code === "unrecognized_keys" && issue.keys?.length) {
-      return issue.keys.map((key) => ({ field: base ? `${base}.${key}` : key, message: "unknown field: the schema is fixed" }));
+      return issue.keys.map((key) => ({
+        field: base ? `${base}.${key}` : key,
+        message: "unknown field: the schema is fixed",
+      }));
     }
     return [{ field: base, message: issue.message }];
   });

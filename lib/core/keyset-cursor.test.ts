@@ -2,8 +2,13 @@ import { describe, expect, it } from "vitest";
 import { AppError } from "@/lib/core/errors";
 import { keysetCursor, keysetParts } from "@/lib/core/keyset-cursor";
 
-const byUpdated = keysetCursor([keysetParts.instant, keysetParts.text], { notOurs: "not a cursor of this list", advice: "start again from the first page" });
-const byStreamSeq = keysetCursor([keysetParts.instant, keysetParts.text, keysetParts.integer], { notOurs: "not a cursor returned by this search" });
+const byUpdated = keysetCursor([keysetParts.instant, keysetParts.text], {
+  notOurs: "not a cursor of this list",
+  advice: "start again from the first page",
+});
+const byStreamSeq = keysetCursor([keysetParts.instant, keysetParts.text, keysetParts.integer], {
+  notOurs: "not a cursor returned by this search",
+});
 
 function refusalOf(decode: () => unknown): AppError {
   try {
@@ -49,6 +54,9 @@ describe("keyset cursors", () => {
     const other = byUpdated.encode([new Date(), "exe_1"]);
     const error = refusalOf(() => byStreamSeq.decode(other));
     expect(error.message).toBe("cursor: not a cursor returned by this search");
-    expect(refusalOf(() => byStreamSeq.decode(Buffer.from('["2026-11-30T12:00:00.000Z","s",1.5]').toString("base64url"))).code).toBe("validation_failed");
+    expect(
+      refusalOf(() => byStreamSeq.decode(Buffer.from('["2026-11-30T12:00:00.000Z","s",1.5]').toString("base64url")))
+        .code,
+    ).toBe("validation_failed");
   });
 });

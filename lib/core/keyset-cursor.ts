@@ -48,7 +48,8 @@ export function keysetCursor<const P extends Parts>(parts: P, refusal: CursorRef
         raw = undefined;
       }
       const parsed = schema.safeParse(raw);
-      if (!parsed.success) throw new AppError("validation_failed", message, { errors: [{ field: "cursor", message: refusal.notOurs }] });
+      if (!parsed.success)
+        throw new AppError("validation_failed", message, { errors: [{ field: "cursor", message: refusal.notOurs }] });
       return parsed.data as KeyOf<P>;
     },
   };

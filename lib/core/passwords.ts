@@ -8,7 +8,9 @@ const keyLength = 32;
 
 function derive(password: string, salt: Buffer, n = N, rr = r, pp = p): Promise<Buffer> {
   return new Promise((resolve, reject) =>
-    scrypt(password, salt, keyLength, { N: n, r: rr, p: pp, maxmem: 64 * 1024 * 1024 }, (err, key) => (err ? reject(err) : resolve(key))),
+    scrypt(password, salt, keyLength, { N: n, r: rr, p: pp, maxmem: 64 * 1024 * 1024 }, (err, key) =>
+      err ? reject(err) : resolve(key),
+    ),
   );
 }
 
@@ -27,4 +29,5 @@ export async function verifyPassword(password: string, stored: string): Promise<
 }
 
 /** A valid hash of nothing anyone knows: verifying against it costs the same as a real check. */
-export const unusablePasswordHash = "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+export const unusablePasswordHash =
+  "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";

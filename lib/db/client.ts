@@ -44,7 +44,12 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     // dropped by the pool and replaced on demand; without a listener, node
     // would treat the event as an uncaught error and stop the process.
     // The error carries its pg client (sockets, statements): log what it says, not what it holds.
-    pool.on("error", (error) => childLogger("db").warn({ code: (error as { code?: string }).code, reason: error.message }, "an idle database connection failed and was dropped"));
+    pool.on("error", (error) =>
+      childLogger("db").warn(
+        { code: (error as { code?: string }).code, reason: error.message },
+        "an idle database connection failed and was dropped",
+      ),
+    );
     const adapterFactory = new PrismaPg(pool);
     const db = newPrismaClient(adapterFactory);
     directPools.set(db, pool);
@@ -86,7 +91,11 @@ const directPools = new WeakMap<PrismaClient, pg.Pool>();
  * Prisma. Rows come back as node-postgres parses them by default (jsonb as
  * objects, timestamptz as Date, int4 as number), as Prisma's raw queries do.
  */
-export async function directQuery<T>(db: Db | Tx, statement: Prisma.Sql, options: { prepare?: string } = {}): Promise<T[]> {
+export async function directQuery<T>(
+  db: Db | Tx,
+  statement: Prisma.Sql,
+  options: { prepare?: string } = {},
+): Promise<T[]> {
   const pool = directPools.get(db as PrismaClient);
   if (!pool) return (db as Db).$queryRaw<T[]>(statement);
   const text = statement.text;

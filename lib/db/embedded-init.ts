@@ -19,7 +19,10 @@ import { PGlite } from "@electric-sql/pglite";
  * fault points (tests/startup/) are `init:built` (closed, not yet in place)
  * and `init:cleared` (the old folder gone, the new one not yet renamed).
  */
-export async function ensureEmbeddedDataDir(dir: string, options: { faultPoint?: (point: string) => void } = {}): Promise<boolean> {
+export async function ensureEmbeddedDataDir(
+  dir: string,
+  options: { faultPoint?: (point: string) => void } = {},
+): Promise<boolean> {
   const fault = options.faultPoint ?? (() => {});
   if (dir.startsWith("memory://") || existsSync(path.join(dir, "PG_VERSION"))) return false;
   const partial = `${dir}.partial`;

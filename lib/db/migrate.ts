@@ -2,7 +2,13 @@ import { randomUUID } from "node:crypto";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { readMigrations, scriptMatchesChecksum, type Migration } from "@/lib/db/migrations";
 import { sqlStateOf, withAdvisoryLock, type SqlSession } from "@/lib/db/sql-session";
-import { isStrictCreate, isTransactionControl, NON_TRANSACTIONAL_MARKER, splitSqlStatements, stripLeadingComments } from "@/lib/db/sql-statements";
+import {
+  isStrictCreate,
+  isTransactionControl,
+  NON_TRANSACTIONAL_MARKER,
+  splitSqlStatements,
+  stripLeadingComments,
+} from "@/lib/db/sql-statements";
 
 export { migrationsDir, readMigrations, type Migration } from "@/lib/db/migrations";
 export { diffDatabaseToSchema } from "@/lib/db/schema-engine";
@@ -90,7 +96,10 @@ interface HistoryRow {
 }
 
 /** Applies the migrations not yet applied, in order; returns their names. Idempotent. */
-export async function migrateDatabase(adapterFactory: SqlMigrationAwareDriverAdapterFactory, options: MigrateOptions = {}): Promise<string[]> {
+export async function migrateDatabase(
+  adapterFactory: SqlMigrationAwareDriverAdapterFactory,
+  options: MigrateOptions = {},
+): Promise<string[]> {
   const migrations = options.migrations ?? readMigrations();
   refuseTransactionControl(migrations);
   const fault = options.faultPoint ?? (() => {});
@@ -154,7 +163,10 @@ async function currentSchema(session: SqlSession): Promise<string> {
 }
 
 /** The migrations still to apply, each with the unfinished rows it left; refuses a changed checksum first. */
-function planPending(migrations: readonly Migration[], history: readonly HistoryRow[]): Array<{ migration: Migration; unfinished: HistoryRow[] }> {
+function planPending(
+  migrations: readonly Migration[],
+  history: readonly HistoryRow[],
+): Array<{ migration: Migration; unfinished: HistoryRow[] }> {
   const pending: Array<{ migration: Migration; unfinished: HistoryRow[] }> = [];
   for (const migration of migrations) {
     const rows = history.filter((r) => r.migration_name === migration.name);
@@ -200,7 +212,10 @@ async function applyStatementByStatement(session: SqlSession, m: Migration, faul
     try {
       await session.exec(statement);
     } catch (error) {
-      throw new MigrationError(`Migration ${m.name} (${NON_TRANSACTIONAL_MARKER}) failed at statement ${i + 1} of ${statements.length}: ${messageOf(error)}. It runs whole again on the next start.`, { cause: error });
+      throw new MigrationError(
+        `Migration ${m.name} (${NON_TRANSACTIONAL_MARKER}) failed at statement ${i + 1} of ${statements.length}: ${messageOf(error)}. It runs whole again on the next start.`,
+        { cause: error },
+      );
     }
     await fault(`migrate:statement:${m.name}:${i + 1}`);
   }
@@ -211,7 +226,10 @@ async function runScript(session: SqlSession, m: Migration): Promise<void> {
   try {
     await session.exec(m.script);
   } catch (error) {
-    throw new MigrationError(`Migration ${m.name} failed and was rolled back, nothing of it applied: ${messageOf(error)}`, { cause: error });
+    throw new MigrationError(
+      `Migration ${m.name} failed and was rolled back, nothing of it applied: ${messageOf(error)}`,
+      { cause: error },
+    );
   }
 }
 
@@ -265,7 +283,13 @@ const alreadyThereStates = new Set([
  * (applied here: as deploy writes it; found applied: as `resolve --applied`
  * writes it, logs '' and applied_steps_count 0).
  */
-async function settleUnfinished(session: SqlSession, m: Migration, unfinished: readonly HistoryRow[], fault: FaultPointHook, log: (line: string) => void): Promise<void> {
+async function settleUnfinished(
+  session: SqlSession,
+  m: Migration,
+  unfinished: readonly HistoryRow[],
+  fault: FaultPointHook,
+  log: (line: string) => void,
+): Promise<void> {
   const startedAt = new Date();
   // A non-transactional migration is idempotent by contract (see the top of
   // this file): running it whole settles it, whichever way it went before.
@@ -279,12 +303,15 @@ async function settleUnfinished(session: SqlSession, m: Migration, unfinished: r
       } catch (error) {
         await session.exec("ROLLBACK TO SAVEPOINT verity_settle");
         const state = sqlStateOf(error);
-        if (!state || !alreadyThereStates.has(state)) throw unsettled(m, `running it again failed with ${state ?? "an error"}: ${messageOf(error)}`, error);
+        if (!state || !alreadyThereStates.has(state))
+          throw unsettled(m, `running it again failed with ${state ?? "an error"}: ${messageOf(error)}`, error);
         await confirmApplied(session, m);
         outcome = "found applied";
       }
     }
-    await session.query(`UPDATE "_prisma_migrations" SET rolled_back_at = now() WHERE id = ANY($1::text[])`, [unfinished.map((r) => r.id)]);
+    await session.query(`UPDATE "_prisma_migrations" SET rolled_back_at = now() WHERE id = ANY($1::text[])`, [
+      unfinished.map((r) => r.id),
+    ]);
     if (outcome === "applied now") {
       await recordApplied(session, m, startedAt);
     } else {
@@ -295,7 +322,9 @@ async function settleUnfinished(session: SqlSession, m: Migration, unfinished: r
     }
     await fault(`migrate:settled:${m.name}`);
   });
-  log(`migration ${m.name} had been left unfinished by an interrupted start: ${outcome === "applied now" ? "it had not been applied; applied it now" : "it had been applied; recorded it as applied"}`);
+  log(
+    `migration ${m.name} had been left unfinished by an interrupted start: ${outcome === "applied now" ? "it had not been applied; applied it now" : "it had been applied; recorded it as applied"}`,
+  );
 }
 
 async function confirmApplied(session: SqlSession, m: Migration): Promise<void> {
@@ -314,7 +343,10 @@ async function confirmApplied(session: SqlSession, m: Migration): Promise<void> 
     }
     await session.exec("ROLLBACK TO SAVEPOINT verity_statement");
     if (succeeded && isStrictCreate(statement)) {
-      throw unsettled(m, `it failed as if applied, yet statement ${i + 1} (${firstLine(statement)}) creates an object that does not exist: the database holds part of it`);
+      throw unsettled(
+        m,
+        `it failed as if applied, yet statement ${i + 1} (${firstLine(statement)}) creates an object that does not exist: the database holds part of it`,
+      );
     }
   }
 }

@@ -46,7 +46,10 @@ export function scriptMatchesChecksum(script: string, recorded: string): boolean
   const variants = [script, script.replaceAll("\r\n", "\n"), script.replaceAll("\n", "\r\n")];
   return variants.some((variant) => {
     const digest = createHash("sha256").update(variant, "utf8").digest();
-    const rendered = recorded.length === 64 || recorded === "" ? digest.toString("hex") : [...digest].map((b) => b.toString(16)).join("");
+    const rendered =
+      recorded.length === 64 || recorded === ""
+        ? digest.toString("hex")
+        : [...digest].map((b) => b.toString(16)).join("");
     return rendered === recorded;
   });
 }

@@ -31,7 +31,9 @@ export function loadSchemaEngine(): Promise<typeof bg> {
     // The package exports no ./package.json; resolve a file it does export.
     const pkgDir = path.dirname(require.resolve("@prisma/schema-engine-wasm/schema_engine_bg"));
     const bytes = await readFile(path.join(pkgDir, "schema_engine_bg.wasm"));
-    const { instance } = await WebAssembly.instantiate(bytes, { "./schema_engine_bg.js": bg as unknown as WebAssembly.ModuleImports });
+    const { instance } = await WebAssembly.instantiate(bytes, {
+      "./schema_engine_bg.js": bg as unknown as WebAssembly.ModuleImports,
+    });
     bg.__wbg_set_wasm(instance.exports);
     (instance.exports.__wbindgen_start as () => void)();
     return bg;
@@ -85,7 +87,10 @@ export async function diffDatabaseToSchema(adapterFactory: SqlMigrationAwareDriv
  * it leaves Prisma's advisory lock held by the pooled connection it used:
  * close that pool afterwards, or the next applier waits for it.
  */
-export async function applyMigrationsWithPrismaEngine(adapterFactory: SqlMigrationAwareDriverAdapterFactory, migrations?: readonly Migration[]): Promise<string[]> {
+export async function applyMigrationsWithPrismaEngine(
+  adapterFactory: SqlMigrationAwareDriverAdapterFactory,
+  migrations?: readonly Migration[],
+): Promise<string[]> {
   const engine = await openEngine(adapterFactory);
   try {
     const result = await engine.applyMigrations({ migrationsList: migrationsListOf(migrations), filters: noFilters });
@@ -115,13 +120,30 @@ async function openEngine(adapterFactory: SqlMigrationAwareDriverAdapterFactory)
 function withWholeScripts(factory: SqlMigrationAwareDriverAdapterFactory): SqlMigrationAwareDriverAdapterFactory {
   if (factory.adapterName !== "@prisma/adapter-pg") return factory;
   const patch = (adapter: SqlDriverAdapter): SqlDriverAdapter => {
-    const driver = (adapter as SqlDriverAdapter & { underlyingDriver(): { query(text: string): Promise<unknown> } }).underlyingDriver();
+    const driver = (
+      adapter as SqlDriverAdapter & { underlyingDriver(): { query(text: string): Promise<unknown> } }
+    ).underlyingDriver();
     adapter.executeScript = async (script: string) => {
       try {
         await driver.query(script);
       } catch (error) {
-        const e = error as { code?: string; severity?: string; message?: string; detail?: string; column?: string; hint?: string };
-        throw new DriverAdapterError({ kind: "postgres", code: e.code ?? "", severity: e.severity ?? "ERROR", message: e.message ?? String(error), detail: e.detail, column: e.column, hint: e.hint });
+        const e = error as {
+          code?: string;
+          severity?: string;
+          message?: string;
+          detail?: string;
+          column?: string;
+          hint?: string;
+        };
+        throw new DriverAdapterError({
+          kind: "postgres",
+          code: e.code ?? "",
+          severity: e.severity ?? "ERROR",
+          message: e.message ?? String(error),
+          detail: e.detail,
+          column: e.column,
+          hint: e.hint,
+        });
       }
     };
     return adapter;

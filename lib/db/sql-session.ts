@@ -30,10 +30,11 @@ export async function openSqlSession(factory: SqlMigrationAwareDriverAdapterFact
   if (factory.adapterName === "@prisma/adapter-pg") return openPgSession(adapter);
   // pglite-prisma-adapter keeps its PGlite instance as `client` and has no accessor for it.
   const pglite = (adapter as unknown as { client?: PGlite }).client;
-  if (!pglite || typeof pglite.exec !== "function") throw new Error(`openSqlSession: unsupported driver adapter ${factory.adapterName}`);
+  if (!pglite || typeof pglite.exec !== "function")
+    throw new Error(`openSqlSession: unsupported driver adapter ${factory.adapterName}`);
   return {
     backend: "pglite",
-    query: async <T,>(text: string, params: unknown[] = []) => (await pglite.query<T>(text, params)).rows,
+    query: async <T>(text: string, params: unknown[] = []) => (await pglite.query<T>(text, params)).rows,
     exec: async (script) => {
       await pglite.exec(script);
     },
@@ -52,7 +53,7 @@ async function openPgSession(adapter: SqlDriverAdapter): Promise<SqlSession> {
   }
   return {
     backend: "postgres",
-    query: async <T,>(text: string, params: unknown[] = []) => (await client.query(text, params)).rows as T[],
+    query: async <T>(text: string, params: unknown[] = []) => (await client.query(text, params)).rows as T[],
     exec: async (script) => {
       // No parameters: node-postgres sends a simple Query, so a script of many statements runs as written.
       await client.query(script);
@@ -79,7 +80,9 @@ export async function withAdvisoryLock<T>(
 ): Promise<T> {
   const session = await openSqlSession(factory);
   try {
-    const [tried] = await session.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1::bigint) AS locked", [key]);
+    const [tried] = await session.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1::bigint) AS locked", [
+      key,
+    ]);
     if (!tried?.locked) {
       onWait?.();
       await session.query("SELECT pg_advisory_lock($1::bigint)", [key]);

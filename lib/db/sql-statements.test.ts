@@ -1,7 +1,12 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { checksumOf, readMigrations, scriptMatchesChecksum } from "@/lib/db/migrations";
-import { isMarkedNonTransactional, isStrictCreate, isTransactionControl, splitSqlStatements } from "@/lib/db/sql-statements";
+import {
+  isMarkedNonTransactional,
+  isStrictCreate,
+  isTransactionControl,
+  splitSqlStatements,
+} from "@/lib/db/sql-statements";
 
 describe("splitSqlStatements", () => {
   it("splits at top-level semicolons only: quotes, dollar quotes and comments hide theirs", () => {
@@ -16,7 +21,9 @@ describe("splitSqlStatements", () => {
     ].join("\n");
     const statements = splitSqlStatements(script);
     expect(statements).toHaveLength(4);
-    expect(statements[0]).toMatch(/^-- a comment; with a semicolon\nCREATE TABLE "a;b" \(x text DEFAULT 'it''s; fine'\)$/);
+    expect(statements[0]).toMatch(
+      /^-- a comment; with a semicolon\nCREATE TABLE "a;b" \(x text DEFAULT 'it''s; fine'\)$/,
+    );
     expect(statements[1]).toMatch(/\$\$ BEGIN RETURN NEW; END; \$\$ LANGUAGE plpgsql$/);
     expect(statements[2]).toMatch(/\$body\$ SELECT 1; \$body\$ LANGUAGE sql$/);
     expect(statements[3]).toBe("SELECT E'back\\'slash;', $1");
@@ -35,8 +42,20 @@ describe("splitSqlStatements", () => {
 
 describe("isTransactionControl", () => {
   it("recognises BEGIN, COMMIT and their relatives at the top level, after comments too", () => {
-    for (const s of ["BEGIN", "begin", "START TRANSACTION", "COMMIT", "END", "ROLLBACK", "SAVEPOINT a", "-- x\nCOMMIT", "/* y */ BEGIN"]) expect(isTransactionControl(s), s).toBe(true);
-    for (const s of ["CREATE TABLE begin_x (id int)", "SELECT 'COMMIT'", "ALTER TABLE t ADD COLUMN ending int"]) expect(isTransactionControl(s), s).toBe(false);
+    for (const s of [
+      "BEGIN",
+      "begin",
+      "START TRANSACTION",
+      "COMMIT",
+      "END",
+      "ROLLBACK",
+      "SAVEPOINT a",
+      "-- x\nCOMMIT",
+      "/* y */ BEGIN",
+    ])
+      expect(isTransactionControl(s), s).toBe(true);
+    for (const s of ["CREATE TABLE begin_x (id int)", "SELECT 'COMMIT'", "ALTER TABLE t ADD COLUMN ending int"])
+      expect(isTransactionControl(s), s).toBe(false);
   });
 });
 
@@ -45,12 +64,13 @@ describe("isStrictCreate", () => {
     for (const s of [
       'CREATE TABLE "t" (id int)',
       'CREATE UNIQUE INDEX "i" ON "t"("id")',
-      'CREATE TYPE "R" AS ENUM (\'a\')',
+      "CREATE TYPE \"R\" AS ENUM ('a')",
       'ALTER TABLE "t" ADD COLUMN     "x" INTEGER',
       'ALTER TABLE "t" ADD CONSTRAINT "c" FOREIGN KEY ("x") REFERENCES "u"("id")',
       "ALTER TYPE \"R\" ADD VALUE 'b'",
       "CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW EXECUTE FUNCTION f()",
-    ]) expect(isStrictCreate(s), s).toBe(true);
+    ])
+      expect(isStrictCreate(s), s).toBe(true);
     for (const s of [
       "CREATE TABLE IF NOT EXISTS t (id int)",
       "CREATE OR REPLACE FUNCTION f() RETURNS int AS $$ SELECT 1 $$ LANGUAGE sql",
@@ -58,14 +78,19 @@ describe("isStrictCreate", () => {
       'DROP INDEX "i"',
       'UPDATE "leases" SET "lease_id" = 1 WHERE "lease_id" IS NULL',
       'ALTER TABLE "t" ALTER COLUMN "x" SET NOT NULL',
-    ]) expect(isStrictCreate(s), s).toBe(false);
+    ])
+      expect(isStrictCreate(s), s).toBe(false);
   });
 });
 
 describe("isMarkedNonTransactional", () => {
   it("reads the marker from the header comments only", () => {
     expect(isMarkedNonTransactional("-- verity: non-transactional\nCREATE INDEX CONCURRENTLY x ON t (a);")).toBe(true);
-    expect(isMarkedNonTransactional("\n-- Build the index without locking writes.\n--   Verity:  NON-TRANSACTIONAL\nCREATE INDEX CONCURRENTLY x ON t (a);")).toBe(true);
+    expect(
+      isMarkedNonTransactional(
+        "\n-- Build the index without locking writes.\n--   Verity:  NON-TRANSACTIONAL\nCREATE INDEX CONCURRENTLY x ON t (a);",
+      ),
+    ).toBe(true);
     expect(isMarkedNonTransactional("CREATE TABLE t (a int);\n-- verity: non-transactional\n")).toBe(false);
     expect(isMarkedNonTransactional("-- verity: non-transactional, not really\nCREATE TABLE t (a int);")).toBe(false);
   });

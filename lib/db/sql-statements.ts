@@ -106,7 +106,9 @@ export function stripLeadingComments(statement: string): string {
  * migration without its record, so such a migration is refused.
  */
 export function isTransactionControl(statement: string): boolean {
-  return /^(BEGIN|START\s+TRANSACTION|COMMIT|END|ROLLBACK|ABORT|SAVEPOINT|RELEASE|PREPARE\s+TRANSACTION)\b/i.test(stripLeadingComments(statement));
+  return /^(BEGIN|START\s+TRANSACTION|COMMIT|END|ROLLBACK|ABORT|SAVEPOINT|RELEASE|PREPARE\s+TRANSACTION)\b/i.test(
+    stripLeadingComments(statement),
+  );
 }
 
 /**
@@ -119,7 +121,9 @@ export function isStrictCreate(statement: string): boolean {
   const text = stripLeadingComments(statement).replace(/\s+/g, " ");
   if (/\bIF NOT EXISTS\b/i.test(text) || /^CREATE OR REPLACE\b/i.test(text)) return false;
   return (
-    /^CREATE (UNIQUE )?(INDEX|TABLE|TYPE|SEQUENCE|SCHEMA|VIEW|MATERIALIZED VIEW|FUNCTION|PROCEDURE|TRIGGER|CONSTRAINT TRIGGER|DOMAIN|EXTENSION|RULE|POLICY)\b/i.test(text) ||
+    /^CREATE (UNIQUE )?(INDEX|TABLE|TYPE|SEQUENCE|SCHEMA|VIEW|MATERIALIZED VIEW|FUNCTION|PROCEDURE|TRIGGER|CONSTRAINT TRIGGER|DOMAIN|EXTENSION|RULE|POLICY)\b/i.test(
+      text,
+    ) ||
     /^ALTER TABLE .*\bADD (COLUMN |CONSTRAINT )?/i.test(text) ||
     /^ALTER TYPE .*\bADD VALUE\b/i.test(text)
   );

@@ -15,6 +15,7 @@ export function isUniqueViolation(error: unknown): boolean {
   if (error instanceof pg.DatabaseError) return error.code === "23505";
   if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
   if (error.code === "P2002") return true;
-  const cause = (error.meta?.driverAdapterError as { cause?: { kind?: string; originalCode?: string } } | undefined)?.cause;
+  const cause = (error.meta?.driverAdapterError as { cause?: { kind?: string; originalCode?: string } } | undefined)
+    ?.cause;
   return error.code === "P2010" && (cause?.kind === "UniqueConstraintViolation" || cause?.originalCode === "23505");
 }

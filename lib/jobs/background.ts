@@ -56,7 +56,12 @@ export interface BackgroundLoop {
   stop(): Promise<void>;
 }
 
-export function startBackgroundLoop(db: Db, deps: ConnectorDeps, intervalMs: number, options: BackgroundLoopOptions = {}): BackgroundLoop {
+export function startBackgroundLoop(
+  db: Db,
+  deps: ConnectorDeps,
+  intervalMs: number,
+  options: BackgroundLoopOptions = {},
+): BackgroundLoop {
   const log = options.logger ?? (options.log ? lineLogger(options.log) : childLogger("background"));
   const verifyEvery = Math.max(1, options.verifyEvery ?? 12);
   let ticks = 0;
@@ -83,32 +88,49 @@ export function startBackgroundLoop(db: Db, deps: ConnectorDeps, intervalMs: num
     const report: TickReport = { reconciled: 0, conflicts: 0, alertsRaised: 0, delivered: 0, errors: 0 };
     // What this tick looked at, for the one debug line at its end.
     const looked: Record<string, number> = {};
-    const reconciled = await step("reconcile", report, () => reconcileDue(db, deps, { lookupTimeoutMs: options.lookupTimeoutMs }));
+    const reconciled = await step("reconcile", report, () =>
+      reconcileDue(db, deps, { lookupTimeoutMs: options.lookupTimeoutMs }),
+    );
     if (reconciled) {
       looked.reconcile_examined = reconciled.examined;
       looked.reconcile_not_due = reconciled.counts.not_due;
-      report.reconciled = reconciled.examined - reconciled.conflicts - reconciled.errors.length - reconciled.counts.not_due;
+      report.reconciled =
+        reconciled.examined - reconciled.conflicts - reconciled.errors.length - reconciled.counts.not_due;
       report.conflicts = reconciled.conflicts;
       report.errors += reconciled.errors.length;
-      for (const e of reconciled.errors) log.warn({ execution: e.executionId, code: e.code }, `reconciling failed: ${e.message}`);
+      for (const e of reconciled.errors)
+        log.warn({ execution: e.executionId, code: e.code }, `reconciling failed: ${e.message}`);
       const { not_due: _, ...counts } = reconciled.counts;
       if (report.reconciled > 0) {
         const settled = reconciled.results.filter((r) => r.action !== "not_due").map((r) => r.executionId);
         log.info(
           { executions: settled },
-          `reconciled ${report.reconciled} execution(s): ${Object.entries(counts).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(", ")}`,
+          `reconciled ${report.reconciled} execution(s): ${Object.entries(counts)
+            .filter(([, n]) => n > 0)
+            .map(([k, n]) => `${n} ${k}`)
+            .join(", ")}`,
         );
       }
     }
     if (verify) {
-      const verified = await step("verify", report, () => verifySettled(db, deps, { lookupTimeoutMs: options.lookupTimeoutMs }));
+      const verified = await step("verify", report, () =>
+        verifySettled(db, deps, { lookupTimeoutMs: options.lookupTimeoutMs }),
+      );
       if (verified) {
         looked.verify_checked = verified.checked;
         looked.verify_unknown = verified.unknown;
         looked.verify_tasks = verified.tasksChecked;
         report.alertsRaised = verified.raised.length;
-        for (const c of verified.corrected) log.info({ execution: c.executionId, task: c.taskId }, "corrected a recorded failure to RECONCILED_SUCCEEDED: the provider holds its effect");
-        for (const a of verified.raised) log.warn({ alert: a.alertId, task: a.taskId, execution: a.executionId ?? undefined }, `divergence ${a.kind} raised`);
+        for (const c of verified.corrected)
+          log.info(
+            { execution: c.executionId, task: c.taskId },
+            "corrected a recorded failure to RECONCILED_SUCCEEDED: the provider holds its effect",
+          );
+        for (const a of verified.raised)
+          log.warn(
+            { alert: a.alertId, task: a.taskId, execution: a.executionId ?? undefined },
+            `divergence ${a.kind} raised`,
+          );
       }
     }
     const monitorEvery = options.monitorIntervalMs ?? 0;
@@ -132,7 +154,10 @@ export function startBackgroundLoop(db: Db, deps: ConnectorDeps, intervalMs: num
         looked.outbox_claimed = dispatched.claimed;
         report.delivered = dispatched.delivered;
         if (dispatched.delivered > 0) log.info(`delivered ${dispatched.delivered} outbox message(s)`);
-        if (dispatched.failed > 0) log.warn(`${dispatched.failed} outbox message(s) not delivered, retried later: ${dispatched.errors[0]?.error ?? ""}`);
+        if (dispatched.failed > 0)
+          log.warn(
+            `${dispatched.failed} outbox message(s) not delivered, retried later: ${dispatched.errors[0]?.error ?? ""}`,
+          );
       }
     }
     if (retain) {
@@ -188,13 +213,17 @@ export function startServerBackgroundLoop(): BackgroundLoop | null {
   if (env.VERITY_RECONCILE_INTERVAL_MS <= 0) return null;
   if (globalForLoop.verityBackgroundLoop) return globalForLoop.verityBackgroundLoop;
   const url = env.VERITY_OUTBOX_WEBHOOK_URL;
-  const retention = env.VERITY_AUDIT_RETENTION_DAYS ? { olderThanDays: env.VERITY_AUDIT_RETENTION_DAYS, everyMs: env.VERITY_AUDIT_RETENTION_INTERVAL_MS } : undefined;
+  const retention = env.VERITY_AUDIT_RETENTION_DAYS
+    ? { olderThanDays: env.VERITY_AUDIT_RETENTION_DAYS, everyMs: env.VERITY_AUDIT_RETENTION_INTERVAL_MS }
+    : undefined;
   const loop = startBackgroundLoop(getDb(), getConnectors(), env.VERITY_RECONCILE_INTERVAL_MS, {
     deliver: url ? createWebhookDeliverer(url) : undefined,
     retention,
     monitorIntervalMs: env.VERITY_MONITOR_INTERVAL_MS,
   });
   globalForLoop.verityBackgroundLoop = loop;
-  childLogger("background").info(`background loop every ${env.VERITY_RECONCILE_INTERVAL_MS} ms (reconcile, verify, outbox${url ? "" : ": no subscriber configured, messages wait"}${env.VERITY_MONITOR_INTERVAL_MS > 0 ? `; invariant monitor every ${env.VERITY_MONITOR_INTERVAL_MS} ms` : ""})`);
+  childLogger("background").info(
+    `background loop every ${env.VERITY_RECONCILE_INTERVAL_MS} ms (reconcile, verify, outbox${url ? "" : ": no subscriber configured, messages wait"}${env.VERITY_MONITOR_INTERVAL_MS > 0 ? `; invariant monitor every ${env.VERITY_MONITOR_INTERVAL_MS} ms` : ""})`,
+  );
   return loop;
 }

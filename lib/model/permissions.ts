@@ -27,12 +27,39 @@ export type Permission =
   | "instructions:write";
 
 export const permissionsByRole: Record<Role, readonly Permission[]> = {
-  operator: ["tasks:read", "tasks:transition", "workflows:read", "checkpoints:read", "alerts:read", "alerts:act", "instructions:read", "instructions:write"],
+  operator: [
+    "tasks:read",
+    "tasks:transition",
+    "workflows:read",
+    "checkpoints:read",
+    "alerts:read",
+    "alerts:act",
+    "instructions:read",
+    "instructions:write",
+  ],
   // Auditors read everything and change nothing.
   // audit:read is the log and its verification; audit:export takes a copy out of the system.
-  auditor: ["tasks:read", "workflows:read", "checkpoints:read", "audit:read", "audit:export", "alerts:read", "instructions:read"],
+  auditor: [
+    "tasks:read",
+    "workflows:read",
+    "checkpoints:read",
+    "audit:read",
+    "audit:export",
+    "alerts:read",
+    "instructions:read",
+  ],
   // Restoring a checkpoint rewrites a task's state (a rewind, a new version): engineers only.
-  engineer: ["tasks:read", "workflows:read", "checkpoints:read", "checkpoints:create", "checkpoints:restore", "audit:read", "alerts:read", "alerts:act", "instructions:read"],
+  engineer: [
+    "tasks:read",
+    "workflows:read",
+    "checkpoints:read",
+    "checkpoints:create",
+    "checkpoints:restore",
+    "audit:read",
+    "alerts:read",
+    "alerts:act",
+    "instructions:read",
+  ],
   admin: [
     "tasks:read",
     "tasks:create",
@@ -49,7 +76,16 @@ export const permissionsByRole: Record<Role, readonly Permission[]> = {
     "instructions:write",
   ],
   // Agents relay what they were told (source agent_memory or user); only people's instructions are authorized.
-  agent: ["tasks:read", "tasks:create", "tasks:transition", "workflows:read", "checkpoints:read", "checkpoints:create", "instructions:read", "instructions:write"],
+  agent: [
+    "tasks:read",
+    "tasks:create",
+    "tasks:transition",
+    "workflows:read",
+    "checkpoints:read",
+    "checkpoints:create",
+    "instructions:read",
+    "instructions:write",
+  ],
 };
 
 export interface Principal {
@@ -68,7 +104,9 @@ export function can(principal: Pick<Principal, "role"> | null | undefined, permi
 export function requirePermission(principal: Principal | null | undefined, permission: Permission): Principal {
   if (!principal) throw new AppError("unauthenticated", "Sign in or present a bearer token.");
   if (!can(principal, permission)) {
-    throw new AppError("forbidden", `The ${principal.role} role does not have the ${permission} permission.`, { permission });
+    throw new AppError("forbidden", `The ${principal.role} role does not have the ${permission} permission.`, {
+      permission,
+    });
   }
   return principal;
 }

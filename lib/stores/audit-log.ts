@@ -54,7 +54,8 @@ function prepareEntry(input: AuditEntryInput, stream = streamFor(input)): AuditC
 const guardRelation = /^[a-z_][a-z0-9_]*$/;
 
 function insertSql(e: AuditContent & { contentDigest: string }, onlyIfRowsIn?: string): Prisma.Sql {
-  if (onlyIfRowsIn !== undefined && !guardRelation.test(onlyIfRowsIn)) throw new Error(`not a CTE name: ${onlyIfRowsIn}`);
+  if (onlyIfRowsIn !== undefined && !guardRelation.test(onlyIfRowsIn))
+    throw new Error(`not a CTE name: ${onlyIfRowsIn}`);
   const guard = onlyIfRowsIn ? Prisma.sql`WHERE EXISTS (SELECT 1 FROM ${Prisma.raw(onlyIfRowsIn)})` : Prisma.empty;
   // seq, prev_hash and hash are placeholders: the chain trigger overwrites them.
   return Prisma.sql`
@@ -78,7 +79,9 @@ export async function appendAuditEntry(tx: Tx | Db, input: AuditEntryInput): Pro
 }
 
 async function appendToStream(tx: Tx | Db, entry: AuditContent & { contentDigest: string }): Promise<AuditEntry> {
-  const rows = await tx.$queryRaw<Array<{ seq: number; prev_hash: string; hash: string }>>`${insertSql(entry)} RETURNING seq, prev_hash, hash`;
+  const rows = await tx.$queryRaw<
+    Array<{ seq: number; prev_hash: string; hash: string }>
+  >`${insertSql(entry)} RETURNING seq, prev_hash, hash`;
   const linked = rows[0];
   if (!linked) throw new Error("audit_entries insert returned no row");
   return { ...entry, seq: linked.seq, prevHash: linked.prev_hash, hash: linked.hash };
@@ -176,7 +179,11 @@ export interface AuditPage {
  * Entries of a range in time order (then stream and seq), paged by keyset
  * on (at, stream, seq) so a long range costs the same per page.
  */
-export async function listAuditEntries(db: Db, range: AuditRange, page: { cursor?: string | null; limit?: number } = {}): Promise<AuditPage> {
+export async function listAuditEntries(
+  db: Db,
+  range: AuditRange,
+  page: { cursor?: string | null; limit?: number } = {},
+): Promise<AuditPage> {
   const limit = Math.min(Math.max(page.limit ?? 100, 1), 1000);
   const conditions: Prisma.Sql[] = [];
   if (range.from) conditions.push(Prisma.sql`at >= ${range.from.toISOString()}::timestamptz`);
@@ -189,14 +196,18 @@ export async function listAuditEntries(db: Db, range: AuditRange, page: { cursor
     conditions.push(Prisma.sql`(at, stream, seq) > (${after.at}::timestamptz, ${after.stream}, ${after.seq}::int)`);
   }
   const where = conditions.length ? Prisma.sql`WHERE ${Prisma.join(conditions, " AND ")}` : Prisma.empty;
-  const rows = await db.$queryRaw<EntryRow[]>`SELECT ${entryColumns} FROM audit_entries ${where} ORDER BY at, stream, seq LIMIT ${limit + 1}`;
+  const rows = await db.$queryRaw<
+    EntryRow[]
+  >`SELECT ${entryColumns} FROM audit_entries ${where} ORDER BY at, stream, seq LIMIT ${limit + 1}`;
   const items = rows.slice(0, limit).map(toEntry);
   const last = items[items.length - 1];
   return { items, nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
 }
 
 /** An audit page's cursor: the last entry's (at, stream, seq). */
-const auditPageCursor = keysetCursor([keysetParts.instant, keysetParts.text, keysetParts.integer], { notOurs: "not a cursor returned by this API" });
+const auditPageCursor = keysetCursor([keysetParts.instant, keysetParts.text, keysetParts.integer], {
+  notOurs: "not a cursor returned by this API",
+});
 
 function encodeCursor(e: AuditEntry): string {
   return auditPageCursor.encode([e.at, e.stream, e.seq]);
@@ -234,7 +245,11 @@ export async function annotateAuditEntry(db: Db, rawInput: AnnotationInput, acto
       actor,
       subject: { type: "audit_entry", id: target.id },
       taskId: target.taskId,
-      details: { annotates: { id: target.id, stream: target.stream, seq: target.seq, hash: target.hash }, note: input.note, correction: input.correction },
+      details: {
+        annotates: { id: target.id, stream: target.stream, seq: target.seq, hash: target.hash },
+        note: input.note,
+        correction: input.correction,
+      },
     },
     target.stream,
   );
@@ -267,7 +282,10 @@ interface Anchor {
 }
 
 async function readHeads(db: Db, streams?: string[]): Promise<Map<string, Head>> {
-  const rows = await db.auditStream.findMany({ where: streams ? { stream: { in: streams } } : {}, select: { stream: true, lastSeq: true, lastHash: true } });
+  const rows = await db.auditStream.findMany({
+    where: streams ? { stream: { in: streams } } : {},
+    select: { stream: true, lastSeq: true, lastHash: true },
+  });
   return new Map(rows.map((r) => [r.stream, { lastSeq: r.lastSeq, lastHash: r.lastHash }]));
 }
 
@@ -299,8 +317,13 @@ export async function verifyAuditChains(db: Db, options: { pageSize?: number } =
  * heads and anchors: what the console's verified badge of one task runs, in
  * time proportional to that task's entries rather than the whole log.
  */
-export async function verifyAuditStreams(db: Db, streams: readonly string[], options: { pageSize?: number } = {}): Promise<AuditVerification> {
-  if (streams.length === 0) return { ok: true, checkedAt: new Date(), streams: 0, entries: 0, breaks: [], firstBreak: null };
+export async function verifyAuditStreams(
+  db: Db,
+  streams: readonly string[],
+  options: { pageSize?: number } = {},
+): Promise<AuditVerification> {
+  if (streams.length === 0)
+    return { ok: true, checkedAt: new Date(), streams: 0, entries: 0, breaks: [], firstBreak: null };
   return verifyStreams(db, [...new Set(streams)].sort(), options.pageSize ?? 2000);
 }
 
@@ -312,15 +335,26 @@ async function verifyStreams(db: Db, only: string[] | undefined, pageSize: numbe
   if (broken.length > 0) {
     // Re-walk only streams whose head or anchor moved while we read them.
     const [heads2, anchors2] = await Promise.all([readHeads(db, broken), readAnchors(db, broken)]);
-    const moved = broken.filter((s) => !sameHead(heads.get(s), heads2.get(s)) || anchors.get(s)?.throughSeq !== anchors2.get(s)?.throughSeq);
+    const moved = broken.filter(
+      (s) => !sameHead(heads.get(s), heads2.get(s)) || anchors.get(s)?.throughSeq !== anchors2.get(s)?.throughSeq,
+    );
     if (moved.length > 0) {
       const again = await walkStreams(db, heads2, anchors2, pageSize, moved);
-      result.breaks = [...result.breaks.filter((b) => !moved.includes(b.stream)), ...again.breaks].sort(byStreamThenSeq);
+      result.breaks = [...result.breaks.filter((b) => !moved.includes(b.stream)), ...again.breaks].sort(
+        byStreamThenSeq,
+      );
     }
   }
   result.breaks.push(...(await checkAnchors(db, anchors)));
   result.breaks.sort(byStreamThenSeq);
-  return { ok: result.breaks.length === 0, checkedAt: new Date(), streams: result.streams, entries: result.entries, breaks: result.breaks, firstBreak: result.breaks[0] ?? null };
+  return {
+    ok: result.breaks.length === 0,
+    checkedAt: new Date(),
+    streams: result.streams,
+    entries: result.entries,
+    breaks: result.breaks,
+    firstBreak: result.breaks[0] ?? null,
+  };
 }
 
 function byStreamThenSeq(a: AuditBreak, b: AuditBreak): number {

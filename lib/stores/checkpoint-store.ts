@@ -6,7 +6,12 @@ import type { Actor } from "@/lib/model/actor";
 import { checkpointCreatedAuditEntry } from "@/lib/model/audit/audit-events";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
 import { configuredKeyring, type CheckpointKeyring } from "@/lib/model/checkpoints/checkpoint-keys";
-import { CheckpointRefusedError, sealCheckpoint, type SealedCheckpoint, type StoredCheckpoint } from "@/lib/model/checkpoints/checkpoint-integrity";
+import {
+  CheckpointRefusedError,
+  sealCheckpoint,
+  type SealedCheckpoint,
+  type StoredCheckpoint,
+} from "@/lib/model/checkpoints/checkpoint-integrity";
 import { currentPolicyVersion } from "@/lib/model/checkpoints/checkpoint-policy";
 import type { CheckpointTrigger } from "@/lib/model/checkpoints/checkpoint-schema";
 import { succeededStatuses } from "@/lib/model/executions/execution-rules";
@@ -43,7 +48,11 @@ export interface TakeCheckpointInput {
  * the same transaction. Refuses (422 checkpoint_of_valid_state) a state that
  * is not valid TaskState of its workflow.
  */
-export async function takeCheckpointInTransaction(tx: Tx, input: TakeCheckpointInput, options: CheckpointOptions = {}): Promise<StoredCheckpoint> {
+export async function takeCheckpointInTransaction(
+  tx: Tx,
+  input: TakeCheckpointInput,
+  options: CheckpointOptions = {},
+): Promise<StoredCheckpoint> {
   const context = await readCheckpointContext(tx, input.task.id);
   let sealed: SealedCheckpoint;
   try {
@@ -66,7 +75,9 @@ export async function takeCheckpointInTransaction(tx: Tx, input: TakeCheckpointI
     );
   } catch (error) {
     if (!(error instanceof CheckpointRefusedError)) throw error;
-    throw new AppError("invariant_violated", error.message, { violations: [{ invariant: "checkpoint_of_valid_state", message: error.message }] });
+    throw new AppError("invariant_violated", error.message, {
+      violations: [{ invariant: "checkpoint_of_valid_state", message: error.message }],
+    });
   }
   const created = await tx.checkpoint.create({ data: sealed.row });
   await appendAuditEntry(tx, checkpointCreatedAuditEntry(created, input.actor));
@@ -84,7 +95,13 @@ interface CheckpointContext {
 /** One statement, so the pieces agree with each other (and, in the transition's transaction, with the state). */
 async function readCheckpointContext(tx: Tx, taskId: string): Promise<CheckpointContext> {
   const rows = await tx.$queryRaw<
-    Array<{ input_digest: string | null; lease: { holder: string; fencing_token: string } | null; undelivered: string[]; receipts: string[]; last_message_id: string | null }>
+    Array<{
+      input_digest: string | null;
+      lease: { holder: string; fencing_token: string } | null;
+      undelivered: string[];
+      receipts: string[];
+      last_message_id: string | null;
+    }>
   >`
     SELECT
       (SELECT request_digest FROM transitions WHERE task_id = ${taskId} AND from_version IS NULL) AS input_digest,
@@ -98,7 +115,13 @@ async function readCheckpointContext(tx: Tx, taskId: string): Promise<Checkpoint
   const row = rows[0];
   if (!row?.input_digest) throw new AppError("not_found", `Task ${taskId} has no creation record.`);
   const lease = row.lease ? { holder: row.lease.holder, fencingToken: row.lease.fencing_token } : null;
-  return { inputDigest: row.input_digest, lease, undelivered: row.undelivered, receipts: row.receipts, lastMessageId: row.last_message_id };
+  return {
+    inputDigest: row.input_digest,
+    lease,
+    undelivered: row.undelivered,
+    receipts: row.receipts,
+    lastMessageId: row.last_message_id,
+  };
 }
 
 export function keyringOf(options: CheckpointOptions): CheckpointKeyring {

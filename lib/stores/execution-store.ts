@@ -5,7 +5,12 @@ import { newId } from "@/lib/core/ids";
 import type { Actor } from "@/lib/model/actor";
 import { executionAuditEntry } from "@/lib/model/audit/audit-events";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
-import { canMoveExecution, retryAdviceOf, type ExecutionStatus, type RetryAdvice } from "@/lib/model/executions/execution-rules";
+import {
+  canMoveExecution,
+  retryAdviceOf,
+  type ExecutionStatus,
+  type RetryAdvice,
+} from "@/lib/model/executions/execution-rules";
 import { getInstructionsByIds, type InstructionBlock, type InstructionView } from "@/lib/stores/instructions";
 
 /**
@@ -100,17 +105,28 @@ export async function moveExecution(
   });
   if (count === 0) {
     const latest = await tx.execution.findUnique({ where: { id: existing.id } });
-    throw new AppError("version_conflict", `Execution ${existing.id} changed meanwhile (now ${latest?.status}, version ${latest?.version}).`, {
-      currentVersion: latest?.version,
-      currentStatus: latest?.status,
-    });
+    throw new AppError(
+      "version_conflict",
+      `Execution ${existing.id} changed meanwhile (now ${latest?.status}, version ${latest?.version}).`,
+      {
+        currentVersion: latest?.version,
+        currentStatus: latest?.status,
+      },
+    );
   }
   const row = await tx.execution.findUniqueOrThrow({ where: { id: existing.id } });
   await appendEvent(tx, row, existing.status, options.reason, options.evidence, actor);
   return row;
 }
 
-export async function appendEvent(tx: Tx, row: Execution, from: ExecutionStatus | null, reason: string, evidence: unknown, actor: Actor): Promise<void> {
+export async function appendEvent(
+  tx: Tx,
+  row: Execution,
+  from: ExecutionStatus | null,
+  reason: string,
+  evidence: unknown,
+  actor: Actor,
+): Promise<void> {
   await tx.executionEvent.create({
     data: {
       id: newId("exev"),
@@ -129,10 +145,14 @@ export async function appendEvent(tx: Tx, row: Execution, from: ExecutionStatus 
 }
 
 export function staleAttempt(existing: Execution, attemptId: string): AppError {
-  return new AppError("version_conflict", `Attempt ${attemptId} is not the current attempt of execution ${existing.id} (now ${existing.attemptId}, ${existing.status}).`, {
-    currentVersion: existing.version,
-    currentStatus: existing.status,
-  });
+  return new AppError(
+    "version_conflict",
+    `Attempt ${attemptId} is not the current attempt of execution ${existing.id} (now ${existing.attemptId}, ${existing.status}).`,
+    {
+      currentVersion: existing.version,
+      currentStatus: existing.status,
+    },
+  );
 }
 
 export function illegalMove(existing: Execution, to: ExecutionStatus): AppError {
@@ -163,11 +183,26 @@ export async function listExecutionEvents(db: Db, executionId: string) {
 
 /** The instructions the guard named when it froze `executionId`, from the freezing event; null if it was not frozen by the guard. */
 export async function guardOf(db: Db | Tx, executionId: string): Promise<InstructionGuardView | null> {
-  const events = await db.executionEvent.findMany({ where: { executionId, toStatus: "NEEDS_HUMAN" }, orderBy: { createdAt: "desc" } });
+  const events = await db.executionEvent.findMany({
+    where: { executionId, toStatus: "NEEDS_HUMAN" },
+    orderBy: { createdAt: "desc" },
+  });
   for (const ev of events) {
-    const g = (ev.evidence as { instruction_guard?: { kind: InstructionBlock["kind"]; topic: string; relied_on_id: string | null; current_id: string | null } } | null)?.instruction_guard;
+    const g = (
+      ev.evidence as {
+        instruction_guard?: {
+          kind: InstructionBlock["kind"];
+          topic: string;
+          relied_on_id: string | null;
+          current_id: string | null;
+        };
+      } | null
+    )?.instruction_guard;
     if (!g) continue;
-    const found = await getInstructionsByIds(db, [g.relied_on_id, g.current_id].filter((x): x is string => !!x));
+    const found = await getInstructionsByIds(
+      db,
+      [g.relied_on_id, g.current_id].filter((x): x is string => !!x),
+    );
     const byId = (id: string | null) => (id ? (found.find((i) => i.id === id) ?? null) : null);
     return { kind: g.kind, topic: g.topic, reliedOn: byId(g.relied_on_id), current: byId(g.current_id) };
   }

@@ -52,7 +52,12 @@ export const instructionSources = ["user", "operator", "agent_memory", "system"]
 export type InstructionSource = (typeof instructionSources)[number];
 
 const clientId = clientIdSchema;
-export const InstructionTopicSchema = z.string().regex(/^[a-z][a-z0-9_.-]{0,63}$/, "must be 1-64 lower-case letters, digits, _ . -, starting with a letter (e.g. refund)");
+export const InstructionTopicSchema = z
+  .string()
+  .regex(
+    /^[a-z][a-z0-9_.-]{0,63}$/,
+    "must be 1-64 lower-case letters, digits, _ . -, starting with a letter (e.g. refund)",
+  );
 
 export const RecordInstructionInputSchema = z.strictObject({
   /** The ledger seq the writer saw last (0 for an empty ledger). */
@@ -137,14 +142,21 @@ export function toInstructionView(row: TaskInstruction): InstructionView {
  * Who may record what, and whether it counts. Throws for a source the actor
  * cannot speak for (an agent claiming to be an operator).
  */
-export function authorizationOf(actor: Actor, requested: InstructionSource | undefined): { source: InstructionSource; authorized: boolean } {
+export function authorizationOf(
+  actor: Actor,
+  requested: InstructionSource | undefined,
+): { source: InstructionSource; authorized: boolean } {
   switch (actor.kind) {
     case "user": {
       const source = requested ?? "operator";
       if (source !== "operator" && source !== "user") {
-        throw new AppError("validation_failed", `source: a person records their own instruction (operator) or the requester's words (user), not ${source}.`, {
-          errors: [{ field: "source", message: "must be operator or user for a person" }],
-        });
+        throw new AppError(
+          "validation_failed",
+          `source: a person records their own instruction (operator) or the requester's words (user), not ${source}.`,
+          {
+            errors: [{ field: "source", message: "must be operator or user for a person" }],
+          },
+        );
       }
       return { source, authorized: true };
     }
@@ -152,7 +164,10 @@ export function authorizationOf(actor: Actor, requested: InstructionSource | und
       const source = requested ?? "agent_memory";
       if (source === "user") return { source, authorized: true };
       if (source === "agent_memory") return { source, authorized: false };
-      throw new AppError("forbidden", `An agent cannot record a ${source} instruction: it may relay the requester's words (user) or its own memory (agent_memory).`);
+      throw new AppError(
+        "forbidden",
+        `An agent cannot record a ${source} instruction: it may relay the requester's words (user) or its own memory (agent_memory).`,
+      );
     }
     case "system":
       return { source: requested ?? "system", authorized: true };
@@ -180,7 +195,12 @@ export function standingsOf(ledger: readonly InstructionView[]): Map<string, Ins
   return standings;
 }
 
-export async function recordInstruction(db: Db, taskId: string, raw: unknown, actor: Actor): Promise<RecordInstructionResult> {
+export async function recordInstruction(
+  db: Db,
+  taskId: string,
+  raw: unknown,
+  actor: Actor,
+): Promise<RecordInstructionResult> {
   const input = parseOrThrow(RecordInstructionInputSchema, raw);
   const { source, authorized } = authorizationOf(actor, input.source);
   const requestDigest = digestOf({ topic: input.topic, directive: input.directive, text: input.text, source });
@@ -219,7 +239,9 @@ export async function recordInstruction(db: Db, taskId: string, raw: unknown, ac
           supersedesId: replaced?.id ?? null,
           details: {
             request_digest: requestDigest,
-            ...(actor.kind === "agent" && source === "user" ? { relayed_by: actor.identity, relayed_for: "the task's requester" } : {}),
+            ...(actor.kind === "agent" && source === "user"
+              ? { relayed_by: actor.identity, relayed_for: "the task's requester" }
+              : {}),
             ...(inFlight.length > 0 ? { in_flight_execution_ids: inFlight } : {}),
           } as Prisma.InputJsonValue,
         },
@@ -241,12 +263,20 @@ export async function recordInstruction(db: Db, taskId: string, raw: unknown, ac
   }
 }
 
-async function replayOf(db: Db, taskId: string, instructionId: string, requestDigest: string): Promise<RecordInstructionResult | null> {
+async function replayOf(
+  db: Db,
+  taskId: string,
+  instructionId: string,
+  requestDigest: string,
+): Promise<RecordInstructionResult | null> {
   const existing = await db.taskInstruction.findUnique({ where: { id: instructionId } });
   if (!existing) return null;
   const details = (existing.details ?? {}) as Record<string, unknown>;
   if (existing.taskId !== taskId || details.request_digest !== requestDigest) {
-    throw new AppError("idempotency_conflict", `Instruction ${instructionId} was recorded with different content${existing.taskId !== taskId ? " on another task" : ""}; use a new instruction_id for a new instruction.`);
+    throw new AppError(
+      "idempotency_conflict",
+      `Instruction ${instructionId} was recorded with different content${existing.taskId !== taskId ? " on another task" : ""}; use a new instruction_id for a new instruction.`,
+    );
   }
   const inFlight = Array.isArray(details.in_flight_execution_ids) ? (details.in_flight_execution_ids as string[]) : [];
   return { instruction: toInstructionView(existing), replayed: true, inFlightExecutionIds: inFlight };
@@ -266,7 +296,12 @@ async function inFlightOn(tx: Tx, taskId: string, topic: string): Promise<string
   const governed = toolNames.filter((t) => tools[t].irreversible && tools[t].topic === topic);
   if (governed.length === 0) return [];
   const rows = await tx.execution.findMany({
-    where: { taskId, tool: { in: governed }, status: { in: ["SENT", "OUTCOME_UNKNOWN", "NEEDS_HUMAN"] }, sentAt: { not: null } },
+    where: {
+      taskId,
+      tool: { in: governed },
+      status: { in: ["SENT", "OUTCOME_UNKNOWN", "NEEDS_HUMAN"] },
+      sentAt: { not: null },
+    },
     select: { id: true },
     orderBy: { createdAt: "asc" },
   });
@@ -288,7 +323,11 @@ export async function getInstructionLedger(db: Db | Tx, taskId: string): Promise
 }
 
 /** The current (latest authorized allow/forbid) instruction on `topic`, or null. */
-export async function getCurrentInstruction(db: Db | Tx, taskId: string, topic: string): Promise<InstructionView | null> {
+export async function getCurrentInstruction(
+  db: Db | Tx,
+  taskId: string,
+  topic: string,
+): Promise<InstructionView | null> {
   const row = await db.taskInstruction.findFirst({
     where: { taskId, topic, authorized: true, directive: { in: ["allow", "forbid"] } },
     orderBy: { seq: "desc" },
@@ -327,7 +366,11 @@ function quote(i: InstructionView): string {
  * (if it names one) and the topic's current authorized instruction is
  * `current`. Null: it may be sent.
  */
-export function judgeInstructions(tool: ToolName, reliedOn: InstructionView | null, current: InstructionView | null): InstructionBlock | null {
+export function judgeInstructions(
+  tool: ToolName,
+  reliedOn: InstructionView | null,
+  current: InstructionView | null,
+): InstructionBlock | null {
   const topic = tools[tool].topic;
   const block = (kind: InstructionBlockKind, why: string): InstructionBlock => ({
     kind,
@@ -338,17 +381,24 @@ export function judgeInstructions(tool: ToolName, reliedOn: InstructionView | nu
   });
   if (reliedOn) {
     if (!reliedOn.authorized) {
-      return block("unauthorized", `it relies on ${quote(reliedOn)}, which is not an authorized instruction${current ? `; the current instruction on ${topic} is ${quote(current)}` : ` and there is no authorized instruction on ${topic}`}.`);
+      return block(
+        "unauthorized",
+        `it relies on ${quote(reliedOn)}, which is not an authorized instruction${current ? `; the current instruction on ${topic} is ${quote(current)}` : ` and there is no authorized instruction on ${topic}`}.`,
+      );
     }
     if (current && current.id !== reliedOn.id) {
       return block("superseded", `it relies on ${quote(reliedOn)}, superseded by ${quote(current)}.`);
     }
     if (reliedOn.directive !== "allow") {
-      return block(reliedOn.directive === "forbid" ? "forbidden" : "not_an_allow", `it relies on ${quote(reliedOn)}, which does not allow it.`);
+      return block(
+        reliedOn.directive === "forbid" ? "forbidden" : "not_an_allow",
+        `it relies on ${quote(reliedOn)}, which does not allow it.`,
+      );
     }
     return null;
   }
-  if (current?.directive === "forbid") return block("forbidden", `the current instruction on ${topic} is ${quote(current)}.`);
+  if (current?.directive === "forbid")
+    return block("forbidden", `the current instruction on ${topic} is ${quote(current)}.`);
   return null;
 }
 
@@ -358,11 +408,18 @@ export function judgeInstructions(tool: ToolName, reliedOn: InstructionView | nu
  * before this point is seen; one recorded after it waits for this
  * transaction, and then finds the call already decided.
  */
-export async function checkInstructionGuard(tx: Tx, taskId: string, tool: ToolName, instructionId: string | null): Promise<InstructionBlock | null> {
+export async function checkInstructionGuard(
+  tx: Tx,
+  taskId: string,
+  tool: ToolName,
+  instructionId: string | null,
+): Promise<InstructionBlock | null> {
   await tx.$queryRaw`SELECT 1 FROM tasks WHERE id = ${taskId} FOR KEY SHARE`;
   const topic = tools[tool].topic;
   const [reliedOn, current] = await Promise.all([
-    instructionId ? tx.taskInstruction.findUnique({ where: { id: instructionId } }).then((r) => (r ? toInstructionView(r) : null)) : Promise.resolve(null),
+    instructionId
+      ? tx.taskInstruction.findUnique({ where: { id: instructionId } }).then((r) => (r ? toInstructionView(r) : null))
+      : Promise.resolve(null),
     getCurrentInstruction(tx, taskId, topic),
   ]);
   if (instructionId) assertReliable(taskId, tool, instructionId, reliedOn);
@@ -370,16 +427,29 @@ export async function checkInstructionGuard(tx: Tx, taskId: string, tool: ToolNa
 }
 
 /** An instruction_id that is not this task's instruction on the tool's topic is a mistake of the caller: refused, nothing written. */
-export function assertReliable(taskId: string, tool: ToolName, instructionId: string, reliedOn: InstructionView | null): void {
+export function assertReliable(
+  taskId: string,
+  tool: ToolName,
+  instructionId: string,
+  reliedOn: InstructionView | null,
+): void {
   if (!reliedOn || reliedOn.taskId !== taskId) {
-    throw new AppError("validation_failed", `instruction_id: ${instructionId} is not an instruction of task ${taskId}.`, {
-      errors: [{ field: "instruction_id", message: `not an instruction of task ${taskId}` }],
-    });
+    throw new AppError(
+      "validation_failed",
+      `instruction_id: ${instructionId} is not an instruction of task ${taskId}.`,
+      {
+        errors: [{ field: "instruction_id", message: `not an instruction of task ${taskId}` }],
+      },
+    );
   }
   const topic = tools[tool].topic;
   if (reliedOn.topic !== topic) {
-    throw new AppError("validation_failed", `instruction_id: ${instructionId} is about ${reliedOn.topic}; ${tool} is governed by ${topic}.`, {
-      errors: [{ field: "instruction_id", message: `is about ${reliedOn.topic}, not ${topic}` }],
-    });
+    throw new AppError(
+      "validation_failed",
+      `instruction_id: ${instructionId} is about ${reliedOn.topic}; ${tool} is governed by ${topic}.`,
+      {
+        errors: [{ field: "instruction_id", message: `is about ${reliedOn.topic}, not ${topic}` }],
+      },
+    );
   }
 }

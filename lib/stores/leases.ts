@@ -29,8 +29,15 @@ export const LeaseRequestSchema = z.strictObject({
   lease_id: clientIdSchema.optional(),
 });
 
-
-type LeaseRow = { task_id: string; lease_id: string; holder: string; fencing_token: bigint | string; expires_at: Date; acquired_at: Date; renewed_at: Date };
+type LeaseRow = {
+  task_id: string;
+  lease_id: string;
+  holder: string;
+  fencing_token: bigint | string;
+  expires_at: Date;
+  acquired_at: Date;
+  renewed_at: Date;
+};
 
 function toView(row: LeaseRow): LeaseView {
   return {
@@ -78,12 +85,23 @@ export async function acquireLease(db: Db, taskId: string, raw: unknown, actor: 
     held
       ? `Task ${taskId} is leased: ${describeLease(held)}.${yours ? " That is another process of your identity (or an earlier acquire of yours that named no lease_id): wait for it to release or expire." : ""}`
       : `Task ${taskId} is leased by another worker.`,
-    { holder: held?.holder, fencingToken: held?.fencingToken, leaseId: held?.leaseId, expiresAt: held?.expiresAt.toISOString() },
+    {
+      holder: held?.holder,
+      fencingToken: held?.fencingToken,
+      leaseId: held?.leaseId,
+      expiresAt: held?.expiresAt.toISOString(),
+    },
   );
 }
 
 /** Extends a live lease; refused when the token is no longer current. */
-export async function renewLease(db: Db, taskId: string, fencingToken: string, raw: unknown, actor: Actor): Promise<LeaseView> {
+export async function renewLease(
+  db: Db,
+  taskId: string,
+  fencingToken: string,
+  raw: unknown,
+  actor: Actor,
+): Promise<LeaseView> {
   const { ttl_seconds } = parseOrThrow(LeaseRequestSchema, raw ?? {});
   const rows = await db.$queryRaw<LeaseRow[]>`
     UPDATE leases SET expires_at = now() + make_interval(secs => ${ttl_seconds}), renewed_at = now()
@@ -94,7 +112,12 @@ export async function renewLease(db: Db, taskId: string, fencingToken: string, r
   throw new AppError(
     "lease_conflict",
     `Fencing token ${fencingToken} is not a live lease of ${actor.identity} on task ${taskId}: ${held ? `the lease is ${describeLease(held)}` : "the task has no lease"}. Acquire the lease again.`,
-    { holder: held?.holder, fencingToken: held?.fencingToken, leaseId: held?.leaseId, expiresAt: held?.expiresAt.toISOString() },
+    {
+      holder: held?.holder,
+      fencingToken: held?.fencingToken,
+      leaseId: held?.leaseId,
+      expiresAt: held?.expiresAt.toISOString(),
+    },
   );
 }
 

@@ -47,7 +47,11 @@ export interface ReceiveResult<R> {
  * (it names nothing we know) should return a result saying so instead, so
  * that its retries stop.
  */
-export async function receiveEvent<R>(db: Db, raw: InboundEvent, apply: (tx: Tx) => Promise<R>): Promise<ReceiveResult<R>> {
+export async function receiveEvent<R>(
+  db: Db,
+  raw: InboundEvent,
+  apply: (tx: Tx) => Promise<R>,
+): Promise<ReceiveResult<R>> {
   const event = parseOrThrow(InboundEventSchema, raw);
   return db.$transaction(async (tx) => {
     // ON CONFLICT DO NOTHING rather than catching a unique violation: a failed
@@ -60,7 +64,10 @@ export async function receiveEvent<R>(db: Db, raw: InboundEvent, apply: (tx: Tx)
     if (inserted === 0) {
       const first = await tx.inboxEvent.findUniqueOrThrow({ where: { eventId: event.event_id } });
       if (first.source !== event.source || first.type !== event.type) {
-        throw new AppError("idempotency_conflict", `Event id ${event.event_id} was already received as a ${first.source} ${first.type} event.`);
+        throw new AppError(
+          "idempotency_conflict",
+          `Event id ${event.event_id} was already received as a ${first.source} ${first.type} event.`,
+        );
       }
       return { duplicate: true, result: first.result as R };
     }
@@ -71,7 +78,9 @@ export async function receiveEvent<R>(db: Db, raw: InboundEvent, apply: (tx: Tx)
 }
 
 function toJson(value: unknown): Prisma.InputJsonValue | typeof Prisma.JsonNull {
-  return value === undefined || value === null ? Prisma.JsonNull : (JSON.parse(JSON.stringify(value)) as Prisma.InputJsonValue);
+  return value === undefined || value === null
+    ? Prisma.JsonNull
+    : (JSON.parse(JSON.stringify(value)) as Prisma.InputJsonValue);
 }
 
 /** What Verity announces. Subscribers get the topic, the task and a small payload of ids and statuses. */
@@ -93,10 +102,18 @@ export interface OutboxMessageView {
 }
 
 /** Writes a message in the caller's transaction: it exists if and only if the change it announces committed. */
-export async function enqueueOutbox(tx: Tx, input: { task_id?: string | null; topic: OutboxTopic; payload: Record<string, unknown> }): Promise<string> {
+export async function enqueueOutbox(
+  tx: Tx,
+  input: { task_id?: string | null; topic: OutboxTopic; payload: Record<string, unknown> },
+): Promise<string> {
   const id = newId("out");
   await tx.outboxMessage.create({
-    data: { id, taskId: input.task_id ?? null, topic: input.topic, payload: toJson(input.payload) as Prisma.InputJsonValue },
+    data: {
+      id,
+      taskId: input.task_id ?? null,
+      topic: input.topic,
+      payload: toJson(input.payload) as Prisma.InputJsonValue,
+    },
   });
   return id;
 }
@@ -123,7 +140,14 @@ export interface DispatchSummary {
   errors: Array<{ id: string; error: string }>;
 }
 
-type ClaimedRow = { id: string; task_id: string | null; topic: string; payload: unknown; attempts: number; created_at: Date };
+type ClaimedRow = {
+  id: string;
+  task_id: string | null;
+  topic: string;
+  payload: unknown;
+  attempts: number;
+  created_at: Date;
+};
 
 /**
  * Delivers due messages. Claiming is one statement: the inner SELECT … FOR
@@ -132,7 +156,11 @@ type ClaimedRow = { id: string; task_id: string | null; topic: string; payload: 
  * same breath, so two dispatchers (two processes, or two ticks) never take
  * the same message while its claim is live.
  */
-export async function dispatchOutbox(db: Db, deliver: Deliver, options: DispatchOptions = {}): Promise<DispatchSummary> {
+export async function dispatchOutbox(
+  db: Db,
+  deliver: Deliver,
+  options: DispatchOptions = {},
+): Promise<DispatchSummary> {
   const limit = options.limit ?? 20;
   const claimMs = options.claimMs ?? 30_000;
   const backoffBaseMs = options.backoffBaseMs ?? 1_000;
@@ -150,7 +178,14 @@ export async function dispatchOutbox(db: Db, deliver: Deliver, options: Dispatch
   claimed.sort((a, b) => (a.id < b.id ? -1 : 1));
   const summary: DispatchSummary = { claimed: claimed.length, delivered: 0, failed: 0, errors: [] };
   for (const row of claimed) {
-    const message: OutboxMessageView = { id: row.id, taskId: row.task_id, topic: row.topic, payload: row.payload, attempts: row.attempts, createdAt: new Date(row.created_at) };
+    const message: OutboxMessageView = {
+      id: row.id,
+      taskId: row.task_id,
+      topic: row.topic,
+      payload: row.payload,
+      attempts: row.attempts,
+      createdAt: new Date(row.created_at),
+    };
     try {
       await deliver(message);
     } catch (error) {
@@ -188,13 +223,22 @@ export function createWebhookDeliverer(url: string, options: { timeoutMs?: numbe
       res = await fetch(url, {
         method: "POST",
         headers: { "Content-Type": "application/json", "Idempotency-Key": message.id, "User-Agent": "verity-outbox" },
-        body: JSON.stringify({ id: message.id, topic: message.topic, task_id: message.taskId, payload: message.payload, created_at: message.createdAt.toISOString(), attempt: message.attempts }),
+        body: JSON.stringify({
+          id: message.id,
+          topic: message.topic,
+          task_id: message.taskId,
+          payload: message.payload,
+          created_at: message.createdAt.toISOString(),
+          attempt: message.attempts,
+        }),
         signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
       // The subscriber's URL may carry credentials: name the failure, not the URL.
       const cause = (error as { cause?: { code?: string } } | null)?.cause?.code;
-      throw new Error(`subscriber unreachable${cause ? ` (${cause})` : error instanceof Error && error.name === "TimeoutError" ? ` (no answer within ${timeoutMs} ms)` : ""}`);
+      throw new Error(
+        `subscriber unreachable${cause ? ` (${cause})` : error instanceof Error && error.name === "TimeoutError" ? ` (no answer within ${timeoutMs} ms)` : ""}`,
+      );
     }
     await res.arrayBuffer().catch(() => undefined);
     if (!res.ok) throw new Error(`subscriber answered ${res.status}`);

@@ -5,7 +5,11 @@ import type { Execution, Review, ReviewDecision } from "@/lib/generated/prisma/c
 import type { ReviewDecisionKind, ReviewStatus } from "@/lib/generated/prisma/enums";
 import { newId } from "@/lib/core/ids";
 import { enqueueOutbox } from "@/lib/stores/messaging";
-import { reviewClosedAuditEntry, reviewDecidedAuditEntry, reviewOpenedAuditEntry } from "@/lib/model/audit/audit-events";
+import {
+  reviewClosedAuditEntry,
+  reviewDecidedAuditEntry,
+  reviewOpenedAuditEntry,
+} from "@/lib/model/audit/audit-events";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
 import type { Actor } from "@/lib/model/actor";
 import { RefundRequestSchema } from "@/lib/model/executions/tools";
@@ -27,7 +31,12 @@ import { RefundRequestSchema } from "@/lib/model/executions/tools";
  * approvals start from zero and the same people may decide once more.
  */
 
-export const reviewDecisionKinds = ["approve_execute", "approve_accept_evidence", "reject", "escalate"] as const satisfies readonly ReviewDecisionKind[];
+export const reviewDecisionKinds = [
+  "approve_execute",
+  "approve_accept_evidence",
+  "reject",
+  "escalate",
+] as const satisfies readonly ReviewDecisionKind[];
 export const reviewStatuses = ["OPEN", "APPROVED", "REJECTED", "ESCALATED"] as const satisfies readonly ReviewStatus[];
 export type { ReviewDecisionKind, ReviewStatus };
 
@@ -86,7 +95,14 @@ export function toReviewView(row: ReviewWithDecisions): ReviewView {
     version: row.version,
     createdAt: row.createdAt,
     decidedAt: row.decidedAt,
-    decisions: row.decisions.map((d) => ({ id: d.id, round: d.round, kind: d.kind, actor: d.actor, reason: d.reason, createdAt: d.createdAt })),
+    decisions: row.decisions.map((d) => ({
+      id: d.id,
+      round: d.round,
+      kind: d.kind,
+      actor: d.actor,
+      reason: d.reason,
+      createdAt: d.createdAt,
+    })),
   };
 }
 
@@ -101,7 +117,12 @@ export function approvalsOf(review: ReviewWithDecisions): ReviewDecision[] {
 }
 
 /** What the queue shows of the frozen action: amount, currency and customer of the refund (a note moves no money). */
-function termsOf(execution: Execution): { amountCents: number; currency: string; customerId: string; requiredApprovals: number } {
+function termsOf(execution: Execution): {
+  amountCents: number;
+  currency: string;
+  customerId: string;
+  requiredApprovals: number;
+} {
   const refund = RefundRequestSchema.safeParse(execution.request);
   const request = execution.request as Record<string, unknown>;
   const amountCents = refund.success ? refund.data.amount_cents : 0;
@@ -126,25 +147,52 @@ export async function openReview(tx: Tx, execution: Execution, reason: string, a
     const status: ReviewStatus = existing.status === "ESCALATED" ? "ESCALATED" : "OPEN";
     const { count } = await tx.review.updateMany({
       where: { id: existing.id, version: existing.version },
-      data: { status, decidedAt: null, reason: reason.slice(0, 2000), round: existing.round + 1, version: existing.version + 1 },
+      data: {
+        status,
+        decidedAt: null,
+        reason: reason.slice(0, 2000),
+        round: existing.round + 1,
+        version: existing.version + 1,
+      },
     });
-    if (count === 0) throw new AppError("version_conflict", `Review ${existing.id} changed meanwhile.`, { currentVersion: existing.version });
+    if (count === 0)
+      throw new AppError("version_conflict", `Review ${existing.id} changed meanwhile.`, {
+        currentVersion: existing.version,
+      });
     await enqueueOutbox(tx, {
       task_id: execution.taskId,
       topic: "review.opened",
-      payload: { review_id: existing.id, execution_id: execution.id, required_approvals: existing.requiredApprovals, round: existing.round + 1 },
+      payload: {
+        review_id: existing.id,
+        execution_id: execution.id,
+        required_approvals: existing.requiredApprovals,
+        round: existing.round + 1,
+      },
     });
     const reopened = await tx.review.findUniqueOrThrow({ where: { id: existing.id } });
     await appendAuditEntry(tx, reviewOpenedAuditEntry(reopened, actor));
     return reopened;
   }
   const review = await tx.review.create({
-    data: { id: newId("rev"), taskId: execution.taskId, executionId: execution.id, reason: reason.slice(0, 2000), ...termsOf(execution), status: "OPEN", version: 1 },
+    data: {
+      id: newId("rev"),
+      taskId: execution.taskId,
+      executionId: execution.id,
+      reason: reason.slice(0, 2000),
+      ...termsOf(execution),
+      status: "OPEN",
+      version: 1,
+    },
   });
   await enqueueOutbox(tx, {
     task_id: execution.taskId,
     topic: "review.opened",
-    payload: { review_id: review.id, execution_id: execution.id, required_approvals: review.requiredApprovals, round: review.round },
+    payload: {
+      review_id: review.id,
+      execution_id: execution.id,
+      required_approvals: review.requiredApprovals,
+      round: review.round,
+    },
   });
   await appendAuditEntry(tx, reviewOpenedAuditEntry(review, actor));
   return review;
@@ -155,23 +203,42 @@ export async function openReview(tx: Tx, execution: Execution, reason: string, a
  * (the decision's process died during the provider call): its review is
  * decided by that approval and leaves the queue.
  */
-export async function closeReviewForExecution(tx: Tx, executionId: string, note: string, actor: Actor): Promise<Review | null> {
+export async function closeReviewForExecution(
+  tx: Tx,
+  executionId: string,
+  note: string,
+  actor: Actor,
+): Promise<Review | null> {
   const review = await tx.review.findUnique({ where: { executionId } });
   if (!review || !undecidedStatuses.includes(review.status)) return null;
   const { count } = await tx.review.updateMany({
     where: { id: review.id, version: review.version },
     data: { status: "APPROVED", decidedAt: new Date(), version: review.version + 1 },
   });
-  if (count === 0) throw new AppError("version_conflict", `Review ${review.id} changed meanwhile.`, { currentVersion: review.version });
-  await enqueueOutbox(tx, { task_id: review.taskId, topic: "review.decided", payload: { review_id: review.id, execution_id: executionId, status: "APPROVED", note } });
+  if (count === 0)
+    throw new AppError("version_conflict", `Review ${review.id} changed meanwhile.`, {
+      currentVersion: review.version,
+    });
+  await enqueueOutbox(tx, {
+    task_id: review.taskId,
+    topic: "review.decided",
+    payload: { review_id: review.id, execution_id: executionId, status: "APPROVED", note },
+  });
   const closed = await tx.review.findUniqueOrThrow({ where: { id: review.id } });
   await appendAuditEntry(tx, reviewClosedAuditEntry(closed, note, actor));
   return closed;
 }
 
 /** CAS on the review's version; whatever else changes, the version moves by one. */
-export async function casReview(tx: Tx, review: Review, data: { status?: ReviewStatus; decidedAt?: Date }): Promise<Review> {
-  const { count } = await tx.review.updateMany({ where: { id: review.id, version: review.version }, data: { ...data, version: review.version + 1 } });
+export async function casReview(
+  tx: Tx,
+  review: Review,
+  data: { status?: ReviewStatus; decidedAt?: Date },
+): Promise<Review> {
+  const { count } = await tx.review.updateMany({
+    where: { id: review.id, version: review.version },
+    data: { ...data, version: review.version + 1 },
+  });
   if (count === 0) {
     const fresh = await tx.review.findUnique({ where: { id: review.id }, include: { decisions: true } });
     if (!fresh) throw new AppError("not_found", `Review ${review.id} does not exist.`);
@@ -191,14 +258,27 @@ export async function recordReviewDecision(
   decision: { round: number; kind: ReviewDecisionKind; reason: string },
   actor: Actor,
 ): Promise<void> {
-  await tx.reviewDecision.create({ data: { id: newId("revd"), reviewId: review.id, round: decision.round, kind: decision.kind, actor: actor.identity, reason: decision.reason } });
+  await tx.reviewDecision.create({
+    data: {
+      id: newId("revd"),
+      reviewId: review.id,
+      round: decision.round,
+      kind: decision.kind,
+      actor: actor.identity,
+      reason: decision.reason,
+    },
+  });
   await appendAuditEntry(tx, reviewDecidedAuditEntry(review, decision.kind, decision.reason, actor));
 }
 
 export function reviewConflict(fresh: ReviewWithDecisions, expected: number): AppError {
-  return new AppError("version_conflict", `Expected review version ${expected}, but review ${fresh.id} is at version ${fresh.version} (${fresh.status}). Read it again and decide on what it is now.`, {
-    currentVersion: fresh.version,
-    currentStatus: fresh.status,
-    review: toReviewView(fresh),
-  });
+  return new AppError(
+    "version_conflict",
+    `Expected review version ${expected}, but review ${fresh.id} is at version ${fresh.version} (${fresh.status}). Read it again and decide on what it is now.`,
+    {
+      currentVersion: fresh.version,
+      currentStatus: fresh.status,
+      review: toReviewView(fresh),
+    },
+  );
 }

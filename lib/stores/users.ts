@@ -5,7 +5,10 @@ import { newId } from "@/lib/core/ids";
 
 /** The owner of the `users` table. */
 
-export async function createUser(db: Db, input: { username: string; displayName: string; role: Role; password: string }): Promise<Principal> {
+export async function createUser(
+  db: Db,
+  input: { username: string; displayName: string; role: Role; password: string },
+): Promise<Principal> {
   const row = await db.user.create({
     data: {
       id: newId("usr"),
@@ -15,7 +18,13 @@ export async function createUser(db: Db, input: { username: string; displayName:
       passwordHash: await hashPassword(input.password),
     },
   });
-  return { kind: "user", id: row.id, identity: userIdentity(row.username), role: row.role, displayName: row.displayName };
+  return {
+    kind: "user",
+    id: row.id,
+    identity: userIdentity(row.username),
+    role: row.role,
+    displayName: row.displayName,
+  };
 }
 
 /** The principal for a correct username and password, null otherwise (same cost either way). */
@@ -23,11 +32,19 @@ export async function verifyUserCredentials(db: Db, username: string, password: 
   const row = await db.user.findUnique({ where: { username } });
   const ok = await verifyPassword(password, row?.passwordHash ?? unusablePasswordHash);
   if (!row || !ok) return null;
-  return { kind: "user", id: row.id, identity: userIdentity(row.username), role: row.role, displayName: row.displayName };
+  return {
+    kind: "user",
+    id: row.id,
+    identity: userIdentity(row.username),
+    role: row.role,
+    displayName: row.displayName,
+  };
 }
 
 /** Re-reads a signed-in user, so a deleted user or a changed role takes effect at once. */
 export async function getUserPrincipal(db: Db, userId: string): Promise<Principal | null> {
   const row = await db.user.findUnique({ where: { id: userId } });
-  return row ? { kind: "user", id: row.id, identity: userIdentity(row.username), role: row.role, displayName: row.displayName } : null;
+  return row
+    ? { kind: "user", id: row.id, identity: userIdentity(row.username), role: row.role, displayName: row.displayName }
+    : null;
 }

@@ -89,12 +89,18 @@ const positiveInt = (max: number) => z.coerce.number().int().min(1).max(max);
 const argsSchema = z.object({
   tasks: positiveInt(10_000).default(3),
   "amount-cents": positiveInt(99_999_999).default(2500),
-  currency: z.string().regex(/^[a-z]{3}$/, "must be a lower-case ISO 4217 code").default("usd"),
+  currency: z
+    .string()
+    .regex(/^[a-z]{3}$/, "must be a lower-case ISO 4217 code")
+    .default("usd"),
   faults: z
     .string()
     .default("")
     .transform((s, ctx) => {
-      const list = s.split(",").map((f) => f.trim()).filter(Boolean);
+      const list = s
+        .split(",")
+        .map((f) => f.trim())
+        .filter(Boolean);
       for (const f of list) {
         try {
           if (f.split("+").some((part) => !part.trim())) throw new Error(`"${f}": an empty part in a combined fault`);
@@ -109,7 +115,10 @@ const argsSchema = z.object({
   "fault-rate": z.coerce.number().min(0).max(1).default(0.3),
   seed: z.coerce.number().int().min(0).max(0xffffffff).default(42),
   resume: z.boolean().default(false),
-  "run-id": z.string().regex(/^[A-Za-z0-9._-]{1,60}$/, "letters, digits, . _ - (at most 60)").optional(),
+  "run-id": z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,60}$/, "letters, digits, . _ - (at most 60)")
+    .optional(),
   concurrency: positiveInt(32).default(1),
   "call-timeout-ms": positiveInt(600_000).default(5_000),
   "lease-ttl": positiveInt(3600).default(30),
@@ -122,7 +131,12 @@ export class UsageError extends Error {
   override name = "UsageError";
 }
 
-export function parseAgentConfig(argv: string[], env: Record<string, string | undefined>, defaults: { token: string; identity: string }, now = Date.now()): AgentConfig | "help" {
+export function parseAgentConfig(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  defaults: { token: string; identity: string },
+  now = Date.now(),
+): AgentConfig | "help" {
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({
@@ -152,7 +166,8 @@ export function parseAgentConfig(argv: string[], env: Record<string, string | un
   }
   if (values.help) return "help";
   const args = argsSchema.safeParse(values);
-  if (!args.success) throw new UsageError(args.error.issues.map((i) => `--${i.path.join(".")}: ${i.message}`).join("\n"));
+  if (!args.success)
+    throw new UsageError(args.error.issues.map((i) => `--${i.path.join(".")}: ${i.message}`).join("\n"));
   const e = agentEnvSchema.safeParse(env);
   if (!e.success) throw new UsageError(e.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("\n"));
   let killAt: FaultPoint[];

@@ -38,7 +38,12 @@ export function taskIdOf(order: Order): string {
 }
 
 export function refundRequestOf(order: Order) {
-  return { amount_cents: order.amountCents, currency: order.currency, charge_id: order.chargeId, customer_id: order.customerId };
+  return {
+    amount_cents: order.amountCents,
+    currency: order.currency,
+    charge_id: order.chargeId,
+    customer_id: order.customerId,
+  };
 }
 
 export function noteRequestOf(order: Order) {

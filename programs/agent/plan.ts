@@ -26,7 +26,12 @@ export type TaskOutcome = "completed" | "reconciling" | "review" | "failed" | "c
 export type AgentStep =
   | { kind: "transition"; to?: string; patch?: TaskPatch; reason: string }
   /** `instructionId`: the refund relies on the task's current "refund" instruction, when it has one. */
-  | { kind: "tool"; toolCallId: typeof REFUND_CALL | typeof NOTE_CALL; nextStatus: "RUNNING" | "VALIDATING"; instructionId?: string }
+  | {
+      kind: "tool";
+      toolCallId: typeof REFUND_CALL | typeof NOTE_CALL;
+      nextStatus: "RUNNING" | "VALIDATING";
+      instructionId?: string;
+    }
   /** A SENT execution found on resume: the worker that sent it is gone, so its outcome is unknown. */
   | { kind: "record_unknown"; execution: Execution }
   | { kind: "stop"; outcome: TaskOutcome; detail: string };
@@ -58,10 +63,20 @@ function isSafeToRetry(e: Execution): boolean {
  */
 function refundNotRetried(refund: Execution): AgentStep {
   if (refund.retry?.code === "refused") {
-    return { kind: "transition", to: "FAILED", patch: { subtasks: [{ id: SUBTASK.refund, status: "FAILED" }] }, reason: `refund refused by the provider: ${refund.error ?? refund.retry.reason}` };
+    return {
+      kind: "transition",
+      to: "FAILED",
+      patch: { subtasks: [{ id: SUBTASK.refund, status: "FAILED" }] },
+      reason: `refund refused by the provider: ${refund.error ?? refund.retry.reason}`,
+    };
   }
-  const why = refund.retry?.reason ?? `recorded ${refund.status}${refund.error ? ` (${refund.error})` : ""} without retry advice`;
-  return { kind: "transition", to: "WAITING_FOR_HUMAN", reason: `the refund was not made and is not retried automatically: ${why}`.slice(0, 1000) };
+  const why =
+    refund.retry?.reason ?? `recorded ${refund.status}${refund.error ? ` (${refund.error})` : ""} without retry advice`;
+  return {
+    kind: "transition",
+    to: "WAITING_FOR_HUMAN",
+    reason: `the refund was not made and is not retried automatically: ${why}`.slice(0, 1000),
+  };
 }
 
 /**
@@ -71,9 +86,15 @@ function refundNotRetried(refund: Execution): AgentStep {
  * freezes the call for review instead of sending it; whether an instruction
  * allows the refund is the server's judgement, not the plan's.
  */
-export function planNextStep(task: Task, executions: readonly Execution[], identity: string, refundInstruction?: Pick<Instruction, "id"> | null): AgentStep {
+export function planNextStep(
+  task: Task,
+  executions: readonly Execution[],
+  identity: string,
+  refundInstruction?: Pick<Instruction, "id"> | null,
+): AgentStep {
   const plan = planStep(task, executions, identity);
-  if (plan.kind === "tool" && plan.toolCallId === REFUND_CALL && refundInstruction) return { ...plan, instructionId: refundInstruction.id };
+  if (plan.kind === "tool" && plan.toolCallId === REFUND_CALL && refundInstruction)
+    return { ...plan, instructionId: refundInstruction.id };
   return plan;
 }
 
@@ -89,32 +110,69 @@ function planStep(task: Task, executions: readonly Execution[], identity: string
     case "PLANNING":
       return { kind: "transition", to: "READY", reason: "plan: look up the order, refund, notify the customer" };
     case "READY":
-      return { kind: "transition", to: "RUNNING", patch: { active_agents: [identity] }, reason: "refund agent started" };
+      return {
+        kind: "transition",
+        to: "RUNNING",
+        patch: { active_agents: [identity] },
+        reason: "refund agent started",
+      };
 
     case "RUNNING": {
-      if (subtask(SUBTASK.lookup) !== "COMPLETED") return { kind: "transition", patch: { subtasks: [done(SUBTASK.lookup)] }, reason: "order looked up" };
+      if (subtask(SUBTASK.lookup) !== "COMPLETED")
+        return { kind: "transition", patch: { subtasks: [done(SUBTASK.lookup)] }, reason: "order looked up" };
       if (refundDone && subtask(SUBTASK.refund) !== "COMPLETED") {
-        return { kind: "transition", patch: { subtasks: [done(SUBTASK.refund)] }, reason: `refund confirmed (${refund.status})` };
+        return {
+          kind: "transition",
+          patch: { subtasks: [done(SUBTASK.refund)] },
+          reason: `refund confirmed (${refund.status})`,
+        };
       }
-      if (!refund || refund.status === "INTENT_RECORDED") return { kind: "tool", toolCallId: REFUND_CALL, nextStatus: "RUNNING" };
-      if (knownFailed.has(refund.status)) return isSafeToRetry(refund) ? { kind: "tool", toolCallId: REFUND_CALL, nextStatus: "RUNNING" } : refundNotRetried(refund);
-      if (unresolved.has(refund.status)) return { kind: "stop", outcome: "reconciling", detail: `refund ${refund.status}: the server reconciles it` };
-      if (refund.status === "CANCELLED") return { kind: "stop", outcome: "cancelled", detail: "the refund was cancelled" };
+      if (!refund || refund.status === "INTENT_RECORDED")
+        return { kind: "tool", toolCallId: REFUND_CALL, nextStatus: "RUNNING" };
+      if (knownFailed.has(refund.status))
+        return isSafeToRetry(refund)
+          ? { kind: "tool", toolCallId: REFUND_CALL, nextStatus: "RUNNING" }
+          : refundNotRetried(refund);
+      if (unresolved.has(refund.status))
+        return { kind: "stop", outcome: "reconciling", detail: `refund ${refund.status}: the server reconciles it` };
+      if (refund.status === "CANCELLED")
+        return { kind: "stop", outcome: "cancelled", detail: "the refund was cancelled" };
       // The refund is done and recorded: the optional note.
-      if (!note || note.status === "INTENT_RECORDED") return { kind: "tool", toolCallId: NOTE_CALL, nextStatus: "VALIDATING" };
-      if (knownFailed.has(note.status) && isSafeToRetry(note)) return { kind: "tool", toolCallId: NOTE_CALL, nextStatus: "VALIDATING" };
-      if (unresolved.has(note.status)) return { kind: "stop", outcome: "reconciling", detail: `customer note ${note.status}: the server reconciles it` };
+      if (!note || note.status === "INTENT_RECORDED")
+        return { kind: "tool", toolCallId: NOTE_CALL, nextStatus: "VALIDATING" };
+      if (knownFailed.has(note.status) && isSafeToRetry(note))
+        return { kind: "tool", toolCallId: NOTE_CALL, nextStatus: "VALIDATING" };
+      if (unresolved.has(note.status))
+        return {
+          kind: "stop",
+          outcome: "reconciling",
+          detail: `customer note ${note.status}: the server reconciles it`,
+        };
       // RUNNING reaches VALIDATING only through a tool call, and the note
       // cannot be sent again: a person decides how to close the task.
-      return { kind: "transition", to: "WAITING_FOR_HUMAN", reason: `refund issued, but the customer note is ${note.status}${note.error ? `: ${note.error}` : ""}` };
+      return {
+        kind: "transition",
+        to: "WAITING_FOR_HUMAN",
+        reason: `refund issued, but the customer note is ${note.status}${note.error ? `: ${note.error}` : ""}`,
+      };
     }
 
     case "WAITING_FOR_TOOL": {
       const pending = executions.find((e) => e.status === "INTENT_RECORDED");
-      if (pending) return { kind: "tool", toolCallId: pending.tool_call_id === NOTE_CALL ? NOTE_CALL : REFUND_CALL, nextStatus: pending.tool_call_id === NOTE_CALL ? "VALIDATING" : "RUNNING" };
+      if (pending)
+        return {
+          kind: "tool",
+          toolCallId: pending.tool_call_id === NOTE_CALL ? NOTE_CALL : REFUND_CALL,
+          nextStatus: pending.tool_call_id === NOTE_CALL ? "VALIDATING" : "RUNNING",
+        };
       const sent = executions.find((e) => e.status === "SENT");
       if (sent) return { kind: "record_unknown", execution: sent };
-      if (executions.some((e) => unresolved.has(e.status))) return { kind: "stop", outcome: "reconciling", detail: "outcome unknown: the server reconciles it with the provider" };
+      if (executions.some((e) => unresolved.has(e.status)))
+        return {
+          kind: "stop",
+          outcome: "reconciling",
+          detail: "outcome unknown: the server reconciles it with the provider",
+        };
       // Every call has its outcome, yet the task still waits: the worker that
       // recorded it had lost the lease, so its move was refused (and the
       // server moves only tasks whose outcome it settled itself). The lease
@@ -122,27 +180,44 @@ function planStep(task: Task, executions: readonly Execution[], identity: string
       const last = executions.at(-1);
       if (last && (succeeded.has(last.status) || knownFailed.has(last.status))) {
         const to = succeeded.has(last.status) && last.tool_call_id === NOTE_CALL ? "VALIDATING" : "RUNNING";
-        return { kind: "transition", to, reason: `${last.tool_call_id} is ${last.status}, recorded by a worker whose lease was taken over; continuing from it` };
+        return {
+          kind: "transition",
+          to,
+          reason: `${last.tool_call_id} is ${last.status}, recorded by a worker whose lease was taken over; continuing from it`,
+        };
       }
       return { kind: "stop", outcome: "in_flight", detail: "waiting for a tool whose outcome another party records" };
     }
 
     case "VALIDATING": {
       if (!refundDone) return { kind: "transition", to: "RUNNING", reason: "validation: no confirmed refund yet" };
-      if (subtask(SUBTASK.refund) !== "COMPLETED") return { kind: "transition", patch: { subtasks: [done(SUBTASK.refund)] }, reason: `refund confirmed (${refund.status})` };
+      if (subtask(SUBTASK.refund) !== "COMPLETED")
+        return {
+          kind: "transition",
+          patch: { subtasks: [done(SUBTASK.refund)] },
+          reason: `refund confirmed (${refund.status})`,
+        };
       // Reconciliation can confirm the refund straight into VALIDATING: the note was never sent.
       if (!note) return { kind: "transition", to: "RUNNING", reason: "validation: the customer has not been notified" };
       const notified = succeeded.has(note.status);
       return {
         kind: "transition",
         to: "COMPLETED",
-        patch: { ...(notified ? { subtasks: [done(SUBTASK.notify)] } : {}), active_agents: [], completed_agents: [identity] },
+        patch: {
+          ...(notified ? { subtasks: [done(SUBTASK.notify)] } : {}),
+          active_agents: [],
+          completed_agents: [identity],
+        },
         reason: notified ? "refund and customer note confirmed by the providers" : "refund confirmed by the provider",
       };
     }
 
     case "RECONCILING":
-      return { kind: "stop", outcome: "reconciling", detail: "outcome unknown: the server reconciles it with the provider" };
+      return {
+        kind: "stop",
+        outcome: "reconciling",
+        detail: "outcome unknown: the server reconciles it with the provider",
+      };
     case "WAITING_FOR_HUMAN":
     case "HUMAN_RESOLVED":
       return { kind: "stop", outcome: "review", detail: "a person decides" };

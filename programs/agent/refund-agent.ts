@@ -1,9 +1,36 @@
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
 import type { FailedOutcome, ProviderEvidence, UnknownOutcome } from "@/lib/connectors/types";
-import { FaultChooser, faultHeaderOf, intentIdOf, noteRequestOf, orderOf, orderOfIntent, refundRequestOf, taskIdOf, type Order } from "@/programs/agent/order";
-import { NOTE_CALL, planNextStep, REFUND_CALL, refundSubtasks, type AgentStep, type TaskOutcome } from "@/programs/agent/plan";
-import { isVerityApiError, VerityApiError, VerityNetworkError, type Execution, type LeaseHandle, type Task, type ToolCallContext, type ToolOutcome, type VerityClient } from "@/sdk";
+import {
+  FaultChooser,
+  faultHeaderOf,
+  intentIdOf,
+  noteRequestOf,
+  orderOf,
+  orderOfIntent,
+  refundRequestOf,
+  taskIdOf,
+  type Order,
+} from "@/programs/agent/order";
+import {
+  NOTE_CALL,
+  planNextStep,
+  REFUND_CALL,
+  refundSubtasks,
+  type AgentStep,
+  type TaskOutcome,
+} from "@/programs/agent/plan";
+import {
+  isVerityApiError,
+  VerityApiError,
+  VerityNetworkError,
+  type Execution,
+  type LeaseHandle,
+  type Task,
+  type ToolCallContext,
+  type ToolOutcome,
+  type VerityClient,
+} from "@/sdk";
 
 /**
  * The demo refund agent: for each order, an agent-task with its subtasks,
@@ -77,7 +104,12 @@ export class RefundAgent {
   async run(order: Order): Promise<TaskReport> {
     const taskId = taskIdOf(order);
     try {
-      await this.options.client.createTask({ workflow: "agent-task", taskId, intentId: intentIdOf(order), subtasks: refundSubtasks });
+      await this.options.client.createTask({
+        workflow: "agent-task",
+        taskId,
+        intentId: intentIdOf(order),
+        subtasks: refundSubtasks,
+      });
     } catch (error) {
       return this.errorReport(taskId, error);
     }
@@ -90,10 +122,20 @@ export class RefundAgent {
     for (const status of resumableStatuses) {
       let cursor: string | undefined;
       do {
-        const page = await this.options.client.listTasks({ status, workflow: "agent-task", limit: 200, ...(cursor ? { cursor } : {}) });
+        const page = await this.options.client.listTasks({
+          status,
+          workflow: "agent-task",
+          limit: 200,
+          ...(cursor ? { cursor } : {}),
+        });
         for (const t of page.items) {
           const order = orderOfIntent(t.intent_id);
-          if (t.created_by === this.options.identity && order && (runId === undefined || order.orderId.startsWith(`${runId}-`))) ids.push(t.id);
+          if (
+            t.created_by === this.options.identity &&
+            order &&
+            (runId === undefined || order.orderId.startsWith(`${runId}-`))
+          )
+            ids.push(t.id);
         }
         cursor = page.next_cursor ?? undefined;
       } while (cursor);
@@ -137,12 +179,23 @@ export class RefundAgent {
     }
   }
 
-  private async steps(taskId: string, order: Order, lease: LeaseHandle, faults: FaultChooser, injected: string[]): Promise<TaskReport> {
+  private async steps(
+    taskId: string,
+    order: Order,
+    lease: LeaseHandle,
+    faults: FaultChooser,
+    injected: string[],
+  ): Promise<TaskReport> {
     const { client, identity } = this.options;
     let conflicts = 0;
     for (let i = 0; i < MAX_STEPS; i++) {
-      if (lease.signal.aborted) throw new Error("the lease was lost (renewal refused); stopping before a fenced write is refused");
-      const [task, executions, instructions] = await Promise.all([client.getTask(taskId), client.listExecutions(taskId), client.listInstructions(taskId)]);
+      if (lease.signal.aborted)
+        throw new Error("the lease was lost (renewal refused); stopping before a fenced write is refused");
+      const [task, executions, instructions] = await Promise.all([
+        client.getTask(taskId),
+        client.listExecutions(taskId),
+        client.listInstructions(taskId),
+      ]);
       const step = planNextStep(task, executions, identity, instructions.current.refund ?? null);
       if (step.kind === "stop") return report(task, step.outcome, step.detail, executions, injected);
       try {
@@ -161,11 +214,24 @@ export class RefundAgent {
   }
 
   /** Carries out one step; returns why to stop when the outcome was recorded but this agent's lease had been taken over. */
-  private async apply(step: Exclude<AgentStep, { kind: "stop" }>, task: Task, order: Order, lease: LeaseHandle, faults: FaultChooser, injected: string[]): Promise<string | undefined> {
+  private async apply(
+    step: Exclude<AgentStep, { kind: "stop" }>,
+    task: Task,
+    order: Order,
+    lease: LeaseHandle,
+    faults: FaultChooser,
+    injected: string[],
+  ): Promise<string | undefined> {
     const { client } = this.options;
     switch (step.kind) {
       case "transition":
-        await client.transition(task.id, { expectedVersion: task.version, to: step.to, patch: step.patch, reason: step.reason, fencingToken: lease.fencingToken });
+        await client.transition(task.id, {
+          expectedVersion: task.version,
+          to: step.to,
+          patch: step.patch,
+          reason: step.reason,
+          fencingToken: lease.fencingToken,
+        });
         return;
       case "record_unknown": {
         const recorded = await client.recordOutcome(step.execution.id, {
@@ -174,7 +240,9 @@ export class RefundAgent {
           error: "the worker that sent this request stopped before recording its outcome",
           fencing_token: lease.fencingToken,
         });
-        return recorded.lease_conflict ? `outcome recorded, but the lease was taken over: ${recorded.lease_conflict.detail}` : undefined;
+        return recorded.lease_conflict
+          ? `outcome recorded, but the lease was taken over: ${recorded.lease_conflict.detail}`
+          : undefined;
       }
       case "tool": {
         const isRefund = step.toolCallId === REFUND_CALL;
@@ -196,16 +264,23 @@ export class RefundAgent {
             return isRefund ? this.refund(ctx, order, fault) : this.addNote(ctx, order, fault);
           },
         );
-        this.options.log(`  ${task.id} ${step.toolCallId}: ${result.kind} (${result.execution.status}, attempt ${result.execution.attempt})${result.kind === "blocked" ? `: ${result.detail}` : ""}`);
+        this.options.log(
+          `  ${task.id} ${step.toolCallId}: ${result.kind} (${result.execution.status}, attempt ${result.execution.attempt})${result.kind === "blocked" ? `: ${result.detail}` : ""}`,
+        );
         // The new holder moves the task on from this receipt (programs/agent/plan.ts); writing more here would only be refused.
-        if ("leaseConflict" in result && result.leaseConflict) return `outcome recorded, but the lease was taken over: ${result.leaseConflict.detail}`;
+        if ("leaseConflict" in result && result.leaseConflict)
+          return `outcome recorded, but the lease was taken over: ${result.leaseConflict.detail}`;
         return;
       }
     }
   }
 
   private async refund(ctx: ToolCallContext, order: Order, fault: string | undefined): Promise<ToolOutcome> {
-    const payments = new SandboxPaymentConnector({ baseUrl: this.options.sandboxUrl, faults: fault ? [faultHeaderOf(fault)] : undefined, webhookUrl: this.options.webhookUrl });
+    const payments = new SandboxPaymentConnector({
+      baseUrl: this.options.sandboxUrl,
+      faults: fault ? [faultHeaderOf(fault)] : undefined,
+      webhookUrl: this.options.webhookUrl,
+    });
     const out = await payments.refund(
       {
         idempotencyKey: ctx.idempotencyKey,
@@ -221,39 +296,69 @@ export class RefundAgent {
     const r = out.refund;
     return {
       outcome: "succeeded",
-      result: { refund_id: r.id, amount_cents: r.amountCents, currency: r.currency, charge_id: r.chargeId, customer_id: r.customerId, created_at: r.createdAt },
+      result: {
+        refund_id: r.id,
+        amount_cents: r.amountCents,
+        currency: r.currency,
+        charge_id: r.chargeId,
+        customer_id: r.customerId,
+        created_at: r.createdAt,
+      },
       evidence: evidenceOf(out.evidence, r.id, r.metadata),
     };
   }
 
   private async addNote(ctx: ToolCallContext, order: Order, fault: string | undefined): Promise<ToolOutcome> {
-    const crm = new SandboxCrmConnector({ baseUrl: this.options.sandboxUrl, faults: fault ? [faultHeaderOf(fault)] : undefined });
+    const crm = new SandboxCrmConnector({
+      baseUrl: this.options.sandboxUrl,
+      faults: fault ? [faultHeaderOf(fault)] : undefined,
+    });
     const request = noteRequestOf(order);
     const out = await crm.addNote(
-      { idempotencyKey: ctx.idempotencyKey, customerId: request.customer_id, text: request.text, metadata: { executionId: ctx.executionId, taskId: ctx.taskId } },
+      {
+        idempotencyKey: ctx.idempotencyKey,
+        customerId: request.customer_id,
+        text: request.text,
+        metadata: { executionId: ctx.executionId, taskId: ctx.taskId },
+      },
       { timeoutMs: this.options.callTimeoutMs, signal: ctx.signal },
     );
     if (out.kind !== "succeeded") return notSucceeded(out);
-    return { outcome: "succeeded", result: { note_id: out.note.id, customer_id: out.note.customerId }, evidence: evidenceOf(out.evidence, out.note.id, out.note.metadata) };
+    return {
+      outcome: "succeeded",
+      result: { note_id: out.note.id, customer_id: out.note.customerId },
+      evidence: evidenceOf(out.evidence, out.note.id, out.note.metadata),
+    };
   }
 
   private async errorReport(taskId: string, error: unknown, injected: string[] = []): Promise<TaskReport> {
     const task = await this.options.client.getTask(taskId).catch(() => undefined);
     const executions = task ? await this.options.client.listExecutions(taskId).catch(() => []) : [];
     const detail = describeError(error);
-    return task ? report(task, "error", detail, executions, injected) : { taskId, outcome: "error", status: "?", version: 0, detail, faults: injected };
+    return task
+      ? report(task, "error", detail, executions, injected)
+      : { taskId, outcome: "error", status: "?", version: 0, detail, faults: injected };
   }
 }
 
 /** What the provider said, as proof: its request record plus the effect's id and metadata (which names the execution). */
-function evidenceOf(evidence: ProviderEvidence, effectId: string, metadata: Record<string, string>): Record<string, unknown> {
+function evidenceOf(
+  evidence: ProviderEvidence,
+  effectId: string,
+  metadata: Record<string, string>,
+): Record<string, unknown> {
   return { ...evidence, effect_id: effectId, metadata };
 }
 
 function notSucceeded(out: FailedOutcome | UnknownOutcome): ToolOutcome {
   const error = `${out.reason}: ${out.message}`;
   if (out.kind === "unknown") return { outcome: "unknown", error };
-  return { outcome: "failed", error, retryable: out.retryable, result: { reason: out.reason, ...(out.httpStatus ? { http_status: out.httpStatus } : {}) } };
+  return {
+    outcome: "failed",
+    error,
+    retryable: out.retryable,
+    result: { reason: out.reason, ...(out.httpStatus ? { http_status: out.httpStatus } : {}) },
+  };
 }
 
 function callReport(e: Execution | undefined): CallReport | undefined {
@@ -264,7 +369,13 @@ function callReport(e: Execution | undefined): CallReport | undefined {
   return { status: e.status, attempts: e.attempt, ...(providerId ? { providerId } : {}) };
 }
 
-function report(task: Task, outcome: TaskOutcome, detail: string, executions: readonly Execution[], faults: string[]): TaskReport {
+function report(
+  task: Task,
+  outcome: TaskOutcome,
+  detail: string,
+  executions: readonly Execution[],
+  faults: string[],
+): TaskReport {
   return {
     taskId: task.id,
     outcome,
@@ -278,19 +389,31 @@ function report(task: Task, outcome: TaskOutcome, detail: string, executions: re
 }
 
 function describeError(error: unknown): string {
-  if (error instanceof VerityApiError) return `${error.status} ${error.code}: ${error.detail}${error.violations.length ? ` [${error.violations.map((v) => v.invariant).join(", ")}]` : ""}`;
+  if (error instanceof VerityApiError)
+    return `${error.status} ${error.code}: ${error.detail}${error.violations.length ? ` [${error.violations.map((v) => v.invariant).join(", ")}]` : ""}`;
   if (error instanceof VerityNetworkError) return `Verity unreachable: ${error.message}`;
   return error instanceof Error ? error.message : String(error);
 }
 
 export function formatReport(r: TaskReport): string {
-  const call = (name: string, c: CallReport | undefined) => (c ? ` ${name} ${c.status}${c.providerId ? ` ${c.providerId}` : ""}${c.attempts > 1 ? ` (${c.attempts} attempts)` : ""}` : "");
+  const call = (name: string, c: CallReport | undefined) =>
+    c
+      ? ` ${name} ${c.status}${c.providerId ? ` ${c.providerId}` : ""}${c.attempts > 1 ? ` (${c.attempts} attempts)` : ""}`
+      : "";
   const faults = r.faults.length ? ` faults=${r.faults.join(",")}` : "";
   return `${r.taskId.padEnd(34)} ${r.outcome.padEnd(11)} ${r.status}@v${r.version}${call("refund", r.refund)}${call("note", r.note)}${faults} — ${r.detail}`;
 }
 
 export function summarize(reports: TaskReport[]): RunSummary {
-  const totals: Record<TaskOutcome, number> = { completed: 0, reconciling: 0, review: 0, failed: 0, cancelled: 0, in_flight: 0, error: 0 };
+  const totals: Record<TaskOutcome, number> = {
+    completed: 0,
+    reconciling: 0,
+    review: 0,
+    failed: 0,
+    cancelled: 0,
+    in_flight: 0,
+    error: 0,
+  };
   for (const r of reports) totals[r.outcome]++;
   return { reports, totals };
 }
@@ -308,10 +431,17 @@ export interface RunOptions {
 }
 
 /** The CLI's work: resume this agent's unfinished tasks, or create and run `tasks` new ones. */
-export async function runRefundAgent(agent: RefundAgent, run: RunOptions, onReport: (r: TaskReport) => void): Promise<RunSummary> {
+export async function runRefundAgent(
+  agent: RefundAgent,
+  run: RunOptions,
+  onReport: (r: TaskReport) => void,
+): Promise<RunSummary> {
   const jobs: Array<() => Promise<TaskReport>> = run.resume
     ? (await agent.findResumable(run.resumeRunId)).map((id) => () => agent.resume(id))
-    : Array.from({ length: run.tasks }, (_, i) => () => agent.run(orderOf(`${run.runId}-${i + 1}`, run.amountCents, run.currency)));
+    : Array.from(
+        { length: run.tasks },
+        (_, i) => () => agent.run(orderOf(`${run.runId}-${i + 1}`, run.amountCents, run.currency)),
+      );
   const reports: TaskReport[] = [];
   let next = 0;
   const worker = async () => {

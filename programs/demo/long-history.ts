@@ -27,7 +27,11 @@ export const longHistoryAgent: Actor = { identity: "spiffe://verity.local/agent/
  * makes 4 + i), and each update's transition id is fixed, so nothing is
  * written twice. Complete once the task has `events` versions.
  */
-export async function seedLongHistoryTask(db: Db, events: number, log: (line: string) => void = () => {}): Promise<{ taskId: string; events: number; ms: number }> {
+export async function seedLongHistoryTask(
+  db: Db,
+  events: number,
+  log: (line: string) => void = () => {},
+): Promise<{ taskId: string; events: number; ms: number }> {
   const started = performance.now();
   const agent = longHistoryAgent;
   let version =
@@ -48,7 +52,14 @@ export async function seedLongHistoryTask(db: Db, events: number, log: (line: st
   const moves = ["PLANNING", "READY", "RUNNING"];
   for (const [i, to] of moves.entries()) {
     if (i + 1 < version) continue;
-    version = (await transitionTask(db, LONG_HISTORY_TASK_ID, { expected_version: i + 1, to, transition_id: `${LONG_HISTORY_TASK_ID}:v${i + 2}` }, agent)).task.version;
+    version = (
+      await transitionTask(
+        db,
+        LONG_HISTORY_TASK_ID,
+        { expected_version: i + 1, to, transition_id: `${LONG_HISTORY_TASK_ID}:v${i + 2}` },
+        agent,
+      )
+    ).task.version;
   }
   // The creation and the three moves are events too.
   const updates = Math.max(0, events - 1 - moves.length);
@@ -56,11 +67,26 @@ export async function seedLongHistoryTask(db: Db, events: number, log: (line: st
     const patch = { budget: { tokens_spent: i * 10, hops_used: i } };
     const expected = moves.length + i;
     version = (
-      await transitionTask(db, LONG_HISTORY_TASK_ID, { expected_version: expected, patch, reason: `progress report ${i}`, transition_id: `${LONG_HISTORY_TASK_ID}:v${expected + 1}` }, agent)
+      await transitionTask(
+        db,
+        LONG_HISTORY_TASK_ID,
+        {
+          expected_version: expected,
+          patch,
+          reason: `progress report ${i}`,
+          transition_id: `${LONG_HISTORY_TASK_ID}:v${expected + 1}`,
+        },
+        agent,
+      )
     ).task.version;
-    if (i % 5000 === 0) log(`long history: ${i} of ${updates} updates, ${Math.round((performance.now() - started) / 1000)} s`);
+    if (i % 5000 === 0)
+      log(`long history: ${i} of ${updates} updates, ${Math.round((performance.now() - started) / 1000)} s`);
   }
-  return { taskId: LONG_HISTORY_TASK_ID, events: updates + 1 + moves.length, ms: Math.round(performance.now() - started) };
+  return {
+    taskId: LONG_HISTORY_TASK_ID,
+    events: updates + 1 + moves.length,
+    ms: Math.round(performance.now() - started),
+  };
 }
 
 /** Whether the long-history task has all its events (a start killed while seeding it left it shorter). */

@@ -1,7 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { parseAgentConfig } from "@/programs/agent/config";
 import { FaultChooser } from "@/programs/agent/order";
-import { agentInvocationOf, DEMO_RUN_PREFIX, demoRunSpecs, deviationsFromPlan, findSeed, nextDemoStep, planDemoRuns, resumeInvocationOf, type DemoRunSpec } from "@/programs/demo/plan";
+import {
+  agentInvocationOf,
+  DEMO_RUN_PREFIX,
+  demoRunSpecs,
+  deviationsFromPlan,
+  findSeed,
+  nextDemoStep,
+  planDemoRuns,
+  resumeInvocationOf,
+  type DemoRunSpec,
+} from "@/programs/demo/plan";
 import { getEnv } from "@/lib/config/env";
 
 const defaults = { token: "vrt_demo", identity: "spiffe://verity.local/agent/refund-bot" };
@@ -12,7 +22,10 @@ describe("the demo plan", () => {
     for (const run of runs) {
       run.tasks.forEach((task, i) => {
         const chooser = new FaultChooser(run.faults, run.faultRate, run.seed, run.taskIds[i]!);
-        expect(task.calls.map(() => chooser.draw() ?? null), `${run.runId} task ${i + 1}`).toEqual(task.calls);
+        expect(
+          task.calls.map(() => chooser.draw() ?? null),
+          `${run.runId} task ${i + 1}`,
+        ).toEqual(task.calls);
       });
     }
   });
@@ -31,11 +44,19 @@ describe("the demo plan", () => {
 
   it("shows what the issue asks for: a four-eyes frozen refund, a worker killed after the call, lost answers, a refusal retried", () => {
     const threshold = getEnv().VERITY_FOUR_EYES_THRESHOLD_CENTS;
-    expect(runs.some((r) => r.amountCents >= threshold && r.tasks.some((t) => t.ends === "WAITING_FOR_HUMAN"))).toBe(true);
-    expect(runs.some((r) => r.amountCents < threshold && r.tasks.some((t) => t.ends === "WAITING_FOR_HUMAN"))).toBe(true);
+    expect(runs.some((r) => r.amountCents >= threshold && r.tasks.some((t) => t.ends === "WAITING_FOR_HUMAN"))).toBe(
+      true,
+    );
+    expect(runs.some((r) => r.amountCents < threshold && r.tasks.some((t) => t.ends === "WAITING_FOR_HUMAN"))).toBe(
+      true,
+    );
     expect(runs.some((r) => r.killAt === "after_call" && r.tasks.every((t) => t.ends === "COMPLETED"))).toBe(true);
     expect(runs.some((r) => r.webhooksLost && r.tasks.some((t) => t.calls[0] === "drop_response"))).toBe(true);
-    expect(runs.some((r) => r.tasks.some((t) => t.calls[0] === "error_before_commit" && t.calls[1] === null && t.ends === "COMPLETED"))).toBe(true);
+    expect(
+      runs.some((r) =>
+        r.tasks.some((t) => t.calls[0] === "error_before_commit" && t.calls[1] === null && t.ends === "COMPLETED"),
+      ),
+    ).toBe(true);
   });
 
   it("is a command line the agent accepts and reads back as planned", () => {
@@ -43,19 +64,34 @@ describe("the demo plan", () => {
       const { args, env } = agentInvocationOf(run);
       const config = parseAgentConfig(args, env, defaults);
       if (config === "help") throw new Error("help");
-      expect(config).toMatchObject({ tasks: run.tasks.length, runId: run.runId, amountCents: run.amountCents, faults: run.faults });
+      expect(config).toMatchObject({
+        tasks: run.tasks.length,
+        runId: run.runId,
+        amountCents: run.amountCents,
+        faults: run.faults,
+      });
       // Without faults the chooser never draws: rate and seed are the agent's defaults and do not matter.
       if (run.faults.length) expect(config).toMatchObject({ faultRate: run.faultRate, seed: run.seed });
       expect(config.killAt).toEqual(run.killAt ? [run.killAt] : []);
       expect(config.webhookUrl !== undefined).toBe(run.webhooksLost === true);
     }
     const frozen = agentInvocationOf(runs.find((r) => r.runId === "demo-frozen")!);
-    expect(frozen.args).toEqual(expect.arrayContaining(["--faults", "latency=30000+error_before_commit", "--fault-rate", "1"]));
+    expect(frozen.args).toEqual(
+      expect.arrayContaining(["--faults", "latency=30000+error_before_commit", "--fault-rate", "1"]),
+    );
   });
 
   it("refuses a run outside the prefix, and says so when no seed draws what a run lists", () => {
-    expect(() => planDemoRuns([{ runId: "ord-1", shows: "x", amountCents: 100, tasks: [{ calls: [null], ends: "COMPLETED" }] }])).toThrow(/must start with "demo-"/);
-    const impossible: DemoRunSpec = { runId: "demo-x", shows: "x", amountCents: 100, tasks: [{ calls: ["drop_response"], ends: "COMPLETED" }], faultRate: 0 };
+    expect(() =>
+      planDemoRuns([{ runId: "ord-1", shows: "x", amountCents: 100, tasks: [{ calls: [null], ends: "COMPLETED" }] }]),
+    ).toThrow(/must start with "demo-"/);
+    const impossible: DemoRunSpec = {
+      runId: "demo-x",
+      shows: "x",
+      amountCents: 100,
+      tasks: [{ calls: ["drop_response"], ends: "COMPLETED" }],
+      faultRate: 0,
+    };
     expect(() => findSeed(impossible, ["refund-demo-x-1"], ["drop_response"], 0, 1_000)).toThrow(/no seed below 1000/);
     expect(demoRunSpecs.length).toBe(runs.length);
   });
@@ -63,14 +99,39 @@ describe("the demo plan", () => {
 
 describe("the demo's progress", () => {
   it("resumes what an agent can continue, waits while the server reconciles, and stops when every task rests", () => {
-    expect(nextDemoStep(new Map([["a", "COMPLETED"], ["b", "WAITING_FOR_HUMAN"], ["c", "FAILED"]]))).toEqual({ kind: "done" });
-    expect(nextDemoStep(new Map([["a", "COMPLETED"], ["b", "VALIDATING"], ["c", "RECONCILING"]]))).toEqual({ kind: "resume", taskIds: ["b"] });
-    expect(nextDemoStep(new Map([["a", "RECONCILING"], ["b", "HUMAN_RESOLVED"]]))).toEqual({ kind: "wait", taskIds: ["a", "b"] });
+    expect(
+      nextDemoStep(
+        new Map([
+          ["a", "COMPLETED"],
+          ["b", "WAITING_FOR_HUMAN"],
+          ["c", "FAILED"],
+        ]),
+      ),
+    ).toEqual({ kind: "done" });
+    expect(
+      nextDemoStep(
+        new Map([
+          ["a", "COMPLETED"],
+          ["b", "VALIDATING"],
+          ["c", "RECONCILING"],
+        ]),
+      ),
+    ).toEqual({ kind: "resume", taskIds: ["b"] });
+    expect(
+      nextDemoStep(
+        new Map([
+          ["a", "RECONCILING"],
+          ["b", "HUMAN_RESOLVED"],
+        ]),
+      ),
+    ).toEqual({ kind: "wait", taskIds: ["a", "b"] });
     expect(nextDemoStep(new Map([["a", "missing"]]))).toEqual({ kind: "wait", taskIds: ["a"] });
   });
 
   it("names every task that did not end where the plan says", () => {
-    const statuses = new Map<string, string>(runs.flatMap((r) => r.tasks.map((t, i) => [r.taskIds[i]!, t.ends] as const)));
+    const statuses = new Map<string, string>(
+      runs.flatMap((r) => r.tasks.map((t, i) => [r.taskIds[i]!, t.ends] as const)),
+    );
     expect(deviationsFromPlan(runs, statuses)).toEqual([]);
     statuses.set("refund-demo-killed-1", "RECONCILING");
     statuses.delete("refund-demo-ok-3");

@@ -59,21 +59,24 @@ const WEBHOOK_ENDPOINT_DOWN = "http://127.0.0.1:9/webhooks";
 export const demoRunSpecs: readonly DemoRunSpec[] = [
   {
     runId: "demo-frozen",
-    shows: "a refund above the four-eyes threshold the provider held 30 s and then declined: the reconciler asked while it was in flight, so it is frozen for two operators",
+    shows:
+      "a refund above the four-eyes threshold the provider held 30 s and then declined: the reconciler asked while it was in flight, so it is frozen for two operators",
     amountCents: 75_000,
     tasks: [{ calls: [`latency=${PROVIDER_HOLDS_MS}+error_before_commit`], ends: "WAITING_FOR_HUMAN" }],
     faultRate: 1,
   },
   {
     runId: "demo-late",
-    shows: "a refund the provider applied 30 s late: frozen while in flight, then its webhook brings the evidence to the review",
+    shows:
+      "a refund the provider applied 30 s late: frozen while in flight, then its webhook brings the evidence to the review",
     amountCents: 18_000,
     tasks: [{ calls: [`latency=${PROVIDER_HOLDS_MS}`], ends: "WAITING_FOR_HUMAN" }],
     faultRate: 1,
   },
   {
     runId: "demo-killed",
-    shows: "the worker SIGKILLed right after the refund call, before recording it, webhooks lost: a new process resumes, the reconciler finds the refund, no second one",
+    shows:
+      "the worker SIGKILLed right after the refund call, before recording it, webhooks lost: a new process resumes, the reconciler finds the refund, no second one",
     amountCents: 8_900,
     tasks: [{ calls: [null], ends: "COMPLETED" }],
     killAt: "after_call",
@@ -81,7 +84,8 @@ export const demoRunSpecs: readonly DemoRunSpec[] = [
   },
   {
     runId: "demo-lost",
-    shows: "answers lost (dropped refund answer, timed-out customer note), webhooks lost: the reconciler settles both from the provider's records",
+    shows:
+      "answers lost (dropped refund answer, timed-out customer note), webhooks lost: the reconciler settles both from the provider's records",
     amountCents: 6_400,
     tasks: [
       { calls: ["drop_response"], ends: "COMPLETED" },
@@ -97,7 +101,8 @@ export const demoRunSpecs: readonly DemoRunSpec[] = [
   },
   {
     runId: "demo-refused",
-    shows: "refunds the provider refused (503, nothing stored): retried under the same key; one went through, one was refused again and, out of attempts, handed to a person",
+    shows:
+      "refunds the provider refused (503, nothing stored): retried under the same key; one went through, one was refused again and, out of attempts, handed to a person",
     amountCents: 3_850,
     tasks: [
       { calls: ["error_before_commit", null, null], ends: "COMPLETED" },
@@ -126,7 +131,13 @@ function faultsOf(spec: DemoRunSpec): string[] {
   return [...new Set(spec.tasks.flatMap((t) => t.calls).filter((f): f is string => f !== null))];
 }
 
-function drawsMatch(faults: string[], rate: number, seed: number, taskIds: string[], tasks: readonly DemoTaskSpec[]): boolean {
+function drawsMatch(
+  faults: string[],
+  rate: number,
+  seed: number,
+  taskIds: string[],
+  tasks: readonly DemoTaskSpec[],
+): boolean {
   return tasks.every((task, i) => {
     const chooser = new FaultChooser(faults, rate, seed, taskIds[i]!);
     return task.calls.every((wanted) => (chooser.draw() ?? null) === wanted);
@@ -136,14 +147,21 @@ function drawsMatch(faults: string[], rate: number, seed: number, taskIds: strin
 const MAX_SEED_SEARCH = 1_000_000;
 
 /** The smallest seed whose draws are exactly the spec's calls, for each of its tasks. */
-export function findSeed(spec: DemoRunSpec, taskIds: string[], faults: string[], rate: number, limit = MAX_SEED_SEARCH): number {
+export function findSeed(
+  spec: DemoRunSpec,
+  taskIds: string[],
+  faults: string[],
+  rate: number,
+  limit = MAX_SEED_SEARCH,
+): number {
   for (let seed = 0; seed < limit; seed++) if (drawsMatch(faults, rate, seed, taskIds, spec.tasks)) return seed;
   throw new Error(`no seed below ${limit} draws the faults demo run ${spec.runId} lists`);
 }
 
 export function planDemoRuns(specs: readonly DemoRunSpec[] = demoRunSpecs): DemoRun[] {
   return specs.map((spec) => {
-    if (!spec.runId.startsWith(`${DEMO_RUN_PREFIX}-`)) throw new Error(`demo run ${spec.runId} must start with "${DEMO_RUN_PREFIX}-"`);
+    if (!spec.runId.startsWith(`${DEMO_RUN_PREFIX}-`))
+      throw new Error(`demo run ${spec.runId} must start with "${DEMO_RUN_PREFIX}-"`);
     const taskIds = spec.tasks.map((_, i) => demoTaskIdOf(spec.runId, i + 1, spec.amountCents));
     const faults = faultsOf(spec);
     const faultRate = faults.length ? (spec.faultRate ?? 0.5) : 0;
@@ -159,8 +177,18 @@ export interface AgentInvocation {
 
 /** `npm run agent -- <args>` with <env>: the demo run as the command line an engineer would type. */
 export function agentInvocationOf(run: DemoRun): AgentInvocation {
-  const args = ["--tasks", String(run.tasks.length), "--run-id", run.runId, "--amount-cents", String(run.amountCents), "--call-timeout-ms", String(DEMO_CALL_TIMEOUT_MS)];
-  if (run.faults.length) args.push("--faults", run.faults.join(","), "--fault-rate", String(run.faultRate), "--seed", String(run.seed));
+  const args = [
+    "--tasks",
+    String(run.tasks.length),
+    "--run-id",
+    run.runId,
+    "--amount-cents",
+    String(run.amountCents),
+    "--call-timeout-ms",
+    String(DEMO_CALL_TIMEOUT_MS),
+  ];
+  if (run.faults.length)
+    args.push("--faults", run.faults.join(","), "--fault-rate", String(run.faultRate), "--seed", String(run.seed));
   if (run.webhooksLost) args.push("--webhook-url", WEBHOOK_ENDPOINT_DOWN);
   // A worker that will be killed holds short leases: its successor waits for the dead one's lease to expire.
   if (run.killAt) args.push("--lease-ttl", String(KILLED_WORKER_LEASE_TTL_S));
@@ -169,15 +197,32 @@ export function agentInvocationOf(run: DemoRun): AgentInvocation {
 
 /** Continues unfinished demo tasks (one run's, or all of them): what an engineer does after a crash. */
 export function resumeInvocationOf(runId: string = DEMO_RUN_PREFIX): AgentInvocation {
-  return { args: ["--resume", "--run-id", runId, "--call-timeout-ms", String(DEMO_CALL_TIMEOUT_MS)], env: { VERITY_FAULT_KILL_AT: "" } };
+  return {
+    args: ["--resume", "--run-id", runId, "--call-timeout-ms", String(DEMO_CALL_TIMEOUT_MS)],
+    env: { VERITY_FAULT_KILL_AT: "" },
+  };
 }
 
 /** Statuses a demo task rests in: nothing more for an agent or the reconciler to do. */
-const restingStatuses = new Set<string>(["COMPLETED", "FAILED", "PERMANENTLY_FAILED", "CANCELLED", "WAITING_FOR_HUMAN"]);
+const restingStatuses = new Set<string>([
+  "COMPLETED",
+  "FAILED",
+  "PERMANENTLY_FAILED",
+  "CANCELLED",
+  "WAITING_FOR_HUMAN",
+]);
 /** Statuses `npm run agent -- --resume` picks a task up in (programs/agent/refund-agent.ts). */
-const resumableStatuses = new Set<string>(["RECEIVED", "PLANNING", "READY", "RUNNING", "WAITING_FOR_TOOL", "VALIDATING"]);
+const resumableStatuses = new Set<string>([
+  "RECEIVED",
+  "PLANNING",
+  "READY",
+  "RUNNING",
+  "WAITING_FOR_TOOL",
+  "VALIDATING",
+]);
 
-export type DemoProgress = { kind: "done" } | { kind: "resume"; taskIds: string[] } | { kind: "wait"; taskIds: string[] };
+export type DemoProgress =
+  { kind: "done" } | { kind: "resume"; taskIds: string[] } | { kind: "wait"; taskIds: string[] };
 
 /**
  * What the demo does next, from where its tasks are: resume the ones an
@@ -192,10 +237,17 @@ export function nextDemoStep(statuses: ReadonlyMap<string, string>): DemoProgres
 }
 
 /** The demo tasks that did not end where the plan says (an empty list when the demo went as planned). */
-export function deviationsFromPlan(runs: readonly DemoRun[], statuses: ReadonlyMap<string, string>): Array<{ taskId: string; planned: DemoEnd; actual: string }> {
+export function deviationsFromPlan(
+  runs: readonly DemoRun[],
+  statuses: ReadonlyMap<string, string>,
+): Array<{ taskId: string; planned: DemoEnd; actual: string }> {
   return runs.flatMap((run) =>
     run.tasks
-      .map((task, i) => ({ taskId: run.taskIds[i]!, planned: task.ends, actual: statuses.get(run.taskIds[i]!) ?? "missing" }))
+      .map((task, i) => ({
+        taskId: run.taskIds[i]!,
+        planned: task.ends,
+        actual: statuses.get(run.taskIds[i]!) ?? "missing",
+      }))
       .filter((d) => d.actual !== d.planned),
   );
 }

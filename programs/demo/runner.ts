@@ -1,7 +1,14 @@
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
 import path from "node:path";
-import { agentInvocationOf, deviationsFromPlan, nextDemoStep, resumeInvocationOf, type AgentInvocation, type DemoRun } from "@/programs/demo/plan";
+import {
+  agentInvocationOf,
+  deviationsFromPlan,
+  nextDemoStep,
+  resumeInvocationOf,
+  type AgentInvocation,
+  type DemoRun,
+} from "@/programs/demo/plan";
 import { isVerityApiError, VerityClient } from "@/sdk";
 
 /**
@@ -121,7 +128,8 @@ async function readStatuses(client: VerityClient, runs: readonly DemoRun[]): Pro
 }
 
 function describeExit(run: DemoRun, exit: AgentExit): string {
-  if (exit.signal) return `worker ${exit.signal === "SIGKILL" && run.killAt ? `SIGKILLed at ${run.killAt}, as planned` : `ended by ${exit.signal}`}`;
+  if (exit.signal)
+    return `worker ${exit.signal === "SIGKILL" && run.killAt ? `SIGKILLed at ${run.killAt}, as planned` : `ended by ${exit.signal}`}`;
   return exit.code === 0 ? exit.summary : `exit ${exit.code}: ${exit.summary}`;
 }
 
@@ -177,7 +185,8 @@ export function describeDemoResult(result: DemoResult): string {
   for (const status of result.statuses.values()) counts.set(status, (counts.get(status) ?? 0) + 1);
   const ends = [...counts].map(([status, n]) => `${n} ${status}`).join(", ");
   const when = `${Math.round(result.elapsedMs / 1000)} s`;
-  if (!result.finished) return `stopped after ${when} with tasks still moving (${ends}); continue them with npm run agent -- --resume --run-id demo`;
+  if (!result.finished)
+    return `stopped after ${when} with tasks still moving (${ends}); continue them with npm run agent -- --resume --run-id demo`;
   const off = result.deviations.map((d) => `${d.taskId} ${d.actual} (planned ${d.planned})`).join(", ");
   return `done in ${when}: ${ends}${off ? `; not as planned: ${off}` : ", as planned"}`;
 }
@@ -218,7 +227,10 @@ export function markDemoDone(dataDir: string, seedId: string, details: Record<st
   // Written aside, flushed, then renamed over the marker: a kill leaves the old marker or the new one, never half of one.
   const fd = openSync(partial, "w");
   try {
-    writeSync(fd, `${JSON.stringify({ status: "done", seed: seedId, at: new Date().toISOString(), ...details }, null, 2)}\n`);
+    writeSync(
+      fd,
+      `${JSON.stringify({ status: "done", seed: seedId, at: new Date().toISOString(), ...details }, null, 2)}\n`,
+    );
     fsyncSync(fd);
   } finally {
     closeSync(fd);

@@ -27,11 +27,15 @@ export const sandboxEnvSchema = z.object({
 export function sandboxOptionsFromEnv(env: Record<string, string | undefined>): SandboxOptions {
   const parsed = sandboxEnvSchema.safeParse(env);
   if (!parsed.success) {
-    throw new Error(`Invalid sandbox configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n")}`);
+    throw new Error(
+      `Invalid sandbox configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n")}`,
+    );
   }
   const e = parsed.data;
   const journal = e.SANDBOX_JOURNAL ?? path.join(e.VERITY_DATA_DIR, "sandbox", "journal.jsonl");
-  const faults = e.SANDBOX_FAULTS?.split(",").map((f) => f.trim()).filter(Boolean);
+  const faults = e.SANDBOX_FAULTS?.split(",")
+    .map((f) => f.trim())
+    .filter(Boolean);
   return {
     port: e.SANDBOX_PORT,
     host: e.SANDBOX_HOST,
@@ -39,6 +43,8 @@ export function sandboxOptionsFromEnv(env: Record<string, string | undefined>): 
     webhookUrl: e.SANDBOX_WEBHOOK_URL,
     webhookSecret: e.SANDBOX_WEBHOOK_SECRET,
     allowReset: e.SANDBOX_ALLOW_RESET,
-    faults: faults?.length ? { faults, probability: e.SANDBOX_FAULT_PROBABILITY, seed: e.SANDBOX_FAULT_SEED } : undefined,
+    faults: faults?.length
+      ? { faults, probability: e.SANDBOX_FAULT_PROBABILITY, seed: e.SANDBOX_FAULT_SEED }
+      : undefined,
   };
 }

@@ -5,7 +5,13 @@ import { seededRandom } from "@/lib/core/seeded-random";
 describe("fault parsing", () => {
   it("reads every fault", () => {
     expect(parseFault(" latency=250 ")).toEqual({ kind: "latency", ms: 250 });
-    for (const name of ["error_before_commit", "error_after_commit", "timeout_after_commit", "drop_response", "duplicate_webhook"]) {
+    for (const name of [
+      "error_before_commit",
+      "error_after_commit",
+      "timeout_after_commit",
+      "drop_response",
+      "duplicate_webhook",
+    ]) {
       expect(parseFault(name)).toEqual({ kind: name });
     }
   });
@@ -15,7 +21,11 @@ describe("fault parsing", () => {
   });
 
   it("plans a header: latencies add up, one outcome at most", () => {
-    expect(planFromHeader("latency=10, duplicate_webhook,latency=5,drop_response")).toEqual({ latencyMs: 15, outcome: "drop_response", duplicateWebhook: true });
+    expect(planFromHeader("latency=10, duplicate_webhook,latency=5,drop_response")).toEqual({
+      latencyMs: 15,
+      outcome: "drop_response",
+      duplicateWebhook: true,
+    });
     expect(planFromHeader("")).toEqual(noFaults);
     expect(() => planFromHeader("error_after_commit,timeout_after_commit")).toThrow(/only one way/);
   });

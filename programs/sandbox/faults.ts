@@ -19,7 +19,12 @@ import { seededRandom } from "@/lib/core/seeded-random";
  * same seed and the same sequence of requests injects the same faults.
  */
 
-export const outcomeFaults = ["error_before_commit", "error_after_commit", "timeout_after_commit", "drop_response"] as const;
+export const outcomeFaults = [
+  "error_before_commit",
+  "error_after_commit",
+  "timeout_after_commit",
+  "drop_response",
+] as const;
 export type OutcomeFault = (typeof outcomeFaults)[number];
 
 export type Fault = { kind: "latency"; ms: number } | { kind: OutcomeFault } | { kind: "duplicate_webhook" };
@@ -53,7 +58,9 @@ export function parseFault(text: string): Fault {
   }
   if (isOutcomeFault(item)) return { kind: item };
   if (item === "duplicate_webhook") return { kind: "duplicate_webhook" };
-  throw new FaultSyntaxError(`unknown fault "${item}"; known: latency=<ms>, ${[...outcomeFaults, "duplicate_webhook"].join(", ")}`);
+  throw new FaultSyntaxError(
+    `unknown fault "${item}"; known: latency=<ms>, ${[...outcomeFaults, "duplicate_webhook"].join(", ")}`,
+  );
 }
 
 export function formatFault(fault: Fault): string {
@@ -134,7 +141,14 @@ export class GlobalFaults {
   }
 
   state(): GlobalFaultState {
-    return { faults: this.faults.map(formatFault), probability: this.probability, seed: this.seed, scope: this.scope, draws: this.draws, hits: this.hits };
+    return {
+      faults: this.faults.map(formatFault),
+      probability: this.probability,
+      seed: this.seed,
+      scope: this.scope,
+      draws: this.draws,
+      hits: this.hits,
+    };
   }
 
   draw(isWrite: boolean): FaultPlan {

@@ -21,7 +21,9 @@ export class SandboxHttpError extends Error {
   }
 
   toBody(): ErrorBody {
-    return { error: { type: this.type, code: this.code, message: this.message, ...(this.param ? { param: this.param } : {}) } };
+    return {
+      error: { type: this.type, code: this.code, message: this.message, ...(this.param ? { param: this.param } : {}) },
+    };
   }
 }
 
@@ -30,7 +32,9 @@ export function invalidParameter(message: string, param?: string): SandboxHttpEr
 }
 
 /** The first zod issue as a 400 naming its parameter, as Stripe does. */
-export function fromZodIssues(issues: ReadonlyArray<{ path: PropertyKey[]; message: string; code?: string; keys?: string[] }>): SandboxHttpError {
+export function fromZodIssues(
+  issues: ReadonlyArray<{ path: PropertyKey[]; message: string; code?: string; keys?: string[] }>,
+): SandboxHttpError {
   const issue = issues[0];
   if (!issue) return invalidParameter("invalid request");
   const base = issue.path.map(String).join(".");
@@ -41,10 +45,20 @@ export function fromZodIssues(issues: ReadonlyArray<{ path: PropertyKey[]; messa
   return invalidParameter(base ? `Invalid ${base}: ${issue.message}` : issue.message, base || undefined);
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   if (res.destroyed || res.headersSent) return;
   const text = JSON.stringify(body);
-  res.writeHead(status, { "Content-Type": "application/json", "Cache-Control": "no-store", "Content-Length": Buffer.byteLength(text), ...headers });
+  res.writeHead(status, {
+    "Content-Type": "application/json",
+    "Cache-Control": "no-store",
+    "Content-Length": Buffer.byteLength(text),
+    ...headers,
+  });
   res.end(text);
 }
 
@@ -55,13 +69,25 @@ export function sendError(res: ServerResponse, error: SandboxHttpError, headers:
 export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
   const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
   if (type !== "application/json") {
-    throw new SandboxHttpError(415, "invalid_request_error", "unsupported_media_type", "Send the body as application/json.", "Content-Type");
+    throw new SandboxHttpError(
+      415,
+      "invalid_request_error",
+      "unsupported_media_type",
+      "Send the body as application/json.",
+      "Content-Type",
+    );
   }
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     total += chunk.byteLength;
-    if (total > maxBytes) throw new SandboxHttpError(413, "invalid_request_error", "payload_too_large", `The body exceeds ${maxBytes} bytes.`);
+    if (total > maxBytes)
+      throw new SandboxHttpError(
+        413,
+        "invalid_request_error",
+        "payload_too_large",
+        `The body exceeds ${maxBytes} bytes.`,
+      );
     chunks.push(chunk);
   }
   if (total === 0) throw invalidParameter("The request body is empty; send a JSON object.");

@@ -14,7 +14,10 @@ describe("IdempotencyStore", () => {
     const store = new IdempotencyStore();
     store.claim("refunds", "k", "fp1");
     store.complete("refunds", "k", "fp1", { status: 200, body: { id: "re_1" } });
-    expect(store.claim("refunds", "k", "fp1")).toEqual({ kind: "replay", response: { status: 200, body: { id: "re_1" } } });
+    expect(store.claim("refunds", "k", "fp1")).toEqual({
+      kind: "replay",
+      response: { status: 200, body: { id: "re_1" } },
+    });
     expect(store.claim("refunds", "k", "fp2")).toEqual({ kind: "mismatch" });
     expect(() => store.complete("refunds", "k", "fp1", { status: 200, body: {} })).toThrow(/completed twice/);
   });

@@ -18,13 +18,11 @@ export interface StoredResponse {
   body: unknown;
 }
 
-type Entry = { state: "in_flight"; fingerprint: string } | { state: "completed"; fingerprint: string; response: StoredResponse };
+type Entry =
+  { state: "in_flight"; fingerprint: string } | { state: "completed"; fingerprint: string; response: StoredResponse };
 
 export type Claim =
-  | { kind: "claimed" }
-  | { kind: "replay"; response: StoredResponse }
-  | { kind: "mismatch" }
-  | { kind: "in_flight" };
+  { kind: "claimed" } | { kind: "replay"; response: StoredResponse } | { kind: "mismatch" } | { kind: "in_flight" };
 
 export class IdempotencyStore {
   private readonly entries = new Map<string, Entry>();
@@ -59,7 +57,8 @@ export class IdempotencyStore {
    */
   complete(namespace: Namespace, key: string, fingerprint: string, response: StoredResponse): void {
     const id = IdempotencyStore.id(namespace, key);
-    if (this.entries.get(id)?.state === "completed") throw new Error(`idempotency key ${key} in ${namespace} was completed twice`);
+    if (this.entries.get(id)?.state === "completed")
+      throw new Error(`idempotency key ${key} in ${namespace} was completed twice`);
     this.entries.set(id, { state: "completed", fingerprint, response });
   }
 

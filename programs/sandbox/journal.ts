@@ -65,7 +65,9 @@ export async function openFileJournal(file: string): Promise<{ journal: Journal;
   return { journal: new FileJournal(file, handle), records };
 }
 
-async function readJournal(file: string): Promise<{ records: JournalRecord[]; keepBytes: number | null; existed: boolean }> {
+async function readJournal(
+  file: string,
+): Promise<{ records: JournalRecord[]; keepBytes: number | null; existed: boolean }> {
   let bytes: Buffer;
   try {
     bytes = await readFile(file);
@@ -84,7 +86,8 @@ async function readJournal(file: string): Promise<{ records: JournalRecord[]; ke
       throw new Error(`sandbox journal ${file}: line ${i + 1} is not JSON; the file is corrupt`);
     }
     const record = journalRecordSchema.safeParse(parsed);
-    if (!record.success) throw new Error(`sandbox journal ${file}: line ${i + 1} is not a journal record: ${record.error.message}`);
+    if (!record.success)
+      throw new Error(`sandbox journal ${file}: line ${i + 1} is not a journal record: ${record.error.message}`);
     return record.data;
   });
   return { records, keepBytes, existed: true };
@@ -116,7 +119,10 @@ class FileJournal implements Journal {
     const write = this.tail.then(async () => {
       // A handler that outlived close(): refused as "nothing written", which is true.
       if (this.isClosed) throw new JournalUnavailableError("the journal is closed");
-      if (this.broken) throw new JournalUnavailableError(`the journal stopped taking writes after an earlier failure: ${this.broken.message}`);
+      if (this.broken)
+        throw new JournalUnavailableError(
+          `the journal stopped taking writes after an earlier failure: ${this.broken.message}`,
+        );
       try {
         await this.handle.appendFile(line);
         await this.handle.datasync();

@@ -1,5 +1,10 @@
 import type { IncomingMessage } from "node:http";
-import { HEADER, MAX_IDEMPOTENCY_KEY_LENGTH, type SandboxNote, type SandboxRefund } from "@/lib/connectors/sandbox/contract";
+import {
+  HEADER,
+  MAX_IDEMPOTENCY_KEY_LENGTH,
+  type SandboxNote,
+  type SandboxRefund,
+} from "@/lib/connectors/sandbox/contract";
 import type { RequestContext, SandboxContext } from "@/programs/sandbox/context";
 import { headerOf, sendError, sendJson, SandboxHttpError } from "@/programs/sandbox/http";
 import { JournalUnavailableError, type Namespace } from "@/programs/sandbox/journal";
@@ -24,10 +29,22 @@ import { sleep } from "@/lib/core/sleep";
 export function idempotencyKeyOf(req: IncomingMessage): string {
   const key = headerOf(req, HEADER.idempotencyKey)?.trim();
   if (!key) {
-    throw new SandboxHttpError(400, "invalid_request_error", "idempotency_key_missing", `Every POST needs an ${HEADER.idempotencyKey} header.`, HEADER.idempotencyKey);
+    throw new SandboxHttpError(
+      400,
+      "invalid_request_error",
+      "idempotency_key_missing",
+      `Every POST needs an ${HEADER.idempotencyKey} header.`,
+      HEADER.idempotencyKey,
+    );
   }
   if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-    throw new SandboxHttpError(400, "invalid_request_error", "parameter_invalid", `${HEADER.idempotencyKey} is at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`, HEADER.idempotencyKey);
+    throw new SandboxHttpError(
+      400,
+      "invalid_request_error",
+      "parameter_invalid",
+      `${HEADER.idempotencyKey} is at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`,
+      HEADER.idempotencyKey,
+    );
   }
   return key;
 }
@@ -42,7 +59,11 @@ export interface Mutation<T extends SandboxRefund | SandboxNote> {
   afterCommit?: (body: T) => void;
 }
 
-export async function runIdempotentMutation<T extends SandboxRefund | SandboxNote>(ctx: SandboxContext, rc: RequestContext, m: Mutation<T>): Promise<void> {
+export async function runIdempotentMutation<T extends SandboxRefund | SandboxNote>(
+  ctx: SandboxContext,
+  rc: RequestContext,
+  m: Mutation<T>,
+): Promise<void> {
   const claim = ctx.store.keys.claim(m.namespace, m.key, m.fingerprint);
   switch (claim.kind) {
     case "replay":
@@ -54,13 +75,25 @@ export async function runIdempotentMutation<T extends SandboxRefund | SandboxNot
       ctx.counters.keyMismatches++;
       return sendError(
         rc.res,
-        new SandboxHttpError(409, "idempotency_error", "idempotency_key_reused", `Keys for idempotent requests can only be used with the same parameters they were first used with; ${m.key} was used with others.`, HEADER.idempotencyKey),
+        new SandboxHttpError(
+          409,
+          "idempotency_error",
+          "idempotency_key_reused",
+          `Keys for idempotent requests can only be used with the same parameters they were first used with; ${m.key} was used with others.`,
+          HEADER.idempotencyKey,
+        ),
       );
     case "in_flight":
       ctx.counters.inFlightConflicts++;
       return sendError(
         rc.res,
-        new SandboxHttpError(409, "idempotency_error", "idempotency_key_in_use", `A request with ${HEADER.idempotencyKey} ${m.key} is still being processed; look it up or retry later.`, HEADER.idempotencyKey),
+        new SandboxHttpError(
+          409,
+          "idempotency_error",
+          "idempotency_key_in_use",
+          `A request with ${HEADER.idempotencyKey} ${m.key} is still being processed; look it up or retry later.`,
+          HEADER.idempotencyKey,
+        ),
       );
     case "claimed":
       break;
@@ -77,7 +110,10 @@ export async function runIdempotentMutation<T extends SandboxRefund | SandboxNot
     }
     if (rc.plan.outcome === "error_before_commit") {
       ctx.store.keys.release(m.namespace, m.key);
-      return sendError(rc.res, notProcessed("The request was not processed (injected error_before_commit); nothing was stored."));
+      return sendError(
+        rc.res,
+        notProcessed("The request was not processed (injected error_before_commit); nothing was stored."),
+      );
     }
     body = m.build();
     committing = true;
@@ -122,9 +158,19 @@ export function deliver(rc: RequestContext, status: number, body: unknown, heade
 }
 
 export function internalError(): SandboxHttpError {
-  return new SandboxHttpError(500, "api_error", "internal_error", "An internal error occurred; the request may or may not have been applied.");
+  return new SandboxHttpError(
+    500,
+    "api_error",
+    "internal_error",
+    "An internal error occurred; the request may or may not have been applied.",
+  );
 }
 
 export function notProcessed(message: string): SandboxHttpError {
-  return new SandboxHttpError(503, "api_error", "not_processed", `${message} Retrying with the same ${HEADER.idempotencyKey} is safe.`);
+  return new SandboxHttpError(
+    503,
+    "api_error",
+    "not_processed",
+    `${message} Retrying with the same ${HEADER.idempotencyKey} is safe.`,
+  );
 }

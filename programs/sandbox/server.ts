@@ -36,7 +36,14 @@ import { newId } from "@/lib/core/ids";
 import { childLogger, lineLogger, type Logger } from "@/lib/config/log";
 import { HEADER } from "@/lib/connectors/sandbox/contract";
 import { newCounters, type RequestContext, type SandboxContext } from "@/programs/sandbox/context";
-import { FaultSyntaxError, GlobalFaults, noFaults, planFromHeader, type FaultPlan, type GlobalFaultConfigInput } from "@/programs/sandbox/faults";
+import {
+  FaultSyntaxError,
+  GlobalFaults,
+  noFaults,
+  planFromHeader,
+  type FaultPlan,
+  type GlobalFaultConfigInput,
+} from "@/programs/sandbox/faults";
 import { headerOf, invalidParameter, sendError, SandboxHttpError } from "@/programs/sandbox/http";
 import { deliver, internalError, notProcessed } from "@/programs/sandbox/mutation";
 import { routes, type Method } from "@/programs/sandbox/routes";
@@ -85,7 +92,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const lifetime = new AbortController();
   const faults = new GlobalFaults();
   if (options.faults) faults.configure(options.faults);
-  const webhooks = new WebhookSender({ secret: options.webhookSecret, ...options.webhookDelivery, signal: lifetime.signal });
+  const webhooks = new WebhookSender({
+    secret: options.webhookSecret,
+    ...options.webhookDelivery,
+    signal: lifetime.signal,
+  });
   const ctx: SandboxContext = {
     store,
     faults,
@@ -144,16 +155,34 @@ async function handle(ctx: SandboxContext, req: IncomingMessage, res: ServerResp
   res.on("close", () => {
     const status = res.writableFinished ? String(res.statusCode) : "no response";
     const faultNote = plan === noFaults ? "" : ` [${describePlan(plan)}]`;
-    if (ctx.log.isLevelEnabled("debug")) ctx.log.debug(`${req.method} ${url.pathname}${url.search} → ${status}${faultNote} ${Math.round(performance.now() - started)} ms`);
+    if (ctx.log.isLevelEnabled("debug"))
+      ctx.log.debug(
+        `${req.method} ${url.pathname}${url.search} → ${status}${faultNote} ${Math.round(performance.now() - started)} ms`,
+      );
   });
 
   try {
     const match = matchRoute(url.pathname);
-    if (!match) throw new SandboxHttpError(404, "invalid_request_error", "resource_missing", `Unrecognized request URL (${req.method} ${url.pathname}).`);
+    if (!match)
+      throw new SandboxHttpError(
+        404,
+        "invalid_request_error",
+        "resource_missing",
+        `Unrecognized request URL (${req.method} ${url.pathname}).`,
+      );
     const handler = match.route.methods[req.method as Method];
     if (!handler) {
       const allow = Object.keys(match.route.methods).join(", ");
-      return sendError(res, new SandboxHttpError(405, "invalid_request_error", "method_not_allowed", `${req.method} is not supported here; use ${allow}.`), { Allow: allow });
+      return sendError(
+        res,
+        new SandboxHttpError(
+          405,
+          "invalid_request_error",
+          "method_not_allowed",
+          `${req.method} is not supported here; use ${allow}.`,
+        ),
+        { Allow: allow },
+      );
     }
     const rc: RequestContext = { req, res, url, plan };
     if (!match.route.isAdmin) {
@@ -203,7 +232,13 @@ function countFaults(ctx: SandboxContext, plan: FaultPlan): void {
 }
 
 function describePlan(plan: FaultPlan): string {
-  return [plan.latencyMs > 0 ? `latency=${plan.latencyMs}` : null, plan.outcome, plan.duplicateWebhook ? "duplicate_webhook" : null].filter(Boolean).join(",");
+  return [
+    plan.latencyMs > 0 ? `latency=${plan.latencyMs}` : null,
+    plan.outcome,
+    plan.duplicateWebhook ? "duplicate_webhook" : null,
+  ]
+    .filter(Boolean)
+    .join(",");
 }
 
 /**
@@ -216,7 +251,8 @@ async function passReadFaults(ctx: SandboxContext, rc: RequestContext): Promise<
     return false;
   }
   if (rc.plan.outcome === null) return true;
-  if (rc.plan.outcome === "error_before_commit") sendError(rc.res, notProcessed("The request was not processed (injected error_before_commit)."));
+  if (rc.plan.outcome === "error_before_commit")
+    sendError(rc.res, notProcessed("The request was not processed (injected error_before_commit)."));
   else deliver(rc, 500, null);
   return false;
 }

@@ -1,6 +1,12 @@
 import { noteSchema, refundSchema, type SandboxNote, type SandboxRefund } from "@/lib/connectors/sandbox/contract";
 import { IdempotencyStore } from "@/programs/sandbox/idempotency-store";
-import { memoryJournal, openFileJournal, type Journal, type JournalRecord, type Namespace } from "@/programs/sandbox/journal";
+import {
+  memoryJournal,
+  openFileJournal,
+  type Journal,
+  type JournalRecord,
+  type Namespace,
+} from "@/programs/sandbox/journal";
 
 /**
  * The one owner of the sandbox's state: refunds, notes and the idempotency
@@ -37,8 +43,22 @@ export class SandboxStore {
   }
 
   /** Durable, then visible. The caller holds the key's claim. */
-  async commit(namespace: Namespace, key: string, fingerprint: string, body: SandboxRefund | SandboxNote): Promise<void> {
-    const record: JournalRecord = { v: 1, type: "committed", namespace, idempotency_key: key, fingerprint, status: 200, body, at: new Date().toISOString() };
+  async commit(
+    namespace: Namespace,
+    key: string,
+    fingerprint: string,
+    body: SandboxRefund | SandboxNote,
+  ): Promise<void> {
+    const record: JournalRecord = {
+      v: 1,
+      type: "committed",
+      namespace,
+      idempotency_key: key,
+      fingerprint,
+      status: 200,
+      body,
+      at: new Date().toISOString(),
+    };
     await this.journal.append(record);
     this.apply(record);
   }

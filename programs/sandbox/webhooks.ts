@@ -76,9 +76,17 @@ export class WebhookSender {
       if (signal.aborted) return;
       this.counters.attempts++;
       try {
-        const headers: Record<string, string> = { "Content-Type": "application/json", "User-Agent": "verity-sandbox-webhooks" };
+        const headers: Record<string, string> = {
+          "Content-Type": "application/json",
+          "User-Agent": "verity-sandbox-webhooks",
+        };
         if (secret) headers[HEADER.signature] = signWebhook(secret, body, Math.floor(Date.now() / 1000));
-        const res = await fetch(url, { method: "POST", headers, body, signal: AbortSignal.any([signal, AbortSignal.timeout(this.timeoutMs)]) });
+        const res = await fetch(url, {
+          method: "POST",
+          headers,
+          body,
+          signal: AbortSignal.any([signal, AbortSignal.timeout(this.timeoutMs)]),
+        });
         await res.arrayBuffer().catch(() => undefined);
         if (res.ok) {
           this.counters.delivered++;

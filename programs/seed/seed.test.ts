@@ -23,14 +23,21 @@ describe("demo seed", () => {
       expect((await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`))[0]?.n, table).toBe(0);
     }
     const effectStates = ["WAITING_FOR_TOOL", "RECONCILING", "VALIDATING", "COMPLETED", "RECOVERING", "HUMAN_RESOLVED"];
-    const rows = await t.sql<{ id: string; status: string }>("SELECT id, status FROM tasks WHERE workflow_name = 'agent-task' AND status = ANY($1)", [effectStates]);
+    const rows = await t.sql<{ id: string; status: string }>(
+      "SELECT id, status FROM tasks WHERE workflow_name = 'agent-task' AND status = ANY($1)",
+      [effectStates],
+    );
     expect(rows).toEqual([]);
   });
 
   it("keeps the lifecycle variety, with one escalation before any refund, and the delivery workflow", async () => {
-    const byStatus = await t.sql<{ workflow_name: string; status: string; n: number }>("SELECT workflow_name, status, count(*)::int AS n FROM tasks GROUP BY 1, 2");
-    const count = (workflow: string, status: string) => byStatus.find((r) => r.workflow_name === workflow && r.status === status)?.n ?? 0;
-    for (const status of ["RECEIVED", "PLANNING", "READY", "RUNNING", "CANCELLED", "PERMANENTLY_FAILED"]) expect(count("agent-task", status), status).toBeGreaterThan(1);
+    const byStatus = await t.sql<{ workflow_name: string; status: string; n: number }>(
+      "SELECT workflow_name, status, count(*)::int AS n FROM tasks GROUP BY 1, 2",
+    );
+    const count = (workflow: string, status: string) =>
+      byStatus.find((r) => r.workflow_name === workflow && r.status === status)?.n ?? 0;
+    for (const status of ["RECEIVED", "PLANNING", "READY", "RUNNING", "CANCELLED", "PERMANENTLY_FAILED"])
+      expect(count("agent-task", status), status).toBeGreaterThan(1);
     expect(count("agent-task", "WAITING_FOR_HUMAN")).toBe(1);
     expect(count("delivery", "complete")).toBe(1);
     expect(await isSeeded(t.db)).toBe(true);
@@ -70,7 +77,10 @@ describe("an interrupted seed", () => {
       expect(await isSeeded(interrupted.db)).toBe(true);
       expect(await snapshotDatabase(queryOf(interrupted.db))).toEqual(await snapshotDatabase(queryOf(straight.db)));
       // And a seeded database is left alone.
-      expect(await seedDemoData(interrupted.db, { extraTasks: 2 })).toEqual({ tasks: 0, seedId: await seedMarkerOf(interrupted.db) });
+      expect(await seedDemoData(interrupted.db, { extraTasks: 2 })).toEqual({
+        tasks: 0,
+        seedId: await seedMarkerOf(interrupted.db),
+      });
     } finally {
       await Promise.all([straight.close(), interrupted.close()]);
     }

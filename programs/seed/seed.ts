@@ -33,13 +33,22 @@ const agentTaskScripts: Array<{ intent: string; steps: Step[]; once?: boolean }>
   { intent: "refund-order-1001", steps: [] },
   { intent: "refund-order-1002", steps: [{ to: "PLANNING" }] },
   { intent: "refund-order-1003", steps: [{ to: "PLANNING" }, { to: "READY" }] },
-  { intent: "refund-order-1004", steps: [{ to: "PLANNING" }, { to: "READY" }, { to: "RUNNING", patch: { active_agents: [demoAgent.identity] } }] },
+  {
+    intent: "refund-order-1004",
+    steps: [{ to: "PLANNING" }, { to: "READY" }, { to: "RUNNING", patch: { active_agents: [demoAgent.identity] } }],
+  },
   {
     intent: "refund-order-1005",
     steps: [
       { to: "PLANNING" },
       { to: "READY" },
-      { to: "RUNNING", patch: { active_agents: [demoAgent.identity], budget: { currency_spent_usd: 0.4, tokens_spent: 1800, hops_used: 2 } } },
+      {
+        to: "RUNNING",
+        patch: {
+          active_agents: [demoAgent.identity],
+          budget: { currency_spent_usd: 0.4, tokens_spent: 1800, hops_used: 2 },
+        },
+      },
       { patch: done("lookup-order") },
     ],
   },
@@ -48,12 +57,29 @@ const agentTaskScripts: Array<{ intent: string; steps: Step[]; once?: boolean }>
     // An escalation before any refund was attempted: no execution, so nothing for the review queue.
     // Once only: the console's waiting tasks should be mostly the demo's frozen refunds.
     once: true,
-    steps: [{ to: "PLANNING" }, { to: "READY" }, { to: "RUNNING" }, { to: "WAITING_FOR_HUMAN", reason: "the order total and the requested amount differ; a person checks before any refund" }],
+    steps: [
+      { to: "PLANNING" },
+      { to: "READY" },
+      { to: "RUNNING" },
+      {
+        to: "WAITING_FOR_HUMAN",
+        reason: "the order total and the requested amount differ; a person checks before any refund",
+      },
+    ],
   },
-  { intent: "refund-order-1009", steps: [{ to: "PLANNING" }, { to: "CANCELLED", reason: "customer withdrew the request" }] },
+  {
+    intent: "refund-order-1009",
+    steps: [{ to: "PLANNING" }, { to: "CANCELLED", reason: "customer withdrew the request" }],
+  },
   {
     intent: "refund-order-1010",
-    steps: [{ to: "PLANNING" }, { to: "READY" }, { to: "RUNNING" }, { to: "FAILED", reason: "order lookup: the order does not exist" }, { to: "PERMANENTLY_FAILED", reason: "order does not exist" }],
+    steps: [
+      { to: "PLANNING" },
+      { to: "READY" },
+      { to: "RUNNING" },
+      { to: "FAILED", reason: "order lookup: the order does not exist" },
+      { to: "PERMANENTLY_FAILED", reason: "order does not exist" },
+    ],
   },
 ];
 
@@ -61,7 +87,10 @@ const deliveryScripts: Array<{ intent: string; steps: Step[] }> = [
   { intent: "feature-export-csv", steps: [] },
   {
     intent: "feature-audit-filter",
-    steps: [{ patch: { gates: { plan_approved: true }, artifacts: { implementation_plan: "plans/audit-filter.md" } } }, { to: "implementing" }],
+    steps: [
+      { patch: { gates: { plan_approved: true }, artifacts: { implementation_plan: "plans/audit-filter.md" } } },
+      { to: "implementing" },
+    ],
   },
   {
     intent: "fix-timeout-retry",
@@ -83,7 +112,12 @@ const deliveryScripts: Array<{ intent: string; steps: Step[] }> = [
       { to: "reviewing" },
       { patch: { gates: { review_passed: true } } },
       { to: "testing" },
-      { patch: { gates: { tests_passing: true, security_approved: true, deployment_approved: true }, artifacts: { test_results: "412 passed" } } },
+      {
+        patch: {
+          gates: { tests_passing: true, security_approved: true, deployment_approved: true },
+          artifacts: { test_results: "412 passed" },
+        },
+      },
       { to: "complete" },
     ],
   },
@@ -133,7 +167,15 @@ export async function seedDemoData(db: Db, options: SeedOptions = {}): Promise<{
     await createUser(db, user);
     await fault(`seed:user:${user.username}`);
   }
-  if (await issueTokenOnce(db, { name: demoObserver.name, identity: demoObserver.identity, token: demoObserver.token, role: "auditor" })) await fault("seed:token:observer");
+  if (
+    await issueTokenOnce(db, {
+      name: demoObserver.name,
+      identity: demoObserver.identity,
+      token: demoObserver.token,
+      role: "auditor",
+    })
+  )
+    await fault("seed:token:observer");
   const agent: Actor = { identity: demoAgent.identity, kind: "agent" };
   let tasks = 0;
   const run = async (workflow: string, intent: string, steps: Step[]) => {
@@ -141,13 +183,24 @@ export async function seedDemoData(db: Db, options: SeedOptions = {}): Promise<{
     // Versions are gapless and every step makes one: step i takes the task from version i + 1.
     let version = await getTaskVersion(db, taskId);
     if (version === null) {
-      const input = { workflow, task_id: taskId, intent_id: intent, subtasks: workflow === "agent-task" ? refundSubtasks : undefined, budget: { currency_committed_usd: 5 } };
+      const input = {
+        workflow,
+        task_id: taskId,
+        intent_id: intent,
+        subtasks: workflow === "agent-task" ? refundSubtasks : undefined,
+        budget: { currency_committed_usd: 5 },
+      };
       version = (await createTask(db, input, agent)).task.version;
       await fault(`seed:task:${taskId}:v${version}`);
     }
     for (const [i, step] of steps.entries()) {
       if (i + 1 < version) continue;
-      const result = await transitionTask(db, taskId, { expected_version: i + 1, transition_id: `${taskId}:v${i + 2}`, ...step }, agent);
+      const result = await transitionTask(
+        db,
+        taskId,
+        { expected_version: i + 1, transition_id: `${taskId}:v${i + 2}`, ...step },
+        agent,
+      );
       version = result.task.version;
       await fault(`seed:task:${taskId}:v${version}`);
     }
@@ -161,14 +214,22 @@ export async function seedDemoData(db: Db, options: SeedOptions = {}): Promise<{
     await run("agent-task", `${s.intent}-${i}`, s.steps);
   }
   // The completion marker, last.
-  const { id: seedId } = await issueApiToken(db, { name: demoAgent.name, identity: demoAgent.identity, token: demoAgent.token });
+  const { id: seedId } = await issueApiToken(db, {
+    name: demoAgent.name,
+    identity: demoAgent.identity,
+    token: demoAgent.token,
+  });
   await fault("seed:done");
   return { tasks, seedId };
 }
 
 /** Issues the token unless its row exists; whether it wrote one. */
-async function issueTokenOnce(db: Db, input: Parameters<typeof issueApiToken>[1] & { token: string }): Promise<boolean> {
-  if (await db.apiToken.findUnique({ where: { tokenHash: sha256Hex(input.token) }, select: { id: true } })) return false;
+async function issueTokenOnce(
+  db: Db,
+  input: Parameters<typeof issueApiToken>[1] & { token: string },
+): Promise<boolean> {
+  if (await db.apiToken.findUnique({ where: { tokenHash: sha256Hex(input.token) }, select: { id: true } }))
+    return false;
   await issueApiToken(db, input);
   return true;
 }
@@ -181,7 +242,10 @@ export const SEED_LOCK_KEY = 0x76657269;
  * PostgreSQL database do not seed it at once (the second finds the marker
  * and leaves it alone). `seededNow` is false when it was seeded already.
  */
-export async function ensureDemoData(handle: DatabaseHandle, options: SeedOptions = {}): Promise<{ seededNow: boolean; tasks: number; seedId: string }> {
+export async function ensureDemoData(
+  handle: DatabaseHandle,
+  options: SeedOptions = {},
+): Promise<{ seededNow: boolean; tasks: number; seedId: string }> {
   return withAdvisoryLock(handle.adapterFactory, SEED_LOCK_KEY, async () => {
     const existing = await seedMarkerOf(handle.db);
     if (existing) return { seededNow: false, tasks: 0, seedId: existing };

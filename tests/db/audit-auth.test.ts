@@ -12,7 +12,12 @@ let ada: Principal;
 beforeAll(async () => {
   t = await openTestPglite();
   db = t.db;
-  ada = await createUser(db, { username: "ada", displayName: "Ada", role: "auditor", password: "correct horse battery" });
+  ada = await createUser(db, {
+    username: "ada",
+    displayName: "Ada",
+    role: "auditor",
+    password: "correct horse battery",
+  });
 });
 afterAll(async () => t.close());
 
@@ -39,13 +44,23 @@ describe("sign-ins in the audit log", () => {
 });
 
 describe("denied permissions in the audit log", () => {
-  const agent: Principal = { kind: "agent", id: "tok_1", identity: "spiffe://verity.local/agent/refund-bot", role: "agent", displayName: "refund-bot" };
+  const agent: Principal = {
+    kind: "agent",
+    id: "tok_1",
+    identity: "spiffe://verity.local/agent/refund-bot",
+    role: "agent",
+    displayName: "refund-bot",
+  };
 
   it("records a refusal before throwing it, and nothing for an allowed call or an anonymous one", async () => {
     const before = (await authEntries()).length;
-    await expect(requirePermissionRecorded(db, agent, "audit:export", "GET /api/v1/audit/export")).rejects.toMatchObject({ code: "forbidden" });
+    await expect(
+      requirePermissionRecorded(db, agent, "audit:export", "GET /api/v1/audit/export"),
+    ).rejects.toMatchObject({ code: "forbidden" });
     await expect(requirePermissionRecorded(db, agent, "tasks:read", "GET /api/v1/tasks")).resolves.toBe(agent);
-    await expect(requirePermissionRecorded(db, null, "tasks:read", "GET /api/v1/tasks")).rejects.toMatchObject({ code: "unauthenticated" });
+    await expect(requirePermissionRecorded(db, null, "tasks:read", "GET /api/v1/tasks")).rejects.toMatchObject({
+      code: "unauthenticated",
+    });
     const entries = (await authEntries()).slice(before);
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({
@@ -65,7 +80,9 @@ describe("denied permissions in the audit log", () => {
     // The logger (lib/config/log.ts) writes error records to stderr.
     const logged = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
     try {
-      await expect(requirePermissionRecorded(broken.db, agent, "audit:export", "GET /api/v1/audit/export")).rejects.toMatchObject({ code: "forbidden" });
+      await expect(
+        requirePermissionRecorded(broken.db, agent, "audit:export", "GET /api/v1/audit/export"),
+      ).rejects.toMatchObject({ code: "forbidden" });
       expect(logged).toHaveBeenCalledWith(expect.stringContaining("could not record a denied permission"));
     } finally {
       logged.mockRestore();

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendAuditEntry, verifyAuditChains, verifyAuditStreams, type AuditEntry } from "@/lib/stores/audit-log";
-import { countAuditEntries, listTaskHistory, taskAuditStreams, TaskHistoryQuerySchema, taskHistorySearch, type TaskHistoryQuery } from "@/lib/use-cases/audit/audit-search";
+import {
+  countAuditEntries,
+  listTaskHistory,
+  taskAuditStreams,
+  TaskHistoryQuerySchema,
+  taskHistorySearch,
+  type TaskHistoryQuery,
+} from "@/lib/use-cases/audit/audit-search";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { describeAuditEntry, describeVerification } from "@/lib/adapters/console/audit/audit-format";
 import { parseTaskHistoryParams } from "@/lib/adapters/console/audit/audit-query";
@@ -57,7 +64,14 @@ async function taskWithMergedHistory() {
   });
   let version = (await t.db.task.findUniqueOrThrow({ where: { id: execution.taskId } })).version;
   for (const tokens of [100, 200]) {
-    version = (await transitionTask(t.db, execution.taskId, { expected_version: version, patch: { budget: { tokens_spent: tokens } } }, agent)).task.version;
+    version = (
+      await transitionTask(
+        t.db,
+        execution.taskId,
+        { expected_version: version, patch: { budget: { tokens_spent: tokens } } },
+        agent,
+      )
+    ).task.version;
   }
   return { taskId: execution.taskId, execution };
 }
@@ -95,7 +109,15 @@ describe("a task's history", () => {
     const first = await listTaskHistory(t.db, taskId, q({ order: "asc", limit: 4 }));
     const newest = await listTaskHistory(t.db, taskId, q({ order: "desc", limit: 4 }));
     let version = (await t.db.task.findUniqueOrThrow({ where: { id: taskId } })).version;
-    for (const tokens of [300, 400]) version = (await transitionTask(t.db, taskId, { expected_version: version, patch: { budget: { tokens_spent: tokens } } }, agent)).task.version;
+    for (const tokens of [300, 400])
+      version = (
+        await transitionTask(
+          t.db,
+          taskId,
+          { expected_version: version, patch: { budget: { tokens_spent: tokens } } },
+          agent,
+        )
+      ).task.version;
     const rest: AuditEntry[] = [];
     let cursor = first.nextCursor;
     while (cursor) {
@@ -109,7 +131,12 @@ describe("a task's history", () => {
     expect(ids).toHaveLength(before.length + 2);
     // Newest first: the next page continues strictly below its cursor; the two new entries are above it.
     const older = await listTaskHistory(t.db, taskId, q({ order: "desc", limit: 4, cursor: newest.nextCursor! }));
-    expect(older.items.map((e) => e.id)).toEqual([...before].reverse().slice(4, 8).map((e) => e.id));
+    expect(older.items.map((e) => e.id)).toEqual(
+      [...before]
+        .reverse()
+        .slice(4, 8)
+        .map((e) => e.id),
+    );
   });
 
   it("filters by kind of event, actor and time window", async () => {
@@ -119,7 +146,11 @@ describe("a task's history", () => {
     expect(executions.map((e) => e.action)).toEqual(["execution.intent_recorded", "execution.sent"]);
     expect(executions.every((e) => e.stream === `execution:${execution.id}`)).toBe(true);
     const reviewsAndExecutions = await allPages(taskId, { kind: ["review", "execution"] });
-    expect(reviewsAndExecutions.map((e) => e.action).sort()).toEqual(["execution.intent_recorded", "execution.sent", "review.opened"]);
+    expect(reviewsAndExecutions.map((e) => e.action).sort()).toEqual([
+      "execution.intent_recorded",
+      "execution.sent",
+      "review.opened",
+    ]);
     expect((await allPages(taskId, { actor: "system:reconciler" })).map((e) => e.action)).toEqual(["review.opened"]);
     const cut = all[3]!;
     const window = await allPages(taskId, { from: cut.at, to: all[all.length - 1]!.at });
@@ -134,7 +165,7 @@ describe("a task's history", () => {
     if (bad.ok) return;
     expect(bad.errors).toEqual(
       expect.arrayContaining([
-        { field: "order", message: "Order: Invalid option: expected one of \"asc\"|\"desc\"" },
+        { field: "order", message: 'Order: Invalid option: expected one of "asc"|"desc"' },
         { field: "kind", message: "Kind of event: unknown kind of event" },
         { field: "from", message: "From: must be a date and time, e.g. 2026-11-30T14:00 (UTC)" },
       ]),
@@ -148,12 +179,28 @@ describe("a task's history", () => {
   it("describes each row in words, with from → to and links to pages that exist", async () => {
     const { taskId } = await taskWithMergedHistory();
     const rows = (await allPages(taskId, { order: "asc" }, 100)).map(describeAuditEntry);
-    expect(rows[0]).toMatchObject({ kind: "transition", title: "Task created in RECEIVED", toStatus: "RECEIVED", toVersion: 1 });
-    expect(rows[1]).toMatchObject({ title: "Moved from RECEIVED to PLANNING", fromStatus: "RECEIVED", toStatus: "PLANNING", fromVersion: 1, toVersion: 2 });
+    expect(rows[0]).toMatchObject({
+      kind: "transition",
+      title: "Task created in RECEIVED",
+      toStatus: "RECEIVED",
+      toVersion: 1,
+    });
+    expect(rows[1]).toMatchObject({
+      title: "Moved from RECEIVED to PLANNING",
+      fromStatus: "RECEIVED",
+      toStatus: "PLANNING",
+      fromVersion: 1,
+      toVersion: 2,
+    });
     const review = rows.find((r) => r.action === "review.opened")!;
     expect(review).toMatchObject({ kind: "review", title: "Review opened, round 1", detail: "nobody can tell" });
     expect(review.links[0]!.href).toMatch(/^\/reviews\/rev-/);
-    expect(rows.find((r) => r.action === "execution.sent")).toMatchObject({ kind: "execution", title: "payments.refund sent to the provider", fromStatus: "INTENT_RECORDED", toStatus: "SENT" });
+    expect(rows.find((r) => r.action === "execution.sent")).toMatchObject({
+      kind: "execution",
+      title: "payments.refund sent to the provider",
+      fromStatus: "INTENT_RECORDED",
+      toStatus: "SENT",
+    });
     expect(rows[rows.length - 1]).toMatchObject({ title: "Updated in place in WAITING_FOR_TOOL" });
   });
 });
@@ -164,14 +211,22 @@ describe("verifying a task's chains", () => {
     const b = await taskWithMergedHistory();
     const streamsA = await taskAuditStreams(t.db, a.taskId);
     const checkpoint = await t.db.checkpoint.findFirstOrThrow({ where: { taskId: a.taskId } });
-    expect(streamsA).toEqual([`checkpoint:${checkpoint.id}`, `execution:${a.execution.id}`, `review:rev-${a.execution.id}`, `task:${a.taskId}`]);
+    expect(streamsA).toEqual([
+      `checkpoint:${checkpoint.id}`,
+      `execution:${a.execution.id}`,
+      `review:rev-${a.execution.id}`,
+      `task:${a.taskId}`,
+    ]);
     const ok = await verifyAuditStreams(t.db, streamsA);
     expect(ok).toMatchObject({ ok: true, streams: 4, firstBreak: null });
     expect(ok.entries).toBe((await allPages(a.taskId, {}, 100)).length);
     expect(describeVerification(ok).headline).toBe(`Verified — 4 streams, ${ok.entries} entries`);
 
     // A superuser edits the execution's SENT entry with the append-only guard off.
-    const [sent] = await t.sql<{ id: string; seq: number }>("SELECT id, seq FROM audit_entries WHERE stream = $1 AND action = 'execution.sent'", [`execution:${a.execution.id}`]);
+    const [sent] = await t.sql<{ id: string; seq: number }>(
+      "SELECT id, seq FROM audit_entries WHERE stream = $1 AND action = 'execution.sent'",
+      [`execution:${a.execution.id}`],
+    );
     await t.sql("ALTER TABLE audit_entries DISABLE TRIGGER audit_entries_append_only");
     try {
       await t.sql(`UPDATE audit_entries SET actor = 'spiffe://verity.local/user/mallory' WHERE id = $1`, [sent!.id]);
@@ -180,8 +235,15 @@ describe("verifying a task's chains", () => {
     }
     const broken = await verifyAuditStreams(t.db, streamsA);
     expect(broken.ok).toBe(false);
-    expect(broken.firstBreak).toMatchObject({ stream: `execution:${a.execution.id}`, seq: sent!.seq, entryId: sent!.id, kind: "entry_edited" });
-    expect(describeVerification(broken).headline).toBe(`Broken — Broken at entry ${sent!.id} (seq ${sent!.seq}) of execution:${a.execution.id}: it was changed after it was written.`);
+    expect(broken.firstBreak).toMatchObject({
+      stream: `execution:${a.execution.id}`,
+      seq: sent!.seq,
+      entryId: sent!.id,
+      kind: "entry_edited",
+    });
+    expect(describeVerification(broken).headline).toBe(
+      `Broken — Broken at entry ${sent!.id} (seq ${sent!.seq}) of execution:${a.execution.id}: it was changed after it was written.`,
+    );
     // The other task's chains are untouched; the whole log agrees on where the break is.
     expect((await verifyAuditStreams(t.db, await taskAuditStreams(t.db, b.taskId))).ok).toBe(true);
     expect((await verifyAuditChains(t.db)).breaks.map((x) => x.entryId)).toEqual([sent!.id]);

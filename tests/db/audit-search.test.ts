@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendAuditEntry, type AuditEntry } from "@/lib/stores/audit-log";
 import { verifyAuditExport } from "@/lib/use-cases/audit/audit-export";
-import { AuditSearchSchema, exportAuditSearch, searchAuditEntries, type AuditSearch, type AuditSearchInput } from "@/lib/use-cases/audit/audit-search";
+import {
+  AuditSearchSchema,
+  exportAuditSearch,
+  searchAuditEntries,
+  type AuditSearch,
+  type AuditSearchInput,
+} from "@/lib/use-cases/audit/audit-search";
 import { parseAuditSearchParams } from "@/lib/adapters/console/audit/audit-query";
 import { isAppError } from "@/lib/core/errors";
 import { alice, refundExecution } from "@/tests/helpers/effects";
@@ -32,7 +38,12 @@ beforeAll(async () => {
     if (slot === 1) one = facts;
     else two = facts;
   }
-  await appendAuditEntry(t.db, { action: "auth.signed_in", actor: { identity: alice.identity, kind: "user" }, subject: { type: "user", id: "alice" }, details: { role: "operator" } });
+  await appendAuditEntry(t.db, {
+    action: "auth.signed_in",
+    actor: { identity: alice.identity, kind: "user" },
+    subject: { type: "user", id: "alice" },
+    details: { role: "operator" },
+  });
 }, 120_000);
 afterAll(async () => t.close());
 
@@ -61,7 +72,9 @@ describe("searching the log across tasks", () => {
   it("filters by task, actor, action and kind", async () => {
     expect((await everything({ task: one.taskId })).every((e) => e.taskId === one.taskId)).toBe(true);
     expect((await everything({ actor: alice.identity })).map((e) => e.action)).toEqual(["auth.signed_in"]);
-    expect((await everything({ action: "execution.sent" })).map((e) => e.subjectId).sort()).toEqual([one.executionId, two.executionId].sort());
+    expect((await everything({ action: "execution.sent" })).map((e) => e.subjectId).sort()).toEqual(
+      [one.executionId, two.executionId].sort(),
+    );
     const kinds = await everything({ kind: "review,access" });
     expect(kinds.map((e) => e.action).sort()).toEqual(["auth.signed_in", "review.opened", "review.opened"]);
   });
@@ -82,7 +95,11 @@ describe("searching the log across tasks", () => {
     expect(byId.map((e) => e.action)).toEqual(["execution.intent_recorded", "execution.sent", "review.opened"]);
     expect(byId.every((e) => e.taskId === one.taskId)).toBe(true);
     const byKey = await everything({ idempotency_key: two.key });
-    expect(byKey.map((e) => e.stream)).toEqual([`execution:${two.executionId}`, `execution:${two.executionId}`, `review:rev-${two.executionId}`]);
+    expect(byKey.map((e) => e.stream)).toEqual([
+      `execution:${two.executionId}`,
+      `execution:${two.executionId}`,
+      `review:rev-${two.executionId}`,
+    ]);
     const byTool = await everything({ tool: "payments.refund" });
     expect(byTool).toHaveLength(6);
     expect(await everything({ tool: "crm.add_note" })).toEqual([]);
@@ -118,23 +135,38 @@ describe("searching the log across tasks", () => {
       taskId: two.taskId,
       details: { execution_id: two.executionId, decision: "reject", reason: "not ours" },
     });
-    const rest = await searchAuditEntries(t.db, search({ task: two.taskId }), { limit: 100, order: "desc", cursor: first.nextCursor });
+    const rest = await searchAuditEntries(t.db, search({ task: two.taskId }), {
+      limit: 100,
+      order: "desc",
+      cursor: first.nextCursor,
+    });
     const ids = [...first.items, ...rest.items].map((e) => e.id);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids.some((id) => rest.items.find((e) => e.id === id)?.action === "review.decided")).toBe(false);
   });
 
   it("refuses bad input: schema errors, a window that ends before it starts, a forged cursor", async () => {
-    expect(AuditSearchSchema.safeParse({ status: "NOT A STATUS", kind: "transition,bogus", from: "today", extra: "1" }).success).toBe(false);
-    await expect(searchAuditEntries(t.db, search({ from: "2026-11-30T12:00:00Z", to: "2026-11-30T11:00:00Z" }))).rejects.toSatisfy(
+    expect(
+      AuditSearchSchema.safeParse({ status: "NOT A STATUS", kind: "transition,bogus", from: "today", extra: "1" })
+        .success,
+    ).toBe(false);
+    await expect(
+      searchAuditEntries(t.db, search({ from: "2026-11-30T12:00:00Z", to: "2026-11-30T11:00:00Z" })),
+    ).rejects.toSatisfy(
       (e: unknown) => isAppError(e) && e.code === "validation_failed" && e.message === "to: must be later than from",
     );
-    await expect(searchAuditEntries(t.db, search({}), { cursor: "not-a-cursor" })).rejects.toSatisfy((e: unknown) => isAppError(e) && e.code === "validation_failed");
+    await expect(searchAuditEntries(t.db, search({}), { cursor: "not-a-cursor" })).rejects.toSatisfy(
+      (e: unknown) => isAppError(e) && e.code === "validation_failed",
+    );
     const words = parseAuditSearchParams({ status: "NOT A STATUS", kind: "bogus", from: "today", scope: "planet" });
     expect(words.ok).toBe(false);
     if (!words.ok) {
       expect(words.errors).toEqual(
-        expect.arrayContaining(["From: must be a date and time, e.g. 2026-11-30T14:00 (UTC)", "Status: must be a status name", "Kind of event: unknown kind of event"]),
+        expect.arrayContaining([
+          "From: must be a date and time, e.g. 2026-11-30T14:00 (UTC)",
+          "Status: must be a status name",
+          "Kind of event: unknown kind of event",
+        ]),
       );
     }
   });
@@ -150,5 +182,3 @@ describe("searching the log across tasks", () => {
     expect(verifyAuditExport(csv, { format: "csv" }).ok).toBe(true);
   });
 });
-
-

@@ -16,7 +16,11 @@ const db = useTestDatabase();
 
 function collect() {
   const lines: string[] = [];
-  return { lines, logger: lineLogger((l) => lines.push(l), { level: "debug" }), atInfo: () => lines.filter((l) => !l.startsWith("debug: ")) };
+  return {
+    lines,
+    logger: lineLogger((l) => lines.push(l), { level: "debug" }),
+    atInfo: () => lines.filter((l) => !l.startsWith("debug: ")),
+  };
 }
 
 describe("background loop and sandbox logs", () => {
@@ -29,7 +33,11 @@ describe("background loop and sandbox logs", () => {
 
     const loop = collect();
     // verifyEvery 1: every tick also asks the provider about each settled execution, as an idle server does once a minute.
-    const background = startBackgroundLoop(db, connectorsFor(s.url), 3_600_000, { deliver: async () => undefined, verifyEvery: 1, logger: loop.logger });
+    const background = startBackgroundLoop(db, connectorsFor(s.url), 3_600_000, {
+      deliver: async () => undefined,
+      verifyEvery: 1,
+      logger: loop.logger,
+    });
     try {
       await background.runOnce();
       expect(loop.atInfo()).toEqual([
@@ -43,10 +51,16 @@ describe("background loop and sandbox logs", () => {
       await background.runOnce();
       // The verifier looked the settled refund up at the provider again: nothing changed, so nothing at info.
       expect(loop.atInfo()).toEqual([]);
-      expect(loop.lines).toEqual([expect.stringMatching(/^debug: tick reconcile_examined=0 reconcile_not_due=0 verify_checked=1 .*outbox_claimed=0 errors=0$/)]);
+      expect(loop.lines).toEqual([
+        expect.stringMatching(
+          /^debug: tick reconcile_examined=0 reconcile_not_due=0 verify_checked=1 .*outbox_claimed=0 errors=0$/,
+        ),
+      ]);
       await s.close();
       expect(provider.atInfo()).toEqual([]);
-      expect(provider.lines).toEqual([expect.stringMatching(/^debug: GET \/v1\/refunds\?idempotency_key=\S+ → 200 \d+ ms$/)]);
+      expect(provider.lines).toEqual([
+        expect.stringMatching(/^debug: GET \/v1\/refunds\?idempotency_key=\S+ → 200 \d+ ms$/),
+      ]);
     } finally {
       await background.stop();
     }
@@ -63,7 +77,9 @@ describe("background loop and sandbox logs", () => {
       await s.close();
       return lines;
     };
-    expect(await seen("debug")).toEqual([expect.stringMatching(/^debug: GET \/v1\/refunds\?idempotency_key=k → 200 \d+ ms$/)]);
+    expect(await seen("debug")).toEqual([
+      expect.stringMatching(/^debug: GET \/v1\/refunds\?idempotency_key=k → 200 \d+ ms$/),
+    ]);
     expect(await seen("info")).toEqual([]);
   });
 });

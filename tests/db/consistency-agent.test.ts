@@ -20,39 +20,51 @@ import { sandbox } from "@/tests/sandbox/helpers";
  */
 const db = useTestDatabase();
 const refundBot: Actor = { identity: "spiffe://verity.test/agent/refund-bot", kind: "agent" };
-const faults = ["drop_response", "timeout_after_commit", "error_before_commit", "error_after_commit", "duplicate_webhook"];
+const faults = [
+  "drop_response",
+  "timeout_after_commit",
+  "error_before_commit",
+  "error_after_commit",
+  "duplicate_webhook",
+];
 
 describe("the refund agent's runs under provider faults", () => {
-  it("leave nothing the consistency checker can find, refunds and customer notes compared with the provider", { timeout: 120_000 }, async () => {
-    const s = await sandbox();
-    const agent = (seed: number) =>
-      new RefundAgent({
-        client: new EngineBackedClient(db, refundBot, { callTimeoutMs: 1_000 }),
-        sandboxUrl: s.url,
-        identity: refundBot.identity,
-        callTimeoutMs: 1_000,
-        leaseTtlSeconds: 30,
-        faults,
-        faultRate: seed === 0 ? 0 : 0.7,
-        seed,
-        log: () => undefined,
-      });
-    const orders = Array.from({ length: 12 }, (_, i) => orderOf(`consistency-${i}`, 1_000 + i * 100, "usd"));
-    const first = await Promise.all(orders.map((order, i) => agent(i % 4).run(order)));
+  it(
+    "leave nothing the consistency checker can find, refunds and customer notes compared with the provider",
+    { timeout: 120_000 },
+    async () => {
+      const s = await sandbox();
+      const agent = (seed: number) =>
+        new RefundAgent({
+          client: new EngineBackedClient(db, refundBot, { callTimeoutMs: 1_000 }),
+          sandboxUrl: s.url,
+          identity: refundBot.identity,
+          callTimeoutMs: 1_000,
+          leaseTtlSeconds: 30,
+          faults,
+          faultRate: seed === 0 ? 0 : 0.7,
+          seed,
+          log: () => undefined,
+        });
+      const orders = Array.from({ length: 12 }, (_, i) => orderOf(`consistency-${i}`, 1_000 + i * 100, "usd"));
+      const first = await Promise.all(orders.map((order, i) => agent(i % 4).run(order)));
 
-    // What a deployment does next: the server's reconciler settles the unknown outcomes, the agent resumes its tasks.
-    for (let round = 0; round < 3; round++) {
-      await reconcileDue(db, connectorsFor(s.url), { now: new Date(Date.now() + 3_600_000), sentTimeoutMs: 1_000 });
-      const resumer = agent(0);
-      for (const taskId of await resumer.findResumable()) await resumer.resume(taskId);
-    }
+      // What a deployment does next: the server's reconciler settles the unknown outcomes, the agent resumes its tasks.
+      for (let round = 0; round < 3; round++) {
+        await reconcileDue(db, connectorsFor(s.url), { now: new Date(Date.now() + 3_600_000), sentTimeoutMs: 1_000 });
+        const resumer = agent(0);
+        for (const taskId of await resumer.findResumable()) await resumer.resume(taskId);
+      }
 
-    const report = await checkConsistency(db, { provider: await fetchProviderRecords(s.url) });
-    expect(report.findings, formatConsistencyReport(report)).toEqual([]);
-    // The runs really met the faults, and the provider's notes were compared too.
-    expect(first.flatMap((r) => r.faults).length).toBeGreaterThan(0);
-    expect(report.counts.providerRefunds).toBeGreaterThan(0);
-    expect(report.counts.providerNotes).toBeGreaterThan(0);
-    expect(report.checks.provider.examined).toBe((report.counts.providerRefunds ?? 0) + (report.counts.providerNotes ?? 0));
-  });
+      const report = await checkConsistency(db, { provider: await fetchProviderRecords(s.url) });
+      expect(report.findings, formatConsistencyReport(report)).toEqual([]);
+      // The runs really met the faults, and the provider's notes were compared too.
+      expect(first.flatMap((r) => r.faults).length).toBeGreaterThan(0);
+      expect(report.counts.providerRefunds).toBeGreaterThan(0);
+      expect(report.counts.providerNotes).toBeGreaterThan(0);
+      expect(report.checks.provider.examined).toBe(
+        (report.counts.providerRefunds ?? 0) + (report.counts.providerNotes ?? 0),
+      );
+    },
+  );
 });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { checkConsistency, fetchProviderRecords, type ConsistencyFinding, type ConsistencyReport, type FindingCode } from "@/lib/use-cases/monitor/consistency-check";
+import {
+  checkConsistency,
+  fetchProviderRecords,
+  type ConsistencyFinding,
+  type ConsistencyReport,
+  type FindingCode,
+} from "@/lib/use-cases/monitor/consistency-check";
 import { formatConsistencyReport } from "@/lib/use-cases/monitor/consistency-report";
 import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoint";
 import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
@@ -39,20 +45,51 @@ function codesOf(report: ConsistencyReport, taskId: string): FindingCode[] {
 }
 
 /** A refund the way the chaos worker does it: intent, sent, the provider's real answer, success with its evidence, validated, completed. */
-async function completedRefund(db: Db, baseUrl: string, subtasks = [{ id: "issue-refund", title: "Issue the refund", mandatory: true }]): Promise<{ taskId: string; execution: Execution }> {
+async function completedRefund(
+  db: Db,
+  baseUrl: string,
+  subtasks = [{ id: "issue-refund", title: "Issue the refund", mandatory: true }],
+): Promise<{ taskId: string; execution: Execution }> {
   const { task } = await createTask(db, { workflow: "agent-task", intent_id: "consistency", subtasks }, agent);
   let version = task.version;
-  for (const to of ["PLANNING", "READY", "RUNNING"]) version = (await transitionTask(db, task.id, { expected_version: version, to }, agent)).task.version;
-  const intent = await recordIntent(db, task.id, { tool_call_id: "refund", tool: "payments.refund", request: refund, expected_version: version }, agent);
+  for (const to of ["PLANNING", "READY", "RUNNING"])
+    version = (await transitionTask(db, task.id, { expected_version: version, to }, agent)).task.version;
+  const intent = await recordIntent(
+    db,
+    task.id,
+    { tool_call_id: "refund", tool: "payments.refund", request: refund, expected_version: version },
+    agent,
+  );
   if (intent.kind !== "proceed") throw new Error(`intent: ${intent.kind}`);
   await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
   const row = await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
   const outcome = await performEffect(row, connectorsFor(baseUrl));
   if (outcome.kind !== "succeeded") throw new Error(`refund: ${outcome.kind}`);
-  const recorded = await recordOutcome(db, row.id, { attempt_id: row.attemptId, outcome: "succeeded", result: outcome.record, evidence: { ...outcome.evidence, record: outcome.record }, next_status: "VALIDATING" }, agent);
+  const recorded = await recordOutcome(
+    db,
+    row.id,
+    {
+      attempt_id: row.attemptId,
+      outcome: "succeeded",
+      result: outcome.record,
+      evidence: { ...outcome.evidence, record: outcome.record },
+      next_status: "VALIDATING",
+    },
+    agent,
+  );
   const validating = recorded.task?.version;
   if (validating === undefined) throw new Error("the task did not move on");
-  await transitionTask(db, task.id, { expected_version: validating, to: "COMPLETED", patch: { subtasks: subtasks.map((s) => ({ id: s.id, status: "COMPLETED" as const })) }, reason: "refund confirmed" }, agent);
+  await transitionTask(
+    db,
+    task.id,
+    {
+      expected_version: validating,
+      to: "COMPLETED",
+      patch: { subtasks: subtasks.map((s) => ({ id: s.id, status: "COMPLETED" as const })) },
+      reason: "refund confirmed",
+    },
+    agent,
+  );
   return { taskId: task.id, execution: await db.execution.findUniqueOrThrow({ where: { id: row.id } }) };
 }
 
@@ -66,20 +103,40 @@ describe("consistent data: no finding", () => {
     await runningTask(db);
     await createTask(db, { workflow: "delivery", intent_id: "at-rest" }, agent);
     const failing = await runningTask(db);
-    await transitionTask(db, failing.id, { expected_version: failing.version, to: "FAILED", reason: "the order could not be found in the shop" }, agent);
+    await transitionTask(
+      db,
+      failing.id,
+      { expected_version: failing.version, to: "FAILED", reason: "the order could not be found in the shop" },
+      agent,
+    );
     // Frozen for people: a lookup nobody could answer opened a review.
     const frozen = await runningTask(db);
-    const intent = await recordIntent(db, frozen.id, { tool_call_id: "refund", tool: "payments.refund", request: refund, expected_version: frozen.version }, agent);
+    const intent = await recordIntent(
+      db,
+      frozen.id,
+      { tool_call_id: "refund", tool: "payments.refund", request: refund, expected_version: frozen.version },
+      agent,
+    );
     if (intent.kind !== "proceed") throw new Error(intent.kind);
     await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
-    await recordOutcome(db, intent.execution.id, { attempt_id: intent.execution.attemptId, outcome: "unknown", error: "timeout" }, agent);
+    await recordOutcome(
+      db,
+      intent.execution.id,
+      { attempt_id: intent.execution.attemptId, outcome: "unknown", error: "timeout" },
+      agent,
+    );
     expect((await reconcileExecution(db, intent.execution.id, unreachable)).action).toBe("needs_human");
     // Rewound from a checkpoint: the restore is a transition too, audited as task.restored.
     const { task: restored } = await createTask(db, { workflow: "agent-task", intent_id: "rewound" }, agent);
     let version = (await transitionTask(db, restored.id, { expected_version: 1, to: "PLANNING" }, agent)).task.version;
     const { checkpoint } = await createCheckpoint(db, restored.id, { expected_version: version }, engineer);
     version = (await transitionTask(db, restored.id, { expected_version: version, to: "READY" }, agent)).task.version;
-    await restoreCheckpoint(db, checkpoint.id, { expected_version: version, rewind: true, reason: "back to planning" }, engineer);
+    await restoreCheckpoint(
+      db,
+      checkpoint.id,
+      { expected_version: version, rewind: true, reason: "back to planning" },
+      engineer,
+    );
 
     const report = await checkConsistency(db, { provider: await fetchProviderRecords(s.url), now: hourLater() });
     expect(report.findings).toEqual([]);
@@ -125,7 +182,9 @@ describe("broken data: each problem found by name", () => {
       expect(codesOf(report, gap.id)).toEqual(["transition_log_gap"]);
       expect(findingsOf(report, gap.id)[0]?.message).toContain("jumps from version 1 to 3: version(s) 2–2 are missing");
       expect(codesOf(report, wrong.id)).toEqual(["transition_wrong_previous"]);
-      expect(findingsOf(report, wrong.id)[0]?.message).toContain("came from version 1 (RECEIVED), but the log before it ends at 2 (PLANNING)");
+      expect(findingsOf(report, wrong.id)[0]?.message).toContain(
+        "came from version 1 (RECEIVED), but the log before it ends at 2 (PLANNING)",
+      );
       // The version column disagrees with the log and with the state document.
       expect(codesOf(report, outside.id)).toEqual(["state_invariant_broken", "transition_log_head_mismatch"]);
       expect(codesOf(report, stateOnly.id)).toEqual(["transition_log_head_mismatch"]);
@@ -164,7 +223,9 @@ describe("broken data: each problem found by name", () => {
     }
     const report = await checkConsistency(db);
     expect(codesOf(report, task.id)).toEqual(["audit_chain_broken"]);
-    expect(findingsOf(report, task.id)[0]?.message).toMatch(new RegExp(`audit chain task:${task.id} is broken at seq 2 \\(entry_edited\\)`));
+    expect(findingsOf(report, task.id)[0]?.message).toMatch(
+      new RegExp(`audit chain task:${task.id} is broken at seq 2 \\(entry_edited\\)`),
+    );
   });
 
   describe("effects of completed and failed tasks", () => {
@@ -186,10 +247,17 @@ describe("broken data: each problem found by name", () => {
       const report = await checkConsistency(db, { provider: await fetchProviderRecords(s.url) });
       expect(codesOf(report, open.taskId)).toEqual(["completed_with_open_mandatory_subtask"]);
       // The provider holds the refund the ledger calls failed: found from both sides.
-      expect(codesOf(report, failedRefund.taskId)).toEqual(["mandatory_effect_not_succeeded", "provider_effect_without_success"]);
-      expect(findingsOf(report, failedRefund.taskId).find((f) => f.code === "mandatory_effect_not_succeeded")?.message).toContain("irreversible payments.refund call refund is FAILED");
+      expect(codesOf(report, failedRefund.taskId)).toEqual([
+        "mandatory_effect_not_succeeded",
+        "provider_effect_without_success",
+      ]);
+      expect(
+        findingsOf(report, failedRefund.taskId).find((f) => f.code === "mandatory_effect_not_succeeded")?.message,
+      ).toContain("irreversible payments.refund call refund is FAILED");
       expect(codesOf(report, otherEvidence.taskId)).toEqual(["success_without_evidence"]);
-      expect(findingsOf(report, otherEvidence.taskId)[0]?.message).toContain("names neither this execution nor its idempotency key");
+      expect(findingsOf(report, otherEvidence.taskId)[0]?.message).toContain(
+        "names neither this execution nor its idempotency key",
+      );
       expect(codesOf(report, noteInDoubt.taskId)).toEqual(["effect_in_doubt_after_completion"]);
     });
 
@@ -197,53 +265,116 @@ describe("broken data: each problem found by name", () => {
       const s = await sandbox();
       const failedWithRefund = async () => {
         const t = await runningTask(db);
-        const intent = await recordIntent(db, t.id, { tool_call_id: "refund", tool: "payments.refund", request: refund, expected_version: t.version }, agent);
+        const intent = await recordIntent(
+          db,
+          t.id,
+          { tool_call_id: "refund", tool: "payments.refund", request: refund, expected_version: t.version },
+          agent,
+        );
         if (intent.kind !== "proceed") throw new Error(intent.kind);
         await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
         const row = await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
         const outcome = await performEffect(row, connectorsFor(s.url));
         if (outcome.kind !== "succeeded") throw new Error(outcome.kind);
-        const moved = await recordOutcome(db, row.id, { attempt_id: row.attemptId, outcome: "succeeded", evidence: { ...outcome.evidence, record: outcome.record } }, agent);
-        await transitionTask(db, t.id, { expected_version: moved.task?.version ?? 0, to: "FAILED", reason: "validation failed after the refund went out" }, agent);
+        const moved = await recordOutcome(
+          db,
+          row.id,
+          {
+            attempt_id: row.attemptId,
+            outcome: "succeeded",
+            evidence: { ...outcome.evidence, record: outcome.record },
+          },
+          agent,
+        );
+        await transitionTask(
+          db,
+          t.id,
+          {
+            expected_version: moved.task?.version ?? 0,
+            to: "FAILED",
+            reason: "validation failed after the refund went out",
+          },
+          agent,
+        );
         return { taskId: t.id, executionId: row.id };
       };
       const alone = await failedWithRefund();
       const watched = await failedWithRefund();
       await db.$transaction((tx) =>
-        raiseDivergence(tx, { taskId: watched.taskId, executionId: watched.executionId, kind: "effect_after_task_ended", message: "refund on a failed task", internal: {}, external: {} }, system),
+        raiseDivergence(
+          tx,
+          {
+            taskId: watched.taskId,
+            executionId: watched.executionId,
+            kind: "effect_after_task_ended",
+            message: "refund on a failed task",
+            internal: {},
+            external: {},
+          },
+          system,
+        ),
       );
 
       const report = await checkConsistency(db, { provider: await fetchProviderRecords(s.url) });
       expect(codesOf(report, alone.taskId)).toEqual(["failed_with_effect"]);
       expect(codesOf(report, watched.taskId)).toEqual([]);
-      expect(report.withPeople.find((p) => p.taskId === watched.taskId)?.with).toEqual([expect.stringMatching(/^alert .* effect_after_task_ended \(OPEN\)$/)]);
+      expect(report.withPeople.find((p) => p.taskId === watched.taskId)?.with).toEqual([
+        expect.stringMatching(/^alert .* effect_after_task_ended \(OPEN\)$/),
+      ]);
     });
   });
 
   describe("the provider's records", () => {
     it("a refund nobody recorded, two refunds for one execution, a success the provider never saw, and a refund that differs from the request", async () => {
       const s = await sandbox();
-      const stray = await post(`${s.url}/v1/refunds`, { ...refund, metadata: { task_id: "task_stray", execution_id: "exec_stray" } }, { "Idempotency-Key": "stray-key" });
+      const stray = await post(
+        `${s.url}/v1/refunds`,
+        { ...refund, metadata: { task_id: "task_stray", execution_id: "exec_stray" } },
+        { "Idempotency-Key": "stray-key" },
+      );
       expect(stray.status).toBe(200);
       const twice = await completedRefund(db, s.url);
       // A second refund for the same execution under a fresh key: what a blind retry does.
-      await post(`${s.url}/v1/refunds`, { ...refund, metadata: { task_id: twice.taskId, execution_id: twice.execution.id } }, { "Idempotency-Key": "fresh-key-1" });
+      await post(
+        `${s.url}/v1/refunds`,
+        { ...refund, metadata: { task_id: twice.taskId, execution_id: twice.execution.id } },
+        { "Idempotency-Key": "fresh-key-1" },
+      );
       const ghost = await completedRefund(db, s.url);
       const differs = await runningTask(db);
-      const intent = await recordIntent(db, differs.id, { tool_call_id: "refund", tool: "payments.refund", request: refund, expected_version: differs.version }, agent);
+      const intent = await recordIntent(
+        db,
+        differs.id,
+        { tool_call_id: "refund", tool: "payments.refund", request: refund, expected_version: differs.version },
+        agent,
+      );
       if (intent.kind !== "proceed") throw new Error(intent.kind);
-      await post(`${s.url}/v1/refunds`, { ...refund, amount_cents: 99_999, metadata: { task_id: differs.id, execution_id: intent.execution.id } }, { "Idempotency-Key": intent.execution.idempotencyKey });
+      await post(
+        `${s.url}/v1/refunds`,
+        { ...refund, amount_cents: 99_999, metadata: { task_id: differs.id, execution_id: intent.execution.id } },
+        { "Idempotency-Key": intent.execution.idempotencyKey },
+      );
 
       const records = await fetchProviderRecords(s.url);
       // The ghost's refund is taken out of the provider's answer: as if the provider never made it.
-      const provider = { ...records, refunds: records.refunds.filter((r) => r.idempotency_key !== ghost.execution.idempotencyKey) };
+      const provider = {
+        ...records,
+        refunds: records.refunds.filter((r) => r.idempotency_key !== ghost.execution.idempotencyKey),
+      };
       const report = await checkConsistency(db, { provider });
-      expect(report.findings.filter((f) => f.code === "provider_effect_without_execution").map((f) => f.details.record)).toEqual(
-        expect.arrayContaining([expect.objectContaining({ idempotency_key: "stray-key" }), expect.objectContaining({ idempotency_key: "fresh-key-1" })]),
+      expect(
+        report.findings.filter((f) => f.code === "provider_effect_without_execution").map((f) => f.details.record),
+      ).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ idempotency_key: "stray-key" }),
+          expect.objectContaining({ idempotency_key: "fresh-key-1" }),
+        ]),
       );
       expect(codesOf(report, "task_stray")).toEqual(["provider_effect_without_execution"]);
       expect(codesOf(report, twice.taskId)).toEqual(["duplicate_provider_effect", "provider_effect_without_execution"]);
-      expect(findingsOf(report, twice.taskId).find((f) => f.code === "duplicate_provider_effect")?.message).toContain(`2 refunds of charge ${refund.charge_id} for execution ${twice.execution.id}`);
+      expect(findingsOf(report, twice.taskId).find((f) => f.code === "duplicate_provider_effect")?.message).toContain(
+        `2 refunds of charge ${refund.charge_id} for execution ${twice.execution.id}`,
+      );
       expect(codesOf(report, ghost.taskId)).toEqual(["success_missing_at_provider"]);
       // Not yet due for reconciliation (INTENT_RECORDED a moment ago): the difference is a finding, the pending settlement is not.
       expect(codesOf(report, differs.id)).toEqual(["provider_effect_differs"]);
@@ -255,21 +386,54 @@ describe("broken data: each problem found by name", () => {
   describe("deadlines", () => {
     it("a SENT refund past the reconciler's deadline, a frozen refund whose review was closed, an abandoned lease, and outbox messages nobody delivered", async () => {
       const sent = await runningTask(db);
-      const sentIntent = await recordIntent(db, sent.id, { tool_call_id: "refund", tool: "payments.refund", request: refund, expected_version: sent.version }, agent);
+      const sentIntent = await recordIntent(
+        db,
+        sent.id,
+        { tool_call_id: "refund", tool: "payments.refund", request: refund, expected_version: sent.version },
+        agent,
+      );
       if (sentIntent.kind !== "proceed") throw new Error(sentIntent.kind);
       await markSent(db, sentIntent.execution.id, { attempt_id: sentIntent.execution.attemptId }, agent);
       // The same, but an alert on it: with people.
       const watched = await runningTask(db);
-      const watchedIntent = await recordIntent(db, watched.id, { tool_call_id: "refund", tool: "payments.refund", request: refund, expected_version: watched.version }, agent);
+      const watchedIntent = await recordIntent(
+        db,
+        watched.id,
+        { tool_call_id: "refund", tool: "payments.refund", request: refund, expected_version: watched.version },
+        agent,
+      );
       if (watchedIntent.kind !== "proceed") throw new Error(watchedIntent.kind);
       await markSent(db, watchedIntent.execution.id, { attempt_id: watchedIntent.execution.attemptId }, agent);
-      await db.$transaction((tx) => raiseDivergence(tx, { taskId: watched.id, executionId: watchedIntent.execution.id, kind: "effect_mismatch", message: "watched", internal: {}, external: {} }, system));
+      await db.$transaction((tx) =>
+        raiseDivergence(
+          tx,
+          {
+            taskId: watched.id,
+            executionId: watchedIntent.execution.id,
+            kind: "effect_mismatch",
+            message: "watched",
+            internal: {},
+            external: {},
+          },
+          system,
+        ),
+      );
 
       const frozen = await runningTask(db);
-      const frozenIntent = await recordIntent(db, frozen.id, { tool_call_id: "refund", tool: "payments.refund", request: refund, expected_version: frozen.version }, agent);
+      const frozenIntent = await recordIntent(
+        db,
+        frozen.id,
+        { tool_call_id: "refund", tool: "payments.refund", request: refund, expected_version: frozen.version },
+        agent,
+      );
       if (frozenIntent.kind !== "proceed") throw new Error(frozenIntent.kind);
       await markSent(db, frozenIntent.execution.id, { attempt_id: frozenIntent.execution.attemptId }, agent);
-      await recordOutcome(db, frozenIntent.execution.id, { attempt_id: frozenIntent.execution.attemptId, outcome: "unknown", error: "timeout" }, agent);
+      await recordOutcome(
+        db,
+        frozenIntent.execution.id,
+        { attempt_id: frozenIntent.execution.attemptId, outcome: "unknown", error: "timeout" },
+        agent,
+      );
       expect((await reconcileExecution(db, frozenIntent.execution.id, unreachable)).action).toBe("needs_human");
       await db.$executeRaw`UPDATE reviews SET status = 'REJECTED' WHERE execution_id = ${frozenIntent.execution.id}`;
 
@@ -278,11 +442,15 @@ describe("broken data: each problem found by name", () => {
 
       const report = await checkConsistency(db, { now: hourLater(), outboxDeadlineMs: 60_000 });
       expect(codesOf(report, sent.id)).toEqual(["execution_past_deadline"]);
-      expect(findingsOf(report, sent.id)[0]?.message).toMatch(/payments\.refund \(refund\) of task .* is SENT \d+ min past the moment the reconciler should have settled it/);
+      expect(findingsOf(report, sent.id)[0]?.message).toMatch(
+        /payments\.refund \(refund\) of task .* is SENT \d+ min past the moment the reconciler should have settled it/,
+      );
       expect(codesOf(report, watched.id)).toEqual([]);
       expect(report.withPeople.find((p) => p.taskId === watched.id)?.message).toContain("is SENT");
       expect(codesOf(report, frozen.id)).toEqual(["frozen_without_review", "outbox_undelivered"]);
-      expect(findingsOf(report, frozen.id).find((f) => f.code === "frozen_without_review")?.message).toMatch(/its review rev_\S+ is REJECTED: nobody is asked to decide/);
+      expect(findingsOf(report, frozen.id).find((f) => f.code === "frozen_without_review")?.message).toMatch(
+        /its review rev_\S+ is REJECTED: nobody is asked to decide/,
+      );
       expect(codesOf(report, abandoned.id)).toEqual(["task_abandoned"]);
       expect(findingsOf(report, abandoned.id)[0]?.message).toContain(`since ${agent.identity}'s lease expired`);
 
@@ -291,7 +459,9 @@ describe("broken data: each problem found by name", () => {
       expect(codesOf(quiet, frozen.id)).toEqual(["frozen_without_review"]);
       // And right now nothing is past a deadline yet: a live system is not accused.
       const now = await checkConsistency(db, { outboxDeadlineMs: null });
-      expect(now.findings.filter((f) => f.check === "deadlines" && [sent.id, abandoned.id].includes(f.taskId ?? ""))).toEqual([]);
+      expect(
+        now.findings.filter((f) => f.check === "deadlines" && [sent.id, abandoned.id].includes(f.taskId ?? "")),
+      ).toEqual([]);
     });
   });
 
@@ -301,7 +471,12 @@ describe("broken data: each problem found by name", () => {
     const terse = await runningTask(db);
     await transitionTask(db, terse.id, { expected_version: terse.version, to: "FAILED", reason: "ECONNRESET" }, agent);
     const said = await runningTask(db);
-    await transitionTask(db, said.id, { expected_version: said.version, to: "FAILED", reason: "the provider refused the refund: card expired" }, agent);
+    await transitionTask(
+      db,
+      said.id,
+      { expected_version: said.version, to: "FAILED", reason: "the provider refused the refund: card expired" },
+      agent,
+    );
 
     const report = await checkConsistency(db);
     expect(codesOf(report, silent.id)).toEqual(["failed_without_reason"]);

@@ -42,7 +42,14 @@ describe("an empty database", () => {
     expect(d.reviews.perDay[0]?.day).toBe("2026-11-17");
     expect(d.unknownOutcomes).toMatchObject({ count: 0, frozen: 0, oldestSince: null, oldestFrozenSince: null });
     expect(d.unknownOutcomes.buckets.map((b) => b.OUTCOME_UNKNOWN + b.NEEDS_HUMAN)).toEqual([0, 0, 0, 0]);
-    expect(d.reviews).toMatchObject({ open: 0, escalated: 0, decided: 0, medianDecisionMs: null, p90DecisionMs: null, oldestWaitingSince: null });
+    expect(d.reviews).toMatchObject({
+      open: 0,
+      escalated: 0,
+      decided: 0,
+      medianDecisionMs: null,
+      p90DecisionMs: null,
+      oldestWaitingSince: null,
+    });
     expect(d.alerts).toMatchObject({ openTotal: 0, openBySeverity: {}, severities: [] });
     expect((await listExecutionsAcrossTasks(db, {})).items).toEqual([]);
   });
@@ -54,10 +61,22 @@ describe("a database with work in it, made through the engine", () => {
   it("counts each aggregate from what the engine recorded", async () => {
     // Tasks: one fresh, one running with spend recorded, one delivery task.
     const fresh = await createTask(db, { workflow: "agent-task", intent_id: "fresh" }, agent);
-    const spender = await createTask(db, { workflow: "agent-task", intent_id: "spend", budget: { currency_committed_usd: 10 } }, agent);
+    const spender = await createTask(
+      db,
+      { workflow: "agent-task", intent_id: "spend", budget: { currency_committed_usd: 10 } },
+      agent,
+    );
     let v = spender.task.version;
-    for (const to of ["PLANNING", "READY", "RUNNING"]) v = (await transitionTask(db, spender.task.id, { expected_version: v, to }, agent)).task.version;
-    v = (await transitionTask(db, spender.task.id, { expected_version: v, patch: { budget: { currency_spent_usd: 2.5, tokens_spent: 1200 } } }, agent)).task.version;
+    for (const to of ["PLANNING", "READY", "RUNNING"])
+      v = (await transitionTask(db, spender.task.id, { expected_version: v, to }, agent)).task.version;
+    v = (
+      await transitionTask(
+        db,
+        spender.task.id,
+        { expected_version: v, patch: { budget: { currency_spent_usd: 2.5, tokens_spent: 1200 } } },
+        agent,
+      )
+    ).task.version;
     await createTask(db, { workflow: "delivery", intent_id: "deliver" }, agent);
 
     // Executions: one left OUTCOME_UNKNOWN, one frozen (NEEDS_HUMAN, review open), one frozen and then rejected.
@@ -67,22 +86,56 @@ describe("a database with work in it, made through the engine", () => {
     await recordOutcome(db, frozen.id, { attempt_id: frozen.attemptId, outcome: "unknown", error: "timeout" }, agent);
     expect((await reconcileExecution(db, frozen.id, unreachable)).action).toBe("needs_human");
     const rejected = await refundExecution(db);
-    await recordOutcome(db, rejected.id, { attempt_id: rejected.attemptId, outcome: "unknown", error: "timeout" }, agent);
+    await recordOutcome(
+      db,
+      rejected.id,
+      { attempt_id: rejected.attemptId, outcome: "unknown", error: "timeout" },
+      agent,
+    );
     expect((await reconcileExecution(db, rejected.id, unreachable)).action).toBe("needs_human");
     const rejectedReview = await db.review.findUniqueOrThrow({ where: { executionId: rejected.id } });
-    await decideReview(db, rejectedReview.id, { expected_version: 1, decision: "reject", reason: "duplicate request" }, alice, unreachable);
+    await decideReview(
+      db,
+      rejectedReview.id,
+      { expected_version: 1, decision: "reject", reason: "duplicate request" },
+      alice,
+      unreachable,
+    );
 
     // Stale writes: a stale version, and a worker whose lease was taken over writing with its old token.
-    expect((await failure(transitionTask(db, fresh.task.id, { expected_version: 7, to: "PLANNING" }, agent))).code).toBe("version_conflict");
+    expect(
+      (await failure(transitionTask(db, fresh.task.id, { expected_version: 7, to: "PLANNING" }, agent))).code,
+    ).toBe("version_conflict");
     const leased = await runningTask(db);
     const a = await acquireLease(db, leased.id, {}, workerA);
     await releaseLease(db, leased.id, a.fencingToken, workerA);
     await acquireLease(db, leased.id, {}, workerB);
-    expect((await failure(transitionTask(db, leased.id, { expected_version: leased.version, to: "CANCELLED", fencing_token: a.fencingToken }, workerA))).code).toBe("lease_conflict");
+    expect(
+      (
+        await failure(
+          transitionTask(
+            db,
+            leased.id,
+            { expected_version: leased.version, to: "CANCELLED", fencing_token: a.fencingToken },
+            workerA,
+          ),
+        )
+      ).code,
+    ).toBe("lease_conflict");
 
     // An alert, raised the way the reconciler raises one.
     await db.$transaction((tx) =>
-      raiseDivergence(tx, { taskId: spender.task.id, kind: "effect_missing_at_provider", message: "no such refund", internal: {}, external: {} }, agent),
+      raiseDivergence(
+        tx,
+        {
+          taskId: spender.task.id,
+          kind: "effect_missing_at_provider",
+          message: "no such refund",
+          internal: {},
+          external: {},
+        },
+        agent,
+      ),
     );
 
     const now = new Date();
@@ -115,7 +168,9 @@ describe("a database with work in it, made through the engine", () => {
     // Unknown outcomes and frozen executions, with their age.
     expect(d.unknownOutcomes.count).toBe(1);
     expect(d.unknownOutcomes.frozen).toBe(1);
-    expect(d.unknownOutcomes.oldestSince).toBe((await db.execution.findUniqueOrThrow({ where: { id: unknown.id } })).updatedAt.toISOString());
+    expect(d.unknownOutcomes.oldestSince).toBe(
+      (await db.execution.findUniqueOrThrow({ where: { id: unknown.id } })).updatedAt.toISOString(),
+    );
     expect(d.unknownOutcomes.buckets.map((b) => [b.key, b.OUTCOME_UNKNOWN, b.NEEDS_HUMAN])).toEqual([
       ["lt5m", 1, 1],
       ["lt1h", 0, 0],
@@ -129,13 +184,18 @@ describe("a database with work in it, made through the engine", () => {
       ["gte1d", 0, 0],
     ]);
     const dayLater = await loadDashboard(db, new Date(now.getTime() + 25 * hour));
-    expect(dayLater.unknownOutcomes.buckets.find((b) => b.key === "gte1d")).toMatchObject({ OUTCOME_UNKNOWN: 1, NEEDS_HUMAN: 1 });
+    expect(dayLater.unknownOutcomes.buckets.find((b) => b.key === "gte1d")).toMatchObject({
+      OUTCOME_UNKNOWN: 1,
+      NEEDS_HUMAN: 1,
+    });
 
     // Reviews: one waiting, one decided, and the time it took.
     const decided = await db.review.findUniqueOrThrow({ where: { id: rejectedReview.id } });
     const took = decided.decidedAt!.getTime() - decided.createdAt.getTime();
     expect(d.reviews).toMatchObject({ open: 1, escalated: 0, decided: 1, medianDecisionMs: took, p90DecisionMs: took });
-    expect(d.reviews.oldestWaitingSince).toBe((await db.review.findUniqueOrThrow({ where: { executionId: frozen.id } })).createdAt.toISOString());
+    expect(d.reviews.oldestWaitingSince).toBe(
+      (await db.review.findUniqueOrThrow({ where: { executionId: frozen.id } })).createdAt.toISOString(),
+    );
     const today = now.toISOString().slice(0, 10);
     expect(d.reviews.perDay.find((p) => p.day === today)).toEqual({ day: today, opened: 2, decided: 1 });
 
@@ -145,7 +205,10 @@ describe("a database with work in it, made through the engine", () => {
     expect(d.alerts.perDay.find((p) => p.day === today)).toEqual({ day: today, bySeverity: { critical: 1 }, total: 1 });
 
     // Stale-write conflicts: one of each kind, in this hour.
-    const conflicts = d.conflictsPerMinute.reduce((acc, m) => ({ version: acc.version + m.version, fencing: acc.fencing + m.fencing }), { version: 0, fencing: 0 });
+    const conflicts = d.conflictsPerMinute.reduce(
+      (acc, m) => ({ version: acc.version + m.version, fencing: acc.fencing + m.fencing }),
+      { version: 0, fencing: 0 },
+    );
     expect(conflicts).toEqual({ version: 1, fencing: 1 });
 
     // Budget: what the task recorded as spent, per workflow.

@@ -7,8 +7,25 @@ import { listExecutionEvents, listExecutions } from "@/lib/stores/execution-stor
 import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
 import { decideReview } from "@/lib/use-cases/reviews/decide-review";
 import type { Actor } from "@/lib/model/actor";
-import { executeToolProtocol, VerityNetworkError, type ExecuteToolInput, type FaultPoint, type RecordIntentBody, type ToolCallContext, type ToolExecution, type ToolOutcome } from "@/sdk";
-import { afterTimeout, agent as refundBot, alice, connectorsFor, refund as refundRequest, refundExecution, refundsUnderKey } from "@/tests/helpers/effects";
+import {
+  executeToolProtocol,
+  VerityNetworkError,
+  type ExecuteToolInput,
+  type FaultPoint,
+  type RecordIntentBody,
+  type ToolCallContext,
+  type ToolExecution,
+  type ToolOutcome,
+} from "@/sdk";
+import {
+  afterTimeout,
+  agent as refundBot,
+  alice,
+  connectorsFor,
+  refund as refundRequest,
+  refundExecution,
+  refundsUnderKey,
+} from "@/tests/helpers/effects";
 import { engineLedger } from "@/tests/sdk/engine-ledger";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 import { EngineBackedClient } from "@/tests/postgres/failover-engine-client";
@@ -52,20 +69,32 @@ class FaultyClient extends EngineBackedClient {
 
   override async recordIntent(taskId: string, body: RecordIntentBody) {
     const result = await super.recordIntent(taskId, body);
-    if (body.tool_call_id === REFUND_CALL && this.take("intentAnswerLost")) throw new VerityNetworkError("POST /api/v1/tasks/…/executions: no answer after 4 attempts (the server was killed)", 4);
+    if (body.tool_call_id === REFUND_CALL && this.take("intentAnswerLost"))
+      throw new VerityNetworkError(
+        "POST /api/v1/tasks/…/executions: no answer after 4 attempts (the server was killed)",
+        4,
+      );
     return result;
   }
 
-  override executeTool(input: ExecuteToolInput, call: (ctx: ToolCallContext) => Promise<ToolOutcome>): Promise<ToolExecution> {
+  override executeTool(
+    input: ExecuteToolInput,
+    call: (ctx: ToolCallContext) => Promise<ToolOutcome>,
+  ): Promise<ToolExecution> {
     const refund = input.toolCallId === REFUND_CALL;
     const crashAt = refund ? this.take("crashAt") : undefined;
     const throwsBeforeSending = refund && this.take("callThrowsBeforeSending");
-    return executeToolProtocol(this, input, throwsBeforeSending ? () => Promise.reject(new Error("socket closed before the request was written")) : call, {
-      defaultCallTimeoutMs: 5_000,
-      faultPoint: (point) => {
-        if (point === crashAt) throw new Crash(point);
+    return executeToolProtocol(
+      this,
+      input,
+      throwsBeforeSending ? () => Promise.reject(new Error("socket closed before the request was written")) : call,
+      {
+        defaultCallTimeoutMs: 5_000,
+        faultPoint: (point) => {
+          if (point === crashAt) throw new Crash(point);
+        },
       },
-    });
+    );
   }
 
   private take<K extends keyof NextFault>(key: K): NextFault[K] {
@@ -80,7 +109,17 @@ let orders = 0;
 async function setUp() {
   const s = await sandbox();
   const client = new FaultyClient();
-  const agent = new RefundAgent({ client, sandboxUrl: s.url, identity: agentActor.identity, callTimeoutMs: 5_000, leaseTtlSeconds: 30, faults: [], faultRate: 0, seed: 1, log: () => {} });
+  const agent = new RefundAgent({
+    client,
+    sandboxUrl: s.url,
+    identity: agentActor.identity,
+    callTimeoutMs: 5_000,
+    leaseTtlSeconds: 30,
+    faults: [],
+    faultRate: 0,
+    seed: 1,
+    log: () => {},
+  });
   const order: Order = orderOf(`dropped-${process.pid}-${++orders}`, 2_750, "usd");
   return { s, client, agent, order, taskId: taskIdOf(order) };
 }
@@ -97,7 +136,11 @@ async function refundOf(taskId: string) {
 
 /** Retried under the same key and completed: exactly one refund at the provider, two attempts of one execution. */
 async function expectRetriedOnce(report: TaskReport, sandboxUrl: string) {
-  expect(report, report.detail).toMatchObject({ outcome: "completed", status: "COMPLETED", refund: { status: "SUCCEEDED", attempts: 2 } });
+  expect(report, report.detail).toMatchObject({
+    outcome: "completed",
+    status: "COMPLETED",
+    refund: { status: "SUCCEEDED", attempts: 2 },
+  });
   const refund = await refundOf(report.taskId);
   expect(await refundsUnderKey(sandboxUrl, refund.idempotencyKey)).toBe(1);
   expect(refund.attemptId).toBe(`${refund.id}.2`);
@@ -110,8 +153,17 @@ describe("a refund the provider confirms never happened is retried by the agent,
     expect((await agent.run(order)).outcome).toBe("error");
 
     const settled = await reconcileRefund(taskId, s.url);
-    expect(settled).toMatchObject({ action: "never_sent", execution: { status: "FAILED" }, task: { status: "RUNNING" } });
-    expect(executionResource(settled.execution).retry).toMatchObject({ safe: true, code: "never_sent", attempt: 1, max_attempts: 2 });
+    expect(settled).toMatchObject({
+      action: "never_sent",
+      execution: { status: "FAILED" },
+      task: { status: "RUNNING" },
+    });
+    expect(executionResource(settled.execution).retry).toMatchObject({
+      safe: true,
+      code: "never_sent",
+      attempt: 1,
+      max_attempts: 2,
+    });
 
     await expectRetriedOnce(await agent.resume(taskId), s.url);
   });
@@ -120,7 +172,11 @@ describe("a refund the provider confirms never happened is retried by the agent,
     const { s, client, agent, order, taskId } = await setUp();
     client.next = { intentAnswerLost: true };
     const first = await agent.run(order);
-    expect(first).toMatchObject({ outcome: "error", status: "WAITING_FOR_TOOL", refund: { status: "INTENT_RECORDED" } });
+    expect(first).toMatchObject({
+      outcome: "error",
+      status: "WAITING_FOR_TOOL",
+      refund: { status: "INTENT_RECORDED" },
+    });
 
     expect(await reconcileRefund(taskId, s.url)).toMatchObject({ action: "never_sent" });
     await expectRetriedOnce(await agent.resume(taskId), s.url);
@@ -132,7 +188,12 @@ describe("a refund the provider confirms never happened is retried by the agent,
     expect((await agent.run(order)).outcome).toBe("error");
 
     const settled = await reconcileRefund(taskId, s.url);
-    expect(settled).toMatchObject({ action: "reconciled_failed", lookup: "not_found", execution: { status: "RECONCILED_FAILED" }, task: { status: "RUNNING" } });
+    expect(settled).toMatchObject({
+      action: "reconciled_failed",
+      lookup: "not_found",
+      execution: { status: "RECONCILED_FAILED" },
+      task: { status: "RUNNING" },
+    });
     expect(executionResource(settled.execution).retry).toMatchObject({ safe: true, code: "never_applied" });
 
     await expectRetriedOnce(await agent.resume(taskId), s.url);
@@ -141,11 +202,19 @@ describe("a refund the provider confirms never happened is retried by the agent,
   it("an unknown outcome the provider then denies: RECONCILED_FAILED never applied, retried: one refund", async () => {
     const { s, client, agent, order, taskId } = await setUp();
     client.next = { callThrowsBeforeSending: true };
-    expect(await agent.run(order)).toMatchObject({ outcome: "reconciling", status: "RECONCILING", refund: { status: "OUTCOME_UNKNOWN" } });
+    expect(await agent.run(order)).toMatchObject({
+      outcome: "reconciling",
+      status: "RECONCILING",
+      refund: { status: "OUTCOME_UNKNOWN" },
+    });
 
     // Due at once: the outcome is known to be unknown.
     const settled = await reconcileExecution(db, (await refundOf(taskId)).id, connectorsFor(s.url));
-    expect(settled).toMatchObject({ action: "reconciled_failed", from: "OUTCOME_UNKNOWN", task: { status: "RUNNING" } });
+    expect(settled).toMatchObject({
+      action: "reconciled_failed",
+      from: "OUTCOME_UNKNOWN",
+      task: { status: "RUNNING" },
+    });
 
     await expectRetriedOnce(await agent.resume(taskId), s.url);
   });
@@ -159,18 +228,36 @@ describe("a refund the provider confirms never happened is retried by the agent,
     expect((await agent.resume(taskId)).outcome).toBe("error");
 
     const settled = await reconcileRefund(taskId, s.url);
-    expect(settled).toMatchObject({ action: "reconciled_failed", execution: { status: "NEEDS_HUMAN", attempt: 2 }, task: { status: "WAITING_FOR_HUMAN" } });
+    expect(settled).toMatchObject({
+      action: "reconciled_failed",
+      execution: { status: "NEEDS_HUMAN", attempt: 2 },
+      task: { status: "WAITING_FOR_HUMAN" },
+    });
     const review = await db.review.findUniqueOrThrow({ where: { executionId: settled.executionId } });
     expect(review).toMatchObject({ status: "OPEN", id: settled.reviewId });
     expect(review.reason).toContain("attempt 2 was the last of 2");
-    expect((await listExecutionEvents(db, settled.executionId)).slice(-2).map((e) => e.toStatus)).toEqual(["RECONCILED_FAILED", "NEEDS_HUMAN"]);
+    expect((await listExecutionEvents(db, settled.executionId)).slice(-2).map((e) => e.toStatus)).toEqual([
+      "RECONCILED_FAILED",
+      "NEEDS_HUMAN",
+    ]);
 
     expect(await agent.resume(taskId)).toMatchObject({ outcome: "review", status: "WAITING_FOR_HUMAN" });
     expect(await refundsUnderKey(s.url, (await refundOf(taskId)).idempotencyKey)).toBe(0);
 
     // The person's decision: one more attempt under the same key, which the agent then completes from.
-    const decided = await decideReview(db, review.id, { expected_version: review.version, decision: "approve_execute", reason: "never applied twice; try once more" }, alice, connectorsFor(s.url));
-    expect(decided).toMatchObject({ executed: true, outcome: "succeeded", execution: { status: "SUCCEEDED", attempt: 3 }, task: { status: "VALIDATING" } });
+    const decided = await decideReview(
+      db,
+      review.id,
+      { expected_version: review.version, decision: "approve_execute", reason: "never applied twice; try once more" },
+      alice,
+      connectorsFor(s.url),
+    );
+    expect(decided).toMatchObject({
+      executed: true,
+      outcome: "succeeded",
+      execution: { status: "SUCCEEDED", attempt: 3 },
+      task: { status: "VALIDATING" },
+    });
     expect(await agent.resume(taskId)).toMatchObject({ outcome: "completed", status: "COMPLETED" });
     expect(await refundsUnderKey(s.url, (await refundOf(taskId)).idempotencyKey)).toBe(1);
   });
@@ -184,11 +271,30 @@ describe("the reconciler's two 'nothing happened' settlements say a retry is saf
     const payments = connectorsFor(sandboxUrl).payments;
     const result = await executeToolProtocol(
       engineLedger(db, refundBot),
-      { taskId, toolCallId: "refund-1", tool: "payments.refund", request: refundRequest, expectedVersion: task.version },
+      {
+        taskId,
+        toolCallId: "refund-1",
+        tool: "payments.refund",
+        request: refundRequest,
+        expectedVersion: task.version,
+      },
       async (ctx): Promise<ToolOutcome> => {
         calls.push(ctx);
-        const out = await payments.refund({ idempotencyKey: ctx.idempotencyKey, amountCents: 2500, currency: "usd", chargeId: "ch_1", customerId: "cus_1", metadata: { executionId: ctx.executionId, taskId } });
-        return out.kind === "succeeded" ? { outcome: "succeeded", result: { refund_id: out.refund.id }, evidence: { ...out.evidence, metadata: out.refund.metadata } } : { outcome: "unknown", error: out.message };
+        const out = await payments.refund({
+          idempotencyKey: ctx.idempotencyKey,
+          amountCents: 2500,
+          currency: "usd",
+          chargeId: "ch_1",
+          customerId: "cus_1",
+          metadata: { executionId: ctx.executionId, taskId },
+        });
+        return out.kind === "succeeded"
+          ? {
+              outcome: "succeeded",
+              result: { refund_id: out.refund.id },
+              evidence: { ...out.evidence, metadata: out.refund.metadata },
+            }
+          : { outcome: "unknown", error: out.message };
       },
       { defaultCallTimeoutMs: 5_000 },
     );
@@ -200,10 +306,17 @@ describe("the reconciler's two 'nothing happened' settlements say a retry is saf
     const execution = await refundExecution(db, { sent: false });
     const settled = await reconcileExecution(db, execution.id, connectorsFor(s.url), { now: afterTimeout() });
     expect(settled).toMatchObject({ action: "never_sent", task: { status: "RUNNING" } });
-    expect(executionResource(settled.execution)).toMatchObject({ status: "FAILED", result: { reason: "never_sent", retry_safe: true }, retry: { safe: true, code: "never_sent" } });
+    expect(executionResource(settled.execution)).toMatchObject({
+      status: "FAILED",
+      result: { reason: "never_sent", retry_safe: true },
+      retry: { safe: true, code: "never_sent" },
+    });
 
     const { result, calls } = await retryThroughSdk(execution.taskId, s.url);
-    expect(result).toMatchObject({ kind: "succeeded", execution: { status: "SUCCEEDED", attempt: 2, idempotency_key: execution.idempotencyKey } });
+    expect(result).toMatchObject({
+      kind: "succeeded",
+      execution: { status: "SUCCEEDED", attempt: 2, idempotency_key: execution.idempotencyKey },
+    });
     expect(calls.map((c) => c.attemptId)).toEqual([`${execution.id}.2`]);
     expect(await refundsUnderKey(s.url, execution.idempotencyKey)).toBe(1);
   });
@@ -213,7 +326,11 @@ describe("the reconciler's two 'nothing happened' settlements say a retry is saf
     const execution = await refundExecution(db);
     const settled = await reconcileExecution(db, execution.id, connectorsFor(s.url), { now: afterTimeout() });
     expect(settled).toMatchObject({ action: "reconciled_failed", task: { status: "RUNNING" } });
-    expect(executionResource(settled.execution)).toMatchObject({ status: "RECONCILED_FAILED", result: { reason: "never_applied", retry_safe: true }, retry: { safe: true, code: "never_applied" } });
+    expect(executionResource(settled.execution)).toMatchObject({
+      status: "RECONCILED_FAILED",
+      result: { reason: "never_applied", retry_safe: true },
+      retry: { safe: true, code: "never_applied" },
+    });
 
     const { result } = await retryThroughSdk(execution.taskId, s.url);
     expect(result).toMatchObject({ kind: "succeeded", execution: { status: "SUCCEEDED", attempt: 2 } });

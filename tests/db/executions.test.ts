@@ -27,7 +27,8 @@ afterAll(async () => close());
 async function runningTask(): Promise<{ id: string; version: number }> {
   const { task } = await createTask(db, { workflow: "agent-task", intent_id: "refund" }, agent);
   let version = task.version;
-  for (const to of ["PLANNING", "READY", "RUNNING"]) version = (await transitionTask(db, task.id, { expected_version: version, to }, agent)).task.version;
+  for (const to of ["PLANNING", "READY", "RUNNING"])
+    version = (await transitionTask(db, task.id, { expected_version: version, to }, agent)).task.version;
   return { id: task.id, version };
 }
 
@@ -35,14 +36,20 @@ async function failure(promise: Promise<unknown>): Promise<{ code: string; invar
   try {
     await promise;
   } catch (error) {
-    if (isAppError(error)) return { code: error.code, invariants: (error.details.violations ?? []).map((v) => v.invariant) };
+    if (isAppError(error))
+      return { code: error.code, invariants: (error.details.violations ?? []).map((v) => v.invariant) };
     throw error;
   }
   throw new Error("expected a failure");
 }
 
 async function intent(taskId: string, version: number, toolCallId = "refund-1"): Promise<ExecutionView> {
-  const result = await recordIntent(db, taskId, { tool_call_id: toolCallId, tool: "payments.refund", request: refund, expected_version: version }, agent);
+  const result = await recordIntent(
+    db,
+    taskId,
+    { tool_call_id: toolCallId, tool: "payments.refund", request: refund, expected_version: version },
+    agent,
+  );
   expect(result.kind).toBe("proceed");
   return result.execution;
 }
@@ -51,14 +58,30 @@ describe("execution ledger", () => {
   it("commits the intent with the task's move to WAITING_FOR_TOOL, and a key before anything leaves", async () => {
     const task = await runningTask();
     const execution = await intent(task.id, task.version);
-    expect(execution).toMatchObject({ status: "INTENT_RECORDED", irreversible: true, attempt: 1, idempotencyKey: `vrt:${task.id}:refund-1` });
+    expect(execution).toMatchObject({
+      status: "INTENT_RECORDED",
+      irreversible: true,
+      attempt: 1,
+      idempotencyKey: `vrt:${task.id}:refund-1`,
+    });
     const row = await db.task.findUniqueOrThrow({ where: { id: task.id } });
     expect([row.status, row.version]).toEqual(["WAITING_FOR_TOOL", task.version + 1]);
   });
 
   it("a stale task version records no intent at all", async () => {
     const task = await runningTask();
-    expect((await failure(recordIntent(db, task.id, { tool_call_id: "r", tool: "payments.refund", request: refund, expected_version: task.version - 1 }, agent))).code).toBe("version_conflict");
+    expect(
+      (
+        await failure(
+          recordIntent(
+            db,
+            task.id,
+            { tool_call_id: "r", tool: "payments.refund", request: refund, expected_version: task.version - 1 },
+            agent,
+          ),
+        )
+      ).code,
+    ).toBe("version_conflict");
     expect(await db.execution.count({ where: { taskId: task.id } })).toBe(0);
   });
 
@@ -66,17 +89,34 @@ describe("execution ledger", () => {
     const task = await runningTask();
     const execution = await intent(task.id, task.version);
     await markSent(db, execution.id, { attempt_id: execution.attemptId }, agent);
-    const noEvidence = await failure(recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "succeeded", evidence: { provider: "sandbox", id: "re_1" } }, agent));
+    const noEvidence = await failure(
+      recordOutcome(
+        db,
+        execution.id,
+        { attempt_id: execution.attemptId, outcome: "succeeded", evidence: { provider: "sandbox", id: "re_1" } },
+        agent,
+      ),
+    );
     expect(noEvidence.invariants).toEqual(["success_requires_matching_evidence"]);
     const done = await recordOutcome(
       db,
       execution.id,
-      { attempt_id: execution.attemptId, outcome: "succeeded", result: { id: "re_1" }, evidence: { idempotency_key: execution.idempotencyKey, id: "re_1" } },
+      {
+        attempt_id: execution.attemptId,
+        outcome: "succeeded",
+        result: { id: "re_1" },
+        evidence: { idempotency_key: execution.idempotencyKey, id: "re_1" },
+      },
       agent,
     );
     expect(done.execution.status).toBe("SUCCEEDED");
     expect(done.task?.status).toBe("RUNNING");
-    const replay = await recordIntent(db, task.id, { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: done.task!.version }, agent);
+    const replay = await recordIntent(
+      db,
+      task.id,
+      { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: done.task!.version },
+      agent,
+    );
     expect(replay.kind).toBe("receipt");
     expect(replay.execution.result).toEqual({ id: "re_1" });
   });
@@ -85,52 +125,122 @@ describe("execution ledger", () => {
     const task = await runningTask();
     const execution = await intent(task.id, task.version);
     await markSent(db, execution.id, { attempt_id: execution.attemptId }, agent);
-    const unknown = await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "timeout after 5000 ms" }, agent);
+    const unknown = await recordOutcome(
+      db,
+      execution.id,
+      { attempt_id: execution.attemptId, outcome: "unknown", error: "timeout after 5000 ms" },
+      agent,
+    );
     expect(unknown.execution.status).toBe("OUTCOME_UNKNOWN");
     expect(unknown.task?.status).toBe("RECONCILING");
-    const retry = await failure(recordIntent(db, task.id, { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: unknown.task!.version }, agent));
+    const retry = await failure(
+      recordIntent(
+        db,
+        task.id,
+        { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: unknown.task!.version },
+        agent,
+      ),
+    );
     expect(retry.invariants).toEqual(["unknown_outcome_reconciled_before_retry"]);
     // Never turned into success or failure by a report either.
-    expect((await failure(recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "failed" }, agent))).invariants).toEqual(["execution_status_machine"]);
+    expect(
+      (await failure(recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "failed" }, agent)))
+        .invariants,
+    ).toEqual(["execution_status_machine"]);
   });
 
   it("a known failure allows a new attempt with the same idempotency key", async () => {
     const task = await runningTask();
     const first = await intent(task.id, task.version);
     await markSent(db, first.id, { attempt_id: first.attemptId }, agent);
-    const failed = await recordOutcome(db, first.id, { attempt_id: first.attemptId, outcome: "failed", error: "503 not_processed" }, agent);
+    const failed = await recordOutcome(
+      db,
+      first.id,
+      { attempt_id: first.attemptId, outcome: "failed", error: "503 not_processed" },
+      agent,
+    );
     const second = await intent(task.id, failed.task!.version);
     expect(second.id).toBe(first.id);
     expect(second.attempt).toBe(2);
     expect(second.idempotencyKey).toBe(first.idempotencyKey);
     // The old attempt can no longer report.
-    expect((await failure(markSent(db, first.id, { attempt_id: first.attemptId }, agent))).code).toBe("version_conflict");
+    expect((await failure(markSent(db, first.id, { attempt_id: first.attemptId }, agent))).code).toBe(
+      "version_conflict",
+    );
   });
 
   it("the same tool call id with a different request is refused", async () => {
     const task = await runningTask();
     await intent(task.id, task.version);
-    const other = await failure(recordIntent(db, task.id, { tool_call_id: "refund-1", tool: "payments.refund", request: { ...refund, amount_cents: 9999 }, expected_version: task.version + 1 }, agent));
+    const other = await failure(
+      recordIntent(
+        db,
+        task.id,
+        {
+          tool_call_id: "refund-1",
+          tool: "payments.refund",
+          request: { ...refund, amount_cents: 9999 },
+          expected_version: task.version + 1,
+        },
+        agent,
+      ),
+    );
     expect(other.code).toBe("idempotency_conflict");
   });
 
   it("nothing irreversible starts on a task with an open divergence alert", async () => {
     const task = await runningTask();
-    await db.$transaction((tx) => raiseDivergence(tx, { taskId: task.id, kind: "effect_found_after_failure", message: "test", internal: {}, external: {} }, reconcilerActor));
-    const refused = await failure(recordIntent(db, task.id, { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: task.version }, agent));
+    await db.$transaction((tx) =>
+      raiseDivergence(
+        tx,
+        { taskId: task.id, kind: "effect_found_after_failure", message: "test", internal: {}, external: {} },
+        reconcilerActor,
+      ),
+    );
+    const refused = await failure(
+      recordIntent(
+        db,
+        task.id,
+        { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: task.version },
+        agent,
+      ),
+    );
     expect(refused.invariants).toEqual(["no_irreversible_effect_while_diverged"]);
     // A reversible tool still may.
-    const note = await recordIntent(db, task.id, { tool_call_id: "note-1", tool: "crm.add_note", request: { customer_id: "cus_1", text: "hi" }, expected_version: task.version }, agent);
+    const note = await recordIntent(
+      db,
+      task.id,
+      {
+        tool_call_id: "note-1",
+        tool: "crm.add_note",
+        request: { customer_id: "cus_1", text: "hi" },
+        expected_version: task.version,
+      },
+      agent,
+    );
     expect(note.kind).toBe("proceed");
   });
 
   it("bad requests name the field under request.", async () => {
     const task = await runningTask();
     try {
-      await recordIntent(db, task.id, { tool_call_id: "r", tool: "payments.refund", request: { ...refund, amount_cents: -1, extra: 1 }, expected_version: task.version }, agent);
+      await recordIntent(
+        db,
+        task.id,
+        {
+          tool_call_id: "r",
+          tool: "payments.refund",
+          request: { ...refund, amount_cents: -1, extra: 1 },
+          expected_version: task.version,
+        },
+        agent,
+      );
       expect.unreachable();
     } catch (error) {
-      expect(isAppError(error) && error.details.errors?.map((e) => e.field).sort()).toEqual(["request.amount_cents", "request.extra"]);
+      expect(isAppError(error) && error.details.errors?.map((e) => e.field).sort()).toEqual([
+        "request.amount_cents",
+        "request.extra",
+      ]);
     }
     expect(await db.execution.count({ where: { taskId: task.id } })).toBe(0);
   });
@@ -139,13 +249,25 @@ describe("execution ledger", () => {
     const task = await runningTask();
     const execution = await intent(task.id, task.version);
     await markSent(db, execution.id, { attempt_id: execution.attemptId }, agent);
-    const unknown = await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "dropped" }, agent);
-    const waiting = await transitionTask(db, task.id, { expected_version: unknown.task!.version, to: "WAITING_FOR_HUMAN" }, agent);
+    const unknown = await recordOutcome(
+      db,
+      execution.id,
+      { attempt_id: execution.attemptId, outcome: "unknown", error: "dropped" },
+      agent,
+    );
+    const waiting = await transitionTask(
+      db,
+      task.id,
+      { expected_version: unknown.task!.version, to: "WAITING_FOR_HUMAN" },
+      agent,
+    );
     const row = await getExecutionRowOrThrow(db, execution.id);
     await db.$transaction((tx) => openReview(tx, row, "lookup unknown", reconcilerActor));
     const operator: Actor = { identity: "spiffe://verity.local/user/operator", kind: "user" };
     for (const to of ["HUMAN_RESOLVED", "CANCELLED"]) {
-      const refused = await failure(transitionTask(db, task.id, { expected_version: waiting.task.version, to, reason: "by hand" }, operator));
+      const refused = await failure(
+        transitionTask(db, task.id, { expected_version: waiting.task.version, to, reason: "by hand" }, operator),
+      );
       expect(refused.invariants).toEqual(["review_decides_frozen_action"]);
     }
     expect((await db.task.findUniqueOrThrow({ where: { id: task.id } })).version).toBe(waiting.task.version);

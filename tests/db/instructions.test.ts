@@ -8,7 +8,18 @@ import { getReviewOrThrow } from "@/lib/use-cases/reviews/get-review";
 import { decideReview } from "@/lib/use-cases/reviews/decide-review";
 import { listTransitions } from "@/lib/use-cases/tasks/task-queries";
 import type { Actor } from "@/lib/model/actor";
-import { agent, alice, bob, connectorsFor, executionRow, failure, refund, refundsUnderKey, runningTask, taskStatusOf } from "@/tests/helpers/effects";
+import {
+  agent,
+  alice,
+  bob,
+  connectorsFor,
+  executionRow,
+  failure,
+  refund,
+  refundsUnderKey,
+  runningTask,
+  taskStatusOf,
+} from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 import { sandbox } from "@/tests/sandbox/helpers";
 import { executeToolProtocol } from "@/sdk";
@@ -20,11 +31,22 @@ const operator: Actor = { identity: "spiffe://verity.local/user/operator", kind:
 const approved = { topic: "refund", directive: "allow", text: "User approved refund", source: "user" } as const;
 const doNotRefund = { topic: "refund", directive: "forbid", text: "Do not issue refund" } as const;
 
-async function intent(taskId: string, version: number, instructionId?: string, toolCallId = "refund"): Promise<IntentResult> {
+async function intent(
+  taskId: string,
+  version: number,
+  instructionId?: string,
+  toolCallId = "refund",
+): Promise<IntentResult> {
   return recordIntent(
     db,
     taskId,
-    { tool_call_id: toolCallId, tool: "payments.refund", request: refund, expected_version: version, ...(instructionId ? { instruction_id: instructionId } : {}) },
+    {
+      tool_call_id: toolCallId,
+      tool: "payments.refund",
+      request: refund,
+      expected_version: version,
+      ...(instructionId ? { instruction_id: instructionId } : {}),
+    },
     agent,
   );
 }
@@ -41,12 +63,36 @@ describe("the ledger", () => {
   it("is a compare-and-swap on its seq: a stale or a future expected_seq is a version_conflict naming the current seq; nothing is written", async () => {
     const task = await runningTask(db);
     const first = await recordInstruction(db, task.id, { ...doNotRefund, expected_seq: 0 }, operator);
-    expect(first.instruction).toMatchObject({ seq: 1, authorized: true, source: "operator", issuedBy: operator.identity, supersedesId: null });
+    expect(first.instruction).toMatchObject({
+      seq: 1,
+      authorized: true,
+      source: "operator",
+      issuedBy: operator.identity,
+      supersedesId: null,
+    });
 
-    const stale = await failure(recordInstruction(db, task.id, { topic: "refund", directive: "allow", text: "go ahead", expected_seq: 0 }, operator));
+    const stale = await failure(
+      recordInstruction(
+        db,
+        task.id,
+        { topic: "refund", directive: "allow", text: "go ahead", expected_seq: 0 },
+        operator,
+      ),
+    );
     expect(stale.code).toBe("version_conflict");
-    expect(stale.details).toMatchObject({ currentSeq: 1, currentVersion: 1, latestInstruction: { id: first.instruction.id, text: "Do not issue refund" } });
-    const ahead = await failure(recordInstruction(db, task.id, { topic: "refund", directive: "allow", text: "go ahead", expected_seq: 5 }, operator));
+    expect(stale.details).toMatchObject({
+      currentSeq: 1,
+      currentVersion: 1,
+      latestInstruction: { id: first.instruction.id, text: "Do not issue refund" },
+    });
+    const ahead = await failure(
+      recordInstruction(
+        db,
+        task.id,
+        { topic: "refund", directive: "allow", text: "go ahead", expected_seq: 5 },
+        operator,
+      ),
+    );
     expect(ahead).toMatchObject({ code: "version_conflict", details: { currentSeq: 1 } });
     expect((await getInstructionLedger(db, task.id)).seq).toBe(1);
 
@@ -75,8 +121,22 @@ describe("the ledger", () => {
     const task = await runningTask(db);
     const a = (await recordInstruction(db, task.id, { ...approved, expected_seq: 0 }, agent)).instruction;
     const b = (await recordInstruction(db, task.id, { ...doNotRefund, expected_seq: 1 }, operator)).instruction;
-    const note = (await recordInstruction(db, task.id, { topic: "refund", directive: "note", text: "customer called again", expected_seq: 2 }, operator)).instruction;
-    const other = (await recordInstruction(db, task.id, { topic: "customer_note", directive: "allow", text: "tell them", expected_seq: 3 }, operator)).instruction;
+    const note = (
+      await recordInstruction(
+        db,
+        task.id,
+        { topic: "refund", directive: "note", text: "customer called again", expected_seq: 2 },
+        operator,
+      )
+    ).instruction;
+    const other = (
+      await recordInstruction(
+        db,
+        task.id,
+        { topic: "customer_note", directive: "allow", text: "tell them", expected_seq: 3 },
+        operator,
+      )
+    ).instruction;
     expect(b.supersedesId).toBe(a.id);
     expect(note.supersedesId).toBeNull();
     expect(other.supersedesId).toBeNull();
@@ -92,7 +152,14 @@ describe("the ledger", () => {
     expect(ledger.current.refund?.id).toBe(b.id);
     expect(ledger.current.customer_note?.id).toBe(other.id);
 
-    const again = (await recordInstruction(db, task.id, { topic: "refund", directive: "allow", text: "refund approved by the manager", expected_seq: 4 }, alice)).instruction;
+    const again = (
+      await recordInstruction(
+        db,
+        task.id,
+        { topic: "refund", directive: "allow", text: "refund approved by the manager", expected_seq: 4 },
+        alice,
+      )
+    ).instruction;
     expect(again.supersedesId).toBe(b.id);
     expect((await getCurrentInstruction(db, task.id, "refund"))?.id).toBe(again.id);
   });
@@ -100,17 +167,47 @@ describe("the ledger", () => {
   it("agent memory is recorded but never authorized and never supersedes; an agent relaying the requester is authorized; an agent cannot speak as an operator", async () => {
     const task = await runningTask(db);
     const forbid = (await recordInstruction(db, task.id, { ...doNotRefund, expected_seq: 0 }, operator)).instruction;
-    const memory = (await recordInstruction(db, task.id, { topic: "refund", directive: "allow", text: "User approved refund (from my summary)", expected_seq: 1 }, agent)).instruction;
-    expect(memory).toMatchObject({ source: "agent_memory", authorized: false, supersedesId: null, issuedBy: agent.identity });
+    const memory = (
+      await recordInstruction(
+        db,
+        task.id,
+        { topic: "refund", directive: "allow", text: "User approved refund (from my summary)", expected_seq: 1 },
+        agent,
+      )
+    ).instruction;
+    expect(memory).toMatchObject({
+      source: "agent_memory",
+      authorized: false,
+      supersedesId: null,
+      issuedBy: agent.identity,
+    });
     expect((await getCurrentInstruction(db, task.id, "refund"))?.id).toBe(forbid.id);
     expect((await getInstructionLedger(db, task.id)).items[0]?.standing).toEqual({ kind: "unauthorized" });
 
     const relayed = (await recordInstruction(db, task.id, { ...approved, expected_seq: 2 }, agent)).instruction;
-    expect(relayed).toMatchObject({ source: "user", authorized: true, supersedesId: forbid.id, issuedBy: agent.identity, details: { relayed_by: agent.identity } });
+    expect(relayed).toMatchObject({
+      source: "user",
+      authorized: true,
+      supersedesId: forbid.id,
+      issuedBy: agent.identity,
+      details: { relayed_by: agent.identity },
+    });
 
-    expect((await failure(recordInstruction(db, task.id, { ...doNotRefund, source: "operator", expected_seq: 3 }, agent))).code).toBe("forbidden");
-    expect((await failure(recordInstruction(db, task.id, { ...doNotRefund, source: "agent_memory", expected_seq: 3 }, operator))).code).toBe("validation_failed");
-    expect((await failure(recordInstruction(db, task.id, { ...doNotRefund, topic: "Refund!", expected_seq: 3 }, operator))).code).toBe("validation_failed");
+    expect(
+      (await failure(recordInstruction(db, task.id, { ...doNotRefund, source: "operator", expected_seq: 3 }, agent)))
+        .code,
+    ).toBe("forbidden");
+    expect(
+      (
+        await failure(
+          recordInstruction(db, task.id, { ...doNotRefund, source: "agent_memory", expected_seq: 3 }, operator),
+        )
+      ).code,
+    ).toBe("validation_failed");
+    expect(
+      (await failure(recordInstruction(db, task.id, { ...doNotRefund, topic: "Refund!", expected_seq: 3 }, operator)))
+        .code,
+    ).toBe("validation_failed");
     expect((await getInstructionLedger(db, task.id)).seq).toBe(3);
   });
 });
@@ -124,14 +221,31 @@ describe("the guard on irreversible calls", () => {
     if (blocked.kind !== "blocked") throw new Error(`expected blocked, got ${blocked.kind}`);
     expect(blocked.message).toContain("User approved refund");
     expect(blocked.message).toContain("Do not issue refund");
-    expect(blocked.guard).toMatchObject({ kind: "superseded", topic: "refund", reliedOn: { id: approval.id }, current: { id: forbid.id } });
-    expect(blocked.execution).toMatchObject({ status: "NEEDS_HUMAN", sentAt: null, instructionId: approval.id, attempt: 1 });
+    expect(blocked.guard).toMatchObject({
+      kind: "superseded",
+      topic: "refund",
+      reliedOn: { id: approval.id },
+      current: { id: forbid.id },
+    });
+    expect(blocked.execution).toMatchObject({
+      status: "NEEDS_HUMAN",
+      sentAt: null,
+      instructionId: approval.id,
+      attempt: 1,
+    });
     expect(blocked.task?.status).toBe("WAITING_FOR_HUMAN");
     expect(await refundsUnderKey(s.url, blocked.execution.idempotencyKey)).toBe(0);
-    expect((await listExecutionEvents(db, blocked.execution.id)).map((e) => e.toStatus)).toEqual(["INTENT_RECORDED", "NEEDS_HUMAN"]);
+    expect((await listExecutionEvents(db, blocked.execution.id)).map((e) => e.toStatus)).toEqual([
+      "INTENT_RECORDED",
+      "NEEDS_HUMAN",
+    ]);
 
     const review = await getReviewOrThrow(db, blocked.reviewId);
-    expect(review).toMatchObject({ status: "OPEN", neverSent: true, instructions: { frozenByGuard: true, reliedOn: { id: approval.id }, current: { id: forbid.id } } });
+    expect(review).toMatchObject({
+      status: "OPEN",
+      neverSent: true,
+      instructions: { frozenByGuard: true, reliedOn: { id: approval.id }, current: { id: forbid.id } },
+    });
     expect(review.reason).toContain("User approved refund");
     expect(review.reason).toContain("Do not issue refund");
 
@@ -140,11 +254,30 @@ describe("the guard on irreversible calls", () => {
     expect(retry).toMatchObject({ kind: "blocked", reviewId: blocked.reviewId, task: null });
     expect(await db.execution.count({ where: { taskId: task.id } })).toBe(1);
     // Nobody can call the evidence of a request that never left.
-    const accept = await failure(decideReview(db, review.id, { expected_version: review.version, decision: "approve_accept_evidence", reason: "?" }, alice, connectorsFor(s.url)));
+    const accept = await failure(
+      decideReview(
+        db,
+        review.id,
+        { expected_version: review.version, decision: "approve_accept_evidence", reason: "?" },
+        alice,
+        connectorsFor(s.url),
+      ),
+    );
     expect(accept.invariants).toEqual(["accept_evidence_requires_sent_action"]);
 
-    const decided = await decideReview(db, review.id, { expected_version: review.version, decision: "approve_execute", reason: "the manager overrides: refund" }, alice, connectorsFor(s.url));
-    expect(decided).toMatchObject({ executed: true, outcome: "succeeded", execution: { status: "SUCCEEDED", attempt: 1, idempotencyKey: blocked.execution.idempotencyKey }, task: { status: "VALIDATING" } });
+    const decided = await decideReview(
+      db,
+      review.id,
+      { expected_version: review.version, decision: "approve_execute", reason: "the manager overrides: refund" },
+      alice,
+      connectorsFor(s.url),
+    );
+    expect(decided).toMatchObject({
+      executed: true,
+      outcome: "succeeded",
+      execution: { status: "SUCCEEDED", attempt: 1, idempotencyKey: blocked.execution.idempotencyKey },
+      task: { status: "VALIDATING" },
+    });
     expect(await refundsUnderKey(s.url, blocked.execution.idempotencyKey)).toBe(1);
     // A second send under the same key (a confused worker) is the provider's replay, not a second refund.
     await performEffect(await executionRow(db, blocked.execution.id), connectorsFor(s.url));
@@ -156,8 +289,19 @@ describe("the guard on irreversible calls", () => {
     const { task, approval } = await approvedThenForbidden();
     const blocked = await intent(task.id, task.version, approval.id);
     if (blocked.kind !== "blocked") throw new Error("expected blocked");
-    const decided = await decideReview(db, blocked.reviewId, { expected_version: 1, decision: "reject", reason: "the customer withdrew the request" }, bob, connectorsFor(s.url));
-    expect(decided).toMatchObject({ review: { status: "REJECTED" }, execution: { status: "CANCELLED" }, task: { status: "CANCELLED" }, executed: false });
+    const decided = await decideReview(
+      db,
+      blocked.reviewId,
+      { expected_version: 1, decision: "reject", reason: "the customer withdrew the request" },
+      bob,
+      connectorsFor(s.url),
+    );
+    expect(decided).toMatchObject({
+      review: { status: "REJECTED" },
+      execution: { status: "CANCELLED" },
+      task: { status: "CANCELLED" },
+      executed: false,
+    });
     expect(await refundsUnderKey(s.url, blocked.execution.idempotencyKey)).toBe(0);
   });
 
@@ -170,18 +314,38 @@ describe("the guard on irreversible calls", () => {
     expect(await taskStatusOf(db, forbidden.id)).toBe("WAITING_FOR_HUMAN");
 
     const remembered = await runningTask(db);
-    const memory = (await recordInstruction(db, remembered.id, { topic: "refund", directive: "allow", text: "User approved refund", expected_seq: 0 }, agent)).instruction;
-    expect(await intent(remembered.id, remembered.version, memory.id)).toMatchObject({ kind: "blocked", guard: { kind: "unauthorized" } });
+    const memory = (
+      await recordInstruction(
+        db,
+        remembered.id,
+        { topic: "refund", directive: "allow", text: "User approved refund", expected_seq: 0 },
+        agent,
+      )
+    ).instruction;
+    expect(await intent(remembered.id, remembered.version, memory.id)).toMatchObject({
+      kind: "blocked",
+      guard: { kind: "unauthorized" },
+    });
 
     const allowed = await runningTask(db);
     const approval = (await recordInstruction(db, allowed.id, { ...approved, expected_seq: 0 }, agent)).instruction;
     const proceed = await intent(allowed.id, allowed.version, approval.id);
-    expect(proceed).toMatchObject({ kind: "proceed", execution: { status: "INTENT_RECORDED", instructionId: approval.id } });
+    expect(proceed).toMatchObject({
+      kind: "proceed",
+      execution: { status: "INTENT_RECORDED", instructionId: approval.id },
+    });
 
     // Names an instruction of another task, or of another topic: refused, nothing written.
     const other = await runningTask(db);
     expect((await failure(intent(other.id, other.version, approval.id))).code).toBe("validation_failed");
-    const noteTopic = (await recordInstruction(db, other.id, { topic: "customer_note", directive: "allow", text: "ok", expected_seq: 0 }, operator)).instruction;
+    const noteTopic = (
+      await recordInstruction(
+        db,
+        other.id,
+        { topic: "customer_note", directive: "allow", text: "ok", expected_seq: 0 },
+        operator,
+      )
+    ).instruction;
     expect((await failure(intent(other.id, other.version, noteTopic.id))).code).toBe("validation_failed");
     expect(await db.execution.count({ where: { taskId: other.id } })).toBe(0);
     expect(await refundsUnderKey(s.url, `vrt:${forbidden.id}:refund`)).toBe(0);
@@ -195,11 +359,16 @@ describe("the guard on irreversible calls", () => {
     if (proceed.kind !== "proceed") throw new Error("expected proceed");
     await recordInstruction(db, task.id, { ...doNotRefund, expected_seq: 1 }, operator);
 
-    const refused = await failure(markSent(db, proceed.execution.id, { attempt_id: proceed.execution.attemptId }, agent));
+    const refused = await failure(
+      markSent(db, proceed.execution.id, { attempt_id: proceed.execution.attemptId }, agent),
+    );
     expect(refused).toMatchObject({ code: "invariant_violated", invariants: ["instruction_current_before_send"] });
     expect(refused.details.reviewId).toBeTruthy();
     expect(await executionRow(db, proceed.execution.id)).toMatchObject({ status: "NEEDS_HUMAN", sentAt: null });
-    expect((await listTransitions(db, task.id)).slice(-2).map((t) => t.toStatus)).toEqual(["RECONCILING", "WAITING_FOR_HUMAN"]);
+    expect((await listTransitions(db, task.id)).slice(-2).map((t) => t.toStatus)).toEqual([
+      "RECONCILING",
+      "WAITING_FOR_HUMAN",
+    ]);
     expect(await refundsUnderKey(s.url, proceed.execution.idempotencyKey)).toBe(0);
   });
 
@@ -224,9 +393,20 @@ describe("the SDK's executeTool", () => {
       return { outcome: "unknown" as const, error: "must not be called" };
     };
     const ledger = engineLedger(db, agent);
-    const input = { taskId: task.id, toolCallId: "refund", tool: "payments.refund" as const, request: refund, expectedVersion: task.version, instructionId: approval.id };
+    const input = {
+      taskId: task.id,
+      toolCallId: "refund",
+      tool: "payments.refund" as const,
+      request: refund,
+      expectedVersion: task.version,
+      instructionId: approval.id,
+    };
     const blocked = await executeToolProtocol(ledger, input, call, { defaultCallTimeoutMs: 5_000 });
-    expect(blocked).toMatchObject({ kind: "blocked", task: { status: "WAITING_FOR_HUMAN" }, instructions: { kind: "superseded", relied_on: { id: approval.id } } });
+    expect(blocked).toMatchObject({
+      kind: "blocked",
+      task: { status: "WAITING_FOR_HUMAN" },
+      instructions: { kind: "superseded", relied_on: { id: approval.id } },
+    });
     if (blocked.kind === "blocked") expect(blocked.detail).toContain("Do not issue refund");
 
     const late = await runningTask(db);
@@ -236,10 +416,15 @@ describe("the SDK's executeTool", () => {
       defaultCallTimeoutMs: 5_000,
       // The operator's instruction lands after the intent, before the send.
       faultPoint: async (point) => {
-        if (point === "after_intent") await recordInstruction(db, late.id, { ...doNotRefund, expected_seq: 1 }, operator);
+        if (point === "after_intent")
+          await recordInstruction(db, late.id, { ...doNotRefund, expected_seq: 1 }, operator);
       },
     });
-    expect(stopped).toMatchObject({ kind: "blocked", execution: { status: "NEEDS_HUMAN", sent_at: null }, task: { status: "WAITING_FOR_HUMAN" } });
+    expect(stopped).toMatchObject({
+      kind: "blocked",
+      execution: { status: "NEEDS_HUMAN", sent_at: null },
+      task: { status: "WAITING_FOR_HUMAN" },
+    });
     if (stopped.kind === "blocked") expect(stopped.reviewId).not.toBe("");
     expect(calls).toBe(0);
   });

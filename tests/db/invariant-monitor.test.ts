@@ -25,15 +25,20 @@ const workerB: Actor = { identity: "spiffe://verity.local/agent/worker-b", kind:
 const engineer: Actor = { identity: "user:engineer", kind: "user" };
 const operator: Actor = { identity: "user:operator", kind: "user" };
 
-const pass = (only: MonitorCheck[], extra: Parameters<typeof runMonitorPass>[2] = {}, deps: Parameters<typeof runMonitorPass>[1] = {}) =>
-  runMonitorPass(db, deps, { only, ...extra });
+const pass = (
+  only: MonitorCheck[],
+  extra: Parameters<typeof runMonitorPass>[2] = {},
+  deps: Parameters<typeof runMonitorPass>[1] = {},
+) => runMonitorPass(db, deps, { only, ...extra });
 
 async function alertsOf(taskId: string, kind?: string) {
   return db.divergenceAlert.findMany({ where: { taskId, ...(kind ? { kind } : {}) }, orderBy: { createdAt: "asc" } });
 }
 
 async function auditActionsOf(alertId: string): Promise<string[]> {
-  return (await db.auditEntry.findMany({ where: { stream: `divergence_alert:${alertId}` }, orderBy: { seq: "asc" } })).map((e) => e.action);
+  return (
+    await db.auditEntry.findMany({ where: { stream: `divergence_alert:${alertId}` }, orderBy: { seq: "asc" } })
+  ).map((e) => e.action);
 }
 
 describe("stale writes (write_conflicts)", () => {
@@ -45,21 +50,51 @@ describe("stale writes (write_conflicts)", () => {
     const b = await acquireLease(db, task.id, {}, workerB);
     await transitionTask(db, task.id, { expected_version: 1, to: "PLANNING", fencing_token: b.fencingToken }, workerB);
     // A wakes up and writes with its old token, at the version it last saw and at the current one.
-    expect((await failure(transitionTask(db, task.id, { expected_version: 2, to: "CANCELLED", fencing_token: a.fencingToken }, workerA))).code).toBe("lease_conflict");
+    expect(
+      (
+        await failure(
+          transitionTask(db, task.id, { expected_version: 2, to: "CANCELLED", fencing_token: a.fencingToken }, workerA),
+        )
+      ).code,
+    ).toBe("lease_conflict");
 
     const first = await pass(["write_conflicts"]);
     expect(first.checks.write_conflicts).toMatchObject({ examined: 1, violations: 1, raised: 1 });
     const [alert] = await alertsOf(task.id, "stale_write");
-    expect(alert).toMatchObject({ severity: "critical", status: "OPEN", source: "monitor", occurrences: 1, fingerprint: `stale_write:fencing:${task.id}:${workerA.identity}` });
+    expect(alert).toMatchObject({
+      severity: "critical",
+      status: "OPEN",
+      source: "monitor",
+      occurrences: 1,
+      fingerprint: `stale_write:fencing:${task.id}:${workerA.identity}`,
+    });
     expect(alert?.message).toContain(`fencing token ${a.fencingToken}`);
-    expect(alert?.external).toMatchObject({ kind: "fencing", current_lease: { holder: workerB.identity, fencing_token: b.fencingToken } });
+    expect(alert?.external).toMatchObject({
+      kind: "fencing",
+      current_lease: { holder: workerB.identity, fencing_token: b.fencingToken },
+    });
     expect(await auditActionsOf(alert!.id)).toEqual(["divergence.raised"]);
 
     // The append-only source is read once: a second pass does not count the same refusal again…
     expect((await pass(["write_conflicts"])).checks.write_conflicts).toMatchObject({ examined: 0, violations: 0 });
     // …but a new refusal by the same zombie is the same problem seen again: one alert, two occurrences.
-    expect((await failure(transitionTask(db, task.id, { expected_version: 2, patch: { gates: { plan_approved: true } }, fencing_token: a.fencingToken }, workerA))).code).toBe("lease_conflict");
-    expect((await pass(["write_conflicts"])).checks.write_conflicts).toMatchObject({ examined: 1, raised: 0, counted: 1 });
+    expect(
+      (
+        await failure(
+          transitionTask(
+            db,
+            task.id,
+            { expected_version: 2, patch: { gates: { plan_approved: true } }, fencing_token: a.fencingToken },
+            workerA,
+          ),
+        )
+      ).code,
+    ).toBe("lease_conflict");
+    expect((await pass(["write_conflicts"])).checks.write_conflicts).toMatchObject({
+      examined: 1,
+      raised: 0,
+      counted: 1,
+    });
     const alerts = await alertsOf(task.id, "stale_write");
     expect(alerts).toHaveLength(1);
     expect(alerts[0]).toMatchObject({ occurrences: 2, version: 1 });
@@ -70,25 +105,66 @@ describe("stale writes (write_conflicts)", () => {
   it("a version refusal is contention unless the writer's view had stopped being true: no alert for a same-status race, an alert when the task had ended or moved", async () => {
     const task = await runningTask(db);
     // Two agents read version n (RUNNING); one updates in place, the other's write is refused: normal contention.
-    await transitionTask(db, task.id, { expected_version: task.version, patch: { gates: { plan_approved: true } } }, agent);
-    expect((await failure(transitionTask(db, task.id, { expected_version: task.version, patch: { budget: { hops_used: 1 } } }, workerA))).code).toBe("version_conflict");
+    await transitionTask(
+      db,
+      task.id,
+      { expected_version: task.version, patch: { gates: { plan_approved: true } } },
+      agent,
+    );
+    expect(
+      (
+        await failure(
+          transitionTask(db, task.id, { expected_version: task.version, patch: { budget: { hops_used: 1 } } }, workerA),
+        )
+      ).code,
+    ).toBe("version_conflict");
     expect((await pass(["write_conflicts"])).checks.write_conflicts).toMatchObject({ examined: 1, violations: 0 });
     expect(await alertsOf(task.id)).toHaveLength(0);
 
     // The spec's worker A: it read RUNNING, an operator cancelled the task meanwhile, A writes RUNNING-era work.
     const seen = task.version + 1;
-    await transitionTask(db, task.id, { expected_version: seen, to: "CANCELLED", reason: "customer withdrew" }, operator);
-    expect((await failure(transitionTask(db, task.id, { expected_version: seen, to: "WAITING_FOR_HUMAN" }, workerA))).code).toBe("version_conflict");
-    expect((await pass(["write_conflicts"])).checks.write_conflicts).toMatchObject({ examined: 1, violations: 1, raised: 1 });
+    await transitionTask(
+      db,
+      task.id,
+      { expected_version: seen, to: "CANCELLED", reason: "customer withdrew" },
+      operator,
+    );
+    expect(
+      (await failure(transitionTask(db, task.id, { expected_version: seen, to: "WAITING_FOR_HUMAN" }, workerA))).code,
+    ).toBe("version_conflict");
+    expect((await pass(["write_conflicts"])).checks.write_conflicts).toMatchObject({
+      examined: 1,
+      violations: 1,
+      raised: 1,
+    });
     const [ended] = await alertsOf(task.id, "stale_write");
-    expect(ended).toMatchObject({ severity: "critical", fingerprint: `stale_write:version:${task.id}:${workerA.identity}` });
+    expect(ended).toMatchObject({
+      severity: "critical",
+      fingerprint: `stale_write:version:${task.id}:${workerA.identity}`,
+    });
     expect(ended?.message).toContain("had already ended CANCELLED");
     expect(ended?.internal).toMatchObject({ status_seen: "RUNNING", expected_version: seen });
 
     // Moved to another status (not ended): high.
     const other = await runningTask(db);
-    await transitionTask(db, other.id, { expected_version: other.version, to: "WAITING_FOR_HUMAN", reason: "unsure" }, agent);
-    expect((await failure(transitionTask(db, other.id, { expected_version: other.version, patch: { budget: { hops_used: 2 } } }, workerB))).code).toBe("version_conflict");
+    await transitionTask(
+      db,
+      other.id,
+      { expected_version: other.version, to: "WAITING_FOR_HUMAN", reason: "unsure" },
+      agent,
+    );
+    expect(
+      (
+        await failure(
+          transitionTask(
+            db,
+            other.id,
+            { expected_version: other.version, patch: { budget: { hops_used: 2 } } },
+            workerB,
+          ),
+        )
+      ).code,
+    ).toBe("version_conflict");
     await pass(["write_conflicts"]);
     const [moved] = await alertsOf(other.id, "stale_write");
     expect(moved).toMatchObject({ severity: "high" });
@@ -101,7 +177,14 @@ describe("stale checkpoint restores", () => {
     const { task } = await createTask(db, { workflow: "agent-task", intent_id: "restore-me" }, agent);
     const { checkpoint } = await createCheckpoint(db, task.id, { expected_version: 1 }, engineer);
     const v2 = await transitionTask(db, task.id, { expected_version: 1, to: "PLANNING" }, agent);
-    const refused = await failure(restoreCheckpoint(db, checkpoint.id, { expected_version: v2.task.version, reason: "worker lost its place" }, engineer));
+    const refused = await failure(
+      restoreCheckpoint(
+        db,
+        checkpoint.id,
+        { expected_version: v2.task.version, reason: "worker lost its place" },
+        engineer,
+      ),
+    );
     expect(refused.invariants).toEqual(["stale"]);
 
     const result = await pass(["checkpoint_restores"]);
@@ -112,9 +195,22 @@ describe("stale checkpoint restores", () => {
     expect(alert?.external).toMatchObject({ refusal: "stale", task_at: { version: 2, status: "PLANNING" } });
 
     // A plan made at a version the task has left is the same kind of attempt: another refusal code, another alert.
-    expect((await failure(restoreCheckpoint(db, checkpoint.id, { expected_version: 1, rewind: true, reason: "old plan" }, engineer))).code).toBe("version_conflict");
-    expect((await failure(restoreCheckpoint(db, checkpoint.id, { expected_version: 2, reason: "again" }, engineer))).invariants).toEqual(["stale"]);
-    expect((await pass(["checkpoint_restores"])).checks.checkpoint_restores).toMatchObject({ examined: 2, raised: 1, counted: 1 });
+    expect(
+      (
+        await failure(
+          restoreCheckpoint(db, checkpoint.id, { expected_version: 1, rewind: true, reason: "old plan" }, engineer),
+        )
+      ).code,
+    ).toBe("version_conflict");
+    expect(
+      (await failure(restoreCheckpoint(db, checkpoint.id, { expected_version: 2, reason: "again" }, engineer)))
+        .invariants,
+    ).toEqual(["stale"]);
+    expect((await pass(["checkpoint_restores"])).checks.checkpoint_restores).toMatchObject({
+      examined: 2,
+      raised: 1,
+      counted: 1,
+    });
     const alerts = await alertsOf(task.id, "stale_restore_attempt");
     expect(alerts.map((a) => [a.occurrences, (a.external as { refusal: string }).refusal])).toEqual([
       [2, "stale"],
@@ -126,12 +222,21 @@ describe("stale checkpoint restores", () => {
 describe("unknown outcomes past the provider's idempotency window", () => {
   it("an OUTCOME_UNKNOWN refund older than the window is a critical, blocking alert; acknowledging it with a reason lifts the block", async () => {
     const execution = await refundExecution(db);
-    await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "timeout" }, agent);
+    await recordOutcome(
+      db,
+      execution.id,
+      { attempt_id: execution.attemptId, outcome: "unknown", error: "timeout" },
+      agent,
+    );
     const window = { idempotencyWindowMs: () => 60_000 };
     // Inside the window: nothing to say yet.
     expect((await pass(["unknown_outcomes"], {}, window)).checks.unknown_outcomes).toMatchObject({ violations: 0 });
     const later = new Date(Date.now() + 61_000);
-    expect((await pass(["unknown_outcomes"], { now: later }, window)).checks.unknown_outcomes).toMatchObject({ examined: 1, violations: 1, raised: 1 });
+    expect((await pass(["unknown_outcomes"], { now: later }, window)).checks.unknown_outcomes).toMatchObject({
+      examined: 1,
+      violations: 1,
+      raised: 1,
+    });
     const [alert] = await alertsOf(execution.taskId, "unknown_outcome_expired");
     expect(alert).toMatchObject({ severity: "critical", executionId: execution.id, status: "OPEN" });
     expect(alert?.message).toContain("past the provider's 1 min idempotency window");
@@ -141,18 +246,26 @@ describe("unknown outcomes past the provider's idempotency window", () => {
     await pass(["unknown_outcomes"], { now: later }, window);
     expect((await alertsOf(execution.taskId, "unknown_outcome_expired")).map((a) => a.occurrences)).toEqual([2]);
 
-    await acknowledgeAlert(db, alert!.id, { expectedVersion: 1, reason: "provider confirmed by phone it never ran; closing the refund by hand" }, alice);
+    await acknowledgeAlert(
+      db,
+      alert!.id,
+      { expectedVersion: 1, reason: "provider confirmed by phone it never ran; closing the refund by hand" },
+      alice,
+    );
     expect(await hasOpenDivergence(db, execution.taskId)).toBe(false);
     // Acknowledged stays the one alert: a later sighting counts on it, it does not open another.
     await pass(["unknown_outcomes"], { now: later }, window);
-    expect(await alertsOf(execution.taskId, "unknown_outcome_expired")).toMatchObject([{ status: "ACKNOWLEDGED", occurrences: 3 }]);
+    expect(await alertsOf(execution.taskId, "unknown_outcome_expired")).toMatchObject([
+      { status: "ACKNOWLEDGED", occurrences: 3 },
+    ]);
   });
 });
 
 describe("task rows edited outside Verity", () => {
   it("COMPLETED with a pending mandatory subtask, and a state that breaks an invariant: each raised once, counted on later passes, resolved for good", async () => {
     const subtasks = [{ id: "refund", title: "Issue the refund", mandatory: true }];
-    const completed = (await createTask(db, { workflow: "agent-task", intent_id: "sql-complete", subtasks }, agent)).task;
+    const completed = (await createTask(db, { workflow: "agent-task", intent_id: "sql-complete", subtasks }, agent))
+      .task;
     const overspent = (await createTask(db, { workflow: "agent-task", intent_id: "sql-budget" }, agent)).task;
     // A superuser's SQL, around every rule of the engine.
     await db.$executeRaw`UPDATE tasks SET status = 'COMPLETED', state = jsonb_set(state, '{status}', '"COMPLETED"') WHERE id = ${completed.id}`;
@@ -161,7 +274,11 @@ describe("task rows edited outside Verity", () => {
     const first = await pass(["task_states"]);
     expect(first.checks.task_states?.error).toBeUndefined();
     const [incomplete] = await alertsOf(completed.id);
-    expect(incomplete).toMatchObject({ kind: "completed_with_open_mandatory_subtask", severity: "high", status: "OPEN" });
+    expect(incomplete).toMatchObject({
+      kind: "completed_with_open_mandatory_subtask",
+      severity: "high",
+      status: "OPEN",
+    });
     expect(incomplete?.external).toMatchObject({ open_mandatory_subtasks: [{ id: "refund", status: "PENDING" }] });
     const [broken] = await alertsOf(overspent.id);
     expect(broken).toMatchObject({ kind: "state_invariant_broken", severity: "high" });
@@ -169,7 +286,12 @@ describe("task rows edited outside Verity", () => {
 
     await pass(["task_states"]);
     expect((await alertsOf(completed.id)).map((a) => a.occurrences)).toEqual([2]);
-    await resolveDivergence(db, broken!.id, { expectedVersion: 1, resolution: "budget corrected with finance; the row is kept as evidence" }, alice);
+    await resolveDivergence(
+      db,
+      broken!.id,
+      { expectedVersion: 1, resolution: "budget corrected with finance; the row is kept as evidence" },
+      alice,
+    );
     await pass(["task_states"]);
     // Resolved for this version of the row: the same data does not raise it again.
     expect(await alertsOf(overspent.id)).toMatchObject([{ status: "RESOLVED", occurrences: 2 }]);
@@ -180,7 +302,10 @@ describe("task rows edited outside Verity", () => {
     await db.$executeRaw`UPDATE tasks SET state = jsonb_set(state, '{gates,bogus}', 'true'), version = 7 WHERE id = ${task.id}`;
     await pass(["task_states"]);
     const [alert] = await alertsOf(task.id);
-    expect(alert).toMatchObject({ kind: "state_invariant_broken", fingerprint: `state_invariant_broken:${task.id}:v7` });
+    expect(alert).toMatchObject({
+      kind: "state_invariant_broken",
+      fingerprint: `state_invariant_broken:${task.id}:v7`,
+    });
     expect(JSON.stringify(alert?.external)).toContain("task_state_schema");
   });
 });
@@ -189,10 +314,24 @@ describe("tool success without matching evidence", () => {
   it("a success whose evidence names our key and another execution, and one whose evidence is missing", async () => {
     const named = await refundExecution(db);
     // The engine's own check accepts evidence that names our key among others.
-    await recordOutcome(db, named.id, { attempt_id: named.attemptId, outcome: "succeeded", evidence: { idempotency_key: named.idempotencyKey, metadata: { execution_id: "exec_someone_else" } } }, agent);
+    await recordOutcome(
+      db,
+      named.id,
+      {
+        attempt_id: named.attemptId,
+        outcome: "succeeded",
+        evidence: { idempotency_key: named.idempotencyKey, metadata: { execution_id: "exec_someone_else" } },
+      },
+      agent,
+    );
     const missing = await refundExecution(db);
     // Proof sent as `result` only: accepted, but nothing is stored as evidence.
-    await recordOutcome(db, missing.id, { attempt_id: missing.attemptId, outcome: "succeeded", result: { idempotency_key: missing.idempotencyKey } }, agent);
+    await recordOutcome(
+      db,
+      missing.id,
+      { attempt_id: missing.attemptId, outcome: "succeeded", result: { idempotency_key: missing.idempotencyKey } },
+      agent,
+    );
 
     await pass(["success_evidence"]);
     const [other] = await alertsOf(named.taskId, "success_without_evidence");
@@ -205,8 +344,19 @@ describe("tool success without matching evidence", () => {
 
   it("evidenceProblem: ours only is fine; another key, another id or neither is not", () => {
     const ex = { id: "exec_1", idempotencyKey: "vrt:t:1" };
-    expect(evidenceProblem({ source: "lookup", idempotency_key: "vrt:t:1", record: { idempotency_key: "vrt:t:1", metadata: { execution_id: "exec_1" } } }, ex)).toBeNull();
-    expect(evidenceProblem({ record: { idempotency_key: "vrt:t:2" }, idempotency_key: "vrt:t:1" }, ex)).toContain("key vrt:t:2");
+    expect(
+      evidenceProblem(
+        {
+          source: "lookup",
+          idempotency_key: "vrt:t:1",
+          record: { idempotency_key: "vrt:t:1", metadata: { execution_id: "exec_1" } },
+        },
+        ex,
+      ),
+    ).toBeNull();
+    expect(evidenceProblem({ record: { idempotency_key: "vrt:t:2" }, idempotency_key: "vrt:t:1" }, ex)).toContain(
+      "key vrt:t:2",
+    );
     expect(evidenceProblem({ provider: "sandbox" }, ex)).toContain("names neither");
     expect(evidenceProblem(null, ex)).toBe("is missing");
   });
@@ -226,7 +376,10 @@ describe("audit chain", () => {
     const result = await pass(["audit_chains"], { auditStreamsPerPass: 10_000 });
     expect(result.checks.audit_chains?.violations).toBe(1);
     const [alert] = await alertsOf(task.id, "audit_chain_break");
-    expect(alert).toMatchObject({ severity: "critical", fingerprint: `audit_chain_break:task:${task.id}:2:entry_edited` });
+    expect(alert).toMatchObject({
+      severity: "critical",
+      fingerprint: `audit_chain_break:task:${task.id}:2:entry_edited`,
+    });
     expect(alert?.message).toContain(`Entry ${entries[1]!.id} (seq 2) was changed after it was written`);
   });
 });
@@ -239,9 +392,14 @@ describe("the pass itself", () => {
     expect(Object.keys(result.run?.checks as object)).toEqual(["task_states", "write_conflicts"]);
     expect(result.run?.cursor).toMatchObject({ write_conflicts: { xid: expect.stringMatching(/^[0-9]+$/) } });
 
-    await db.invariantMonitorRun.create({ data: { id: "mon_other_process", startedAt: new Date(), checks: {}, cursor: {} } });
+    await db.invariantMonitorRun.create({
+      data: { id: "mon_other_process", startedAt: new Date(), checks: {}, cursor: {} },
+    });
     expect((await pass(["task_states"])).run).toBeNull();
-    await db.invariantMonitorRun.update({ where: { id: "mon_other_process" }, data: { finishedAt: new Date(), cursor: result.run!.cursor as object } });
+    await db.invariantMonitorRun.update({
+      where: { id: "mon_other_process" },
+      data: { finishedAt: new Date(), cursor: result.run!.cursor as object },
+    });
     expect((await pass(["task_states"])).run).not.toBeNull();
   });
 });
@@ -251,7 +409,10 @@ describe("in the server's background loop", () => {
   it("a tick makes a monitor pass when one is due, and not again within the interval", async () => {
     const { task } = await createTask(own, { workflow: "agent-task", intent_id: "loop" }, agent);
     await own.$executeRaw`UPDATE tasks SET state = jsonb_set(state, '{budget,currency_spent_usd}', '5') WHERE id = ${task.id}`;
-    const loop = startBackgroundLoop(own, unreachable, 3_600_000, { monitorIntervalMs: 3_600_000, log: () => undefined });
+    const loop = startBackgroundLoop(own, unreachable, 3_600_000, {
+      monitorIntervalMs: 3_600_000,
+      log: () => undefined,
+    });
     try {
       const first = await loop.runOnce();
       expect(first.monitorViolations).toBe(1);
@@ -263,6 +424,8 @@ describe("in the server's background loop", () => {
     } finally {
       await loop.stop();
     }
-    expect(await own.divergenceAlert.findMany({ where: { taskId: task.id } })).toMatchObject([{ kind: "state_invariant_broken", source: "monitor" }]);
+    expect(await own.divergenceAlert.findMany({ where: { taskId: task.id } })).toMatchObject([
+      { kind: "state_invariant_broken", source: "monitor" },
+    ]);
   });
 });

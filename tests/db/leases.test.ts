@@ -65,12 +65,23 @@ describe("leases and fencing tokens", () => {
     const a = await acquireLease(db, taskId, { ttl_seconds: 1 }, workerA);
     await new Promise((r) => setTimeout(r, 1_100)); // A pauses past its lease
     const b = await acquireLease(db, taskId, {}, workerB);
-    const bWrite = await transitionTask(db, taskId, { expected_version: 1, to: "PLANNING", fencing_token: b.fencingToken }, workerB);
+    const bWrite = await transitionTask(
+      db,
+      taskId,
+      { expected_version: 1, to: "PLANNING", fencing_token: b.fencingToken },
+      workerB,
+    );
     expect(bWrite.task.version).toBe(2);
     // A wakes up, reads the new version and tries with its old token.
-    expect(await codeOf(transitionTask(db, taskId, { expected_version: 2, to: "CANCELLED", fencing_token: a.fencingToken }, workerA))).toBe("lease_conflict");
+    expect(
+      await codeOf(
+        transitionTask(db, taskId, { expected_version: 2, to: "CANCELLED", fencing_token: a.fencingToken }, workerA),
+      ),
+    ).toBe("lease_conflict");
     // Without a token, an agent may not write under someone else's live lease either.
-    expect(await codeOf(transitionTask(db, taskId, { expected_version: 2, to: "CANCELLED" }, workerA))).toBe("lease_conflict");
+    expect(await codeOf(transitionTask(db, taskId, { expected_version: 2, to: "CANCELLED" }, workerA))).toBe(
+      "lease_conflict",
+    );
     expect(await codeOf(renewLease(db, taskId, a.fencingToken, {}, workerA))).toBe("lease_conflict");
     const row = await db.task.findUniqueOrThrow({ where: { id: taskId } });
     expect([row.version, row.status]).toEqual([2, "PLANNING"]);
@@ -81,7 +92,11 @@ describe("leases and fencing tokens", () => {
     const taskId = await newTask();
     const a = await acquireLease(db, taskId, {}, workerA);
     await transitionTask(db, taskId, { expected_version: 1, to: "CANCELLED", reason: "customer withdrew" }, operator);
-    expect(await codeOf(transitionTask(db, taskId, { expected_version: 1, to: "PLANNING", fencing_token: a.fencingToken }, workerA))).toBe("version_conflict");
+    expect(
+      await codeOf(
+        transitionTask(db, taskId, { expected_version: 1, to: "PLANNING", fencing_token: a.fencingToken }, workerA),
+      ),
+    ).toBe("version_conflict");
   });
 
   it("belongs to one process: the same identity acquiring again while its lease is live is refused, naming the lease that holds it", async () => {
@@ -90,7 +105,11 @@ describe("leases and fencing tokens", () => {
     const refused = await errorOf(acquireLease(db, taskId, {}, workerA));
     expect(refused.code).toBe("lease_conflict");
     expect(refused.message).toContain(`fencing token ${x.fencingToken} (lease ${x.leaseId})`);
-    expect(refused.details).toMatchObject({ holder: workerA.identity, fencingToken: x.fencingToken, leaseId: x.leaseId });
+    expect(refused.details).toMatchObject({
+      holder: workerA.identity,
+      fencingToken: x.fencingToken,
+      leaseId: x.leaseId,
+    });
     // The refused acquire changed nothing.
     expect(await getLease(db, taskId)).toMatchObject({ leaseId: x.leaseId, fencingToken: x.fencingToken });
   });
@@ -125,13 +144,17 @@ describe("leases and fencing tokens", () => {
     expect(BigInt(y.fencingToken)).toBeGreaterThan(BigInt(x.fencingToken));
     expect(y.leaseId).not.toBe(x.leaseId);
     await transitionTask(db, taskId, { expected_version: 1, to: "PLANNING", fencing_token: y.fencingToken }, workerA);
-    const fenced = await errorOf(transitionTask(db, taskId, { expected_version: 2, to: "CANCELLED", fencing_token: x.fencingToken }, workerA));
+    const fenced = await errorOf(
+      transitionTask(db, taskId, { expected_version: 2, to: "CANCELLED", fencing_token: x.fencingToken }, workerA),
+    );
     expect(fenced.code).toBe("lease_conflict");
     // The message names the lease that holds it, not the refused token as if it held.
     expect(fenced.message).toContain(`Fencing token ${x.fencingToken} is not the current lease`);
     expect(fenced.message).toContain(`fencing token ${y.fencingToken} (lease ${y.leaseId})`);
     // Without a token, the same identity cannot write under a live lease either: it may be the other process.
-    expect(await codeOf(transitionTask(db, taskId, { expected_version: 2, to: "CANCELLED" }, workerA))).toBe("lease_conflict");
+    expect(await codeOf(transitionTask(db, taskId, { expected_version: 2, to: "CANCELLED" }, workerA))).toBe(
+      "lease_conflict",
+    );
     expect(await codeOf(renewLease(db, taskId, x.fencingToken, {}, workerA))).toBe("lease_conflict");
     expect((await db.task.findUniqueOrThrow({ where: { id: taskId } })).status).toBe("PLANNING");
   });
@@ -141,28 +164,62 @@ describe("leases and fencing tokens", () => {
     let version = 1;
     const x = await acquireLease(db, taskId, { ttl_seconds: 60 }, workerA);
     for (const to of ["PLANNING", "READY", "RUNNING"]) {
-      version = (await transitionTask(db, taskId, { expected_version: version, to, fencing_token: x.fencingToken }, workerA)).task.version;
+      version = (
+        await transitionTask(db, taskId, { expected_version: version, to, fencing_token: x.fencingToken }, workerA)
+      ).task.version;
     }
-    const intent = await recordIntent(db, taskId, { tool_call_id: "note-1", tool: "crm.add_note", request: { customer_id: "cus_1", text: "hello" }, expected_version: version, fencing_token: x.fencingToken }, workerA);
+    const intent = await recordIntent(
+      db,
+      taskId,
+      {
+        tool_call_id: "note-1",
+        tool: "crm.add_note",
+        request: { customer_id: "cus_1", text: "hello" },
+        expected_version: version,
+        fencing_token: x.fencingToken,
+      },
+      workerA,
+    );
     expect(intent.kind).toBe("proceed");
-    expect((await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } })).leaseToken).toBe(BigInt(x.fencingToken));
+    expect((await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } })).leaseToken).toBe(
+      BigInt(x.fencingToken),
+    );
     await pastExpiry(taskId); // X stalls between intent and send, past its lease
     const y = await acquireLease(db, taskId, {}, workerA);
     // X, fenced, may neither send (with or without its token) nor replay the intent as its own.
     const attempt = { attempt_id: intent.execution.attemptId };
-    expect(await codeOf(markSent(db, intent.execution.id, { ...attempt, fencing_token: x.fencingToken }, workerA))).toBe("lease_conflict");
+    expect(
+      await codeOf(markSent(db, intent.execution.id, { ...attempt, fencing_token: x.fencingToken }, workerA)),
+    ).toBe("lease_conflict");
     expect(await codeOf(markSent(db, intent.execution.id, attempt, workerA))).toBe("lease_conflict");
-    const replay = { tool_call_id: "note-1", tool: "crm.add_note", request: { customer_id: "cus_1", text: "hello" }, expected_version: version + 1 };
-    expect(await codeOf(recordIntent(db, taskId, { ...replay, fencing_token: x.fencingToken }, workerA))).toBe("lease_conflict");
-    expect((await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } })).status).toBe("INTENT_RECORDED");
+    const replay = {
+      tool_call_id: "note-1",
+      tool: "crm.add_note",
+      request: { customer_id: "cus_1", text: "hello" },
+      expected_version: version + 1,
+    };
+    expect(await codeOf(recordIntent(db, taskId, { ...replay, fencing_token: x.fencingToken }, workerA))).toBe(
+      "lease_conflict",
+    );
+    expect((await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } })).status).toBe(
+      "INTENT_RECORDED",
+    );
     // Y, the current lease, resumes the same attempt and sends it; the attempt is now Y's.
-    expect((await recordIntent(db, taskId, { ...replay, fencing_token: y.fencingToken }, workerA)).kind).toBe("proceed");
+    expect((await recordIntent(db, taskId, { ...replay, fencing_token: y.fencingToken }, workerA)).kind).toBe(
+      "proceed",
+    );
     const sent = await markSent(db, intent.execution.id, { ...attempt, fencing_token: y.fencingToken }, workerA);
     expect(sent.status).toBe("SENT");
-    expect((await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } })).leaseToken).toBe(BigInt(y.fencingToken));
+    expect((await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } })).leaseToken).toBe(
+      BigInt(y.fencingToken),
+    );
     // Y's retry of its own markSent is answered; X's is refused: it must not send too.
-    expect((await markSent(db, intent.execution.id, { ...attempt, fencing_token: y.fencingToken }, workerA)).status).toBe("SENT");
-    expect(await codeOf(markSent(db, intent.execution.id, { ...attempt, fencing_token: x.fencingToken }, workerA))).toBe("lease_conflict");
+    expect(
+      (await markSent(db, intent.execution.id, { ...attempt, fencing_token: y.fencingToken }, workerA)).status,
+    ).toBe("SENT");
+    expect(
+      await codeOf(markSent(db, intent.execution.id, { ...attempt, fencing_token: x.fencingToken }, workerA)),
+    ).toBe("lease_conflict");
     expect(await db.executionEvent.count({ where: { executionId: intent.execution.id, toStatus: "SENT" } })).toBe(1);
   });
 });

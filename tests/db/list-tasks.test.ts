@@ -18,21 +18,41 @@ beforeAll(async () => {
   t = await openTestPglite();
   for (let i = 0; i < 30; i++) {
     const workflow = i % 3 === 0 ? "delivery" : "agent-task";
-    const { task } = await createTask(t.db, { workflow, task_id: `list-${String(i).padStart(2, "0")}`, intent_id: "intent-list" }, agent);
-    if (workflow === "agent-task" && i % 2 === 0) await transitionTask(t.db, task.id, { expected_version: 1, to: "PLANNING" }, agent);
-    if (i % 5 === 4) await transitionTask(t.db, task.id, { expected_version: (await t.sql<{ version: number }>("SELECT version FROM tasks WHERE id = $1", [task.id]))[0]!.version, to: workflow === "delivery" ? "cancelled" : "CANCELLED" }, agent);
+    const { task } = await createTask(
+      t.db,
+      { workflow, task_id: `list-${String(i).padStart(2, "0")}`, intent_id: "intent-list" },
+      agent,
+    );
+    if (workflow === "agent-task" && i % 2 === 0)
+      await transitionTask(t.db, task.id, { expected_version: 1, to: "PLANNING" }, agent);
+    if (i % 5 === 4)
+      await transitionTask(
+        t.db,
+        task.id,
+        {
+          expected_version: (await t.sql<{ version: number }>("SELECT version FROM tasks WHERE id = $1", [task.id]))[0]!
+            .version,
+          to: workflow === "delivery" ? "cancelled" : "CANCELLED",
+        },
+        agent,
+      );
   }
   // Ten tasks share one updated_at to the millisecond: the page boundary
   // must then fall back on the id, or a page drops or repeats one of them.
   // Test-only write: the engine never sets timestamps by hand.
-  await t.sql("UPDATE tasks SET updated_at = '2026-05-05T05:05:05.555Z' WHERE id IN (SELECT id FROM tasks ORDER BY id LIMIT 10 OFFSET 5)");
+  await t.sql(
+    "UPDATE tasks SET updated_at = '2026-05-05T05:05:05.555Z' WHERE id IN (SELECT id FROM tasks ORDER BY id LIMIT 10 OFFSET 5)",
+  );
   seeded = await t.sql("SELECT id, status, workflow_name, updated_at FROM tasks ORDER BY updated_at DESC, id DESC");
 }, 120_000);
 afterAll(async () => {
   await t?.close();
 });
 
-async function allPages(query: Omit<ListTasksQuery, "cursor">, between?: (page: number) => Promise<void>): Promise<TaskView[][]> {
+async function allPages(
+  query: Omit<ListTasksQuery, "cursor">,
+  between?: (page: number) => Promise<void>,
+): Promise<TaskView[][]> {
   const pages: TaskView[][] = [];
   let cursor: string | undefined;
   do {
@@ -75,9 +95,17 @@ describe("listTasks", () => {
   it.each<[string, Omit<ListTasksQuery, "cursor">, (s: (typeof seeded)[number]) => boolean]>([
     ["status", { status: "PLANNING" }, (s) => s.status === "PLANNING"],
     ["workflow", { workflow: "delivery" }, (s) => s.workflow_name === "delivery"],
-    ["status and workflow", { status: "cancelled", workflow: "delivery" }, (s) => s.status === "cancelled" && s.workflow_name === "delivery"],
+    [
+      "status and workflow",
+      { status: "cancelled", workflow: "delivery" },
+      (s) => s.status === "cancelled" && s.workflow_name === "delivery",
+    ],
     ["id prefix", { q: "list-1" }, (s) => s.id.startsWith("list-1")],
-    ["id prefix and status", { q: "list-2", status: "RECEIVED" }, (s) => s.id.startsWith("list-2") && s.status === "RECEIVED"],
+    [
+      "id prefix and status",
+      { q: "list-2", status: "RECEIVED" },
+      (s) => s.id.startsWith("list-2") && s.status === "RECEIVED",
+    ],
   ])("filters by %s across pages", async (_what, query, matches) => {
     const expected = seeded.filter(matches).map((s) => s.id);
     expect(expected.length).toBeGreaterThan(1);
@@ -106,7 +134,11 @@ describe("listTasks", () => {
   });
 
   it("refuses a cursor it did not issue", async () => {
-    for (const cursor of ["nope", Buffer.from("[1,2]").toString("base64url"), Buffer.from('["2026-01-01T00:00:00.000Z"]').toString("base64url")]) {
+    for (const cursor of [
+      "nope",
+      Buffer.from("[1,2]").toString("base64url"),
+      Buffer.from('["2026-01-01T00:00:00.000Z"]').toString("base64url"),
+    ]) {
       const error = await listTasks(t.db, { cursor }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(AppError);
       expect((error as AppError).code).toBe("validation_failed");
@@ -122,9 +154,12 @@ describe("listTasks", () => {
 
 describe("countTasksByStatus", () => {
   it("matches a GROUP BY over the table", async () => {
-    const rows = await t.sql<{ workflow_name: string; status: string; n: number }>("SELECT workflow_name, status, count(*)::int AS n FROM tasks GROUP BY 1, 2");
+    const rows = await t.sql<{ workflow_name: string; status: string; n: number }>(
+      "SELECT workflow_name, status, count(*)::int AS n FROM tasks GROUP BY 1, 2",
+    );
     const expected = rows.map((r) => ({ workflow: r.workflow_name, status: r.status, count: r.n }));
-    const byKey = (a: { workflow: string; status: string }, b: { workflow: string; status: string }) => `${a.workflow}/${a.status}`.localeCompare(`${b.workflow}/${b.status}`);
+    const byKey = (a: { workflow: string; status: string }, b: { workflow: string; status: string }) =>
+      `${a.workflow}/${a.status}`.localeCompare(`${b.workflow}/${b.status}`);
     expect((await countTasksByStatus(t.db)).sort(byKey)).toEqual(expected.sort(byKey));
     expect(expected.reduce((n, r) => n + r.count, 0)).toBe(30);
   });

@@ -6,14 +6,32 @@ import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { listExecutionEvents } from "@/lib/stores/execution-store";
-import { reconcileDue, reconcileExecution, reconcilerActor, verifySettled } from "@/lib/use-cases/reconciliation/reconciler";
+import {
+  reconcileDue,
+  reconcileExecution,
+  reconcilerActor,
+  verifySettled,
+} from "@/lib/use-cases/reconciliation/reconciler";
 import { listReviews } from "@/lib/use-cases/reviews/list-reviews";
 import { decideReview } from "@/lib/use-cases/reviews/decide-review";
 import { listTransitions } from "@/lib/use-cases/tasks/task-queries";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Execution } from "@/lib/generated/prisma/client";
-import { afterTimeout, agent, alice, connectorsFor, executionRow, failure, lostAnswer, refund, refundExecution, refundsUnderKey, taskStatusOf, unreachable } from "@/tests/helpers/effects";
+import {
+  afterTimeout,
+  agent,
+  alice,
+  connectorsFor,
+  executionRow,
+  failure,
+  lostAnswer,
+  refund,
+  refundExecution,
+  refundsUnderKey,
+  taskStatusOf,
+  unreachable,
+} from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 import { post, sandbox, waitFor } from "@/tests/sandbox/helpers";
 
@@ -31,7 +49,12 @@ describe("reconcileExecution", () => {
     const s = await sandbox();
     const execution = await refundExecution(db);
     await lostAnswer(s.url, execution);
-    const unknown = await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "timeout" }, agent);
+    const unknown = await recordOutcome(
+      db,
+      execution.id,
+      { attempt_id: execution.attemptId, outcome: "unknown", error: "timeout" },
+      agent,
+    );
     expect(unknown.task?.status).toBe("RECONCILING");
 
     const result = await reconcileExecution(db, execution.id, connectorsFor(s.url));
@@ -39,22 +62,41 @@ describe("reconcileExecution", () => {
     const settled = await row(execution.id);
     expect(settled.status).toBe("RECONCILED_SUCCEEDED");
     expect(settled.settledAt).not.toBeNull();
-    const evidence = settled.evidence as { source: string; idempotency_key: string; record: { id: string; amount_cents: number } };
-    expect(evidence).toMatchObject({ source: "lookup", idempotency_key: execution.idempotencyKey, record: { amount_cents: refund.amount_cents } });
+    const evidence = settled.evidence as {
+      source: string;
+      idempotency_key: string;
+      record: { id: string; amount_cents: number };
+    };
+    expect(evidence).toMatchObject({
+      source: "lookup",
+      idempotency_key: execution.idempotencyKey,
+      record: { amount_cents: refund.amount_cents },
+    });
     expect(evidence.record.id).toMatch(/^re_/);
     expect(await taskStatus(execution.taskId)).toBe("VALIDATING");
 
     const last = (await listExecutionEvents(db, execution.id)).at(-1);
-    expect(last).toMatchObject({ fromStatus: "OUTCOME_UNKNOWN", toStatus: "RECONCILED_SUCCEEDED", actor: reconcilerActor.identity });
+    expect(last).toMatchObject({
+      fromStatus: "OUTCOME_UNKNOWN",
+      toStatus: "RECONCILED_SUCCEEDED",
+      actor: reconcilerActor.identity,
+    });
     expect(last?.evidence).toMatchObject({ record: { id: evidence.record.id } });
-    const outbox = await db.outboxMessage.findMany({ where: { taskId: execution.taskId, topic: "execution.reconciled" } });
-    expect(outbox.map((m) => m.payload)).toEqual([{ execution_id: execution.id, tool: "payments.refund", from: "OUTCOME_UNKNOWN", to: "RECONCILED_SUCCEEDED" }]);
+    const outbox = await db.outboxMessage.findMany({
+      where: { taskId: execution.taskId, topic: "execution.reconciled" },
+    });
+    expect(outbox.map((m) => m.payload)).toEqual([
+      { execution_id: execution.id, tool: "payments.refund", from: "OUTCOME_UNKNOWN", to: "RECONCILED_SUCCEEDED" },
+    ]);
   });
 
   it("error before commit and a dead worker: not found → RECONCILED_FAILED; the retry under the same key makes exactly one refund", async () => {
     const s = await sandbox();
     const execution = await refundExecution(db);
-    expect(await callWith(s.url, execution, ["error_before_commit"])).toMatchObject({ kind: "failed", reason: "not_processed" });
+    expect(await callWith(s.url, execution, ["error_before_commit"])).toMatchObject({
+      kind: "failed",
+      reason: "not_processed",
+    });
     // The worker dies here, before reporting: the execution stays SENT.
     expect((await reconcileExecution(db, execution.id, connectorsFor(s.url))).action).toBe("not_due");
 
@@ -69,14 +111,24 @@ describe("reconcileExecution", () => {
       ["RUNNING", reconcilerActor.identity],
     ]);
 
-    const retry = await recordIntent(db, task.id, { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: task.version }, agent);
+    const retry = await recordIntent(
+      db,
+      task.id,
+      { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: task.version },
+      agent,
+    );
     expect(retry.kind).toBe("proceed");
     expect(retry.execution).toMatchObject({ attempt: 2, idempotencyKey: execution.idempotencyKey });
     await markSent(db, execution.id, { attempt_id: retry.execution.attemptId }, agent);
     const second = await performEffect(await row(execution.id), connectorsFor(s.url));
     expect(second.kind).toBe("succeeded");
     if (second.kind !== "succeeded") return;
-    const done = await recordOutcome(db, execution.id, { attempt_id: retry.execution.attemptId, outcome: "succeeded", result: second.record, evidence: second.record }, agent);
+    const done = await recordOutcome(
+      db,
+      execution.id,
+      { attempt_id: retry.execution.attemptId, outcome: "succeeded", result: second.record, evidence: second.record },
+      agent,
+    );
     expect(done.execution.status).toBe("SUCCEEDED");
     expect(await refundsUnderKey(s.url, execution.idempotencyKey)).toBe(1);
   });
@@ -86,23 +138,53 @@ describe("reconcileExecution", () => {
     const execution = await refundExecution(db);
     // The worker's request is held at the provider; its key is claimed, nothing committed yet.
     const worker = new AbortController();
-    const slow = performEffect(execution, connectorsFor(s.url, { faults: ["latency=30000"] }), { signal: worker.signal, timeoutMs: 60_000 });
-    await waitFor(async () => (await fetch(`${s.url}/v1/refunds?idempotency_key=${encodeURIComponent(execution.idempotencyKey)}`).then((r) => r.json())).in_flight);
+    const slow = performEffect(execution, connectorsFor(s.url, { faults: ["latency=30000"] }), {
+      signal: worker.signal,
+      timeoutMs: 60_000,
+    });
+    await waitFor(
+      async () =>
+        (
+          await fetch(`${s.url}/v1/refunds?idempotency_key=${encodeURIComponent(execution.idempotencyKey)}`).then((r) =>
+            r.json(),
+          )
+        ).in_flight,
+    );
 
     const result = await reconcileExecution(db, execution.id, connectorsFor(s.url), { now: afterTimeout() });
     expect(result).toMatchObject({ action: "needs_human", from: "SENT", lookup: "unknown" });
     expect((await row(execution.id)).status).toBe("NEEDS_HUMAN");
     expect(await taskStatus(execution.taskId)).toBe("WAITING_FOR_HUMAN");
     const [review] = (await listReviews(db, { status: "OPEN" })).filter((r) => r.executionId === execution.id);
-    expect(review).toMatchObject({ id: result.reviewId, requiredApprovals: 1, amountCents: 2500, currency: "usd", customerId: "cus_1", approvals: 0 });
+    expect(review).toMatchObject({
+      id: result.reviewId,
+      requiredApprovals: 1,
+      amountCents: 2500,
+      currency: "usd",
+      customerId: "cus_1",
+      approvals: 0,
+    });
     expect(review?.reason).toContain("in_flight");
 
     // The worker gives up; whatever it reports later cannot settle what people now hold.
     worker.abort();
     expect((await slow).kind).toBe("unknown");
-    expect((await failure(recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "succeeded", evidence: { idempotency_key: execution.idempotencyKey } }, agent))).invariants).toEqual([
-      "execution_status_machine",
-    ]);
+    expect(
+      (
+        await failure(
+          recordOutcome(
+            db,
+            execution.id,
+            {
+              attempt_id: execution.attemptId,
+              outcome: "succeeded",
+              evidence: { idempotency_key: execution.idempotencyKey },
+            },
+            agent,
+          ),
+        )
+      ).invariants,
+    ).toEqual(["execution_status_machine"]);
   });
 
   it("an INTENT_RECORDED older than the timeout was never sent → FAILED 'never sent', task RUNNING, the old attempt cannot send", async () => {
@@ -112,45 +194,94 @@ describe("reconcileExecution", () => {
     expect(result.action).toBe("never_sent");
     expect(await row(execution.id)).toMatchObject({ status: "FAILED", error: "never sent" });
     expect(await taskStatus(execution.taskId)).toBe("RUNNING");
-    expect((await failure(markSent(db, execution.id, { attempt_id: execution.attemptId }, agent))).invariants).toEqual(["execution_status_machine"]);
+    expect((await failure(markSent(db, execution.id, { attempt_id: execution.attemptId }, agent))).invariants).toEqual([
+      "execution_status_machine",
+    ]);
   });
 
   it("a record under our key that refunds another amount → effect_mismatch alert with both sides, NEEDS_HUMAN, and no re-execution while it is open", async () => {
     const s = await sandbox();
     const execution = await refundExecution(db);
-    const foreign = await post(`${s.url}/v1/refunds`, { ...refund, amount_cents: 9900 }, { "Idempotency-Key": execution.idempotencyKey });
+    const foreign = await post(
+      `${s.url}/v1/refunds`,
+      { ...refund, amount_cents: 9900 },
+      { "Idempotency-Key": execution.idempotencyKey },
+    );
     expect(foreign.status).toBe(200);
 
     const result = await reconcileExecution(db, execution.id, connectorsFor(s.url), { now: afterTimeout() });
     expect(result.action).toBe("effect_mismatch");
     const alert = await db.divergenceAlert.findUniqueOrThrow({ where: { id: result.alertId } });
-    expect(alert).toMatchObject({ kind: "effect_mismatch", status: "OPEN", executionId: execution.id, severity: "critical" });
+    expect(alert).toMatchObject({
+      kind: "effect_mismatch",
+      status: "OPEN",
+      executionId: execution.id,
+      severity: "critical",
+    });
     expect(alert.internal).toMatchObject({ request: { amount_cents: 2500 } });
-    expect(alert.external).toMatchObject({ record: { id: foreign.json.id, amount_cents: 9900 }, mismatches: ["amount_cents"] });
+    expect(alert.external).toMatchObject({
+      record: { id: foreign.json.id, amount_cents: 9900 },
+      mismatches: ["amount_cents"],
+    });
     expect((await row(execution.id)).status).toBe("NEEDS_HUMAN");
     expect(await taskStatus(execution.taskId)).toBe("WAITING_FOR_HUMAN");
 
     const review = await db.review.findUniqueOrThrow({ where: { executionId: execution.id } });
-    const refused = await failure(decideReview(db, review.id, { expected_version: review.version, decision: "approve_execute", reason: "send it" }, alice, connectorsFor(s.url)));
+    const refused = await failure(
+      decideReview(
+        db,
+        review.id,
+        { expected_version: review.version, decision: "approve_execute", reason: "send it" },
+        alice,
+        connectorsFor(s.url),
+      ),
+    );
     expect(refused.invariants).toEqual(["no_irreversible_effect_while_diverged"]);
-    const accepted = await failure(decideReview(db, review.id, { expected_version: review.version, decision: "approve_accept_evidence", reason: "looks done" }, alice, connectorsFor(s.url)));
+    const accepted = await failure(
+      decideReview(
+        db,
+        review.id,
+        { expected_version: review.version, decision: "approve_accept_evidence", reason: "looks done" },
+        alice,
+        connectorsFor(s.url),
+      ),
+    );
     expect(accepted.invariants).toEqual(["accept_evidence_must_match_request"]);
   });
 
   it("a decision's process dies during the provider call: the committed SENT is reconciled never applied, and back to the review at the attempt limit", async () => {
     const s = await sandbox();
     const execution = await refundExecution(db);
-    await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "timeout" }, agent);
+    await recordOutcome(
+      db,
+      execution.id,
+      { attempt_id: execution.attemptId, outcome: "unknown", error: "timeout" },
+      agent,
+    );
     await reconcileExecution(db, execution.id, unreachable);
     const review = await db.review.findUniqueOrThrow({ where: { executionId: execution.id } });
     // The process dies at the call: SENT (attempt 2) is committed, nothing reaches the provider.
-    const dying = { ...connectorsFor(s.url), payments: { provider: "sandbox", refund: () => Promise.reject(new Error("killed")), lookupRefund: () => Promise.reject(new Error("killed")) } };
-    await expect(decideReview(db, review.id, { expected_version: 1, decision: "approve_execute", reason: "go" }, alice, dying)).rejects.toThrow("killed");
+    const dying = {
+      ...connectorsFor(s.url),
+      payments: {
+        provider: "sandbox",
+        refund: () => Promise.reject(new Error("killed")),
+        lookupRefund: () => Promise.reject(new Error("killed")),
+      },
+    };
+    await expect(
+      decideReview(db, review.id, { expected_version: 1, decision: "approve_execute", reason: "go" }, alice, dying),
+    ).rejects.toThrow("killed");
     expect(await row(execution.id)).toMatchObject({ status: "SENT", attempt: 2 });
     expect(await taskStatus(execution.taskId)).toBe("WAITING_FOR_HUMAN");
 
     const result = await reconcileExecution(db, execution.id, connectorsFor(s.url), { now: afterTimeout() });
-    expect(result).toMatchObject({ action: "reconciled_failed", from: "SENT", reviewId: review.id, execution: { status: "NEEDS_HUMAN" } });
+    expect(result).toMatchObject({
+      action: "reconciled_failed",
+      from: "SENT",
+      reviewId: review.id,
+      execution: { status: "NEEDS_HUMAN" },
+    });
     // Attempt 2 was the refund's last (tools.ts maxAttempts): never applied, so the approval is closed and people decide again.
     expect((await listExecutionEvents(db, execution.id)).slice(-2).map((e) => [e.fromStatus, e.toStatus])).toEqual([
       ["SENT", "RECONCILED_FAILED"],
@@ -165,19 +296,37 @@ describe("reconcileExecution", () => {
     const s = await sandbox();
     const execution = await refundExecution(db);
     await lostAnswer(s.url, execution);
-    const unknown = await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "timeout" }, agent);
-    await transitionTask(db, execution.taskId, { expected_version: unknown.task!.version, to: "CANCELLED", reason: "customer withdrew" }, alice);
+    const unknown = await recordOutcome(
+      db,
+      execution.id,
+      { attempt_id: execution.attemptId, outcome: "unknown", error: "timeout" },
+      agent,
+    );
+    await transitionTask(
+      db,
+      execution.taskId,
+      { expected_version: unknown.task!.version, to: "CANCELLED", reason: "customer withdrew" },
+      alice,
+    );
 
     const result = await reconcileExecution(db, execution.id, connectorsFor(s.url));
     expect(result).toMatchObject({ action: "reconciled_succeeded", task: null });
     expect(await taskStatus(execution.taskId)).toBe("CANCELLED");
     const alert = await db.divergenceAlert.findFirstOrThrow({ where: { executionId: execution.id } });
-    expect(alert).toMatchObject({ kind: "effect_after_task_ended", internal: { task_status: "CANCELLED", execution_status: "RECONCILED_SUCCEEDED" } });
+    expect(alert).toMatchObject({
+      kind: "effect_after_task_ended",
+      internal: { task_status: "CANCELLED", execution_status: "RECONCILED_SUCCEEDED" },
+    });
   });
 
   it("settled executions are not due", async () => {
     const execution = await refundExecution(db);
-    await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "failed", error: "declined" }, agent);
+    await recordOutcome(
+      db,
+      execution.id,
+      { attempt_id: execution.attemptId, outcome: "failed", error: "declined" },
+      agent,
+    );
     expect((await reconcileExecution(db, execution.id, unreachable, { now: afterTimeout() })).action).toBe("not_due");
   });
 });
@@ -191,7 +340,12 @@ describe("reconcileDue", () => {
     for (let i = 0; i < 3; i++) {
       const execution = await refundExecution(own);
       await callWith(s.url, execution, ["drop_response"]);
-      await recordOutcome(own, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "connection lost" }, agent);
+      await recordOutcome(
+        own,
+        execution.id,
+        { attempt_id: execution.attemptId, outcome: "unknown", error: "connection lost" },
+        agent,
+      );
       executions.push(execution);
     }
     // Not yet due: SENT for a moment only (a live worker).
@@ -217,14 +371,24 @@ describe("reconcileDue", () => {
     const s = await sandbox();
     const execution = await refundExecution(own);
     await callWith(s.url, execution, ["error_after_commit"]);
-    await recordOutcome(own, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: "500" }, agent);
+    await recordOutcome(
+      own,
+      execution.id,
+      { attempt_id: execution.attemptId, outcome: "unknown", error: "500" },
+      agent,
+    );
     const delivered: string[] = [];
     const lines: string[] = [];
-    const loop = startBackgroundLoop(own, connectorsFor(s.url), 60_000, { deliver: async (m) => void delivered.push(m.topic), log: (l) => lines.push(l) });
+    const loop = startBackgroundLoop(own, connectorsFor(s.url), 60_000, {
+      deliver: async (m) => void delivered.push(m.topic),
+      log: (l) => lines.push(l),
+    });
     const [first, second] = await Promise.all([loop.runOnce(), loop.runOnce()]);
     expect(first).toBe(second);
     expect(first).toMatchObject({ reconciled: 1, errors: 0 });
-    expect((await own.execution.findUniqueOrThrow({ where: { id: execution.id } })).status).toBe("RECONCILED_SUCCEEDED");
+    expect((await own.execution.findUniqueOrThrow({ where: { id: execution.id } })).status).toBe(
+      "RECONCILED_SUCCEEDED",
+    );
     expect(delivered).toContain("execution.reconciled");
     expect(lines.some((l) => l.includes("1 reconciled_succeeded"))).toBe(true);
     await loop.stop();
@@ -240,12 +404,26 @@ describe("verifySettled", () => {
 
     // Recorded succeeded, but the provider has nothing (a worker that reported success it never got).
     const missing = await refundExecution(own);
-    await recordOutcome(own, missing.id, { attempt_id: missing.attemptId, outcome: "succeeded", evidence: { idempotency_key: missing.idempotencyKey, id: "re_imagined" } }, agent);
+    await recordOutcome(
+      own,
+      missing.id,
+      {
+        attempt_id: missing.attemptId,
+        outcome: "succeeded",
+        evidence: { idempotency_key: missing.idempotencyKey, id: "re_imagined" },
+      },
+      agent,
+    );
 
     // Recorded failed, but the provider has the refund.
     const found = await refundExecution(own);
     expect((await performEffect(found, deps)).kind).toBe("succeeded");
-    await recordOutcome(own, found.id, { attempt_id: found.attemptId, outcome: "failed", error: "reported as declined" }, agent);
+    await recordOutcome(
+      own,
+      found.id,
+      { attempt_id: found.attemptId, outcome: "failed", error: "reported as declined" },
+      agent,
+    );
 
     // Consistent: succeeded at both.
     const fine = await refundExecution(own);
@@ -254,9 +432,18 @@ describe("verifySettled", () => {
     await recordOutcome(own, fine.id, { attempt_id: fine.attemptId, outcome: "succeeded", evidence: ok.record }, agent);
 
     // Completed, then written around the rules: a mandatory subtask reopened.
-    const { task } = await createTask(own, { workflow: "agent-task", intent_id: "i", subtasks: [{ id: "refund", title: "Refund", mandatory: true, status: "COMPLETED" }] }, agent);
+    const { task } = await createTask(
+      own,
+      {
+        workflow: "agent-task",
+        intent_id: "i",
+        subtasks: [{ id: "refund", title: "Refund", mandatory: true, status: "COMPLETED" }],
+      },
+      agent,
+    );
     let version = task.version;
-    for (const to of ["PLANNING", "READY", "RUNNING", "WAITING_FOR_TOOL", "VALIDATING", "COMPLETED"]) version = (await transitionTask(own, task.id, { expected_version: version, to }, agent)).task.version;
+    for (const to of ["PLANNING", "READY", "RUNNING", "WAITING_FOR_TOOL", "VALIDATING", "COMPLETED"])
+      version = (await transitionTask(own, task.id, { expected_version: version, to }, agent)).task.version;
     await own.$executeRaw`UPDATE tasks SET state = jsonb_set(state, '{subtasks,0,status}', '"ACTIVE"') WHERE id = ${task.id}`;
 
     const summary = await verifySettled(own, deps);
@@ -271,18 +458,35 @@ describe("verifySettled", () => {
     expect(summary.corrected.map((c) => c.executionId)).toEqual([found.id]);
     expect(await own.execution.findUniqueOrThrow({ where: { id: found.id } })).toMatchObject({
       status: "RECONCILED_SUCCEEDED",
-      evidence: { source: "lookup", earlier: { status: "FAILED", error: "reported as declined" }, record: { idempotency_key: found.idempotencyKey } },
+      evidence: {
+        source: "lookup",
+        earlier: { status: "FAILED", error: "reported as declined" },
+        record: { idempotency_key: found.idempotencyKey },
+      },
     });
     const alerts = await own.divergenceAlert.findMany();
     const byKind = Object.fromEntries(alerts.map((a) => [a.kind, a]));
-    expect(byKind.effect_missing_at_provider?.internal).toMatchObject({ execution_status: "SUCCEEDED", evidence: { id: "re_imagined" } });
-    expect(byKind.effect_missing_at_provider?.external).toMatchObject({ lookup: "not_found", provider: { provider: "sandbox", httpStatus: 200 } });
-    expect(byKind.completed_with_open_mandatory_subtask?.external).toEqual({ open_mandatory_subtasks: [{ id: "refund", mandatory: true, status: "ACTIVE" }] });
+    expect(byKind.effect_missing_at_provider?.internal).toMatchObject({
+      execution_status: "SUCCEEDED",
+      evidence: { id: "re_imagined" },
+    });
+    expect(byKind.effect_missing_at_provider?.external).toMatchObject({
+      lookup: "not_found",
+      provider: { provider: "sandbox", httpStatus: 200 },
+    });
+    expect(byKind.completed_with_open_mandatory_subtask?.external).toEqual({
+      open_mandatory_subtasks: [{ id: "refund", mandatory: true, status: "ACTIVE" }],
+    });
     expect(await own.outboxMessage.count({ where: { topic: "divergence.raised" } })).toBe(2);
 
-    expect((await verifySettled(own, deps))).toMatchObject({ raised: [], corrected: [] });
+    expect(await verifySettled(own, deps)).toMatchObject({ raised: [], corrected: [] });
     const alert = byKind.effect_missing_at_provider!;
-    await resolveDivergence(own, alert.id, { expectedVersion: alert.version, resolution: "refund confirmed with the customer" }, alice);
+    await resolveDivergence(
+      own,
+      alert.id,
+      { expectedVersion: alert.version, resolution: "refund confirmed with the customer" },
+      alice,
+    );
     expect((await verifySettled(own, deps)).raised).toEqual([]);
     expect(await own.divergenceAlert.count()).toBe(2);
   });

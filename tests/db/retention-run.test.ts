@@ -21,7 +21,9 @@ describe("VERITY_AUDIT_RETENTION_DAYS and its interval", () => {
     const empty = parseEnvValues({ VERITY_AUDIT_RETENTION_DAYS: "" });
     expect(empty.success && empty.data.VERITY_AUDIT_RETENTION_DAYS).toBeUndefined();
     const set = parseEnvValues({ VERITY_AUDIT_RETENTION_DAYS: "400", VERITY_AUDIT_RETENTION_INTERVAL_MS: "600000" });
-    expect(set.success && [set.data.VERITY_AUDIT_RETENTION_DAYS, set.data.VERITY_AUDIT_RETENTION_INTERVAL_MS]).toEqual([400, 600_000]);
+    expect(set.success && [set.data.VERITY_AUDIT_RETENTION_DAYS, set.data.VERITY_AUDIT_RETENTION_INTERVAL_MS]).toEqual([
+      400, 600_000,
+    ]);
     for (const bad of ["0", "-3", "1.5", "ninety", "36501"]) {
       const parsed = parseEnvValues({ VERITY_AUDIT_RETENTION_DAYS: bad });
       expect(parsed.success, bad).toBe(false);
@@ -48,8 +50,15 @@ describe("the background loop's retention step", () => {
     }
   }
   const seqsOf = async (taskId: string) =>
-    (await db.auditEntry.findMany({ where: { stream: `task:${taskId}` }, orderBy: { seq: "asc" }, select: { seq: true } })).map((e) => e.seq);
-  const retentionEntries = () => db.auditEntry.findMany({ where: { stream: "system", action: "audit.retention_applied" }, orderBy: { seq: "asc" } });
+    (
+      await db.auditEntry.findMany({
+        where: { stream: `task:${taskId}` },
+        orderBy: { seq: "asc" },
+        select: { seq: true },
+      })
+    ).map((e) => e.seq);
+  const retentionEntries = () =>
+    db.auditEntry.findMany({ where: { stream: "system", action: "audit.retention_applied" }, orderBy: { seq: "asc" } });
 
   it("applies the policy as the system, spares what a legal hold covers, and runs at most once per interval", async () => {
     await history("bg-old", [200, 100, 1]);
@@ -57,15 +66,24 @@ describe("the background loop's retention step", () => {
     await placeLegalHold(db, { task_id: "bg-held", reason: "litigation 2026-17" }, admin);
 
     const lines: string[] = [];
-    const loop = startBackgroundLoop(db, unreachable, 60 * 60_000, { retention: { olderThanDays: 30, everyMs: hour }, log: (l) => lines.push(l) });
+    const loop = startBackgroundLoop(db, unreachable, 60 * 60_000, {
+      retention: { olderThanDays: 30, everyMs: hour },
+      log: (l) => lines.push(l),
+    });
     try {
       const report = await loop.runOnce();
       expect(report.errors).toBe(0);
       expect(await seqsOf("bg-old")).toEqual([3]);
       expect(await seqsOf("bg-held")).toEqual([1, 2, 3]);
       const [entry] = await retentionEntries();
-      expect(entry).toMatchObject({ actor: retentionActor.identity, actorKind: "system", details: { older_than_days: 30, held_streams: ["task:bg-held"] } });
-      expect(lines.some((l) => l.includes("audit retention (30 days) deleted 2 entries from 1 stream(s); 1 held"))).toBe(true);
+      expect(entry).toMatchObject({
+        actor: retentionActor.identity,
+        actorKind: "system",
+        details: { older_than_days: 30, held_streams: ["task:bg-held"] },
+      });
+      expect(
+        lines.some((l) => l.includes("audit retention (30 days) deleted 2 entries from 1 stream(s); 1 held")),
+      ).toBe(true);
 
       // Within the interval the step does not run: new old entries stay until the next hour.
       await history("bg-later", [300, 1]);
@@ -79,7 +97,12 @@ describe("the background loop's retention step", () => {
 
     const overview = await loadRetentionOverview(db);
     expect(overview.anchors.map((a) => [a.stream, a.throughSeq])).toEqual([["task:bg-old", 2]]);
-    expect(overview.runs[0]).toMatchObject({ actor: retentionActor.identity, olderThanDays: 30, streams: 1, heldStreams: 1 });
+    expect(overview.runs[0]).toMatchObject({
+      actor: retentionActor.identity,
+      olderThanDays: 30,
+      streams: 1,
+      heldStreams: 1,
+    });
     expect(overview.holds.map((h) => h.taskId)).toEqual(["bg-held"]);
   });
 

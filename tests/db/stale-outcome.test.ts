@@ -35,7 +35,18 @@ interface TakenOver {
 async function takenOverWhileSent(): Promise<TakenOver> {
   const task = await runningTask(db);
   const a = await acquireLease(db, task.id, {}, workerA);
-  const intent = await recordIntent(db, task.id, { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: task.version, fencing_token: a.fencingToken }, workerA);
+  const intent = await recordIntent(
+    db,
+    task.id,
+    {
+      tool_call_id: "refund-1",
+      tool: "payments.refund",
+      request: refund,
+      expected_version: task.version,
+      fencing_token: a.fencingToken,
+    },
+    workerA,
+  );
   if (intent.kind !== "proceed" || !intent.task) throw new Error("expected a new intent");
   await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, workerA);
   await releaseLease(db, task.id, a.fencingToken, workerA);
@@ -44,7 +55,11 @@ async function takenOverWhileSent(): Promise<TakenOver> {
   return { taskId: task.id, version: intent.task.version, execution: intent.execution, a, b };
 }
 
-const evidenceFor = (e: ExecutionView) => ({ id: "re_123", idempotency_key: e.idempotencyKey, metadata: { execution_id: e.id } });
+const evidenceFor = (e: ExecutionView) => ({
+  id: "re_123",
+  idempotency_key: e.idempotencyKey,
+  metadata: { execution_id: e.id },
+});
 
 async function taskRow(taskId: string) {
   const row = await db.task.findUniqueOrThrow({ where: { id: taskId } });
@@ -57,7 +72,13 @@ describe("an outcome reported under a stale fencing token", () => {
     const before = await taskRow(s.taskId);
     expect(before.status).toBe("WAITING_FOR_TOOL");
 
-    const report = { attempt_id: s.execution.attemptId, outcome: "succeeded", result: { refund_id: "re_123" }, evidence: evidenceFor(s.execution), fencing_token: s.a.fencingToken };
+    const report = {
+      attempt_id: s.execution.attemptId,
+      outcome: "succeeded",
+      result: { refund_id: "re_123" },
+      evidence: evidenceFor(s.execution),
+      fencing_token: s.a.fencingToken,
+    };
     const recorded = await recordOutcome(db, s.execution.id, report, workerA);
     expect(recorded.execution).toMatchObject({ status: "SUCCEEDED", result: { refund_id: "re_123" } });
     expect(recorded.task).toBeNull();
@@ -65,23 +86,67 @@ describe("an outcome reported under a stale fencing token", () => {
     expect(recorded.leaseConflict?.message).toContain(`Fencing token ${s.a.fencingToken} is not the current lease`);
     expect(recorded.leaseConflict?.message).toContain("The outcome is recorded; the task was not moved");
     expect(await taskRow(s.taskId)).toEqual(before);
-    expect((await listExecutionEvents(db, s.execution.id)).at(-1)).toMatchObject({ fromStatus: "SENT", toStatus: "SUCCEEDED", actor: workerA.identity });
+    expect((await listExecutionEvents(db, s.execution.id)).at(-1)).toMatchObject({
+      fromStatus: "SENT",
+      toStatus: "SUCCEEDED",
+      actor: workerA.identity,
+    });
 
     // The first answer was lost and A's client sends the report again.
     const again = await recordOutcome(db, s.execution.id, report, workerA);
-    expect(again).toMatchObject({ execution: { status: "SUCCEEDED", version: recorded.execution.version }, task: null, leaseConflict: { lease: { holder: workerB.identity } } });
+    expect(again).toMatchObject({
+      execution: { status: "SUCCEEDED", version: recorded.execution.version },
+      task: null,
+      leaseConflict: { lease: { holder: workerB.identity } },
+    });
   });
 
   it("the new lease holder finds the receipt, makes no call, and moves the task on; the stale worker's next write is refused", async () => {
     const s = await takenOverWhileSent();
-    await recordOutcome(db, s.execution.id, { attempt_id: s.execution.attemptId, outcome: "succeeded", evidence: evidenceFor(s.execution), fencing_token: s.a.fencingToken }, workerA);
+    await recordOutcome(
+      db,
+      s.execution.id,
+      {
+        attempt_id: s.execution.attemptId,
+        outcome: "succeeded",
+        evidence: evidenceFor(s.execution),
+        fencing_token: s.a.fencingToken,
+      },
+      workerA,
+    );
 
-    const replay = await recordIntent(db, s.taskId, { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: s.version, fencing_token: s.b.fencingToken }, workerB);
-    expect(replay).toMatchObject({ kind: "receipt", execution: { id: s.execution.id, status: "SUCCEEDED", attempt: 1 } });
-    const moved = await transitionTask(db, s.taskId, { expected_version: s.version, to: "RUNNING", fencing_token: s.b.fencingToken, reason: "refund receipt found" }, workerB);
+    const replay = await recordIntent(
+      db,
+      s.taskId,
+      {
+        tool_call_id: "refund-1",
+        tool: "payments.refund",
+        request: refund,
+        expected_version: s.version,
+        fencing_token: s.b.fencingToken,
+      },
+      workerB,
+    );
+    expect(replay).toMatchObject({
+      kind: "receipt",
+      execution: { id: s.execution.id, status: "SUCCEEDED", attempt: 1 },
+    });
+    const moved = await transitionTask(
+      db,
+      s.taskId,
+      { expected_version: s.version, to: "RUNNING", fencing_token: s.b.fencingToken, reason: "refund receipt found" },
+      workerB,
+    );
     expect(moved.task.status).toBe("RUNNING");
 
-    const stale = await failure(transitionTask(db, s.taskId, { expected_version: moved.task.version, to: "CANCELLED", fencing_token: s.a.fencingToken }, workerA));
+    const stale = await failure(
+      transitionTask(
+        db,
+        s.taskId,
+        { expected_version: moved.task.version, to: "CANCELLED", fencing_token: s.a.fencingToken },
+        workerA,
+      ),
+    );
     expect(stale.code).toBe("lease_conflict");
     expect(await db.execution.count({ where: { taskId: s.taskId } })).toBe(1);
   });
@@ -89,7 +154,17 @@ describe("an outcome reported under a stale fencing token", () => {
   it("keeps the evidence rules: a success that names no execution is refused and nothing is written", async () => {
     const s = await takenOverWhileSent();
     const refused = await failure(
-      recordOutcome(db, s.execution.id, { attempt_id: s.execution.attemptId, outcome: "succeeded", evidence: { id: "re_other" }, fencing_token: s.a.fencingToken }, workerA),
+      recordOutcome(
+        db,
+        s.execution.id,
+        {
+          attempt_id: s.execution.attemptId,
+          outcome: "succeeded",
+          evidence: { id: "re_other" },
+          fencing_token: s.a.fencingToken,
+        },
+        workerA,
+      ),
     );
     expect(refused).toMatchObject({ code: "invariant_violated", invariants: ["success_requires_matching_evidence"] });
     expect((await db.execution.findUniqueOrThrow({ where: { id: s.execution.id } })).status).toBe("SENT");
@@ -97,18 +172,51 @@ describe("an outcome reported under a stale fencing token", () => {
 
   it("a known failure is recorded for the new holder, who retries under the same key", async () => {
     const s = await takenOverWhileSent();
-    const recorded = await recordOutcome(db, s.execution.id, { attempt_id: s.execution.attemptId, outcome: "failed", error: "card_declined", fencing_token: s.a.fencingToken }, workerA);
-    expect(recorded).toMatchObject({ execution: { status: "FAILED" }, task: null, leaseConflict: { lease: { holder: workerB.identity } } });
+    const recorded = await recordOutcome(
+      db,
+      s.execution.id,
+      { attempt_id: s.execution.attemptId, outcome: "failed", error: "card_declined", fencing_token: s.a.fencingToken },
+      workerA,
+    );
+    expect(recorded).toMatchObject({
+      execution: { status: "FAILED" },
+      task: null,
+      leaseConflict: { lease: { holder: workerB.identity } },
+    });
     expect((await taskRow(s.taskId)).status).toBe("WAITING_FOR_TOOL");
 
-    const running = await transitionTask(db, s.taskId, { expected_version: s.version, to: "RUNNING", fencing_token: s.b.fencingToken }, workerB);
-    const retry = await recordIntent(db, s.taskId, { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: running.task.version, fencing_token: s.b.fencingToken }, workerB);
-    expect(retry).toMatchObject({ kind: "proceed", execution: { id: s.execution.id, attempt: 2, idempotencyKey: s.execution.idempotencyKey } });
+    const running = await transitionTask(
+      db,
+      s.taskId,
+      { expected_version: s.version, to: "RUNNING", fencing_token: s.b.fencingToken },
+      workerB,
+    );
+    const retry = await recordIntent(
+      db,
+      s.taskId,
+      {
+        tool_call_id: "refund-1",
+        tool: "payments.refund",
+        request: refund,
+        expected_version: running.task.version,
+        fencing_token: s.b.fencingToken,
+      },
+      workerB,
+    );
+    expect(retry).toMatchObject({
+      kind: "proceed",
+      execution: { id: s.execution.id, attempt: 2, idempotencyKey: s.execution.idempotencyKey },
+    });
   });
 
   it("an unknown outcome is recorded at once, and the reconciler moves the waiting task", async () => {
     const s = await takenOverWhileSent();
-    const recorded = await recordOutcome(db, s.execution.id, { attempt_id: s.execution.attemptId, outcome: "unknown", error: "timeout", fencing_token: s.a.fencingToken }, workerA);
+    const recorded = await recordOutcome(
+      db,
+      s.execution.id,
+      { attempt_id: s.execution.attemptId, outcome: "unknown", error: "timeout", fencing_token: s.a.fencingToken },
+      workerA,
+    );
     expect(recorded).toMatchObject({ execution: { status: "OUTCOME_UNKNOWN" }, task: null });
     expect(recorded.leaseConflict).not.toBeNull();
     // Due now, not after VERITY_SENT_TIMEOUT_MS: the outcome is known to be unknown.
@@ -118,12 +226,27 @@ describe("an outcome reported under a stale fencing token", () => {
 
   it("an agent reporting without a token under another's live lease is treated the same; with the current token the task moves", async () => {
     const s = await takenOverWhileSent();
-    const tokenless = await recordOutcome(db, s.execution.id, { attempt_id: s.execution.attemptId, outcome: "succeeded", evidence: evidenceFor(s.execution) }, workerA);
+    const tokenless = await recordOutcome(
+      db,
+      s.execution.id,
+      { attempt_id: s.execution.attemptId, outcome: "succeeded", evidence: evidenceFor(s.execution) },
+      workerA,
+    );
     expect(tokenless).toMatchObject({ execution: { status: "SUCCEEDED" }, task: null });
     expect(tokenless.leaseConflict?.message).toContain(`Task ${s.taskId} is leased by another worker`);
 
     const fresh = await takenOverWhileSent();
-    const current = await recordOutcome(db, fresh.execution.id, { attempt_id: fresh.execution.attemptId, outcome: "succeeded", evidence: evidenceFor(fresh.execution), fencing_token: fresh.b.fencingToken }, workerB);
+    const current = await recordOutcome(
+      db,
+      fresh.execution.id,
+      {
+        attempt_id: fresh.execution.attemptId,
+        outcome: "succeeded",
+        evidence: evidenceFor(fresh.execution),
+        fencing_token: fresh.b.fencingToken,
+      },
+      workerB,
+    );
     expect(current).toMatchObject({ leaseConflict: null, task: { status: "RUNNING", version: fresh.version + 1 } });
   });
 });

@@ -39,7 +39,11 @@ describe("openTestPglite", () => {
 
   it("starts empty and shares nothing with another test database", async () => {
     expect(await b.sql("SELECT id FROM tasks")).toEqual([]);
-    const { task } = await createTask(a.db, { workflow: "agent-task", intent_id: "isolation" }, { identity: "spiffe://t/a", kind: "agent" });
+    const { task } = await createTask(
+      a.db,
+      { workflow: "agent-task", intent_id: "isolation" },
+      { identity: "spiffe://t/a", kind: "agent" },
+    );
     expect(await a.sql("SELECT id FROM tasks")).toEqual([{ id: task.id }]);
     expect(await b.sql("SELECT id FROM tasks")).toEqual([]);
   });

@@ -80,21 +80,37 @@ async function walk(taskId: string, path: string[], actor: Actor = agent): Promi
 
 describe("createTask", () => {
   it("writes the task at version 1 in the workflow's initial status, with its creation in the log", async () => {
-    const { task, created } = await createTask(t.db, { workflow: "delivery", intent_id: "intent-a", budget: { currency_committed_usd: 12.5 } }, user);
+    const { task, created } = await createTask(
+      t.db,
+      { workflow: "delivery", intent_id: "intent-a", budget: { currency_committed_usd: 12.5 } },
+      user,
+    );
     expect(created).toBe(true);
     expect(task.id).toMatch(/^task_/);
     const row = await taskRow(task.id);
     expect(row).toMatchObject({ version: 1, status: "planning", updated_by: "user:alice" });
     expect(row?.state).toMatchObject({ version: 1, status: "planning", budget: { hops_used: 0 } });
     expect(await transitionRows(task.id)).toEqual([
-      expect.objectContaining({ from_version: null, to_version: 1, from_status: null, to_status: "planning", actor: "user:alice", actor_kind: "user" }),
+      expect.objectContaining({
+        from_version: null,
+        to_version: 1,
+        from_status: null,
+        to_status: "planning",
+        actor: "user:alice",
+        actor_kind: "user",
+      }),
     ]);
     expect(task.state).toEqual(row?.state);
   });
 
   it("is idempotent on task_id: the same request again returns the task, created: false, and writes nothing", async () => {
     const taskId = uniqueId("order");
-    const input = { workflow: "agent-task", task_id: taskId, intent_id: "intent-1", subtasks: [{ id: "refund", title: "Refund", mandatory: true }] };
+    const input = {
+      workflow: "agent-task",
+      task_id: taskId,
+      intent_id: "intent-1",
+      subtasks: [{ id: "refund", title: "Refund", mandatory: true }],
+    };
     const first = await createTask(t.db, input, agent);
     const again = await createTask(t.db, structuredClone(input), agent);
     expect(first.created).toBe(true);
@@ -107,7 +123,11 @@ describe("createTask", () => {
   it("answers a concurrent duplicate create with the one task", async () => {
     const taskId = uniqueId("dup");
     const input = { workflow: "agent-task", task_id: taskId, intent_id: "intent-1" };
-    const results = await Promise.all([createTask(t.db, input, agent), createTask(t.db, input, agent), createTask(t.db, input, agent)]);
+    const results = await Promise.all([
+      createTask(t.db, input, agent),
+      createTask(t.db, input, agent),
+      createTask(t.db, input, agent),
+    ]);
     expect(results.filter((r) => r.created)).toHaveLength(1);
     expect(await transitionRows(taskId)).toHaveLength(1);
   });
@@ -116,8 +136,14 @@ describe("createTask", () => {
     const taskId = uniqueId("order");
     await createTask(t.db, { workflow: "agent-task", task_id: taskId, intent_id: "intent-1" }, agent);
     const before = await taskRow(taskId);
-    await expectAppError(createTask(t.db, { workflow: "agent-task", task_id: taskId, intent_id: "intent-2" }, agent), "idempotency_conflict");
-    await expectAppError(createTask(t.db, { workflow: "delivery", task_id: taskId, intent_id: "intent-1" }, agent), "idempotency_conflict");
+    await expectAppError(
+      createTask(t.db, { workflow: "agent-task", task_id: taskId, intent_id: "intent-2" }, agent),
+      "idempotency_conflict",
+    );
+    await expectAppError(
+      createTask(t.db, { workflow: "delivery", task_id: taskId, intent_id: "intent-1" }, agent),
+      "idempotency_conflict",
+    );
     expect(await taskRow(taskId)).toEqual(before);
     expect(await transitionRows(taskId)).toHaveLength(1);
   });
@@ -126,10 +152,24 @@ describe("createTask", () => {
     const count = async () => Number((await t.sql<{ n: string }>("SELECT count(*) AS n FROM tasks"))[0]?.n);
     const before = await count();
     await expectAppError(createTask(t.db, { workflow: "nope", intent_id: "i" }, agent), "validation_failed");
-    const unknown = await expectAppError(createTask(t.db, { workflow: "agent-task", intent_id: "i", priority: "high" }, agent), "validation_failed");
+    const unknown = await expectAppError(
+      createTask(t.db, { workflow: "agent-task", intent_id: "i", priority: "high" }, agent),
+      "validation_failed",
+    );
     expect(unknown.details.errors).toEqual([{ field: "priority", message: expect.stringContaining("unknown field") }]);
     const dup = await expectAppError(
-      createTask(t.db, { workflow: "agent-task", intent_id: "i", subtasks: [{ id: "a", title: "A", mandatory: true }, { id: "a", title: "B", mandatory: false }] }, agent),
+      createTask(
+        t.db,
+        {
+          workflow: "agent-task",
+          intent_id: "i",
+          subtasks: [
+            { id: "a", title: "A", mandatory: true },
+            { id: "a", title: "B", mandatory: false },
+          ],
+        },
+        agent,
+      ),
       "invariant_violated",
     );
     expect(dup.details.violations?.map((v) => v.invariant)).toEqual(["subtask_ids_unique"]);
@@ -140,11 +180,20 @@ describe("createTask", () => {
 describe("transitionTask", () => {
   it("moves the task, bumps the version by one and logs the change in the same transaction", async () => {
     const task = await newAgentTask();
-    const result = await transitionTask(t.db, task.id, { expected_version: 1, to: "PLANNING", reason: "start", patch: { budget: { hops_used: 1 } } }, agent);
+    const result = await transitionTask(
+      t.db,
+      task.id,
+      { expected_version: 1, to: "PLANNING", reason: "start", patch: { budget: { hops_used: 1 } } },
+      agent,
+    );
     expect(result.replayed).toBe(false);
     expect(result.task).toMatchObject({ version: 2, status: "PLANNING" });
     const row = await taskRow(task.id);
-    expect(row).toMatchObject({ version: 2, status: "PLANNING", state: { version: 2, status: "PLANNING", budget: { hops_used: 1 } } });
+    expect(row).toMatchObject({
+      version: 2,
+      status: "PLANNING",
+      state: { version: 2, status: "PLANNING", budget: { hops_used: 1 } },
+    });
     expect(result.task.state).toEqual(row?.state);
     const log = await transitionRows(task.id);
     expect(log.map((r) => [r.from_version, r.to_version, r.from_status, r.to_status])).toEqual([
@@ -160,14 +209,20 @@ describe("transitionTask", () => {
     await walk(task.id, ["PLANNING", "READY"]);
     const before = await taskRow(task.id);
     const logBefore = await transitionRows(task.id);
-    const error = await expectAppError(transitionTask(t.db, task.id, { expected_version: 2, to: "RUNNING" }, agent), "version_conflict");
+    const error = await expectAppError(
+      transitionTask(t.db, task.id, { expected_version: 2, to: "RUNNING" }, agent),
+      "version_conflict",
+    );
     expect(error.details.currentVersion).toBe(3);
     expect(error.details.currentStatus).toBe("READY");
     expect(error.status).toBe(409);
     expect(await taskRow(task.id)).toEqual(before);
     expect(await transitionRows(task.id)).toEqual(logBefore);
     // A version from the future is just as stale.
-    await expectAppError(transitionTask(t.db, task.id, { expected_version: 9, to: "RUNNING" }, agent), "version_conflict");
+    await expectAppError(
+      transitionTask(t.db, task.id, { expected_version: 9, to: "RUNNING" }, agent),
+      "version_conflict",
+    );
     expect(await taskRow(task.id)).toEqual(before);
   });
 
@@ -187,7 +242,12 @@ describe("transitionTask", () => {
   it("answers a retry with the same transition_id with the first result (replayed) and writes no new row", async () => {
     // Created by a person, moved by an agent: the replay must not mix up who created the task.
     const { task } = await createTask(t.db, { workflow: "agent-task", intent_id: "intent-1" }, user);
-    const input = { expected_version: 1, to: "PLANNING", transition_id: uniqueId("tr"), patch: { artifacts: { implementation_plan: "plan" } } };
+    const input = {
+      expected_version: 1,
+      to: "PLANNING",
+      transition_id: uniqueId("tr"),
+      patch: { artifacts: { implementation_plan: "plan" } },
+    };
     const first = await transitionTask(t.db, task.id, input, agent);
     const rowAfterFirst = await taskRow(task.id);
     const retry = await transitionTask(t.db, task.id, structuredClone(input), agent);
@@ -217,11 +277,25 @@ describe("transitionTask", () => {
     await transitionTask(t.db, task.id, { expected_version: 1, to: "PLANNING", transition_id: transitionId }, agent);
     const before = await taskRow(task.id);
     // Stale version and a different target.
-    await expectAppError(transitionTask(t.db, task.id, { expected_version: 1, to: "CANCELLED", transition_id: transitionId }, agent), "idempotency_conflict");
+    await expectAppError(
+      transitionTask(t.db, task.id, { expected_version: 1, to: "CANCELLED", transition_id: transitionId }, agent),
+      "idempotency_conflict",
+    );
     // Current version: the CAS would succeed, the duplicate id must undo it.
-    await expectAppError(transitionTask(t.db, task.id, { expected_version: 2, to: "READY", transition_id: transitionId }, agent), "idempotency_conflict");
+    await expectAppError(
+      transitionTask(t.db, task.id, { expected_version: 2, to: "READY", transition_id: transitionId }, agent),
+      "idempotency_conflict",
+    );
     // Same target, different reason.
-    await expectAppError(transitionTask(t.db, task.id, { expected_version: 1, to: "PLANNING", reason: "again", transition_id: transitionId }, agent), "idempotency_conflict");
+    await expectAppError(
+      transitionTask(
+        t.db,
+        task.id,
+        { expected_version: 1, to: "PLANNING", reason: "again", transition_id: transitionId },
+        agent,
+      ),
+      "idempotency_conflict",
+    );
     expect(await taskRow(task.id)).toEqual(before);
     expect(await transitionRows(task.id)).toHaveLength(2);
   });
@@ -231,7 +305,10 @@ describe("transitionTask", () => {
     const b = await newAgentTask();
     const transitionId = uniqueId("tr");
     await transitionTask(t.db, a.id, { expected_version: 1, to: "PLANNING", transition_id: transitionId }, agent);
-    await expectAppError(transitionTask(t.db, b.id, { expected_version: 1, to: "PLANNING", transition_id: transitionId }, agent), "idempotency_conflict");
+    await expectAppError(
+      transitionTask(t.db, b.id, { expected_version: 1, to: "PLANNING", transition_id: transitionId }, agent),
+      "idempotency_conflict",
+    );
     expect((await taskRow(b.id))?.version).toBe(1);
     expect(await transitionRows(b.id)).toHaveLength(1);
   });
@@ -239,7 +316,12 @@ describe("transitionTask", () => {
   it("leaves the task and its log untouched when the transition breaks an invariant", async () => {
     const task = await newAgentTask({ subtasks: [{ id: "refund", title: "Refund", mandatory: true }] });
     await walk(task.id, ["PLANNING", "READY", "RUNNING", "WAITING_FOR_TOOL"]);
-    await transitionTask(t.db, task.id, { expected_version: 5, patch: { budget: { hops_used: 5, tokens_spent: 50 } } }, agent);
+    await transitionTask(
+      t.db,
+      task.id,
+      { expected_version: 5, patch: { budget: { hops_used: 5, tokens_spent: 50 } } },
+      agent,
+    );
     const before = await taskRow(task.id);
     const logBefore = await transitionRows(task.id);
     const cases: Array<[Record<string, unknown>, string]> = [
@@ -249,18 +331,33 @@ describe("transitionTask", () => {
       [{ patch: { budget: { currency_spent_usd: 1 } } }, "budget_within_commitment"],
     ];
     for (const [body, invariant] of cases) {
-      const error = await expectAppError(transitionTask(t.db, task.id, { expected_version: before!.version, ...body }, agent), "invariant_violated");
+      const error = await expectAppError(
+        transitionTask(t.db, task.id, { expected_version: before!.version, ...body }, agent),
+        "invariant_violated",
+      );
       expect(error.details.violations?.map((v) => v.invariant)).toContain(invariant);
       expect(error.status).toBe(422);
     }
     await walk(task.id, ["VALIDATING"]);
     const validating = await taskRow(task.id);
-    const error = await expectAppError(transitionTask(t.db, task.id, { expected_version: validating!.version, to: "COMPLETED" }, agent), "invariant_violated");
+    const error = await expectAppError(
+      transitionTask(t.db, task.id, { expected_version: validating!.version, to: "COMPLETED" }, agent),
+      "invariant_violated",
+    );
     expect(error.details.violations?.map((v) => v.invariant)).toEqual(["mandatory_subtasks_completed"]);
     expect(await taskRow(task.id)).toEqual(validating);
     expect(await transitionRows(task.id)).toEqual([...logBefore, expect.objectContaining({ to_status: "VALIDATING" })]);
     // With the subtask done, the same completion goes through.
-    const done = await transitionTask(t.db, task.id, { expected_version: validating!.version, to: "COMPLETED", patch: { subtasks: [{ id: "refund", status: "COMPLETED" }] } }, agent);
+    const done = await transitionTask(
+      t.db,
+      task.id,
+      {
+        expected_version: validating!.version,
+        to: "COMPLETED",
+        patch: { subtasks: [{ id: "refund", status: "COMPLETED" }] },
+      },
+      agent,
+    );
     expect(done.task.status).toBe("COMPLETED");
     expect((await taskRow(task.id))?.status).toBe("COMPLETED");
   });
@@ -269,10 +366,18 @@ describe("transitionTask", () => {
     const task = await newAgentTask();
     await walk(task.id, ["PLANNING", "READY", "RUNNING", "WAITING_FOR_HUMAN"]);
     const before = await taskRow(task.id);
-    const error = await expectAppError(transitionTask(t.db, task.id, { expected_version: before!.version, to: "HUMAN_RESOLVED" }, agent), "forbidden");
+    const error = await expectAppError(
+      transitionTask(t.db, task.id, { expected_version: before!.version, to: "HUMAN_RESOLVED" }, agent),
+      "forbidden",
+    );
     expect(error.details.violations?.map((v) => v.invariant)).toEqual(["actor_permitted"]);
     expect(await taskRow(task.id)).toEqual(before);
-    const resolved = await transitionTask(t.db, task.id, { expected_version: before!.version, to: "HUMAN_RESOLVED" }, user);
+    const resolved = await transitionTask(
+      t.db,
+      task.id,
+      { expected_version: before!.version, to: "HUMAN_RESOLVED" },
+      user,
+    );
     expect(resolved.transition).toMatchObject({ actor: "user:alice", actorKind: "user" });
   });
 
@@ -281,7 +386,10 @@ describe("transitionTask", () => {
     await walk(task.id, ["CANCELLED"]);
     const before = await taskRow(task.id);
     for (const body of [{ to: "RUNNING" }, { patch: { artifacts: { review_report: "late" } } }]) {
-      const error = await expectAppError(transitionTask(t.db, task.id, { expected_version: 2, ...body }, user), "invariant_violated");
+      const error = await expectAppError(
+        transitionTask(t.db, task.id, { expected_version: 2, ...body }, user),
+        "invariant_violated",
+      );
       expect(error.details.violations?.map((v) => v.invariant)).toEqual(["terminal_state_is_final"]);
     }
     expect(await taskRow(task.id)).toEqual(before);
@@ -291,19 +399,46 @@ describe("transitionTask", () => {
   it("refuses malformed input before touching the database", async () => {
     const task = await newAgentTask();
     await expectAppError(transitionTask(t.db, task.id, { to: "PLANNING" }, agent), "validation_failed");
-    const bad = await expectAppError(transitionTask(t.db, task.id, { expected_version: 1, patch: { gates: { ceo_approved: true } } }, agent), "validation_failed");
+    const bad = await expectAppError(
+      transitionTask(t.db, task.id, { expected_version: 1, patch: { gates: { ceo_approved: true } } }, agent),
+      "validation_failed",
+    );
     expect(bad.details.errors?.[0]?.field).toBe("patch.gates.ceo_approved");
-    await expectAppError(transitionTask(t.db, "task_missing", { expected_version: 1, to: "PLANNING" }, agent), "not_found");
+    await expectAppError(
+      transitionTask(t.db, "task_missing", { expected_version: 1, to: "PLANNING" }, agent),
+      "not_found",
+    );
     expect((await taskRow(task.id))?.version).toBe(1);
   });
 
   it("keeps the log gapless: one row per version, each from the version before it, with the state it produced", async () => {
     const task = await newAgentTask();
-    const path = ["PLANNING", "READY", "RUNNING", "WAITING_FOR_TOOL", "RUNNING", "FAILED", "RECOVERING", "RECONCILING", "RUNNING", "WAITING_FOR_TOOL", "VALIDATING", "COMPLETED"];
+    const path = [
+      "PLANNING",
+      "READY",
+      "RUNNING",
+      "WAITING_FOR_TOOL",
+      "RUNNING",
+      "FAILED",
+      "RECOVERING",
+      "RECONCILING",
+      "RUNNING",
+      "WAITING_FOR_TOOL",
+      "VALIDATING",
+      "COMPLETED",
+    ];
     for (const [i, to] of path.entries()) {
       // In-place updates between moves, and a stale write that must leave no trace.
-      await transitionTask(t.db, task.id, { expected_version: 1 + 2 * i, patch: { budget: { hops_used: i + 1 } } }, agent);
-      await expectAppError(transitionTask(t.db, task.id, { expected_version: 1 + 2 * i, to }, agent), "version_conflict");
+      await transitionTask(
+        t.db,
+        task.id,
+        { expected_version: 1 + 2 * i, patch: { budget: { hops_used: i + 1 } } },
+        agent,
+      );
+      await expectAppError(
+        transitionTask(t.db, task.id, { expected_version: 1 + 2 * i, to }, agent),
+        "version_conflict",
+      );
       await transitionTask(t.db, task.id, { expected_version: 2 + 2 * i, to }, agent);
     }
     const log = await transitionRows(task.id);
@@ -317,7 +452,9 @@ describe("transitionTask", () => {
     }
     const viaApi = await listTransitions(t.db, task.id);
     expect(viaApi.map((v) => v.toVersion)).toEqual(log.map((r) => r.to_version));
-    expect((await listTransitions(t.db, task.id, { afterVersion: 20, limit: 3 })).map((v) => v.toVersion)).toEqual([21, 22, 23]);
+    expect((await listTransitions(t.db, task.id, { afterVersion: 20, limit: 3 })).map((v) => v.toVersion)).toEqual([
+      21, 22, 23,
+    ]);
   });
 
   it("reads back what it wrote: getTask, getTaskOrThrow and getTaskVersion", async () => {

@@ -17,7 +17,11 @@ export function signedV1Checkpoint(input: {
   createdAt: Date;
   keyring: CheckpointKeyring;
 }): { row: StoredCheckpoint; document: Record<string, unknown> } {
-  const { subtasks: _subtasks, budget: { hops_used: _hops, ...budget }, ...rest } = input.state;
+  const {
+    subtasks: _subtasks,
+    budget: { hops_used: _hops, ...budget },
+    ...rest
+  } = input.state;
   const snapshot = { ...rest, budget, schema_version: TASK_STATE_SCHEMA_VERSION_V1 };
   const document = {
     schema_version: CHECKPOINT_SCHEMA_VERSION_V1,

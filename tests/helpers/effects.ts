@@ -27,14 +27,28 @@ export const refund = { amount_cents: 2500, currency: "usd", charge_id: "ch_1", 
 export async function runningTask(db: Db): Promise<{ id: string; version: number }> {
   const { task } = await createTask(db, { workflow: "agent-task", intent_id: "refund" }, agent);
   let version = task.version;
-  for (const to of ["PLANNING", "READY", "RUNNING"]) version = (await transitionTask(db, task.id, { expected_version: version, to }, agent)).task.version;
+  for (const to of ["PLANNING", "READY", "RUNNING"])
+    version = (await transitionTask(db, task.id, { expected_version: version, to }, agent)).task.version;
   return { id: task.id, version };
 }
 
 /** A refund whose intent is recorded (task WAITING_FOR_TOOL); `sent` also marks it SENT, as a worker does just before the call. */
-export async function refundExecution(db: Db, options: { request?: typeof refund; sent?: boolean } = {}): Promise<Execution> {
+export async function refundExecution(
+  db: Db,
+  options: { request?: typeof refund; sent?: boolean } = {},
+): Promise<Execution> {
   const task = await runningTask(db);
-  const intent = await recordIntent(db, task.id, { tool_call_id: "refund-1", tool: "payments.refund", request: options.request ?? refund, expected_version: task.version }, agent);
+  const intent = await recordIntent(
+    db,
+    task.id,
+    {
+      tool_call_id: "refund-1",
+      tool: "payments.refund",
+      request: options.request ?? refund,
+      expected_version: task.version,
+    },
+    agent,
+  );
   expect(intent.kind).toBe("proceed");
   if (options.sent ?? true) await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
   return db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
@@ -53,7 +67,10 @@ export async function taskStatusOf(db: Db, taskId: string): Promise<string> {
  * `webhooks()` waits until every webhook it owes is sent and returns their
  * bodies, in the order they arrived.
  */
-export async function sandboxWithWebhooks(): Promise<{ s: Sandbox; webhooks: () => Promise<Array<Record<string, any>>> }> {
+export async function sandboxWithWebhooks(): Promise<{
+  s: Sandbox;
+  webhooks: () => Promise<Array<Record<string, any>>>;
+}> {
   const hooks = await receiver();
   const s = await sandbox({ webhookUrl: hooks.url });
   const webhooks = async () => {
@@ -63,8 +80,14 @@ export async function sandboxWithWebhooks(): Promise<{ s: Sandbox; webhooks: () 
   return { s, webhooks };
 }
 
-export function connectorsFor(baseUrl: string, options: { faults?: string[]; lookupFaults?: string[]; timeoutMs?: number } = {}): ConnectorDeps {
-  return { payments: new SandboxPaymentConnector({ baseUrl, ...options }), crm: new SandboxCrmConnector({ baseUrl, ...options }) };
+export function connectorsFor(
+  baseUrl: string,
+  options: { faults?: string[]; lookupFaults?: string[]; timeoutMs?: number } = {},
+): ConnectorDeps {
+  return {
+    payments: new SandboxPaymentConnector({ baseUrl, ...options }),
+    crm: new SandboxCrmConnector({ baseUrl, ...options }),
+  };
 }
 
 /** A provider nobody can reach: every lookup is unknown. */
@@ -80,11 +103,18 @@ export async function refundsUnderKey(baseUrl: string, key: string): Promise<num
   return refundListSchema.parse(await res.json()).data.filter((r) => r.idempotency_key === key).length;
 }
 
-export async function failure(promise: Promise<unknown>): Promise<{ code: string; invariants: string[]; details: AppErrorDetails }> {
+export async function failure(
+  promise: Promise<unknown>,
+): Promise<{ code: string; invariants: string[]; details: AppErrorDetails }> {
   try {
     await promise;
   } catch (error) {
-    if (isAppError(error)) return { code: error.code, invariants: (error.details.violations ?? []).map((v) => v.invariant), details: error.details };
+    if (isAppError(error))
+      return {
+        code: error.code,
+        invariants: (error.details.violations ?? []).map((v) => v.invariant),
+        details: error.details,
+      };
     throw error;
   }
   throw new Error("expected a failure");
@@ -97,9 +127,16 @@ export async function failure(promise: Promise<unknown>): Promise<{ code: string
  * race a timeout on a loaded machine: a client timeout can fire before the
  * in-process sandbox has even read the request.
  */
-export async function lostAnswer(baseUrl: string, execution: Execution, faults: string[] = ["timeout_after_commit"]): Promise<EffectOutcome> {
+export async function lostAnswer(
+  baseUrl: string,
+  execution: Execution,
+  faults: string[] = ["timeout_after_commit"],
+): Promise<EffectOutcome> {
   const abort = new AbortController();
-  const call = performEffect(execution, connectorsFor(baseUrl, { faults }), { signal: abort.signal, timeoutMs: 60_000 });
+  const call = performEffect(execution, connectorsFor(baseUrl, { faults }), {
+    signal: abort.signal,
+    timeoutMs: 60_000,
+  });
   await waitFor(async () => (await refundsUnderKey(baseUrl, execution.idempotencyKey)) === 1, { timeoutMs: 30_000 });
   abort.abort();
   const outcome = await call;

@@ -22,7 +22,9 @@ const cacheDir = path.join(root, "node_modules", ".cache", "verity-tests");
 function templateKey(): string {
   const hash = createHash("sha256");
   const require = createRequire(import.meta.url);
-  const pglitePkg = JSON.parse(readFileSync(path.join(path.dirname(require.resolve("@electric-sql/pglite")), "..", "package.json"), "utf8")) as { version: string };
+  const pglitePkg = JSON.parse(
+    readFileSync(path.join(path.dirname(require.resolve("@electric-sql/pglite")), "..", "package.json"), "utf8"),
+  ) as { version: string };
   hash.update(`pglite ${pglitePkg.version}\n`);
   const files = [
     "prisma/schema.prisma",
@@ -52,7 +54,8 @@ export async function buildPgliteTemplate(): Promise<string> {
   const pglite = new PGlite("memory://");
   try {
     const applied = await migrateDatabase(new PrismaPGlite(pglite));
-    if (applied.length === 0) throw new Error("migrateDatabase applied no migration to an empty PGlite: is prisma/migrations empty?");
+    if (applied.length === 0)
+      throw new Error("migrateDatabase applied no migration to an empty PGlite: is prisma/migrations empty?");
     const tarball = await pglite.dumpDataDir("none");
     mkdirSync(cacheDir, { recursive: true });
     // Write then rename: two runs building at once must never read a half-written tarball.

@@ -32,7 +32,7 @@ export async function openTestPglite(): Promise<TestDatabase> {
   return {
     db,
     adapterFactory,
-    sql: async <T,>(text: string, params: unknown[] = []) => (await pglite.query<T>(text, params)).rows,
+    sql: async <T>(text: string, params: unknown[] = []) => (await pglite.query<T>(text, params)).rows,
     close: async () => {
       await db.$disconnect();
       await pglite.close();

@@ -1,4 +1,11 @@
-import { emptyGates, gateNames, TASK_STATE_SCHEMA_VERSION, type GateName, type Subtask, type TaskState } from "@/lib/model/tasks/task-state";
+import {
+  emptyGates,
+  gateNames,
+  TASK_STATE_SCHEMA_VERSION,
+  type GateName,
+  type Subtask,
+  type TaskState,
+} from "@/lib/model/tasks/task-state";
 import type { TransitionDefinition, WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
 
 /** Pure fixtures for TaskState: valid by construction unless a test breaks them on purpose. */

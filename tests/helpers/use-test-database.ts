@@ -24,7 +24,10 @@ export function useTestDatabase(): Db {
   });
   return new Proxy({} as Db, {
     get(_stand_in, property) {
-      if (!opened) throw new Error(`useTestDatabase: db.${String(property)} used outside a test or hook; the database is open only between beforeAll and afterAll.`);
+      if (!opened)
+        throw new Error(
+          `useTestDatabase: db.${String(property)} used outside a test or hook; the database is open only between beforeAll and afterAll.`,
+        );
       const client = opened.db;
       const value: unknown = Reflect.get(client, property, client);
       return typeof value === "function" ? value.bind(client) : value;

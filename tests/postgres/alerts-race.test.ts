@@ -29,7 +29,19 @@ describe("alerts on PostgreSQL", () => {
     const results = await Promise.all(
       Array.from({ length: RAISERS }, (_, i) =>
         db.db.$transaction((tx) =>
-          raiseAlert(tx, { taskId: task.id, kind: "stale_write", message: `sighting ${i}`, internal: {}, external: {}, fingerprint: `race:${task.id}`, source: "monitor" }, monitorActor),
+          raiseAlert(
+            tx,
+            {
+              taskId: task.id,
+              kind: "stale_write",
+              message: `sighting ${i}`,
+              internal: {},
+              external: {},
+              fingerprint: `race:${task.id}`,
+              source: "monitor",
+            },
+            monitorActor,
+          ),
         ),
       ),
     );
@@ -41,11 +53,14 @@ describe("alerts on PostgreSQL", () => {
   });
 
   it("monitor passes started together never overlap: each either runs alone or steps aside", async () => {
-    const passes = await Promise.all(Array.from({ length: 6 }, () => runMonitorPass(db.db, {}, { only: ["task_states"] })));
+    const passes = await Promise.all(
+      Array.from({ length: 6 }, () => runMonitorPass(db.db, {}, { only: ["task_states"] })),
+    );
     const ran = passes.filter((p) => p.run !== null);
     expect(ran.length).toBeGreaterThanOrEqual(1);
     const runs = await db.db.invariantMonitorRun.findMany({ orderBy: { startedAt: "asc" } });
     expect(runs).toHaveLength(ran.length);
-    for (let i = 1; i < runs.length; i++) expect(runs[i]!.startedAt.getTime()).toBeGreaterThanOrEqual(runs[i - 1]!.finishedAt!.getTime());
+    for (let i = 1; i < runs.length; i++)
+      expect(runs[i]!.startedAt.getTime()).toBeGreaterThanOrEqual(runs[i - 1]!.finishedAt!.getTime());
   });
 });

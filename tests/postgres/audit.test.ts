@@ -39,7 +39,9 @@ function entry(taskId: string, n: number): AuditEntryInput {
 }
 
 async function seqsOf(stream: string): Promise<number[]> {
-  return (await raw.query<{ seq: number }>("SELECT seq FROM audit_entries WHERE stream = $1 ORDER BY seq", [stream])).rows.map((r) => r.seq);
+  return (
+    await raw.query<{ seq: number }>("SELECT seq FROM audit_entries WHERE stream = $1 ORDER BY seq", [stream])
+  ).rows.map((r) => r.seq);
 }
 
 function range(n: number, from = 1): number[] {
@@ -59,8 +61,14 @@ function auditVerify(...args: string[]): { status: number | null; stdout: string
 describe("audit log on PostgreSQL", () => {
   it("refuses UPDATE, DELETE and TRUNCATE even to a superuser's plain SQL", async () => {
     const e = await appendAuditEntry(db.db, entry("pg-append-only", 1));
-    expect((await raw.query<{ rolsuper: boolean }>("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")).rows[0]?.rolsuper).toBe(true);
-    await expect(raw.query("UPDATE audit_entries SET actor = 'mallory' WHERE id = $1", [e.id])).rejects.toMatchObject({ code: "23001", message: expect.stringMatching(/append-only: UPDATE refused/) });
+    expect(
+      (await raw.query<{ rolsuper: boolean }>("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")).rows[0]
+        ?.rolsuper,
+    ).toBe(true);
+    await expect(raw.query("UPDATE audit_entries SET actor = 'mallory' WHERE id = $1", [e.id])).rejects.toMatchObject({
+      code: "23001",
+      message: expect.stringMatching(/append-only: UPDATE refused/),
+    });
     await expect(raw.query("DELETE FROM audit_entries WHERE id = $1", [e.id])).rejects.toMatchObject({ code: "23001" });
     await expect(raw.query("TRUNCATE audit_entries")).rejects.toMatchObject({ code: "23001" });
     await expect(raw.query("UPDATE audit_streams SET last_seq = 0")).rejects.toMatchObject({ code: "23001" });
@@ -103,7 +111,9 @@ describe("audit log on PostgreSQL", () => {
     // The same stream is: the second writer waits on the head row's lock...
     const waiter = appendAuditEntry(db.db, entry("pg-lock-a", 2));
     for (;;) {
-      const waiting = await raw.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%audit_entries%'");
+      const waiting = await raw.query(
+        "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%audit_entries%'",
+      );
       if (waiting.rowCount) break;
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -131,7 +141,8 @@ describe("audit log on PostgreSQL", () => {
   });
 
   it("applies retention under a legal hold, keeping every remaining chain verifiable", async () => {
-    const old = (taskId: string, n: number) => appendAuditEntry(db.db, { ...entry(taskId, n), at: new Date(Date.now() - (100 - n) * 86_400_000) });
+    const old = (taskId: string, n: number) =>
+      appendAuditEntry(db.db, { ...entry(taskId, n), at: new Date(Date.now() - (100 - n) * 86_400_000) });
     for (const n of [1, 2, 3]) await old("pg-ret-free", n);
     for (const n of [1, 2]) await old("pg-ret-held", n);
     const admin: AuditActor = { identity: "spiffe://verity.test/user/admin", kind: "user" };
@@ -141,7 +152,9 @@ describe("audit log on PostgreSQL", () => {
     expect(result.heldStreams).toContain("task:pg-ret-held");
     expect(await seqsOf("task:pg-ret-free")).toEqual([]);
     expect(await seqsOf("task:pg-ret-held")).toEqual([1, 2]);
-    await expect(raw.query("SELECT audit_cut_stream('task:pg-ret-held', 2, now() - interval '30 days', $1)", [result.entry!.id])).rejects.toThrow(/legal hold/);
+    await expect(
+      raw.query("SELECT audit_cut_stream('task:pg-ret-held', 2, now() - interval '30 days', $1)", [result.entry!.id]),
+    ).rejects.toThrow(/legal hold/);
     // The next append to a cut stream continues from the anchor.
     expect((await appendAuditEntry(db.db, entry("pg-ret-free", 4))).seq).toBe(4);
     expect((await verifyAuditChains(db.db)).breaks).toEqual([]);
@@ -164,7 +177,9 @@ describe("audit log on PostgreSQL", () => {
     }
     const broken = auditVerify();
     expect(broken.status).toBe(1);
-    expect(broken.stderr).toContain(`audit log BROKEN at stream task:pg-tamper, seq 1, entry ${victim.id}: entry_edited`);
+    expect(broken.stderr).toContain(
+      `audit log BROKEN at stream task:pg-tamper, seq 1, entry ${victim.id}: entry_edited`,
+    );
     expect(broken.stderr).toMatch(/expected: [0-9a-f]{64}\n {2}found: {4}[0-9a-f]{64}/);
   });
 
@@ -175,14 +190,18 @@ describe("audit log on PostgreSQL", () => {
       const file = path.join(dir, "export.jsonl");
       writeFileSync(file, text);
       const intact = auditVerify("--export", file, "--contiguous");
-      expect(intact.stdout).toContain(`audit export intact: ${APPENDS_PER_WRITER} records in 1 streams (jsonl), ${APPENDS_PER_WRITER - 1} links checked`);
+      expect(intact.stdout).toContain(
+        `audit export intact: ${APPENDS_PER_WRITER} records in 1 streams (jsonl), ${APPENDS_PER_WRITER - 1} links checked`,
+      );
       expect(intact.status).toBe(0);
       const lines = text.trim().split("\n");
       lines[4] = lines[4]!.replace('"n":4', '"n":40');
       writeFileSync(file, lines.join("\n"));
       const edited = auditVerify("--export", file);
       expect(edited.status).toBe(1);
-      expect(edited.stderr).toMatch(/^audit export BROKEN: line 5: Entry aud_\w+ \(seq 5\) does not hash to its stored hash/);
+      expect(edited.stderr).toMatch(
+        /^audit export BROKEN: line 5: Entry aud_\w+ \(seq 5\) does not hash to its stored hash/,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -13,23 +13,32 @@ import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import type { Actor } from "@/lib/model/actor";
 
-export type WorkerCommand = { type: "run"; mode: "increment" | "same-id"; taskId: string; count: number } | { type: "exit" };
+export type WorkerCommand =
+  { type: "run"; mode: "increment" | "same-id"; taskId: string; count: number } | { type: "exit" };
 
 export type WorkerReport =
   | { kind: "increment"; worker: number; successes: number; conflicts: number; versionsWritten: number[] }
-  | { kind: "same-id"; worker: number; outcomes: Array<{ round: number; replayed: boolean; version: number; transitionId: string }> };
+  | {
+      kind: "same-id";
+      worker: number;
+      outcomes: Array<{ round: number; replayed: boolean; version: number; transitionId: string }>;
+    };
 
-export type WorkerMessage = { type: "ready" } | { type: "done"; report: WorkerReport } | { type: "failed"; error: string };
+export type WorkerMessage =
+  { type: "ready" } | { type: "done"; report: WorkerReport } | { type: "failed"; error: string };
 
 const url = process.env.VERITY_WORKER_DATABASE_URL;
 const worker = Number(process.env.VERITY_WORKER_INDEX ?? 0);
 const actor: Actor = { identity: `spiffe://verity.test/worker/${worker}`, kind: "agent" };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const send = (message: WorkerMessage) => new Promise<void>((resolve) => process.send!(message, () => resolve()));
-const describeError = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}\n${error.stack ?? ""}` : String(error));
+const describeError = (error: unknown) =>
+  error instanceof Error ? `${error.name}: ${error.message}\n${error.stack ?? ""}` : String(error);
 
 if (!process.send || !url) {
-  console.error("cas-worker is started by tests/postgres/concurrency.test.ts (child_process.fork, VERITY_WORKER_DATABASE_URL)");
+  console.error(
+    "cas-worker is started by tests/postgres/concurrency.test.ts (child_process.fork, VERITY_WORKER_DATABASE_URL)",
+  );
   process.exit(2);
 }
 
@@ -75,10 +84,20 @@ async function sameId(taskId: string, rounds: number): Promise<WorkerReport> {
     const result = await transitionTask(
       handle.db,
       taskId,
-      { expected_version: round, patch: { budget: { hops_used: round } }, reason: `round ${round}`, transition_id: `same-${round}` },
+      {
+        expected_version: round,
+        patch: { budget: { hops_used: round } },
+        reason: `round ${round}`,
+        transition_id: `same-${round}`,
+      },
       actor,
     );
-    outcomes.push({ round, replayed: result.replayed, version: result.task.version, transitionId: result.transition.id });
+    outcomes.push({
+      round,
+      replayed: result.replayed,
+      version: result.task.version,
+      transitionId: result.transition.id,
+    });
   }
   return { kind: "same-id", worker, outcomes };
 }
@@ -88,7 +107,8 @@ process.on("message", (command: WorkerCommand) => {
     void handle.close().finally(() => process.exit(0));
     return;
   }
-  const run = command.mode === "increment" ? increment(command.taskId, command.count) : sameId(command.taskId, command.count);
+  const run =
+    command.mode === "increment" ? increment(command.taskId, command.count) : sameId(command.taskId, command.count);
   run.then(
     (report) => send({ type: "done", report }),
     (error: unknown) => send({ type: "failed", error: describeError(error) }),

@@ -45,7 +45,10 @@ export interface WorkerJob {
   leaseTtlSeconds: number;
 }
 
-export type LifeResult = { kind: "done"; detail: string } | { kind: "refused"; code: string; detail: string } | { kind: "bug"; detail: string };
+export type LifeResult =
+  | { kind: "done"; detail: string }
+  | { kind: "refused"; code: string; detail: string }
+  | { kind: "bug"; detail: string };
 
 export type ToParent =
   | { type: "ready" }
@@ -81,7 +84,13 @@ async function live(job: WorkerJob): Promise<string> {
   // within one TTL, and the test waits for exactly that before restarting.
   // A renewal refused (the lease was lost) only means this life's next
   // write is fenced, which the engine reports.
-  const renewing = setInterval(() => void renewLease(db, job.taskId, fencing_token, { ttl_seconds: job.leaseTtlSeconds }, actor).catch(() => undefined), (job.leaseTtlSeconds * 1000) / 3);
+  const renewing = setInterval(
+    () =>
+      void renewLease(db, job.taskId, fencing_token, { ttl_seconds: job.leaseTtlSeconds }, actor).catch(
+        () => undefined,
+      ),
+    (job.leaseTtlSeconds * 1000) / 3,
+  );
   try {
     for (let round = 0; round < 6; round++) {
       const task = await getTaskOrThrow(db, job.taskId);
@@ -95,13 +104,30 @@ async function live(job: WorkerJob): Promise<string> {
           await transitionTask(
             db,
             job.taskId,
-            { expected_version: task.version, to: "COMPLETED", patch: { subtasks: [{ id: "issue-refund", status: "COMPLETED" }] }, fencing_token, reason: "refund confirmed" },
+            {
+              expected_version: task.version,
+              to: "COMPLETED",
+              patch: { subtasks: [{ id: "issue-refund", status: "COMPLETED" }] },
+              fencing_token,
+              reason: "refund confirmed",
+            },
             actor,
           );
           continue;
         case "RUNNING":
         case "WAITING_FOR_TOOL": {
-          const intent = await recordIntent(db, job.taskId, { tool_call_id: "refund", tool: "payments.refund", request: refundRequest, expected_version: task.version, fencing_token }, actor);
+          const intent = await recordIntent(
+            db,
+            job.taskId,
+            {
+              tool_call_id: "refund",
+              tool: "payments.refund",
+              request: refundRequest,
+              expected_version: task.version,
+              fencing_token,
+            },
+            actor,
+          );
           if (intent.kind === "receipt") {
             // The effect already happened (recorded by an earlier life, or reconciled): never call again.
             continue;
@@ -111,20 +137,42 @@ async function live(job: WorkerJob): Promise<string> {
           const execution = intent.execution;
           await markSent(db, execution.id, { attempt_id: execution.attemptId }, actor);
           faultPoint("after_sent");
-          send({ type: "calling", lifeId: job.lifeId, executionId: execution.id, idempotencyKey: execution.idempotencyKey });
+          send({
+            type: "calling",
+            lifeId: job.lifeId,
+            executionId: execution.id,
+            idempotencyKey: execution.idempotencyKey,
+          });
           const outcome = await performEffect(await getExecutionRowOrThrow(db, execution.id), deps);
           faultPoint("after_call");
           if (outcome.kind === "succeeded") {
             await recordOutcome(
               db,
               execution.id,
-              { attempt_id: execution.attemptId, outcome: "succeeded", result: outcome.record, evidence: { ...outcome.evidence, record: outcome.record }, next_status: "VALIDATING", fencing_token },
+              {
+                attempt_id: execution.attemptId,
+                outcome: "succeeded",
+                result: outcome.record,
+                evidence: { ...outcome.evidence, record: outcome.record },
+                next_status: "VALIDATING",
+                fencing_token,
+              },
               actor,
             );
           } else if (outcome.kind === "failed") {
-            await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "failed", error: outcome.reason, fencing_token }, actor);
+            await recordOutcome(
+              db,
+              execution.id,
+              { attempt_id: execution.attemptId, outcome: "failed", error: outcome.reason, fencing_token },
+              actor,
+            );
           } else {
-            await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: outcome.reason, fencing_token }, actor);
+            await recordOutcome(
+              db,
+              execution.id,
+              { attempt_id: execution.attemptId, outcome: "unknown", error: outcome.reason, fencing_token },
+              actor,
+            );
           }
           faultPoint("after_outcome");
           continue;

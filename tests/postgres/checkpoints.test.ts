@@ -32,14 +32,20 @@ afterAll(async () => database?.drop());
 
 /** A task at READY (v3) with an on-demand checkpoint at PLANNING (v2), so a restore of it is a rewind. */
 async function taskWithCheckpoint(): Promise<{ id: string; version: number; checkpointId: string }> {
-  const { task } = await createTask(db, { workflow: "agent-task", intent_id: "race", budget: { currency_committed_usd: 5 } }, agent);
+  const { task } = await createTask(
+    db,
+    { workflow: "agent-task", intent_id: "race", budget: { currency_committed_usd: 5 } },
+    agent,
+  );
   const planning = await transitionTask(db, task.id, { expected_version: 1, to: "PLANNING" }, agent);
   const { checkpoint } = await createCheckpoint(db, task.id, {}, agent);
   const ready = await transitionTask(db, task.id, { expected_version: planning.task.version, to: "READY" }, agent);
   return { id: task.id, version: ready.task.version, checkpointId: checkpoint.id };
 }
 
-async function settle<T>(promises: Array<Promise<T>>): Promise<Array<{ ok: true; value: T } | { ok: false; code: string }>> {
+async function settle<T>(
+  promises: Array<Promise<T>>,
+): Promise<Array<{ ok: true; value: T } | { ok: false; code: string }>> {
   return Promise.all(
     promises.map((p) =>
       p.then(
@@ -57,20 +63,41 @@ describe("restores racing on PostgreSQL", () => {
   it("six engineers restoring at the same version: exactly one applies, the others are recorded as version conflicts", async () => {
     const task = await taskWithCheckpoint();
     const results = await settle(
-      Array.from({ length: 6 }, (_, i) => restoreCheckpoint(db, task.checkpointId, { expected_version: task.version, rewind: true, reason: `engineer ${i}` }, engineer)),
+      Array.from({ length: 6 }, (_, i) =>
+        restoreCheckpoint(
+          db,
+          task.checkpointId,
+          { expected_version: task.version, rewind: true, reason: `engineer ${i}` },
+          engineer,
+        ),
+      ),
     );
     expect(results.filter((r) => r.ok)).toHaveLength(1);
     expect(results.filter((r) => !r.ok).map((r) => (r.ok ? "" : r.code))).toEqual(Array(5).fill("version_conflict"));
     expect((await listTransitions(db, task.id)).map((l) => l.toVersion)).toEqual([1, 2, 3, 4]);
     const records = await listRestores(db, task.id);
-    expect(records.map((r) => r.outcome).sort()).toEqual(["applied", "refused", "refused", "refused", "refused", "refused"]);
+    expect(records.map((r) => r.outcome).sort()).toEqual([
+      "applied",
+      "refused",
+      "refused",
+      "refused",
+      "refused",
+      "refused",
+    ]);
     expect(records.filter((r) => r.outcome === "refused").every((r) => r.refusal === "version_conflict")).toBe(true);
   });
 
   it("the same restore delivered four times at once is applied once, and every delivery gets its result", async () => {
     const task = await taskWithCheckpoint();
-    const body = { expected_version: task.version, rewind: true, reason: "duplicate delivery", restore_id: `rst-${task.id}` };
-    const results = await settle(Array.from({ length: 4 }, () => restoreCheckpoint(db, task.checkpointId, body, engineer)));
+    const body = {
+      expected_version: task.version,
+      rewind: true,
+      reason: "duplicate delivery",
+      restore_id: `rst-${task.id}`,
+    };
+    const results = await settle(
+      Array.from({ length: 4 }, () => restoreCheckpoint(db, task.checkpointId, body, engineer)),
+    );
     const applied = results.map((r) => (r.ok ? r.value : null));
     expect(applied.every((r) => r !== null)).toBe(true);
     expect(new Set(applied.map((r) => r!.transition.id)).size).toBe(1);
@@ -87,7 +114,14 @@ describe("restores racing on PostgreSQL", () => {
       const outcomes: string[] = [];
       for (let i = 0; i < 20; i++) {
         try {
-          version = (await transitionTask(db, task.id, { expected_version: version, patch: { budget: { hops_used: i + 1 } }, fencing_token: lease.fencingToken }, agent)).task.version;
+          version = (
+            await transitionTask(
+              db,
+              task.id,
+              { expected_version: version, patch: { budget: { hops_used: i + 1 } }, fencing_token: lease.fencingToken },
+              agent,
+            )
+          ).task.version;
           outcomes.push("ok");
         } catch (error) {
           if (!isAppError(error)) throw error;
@@ -102,7 +136,14 @@ describe("restores racing on PostgreSQL", () => {
     let restored = null;
     for (let attempt = 0; attempt < 20 && !restored; attempt++) {
       const current = await getTaskOrThrow(db, task.id);
-      const [result] = await settle([restoreCheckpoint(db, task.checkpointId, { expected_version: current.version, rewind: true, reason: "race" }, engineer)]);
+      const [result] = await settle([
+        restoreCheckpoint(
+          db,
+          task.checkpointId,
+          { expected_version: current.version, rewind: true, reason: "race" },
+          engineer,
+        ),
+      ]);
       if (result?.ok) restored = result.value;
     }
     const outcomes = await writer;
@@ -120,9 +161,23 @@ describe("restores racing on PostgreSQL", () => {
 describe("automatic checkpoints under contention", () => {
   it("belong to the transition that won the CAS: eight writers opening gates at one version leave one transition and one checkpoint", async () => {
     const { task } = await createTask(db, { workflow: "agent-task", intent_id: "gates" }, agent);
-    const gates = ["plan_approved", "implementation_complete", "review_passed", "tests_passing", "security_approved", "deployment_approved"] as const;
+    const gates = [
+      "plan_approved",
+      "implementation_complete",
+      "review_passed",
+      "tests_passing",
+      "security_approved",
+      "deployment_approved",
+    ] as const;
     const results = await settle(
-      Array.from({ length: 8 }, (_, i) => transitionTask(db, task.id, { expected_version: 1, patch: { gates: { [gates[i % gates.length]!]: true } } }, { ...agent, identity: `${agent.identity}-${i}` })),
+      Array.from({ length: 8 }, (_, i) =>
+        transitionTask(
+          db,
+          task.id,
+          { expected_version: 1, patch: { gates: { [gates[i % gates.length]!]: true } } },
+          { ...agent, identity: `${agent.identity}-${i}` },
+        ),
+      ),
     );
     const winners = results.filter((r) => r.ok);
     expect(winners).toHaveLength(1);
@@ -145,7 +200,12 @@ describe("a restore killed mid-transaction", () => {
     try {
       await blocker.query("BEGIN");
       await blocker.query("SELECT 1 FROM leases WHERE task_id = $1 FOR UPDATE", [task.id]);
-      const restore = restoreCheckpoint(db, task.checkpointId, { expected_version: task.version, rewind: true, reason: "killed" }, engineer).then(
+      const restore = restoreCheckpoint(
+        db,
+        task.checkpointId,
+        { expected_version: task.version, rewind: true, reason: "killed" },
+        engineer,
+      ).then(
         () => "applied",
         (error: unknown) => (error instanceof Error ? error.message : String(error)),
       );
@@ -178,7 +238,12 @@ describe("a restore killed mid-transaction", () => {
     expect(String(leaseRow.fencingToken)).toBe(lease.fencingToken);
     expect(leaseRow.expiresAt.getTime()).toBeGreaterThan(Date.now());
     // The engineer's retry goes through.
-    const retried = await restoreCheckpoint(db, task.checkpointId, { expected_version: task.version, rewind: true, reason: "retry" }, engineer);
+    const retried = await restoreCheckpoint(
+      db,
+      task.checkpointId,
+      { expected_version: task.version, rewind: true, reason: "retry" },
+      engineer,
+    );
     expect(retried.task.version).toBe(task.version + 1);
   });
 });

@@ -48,7 +48,11 @@ export async function createRefundTask(client: EngineBackedClient, order: Order,
   await client.createTask({ workflow: "agent-task", taskId, intentId: intentIdOf(order), subtasks: refundSubtasks });
 }
 
-export function refundAgentOf(client: EngineBackedClient, sandboxUrl: string, options: { seed: number; faults: string[] }): RefundAgent {
+export function refundAgentOf(
+  client: EngineBackedClient,
+  sandboxUrl: string,
+  options: { seed: number; faults: string[] },
+): RefundAgent {
   return new RefundAgent({
     client,
     sandboxUrl,

@@ -11,7 +11,15 @@ import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
-import { VerityClient, type CreateTaskInput, type ExecutionLedger, type ListTasksQuery, type RecordIntentBody, type RecordOutcomeBody, type TransitionInput } from "@/sdk";
+import {
+  VerityClient,
+  type CreateTaskInput,
+  type ExecutionLedger,
+  type ListTasksQuery,
+  type RecordIntentBody,
+  type RecordOutcomeBody,
+  type TransitionInput,
+} from "@/sdk";
 import { api, engineLedger } from "@/tests/sdk/engine-ledger";
 
 /**
@@ -72,16 +80,39 @@ export class EngineBackedClient extends VerityClient {
     };
     return api(async () => {
       const result = await transitionTask(this.db, taskId, body, this.actor);
-      return { task: taskResource(result.task), transition: transitionResource(result.transition), replayed: result.replayed };
+      return {
+        task: taskResource(result.task),
+        transition: transitionResource(result.transition),
+        replayed: result.replayed,
+      };
     });
   }
 
   override acquireLease(taskId: string, options: { ttlSeconds?: number } = {}) {
-    return api(async () => leaseResource(await acquireLease(this.db, taskId, options.ttlSeconds === undefined ? {} : { ttl_seconds: options.ttlSeconds }, this.actor)));
+    return api(async () =>
+      leaseResource(
+        await acquireLease(
+          this.db,
+          taskId,
+          options.ttlSeconds === undefined ? {} : { ttl_seconds: options.ttlSeconds },
+          this.actor,
+        ),
+      ),
+    );
   }
 
   override renewLease(taskId: string, fencingToken: string, options: { ttlSeconds?: number } = {}) {
-    return api(async () => leaseResource(await renewLease(this.db, taskId, fencingToken, options.ttlSeconds === undefined ? {} : { ttl_seconds: options.ttlSeconds }, this.actor)));
+    return api(async () =>
+      leaseResource(
+        await renewLease(
+          this.db,
+          taskId,
+          fencingToken,
+          options.ttlSeconds === undefined ? {} : { ttl_seconds: options.ttlSeconds },
+          this.actor,
+        ),
+      ),
+    );
   }
 
   override releaseLease(taskId: string, fencingToken: string) {

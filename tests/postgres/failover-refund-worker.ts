@@ -19,7 +19,14 @@ import { taskIdOf, type Order } from "@/programs/agent/order";
 import type { TaskReport } from "@/programs/agent/refund-agent";
 import { openDatabase } from "@/lib/db/client";
 import { recordCallsLostWithPrimary, type LostCallReport } from "@/lib/use-cases/failover/failover";
-import { engineClientOf, failoverAgent, LEASE_TTL_SECONDS, ordersOf, plannedCallsOf, refundAgentOf } from "./failover-agent";
+import {
+  engineClientOf,
+  failoverAgent,
+  LEASE_TTL_SECONDS,
+  ordersOf,
+  plannedCallsOf,
+  refundAgentOf,
+} from "./failover-agent";
 
 export interface FailoverWorkerLine {
   task: string;
@@ -46,7 +53,10 @@ async function main(): Promise<void> {
   const client = engineClientOf(db);
   const agent = refundAgentOf(client, env.sandboxUrl, { seed: env.seed, faults: env.faults });
   // Lookups only: recording the calls lost with the primary never causes an effect.
-  const deps = { payments: new SandboxPaymentConnector({ baseUrl: env.sandboxUrl, timeoutMs: 3_000 }), crm: new SandboxCrmConnector({ baseUrl: env.sandboxUrl, timeoutMs: 3_000 }) };
+  const deps = {
+    payments: new SandboxPaymentConnector({ baseUrl: env.sandboxUrl, timeoutMs: 3_000 }),
+    crm: new SandboxCrmConnector({ baseUrl: env.sandboxUrl, timeoutMs: 3_000 }),
+  };
 
   const runOne = async (order: Order): Promise<FailoverWorkerLine> => {
     const task = taskIdOf(order);
@@ -56,10 +66,17 @@ async function main(): Promise<void> {
       // Under the task's lease, renewed while the provider is asked (the SDK's withLease, as the agent holds it).
       // A lease the lost primary's worker held came over with the backup: it is
       // another process's, so the standby's worker waits for it to expire.
-      const recorded = await client.withLease(task, (lease) => recordCallsLostWithPrimary(db, task, plannedCallsOf(order), deps, failoverAgent, { fencing_token: lease.fencingToken }), {
-        ttlSeconds: LEASE_TTL_SECONDS,
-        waitMs: (LEASE_TTL_SECONDS + 2) * 1000,
-      });
+      const recorded = await client.withLease(
+        task,
+        (lease) =>
+          recordCallsLostWithPrimary(db, task, plannedCallsOf(order), deps, failoverAgent, {
+            fencing_token: lease.fencingToken,
+          }),
+        {
+          ttlSeconds: LEASE_TTL_SECONDS,
+          waitMs: (LEASE_TTL_SECONDS + 2) * 1000,
+        },
+      );
       lost = { calls: recorded.calls, releasedLostIntent: recorded.releasedLostIntent };
     } catch (error) {
       lost = { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };

@@ -93,7 +93,16 @@ let scratch: string;
 
 beforeAll(async () => {
   mkdirSync(path.dirname(workerScript), { recursive: true });
-  await build({ entryPoints: [workerSource], outfile: workerScript, bundle: true, platform: "node", format: "esm", target: "node20", packages: "external", logLevel: "warning" });
+  await build({
+    entryPoints: [workerSource],
+    outfile: workerScript,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    logLevel: "warning",
+  });
   primary = await createPostgresTestDatabase({ poolSize: 4 });
   sandbox = await startSandbox({ port: 0, host: "127.0.0.1" });
   scratch = mkdtempSync(path.join(tmpdir(), "verity-failover-"));
@@ -107,188 +116,273 @@ afterAll(async () => {
 });
 
 describe("regional failover: primary lost mid-traffic, standby from backup plus shipped checkpoints", () => {
-  it(`${TASKS} refunds, backup at ${backupAtRefunds}, loss ${lossAfterSecondWaveRefunds} refunds into the second wave (seed ${SEED}): no duplicate, nobody stuck, recovery point and time measured`, { timeout: 240_000 }, async () => {
-    const orders = Array.from({ length: TASKS }, (_, i) => orderOf(`fo${SEED}-${i + 1}`, 1_000 + 37 * i, "usd"));
-    const taskIds = orders.map(taskIdOf);
-    const deps = { payments: new SandboxPaymentConnector({ baseUrl: sandbox.url, timeoutMs: 3_000 }), crm: new SandboxCrmConnector({ baseUrl: sandbox.url, timeoutMs: 3_000 }) };
-    const primaryDatabase = primary!;
+  it(
+    `${TASKS} refunds, backup at ${backupAtRefunds}, loss ${lossAfterSecondWaveRefunds} refunds into the second wave (seed ${SEED}): no duplicate, nobody stuck, recovery point and time measured`,
+    { timeout: 240_000 },
+    async () => {
+      const orders = Array.from({ length: TASKS }, (_, i) => orderOf(`fo${SEED}-${i + 1}`, 1_000 + 37 * i, "usd"));
+      const taskIds = orders.map(taskIdOf);
+      const deps = {
+        payments: new SandboxPaymentConnector({ baseUrl: sandbox.url, timeoutMs: 3_000 }),
+        crm: new SandboxCrmConnector({ baseUrl: sandbox.url, timeoutMs: 3_000 }),
+      };
+      const primaryDatabase = primary!;
 
-    // ── Traffic on the primary ─────────────────────────────────────────
-    const client = engineClientOf(primaryDatabase.db);
-    for (const [i, order] of orders.entries()) await createRefundTask(client, order, taskIds[i]!);
-    const firstWave = partition(orders.slice(0, FIRST_WAVE), WORKERS).map((slice) => startWorker(primaryDatabase.url, "run", slice));
-    await waitForRefunds(backupAtRefunds, firstWave);
+      // ── Traffic on the primary ─────────────────────────────────────────
+      const client = engineClientOf(primaryDatabase.db);
+      for (const [i, order] of orders.entries()) await createRefundTask(client, order, taskIds[i]!);
+      const firstWave = partition(orders.slice(0, FIRST_WAVE), WORKERS).map((slice) =>
+        startWorker(primaryDatabase.url, "run", slice),
+      );
+      await waitForRefunds(backupAtRefunds, firstWave);
 
-    // ── Backup, restored into a fresh database: the standby ────────────
-    const backupStarted = Date.now();
-    const dump = path.join(scratch, "primary.dump");
-    await run("pg_dump", ["-Fc", "--no-owner", "-f", dump, primaryDatabase.url]);
-    const dumped = Date.now();
-    const name = `verity_test_standby_${SEED}_${process.pid}`;
-    await adminQuery(`CREATE DATABASE ${name}`);
-    const standbyUrl = withDatabase(testDatabaseUrl(), name);
-    standby = { handle: openDatabase({ kind: "postgres", url: standbyUrl }, { poolSize: 6 }), name };
-    await run("pg_restore", ["--no-owner", "--exit-on-error", "-d", standbyUrl, dump]);
-    const restored = Date.now();
-    const db = standby.handle.db;
+      // ── Backup, restored into a fresh database: the standby ────────────
+      const backupStarted = Date.now();
+      const dump = path.join(scratch, "primary.dump");
+      await run("pg_dump", ["-Fc", "--no-owner", "-f", dump, primaryDatabase.url]);
+      const dumped = Date.now();
+      const name = `verity_test_standby_${SEED}_${process.pid}`;
+      await adminQuery(`CREATE DATABASE ${name}`);
+      const standbyUrl = withDatabase(testDatabaseUrl(), name);
+      standby = { handle: openDatabase({ kind: "postgres", url: standbyUrl }, { poolSize: 6 }), name };
+      await run("pg_restore", ["--no-owner", "--exit-on-error", "-d", standbyUrl, dump]);
+      const restored = Date.now();
+      const db = standby.handle.db;
 
-    // ── Shipping, until the loss ───────────────────────────────────────
-    const shipper = startShipper(primaryDatabase.db, db, new Set((await db.checkpoint.findMany({ select: { id: true } })).map((c) => c.id)));
-    const secondWaveFrom = Math.max(FIRST_WAVE, (await providerRefunds()).length);
-    const secondWave = partition(orders.slice(FIRST_WAVE), WORKERS).map((slice) => startWorker(primaryDatabase.url, "run", slice));
-    await waitForRefunds(secondWaveFrom + lossAfterSecondWaveRefunds, secondWave);
-    // The link to the standby fails first: shipping stops while the primary
-    // keeps committing for two more refunds, then the region is lost. Without
-    // that gap a primary that happened to commit nothing in the last ship lag
-    // before the loss lost nothing, and the roll-forward over lost work went
-    // untested (seen once under load: 0 lost).
-    const shipped = await shipper.stop();
-    await waitForRefunds(secondWaveFrom + lossAfterSecondWaveRefunds + 2, secondWave);
-    const primaryWorkers = [...firstWave, ...secondWave];
+      // ── Shipping, until the loss ───────────────────────────────────────
+      const shipper = startShipper(
+        primaryDatabase.db,
+        db,
+        new Set((await db.checkpoint.findMany({ select: { id: true } })).map((c) => c.id)),
+      );
+      const secondWaveFrom = Math.max(FIRST_WAVE, (await providerRefunds()).length);
+      const secondWave = partition(orders.slice(FIRST_WAVE), WORKERS).map((slice) =>
+        startWorker(primaryDatabase.url, "run", slice),
+      );
+      await waitForRefunds(secondWaveFrom + lossAfterSecondWaveRefunds, secondWave);
+      // The link to the standby fails first: shipping stops while the primary
+      // keeps committing for two more refunds, then the region is lost. Without
+      // that gap a primary that happened to commit nothing in the last ship lag
+      // before the loss lost nothing, and the roll-forward over lost work went
+      // untested (seen once under load: 0 lost).
+      const shipped = await shipper.stop();
+      await waitForRefunds(secondWaveFrom + lossAfterSecondWaveRefunds + 2, secondWave);
+      const primaryWorkers = [...firstWave, ...secondWave];
 
-    // ── Loss ───────────────────────────────────────────────────────────
-    const lossAt = Date.now();
-    for (const w of primaryWorkers) w.child.kill("SIGKILL");
-    const exits = await Promise.all(primaryWorkers.map((w) => w.exited));
-    expect(exits.filter((e) => e.code !== 0 && e.signal !== "SIGKILL").map((e) => e.stderr.slice(-1500)), "a primary worker crashed").toEqual([]);
-    // The measurement tap: what the primary had committed, read after its
-    // workers died and before it is dropped. The standby never sees this.
-    const truth = await readCommitted(primaryDatabase.db);
-    const refundsAtLoss = (await providerRefunds()).length;
-    primary = undefined;
-    await primaryDatabase.drop();
+      // ── Loss ───────────────────────────────────────────────────────────
+      const lossAt = Date.now();
+      for (const w of primaryWorkers) w.child.kill("SIGKILL");
+      const exits = await Promise.all(primaryWorkers.map((w) => w.exited));
+      expect(
+        exits.filter((e) => e.code !== 0 && e.signal !== "SIGKILL").map((e) => e.stderr.slice(-1500)),
+        "a primary worker crashed",
+      ).toEqual([]);
+      // The measurement tap: what the primary had committed, read after its
+      // workers died and before it is dropped. The standby never sees this.
+      const truth = await readCommitted(primaryDatabase.db);
+      const refundsAtLoss = (await providerRefunds()).length;
+      primary = undefined;
+      await primaryDatabase.drop();
 
-    // ── Takeover: roll forward, then resume ────────────────────────────
-    const takeover = new Map<string, TakeoverReport>();
-    for (const id of taskIds) takeover.set(id, await takeOverTask(db, id, engineer, deps));
-    const tookOver = Date.now();
-    const ordersOfTasks = (ids: string[]) => orders.filter((o) => ids.includes(taskIdOf(o)));
-    const toResume = await notAtRest(db, taskIds);
-    const lines = await runWorkers(standbyUrl, "resume", ordersOfTasks(toResume));
-    const resumed = Date.now();
-    const reconciled: Record<string, number> = {};
-    let rounds = 0;
-    for (let unsettled = await notAtRest(db, taskIds); unsettled.length > 0 && rounds < 4; unsettled = await notAtRest(db, taskIds)) {
-      rounds++;
-      const summary = await reconcileDue(db, deps, { sentTimeoutMs: 0, limit: 500 });
-      expect(summary.errors, "the reconciler failed").toEqual([]);
-      for (const [action, n] of Object.entries(summary.counts)) reconciled[action] = (reconciled[action] ?? 0) + n;
-      lines.push(...(await runWorkers(standbyUrl, "resume", ordersOfTasks(unsettled))));
-    }
-    const settled = Date.now();
-
-    // ── Assertions ─────────────────────────────────────────────────────
-    expect(shipped.errors, "a shipped checkpoint was refused by the standby").toEqual([]);
-    expect(lines.filter((l) => (l.lost && "error" in l.lost) || l.report.outcome === "error").map((l) => ({ task: l.task, lost: l.lost, report: l.report.detail }))).toEqual([]);
-
-    // 1. Zero duplicate refunds, from the provider's own records.
-    const refunds = await providerRefunds();
-    const refundsOf = (taskId: string) => refunds.filter((r) => r.metadata.task_id === taskId);
-    expect(taskIds.filter((id) => refundsOf(id).length > 1), "tasks refunded more than once").toEqual([]);
-    expect(new Set(refunds.map((r) => r.idempotency_key)).size).toBe(refunds.length);
-
-    // 2. Nobody stuck or failed: COMPLETED, or in the review queue with an open review.
-    const tasks = await db.task.findMany({ where: { id: { in: taskIds } } });
-    const executions = await db.execution.findMany({ where: { taskId: { in: taskIds } } });
-    const survived = new Set(executions.map((e) => e.id));
-    const reviews = await db.review.findMany({ where: { taskId: { in: taskIds } } });
-    const inReview = tasks.filter((t) => t.status === "WAITING_FOR_HUMAN" && reviews.some((r) => r.taskId === t.id && r.status === "OPEN"));
-    expect(tasks.filter((t) => t.status !== "COMPLETED" && !inReview.includes(t)).map((t) => `${t.id} ${t.status}`)).toEqual([]);
-    expect(tasks).toHaveLength(TASKS);
-
-    // 3. Effects and ledger agree with the provider.
-    for (const task of tasks) {
-      const refund = executions.find((e) => e.taskId === task.id && e.toolCallId === REFUND_CALL);
-      const atProvider = refundsOf(task.id);
-      if (refund && ["SUCCEEDED", "RECONCILED_SUCCEEDED"].includes(refund.status)) {
-        expect(atProvider, `${task.id}: succeeded without a refund at the provider`).toHaveLength(1);
-        expect(refund.evidence, `${task.id}: success without evidence`).not.toBeNull();
-        // The agent records refund_id, the reconciler and the failover the provider's record (id).
-        const result = refund.result as { refund_id?: string; id?: string };
-        expect([result.refund_id, result.id], `${task.id}: the ledger's refund is not the provider's`).toContain(atProvider[0]!.id);
+      // ── Takeover: roll forward, then resume ────────────────────────────
+      const takeover = new Map<string, TakeoverReport>();
+      for (const id of taskIds) takeover.set(id, await takeOverTask(db, id, engineer, deps));
+      const tookOver = Date.now();
+      const ordersOfTasks = (ids: string[]) => orders.filter((o) => ids.includes(taskIdOf(o)));
+      const toResume = await notAtRest(db, taskIds);
+      const lines = await runWorkers(standbyUrl, "resume", ordersOfTasks(toResume));
+      const resumed = Date.now();
+      const reconciled: Record<string, number> = {};
+      let rounds = 0;
+      for (
+        let unsettled = await notAtRest(db, taskIds);
+        unsettled.length > 0 && rounds < 4;
+        unsettled = await notAtRest(db, taskIds)
+      ) {
+        rounds++;
+        const summary = await reconcileDue(db, deps, { sentTimeoutMs: 0, limit: 500 });
+        expect(summary.errors, "the reconciler failed").toEqual([]);
+        for (const [action, n] of Object.entries(summary.counts)) reconciled[action] = (reconciled[action] ?? 0) + n;
+        lines.push(...(await runWorkers(standbyUrl, "resume", ordersOfTasks(unsettled))));
       }
-      if (task.status !== "COMPLETED") continue;
-      expect(atProvider, `${task.id}: completed with ${atProvider.length} refunds`).toHaveLength(1);
-      const state = task.state as { subtasks: Array<{ mandatory: boolean; status: string }> };
-      expect(state.subtasks.filter((s) => s.mandatory && s.status !== "COMPLETED")).toEqual([]);
-      if (refund && ["SUCCEEDED", "RECONCILED_SUCCEEDED"].includes(refund.status)) continue;
-      // Completed by a roll-forward whose refund row was lost with the
-      // primary: the receipt travelled in the checkpoint, and it names the
-      // execution the provider's record names.
-      const applied = (await listRestores(db, task.id)).find((r) => r.outcome === "applied");
-      expect(applied, `${task.id}: completed without a refund receipt in the ledger and without a roll-forward`).toBeDefined();
-      const detail = await getCheckpointDetail(db, applied!.checkpointId);
-      expect(detail.document?.tool_receipt_ids).toContain(atProvider[0]!.metadata.execution_id);
-    }
+      const settled = Date.now();
 
-    // 4. Gapless logs, checkpoints that verify and unbroken audit chains, on the standby.
-    for (const task of tasks) {
-      const versions = (await db.transition.findMany({ where: { taskId: task.id }, select: { toVersion: true }, orderBy: { toVersion: "asc" } })).map((t) => t.toVersion);
-      expect(versions, `${task.id}: transition log has gaps`).toEqual(Array.from({ length: task.version }, (_, i) => i + 1));
-      const invalid = (await listCheckpoints(db, task.id)).filter((c) => !c.integrity.ok);
-      expect(invalid.map((c) => `${c.id}: ${c.integrity.checks.filter((k) => !k.ok).map((k) => k.message).join("; ")}`)).toEqual([]);
-    }
-    // The audit chains restored from the backup continue on the standby without a break.
-    const audit = await verifyAuditChains(db);
-    expect(audit.breaks, "audit chains on the standby").toEqual([]);
-    // A standby without the primary's checkpoint keys verifies nothing it was shipped.
-    const sample = [...shipped.ids].at(-1);
-    if (sample) {
-      const otherKeys = { activeKeyId: "other-region", keys: { "other-region": "x".repeat(48) } };
-      await expect(importCheckpoint(db, await exportCheckpoint(db, sample), { keyring: otherKeys })).rejects.toBeInstanceOf(AppError);
-    }
+      // ── Assertions ─────────────────────────────────────────────────────
+      expect(shipped.errors, "a shipped checkpoint was refused by the standby").toEqual([]);
+      expect(
+        lines
+          .filter((l) => (l.lost && "error" in l.lost) || l.report.outcome === "error")
+          .map((l) => ({ task: l.task, lost: l.lost, report: l.report.detail })),
+      ).toEqual([]);
 
-    // 5. Divergence: none raised on the way. Then the server's verifier
-    //    (verifySettled, its background loop) looks every settled effect up
-    //    again; it may raise only the known false alarm of a lost effect: the
-    //    provider's record names the lost primary's execution, not the row
-    //    that recorded it here (docs/recovery.md, "Limits").
-    const lostCalls = lines.flatMap((l) => (l.lost && "calls" in l.lost ? l.lost.calls : []));
-    const lostEffects = new Map(lostCalls.flatMap((c) => (c.kind === "recorded_lost_effect" ? [[c.executionId, c] as const] : [])));
-    for (const call of lostEffects.values()) expect(survived.has(call.lostExecutionId), `${call.lostExecutionId} is on the standby`).toBe(false);
-    expect(await db.divergenceAlert.count(), "divergence raised during the failover").toBe(0);
-    const verified = await verifySettled(db, deps, { limit: 500 });
-    for (const raised of verified.raised) {
-      const alert = await db.divergenceAlert.findUniqueOrThrow({ where: { id: raised.alertId } });
-      const lostEffect = lostEffects.get(alert.executionId ?? "");
-      expect(lostEffect, `verifier: ${alert.message}`).toBeDefined();
-      expect(alert.external).toMatchObject({ mismatches: ["metadata.execution_id"], record: { id: lostEffect!.providerId, metadata: { execution_id: lostEffect!.lostExecutionId } } });
-    }
+      // 1. Zero duplicate refunds, from the provider's own records.
+      const refunds = await providerRefunds();
+      const refundsOf = (taskId: string) => refunds.filter((r) => r.metadata.task_id === taskId);
+      expect(
+        taskIds.filter((id) => refundsOf(id).length > 1),
+        "tasks refunded more than once",
+      ).toEqual([]);
+      expect(new Set(refunds.map((r) => r.idempotency_key)).size).toBe(refunds.length);
 
-    // 6. What a re-send under the key does, over HTTP: the same execution's
-    //    request is answered with the original refund; the same key under an
-    //    execution the provider has not seen (one lost with the primary) is
-    //    refused. Never a second refund either way.
-    const survivor = executions.find((e) => e.toolCallId === REFUND_CALL && refundsOf(e.taskId)[0]?.metadata.execution_id === e.id);
-    expect(survivor, "no refund whose execution row is on the standby").toBeDefined();
-    const original = refundsOf(survivor!.taskId)[0]!;
-    expect(await performEffect(survivor!, deps)).toMatchObject({ kind: "succeeded", record: { id: original.id }, evidence: { replayed: true } });
-    expect(await performEffect({ ...survivor!, id: "exec_lost_with_the_primary" }, deps)).toMatchObject({ kind: "unknown", reason: "idempotency_key_reused" });
-    expect(await providerRefunds()).toHaveLength(refunds.length);
+      // 2. Nobody stuck or failed: COMPLETED, or in the review queue with an open review.
+      const tasks = await db.task.findMany({ where: { id: { in: taskIds } } });
+      const executions = await db.execution.findMany({ where: { taskId: { in: taskIds } } });
+      const survived = new Set(executions.map((e) => e.id));
+      const reviews = await db.review.findMany({ where: { taskId: { in: taskIds } } });
+      const inReview = tasks.filter(
+        (t) => t.status === "WAITING_FOR_HUMAN" && reviews.some((r) => r.taskId === t.id && r.status === "OPEN"),
+      );
+      expect(
+        tasks.filter((t) => t.status !== "COMPLETED" && !inReview.includes(t)).map((t) => `${t.id} ${t.status}`),
+      ).toEqual([]);
+      expect(tasks).toHaveLength(TASKS);
 
-    // 7. The failover was exercised: something was shipped, rolled forward and lost.
-    const point = recoveryPoint(truth, takeover);
-    expect([...takeover.values()].filter((t) => t.rollForward.kind === "rolled_forward").length).toBeGreaterThan(0);
-    expect(point.lost).toBeGreaterThan(0);
+      // 3. Effects and ledger agree with the provider.
+      for (const task of tasks) {
+        const refund = executions.find((e) => e.taskId === task.id && e.toolCallId === REFUND_CALL);
+        const atProvider = refundsOf(task.id);
+        if (refund && ["SUCCEEDED", "RECONCILED_SUCCEEDED"].includes(refund.status)) {
+          expect(atProvider, `${task.id}: succeeded without a refund at the provider`).toHaveLength(1);
+          expect(refund.evidence, `${task.id}: success without evidence`).not.toBeNull();
+          // The agent records refund_id, the reconciler and the failover the provider's record (id).
+          const result = refund.result as { refund_id?: string; id?: string };
+          expect([result.refund_id, result.id], `${task.id}: the ledger's refund is not the provider's`).toContain(
+            atProvider[0]!.id,
+          );
+        }
+        if (task.status !== "COMPLETED") continue;
+        expect(atProvider, `${task.id}: completed with ${atProvider.length} refunds`).toHaveLength(1);
+        const state = task.state as { subtasks: Array<{ mandatory: boolean; status: string }> };
+        expect(state.subtasks.filter((s) => s.mandatory && s.status !== "COMPLETED")).toEqual([]);
+        if (refund && ["SUCCEEDED", "RECONCILED_SUCCEEDED"].includes(refund.status)) continue;
+        // Completed by a roll-forward whose refund row was lost with the
+        // primary: the receipt travelled in the checkpoint, and it names the
+        // execution the provider's record names.
+        const applied = (await listRestores(db, task.id)).find((r) => r.outcome === "applied");
+        expect(
+          applied,
+          `${task.id}: completed without a refund receipt in the ledger and without a roll-forward`,
+        ).toBeDefined();
+        const detail = await getCheckpointDetail(db, applied!.checkpointId);
+        expect(detail.document?.tool_receipt_ids).toContain(atProvider[0]!.metadata.execution_id);
+      }
 
-    // ── Measurements ───────────────────────────────────────────────────
-    const firstWrite = await db.transition.findFirst({ where: { createdAt: { gt: new Date(lossAt) } }, orderBy: { createdAt: "asc" } });
-    // A task is resumed when a standby worker commits its first write to it.
-    const resumedAt = await db.transition.groupBy({ by: ["taskId"], where: { taskId: { in: toResume }, actor: failoverAgent.identity, createdAt: { gt: new Date(lossAt) } }, _min: { createdAt: true } });
-    expect(resumedAt.map((r) => r.taskId).sort(), "a task no standby worker wrote to").toEqual([...toResume].sort());
-    const everyResumed = Math.max(lossAt, ...resumedAt.map((r) => r._min.createdAt!.getTime()));
-    console.log(
-      [
-        `failover (seed ${SEED}, ${TASKS} tasks, ${WORKERS}×${CONCURRENCY} workers, ship lag ${SHIP_LAG_MS} ms; load ${loadavg().map((l) => l.toFixed(2)).join(" ")} on ${availableParallelism()} cores):`,
-        `  backup at ${backupAtRefunds} refunds: pg_dump ${dumped - backupStarted} ms, pg_restore ${restored - dumped} ms; ${shipped.ids.size} checkpoints shipped after it (mean age when shipped ${mean(shipped.ages)} ms); loss at ${secondWaveFrom + lossAfterSecondWaveRefunds} refunds (${refundsAtLoss} when the primary was dropped)`,
-        `  recovery point: ${point.committed} transitions committed on the primary, ${point.fromBackup} in the backup, ${point.fromCheckpoints} recovered by shipped checkpoints, ${point.lost} lost in ${point.tasksLosing} of ${TASKS} tasks: ${point.notShipped} never shipped (the oldest committed ${point.windowMs} ms before the primary's last commit), ${point.notApplied} shipped but refused by the restore`,
-        `  lost per task: ${JSON.stringify(point.perTask)}`,
-        `  recovery time: first accepted write on the standby ${firstWrite ? firstWrite.createdAt.getTime() - lossAt : "-"} ms, takeover (roll-forward of every task) ${tookOver - lossAt} ms, every task resumed (${toResume.length} needed a worker) ${everyResumed - lossAt} ms, first round of workers done ${resumed - lossAt} ms, every task at rest ${settled - lossAt} ms (${rounds} reconcile rounds)`,
-        `  takeover: settled first ${JSON.stringify(count([...takeover.values()].flatMap((t) => t.settled), (s) => `${s.from}→${s.action}`))}; roll-forward ${JSON.stringify(count([...takeover.values()], (t) => (t.rollForward.kind === "refused" ? `refused:${t.rollForward.code}` : t.rollForward.kind)))}; lost calls ${JSON.stringify(count(lostCalls, (c) => c.kind))}; released lost intents ${lines.filter((l) => l.lost && "releasedLostIntent" in l.lost && l.lost.releasedLostIntent).length}`,
-        `  reconciler ${JSON.stringify(reconciled)}; final ${JSON.stringify(count(tasks, (t) => t.status))}; refunds at the provider ${refunds.length}; audit: ${audit.entries} entries in ${audit.streams} chains verified; verifier: ${verified.checked} settled effects looked up, ${verified.raised.length} alerts (lost effects naming the primary's execution)`,
-      ].join("\n"),
-    );
-  });
+      // 4. Gapless logs, checkpoints that verify and unbroken audit chains, on the standby.
+      for (const task of tasks) {
+        const versions = (
+          await db.transition.findMany({
+            where: { taskId: task.id },
+            select: { toVersion: true },
+            orderBy: { toVersion: "asc" },
+          })
+        ).map((t) => t.toVersion);
+        expect(versions, `${task.id}: transition log has gaps`).toEqual(
+          Array.from({ length: task.version }, (_, i) => i + 1),
+        );
+        const invalid = (await listCheckpoints(db, task.id)).filter((c) => !c.integrity.ok);
+        expect(
+          invalid.map(
+            (c) =>
+              `${c.id}: ${c.integrity.checks
+                .filter((k) => !k.ok)
+                .map((k) => k.message)
+                .join("; ")}`,
+          ),
+        ).toEqual([]);
+      }
+      // The audit chains restored from the backup continue on the standby without a break.
+      const audit = await verifyAuditChains(db);
+      expect(audit.breaks, "audit chains on the standby").toEqual([]);
+      // A standby without the primary's checkpoint keys verifies nothing it was shipped.
+      const sample = [...shipped.ids].at(-1);
+      if (sample) {
+        const otherKeys = { activeKeyId: "other-region", keys: { "other-region": "x".repeat(48) } };
+        await expect(
+          importCheckpoint(db, await exportCheckpoint(db, sample), { keyring: otherKeys }),
+        ).rejects.toBeInstanceOf(AppError);
+      }
+
+      // 5. Divergence: none raised on the way. Then the server's verifier
+      //    (verifySettled, its background loop) looks every settled effect up
+      //    again; it may raise only the known false alarm of a lost effect: the
+      //    provider's record names the lost primary's execution, not the row
+      //    that recorded it here (docs/recovery.md, "Limits").
+      const lostCalls = lines.flatMap((l) => (l.lost && "calls" in l.lost ? l.lost.calls : []));
+      const lostEffects = new Map(
+        lostCalls.flatMap((c) => (c.kind === "recorded_lost_effect" ? [[c.executionId, c] as const] : [])),
+      );
+      for (const call of lostEffects.values())
+        expect(survived.has(call.lostExecutionId), `${call.lostExecutionId} is on the standby`).toBe(false);
+      expect(await db.divergenceAlert.count(), "divergence raised during the failover").toBe(0);
+      const verified = await verifySettled(db, deps, { limit: 500 });
+      for (const raised of verified.raised) {
+        const alert = await db.divergenceAlert.findUniqueOrThrow({ where: { id: raised.alertId } });
+        const lostEffect = lostEffects.get(alert.executionId ?? "");
+        expect(lostEffect, `verifier: ${alert.message}`).toBeDefined();
+        expect(alert.external).toMatchObject({
+          mismatches: ["metadata.execution_id"],
+          record: { id: lostEffect!.providerId, metadata: { execution_id: lostEffect!.lostExecutionId } },
+        });
+      }
+
+      // 6. What a re-send under the key does, over HTTP: the same execution's
+      //    request is answered with the original refund; the same key under an
+      //    execution the provider has not seen (one lost with the primary) is
+      //    refused. Never a second refund either way.
+      const survivor = executions.find(
+        (e) => e.toolCallId === REFUND_CALL && refundsOf(e.taskId)[0]?.metadata.execution_id === e.id,
+      );
+      expect(survivor, "no refund whose execution row is on the standby").toBeDefined();
+      const original = refundsOf(survivor!.taskId)[0]!;
+      expect(await performEffect(survivor!, deps)).toMatchObject({
+        kind: "succeeded",
+        record: { id: original.id },
+        evidence: { replayed: true },
+      });
+      expect(await performEffect({ ...survivor!, id: "exec_lost_with_the_primary" }, deps)).toMatchObject({
+        kind: "unknown",
+        reason: "idempotency_key_reused",
+      });
+      expect(await providerRefunds()).toHaveLength(refunds.length);
+
+      // 7. The failover was exercised: something was shipped, rolled forward and lost.
+      const point = recoveryPoint(truth, takeover);
+      expect([...takeover.values()].filter((t) => t.rollForward.kind === "rolled_forward").length).toBeGreaterThan(0);
+      expect(point.lost).toBeGreaterThan(0);
+
+      // ── Measurements ───────────────────────────────────────────────────
+      const firstWrite = await db.transition.findFirst({
+        where: { createdAt: { gt: new Date(lossAt) } },
+        orderBy: { createdAt: "asc" },
+      });
+      // A task is resumed when a standby worker commits its first write to it.
+      const resumedAt = await db.transition.groupBy({
+        by: ["taskId"],
+        where: { taskId: { in: toResume }, actor: failoverAgent.identity, createdAt: { gt: new Date(lossAt) } },
+        _min: { createdAt: true },
+      });
+      expect(resumedAt.map((r) => r.taskId).sort(), "a task no standby worker wrote to").toEqual([...toResume].sort());
+      const everyResumed = Math.max(lossAt, ...resumedAt.map((r) => r._min.createdAt!.getTime()));
+      console.log(
+        [
+          `failover (seed ${SEED}, ${TASKS} tasks, ${WORKERS}×${CONCURRENCY} workers, ship lag ${SHIP_LAG_MS} ms; load ${loadavg()
+            .map((l) => l.toFixed(2))
+            .join(" ")} on ${availableParallelism()} cores):`,
+          `  backup at ${backupAtRefunds} refunds: pg_dump ${dumped - backupStarted} ms, pg_restore ${restored - dumped} ms; ${shipped.ids.size} checkpoints shipped after it (mean age when shipped ${mean(shipped.ages)} ms); loss at ${secondWaveFrom + lossAfterSecondWaveRefunds} refunds (${refundsAtLoss} when the primary was dropped)`,
+          `  recovery point: ${point.committed} transitions committed on the primary, ${point.fromBackup} in the backup, ${point.fromCheckpoints} recovered by shipped checkpoints, ${point.lost} lost in ${point.tasksLosing} of ${TASKS} tasks: ${point.notShipped} never shipped (the oldest committed ${point.windowMs} ms before the primary's last commit), ${point.notApplied} shipped but refused by the restore`,
+          `  lost per task: ${JSON.stringify(point.perTask)}`,
+          `  recovery time: first accepted write on the standby ${firstWrite ? firstWrite.createdAt.getTime() - lossAt : "-"} ms, takeover (roll-forward of every task) ${tookOver - lossAt} ms, every task resumed (${toResume.length} needed a worker) ${everyResumed - lossAt} ms, first round of workers done ${resumed - lossAt} ms, every task at rest ${settled - lossAt} ms (${rounds} reconcile rounds)`,
+          `  takeover: settled first ${JSON.stringify(
+            count(
+              [...takeover.values()].flatMap((t) => t.settled),
+              (s) => `${s.from}→${s.action}`,
+            ),
+          )}; roll-forward ${JSON.stringify(count([...takeover.values()], (t) => (t.rollForward.kind === "refused" ? `refused:${t.rollForward.code}` : t.rollForward.kind)))}; lost calls ${JSON.stringify(count(lostCalls, (c) => c.kind))}; released lost intents ${lines.filter((l) => l.lost && "releasedLostIntent" in l.lost && l.lost.releasedLostIntent).length}`,
+          `  reconciler ${JSON.stringify(reconciled)}; final ${JSON.stringify(count(tasks, (t) => t.status))}; refunds at the provider ${refunds.length}; audit: ${audit.entries} entries in ${audit.streams} chains verified; verifier: ${verified.checked} settled effects looked up, ${verified.raised.length} alerts (lost effects naming the primary's execution)`,
+        ].join("\n"),
+      );
+    },
+  );
 });
 
 // ── Workers ──────────────────────────────────────────────────────────────
@@ -302,7 +396,16 @@ interface Worker {
 function startWorker(url: string, mode: "run" | "resume", orders: Order[]): Worker {
   const concurrency = mode === "run" ? CONCURRENCY : orders.length;
   const child = spawn(process.execPath, [workerScript], {
-    env: { ...process.env, FAILOVER_DATABASE_URL: url, FAILOVER_SANDBOX_URL: sandbox.url, FAILOVER_MODE: mode, FAILOVER_ORDERS: orderSpecOf(orders), FAILOVER_SEED: String(SEED), FAILOVER_FAULTS: LATENCIES.join(","), FAILOVER_CONCURRENCY: String(concurrency) },
+    env: {
+      ...process.env,
+      FAILOVER_DATABASE_URL: url,
+      FAILOVER_SANDBOX_URL: sandbox.url,
+      FAILOVER_MODE: mode,
+      FAILOVER_ORDERS: orderSpecOf(orders),
+      FAILOVER_SEED: String(SEED),
+      FAILOVER_FAULTS: LATENCIES.join(","),
+      FAILOVER_CONCURRENCY: String(concurrency),
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const lines: FailoverWorkerLine[] = [];
@@ -316,7 +419,9 @@ function startWorker(url: string, mode: "run" | "resume", orders: Order[]): Work
     }
   });
   child.stderr!.on("data", (d: Buffer) => (stderr += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal, stderr })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal, stderr })),
+  );
   return { child, lines, exited };
 }
 
@@ -331,7 +436,9 @@ async function runWorkers(url: string, mode: "resume", orders: Order[]): Promise
 }
 
 function partition<T>(items: T[], parts: number): T[][] {
-  return Array.from({ length: parts }, (_, p) => items.filter((_, i) => i % parts === p)).filter((slice) => slice.length > 0);
+  return Array.from({ length: parts }, (_, p) => items.filter((_, i) => i % parts === p)).filter(
+    (slice) => slice.length > 0,
+  );
 }
 
 // ── The provider, the shipper, the databases ────────────────────────────
@@ -353,7 +460,8 @@ async function waitForRefunds(n: number, workers: Worker[]): Promise<void> {
   while ((await providerRefunds()).length < n) {
     const crashed = ended.find((e) => e.code !== 0);
     if (crashed) throw new Error(`a primary worker crashed (exit ${crashed.code}): ${crashed.stderr.slice(-1500)}`);
-    if (ended.length === workers.length) throw new Error(`the primary's workers ended before the provider held ${n} refunds`);
+    if (ended.length === workers.length)
+      throw new Error(`the primary's workers ended before the provider held ${n} refunds`);
     await sleep(20);
   }
 }
@@ -372,7 +480,10 @@ function startShipper(from: Db, to: Db, alreadyThere: Set<string>) {
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
-      const due = await from.checkpoint.findMany({ where: { createdAt: { lte: new Date(Date.now() - SHIP_LAG_MS) } }, select: { id: true, createdAt: true } });
+      const due = await from.checkpoint.findMany({
+        where: { createdAt: { lte: new Date(Date.now() - SHIP_LAG_MS) } },
+        select: { id: true, createdAt: true },
+      });
       for (const c of due) {
         if (alreadyThere.has(c.id) || ids.has(c.id)) continue;
         try {
@@ -440,7 +551,12 @@ function recoveryPoint(truth: Committed, takeover: Map<string, TakeoverReport>) 
       if (version > shipped) oldestNotShipped = Math.min(oldestNotShipped ?? Infinity, at.getTime());
     }
   }
-  return { ...totals, tasksLosing: Object.keys(perTask).length, perTask, windowMs: oldestNotShipped === undefined ? 0 : newest - oldestNotShipped };
+  return {
+    ...totals,
+    tasksLosing: Object.keys(perTask).length,
+    perTask,
+    windowMs: oldestNotShipped === undefined ? 0 : newest - oldestNotShipped,
+  };
 }
 
 const terminal = new Set(["COMPLETED", "CANCELLED", "PERMANENTLY_FAILED"]);
@@ -448,8 +564,14 @@ const terminal = new Set(["COMPLETED", "CANCELLED", "PERMANENTLY_FAILED"]);
 /** The tasks not at rest: neither terminal nor waiting for people with an open review. */
 async function notAtRest(db: Db, taskIds: string[]): Promise<string[]> {
   const tasks = await db.task.findMany({ where: { id: { in: taskIds } }, select: { id: true, status: true } });
-  const open = new Set((await db.review.findMany({ where: { taskId: { in: taskIds }, status: "OPEN" }, select: { taskId: true } })).map((r) => r.taskId));
-  return tasks.filter((t) => !terminal.has(t.status) && !(t.status === "WAITING_FOR_HUMAN" && open.has(t.id))).map((t) => t.id);
+  const open = new Set(
+    (await db.review.findMany({ where: { taskId: { in: taskIds }, status: "OPEN" }, select: { taskId: true } })).map(
+      (r) => r.taskId,
+    ),
+  );
+  return tasks
+    .filter((t) => !terminal.has(t.status) && !(t.status === "WAITING_FOR_HUMAN" && open.has(t.id)))
+    .map((t) => t.id);
 }
 
 async function adminQuery(text: string): Promise<void> {

@@ -47,7 +47,7 @@ async function scratch(): Promise<Scratch> {
   closers.push(() => pool.end());
   return {
     adapterFactory: new PrismaPg(pool, { schema }),
-    sql: async <T,>(text: string, params: unknown[] = []) => (await pool.query(text, params)).rows as T[],
+    sql: async <T>(text: string, params: unknown[] = []) => (await pool.query(text, params)).rows as T[],
     engineApply: async (list) => {
       const own = new pg.Pool({ connectionString: url.toString(), max: 2 });
       own.on("error", () => {});
@@ -60,7 +60,7 @@ async function scratch(): Promise<Scratch> {
   };
 }
 
-const snapshotOf = async (db: Scratch) => (await snapshotDatabase(<T,>(text: string) => db.sql<T>(text))).schema;
+const snapshotOf = async (db: Scratch) => (await snapshotDatabase(<T>(text: string) => db.sql<T>(text))).schema;
 
 beforeAll(async () => {
   database = await createEmptyPostgresDatabase();
@@ -75,14 +75,24 @@ afterAll(async () => {
 });
 
 const history = (db: Scratch) =>
-  db.sql<{ migration_name: string; checksum: string; logs: string | null; applied_steps_count: number; finished: boolean; rolled_back: boolean }>(
+  db.sql<{
+    migration_name: string;
+    checksum: string;
+    logs: string | null;
+    applied_steps_count: number;
+    finished: boolean;
+    rolled_back: boolean;
+  }>(
     `SELECT migration_name, checksum, logs, applied_steps_count, finished_at IS NOT NULL AS finished, rolled_back_at IS NOT NULL AS rolled_back
        FROM _prisma_migrations ORDER BY migration_name, rolled_back_at NULLS FIRST`,
   );
 
 /** What Prisma's engine had written when it was killed mid-migration: started, never finished. */
 async function insertUnfinishedRow(db: Scratch, m: Migration): Promise<void> {
-  await db.sql(`INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at, applied_steps_count) VALUES (gen_random_uuid()::text, $1, $2, now(), 0)`, [m.checksum, m.name]);
+  await db.sql(
+    `INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at, applied_steps_count) VALUES (gen_random_uuid()::text, $1, $2, now(), 0)`,
+    [m.checksum, m.name],
+  );
 }
 
 describe("migrateDatabase and Prisma's engine", () => {
@@ -96,7 +106,10 @@ describe("migrateDatabase and Prisma's engine", () => {
           WHERE table_name = '_prisma_migrations' ORDER BY ordinal_position`,
       );
     expect(await tableOf(byUs)).toEqual(await tableOf(byEngine));
-    const keys = (db: Scratch) => db.sql(`SELECT conname, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = '_prisma_migrations'::regclass`);
+    const keys = (db: Scratch) =>
+      db.sql(
+        `SELECT conname, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = '_prisma_migrations'::regclass`,
+      );
     expect(await keys(byUs)).toEqual(await keys(byEngine));
     expect(await history(byUs)).toEqual(await history(byEngine));
     expect((await history(byUs)).map((r) => r.checksum)).toEqual(migrations.map((m) => m.checksum));
@@ -110,7 +123,9 @@ describe("refusals", () => {
     const db = await scratch();
     await migrateDatabase(db.adapterFactory, { migrations: migrations.slice(0, -1) });
     const edited = migrations.map((m, i) => (i === 0 ? migrationOf(m.name, `${m.script}\n-- edited\n`) : m));
-    await expect(migrateDatabase(db.adapterFactory, { migrations: edited })).rejects.toThrow(/Migration \S+_init was changed after it was applied/);
+    await expect(migrateDatabase(db.adapterFactory, { migrations: edited })).rejects.toThrow(
+      /Migration \S+_init was changed after it was applied/,
+    );
     expect((await history(db)).length).toBe(migrations.length - 1);
     const crlf = migrations.map((m) => migrationOf(m.name, m.script.replaceAll("\n", "\r\n")));
     expect(await migrateDatabase(db.adapterFactory, { migrations: crlf })).toEqual([migrations.at(-1)!.name]);
@@ -119,7 +134,9 @@ describe("refusals", () => {
   it("refuses a script with its own BEGIN/COMMIT before touching the database, and tables without a migration history", async () => {
     const db = await scratch();
     const withCommit = [migrationOf("20990101000000_own_commit", "BEGIN;\nCREATE TABLE x (id int);\nCOMMIT;\n")];
-    await expect(migrateDatabase(db.adapterFactory, { migrations: withCommit })).rejects.toThrow(/own transaction control \(COMMIT\)|own transaction control \(BEGIN\)/);
+    await expect(migrateDatabase(db.adapterFactory, { migrations: withCommit })).rejects.toThrow(
+      /own transaction control \(COMMIT\)|own transaction control \(BEGIN\)/,
+    );
     expect(await db.sql("SELECT to_regclass('_prisma_migrations') AS t")).toEqual([{ t: null }]);
     await db.sql("CREATE TABLE unrelated (id int)");
     await expect(migrateDatabase(db.adapterFactory)).rejects.toThrow(MigrationError);
@@ -135,7 +152,9 @@ describe("refusals", () => {
       let waiting!: () => void;
       const isWaiting = new Promise<void>((resolve) => (waiting = resolve));
       let finished = false;
-      const run = migrateDatabase(db.adapterFactory, { log: (line) => /waiting for another process's migration lock/.test(line) && waiting() }).then((applied) => {
+      const run = migrateDatabase(db.adapterFactory, {
+        log: (line) => /waiting for another process's migration lock/.test(line) && waiting(),
+      }).then((applied) => {
         finished = true;
         return applied;
       });
@@ -155,12 +174,29 @@ describe("rows an earlier Verity left unfinished (Prisma's engine, killed mid-mi
       const db = await scratch();
       await migrateDatabase(db.adapterFactory, { migrations: migrations.slice(0, k) });
       await insertUnfinishedRow(db, m);
-      if (k === 0) await expect(db.engineApply(), "the engine itself refuses this database").rejects.toThrow(/P3009|failed migrations/);
+      if (k === 0)
+        await expect(db.engineApply(), "the engine itself refuses this database").rejects.toThrow(
+          /P3009|failed migrations/,
+        );
       expect(await migrateDatabase(db.adapterFactory), m.name).toEqual(migrations.slice(k).map((x) => x.name));
       const rows = (await history(db)).filter((r) => r.migration_name === m.name);
       expect(rows, m.name).toEqual([
-        { migration_name: m.name, checksum: m.checksum, logs: null, applied_steps_count: 1, finished: true, rolled_back: false },
-        { migration_name: m.name, checksum: m.checksum, logs: null, applied_steps_count: 0, finished: false, rolled_back: true },
+        {
+          migration_name: m.name,
+          checksum: m.checksum,
+          logs: null,
+          applied_steps_count: 1,
+          finished: true,
+          rolled_back: false,
+        },
+        {
+          migration_name: m.name,
+          checksum: m.checksum,
+          logs: null,
+          applied_steps_count: 0,
+          finished: false,
+          rolled_back: true,
+        },
       ]);
       expect(await snapshotOf(db), m.name).toEqual(cleanSchema);
       expect(await db.engineApply(), m.name).toEqual([]);
@@ -171,12 +207,29 @@ describe("rows an earlier Verity left unfinished (Prisma's engine, killed mid-mi
     for (const [k, m] of migrations.entries()) {
       const db = await scratch();
       await migrateDatabase(db.adapterFactory, { migrations: migrations.slice(0, k + 1) });
-      await db.sql(`UPDATE _prisma_migrations SET finished_at = NULL, applied_steps_count = 0 WHERE migration_name = $1`, [m.name]);
+      await db.sql(
+        `UPDATE _prisma_migrations SET finished_at = NULL, applied_steps_count = 0 WHERE migration_name = $1`,
+        [m.name],
+      );
       expect(await migrateDatabase(db.adapterFactory), m.name).toEqual(migrations.slice(k).map((x) => x.name));
       const rows = (await history(db)).filter((r) => r.migration_name === m.name);
       expect(rows, m.name).toEqual([
-        { migration_name: m.name, checksum: m.checksum, logs: "", applied_steps_count: 0, finished: true, rolled_back: false },
-        { migration_name: m.name, checksum: m.checksum, logs: null, applied_steps_count: 0, finished: false, rolled_back: true },
+        {
+          migration_name: m.name,
+          checksum: m.checksum,
+          logs: "",
+          applied_steps_count: 0,
+          finished: true,
+          rolled_back: false,
+        },
+        {
+          migration_name: m.name,
+          checksum: m.checksum,
+          logs: null,
+          applied_steps_count: 0,
+          finished: false,
+          rolled_back: true,
+        },
       ]);
       expect(await snapshotOf(db), m.name).toEqual(cleanSchema);
       expect(await db.engineApply(), m.name).toEqual([]);
@@ -192,10 +245,21 @@ describe("rows an earlier Verity left unfinished (Prisma's engine, killed mid-mi
     await insertUnfinishedRow(db, m);
     // Not a state the engine's one-transaction script can leave: its second type exists, its first does not.
     await db.sql(`CREATE TYPE "ReviewStatus" AS ENUM ('OPEN')`);
-    await expect(migrateDatabase(db.adapterFactory)).rejects.toThrow(new RegExp(`Migration ${m.name} was left unfinished .* cannot be told safely .*statement 1 .*CREATE TYPE "ExecutionStatus"`));
+    await expect(migrateDatabase(db.adapterFactory)).rejects.toThrow(
+      new RegExp(
+        `Migration ${m.name} was left unfinished .* cannot be told safely .*statement 1 .*CREATE TYPE "ExecutionStatus"`,
+      ),
+    );
     expect(await db.sql(`SELECT to_regtype('"ExecutionStatus"') AS t`)).toEqual([{ t: null }]);
     expect((await history(db)).filter((r) => r.migration_name === m.name)).toEqual([
-      { migration_name: m.name, checksum: m.checksum, logs: null, applied_steps_count: 0, finished: false, rolled_back: false },
+      {
+        migration_name: m.name,
+        checksum: m.checksum,
+        logs: null,
+        applied_steps_count: 0,
+        finished: false,
+        rolled_back: false,
+      },
     ]);
   });
 });

@@ -78,9 +78,12 @@ describe("the monitor's cursor over refused writes", () => {
 
   it("reads a large backlog in batches, each row once", async () => {
     const at = new Date(Date.now() - 10_000);
-    for (let i = 0; i < 25; i++) await db.db.$executeRawUnsafe(conflictSql, `wc_batch_${String(i).padStart(2, "0")}`, taskId, agent.identity, at);
+    for (let i = 0; i < 25; i++)
+      await db.db.$executeRawUnsafe(conflictSql, `wc_batch_${String(i).padStart(2, "0")}`, taskId, agent.identity, at);
     let total = 0;
-    for (let i = 0; i < 5; i++) total += (await runMonitorPass(db.db, {}, { only: ["write_conflicts"], batchSize: 10 })).checks.write_conflicts!.examined;
+    for (let i = 0; i < 5; i++)
+      total += (await runMonitorPass(db.db, {}, { only: ["write_conflicts"], batchSize: 10 })).checks.write_conflicts!
+        .examined;
     expect(total).toBe(25);
   });
 
@@ -90,15 +93,30 @@ describe("the monitor's cursor over refused writes", () => {
       const { task } = await createTask(upgraded.db, { workflow: "agent-task", intent_id: "upgrade" }, agent);
       const old = new Date(Date.now() - 60_000);
       await upgraded.db.$executeRawUnsafe(conflictSql, "wc_up_old", task.id, agent.identity, old);
-      await upgraded.db.$executeRawUnsafe(conflictSql, "wc_up_new", task.id, agent.identity, new Date(Date.now() - 30_000));
+      await upgraded.db.$executeRawUnsafe(
+        conflictSql,
+        "wc_up_new",
+        task.id,
+        agent.identity,
+        new Date(Date.now() - 30_000),
+      );
       // The last run of the previous version had read wc_up_old.
       await upgraded.db.invariantMonitorRun.create({
-        data: { id: "mon_before_upgrade", startedAt: old, finishedAt: old, checks: {}, violations: 0, cursor: { write_conflicts: { at: old.toISOString(), id: "wc_up_old" } } },
+        data: {
+          id: "mon_before_upgrade",
+          startedAt: old,
+          finishedAt: old,
+          checks: {},
+          violations: 0,
+          cursor: { write_conflicts: { at: old.toISOString(), id: "wc_up_old" } },
+        },
       });
       const first = await runMonitorPass(upgraded.db, {}, { only: ["write_conflicts"] });
       expect(first.checks.write_conflicts!.examined).toBe(1);
       expect(first.run?.cursor).toMatchObject({ write_conflicts: { id: "wc_up_new", at: null } });
-      expect((await runMonitorPass(upgraded.db, {}, { only: ["write_conflicts"] })).checks.write_conflicts!.examined).toBe(0);
+      expect(
+        (await runMonitorPass(upgraded.db, {}, { only: ["write_conflicts"] })).checks.write_conflicts!.examined,
+      ).toBe(0);
     } finally {
       await upgraded.drop();
     }

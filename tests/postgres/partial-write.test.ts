@@ -58,7 +58,8 @@ afterAll(async () => {
 async function runningTask(): Promise<{ id: string; version: number }> {
   const { task } = await createTask(database.db, { workflow: "agent-task", intent_id: "partial-write" }, agent);
   let version = task.version;
-  for (const to of ["PLANNING", "READY", "RUNNING"]) version = (await transitionTask(database.db, task.id, { expected_version: version, to }, agent)).task.version;
+  for (const to of ["PLANNING", "READY", "RUNNING"])
+    version = (await transitionTask(database.db, task.id, { expected_version: version, to }, agent)).task.version;
   return { id: task.id, version };
 }
 
@@ -84,13 +85,19 @@ async function count(sql: string, params: unknown[]): Promise<number> {
 }
 
 async function taskRow(taskId: string): Promise<{ version: number; status: string; state: unknown }> {
-  const { rows } = await observer.query<{ version: number; status: string; state: unknown }>("SELECT version, status, state FROM tasks WHERE id = $1", [taskId]);
+  const { rows } = await observer.query<{ version: number; status: string; state: unknown }>(
+    "SELECT version, status, state FROM tasks WHERE id = $1",
+    [taskId],
+  );
   if (!rows[0]) throw new Error(`task ${taskId} is gone`);
   return rows[0];
 }
 
 /** A session that takes `lockSql` in an open transaction and keeps it until released. */
-async function holdLock(lockSql: string, params: unknown[] = []): Promise<{ pid: number; release: () => Promise<void> }> {
+async function holdLock(
+  lockSql: string,
+  params: unknown[] = [],
+): Promise<{ pid: number; release: () => Promise<void> }> {
   const session = new pg.Client({ connectionString: database.url });
   await session.connect();
   const { rows } = await session.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
@@ -116,7 +123,8 @@ async function stalledBehind(blockerPid: number): Promise<{ pid: number; query: 
       "SELECT pid, query FROM pg_stat_activity WHERE datname = current_database() AND $1 = ANY(pg_blocking_pids(pid))",
       [blockerPid],
     );
-    if (rows.length > 1) throw new Error(`more than one backend waits on the lock: ${rows.map((r) => r.query).join(" | ")}`);
+    if (rows.length > 1)
+      throw new Error(`more than one backend waits on the lock: ${rows.map((r) => r.query).join(" | ")}`);
     if (rows[0]) return rows[0];
     if (Date.now() > deadline) throw new Error(`no write stalled behind the lock within ${SHOW_UP_MS} ms`);
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -150,7 +158,9 @@ function failureOf(call: Promise<unknown>): Promise<unknown> {
 }
 
 function messageOf(error: unknown): string {
-  return error instanceof Error ? `${error.message} ${String((error as { cause?: unknown }).cause ?? "")}` : String(error);
+  return error instanceof Error
+    ? `${error.message} ${String((error as { cause?: unknown }).cause ?? "")}`
+    : String(error);
 }
 
 /**
@@ -185,7 +195,12 @@ describe("a connection killed mid-transaction leaves no partial state", () => {
     const task = await runningTask();
     const before = await everyTable();
     const taskBefore = await taskRow(task.id);
-    const intent = { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: task.version };
+    const intent = {
+      tool_call_id: "refund-1",
+      tool: "payments.refund",
+      request: refund,
+      expected_version: task.version,
+    };
 
     // The intent's INSERT INTO executions waits for this lock; its task UPDATE has run by then.
     await killWhileStalled({
@@ -198,20 +213,36 @@ describe("a connection killed mid-transaction leaves no partial state", () => {
     expect(await taskRow(task.id)).toEqual(taskBefore);
     expect(await count("transitions WHERE task_id = $1 AND to_version > $2", [task.id, task.version])).toBe(0);
     expect(await count("executions WHERE task_id = $1", [task.id])).toBe(0);
-    expect(await count("execution_events e JOIN executions x ON x.id = e.execution_id WHERE x.task_id = $1", [task.id])).toBe(0);
+    expect(
+      await count("execution_events e JOIN executions x ON x.id = e.execution_id WHERE x.task_id = $1", [task.id]),
+    ).toBe(0);
     expect(await count("outbox_messages WHERE task_id = $1", [task.id])).toBe(0);
     expect(await everyTable()).toEqual(before);
 
     const retry = await recordIntent(database.db, task.id, intent, agent);
-    expect(retry).toMatchObject({ kind: "proceed", execution: { status: "INTENT_RECORDED", attempt: 1 }, task: { status: "WAITING_FOR_TOOL", version: task.version + 1 } });
+    expect(retry).toMatchObject({
+      kind: "proceed",
+      execution: { status: "INTENT_RECORDED", attempt: 1 },
+      task: { status: "WAITING_FOR_TOOL", version: task.version + 1 },
+    });
   });
 
   it("recordOutcome: killed after the execution moved, before the task's; the retry records the outcome and moves the task", async () => {
     const task = await runningTask();
-    const intent = await recordIntent(database.db, task.id, { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: task.version }, agent);
+    const intent = await recordIntent(
+      database.db,
+      task.id,
+      { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: task.version },
+      agent,
+    );
     if (intent.kind !== "proceed") throw new Error("expected a new intent");
     const sent = await markSent(database.db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
-    const report = { attempt_id: sent.attemptId, outcome: "succeeded", result: { refund_id: "re_partial" }, evidence: { idempotency_key: sent.idempotencyKey, id: "re_partial" } };
+    const report = {
+      attempt_id: sent.attemptId,
+      outcome: "succeeded",
+      result: { refund_id: "re_partial" },
+      evidence: { idempotency_key: sent.idempotencyKey, id: "re_partial" },
+    };
     const before = await everyTable();
     const taskBefore = await taskRow(task.id);
 
@@ -225,14 +256,21 @@ describe("a connection killed mid-transaction leaves no partial state", () => {
 
     expect(await taskRow(task.id)).toEqual(taskBefore);
     expect(taskBefore.status).toBe("WAITING_FOR_TOOL");
-    const { rows } = await observer.query<{ status: string; version: number }>("SELECT status, version FROM executions WHERE id = $1", [sent.id]);
+    const { rows } = await observer.query<{ status: string; version: number }>(
+      "SELECT status, version FROM executions WHERE id = $1",
+      [sent.id],
+    );
     expect(rows).toEqual([{ status: "SENT", version: sent.version }]);
     expect(await count("execution_events WHERE execution_id = $1 AND to_status = 'SUCCEEDED'", [sent.id])).toBe(0);
     expect(await count("outbox_messages WHERE task_id = $1", [task.id])).toBe(0);
     expect(await everyTable()).toEqual(before);
 
     const retry = await recordOutcome(database.db, sent.id, report, agent);
-    expect(retry).toMatchObject({ execution: { status: "SUCCEEDED" }, task: { status: "RUNNING", version: taskBefore.version + 1 }, leaseConflict: null });
+    expect(retry).toMatchObject({
+      execution: { status: "SUCCEEDED" },
+      task: { status: "RUNNING", version: taskBefore.version + 1 },
+      leaseConflict: null,
+    });
   });
 
   // A plain move is one CAS statement (task UPDATE and transition INSERT in
@@ -241,33 +279,41 @@ describe("a connection killed mid-transaction leaves no partial state", () => {
   it.each([
     { path: "a plain move, one statement", to: "FAILED" },
     { path: "a move at a checkpoint boundary, with its checkpoint", to: "WAITING_FOR_HUMAN" },
-  ])("transitionTask ($path): killed after the task UPDATE, before its transition row; the retry applies it once", async ({ to }) => {
-    const task = await runningTask();
-    const other = await runningTask();
-    const move = { expected_version: task.version, to, reason: "killed mid-write", transition_id: `tr-partial-${task.id}` };
-    const before = await everyTable();
-    const taskBefore = await taskRow(task.id);
+  ])(
+    "transitionTask ($path): killed after the task UPDATE, before its transition row; the retry applies it once",
+    async ({ to }) => {
+      const task = await runningTask();
+      const other = await runningTask();
+      const move = {
+        expected_version: task.version,
+        to,
+        reason: "killed mid-write",
+        transition_id: `tr-partial-${task.id}`,
+      };
+      const before = await everyTable();
+      const taskBefore = await taskRow(task.id);
 
-    // An uncommitted row holding the same transition id (on another task, so
-    // the task row itself is not locked by the blocker): the CTE's INSERT
-    // waits on that id's uniqueness after its UPDATE of the task has run.
-    await killWhileStalled({
-      lock: `INSERT INTO transitions (id, task_id, from_version, to_version, from_status, to_status, actor, actor_kind, reason, patch, state_after, request_digest)
+      // An uncommitted row holding the same transition id (on another task, so
+      // the task row itself is not locked by the blocker): the CTE's INSERT
+      // waits on that id's uniqueness after its UPDATE of the task has run.
+      await killWhileStalled({
+        lock: `INSERT INTO transitions (id, task_id, from_version, to_version, from_status, to_status, actor, actor_kind, reason, patch, state_after, request_digest)
              VALUES ($1, $2, 1, 999, 'RUNNING', 'RUNNING', 'test', 'agent', 'blocker', '{}', '{}', 'blocker')`,
-      lockParams: [move.transition_id, other.id],
-      stallsOn: /transitions/,
-      written: { table: "tasks", id: task.id },
-      write: () => transitionTask(database.db, task.id, move, agent),
-    });
+        lockParams: [move.transition_id, other.id],
+        stallsOn: /transitions/,
+        written: { table: "tasks", id: task.id },
+        write: () => transitionTask(database.db, task.id, move, agent),
+      });
 
-    expect(await taskRow(task.id)).toEqual(taskBefore);
-    expect(await count("transitions WHERE task_id = $1 AND to_version > $2", [task.id, task.version])).toBe(0);
-    expect(await everyTable()).toEqual(before);
+      expect(await taskRow(task.id)).toEqual(taskBefore);
+      expect(await count("transitions WHERE task_id = $1 AND to_version > $2", [task.id, task.version])).toBe(0);
+      expect(await everyTable()).toEqual(before);
 
-    const retry = await transitionTask(database.db, task.id, move, agent);
-    expect(retry).toMatchObject({ replayed: false, task: { status: to, version: task.version + 1 } });
-    expect(await count("transitions WHERE id = $1", [move.transition_id])).toBe(1);
-  });
+      const retry = await transitionTask(database.db, task.id, move, agent);
+      expect(retry).toMatchObject({ replayed: false, task: { status: to, version: task.version + 1 } });
+      expect(await count("transitions WHERE id = $1", [move.transition_id])).toBe(1);
+    },
+  );
 });
 
 describe("the process holding the transaction is SIGKILLed", () => {
@@ -280,14 +326,22 @@ describe("the process holding the transaction is SIGKILLed", () => {
       env: { ...process.env, VERITY_WORKER_DATABASE_URL: database.url },
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => worker.once("exit", (_code, signal) => resolve(signal)));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      worker.once("exit", (_code, signal) => resolve(signal)),
+    );
     const blocker = await holdLock("LOCK TABLE executions IN EXCLUSIVE MODE");
     let backendPid: number | undefined;
     try {
       const ready = await nextMessage(worker);
       if (ready.type !== "ready") throw new Error(`worker: ${JSON.stringify(ready)}`);
       backendPid = ready.backendPid;
-      worker.send({ type: "record-intent", taskId: task.id, expectedVersion: task.version, toolCallId: "refund-1", request: refund } satisfies PartialWriteCommand);
+      worker.send({
+        type: "record-intent",
+        taskId: task.id,
+        expectedVersion: task.version,
+        toolCallId: "refund-1",
+        request: refund,
+      } satisfies PartialWriteCommand);
       const stalled = await stalledBehind(blocker.pid);
       expect(stalled.pid).toBe(backendPid);
       await expectWrittenButUncommitted("tasks", task.id);
@@ -308,7 +362,12 @@ describe("the process holding the transaction is SIGKILLed", () => {
     expect(await count("executions WHERE task_id = $1", [task.id])).toBe(0);
     expect(await everyTable()).toEqual(before);
 
-    const retry = await recordIntent(database.db, task.id, { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: task.version }, agent);
+    const retry = await recordIntent(
+      database.db,
+      task.id,
+      { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: task.version },
+      agent,
+    );
     expect(retry).toMatchObject({ kind: "proceed", task: { status: "WAITING_FOR_TOOL", version: task.version + 1 } });
   });
 });
@@ -335,7 +394,8 @@ function nextMessage(child: ChildProcess): Promise<PartialWriteMessage> {
 async function backendGone(pid: number | undefined): Promise<void> {
   const deadline = Date.now() + SHOW_UP_MS;
   while ((await count("pg_stat_activity WHERE pid = $1", [pid ?? -1])) > 0) {
-    if (Date.now() > deadline) throw new Error(`backend ${pid} of the killed worker is still there after ${SHOW_UP_MS} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`backend ${pid} of the killed worker is still there after ${SHOW_UP_MS} ms`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

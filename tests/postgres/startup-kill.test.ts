@@ -83,7 +83,9 @@ describe("a start killed at any point on PostgreSQL", () => {
     const kept = Math.max(1, migrations.length - 2);
     const handle = openDatabase({ kind: "postgres", url: db.url }, { poolSize: 2 });
     try {
-      expect(await applyMigrationsWithPrismaEngine(handle.adapterFactory, migrations.slice(0, kept))).toHaveLength(kept);
+      expect(await applyMigrationsWithPrismaEngine(handle.adapterFactory, migrations.slice(0, kept))).toHaveLength(
+        kept,
+      );
     } finally {
       await handle.close();
     }
@@ -113,7 +115,10 @@ describe("a start killed at any point on PostgreSQL", () => {
       const stalled = await waitForBackendBehind(observer, blockerPid);
       expect(stalled.query).toMatch(/INSERT INTO audit_entries/);
       // Its transaction has written the task and its first transition (uncommitted, so invisible here).
-      const written = await observer.query<{ rel: string }>("SELECT relation::regclass::text AS rel FROM pg_locks WHERE pid = $1 AND mode = 'RowExclusiveLock' ORDER BY 1", [stalled.pid]);
+      const written = await observer.query<{ rel: string }>(
+        "SELECT relation::regclass::text AS rel FROM pg_locks WHERE pid = $1 AND mode = 'RowExclusiveLock' ORDER BY 1",
+        [stalled.pid],
+      );
       expect(written.rows.map((r) => r.rel)).toEqual(expect.arrayContaining(["tasks", "transitions"]));
       expect((await observer.query("SELECT id FROM tasks")).rows).toEqual([]);
       worker.kill();
@@ -135,7 +140,9 @@ describe("a start killed at any point on PostgreSQL", () => {
       await new Promise((resolve) => setTimeout(resolve, delayMs));
       worker.kill();
       const exit = await worker.exited;
-      landed.push(`${delayMs} ms: ${exit.signal ?? `exit ${exit.code}`} after ${exit.lines.filter((l) => l.startsWith("point ")).at(-1) ?? "no point"}`);
+      landed.push(
+        `${delayMs} ms: ${exit.signal ?? `exit ${exit.code}`} after ${exit.lines.filter((l) => l.startsWith("point ")).at(-1) ?? "no point"}`,
+      );
       // A start that finished before the kill is a wasted shot, not a failure; one that failed is a failure.
       expect(exit.code === 0 || exit.signal === "SIGKILL", exit.out).toBe(true);
     }
@@ -170,14 +177,23 @@ describe("a start killed at any point on PostgreSQL", () => {
         ].join("\n"),
       );
       const env = { VERITY_TEST_MIGRATIONS_DIR: dir, VERITY_TEST_SEED: "0" };
-      const { applied } = await killAtEachPoint(db.spec, [`migrate:statement:${name}:1`, `migrate:statement:${name}:2`], env);
+      const { applied } = await killAtEachPoint(
+        db.spec,
+        [`migrate:statement:${name}:1`, `migrate:statement:${name}:2`],
+        env,
+      );
       expect(applied).toEqual([name]);
       const client = new pg.Client({ connectionString: db.url });
       await client.connect();
       try {
-        const index = await client.query("SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'tasks_intent_id_probe_idx'");
+        const index = await client.query(
+          "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'tasks_intent_id_probe_idx'",
+        );
         expect(index.rows).toEqual([{ indisvalid: true }]);
-        const rows = await client.query("SELECT applied_steps_count, finished_at IS NOT NULL AS finished FROM _prisma_migrations WHERE migration_name = $1", [name]);
+        const rows = await client.query(
+          "SELECT applied_steps_count, finished_at IS NOT NULL AS finished FROM _prisma_migrations WHERE migration_name = $1",
+          [name],
+        );
         expect(rows.rows).toEqual([{ applied_steps_count: 1, finished: true }]);
       } finally {
         await client.end();

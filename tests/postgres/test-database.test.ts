@@ -20,14 +20,23 @@ describe("createPostgresTestDatabase", () => {
     try {
       expect(t.name).toMatch(/^verity_test_[0-9a-f]{12}$/);
       expect(await databaseExists(t.name)).toBe(true);
-      const applied = await t.db.$queryRaw<Array<{ migration_name: string }>>`SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL ORDER BY 1`;
-      const folders = readdirSync(migrationsDir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+      const applied = await t.db.$queryRaw<
+        Array<{ migration_name: string }>
+      >`SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL ORDER BY 1`;
+      const folders = readdirSync(migrationsDir, { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name)
+        .sort();
       expect(applied.map((r) => r.migration_name)).toEqual(folders);
       // (diffDatabaseToSchema would be the stronger check, but through the pg
       // adapter the engine's introspection fails on a "char" column; the
       // PGlite helper test runs it on the same migrations.)
-      const tables = await t.db.$queryRaw<Array<{ table_name: string }>>`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`;
-      expect(tables.map((r) => r.table_name)).toEqual(expect.arrayContaining(["_prisma_migrations", "tasks", "transitions", "users", "api_tokens"]));
+      const tables = await t.db.$queryRaw<
+        Array<{ table_name: string }>
+      >`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`;
+      expect(tables.map((r) => r.table_name)).toEqual(
+        expect.arrayContaining(["_prisma_migrations", "tasks", "transitions", "users", "api_tokens"]),
+      );
     } finally {
       await t.drop();
     }
@@ -39,7 +48,9 @@ describe("createPostgresTestDatabase", () => {
     // Port 1 on loopback: nothing listens there, the connection is refused at once.
     process.env.TEST_DATABASE_URL = "postgresql://postgres@127.0.0.1:1/postgres";
     try {
-      await expect(createPostgresTestDatabase()).rejects.toThrow(/not reachable at 127\.0\.0\.1:1 .*pg_ctlcluster --skip-systemctl-redirect \$\(ls \/etc\/postgresql\) main start/);
+      await expect(createPostgresTestDatabase()).rejects.toThrow(
+        /not reachable at 127\.0\.0\.1:1 .*pg_ctlcluster --skip-systemctl-redirect \$\(ls \/etc\/postgresql\) main start/,
+      );
     } finally {
       if (saved === undefined) delete process.env.TEST_DATABASE_URL;
       else process.env.TEST_DATABASE_URL = saved;

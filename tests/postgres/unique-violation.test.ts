@@ -39,7 +39,11 @@ describe("isUniqueViolation", () => {
     it(`${name}: the query builder's P2002 and raw SQL's P2010 are both a unique violation; a foreign-key error is not`, async () => {
       await db().user.create({ data: user(`u-${name}`) });
       const built = await errorOf(() => db().user.create({ data: user(`u-${name}`) }));
-      const raw = await errorOf(() => db().$executeRaw`INSERT INTO users (id, username, display_name, role, password_hash) VALUES (${`u-${name}`}, ${`u-${name}`}, 'x', 'operator', 'x')`);
+      const raw = await errorOf(
+        () =>
+          db()
+            .$executeRaw`INSERT INTO users (id, username, display_name, role, password_hash) VALUES (${`u-${name}`}, ${`u-${name}`}, 'x', 'operator', 'x')`,
+      );
       expect([isUniqueViolation(built), isUniqueViolation(raw)]).toEqual([true, true]);
       const other = await errorOf(() => db().$executeRaw`INSERT INTO transitions (id) VALUES ('t-1')`);
       expect(isUniqueViolation(other)).toBe(false);
@@ -50,7 +54,11 @@ describe("isUniqueViolation", () => {
     const client = new pg.Client({ connectionString: server.url });
     await client.connect();
     try {
-      const error = await errorOf(() => client.query("INSERT INTO users (id, username, display_name, role, password_hash) VALUES ('u-PostgreSQL', 'u-PostgreSQL', 'x', 'operator', 'x')"));
+      const error = await errorOf(() =>
+        client.query(
+          "INSERT INTO users (id, username, display_name, role, password_hash) VALUES ('u-PostgreSQL', 'u-PostgreSQL', 'x', 'operator', 'x')",
+        ),
+      );
       expect(isUniqueViolation(error)).toBe(true);
       expect(isUniqueViolation(new Error("23505"))).toBe(false);
     } finally {

@@ -24,8 +24,16 @@ const keys = (prefix: string, n = 16) => Array.from({ length: n }, (_, i) => `${
 describe("global faults", () => {
   it("inject the same faults for the same seed and sequence of requests", async () => {
     const s = await sandbox();
-    const config = { faults: ["error_before_commit", "error_after_commit", "drop_response"], probability: 0.6, seed: 1234 };
-    expect((await post(`${s.url}/__sandbox/faults`, config)).json).toMatchObject({ ...config, scope: "writes", draws: 0 });
+    const config = {
+      faults: ["error_before_commit", "error_after_commit", "drop_response"],
+      probability: 0.6,
+      seed: 1234,
+    };
+    expect((await post(`${s.url}/__sandbox/faults`, config)).json).toMatchObject({
+      ...config,
+      scope: "writes",
+      draws: 0,
+    });
     const first = await outcomesOf(s.url, keys("a"));
     await post(`${s.url}/__sandbox/faults`, config);
     const second = await outcomesOf(s.url, keys("b"));
@@ -35,7 +43,11 @@ describe("global faults", () => {
     await post(`${s.url}/__sandbox/faults`, { ...config, seed: 4321 });
     const other = await outcomesOf(s.url, keys("c"));
     expect(other).not.toEqual(first);
-    expect((await get(`${s.url}/__sandbox/faults`)).json).toMatchObject({ seed: 4321, draws: 16, hits: other.filter((o) => o !== "200").length });
+    expect((await get(`${s.url}/__sandbox/faults`)).json).toMatchObject({
+      seed: 4321,
+      draws: 16,
+      hits: other.filter((o) => o !== "200").length,
+    });
   });
 
   it("hit about `probability` of the requests and report a generated seed", async () => {
@@ -53,7 +65,10 @@ describe("global faults", () => {
     const s = await sandbox();
     await post(`${s.url}/__sandbox/faults`, { faults: ["error_after_commit"], seed: 1 });
     expect((await get(`${s.url}/v1/refunds`)).status).toBe(200);
-    expect((await post(`${s.url}/v1/refunds`, refundBody(), { "Idempotency-Key": "a", "X-Sandbox-Fault": "latency=1" })).status).toBe(200);
+    expect(
+      (await post(`${s.url}/v1/refunds`, refundBody(), { "Idempotency-Key": "a", "X-Sandbox-Fault": "latency=1" }))
+        .status,
+    ).toBe(200);
     await post(`${s.url}/__sandbox/faults`, { faults: ["error_after_commit"], seed: 1, scope: "all" });
     expect((await get(`${s.url}/v1/refunds`)).status).toBe(500);
     expect((await get(`${s.url}/__sandbox/stats`)).status).toBe(200);
@@ -61,7 +76,11 @@ describe("global faults", () => {
     expect((await get(`${s.url}/v1/refunds`)).status).toBe(200);
   });
 
-  it.each([[{ faults: ["boom"] }, "faults"], [{ faults: [], probability: 2 }, "probability"], [{ faults: [], extra: 1 }, "extra"]])("refuse a bad configuration %j", async (body, param) => {
+  it.each([
+    [{ faults: ["boom"] }, "faults"],
+    [{ faults: [], probability: 2 }, "probability"],
+    [{ faults: [], extra: 1 }, "extra"],
+  ])("refuse a bad configuration %j", async (body, param) => {
     const s = await sandbox();
     const res = await post(`${s.url}/__sandbox/faults`, body);
     expect(res.status).toBe(400);
@@ -101,7 +120,14 @@ describe("a chaos run", () => {
     const executions = Array.from({ length: 20 }, (_, i) => `exec_${i}`);
     const ids = new Map<string, string>();
     for (const executionId of executions) {
-      const request: RefundRequest = { idempotencyKey: `refund:${executionId}`, amountCents: 100, currency: "usd", chargeId: "ch_chaos", customerId: "cus_1", metadata: { executionId, taskId: "task_chaos" } };
+      const request: RefundRequest = {
+        idempotencyKey: `refund:${executionId}`,
+        amountCents: 100,
+        currency: "usd",
+        chargeId: "ch_chaos",
+        customerId: "cus_1",
+        metadata: { executionId, taskId: "task_chaos" },
+      };
       ids.set(executionId, await refundExactlyOnce(connector, request));
     }
     await post(`${s.url}/__sandbox/faults`, { faults: [] });
@@ -110,13 +136,30 @@ describe("a chaos run", () => {
     expect(findDuplicateRefunds(refunds)).toEqual({ byExecution: [], byIdempotencyKey: [] });
     expect(new Set(refunds.map((r) => r.id))).toEqual(new Set(ids.values()));
     const stats = (await get(`${s.url}/__sandbox/stats`)).json;
-    expect(Object.keys(stats.faults_injected).sort()).toEqual(["drop_response", "error_after_commit", "error_before_commit", "latency", "timeout_after_commit"]);
+    expect(Object.keys(stats.faults_injected).sort()).toEqual([
+      "drop_response",
+      "error_after_commit",
+      "error_before_commit",
+      "latency",
+      "timeout_after_commit",
+    ]);
   });
 
   it("catches an agent that retries an unknown outcome under a fresh key", async () => {
     const s = await sandbox();
-    const base = { amountCents: 100, currency: "usd", chargeId: "ch_1", customerId: "cus_1", metadata: { executionId: "exec_1", taskId: "task_1" } };
-    expect(await new SandboxPaymentConnector({ baseUrl: s.url, faults: ["drop_response"] }).refund({ ...base, idempotencyKey: "attempt-1" })).toMatchObject({ kind: "unknown" });
+    const base = {
+      amountCents: 100,
+      currency: "usd",
+      chargeId: "ch_1",
+      customerId: "cus_1",
+      metadata: { executionId: "exec_1", taskId: "task_1" },
+    };
+    expect(
+      await new SandboxPaymentConnector({ baseUrl: s.url, faults: ["drop_response"] }).refund({
+        ...base,
+        idempotencyKey: "attempt-1",
+      }),
+    ).toMatchObject({ kind: "unknown" });
     await new SandboxPaymentConnector({ baseUrl: s.url }).refund({ ...base, idempotencyKey: "attempt-2" });
     expect(findDuplicateRefunds(await listRefunds(s.url)).byExecution).toHaveLength(1);
   });

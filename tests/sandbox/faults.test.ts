@@ -32,8 +32,16 @@ async function setup(faults: string[], timeoutMs = 2_000) {
 describe("write faults", () => {
   it("error_before_commit: failed not_processed (retryable), nothing stored, a retry with the key executes", async () => {
     const { s, faulty, clean } = await setup(["error_before_commit"]);
-    expect(await faulty.refund(request("k"))).toMatchObject({ kind: "failed", reason: "not_processed", retryable: true, httpStatus: 503 });
-    expect(await clean.lookupRefund("k")).toMatchObject({ kind: "not_found", evidence: { httpStatus: 200, idempotencyKey: "k" } });
+    expect(await faulty.refund(request("k"))).toMatchObject({
+      kind: "failed",
+      reason: "not_processed",
+      retryable: true,
+      httpStatus: 503,
+    });
+    expect(await clean.lookupRefund("k")).toMatchObject({
+      kind: "not_found",
+      evidence: { httpStatus: 200, idempotencyKey: "k" },
+    });
     expect(await listRefunds(s.url)).toHaveLength(0);
     expect(await clean.refund(request("k"))).toMatchObject({ kind: "succeeded", evidence: { replayed: false } });
     expect(await listRefunds(s.url)).toHaveLength(1);
@@ -41,9 +49,16 @@ describe("write faults", () => {
 
   it("error_after_commit: unknown server_error, stored; lookup finds it and a retry replays it", async () => {
     const { s, faulty, clean } = await setup(["error_after_commit"]);
-    expect(await faulty.refund(request("k"))).toMatchObject({ kind: "unknown", reason: "server_error", httpStatus: 500 });
+    expect(await faulty.refund(request("k"))).toMatchObject({
+      kind: "unknown",
+      reason: "server_error",
+      httpStatus: 500,
+    });
     const found = await clean.lookupRefund("k");
-    expect(found).toMatchObject({ kind: "found", refund: { idempotencyKey: "k", amountCents: 4200, metadata: { execution_id: "exec_k" } } });
+    expect(found).toMatchObject({
+      kind: "found",
+      refund: { idempotencyKey: "k", amountCents: 4200, metadata: { execution_id: "exec_k" } },
+    });
     const retried = await clean.refund(request("k"));
     expect(retried).toMatchObject({ kind: "succeeded", evidence: { replayed: true } });
     if (found.kind !== "found" || retried.kind !== "succeeded") throw new Error("unreachable");
@@ -88,19 +103,35 @@ describe("write faults", () => {
     const { s, faulty } = await setup(["latency=5", "error_before_commit"]);
     await faulty.refund(request("a"));
     await faulty.refund(request("b"));
-    expect((await get(`${s.url}/__sandbox/stats`)).json.faults_injected).toEqual({ latency: 2, error_before_commit: 2 });
+    expect((await get(`${s.url}/__sandbox/stats`)).json.faults_injected).toEqual({
+      latency: 2,
+      error_before_commit: 2,
+    });
   });
 
   it("the CRM suffers the same faults with the same classification", async () => {
     const s = await sandbox();
     const meta = { executionId: "exec_1", taskId: "task_1" };
-    const note = (key: string) => ({ idempotencyKey: key, customerId: "cus_1", text: "called the customer", metadata: meta });
+    const note = (key: string) => ({
+      idempotencyKey: key,
+      customerId: "cus_1",
+      text: "called the customer",
+      metadata: meta,
+    });
     const clean = new SandboxCrmConnector({ baseUrl: s.url });
-    expect(await new SandboxCrmConnector({ baseUrl: s.url, faults: ["error_before_commit"] }).addNote(note("a"))).toMatchObject({ kind: "failed", reason: "not_processed" });
+    expect(
+      await new SandboxCrmConnector({ baseUrl: s.url, faults: ["error_before_commit"] }).addNote(note("a")),
+    ).toMatchObject({ kind: "failed", reason: "not_processed" });
     expect(await clean.lookupNote("a")).toMatchObject({ kind: "not_found" });
-    expect(await new SandboxCrmConnector({ baseUrl: s.url, faults: ["drop_response"] }).addNote(note("b"))).toMatchObject({ kind: "unknown", reason: "connection_lost" });
+    expect(
+      await new SandboxCrmConnector({ baseUrl: s.url, faults: ["drop_response"] }).addNote(note("b")),
+    ).toMatchObject({ kind: "unknown", reason: "connection_lost" });
     expect(await clean.lookupNote("b")).toMatchObject({ kind: "found" });
-    expect(await new SandboxCrmConnector({ baseUrl: s.url, faults: ["timeout_after_commit"], timeoutMs: 150 }).addNote(note("c"))).toMatchObject({ kind: "unknown", reason: "timeout" });
+    expect(
+      await new SandboxCrmConnector({ baseUrl: s.url, faults: ["timeout_after_commit"], timeoutMs: 150 }).addNote(
+        note("c"),
+      ),
+    ).toMatchObject({ kind: "unknown", reason: "timeout" });
     expect(await clean.lookupNote("c")).toMatchObject({ kind: "found" });
   });
 });
@@ -108,9 +139,18 @@ describe("write faults", () => {
 describe("lookup faults", () => {
   it("a lookup that fails in any way is unknown, never not_found", async () => {
     const s = await sandbox();
-    const lookup = (faults: string[]) => new SandboxPaymentConnector({ baseUrl: s.url, lookupFaults: faults, timeoutMs: 150 }).lookupRefund("k");
-    expect(await lookup(["error_before_commit"])).toMatchObject({ kind: "unknown", reason: "server_error", httpStatus: 503 });
-    expect(await lookup(["error_after_commit"])).toMatchObject({ kind: "unknown", reason: "server_error", httpStatus: 500 });
+    const lookup = (faults: string[]) =>
+      new SandboxPaymentConnector({ baseUrl: s.url, lookupFaults: faults, timeoutMs: 150 }).lookupRefund("k");
+    expect(await lookup(["error_before_commit"])).toMatchObject({
+      kind: "unknown",
+      reason: "server_error",
+      httpStatus: 503,
+    });
+    expect(await lookup(["error_after_commit"])).toMatchObject({
+      kind: "unknown",
+      reason: "server_error",
+      httpStatus: 500,
+    });
     expect(await lookup(["timeout_after_commit"])).toMatchObject({ kind: "unknown", reason: "timeout" });
     expect(await lookup(["drop_response"])).toMatchObject({ kind: "unknown", reason: "connection_lost" });
     expect(await lookup([])).toMatchObject({ kind: "not_found" });
@@ -126,15 +166,25 @@ describe("transport", () => {
       });
     });
     const connector = new SandboxPaymentConnector({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 2_000 });
-    expect(await connector.refund(request("k"))).toMatchObject({ kind: "failed", reason: "unreachable", retryable: true });
+    expect(await connector.refund(request("k"))).toMatchObject({
+      kind: "failed",
+      reason: "unreachable",
+      retryable: true,
+    });
     expect(await connector.lookupRefund("k")).toMatchObject({ kind: "unknown", reason: "unreachable" });
   });
 
   it("the caller's cancellation: failed before sending, unknown after", async () => {
     const { s, clean } = await setup([]);
-    expect(await clean.refund(request("a"), { signal: AbortSignal.abort() })).toMatchObject({ kind: "failed", reason: "cancelled" });
+    expect(await clean.refund(request("a"), { signal: AbortSignal.abort() })).toMatchObject({
+      kind: "failed",
+      reason: "cancelled",
+    });
     const slow = new SandboxPaymentConnector({ baseUrl: s.url, faults: ["latency=500"] });
-    expect(await slow.refund(request("b"), { signal: AbortSignal.timeout(150) })).toMatchObject({ kind: "unknown", reason: "aborted" });
+    expect(await slow.refund(request("b"), { signal: AbortSignal.timeout(150) })).toMatchObject({
+      kind: "unknown",
+      reason: "aborted",
+    });
     // The provider does not know the caller left: the refund still happens.
     expect(await waitFor(async () => (await listRefunds(s.url)).length === 1)).toBe(true);
   });
@@ -174,13 +224,25 @@ describe("transport", () => {
     const outcome = await clean.refund(request("k"));
     expect(outcome).toMatchObject({
       kind: "succeeded",
-      evidence: { provider: "sandbox", operation: "refunds.create", idempotencyKey: "k", httpStatus: 200, replayed: false, providerRequestId: expect.stringMatching(/^req_/), bodyDigest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) },
+      evidence: {
+        provider: "sandbox",
+        operation: "refunds.create",
+        idempotencyKey: "k",
+        httpStatus: 200,
+        replayed: false,
+        providerRequestId: expect.stringMatching(/^req_/),
+        bodyDigest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+      },
     });
   });
 
   it("refuses to send an effect without an idempotency key or execution id", async () => {
     const { clean } = await setup([]);
-    await expect(clean.refund({ ...request("k"), idempotencyKey: " " })).rejects.toMatchObject({ code: "invariant_violated" });
-    await expect(clean.refund({ ...request("k"), metadata: { executionId: "", taskId: "t" } })).rejects.toMatchObject({ code: "invariant_violated" });
+    await expect(clean.refund({ ...request("k"), idempotencyKey: " " })).rejects.toMatchObject({
+      code: "invariant_violated",
+    });
+    await expect(clean.refund({ ...request("k"), metadata: { executionId: "", taskId: "t" } })).rejects.toMatchObject({
+      code: "invariant_violated",
+    });
   });
 });

@@ -34,8 +34,16 @@ export const refundBody = (over: Partial<Record<string, unknown>> = {}) => ({
   ...over,
 });
 
-export async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; json: any }> {
-  const res = await fetch(url, { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body: JSON.stringify(body) });
+export async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; json: any }> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, headers: res.headers, json: await res.json().catch(() => undefined) };
 }
 
@@ -62,7 +70,9 @@ export interface Received {
  * A webhook receiver (or any fake upstream). `answer` decides each response;
  * by default a 200.
  */
-export async function receiver(answer: (req: Received, res: ServerResponse, n: number) => void = (_r, res) => res.end("ok")) {
+export async function receiver(
+  answer: (req: Received, res: ServerResponse, n: number) => void = (_r, res) => res.end("ok"),
+) {
   const received: Received[] = [];
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];

@@ -10,7 +10,12 @@ describe("refund idempotency", () => {
     const first = await post(`${s.url}/v1/refunds`, refundBody(), { "Idempotency-Key": "k1" });
     expect(first.status).toBe(200);
     expect(first.headers.get("Idempotent-Replayed")).toBeNull();
-    expect(first.json).toMatchObject({ status: "succeeded", amount_cents: 1250, idempotency_key: "k1", metadata: { execution_id: "exec_1" } });
+    expect(first.json).toMatchObject({
+      status: "succeeded",
+      amount_cents: 1250,
+      idempotency_key: "k1",
+      metadata: { execution_id: "exec_1" },
+    });
     expect(first.json.id).toMatch(/^re_/);
 
     const again = await post(`${s.url}/v1/refunds`, refundBody(), { "Idempotency-Key": "k1" });
@@ -18,7 +23,11 @@ describe("refund idempotency", () => {
     expect(again.headers.get("Idempotent-Replayed")).toBe("true");
     expect(again.json).toEqual(first.json);
     expect(await listRefunds(s.url)).toHaveLength(1);
-    expect((await get(`${s.url}/__sandbox/stats`)).json).toMatchObject({ refunds: 1, replays: 1, duplicates_prevented: 1 });
+    expect((await get(`${s.url}/__sandbox/stats`)).json).toMatchObject({
+      refunds: 1,
+      replays: 1,
+      duplicates_prevented: 1,
+    });
   });
 
   it("refuses the key with other parameters (409) and keeps the first refund", async () => {
@@ -35,7 +44,11 @@ describe("refund idempotency", () => {
     const s = await sandbox();
     // The latency keeps the first request in flight while the others arrive;
     // a straggler arriving after it finished gets the replay, which is fine too.
-    const results = await Promise.all(Array.from({ length: 12 }, () => post(`${s.url}/v1/refunds`, refundBody(), { "Idempotency-Key": "race", "X-Sandbox-Fault": "latency=400" })));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        post(`${s.url}/v1/refunds`, refundBody(), { "Idempotency-Key": "race", "X-Sandbox-Fault": "latency=400" }),
+      ),
+    );
     const created = results.filter((r) => r.status === 200 && r.headers.get("Idempotent-Replayed") === null);
     const refused = results.filter((r) => r.status !== 200);
     expect(created).toHaveLength(1);
@@ -51,13 +64,19 @@ describe("refund idempotency", () => {
 
   it("tells a lookup that the key is in flight, and the connector calls that unknown", async () => {
     const s = await sandbox();
-    const pending = post(`${s.url}/v1/refunds`, refundBody(), { "Idempotency-Key": "slow", "X-Sandbox-Fault": "latency=600" });
+    const pending = post(`${s.url}/v1/refunds`, refundBody(), {
+      "Idempotency-Key": "slow",
+      "X-Sandbox-Fault": "latency=600",
+    });
     const seen = await waitFor(async () => {
       const { json } = await get(`${s.url}/v1/refunds?idempotency_key=slow`);
       return json.in_flight ? json : null;
     });
     expect(seen).toEqual({ data: [], in_flight: true });
-    expect(await new SandboxPaymentConnector({ baseUrl: s.url }).lookupRefund("slow")).toMatchObject({ kind: "unknown", reason: "in_flight" });
+    expect(await new SandboxPaymentConnector({ baseUrl: s.url }).lookupRefund("slow")).toMatchObject({
+      kind: "unknown",
+      reason: "in_flight",
+    });
     await pending;
     expect(await new SandboxPaymentConnector({ baseUrl: s.url }).lookupRefund("slow")).toMatchObject({ kind: "found" });
   });
@@ -66,7 +85,11 @@ describe("refund idempotency", () => {
     const s = await sandbox();
     const bad = await post(`${s.url}/v1/refunds`, refundBody({ currency: "USD" }), { "Idempotency-Key": "k1" });
     expect(bad.status).toBe(400);
-    expect(bad.json.error).toMatchObject({ type: "invalid_request_error", code: "parameter_invalid", param: "currency" });
+    expect(bad.json.error).toMatchObject({
+      type: "invalid_request_error",
+      code: "parameter_invalid",
+      param: "currency",
+    });
     const good = await post(`${s.url}/v1/refunds`, refundBody(), { "Idempotency-Key": "k1" });
     expect(good.status).toBe(200);
     expect(good.headers.get("Idempotent-Replayed")).toBeNull();
@@ -77,7 +100,12 @@ describe("refund idempotency", () => {
     ["an unknown field", refundBody({ reason: "x" }), { "Idempotency-Key": "k" }, "parameter_invalid"],
     ["a fractional amount", refundBody({ amount_cents: 1.5 }), { "Idempotency-Key": "k" }, "parameter_invalid"],
     ["an unknown fault", refundBody(), { "Idempotency-Key": "k", "X-Sandbox-Fault": "explode" }, "parameter_invalid"],
-    ["two outcome faults", refundBody(), { "Idempotency-Key": "k", "X-Sandbox-Fault": "drop_response,error_after_commit" }, "parameter_invalid"],
+    [
+      "two outcome faults",
+      refundBody(),
+      { "Idempotency-Key": "k", "X-Sandbox-Fault": "drop_response,error_after_commit" },
+      "parameter_invalid",
+    ],
   ])("refuses %s with 400", async (_what, body, headers, code) => {
     const s = await sandbox();
     const res = await post(`${s.url}/v1/refunds`, body, headers);
@@ -103,11 +131,16 @@ describe("refund idempotency", () => {
     const s = await sandbox();
     await post(`${s.url}/v1/refunds`, refundBody(), { "Idempotency-Key": "a" });
     await post(`${s.url}/v1/refunds`, refundBody(), { "Idempotency-Key": "b" });
-    await post(`${s.url}/v1/refunds`, refundBody({ metadata: { execution_id: "exec_2", task_id: "task_1" } }), { "Idempotency-Key": "c" });
+    await post(`${s.url}/v1/refunds`, refundBody({ metadata: { execution_id: "exec_2", task_id: "task_1" } }), {
+      "Idempotency-Key": "c",
+    });
     const duplicates = findDuplicateRefunds(await listRefunds(s.url));
     expect(duplicates.byExecution).toEqual([{ chargeId: "ch_1", executionId: "exec_1", refundIds: expect.any(Array) }]);
     expect(duplicates.byIdempotencyKey).toEqual([]);
-    expect((await get(`${s.url}/__sandbox/stats`)).json.consistency).toEqual({ duplicate_refunds_by_execution: 1, duplicate_refunds_by_idempotency_key: 0 });
+    expect((await get(`${s.url}/__sandbox/stats`)).json.consistency).toEqual({
+      duplicate_refunds_by_execution: 1,
+      duplicate_refunds_by_idempotency_key: 0,
+    });
   });
 });
 
@@ -117,9 +150,23 @@ describe("CRM notes", () => {
   it("stores a note once per key, lists it, and looks it up", async () => {
     const s = await sandbox();
     const crm = new SandboxCrmConnector({ baseUrl: s.url });
-    const first = await crm.addNote({ idempotencyKey: "n1", customerId: "cus_1", text: "Refund issued", metadata: meta });
-    expect(first).toMatchObject({ kind: "succeeded", note: { customerId: "cus_1", text: "Refund issued", metadata: { execution_id: "exec_9" } }, evidence: { replayed: false } });
-    const again = await crm.addNote({ idempotencyKey: "n1", customerId: "cus_1", text: "Refund issued", metadata: meta });
+    const first = await crm.addNote({
+      idempotencyKey: "n1",
+      customerId: "cus_1",
+      text: "Refund issued",
+      metadata: meta,
+    });
+    expect(first).toMatchObject({
+      kind: "succeeded",
+      note: { customerId: "cus_1", text: "Refund issued", metadata: { execution_id: "exec_9" } },
+      evidence: { replayed: false },
+    });
+    const again = await crm.addNote({
+      idempotencyKey: "n1",
+      customerId: "cus_1",
+      text: "Refund issued",
+      metadata: meta,
+    });
     expect(again).toMatchObject({ kind: "succeeded", evidence: { replayed: true } });
     if (first.kind !== "succeeded" || again.kind !== "succeeded") throw new Error("unreachable");
     expect(again.note.id).toBe(first.note.id);
@@ -135,15 +182,25 @@ describe("CRM notes", () => {
     const crm = new SandboxCrmConnector({ baseUrl: s.url });
     await crm.addNote({ idempotencyKey: "n1", customerId: "cus_1", text: "a", metadata: meta });
     // Unknown, not failed: something is already stored under the key, and only a lookup says what.
-    expect(await crm.addNote({ idempotencyKey: "n1", customerId: "cus_2", text: "a", metadata: meta })).toMatchObject({ kind: "unknown", reason: "idempotency_key_reused" });
-    expect(await crm.addNote({ idempotencyKey: "n1", customerId: "cus_1", text: "b", metadata: meta })).toMatchObject({ kind: "unknown", reason: "idempotency_key_reused" });
+    expect(await crm.addNote({ idempotencyKey: "n1", customerId: "cus_2", text: "a", metadata: meta })).toMatchObject({
+      kind: "unknown",
+      reason: "idempotency_key_reused",
+    });
+    expect(await crm.addNote({ idempotencyKey: "n1", customerId: "cus_1", text: "b", metadata: meta })).toMatchObject({
+      kind: "unknown",
+      reason: "idempotency_key_reused",
+    });
     expect((await get(`${s.url}/v1/crm/notes`)).json.data).toHaveLength(1);
   });
 
   it("keeps refund and note keys apart", async () => {
     const s = await sandbox();
     await post(`${s.url}/v1/refunds`, refundBody(), { "Idempotency-Key": "shared" });
-    const note = await post(`${s.url}/v1/crm/customers/cus_1/notes`, { text: "hello" }, { "Idempotency-Key": "shared" });
+    const note = await post(
+      `${s.url}/v1/crm/customers/cus_1/notes`,
+      { text: "hello" },
+      { "Idempotency-Key": "shared" },
+    );
     expect(note.status).toBe(200);
     expect((await get(`${s.url}/v1/refunds?idempotency_key=shared`)).json.data).toHaveLength(1);
     expect((await get(`${s.url}/v1/crm/notes?idempotency_key=shared`)).json.data).toHaveLength(1);

@@ -13,7 +13,10 @@ describe("journal", () => {
     await post(`${first.url}/v1/refunds`, refundBody({ amount_cents: 7 }), { "Idempotency-Key": "k2" });
     const note = await post(`${first.url}/v1/crm/customers/cus_1/notes`, { text: "hi" }, { "Idempotency-Key": "n1" });
     // A committed-but-unanswered refund is just as durable.
-    await post(`${first.url}/v1/refunds`, refundBody({ amount_cents: 8 }), { "Idempotency-Key": "k3", "X-Sandbox-Fault": "error_after_commit" });
+    await post(`${first.url}/v1/refunds`, refundBody({ amount_cents: 8 }), {
+      "Idempotency-Key": "k3",
+      "X-Sandbox-Fault": "error_after_commit",
+    });
     await first.close();
 
     const second = await sandbox({ journalPath });
@@ -21,9 +24,13 @@ describe("journal", () => {
     const replay = await post(`${second.url}/v1/refunds`, refundBody(), { "Idempotency-Key": "k1" });
     expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
     expect(replay.json).toEqual(refund.json);
-    expect((await post(`${second.url}/v1/refunds`, refundBody({ amount_cents: 1 }), { "Idempotency-Key": "k1" })).status).toBe(409);
+    expect(
+      (await post(`${second.url}/v1/refunds`, refundBody({ amount_cents: 1 }), { "Idempotency-Key": "k1" })).status,
+    ).toBe(409);
     expect((await get(`${second.url}/v1/crm/customers/cus_1/notes`)).json.data).toEqual([note.json]);
-    expect(await new SandboxPaymentConnector({ baseUrl: second.url }).lookupRefund("k3")).toMatchObject({ kind: "found" });
+    expect(await new SandboxPaymentConnector({ baseUrl: second.url }).lookupRefund("k3")).toMatchObject({
+      kind: "found",
+    });
     expect(await listRefunds(second.url)).toHaveLength(3);
   });
 
@@ -33,10 +40,19 @@ describe("journal", () => {
     await post(`${s.url}/v1/refunds`, refundBody(), { "Idempotency-Key": "k1" });
     await post(`${s.url}/v1/refunds`, refundBody(), { "Idempotency-Key": "k1" });
     await post(`${s.url}/v1/refunds`, refundBody({ amount_cents: 0 }), { "Idempotency-Key": "k2" });
-    await post(`${s.url}/v1/refunds`, refundBody(), { "Idempotency-Key": "k3", "X-Sandbox-Fault": "error_before_commit" });
+    await post(`${s.url}/v1/refunds`, refundBody(), {
+      "Idempotency-Key": "k3",
+      "X-Sandbox-Fault": "error_before_commit",
+    });
     const lines = (await readFile(journalPath, "utf8")).trim().split("\n");
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0] ?? "")).toMatchObject({ v: 1, type: "committed", namespace: "refunds", idempotency_key: "k1", status: 200 });
+    expect(JSON.parse(lines[0] ?? "")).toMatchObject({
+      v: 1,
+      type: "committed",
+      namespace: "refunds",
+      idempotency_key: "k1",
+      status: 200,
+    });
   });
 
   it("drops a torn last line (a write that was never acknowledged) and appends after it cleanly", async () => {
@@ -78,7 +94,11 @@ describe("journal", () => {
     expect(await listRefunds(open.url)).toHaveLength(1);
     expect((await post(`${open.url}/__sandbox/reset`, {})).status).toBe(200);
     expect(await listRefunds(open.url)).toHaveLength(0);
-    expect((await get(`${open.url}/__sandbox/stats`)).json).toMatchObject({ requests: 1, refunds: 0, duplicates_prevented: 0 }); // the one request: the list above
+    expect((await get(`${open.url}/__sandbox/stats`)).json).toMatchObject({
+      requests: 1,
+      refunds: 0,
+      duplicates_prevented: 0,
+    }); // the one request: the list above
     await open.close();
     expect(await readFile(journalPath, "utf8")).toBe("");
   });

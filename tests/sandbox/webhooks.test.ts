@@ -23,7 +23,11 @@ describe("webhooks", () => {
   it("duplicate_webhook delivers the same event twice, same id and bytes", async () => {
     const hook = await receiver();
     const s = await sandbox({ webhookDelivery: fast });
-    await post(`${s.url}/v1/refunds`, refundBody(), { "Idempotency-Key": "a", "X-Sandbox-Fault": "duplicate_webhook", "X-Sandbox-Webhook-Url": hook.url });
+    await post(`${s.url}/v1/refunds`, refundBody(), {
+      "Idempotency-Key": "a",
+      "X-Sandbox-Fault": "duplicate_webhook",
+      "X-Sandbox-Webhook-Url": hook.url,
+    });
     await s.webhooksIdle();
     expect(hook.received).toHaveLength(2);
     expect(hook.received[0]?.body).toBe(hook.received[1]?.body);
@@ -35,10 +39,19 @@ describe("webhooks", () => {
     const hook = await receiver();
     const s = await sandbox({ webhookUrl: hook.url, webhookDelivery: fast });
     const connector = new SandboxPaymentConnector({ baseUrl: s.url, faults: ["drop_response"] });
-    const outcome = await connector.refund({ idempotencyKey: "k", amountCents: 100, currency: "usd", chargeId: "ch_1", customerId: "cus_1", metadata: { executionId: "exec_1", taskId: "task_1" } });
+    const outcome = await connector.refund({
+      idempotencyKey: "k",
+      amountCents: 100,
+      currency: "usd",
+      chargeId: "ch_1",
+      customerId: "cus_1",
+      metadata: { executionId: "exec_1", taskId: "task_1" },
+    });
     expect(outcome.kind).toBe("unknown");
     await s.webhooksIdle();
-    expect(webhookEventSchema.parse(JSON.parse(hook.received[0]?.body ?? "")).data.metadata.execution_id).toBe("exec_1");
+    expect(webhookEventSchema.parse(JSON.parse(hook.received[0]?.body ?? "")).data.metadata.execution_id).toBe(
+      "exec_1",
+    );
   });
 
   it("retries with backoff until the receiver takes it, and gives up after the last attempt", async () => {
@@ -85,13 +98,18 @@ describe("webhooks", () => {
     expect(verifyWebhookSignature({ secret, header, body: delivery.body })).toBe(true);
     expect(verifyWebhookSignature({ secret: "whsec_other_0123456789", header, body: delivery.body })).toBe(false);
     expect(verifyWebhookSignature({ secret, header, body: delivery.body.replace("1250", "9999") })).toBe(false);
-    expect(verifyWebhookSignature({ secret, header: signWebhook(secret, delivery.body, 1_000), body: delivery.body })).toBe(false);
+    expect(
+      verifyWebhookSignature({ secret, header: signWebhook(secret, delivery.body, 1_000), body: delivery.body }),
+    ).toBe(false);
     expect(verifyWebhookSignature({ secret, header: null, body: delivery.body })).toBe(false);
   });
 
   it("refuses a webhook URL that is not http(s)", async () => {
     const s = await sandbox();
-    const res = await post(`${s.url}/v1/refunds`, refundBody(), { "Idempotency-Key": "a", "X-Sandbox-Webhook-Url": "file:///etc/passwd" });
+    const res = await post(`${s.url}/v1/refunds`, refundBody(), {
+      "Idempotency-Key": "a",
+      "X-Sandbox-Webhook-Url": "file:///etc/passwd",
+    });
     expect(res.status).toBe(400);
     expect(res.json.error.param).toBe("X-Sandbox-Webhook-Url");
   });

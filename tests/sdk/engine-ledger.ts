@@ -1,5 +1,10 @@
 import { leaseResource } from "@/lib/adapters/api/lease-resources";
-import { executionDetailResource, executionResource, intentResultResource, outcomeResultResource } from "@/lib/adapters/api/execution-resources";
+import {
+  executionDetailResource,
+  executionResource,
+  intentResultResource,
+  outcomeResultResource,
+} from "@/lib/adapters/api/execution-resources";
 import { taskResource } from "@/lib/adapters/api/task-resources";
 import type { Db } from "@/lib/db/client";
 import type { ConnectorDeps } from "@/lib/connectors/effects";
@@ -41,7 +46,16 @@ export function engineLedger(db: Db, actor: Actor, options: { deps?: ConnectorDe
         return intentResultResource(result, await getTaskOrThrow(db, taskId));
       }),
     markSent: (executionId, attemptId, fencingToken) =>
-      api(async () => executionResource(await markSent(db, executionId, { attempt_id: attemptId, ...(fencingToken ? { fencing_token: fencingToken } : {}) }, actor))),
+      api(async () =>
+        executionResource(
+          await markSent(
+            db,
+            executionId,
+            { attempt_id: attemptId, ...(fencingToken ? { fencing_token: fencingToken } : {}) },
+            actor,
+          ),
+        ),
+      ),
     recordOutcome: (executionId, body) =>
       api(async () => {
         const result = await recordOutcome(db, executionId, body, actor, options.deps);
@@ -59,10 +73,13 @@ export function engineLedger(db: Db, actor: Actor, options: { deps?: ConnectorDe
 
 /** The SDK's lease port (withLease's) served in-process by the engine, with the routes' serializer and problem mapping. */
 export function engineLeases(db: Db, actor: Actor): LeaseApi {
-  const ttl = (options: { ttlSeconds?: number } = {}) => (options.ttlSeconds === undefined ? {} : { ttl_seconds: options.ttlSeconds });
+  const ttl = (options: { ttlSeconds?: number } = {}) =>
+    options.ttlSeconds === undefined ? {} : { ttl_seconds: options.ttlSeconds };
   return {
-    acquireLease: (taskId, options) => api(async () => leaseResource(await acquireLease(db, taskId, ttl(options), actor))),
-    renewLease: (taskId, token, options) => api(async () => leaseResource(await renewLease(db, taskId, token, ttl(options), actor))),
+    acquireLease: (taskId, options) =>
+      api(async () => leaseResource(await acquireLease(db, taskId, ttl(options), actor))),
+    renewLease: (taskId, token, options) =>
+      api(async () => leaseResource(await renewLease(db, taskId, token, ttl(options), actor))),
     releaseLease: (taskId, token) => api(() => releaseLease(db, taskId, token, actor)),
   };
 }

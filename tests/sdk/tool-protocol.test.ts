@@ -7,7 +7,15 @@ import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
 import { startSandbox, type Sandbox } from "@/programs/sandbox/server";
-import { executeToolProtocol, faultPoints, type ExecutionLedger, type FaultPoint, type FaultPointHook, type ToolCallContext, type ToolOutcome } from "@/sdk";
+import {
+  executeToolProtocol,
+  faultPoints,
+  type ExecutionLedger,
+  type FaultPoint,
+  type FaultPointHook,
+  type ToolCallContext,
+  type ToolOutcome,
+} from "@/sdk";
 import { openTestPglite } from "@/tests/helpers/pglite";
 import { engineLedger } from "./engine-ledger";
 
@@ -34,13 +42,17 @@ afterAll(async () => {
 });
 
 function providerDeps() {
-  return { payments: new SandboxPaymentConnector({ baseUrl: sandbox.url }), crm: new SandboxCrmConnector({ baseUrl: sandbox.url }) };
+  return {
+    payments: new SandboxPaymentConnector({ baseUrl: sandbox.url }),
+    crm: new SandboxCrmConnector({ baseUrl: sandbox.url }),
+  };
 }
 
 async function runningTask(): Promise<{ id: string; version: number }> {
   const { task } = await createTask(db, { workflow: "agent-task", intent_id: "refund" }, agent);
   let version = task.version;
-  for (const to of ["PLANNING", "READY", "RUNNING"]) version = (await transitionTask(db, task.id, { expected_version: version, to }, agent)).task.version;
+  for (const to of ["PLANNING", "READY", "RUNNING"])
+    version = (await transitionTask(db, task.id, { expected_version: version, to }, agent)).task.version;
   return { id: task.id, version };
 }
 
@@ -61,12 +73,25 @@ function refund(calls: ToolCallContext[]) {
       customerId: request.customer_id,
       metadata: { executionId: ctx.executionId, taskId: ctx.taskId },
     });
-    if (out.kind === "succeeded") return { outcome: "succeeded", result: { refund_id: out.refund.id }, evidence: { ...out.evidence, metadata: out.refund.metadata } };
-    return out.kind === "failed" ? { outcome: "failed", error: out.message, retryable: out.retryable } : { outcome: "unknown", error: out.message };
+    if (out.kind === "succeeded")
+      return {
+        outcome: "succeeded",
+        result: { refund_id: out.refund.id },
+        evidence: { ...out.evidence, metadata: out.refund.metadata },
+      };
+    return out.kind === "failed"
+      ? { outcome: "failed", error: out.message, retryable: out.retryable }
+      : { outcome: "unknown", error: out.message };
   };
 }
 
-const input = (task: { id: string; version: number }) => ({ taskId: task.id, toolCallId: "refund", tool: "payments.refund" as const, request, expectedVersion: task.version });
+const input = (task: { id: string; version: number }) => ({
+  taskId: task.id,
+  toolCallId: "refund",
+  tool: "payments.refund" as const,
+  request,
+  expectedVersion: task.version,
+});
 
 class Crash extends Error {}
 
@@ -78,9 +103,17 @@ describe("executeTool fault points", () => {
       const execution = await ledger.getExecution(ctx.executionId);
       seen.push(`${point}:${execution.status}:${await refundsOf(ctx.taskId)}`);
     };
-    const result = await executeToolProtocol(ledger, input(task), refund([]), { faultPoint: hook, defaultCallTimeoutMs: 5_000 });
+    const result = await executeToolProtocol(ledger, input(task), refund([]), {
+      faultPoint: hook,
+      defaultCallTimeoutMs: 5_000,
+    });
     expect(result.kind).toBe("succeeded");
-    expect(seen).toEqual(["after_intent:INTENT_RECORDED:0", "after_sent:SENT:0", "after_call:SENT:1", "after_outcome:SUCCEEDED:1"]);
+    expect(seen).toEqual([
+      "after_intent:INTENT_RECORDED:0",
+      "after_sent:SENT:0",
+      "after_call:SENT:1",
+      "after_outcome:SUCCEEDED:1",
+    ]);
   });
 
   it("is not reached at all for a receipt", async () => {
@@ -88,10 +121,15 @@ describe("executeTool fault points", () => {
     const first = await executeToolProtocol(ledger, input(task), refund([]), { defaultCallTimeoutMs: 5_000 });
     const seen: FaultPoint[] = [];
     const calls: ToolCallContext[] = [];
-    const replay = await executeToolProtocol(ledger, { ...input(task), expectedVersion: first.task.version }, refund(calls), {
-      faultPoint: (p) => void seen.push(p),
-      defaultCallTimeoutMs: 5_000,
-    });
+    const replay = await executeToolProtocol(
+      ledger,
+      { ...input(task), expectedVersion: first.task.version },
+      refund(calls),
+      {
+        faultPoint: (p) => void seen.push(p),
+        defaultCallTimeoutMs: 5_000,
+      },
+    );
     expect(replay.kind).toBe("receipt");
     expect(seen).toEqual([]);
     expect(calls).toEqual([]);
@@ -113,13 +151,20 @@ describe("executeTool fault points", () => {
     const crashing: FaultPointHook = (p) => {
       if (p === point) throw new Crash(p);
     };
-    await expect(executeToolProtocol(ledger, input(task), refund([]), { faultPoint: crashing, defaultCallTimeoutMs: 5_000 })).rejects.toBeInstanceOf(Crash);
+    await expect(
+      executeToolProtocol(ledger, input(task), refund([]), { faultPoint: crashing, defaultCallTimeoutMs: 5_000 }),
+    ).rejects.toBeInstanceOf(Crash);
     const madeBefore = await refundsOf(task.id);
     expect(madeBefore).toBe(point === "after_intent" || point === "after_sent" ? 0 : 1);
 
     const current = await ledger.getTask(task.id);
     const calls: ToolCallContext[] = [];
-    const resumed = await executeToolProtocol(ledger, { ...input(task), expectedVersion: current.version }, refund(calls), { defaultCallTimeoutMs: 5_000 });
+    const resumed = await executeToolProtocol(
+      ledger,
+      { ...input(task), expectedVersion: current.version },
+      refund(calls),
+      { defaultCallTimeoutMs: 5_000 },
+    );
     expect({ kind: resumed.kind, calls: calls.length }).toEqual(afterCrash[point]);
     expect(await refundsOf(task.id)).toBe(point === "after_sent" ? 0 : 1);
     expect(resumed.execution.attempt).toBe(1);
@@ -129,19 +174,38 @@ describe("executeTool fault points", () => {
 describe("executeTool outcomes", () => {
   it("a call that returns no valid outcome is UNKNOWN", async () => {
     const task = await runningTask();
-    const result = await executeToolProtocol(ledger, input(task), async () => ({ outcome: "succeeded" }) as unknown as ToolOutcome, { defaultCallTimeoutMs: 5_000 });
+    const result = await executeToolProtocol(
+      ledger,
+      input(task),
+      async () => ({ outcome: "succeeded" }) as unknown as ToolOutcome,
+      { defaultCallTimeoutMs: 5_000 },
+    );
     expect(result.kind).toBe("unknown");
     expect(result.task.status).toBe("RECONCILING");
   });
 
-  const notProcessed: ToolOutcome = { outcome: "failed", error: "not_processed", retryable: true, result: { reason: "not_processed" } };
+  const notProcessed: ToolOutcome = {
+    outcome: "failed",
+    error: "not_processed",
+    retryable: true,
+    result: { reason: "not_processed" },
+  };
 
   it("retries a failure the provider says applied nothing, under the same key, and one refund is made", async () => {
     const task = await runningTask();
     const calls: ToolCallContext[] = [];
     const real = refund(calls);
-    const result = await executeToolProtocol(ledger, input(task), async (ctx) => (calls.length === 0 ? (calls.push(ctx), notProcessed) : real(ctx)), { defaultCallTimeoutMs: 5_000 });
-    expect(result).toMatchObject({ kind: "succeeded", execution: { status: "SUCCEEDED", attempt: 2 }, task: { status: "RUNNING" } });
+    const result = await executeToolProtocol(
+      ledger,
+      input(task),
+      async (ctx) => (calls.length === 0 ? (calls.push(ctx), notProcessed) : real(ctx)),
+      { defaultCallTimeoutMs: 5_000 },
+    );
+    expect(result).toMatchObject({
+      kind: "succeeded",
+      execution: { status: "SUCCEEDED", attempt: 2 },
+      task: { status: "RUNNING" },
+    });
     expect(calls.map((c) => [c.attemptId, c.idempotencyKey])).toEqual([
       [`${result.execution.id}.1`, result.execution.idempotency_key],
       [`${result.execution.id}.2`, result.execution.idempotency_key],
@@ -151,25 +215,47 @@ describe("executeTool outcomes", () => {
 
   it("with retry: false, returns the first failure with the server's advice, and the caller's retry goes under the same key", async () => {
     const task = await runningTask();
-    const failed = await executeToolProtocol(ledger, { ...input(task), retry: false }, async () => notProcessed, { defaultCallTimeoutMs: 5_000 });
+    const failed = await executeToolProtocol(ledger, { ...input(task), retry: false }, async () => notProcessed, {
+      defaultCallTimeoutMs: 5_000,
+    });
     expect(failed).toMatchObject({
       kind: "failed",
       retryable: true,
-      execution: { status: "FAILED", attempt: 1, result: { reason: "not_processed", retryable: true }, retry: { safe: true, code: "retryable_failure", attempt: 1, max_attempts: 2 } },
+      execution: {
+        status: "FAILED",
+        attempt: 1,
+        result: { reason: "not_processed", retryable: true },
+        retry: { safe: true, code: "retryable_failure", attempt: 1, max_attempts: 2 },
+      },
       task: { status: "RUNNING" },
     });
     const calls: ToolCallContext[] = [];
-    const retried = await executeToolProtocol(ledger, { ...input(task), expectedVersion: failed.task.version }, refund(calls), { defaultCallTimeoutMs: 5_000 });
-    expect(retried).toMatchObject({ kind: "succeeded", execution: { attempt: 2, idempotency_key: failed.execution.idempotency_key } });
+    const retried = await executeToolProtocol(
+      ledger,
+      { ...input(task), expectedVersion: failed.task.version },
+      refund(calls),
+      { defaultCallTimeoutMs: 5_000 },
+    );
+    expect(retried).toMatchObject({
+      kind: "succeeded",
+      execution: { attempt: 2, idempotency_key: failed.execution.idempotency_key },
+    });
     expect(calls.map((c) => c.attemptId)).toEqual([`${failed.execution.id}.2`]);
   });
 
   it("past the tool's attempt limit, hands the call to a review instead of retrying: nothing dropped, nothing sent again", async () => {
     const task = await runningTask();
     const calls: ToolCallContext[] = [];
-    const result = await executeToolProtocol(ledger, input(task), async (ctx) => (calls.push(ctx), notProcessed), { defaultCallTimeoutMs: 5_000 });
+    const result = await executeToolProtocol(ledger, input(task), async (ctx) => (calls.push(ctx), notProcessed), {
+      defaultCallTimeoutMs: 5_000,
+    });
     expect(calls).toHaveLength(2);
-    expect(result).toMatchObject({ kind: "failed", retryable: false, execution: { status: "NEEDS_HUMAN", attempt: 2, retry: null }, task: { status: "WAITING_FOR_HUMAN" } });
+    expect(result).toMatchObject({
+      kind: "failed",
+      retryable: false,
+      execution: { status: "NEEDS_HUMAN", attempt: 2, retry: null },
+      task: { status: "WAITING_FOR_HUMAN" },
+    });
     const review = await db.review.findUniqueOrThrow({ where: { executionId: result.execution.id } });
     expect(review).toMatchObject({ status: "OPEN", taskId: task.id });
     expect(review.reason).toContain("attempt 2 was the last of 2");
@@ -179,10 +265,22 @@ describe("executeTool outcomes", () => {
   it("does not retry a refusal the provider would repeat", async () => {
     const task = await runningTask();
     const calls: ToolCallContext[] = [];
-    const refused: ToolOutcome = { outcome: "failed", error: "invalid_request: charge unknown", retryable: false, result: { reason: "invalid_request" } };
-    const result = await executeToolProtocol(ledger, input(task), async (ctx) => (calls.push(ctx), refused), { defaultCallTimeoutMs: 5_000 });
+    const refused: ToolOutcome = {
+      outcome: "failed",
+      error: "invalid_request: charge unknown",
+      retryable: false,
+      result: { reason: "invalid_request" },
+    };
+    const result = await executeToolProtocol(ledger, input(task), async (ctx) => (calls.push(ctx), refused), {
+      defaultCallTimeoutMs: 5_000,
+    });
     expect(calls).toHaveLength(1);
-    expect(result).toMatchObject({ kind: "failed", retryable: false, execution: { status: "FAILED", retry: { safe: false, code: "refused" } }, task: { status: "RUNNING" } });
+    expect(result).toMatchObject({
+      kind: "failed",
+      retryable: false,
+      execution: { status: "FAILED", retry: { safe: false, code: "refused" } },
+      task: { status: "RUNNING" },
+    });
   });
 
   it("a success that arrives after the reconciler settled the attempt never applied is the provider's word: RECONCILED_SUCCEEDED, not a failure", async () => {
@@ -193,16 +291,30 @@ describe("executeTool outcomes", () => {
       ledger,
       input(task),
       async (ctx) => {
-        const settled = await reconcileExecution(db, ctx.executionId, providerDeps(), { now: new Date(Date.now() + 31_000) });
+        const settled = await reconcileExecution(db, ctx.executionId, providerDeps(), {
+          now: new Date(Date.now() + 31_000),
+        });
         expect(settled).toMatchObject({ action: "reconciled_failed", execution: { status: "RECONCILED_FAILED" } });
         return real(ctx);
       },
       { defaultCallTimeoutMs: 5_000 },
     );
-    expect(result).toMatchObject({ kind: "succeeded", execution: { status: "RECONCILED_SUCCEEDED", attempt: 1, evidence: { correction: "success_after_failure", earlier: { status: "RECONCILED_FAILED" } } } });
+    expect(result).toMatchObject({
+      kind: "succeeded",
+      execution: {
+        status: "RECONCILED_SUCCEEDED",
+        attempt: 1,
+        evidence: { correction: "success_after_failure", earlier: { status: "RECONCILED_FAILED" } },
+      },
+    });
     expect(await refundsOf(task.id)).toBe(1);
     // A receipt: the call is never made again.
-    const replay = await executeToolProtocol(ledger, { ...input(task), expectedVersion: result.task.version }, refund([]), { defaultCallTimeoutMs: 5_000 });
+    const replay = await executeToolProtocol(
+      ledger,
+      { ...input(task), expectedVersion: result.task.version },
+      refund([]),
+      { defaultCallTimeoutMs: 5_000 },
+    );
     expect(replay.kind).toBe("receipt");
   });
 });

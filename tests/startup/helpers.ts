@@ -65,7 +65,8 @@ export function startWorker(database: string, env: Record<string, string> = {}):
     child.on("error", reject);
     child.on("exit", (code, signal) => {
       if (pendingLine) onLine(pendingLine);
-      for (const w of waiters.splice(0)) w.reject(new Error(`the worker exited (${signal ?? code}) before printing ${w.pattern}:\n${out}`));
+      for (const w of waiters.splice(0))
+        w.reject(new Error(`the worker exited (${signal ?? code}) before printing ${w.pattern}:\n${out}`));
       resolve({ code, signal, lines, out });
     });
   });
@@ -73,7 +74,8 @@ export function startWorker(database: string, env: Record<string, string> = {}):
     waitForLine: (pattern) => {
       const seen = lines.find((l) => pattern.test(l));
       if (seen) return Promise.resolve(seen);
-      if (child.exitCode !== null || child.signalCode !== null) return Promise.reject(new Error(`the worker already exited before printing ${pattern}:\n${out}`));
+      if (child.exitCode !== null || child.signalCode !== null)
+        return Promise.reject(new Error(`the worker already exited before printing ${pattern}:\n${out}`));
       return new Promise((resolve, reject) => waiters.push({ pattern, resolve, reject }));
     },
     kill: () => child.kill("SIGKILL"),
@@ -86,7 +88,10 @@ export function runWorker(database: string, env: Record<string, string> = {}): P
 }
 
 /** A start that must succeed; returns what it applied and whether it seeded. */
-export async function startCleanly(database: string, env: Record<string, string> = {}): Promise<{ applied: string[]; seededNow: boolean }> {
+export async function startCleanly(
+  database: string,
+  env: Record<string, string> = {},
+): Promise<{ applied: string[]; seededNow: boolean }> {
   const exit = await runWorker(database, env);
   expect(exit.code, exit.out).toBe(0);
   const done = exit.lines.find((l) => l.startsWith("done "));
@@ -101,10 +106,18 @@ export async function startCleanly(database: string, env: Record<string, string>
  * start that fails, or finishes without reaching its point, fails the
  * test). The last start runs to the end and must succeed.
  */
-export async function killAtEachPoint(database: string, points: readonly string[], env: Record<string, string> = {}): Promise<{ applied: string[]; seededNow: boolean }> {
+export async function killAtEachPoint(
+  database: string,
+  points: readonly string[],
+  env: Record<string, string> = {},
+): Promise<{ applied: string[]; seededNow: boolean }> {
   for (const point of points) {
     const exit = await runWorker(database, { ...env, VERITY_TEST_KILL_AT: point });
-    expect({ point, signal: exit.signal, last: exit.lines.at(-1) }, exit.out).toEqual({ point, signal: "SIGKILL", last: `killed at ${point}` });
+    expect({ point, signal: exit.signal, last: exit.lines.at(-1) }, exit.out).toEqual({
+      point,
+      signal: "SIGKILL",
+      last: `killed at ${point}`,
+    });
   }
   return startCleanly(database, env);
 }
@@ -114,8 +127,11 @@ type Query = <T>(sql: string) => Promise<T[]>;
 /** Everything that makes two databases "the same" here, as plain data for toEqual. */
 export async function snapshotDatabase(query: Query): Promise<Record<string, unknown>> {
   // Definitions name their schema (public., or a scratch schema): compared without it.
-  const [{ schema: namespace } = { schema: "public" }] = await query<{ schema: string }>("SELECT current_schema()::text AS schema");
-  const rows = async (sql: string) => (await query<Record<string, unknown>>(sql)).map((r) => JSON.stringify(r).replaceAll(`${namespace}.`, ""));
+  const [{ schema: namespace } = { schema: "public" }] = await query<{ schema: string }>(
+    "SELECT current_schema()::text AS schema",
+  );
+  const rows = async (sql: string) =>
+    (await query<Record<string, unknown>>(sql)).map((r) => JSON.stringify(r).replaceAll(`${namespace}.`, ""));
   // Casts to text: information_schema's domains and the `name` type are not types every driver adapter reads.
   const schema = {
     columns: await rows(
@@ -153,7 +169,9 @@ export async function snapshotDatabase(query: Query): Promise<Record<string, unk
   };
   const content = {
     users: await rows(`SELECT username, display_name, role FROM users ORDER BY username`),
-    tokens: await rows(`SELECT name, identity, role, token_hash, token_prefix, revoked_at FROM api_tokens ORDER BY name`),
+    tokens: await rows(
+      `SELECT name, identity, role, token_hash, token_prefix, revoked_at FROM api_tokens ORDER BY name`,
+    ),
     tasks: (
       await query<Record<string, unknown>>(
         `SELECT id, workflow_name, workflow_version, workflow_digest, status, version, intent_id, created_by, updated_by, state FROM tasks ORDER BY id`,
@@ -164,9 +182,18 @@ export async function snapshotDatabase(query: Query): Promise<Record<string, unk
         `SELECT id, task_id, from_version, to_version, from_status, to_status, actor, actor_kind, reason, patch, request_digest, state_after
            FROM transitions ORDER BY task_id, to_version`,
       )
-    // A creation's transition id is createTask's own (random); every other is the seed's fixed one.
-    ).map((r) => JSON.stringify({ ...r, id: r.from_version === null ? "(creation)" : r.id, state_after: without(r.state_after, "updated_at") })),
-    checkpoints: await rows(`SELECT task_id, state_version, trigger, key_id, created_by FROM checkpoints ORDER BY task_id, state_version, trigger`),
+    )
+      // A creation's transition id is createTask's own (random); every other is the seed's fixed one.
+      .map((r) =>
+        JSON.stringify({
+          ...r,
+          id: r.from_version === null ? "(creation)" : r.id,
+          state_after: without(r.state_after, "updated_at"),
+        }),
+      ),
+    checkpoints: await rows(
+      `SELECT task_id, state_version, trigger, key_id, created_by FROM checkpoints ORDER BY task_id, state_version, trigger`,
+    ),
     // A task's own chain entry by entry; other chains (a checkpoint's, named by its random id) counted per task and action.
     audit: await rows(
       `SELECT stream, count(*)::int AS entries, array_agg(action || ' ' || subject_id ORDER BY seq) AS entries_in_order
@@ -199,7 +226,7 @@ export async function expectSeedUsable(db: Db, query: Query): Promise<void> {
 
 /** Raw SQL through a Prisma client: the same reader for every database compared. */
 export function queryOf(db: Db): Query {
-  return <T,>(sql: string) => db.$queryRawUnsafe<T[]>(sql);
+  return <T>(sql: string) => db.$queryRawUnsafe<T[]>(sql);
 }
 
 /** An empty database on the test server (no migrations: the first start's own job). Always call `drop()`. */
@@ -220,5 +247,9 @@ export async function createEmptyPostgresDatabase(): Promise<{ url: string; spec
   const url = new URL(testDatabaseUrl());
   url.pathname = `/${name}`;
   // FORCE: a SIGKILLed worker's connection may not be gone yet.
-  return { url: url.toString(), spec: `postgres:${url.toString()}`, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return {
+    url: url.toString(),
+    spec: `postgres:${url.toString()}`,
+    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
 }

@@ -65,8 +65,18 @@ describe("a start killed at any point on a fresh PGlite folder", () => {
     // rebuilds the folder the kill above left half built), the audit log's
     // (functions and triggers), the last one, mid-seed, and right after the
     // seed's marker.
-    const inside = [...new Set([migrations[0]!, migrations.find((m) => m.name.endsWith("_audit_log")) ?? migrations[0]!, migrations.at(-1)!])];
-    const points = [...inside.map((m) => `migrate:inside:${m.name}`), "seed:task:demo-refund-order-1010:v4", "seed:done"];
+    const inside = [
+      ...new Set([
+        migrations[0]!,
+        migrations.find((m) => m.name.endsWith("_audit_log")) ?? migrations[0]!,
+        migrations.at(-1)!,
+      ]),
+    ];
+    const points = [
+      ...inside.map((m) => `migrate:inside:${m.name}`),
+      "seed:task:demo-refund-order-1010:v4",
+      "seed:done",
+    ];
     expect(await killAtEachPoint(`pglite:${dir}`, points)).toEqual({ applied: [], seededNow: false });
     await withFolder(dir, async ({ db }) => {
       await expectSeedUsable(db, queryOf(db));
@@ -89,7 +99,10 @@ describe("a start killed at any point on a fresh PGlite folder", () => {
       // What `prisma migrate deploy` and `prisma migrate diff` would say of this database.
       expect(await applyMigrationsWithPrismaEngine(adapterFactory)).toEqual([]);
       const diff = await diffDatabaseToSchema(adapterFactory);
-      expect(diff.split("\n").filter((l) => l.trim() && !l.trim().startsWith("--")), diff).toEqual([]);
+      expect(
+        diff.split("\n").filter((l) => l.trim() && !l.trim().startsWith("--")),
+        diff,
+      ).toEqual([]);
     });
   }, 180_000);
 });

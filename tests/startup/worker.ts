@@ -48,7 +48,11 @@ const handle = openDatabase(target, { poolSize: 2 });
 try {
   const all = readMigrations(process.env.VERITY_TEST_MIGRATIONS_DIR || undefined);
   const migrations = only === undefined ? all : all.slice(0, only);
-  const applied = await migrateDatabase(handle.adapterFactory, { migrations, faultPoint, log: (line) => say(`log ${line}`) });
+  const applied = await migrateDatabase(handle.adapterFactory, {
+    migrations,
+    faultPoint,
+    log: (line) => say(`log ${line}`),
+  });
   const seeded = seed ? await ensureDemoData(handle, { extraTasks: 40, faultPoint }) : null;
   say(`done ${JSON.stringify({ applied, seededNow: seeded?.seededNow ?? false })}`);
   await handle.close();

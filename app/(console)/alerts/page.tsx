@@ -8,9 +8,19 @@ import { AlertsView } from "@/components/alerts/alerts-view";
 
 export const metadata: Metadata = { title: "Alerts" };
 
-export default async function AlertsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function AlertsPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   const params = await searchParams;
   const access = await authorizePage("alerts:read", alertsHref(parseAlertFilters(params).filters));
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  return <AlertsView data={await loadAlertsPage(getDb(), params)} canAct={can(access.principal, "alerts:act")} role={access.principal.role} />;
+  return (
+    <AlertsView
+      data={await loadAlertsPage(getDb(), params)}
+      canAct={can(access.principal, "alerts:act")}
+      role={access.principal.role}
+    />
+  );
 }

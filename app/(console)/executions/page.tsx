@@ -8,7 +8,11 @@ import { ExecutionListView } from "@/components/executions/execution-list-view";
 
 export const metadata: Metadata = { title: "Executions" };
 
-export default async function ExecutionsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function ExecutionsPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   const params = parseExecutionListParams(await searchParams);
   const access = await authorizePage("tasks:read", executionListHref(params));
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;

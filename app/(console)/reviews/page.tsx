@@ -8,7 +8,11 @@ import { ReviewQueueView } from "@/components/reviews/review-queue-view";
 
 export const metadata: Metadata = { title: "Review queue" };
 
-export default async function ReviewsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function ReviewsPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   const tab = parseReviewTab((await searchParams).status);
   const access = await authorizePage("tasks:read", reviewListHref(tab));
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;

@@ -7,7 +7,11 @@ import { TaskListView } from "@/components/tasks/task-list-view";
 
 export const metadata: Metadata = { title: "Tasks" };
 
-export default async function TasksPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function TasksPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   const params = parseTaskListParams(await searchParams);
   const access = await authorizePage("tasks:read", taskListHref(params));
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;

@@ -14,8 +14,8 @@ export default async function WorkflowsPage() {
       <header className="page-header">
         <h1>Workflows</h1>
         <p className="lede">
-          Each workflow is a state machine defined as data. Tasks pin the digest of the definition they were created with, so a task keeps its rules when a new
-          version ships.
+          Each workflow is a state machine defined as data. Tasks pin the digest of the definition they were created
+          with, so a task keeps its rules when a new version ships.
         </p>
       </header>
       {workflowDefinitions.map((def) => (

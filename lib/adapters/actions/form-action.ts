@@ -60,7 +60,10 @@ export interface FormActionSpec<S extends z.ZodType, State extends FormState> {
    * The action's own words for an AppError the call threw: undefined leaves
    * it to the standard words (session ended, not allowed, the error's message).
    */
-  answer?(error: AppError, context: FormActionContext & { input: z.output<S> }): NoInfer<State> | undefined | Promise<NoInfer<State> | undefined>;
+  answer?(
+    error: AppError,
+    context: FormActionContext & { input: z.output<S> },
+  ): NoInfer<State> | undefined | Promise<NoInfer<State> | undefined>;
   /** Ends "nothing was …" in the standard refusals: "changed" unless said otherwise. */
   nothingWas?: string;
   /** A read (a verification, a dry run): no refresh after it. A write refreshes after it succeeds. */
@@ -84,7 +87,11 @@ export function firstIssueMessage(issues: readonly z.core.$ZodIssue[]): string {
   return issues[0]?.message ?? formIncompleteMessage;
 }
 
-export async function runFormAction<S extends z.ZodType, State extends FormState>(spec: FormActionSpec<S, State>, formData: FormData, deps: FormActionDeps): Promise<State> {
+export async function runFormAction<S extends z.ZodType, State extends FormState>(
+  spec: FormActionSpec<S, State>,
+  formData: FormData,
+  deps: FormActionDeps,
+): Promise<State> {
   const nothingWas = spec.nothingWas ?? "changed";
   const standardWords = (error: AppError): State => {
     switch (error.code) {
@@ -106,7 +113,8 @@ export async function runFormAction<S extends z.ZodType, State extends FormState
   }
 
   const form = spec.schema.safeParse(Object.fromEntries(formData));
-  if (!form.success) return spec.invalid ? spec.invalid(form.error.issues) : spec.errorState(firstIssueMessage(form.error.issues));
+  if (!form.success)
+    return spec.invalid ? spec.invalid(form.error.issues) : spec.errorState(firstIssueMessage(form.error.issues));
 
   const context: FormActionContext = { principal, actor: actorOf(principal) };
   try {

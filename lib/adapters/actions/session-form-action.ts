@@ -1,6 +1,12 @@
 import { refresh } from "next/cache";
 import type { z } from "zod";
-import { runFormAction, type FormAction, type FormActionDeps, type FormActionSpec, type FormState } from "@/lib/adapters/actions/form-action";
+import {
+  runFormAction,
+  type FormAction,
+  type FormActionDeps,
+  type FormActionSpec,
+  type FormState,
+} from "@/lib/adapters/actions/form-action";
 import { requireSessionPermission } from "@/lib/adapters/auth/session";
 
 const sessionDeps: FormActionDeps = { authorize: requireSessionPermission, refresh };
@@ -12,6 +18,8 @@ const sessionDeps: FormActionDeps = { authorize: requireSessionPermission, refre
  * (the annotation is what types the words each callback returns).
  * The caller is the signed-in person, re-read and checked on every call.
  */
-export function sessionFormAction<S extends z.ZodType, State extends FormState>(spec: FormActionSpec<S, State>): FormAction<State> {
+export function sessionFormAction<S extends z.ZodType, State extends FormState>(
+  spec: FormActionSpec<S, State>,
+): FormAction<State> {
   return async (_previous, formData) => runFormAction(spec, formData, sessionDeps);
 }

@@ -1,6 +1,12 @@
 import { z } from "zod";
 import type { AuditEntry, DivergenceAlert, InvariantMonitorRun } from "@/lib/generated/prisma/client";
-import { alertKinds, alertSeverities, alertStatuses, describeAlertKind, isBlocking } from "@/lib/model/alerts/alert-kinds";
+import {
+  alertKinds,
+  alertSeverities,
+  alertStatuses,
+  describeAlertKind,
+  isBlocking,
+} from "@/lib/model/alerts/alert-kinds";
 import type { EscalationResult } from "@/lib/use-cases/alerts/divergence";
 import type { AlertReconcileResult } from "@/lib/use-cases/alerts/alert-actions";
 
@@ -34,12 +40,23 @@ export const AlertResourceSchema = z.object({
 
 export const AlertPageSchema = z.object({ items: z.array(AlertResourceSchema), next_cursor: z.string().nullable() });
 
-export const AlertHistoryEntrySchema = z.object({ id: z.string(), at: z.string(), action: z.string(), actor: z.string(), details: z.unknown() });
+export const AlertHistoryEntrySchema = z.object({
+  id: z.string(),
+  at: z.string(),
+  action: z.string(),
+  actor: z.string(),
+  details: z.unknown(),
+});
 export const AlertDetailSchema = AlertResourceSchema.extend({ history: z.array(AlertHistoryEntrySchema) });
 
 export const EscalationResultSchema = z.object({
   alert: AlertResourceSchema,
-  task: z.object({ moved: z.boolean(), status: z.string().nullable(), version: z.number().int().nullable(), note: z.string() }),
+  task: z.object({
+    moved: z.boolean(),
+    status: z.string().nullable(),
+    version: z.number().int().nullable(),
+    note: z.string(),
+  }),
 });
 export const AlertReconcileResultSchema = z.object({
   alert: AlertResourceSchema,
@@ -94,7 +111,16 @@ export function alertResource(a: DivergenceAlert): z.infer<typeof AlertResourceS
 }
 
 export function alertDetailResource(a: DivergenceAlert, history: AuditEntry[]): z.infer<typeof AlertDetailSchema> {
-  return { ...alertResource(a), history: history.map((e) => ({ id: e.id, at: e.at.toISOString(), action: e.action, actor: e.actor, details: e.details })) };
+  return {
+    ...alertResource(a),
+    history: history.map((e) => ({
+      id: e.id,
+      at: e.at.toISOString(),
+      action: e.action,
+      actor: e.actor,
+      details: e.details,
+    })),
+  };
 }
 
 export function escalationResource(r: EscalationResult): z.infer<typeof EscalationResultSchema> {
@@ -102,9 +128,23 @@ export function escalationResource(r: EscalationResult): z.infer<typeof Escalati
 }
 
 export function reconcileResource(r: AlertReconcileResult): z.infer<typeof AlertReconcileResultSchema> {
-  return { alert: alertResource(r.alert), agreed: r.finding.agreed, summary: r.finding.summary, evidence: r.finding.evidence, reconciled: r.reconciled };
+  return {
+    alert: alertResource(r.alert),
+    agreed: r.finding.agreed,
+    summary: r.finding.summary,
+    evidence: r.finding.evidence,
+    reconciled: r.reconciled,
+  };
 }
 
 export function monitorRunResource(r: InvariantMonitorRun): z.infer<typeof MonitorRunResourceSchema> {
-  return { id: r.id, started_at: r.startedAt.toISOString(), finished_at: r.finishedAt?.toISOString() ?? null, checks: r.checks, violations: r.violations, cursor: r.cursor, error: r.error };
+  return {
+    id: r.id,
+    started_at: r.startedAt.toISOString(),
+    finished_at: r.finishedAt?.toISOString() ?? null,
+    checks: r.checks,
+    violations: r.violations,
+    cursor: r.cursor,
+    error: r.error,
+  };
 }

@@ -16,7 +16,10 @@ export const AuditEntriesQuerySchema = AuditRangeSchema.extend({
 
 export const ExportVerifyQuerySchema = z.strictObject({
   /** The export holds whole runs of its streams: a seq gap is a deleted line. */
-  contiguous: z.enum(["true", "false"]).default("false").transform((v) => v === "true"),
+  contiguous: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((v) => v === "true"),
 });
 
 export const AuditEntryResourceSchema = z.object({
@@ -61,7 +64,15 @@ export const AuditVerificationResourceSchema = z.object({
 });
 
 export function auditVerificationResource(v: AuditVerification): z.infer<typeof AuditVerificationResourceSchema> {
-  const wire = (b: AuditVerification["breaks"][number]) => ({ stream: b.stream, seq: b.seq, entry_id: b.entryId, kind: b.kind, expected: b.expected, found: b.found, message: b.message });
+  const wire = (b: AuditVerification["breaks"][number]) => ({
+    stream: b.stream,
+    seq: b.seq,
+    entry_id: b.entryId,
+    kind: b.kind,
+    expected: b.expected,
+    found: b.found,
+    message: b.message,
+  });
   return {
     ok: v.ok,
     checked_at: v.checkedAt.toISOString(),
@@ -93,7 +104,14 @@ export const ExportVerificationResourceSchema = z.object({
 });
 
 export function exportVerificationResource(v: ExportVerification): z.infer<typeof ExportVerificationResourceSchema> {
-  const wire = (p: ExportVerification["problems"][number]) => ({ line: p.line, entry_id: p.entryId, stream: p.stream, seq: p.seq, kind: p.kind, message: p.message });
+  const wire = (p: ExportVerification["problems"][number]) => ({
+    line: p.line,
+    entry_id: p.entryId,
+    stream: p.stream,
+    seq: p.seq,
+    kind: p.kind,
+    message: p.message,
+  });
   return {
     ok: v.ok,
     format: v.format,

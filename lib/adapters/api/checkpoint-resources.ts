@@ -1,10 +1,24 @@
 import { z } from "zod";
 import { ExecutionStatusSchema } from "@/lib/adapters/api/execution-resources";
-import { TaskResourceSchema, TransitionResourceSchema, taskResource, transitionResource } from "@/lib/adapters/api/task-resources";
-import { CheckpointDocumentSchema, CheckpointTriggerSchema, integrityCheckNames } from "@/lib/model/checkpoints/checkpoint-schema";
+import {
+  TaskResourceSchema,
+  TransitionResourceSchema,
+  taskResource,
+  transitionResource,
+} from "@/lib/adapters/api/task-resources";
+import {
+  CheckpointDocumentSchema,
+  CheckpointTriggerSchema,
+  integrityCheckNames,
+} from "@/lib/model/checkpoints/checkpoint-schema";
 import type { RestoreResult } from "@/lib/use-cases/checkpoints/restore-checkpoint";
 import type { CheckpointDetail } from "@/lib/use-cases/checkpoints/get-checkpoint-detail";
-import { restoreRefusalCodes, type CheckpointRestoreView, type PlannedEffect, type RestorePlan } from "@/lib/model/checkpoints/restore-plan";
+import {
+  restoreRefusalCodes,
+  type CheckpointRestoreView,
+  type PlannedEffect,
+  type RestorePlan,
+} from "@/lib/model/checkpoints/restore-plan";
 import type { CheckpointSummary, IntegrityReport, StateDiffEntry } from "@/lib/model/checkpoints/checkpoint-reports";
 import { TaskStateSchema } from "@/lib/model/tasks/task-state";
 
@@ -14,10 +28,17 @@ import { TaskStateSchema } from "@/lib/model/tasks/task-state";
  * views. snake_case and ISO 8601 times, like every other resource.
  */
 export const IntegrityReportSchema = z.object({
-  ok: z.boolean().meta({ description: "Every check passed: the stored bytes are what was signed, and the snapshot is a valid state of the task's workflow." }),
+  ok: z
+    .boolean()
+    .meta({
+      description:
+        "Every check passed: the stored bytes are what was signed, and the snapshot is a valid state of the task's workflow.",
+    }),
   checks: z.array(z.object({ check: z.enum(integrityCheckNames), ok: z.boolean(), message: z.string() })),
   stored_schema_version: z.string().nullable(),
-  upgraded_from: z.array(z.string()).meta({ description: "Schema versions the document was upgraded from on read, oldest first." }),
+  upgraded_from: z
+    .array(z.string())
+    .meta({ description: "Schema versions the document was upgraded from on read, oldest first." }),
 });
 
 export const CheckpointSummarySchema = z.object({
@@ -30,7 +51,10 @@ export const CheckpointSummarySchema = z.object({
   created_by: z.string(),
   key_id: z.string(),
   snapshot_digest: z.string(),
-  snapshot_status: z.string().nullable().meta({ description: "The task's status in the snapshot; null when the payload is unreadable." }),
+  snapshot_status: z
+    .string()
+    .nullable()
+    .meta({ description: "The task's status in the snapshot; null when the payload is unreadable." }),
   integrity: IntegrityReportSchema,
 });
 export type CheckpointSummaryResource = z.infer<typeof CheckpointSummarySchema>;
@@ -46,9 +70,13 @@ const DiffEntrySchema = z.object({
 
 export const CheckpointDetailSchema = z.object({
   checkpoint: CheckpointSummarySchema,
-  document: CheckpointDocumentSchema.nullable().meta({ description: "Checkpoint v2 (upgraded on read), with integrity.signature; null when the payload cannot be read." }),
+  document: CheckpointDocumentSchema.nullable().meta({
+    description: "Checkpoint v2 (upgraded on read), with integrity.signature; null when the payload cannot be read.",
+  }),
   task: TaskResourceSchema,
-  diff_to_current: z.array(DiffEntrySchema).meta({ description: "before = the checkpoint's snapshot, after = the task now." }),
+  diff_to_current: z
+    .array(DiffEntrySchema)
+    .meta({ description: "before = the checkpoint's snapshot, after = the task now." }),
 });
 
 const PlannedEffectSchema = z.object({
@@ -74,7 +102,12 @@ export const RestorePlanSchema = z.object({
   fallback_message: z.string().nullable(),
   integrity: IntegrityReportSchema,
   current: z.object({ version: z.int(), status: z.string() }),
-  checkpoint: z.object({ state_version: z.int(), status: z.string().nullable(), trigger: CheckpointTriggerSchema, created_at: z.iso.datetime() }),
+  checkpoint: z.object({
+    state_version: z.int(),
+    status: z.string().nullable(),
+    trigger: CheckpointTriggerSchema,
+    created_at: z.iso.datetime(),
+  }),
   effects: z.object({
     skipped_by_receipt: z.array(PlannedEffectSchema),
     needs_reconciliation: z.array(PlannedEffectSchema),
@@ -84,7 +117,13 @@ export const RestorePlanSchema = z.object({
   }),
   reauthorization: z.object({
     budget: z.object({ checkpoint: consumed, current: consumed, resulting: consumed, committed_usd: z.number() }),
-    workflow: z.object({ checkpoint_digest: z.string().nullable(), current_digest: z.string(), name: z.string(), version: z.int(), compatible: z.boolean() }),
+    workflow: z.object({
+      checkpoint_digest: z.string().nullable(),
+      current_digest: z.string(),
+      name: z.string(),
+      version: z.int(),
+      compatible: z.boolean(),
+    }),
     policy_version: z.object({ checkpoint: z.string().nullable(), current: z.string(), changed: z.boolean() }),
     credentials: z.string(),
   }),
@@ -110,7 +149,10 @@ export const CheckpointRestoreSchema = z.object({
   to_version: z.int().nullable(),
   transition_id: z.string().nullable(),
   refusal: z.enum(restoreRefusalCodes).nullable(),
-  plan: RestorePlanSchema.meta({ description: "The plan as it was when the attempt was made (resulting_state is not kept: an applied restore's state is its transition's)." }),
+  plan: RestorePlanSchema.meta({
+    description:
+      "The plan as it was when the attempt was made (resulting_state is not kept: an applied restore's state is its transition's).",
+  }),
   actor: z.string(),
   reason: z.string(),
   created_at: z.iso.datetime(),
@@ -123,7 +165,9 @@ export const RestoreResultSchema = z.object({
   task: TaskResourceSchema,
   transition: TransitionResourceSchema,
   restore: CheckpointRestoreSchema,
-  replayed: z.boolean().meta({ description: "True when this restore_id was already applied: nothing was written now." }),
+  replayed: z
+    .boolean()
+    .meta({ description: "True when this restore_id was already applied: nothing was written now." }),
 });
 
 export function integrityResource(r: IntegrityReport): z.infer<typeof IntegrityReportSchema> {
@@ -147,15 +191,33 @@ export function checkpointSummaryResource(c: CheckpointSummary): CheckpointSumma
 }
 
 function diffResource(entries: StateDiffEntry[]): z.infer<typeof DiffEntrySchema>[] {
-  return entries.map((e) => ({ path: e.path, kind: e.kind, ...("before" in e ? { before: e.before } : {}), ...("after" in e ? { after: e.after } : {}) }));
+  return entries.map((e) => ({
+    path: e.path,
+    kind: e.kind,
+    ...("before" in e ? { before: e.before } : {}),
+    ...("after" in e ? { after: e.after } : {}),
+  }));
 }
 
 export function checkpointDetailResource(d: CheckpointDetail): z.infer<typeof CheckpointDetailSchema> {
-  return { checkpoint: checkpointSummaryResource(d.summary), document: d.document, task: taskResource(d.task), diff_to_current: diffResource(d.diffToCurrent) };
+  return {
+    checkpoint: checkpointSummaryResource(d.summary),
+    document: d.document,
+    task: taskResource(d.task),
+    diff_to_current: diffResource(d.diffToCurrent),
+  };
 }
 
 function effectResource(e: PlannedEffect): z.infer<typeof PlannedEffectSchema> {
-  return { execution_id: e.executionId, tool_call_id: e.toolCallId, tool: e.tool, irreversible: e.irreversible, status: e.status, idempotency_key: e.idempotencyKey, action: e.action };
+  return {
+    execution_id: e.executionId,
+    tool_call_id: e.toolCallId,
+    tool: e.tool,
+    irreversible: e.irreversible,
+    status: e.status,
+    idempotency_key: e.idempotencyKey,
+    action: e.action,
+  };
 }
 
 export function restorePlanResource(p: RestorePlan): RestorePlanResource {
@@ -171,7 +233,12 @@ export function restorePlanResource(p: RestorePlan): RestorePlanResource {
     fallback_message: p.fallbackMessage,
     integrity: integrityResource(p.integrity),
     current: p.current,
-    checkpoint: { state_version: p.checkpoint.stateVersion, status: p.checkpoint.status, trigger: p.checkpoint.trigger, created_at: p.checkpoint.createdAt.toISOString() },
+    checkpoint: {
+      state_version: p.checkpoint.stateVersion,
+      status: p.checkpoint.status,
+      trigger: p.checkpoint.trigger,
+      created_at: p.checkpoint.createdAt.toISOString(),
+    },
     effects: {
       skipped_by_receipt: p.effects.skippedByReceipt.map(effectResource),
       needs_reconciliation: p.effects.needsReconciliation.map(effectResource),
@@ -180,7 +247,12 @@ export function restorePlanResource(p: RestorePlan): RestorePlanResource {
       cancelled: p.effects.cancelled.map(effectResource),
     },
     reauthorization: {
-      budget: { checkpoint: r.budget.checkpoint, current: r.budget.current, resulting: r.budget.resulting, committed_usd: r.budget.committedUsd },
+      budget: {
+        checkpoint: r.budget.checkpoint,
+        current: r.budget.current,
+        resulting: r.budget.resulting,
+        committed_usd: r.budget.committedUsd,
+      },
       workflow: {
         checkpoint_digest: r.workflow.checkpointDigest,
         current_digest: r.workflow.currentDigest,

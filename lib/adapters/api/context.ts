@@ -23,7 +23,12 @@ import { validationError } from "@/lib/adapters/http/problem";
 /** 401 without a valid bearer token, 403 without the permission (recorded in the audit log). */
 export async function requireApiPrincipal(request: Request, permission: Permission): Promise<Principal> {
   const principal = await authenticateBearer(request, (token) => authenticateApiToken(getDb(), token));
-  return requirePermissionRecorded(getDb(), principal, permission, `${request.method} ${new URL(request.url).pathname}`);
+  return requirePermissionRecorded(
+    getDb(),
+    principal,
+    permission,
+    `${request.method} ${new URL(request.url).pathname}`,
+  );
 }
 
 export function readApiJson(request: Request): Promise<unknown> {
@@ -49,7 +54,8 @@ const fencingTokenPattern = /^[0-9]{1,18}$/;
 export function parseFencingTokenHeader(header: string | null): string | undefined {
   if (header === null || header.trim() === "") return undefined;
   const value = header.trim();
-  if (!fencingTokenPattern.test(value)) throw validationError([{ field: "Fencing-Token", message: "must be the decimal fencing token of your lease" }]);
+  if (!fencingTokenPattern.test(value))
+    throw validationError([{ field: "Fencing-Token", message: "must be the decimal fencing token of your lease" }]);
   return value;
 }
 
@@ -65,14 +71,22 @@ export function withFencingToken(body: unknown, header: string | null): unknown 
   const inBody = body.fencing_token;
   if (inBody === undefined) return { ...body, fencing_token: token };
   if (typeof inBody === "string" && inBody !== token) {
-    throw validationError([{ field: "fencing_token", message: `is ${inBody} but Fencing-Token says ${token}; send one, or the same in both` }]);
+    throw validationError([
+      {
+        field: "fencing_token",
+        message: `is ${inBody} but Fencing-Token says ${token}; send one, or the same in both`,
+      },
+    ]);
   }
   return body;
 }
 
 /** If-Match and Fencing-Token merged into a write's body: the two preconditions an agent's write carries. */
 export function withWritePreconditions(body: unknown, headers: Headers): unknown {
-  return withFencingToken(withExpectedVersion(body, parseIfMatch(headers.get("if-match"))), headers.get("fencing-token"));
+  return withFencingToken(
+    withExpectedVersion(body, parseIfMatch(headers.get("if-match"))),
+    headers.get("fencing-token"),
+  );
 }
 
 /**
@@ -81,14 +95,21 @@ export function withWritePreconditions(body: unknown, headers: Headers): unknown
  * to word the missing-version error for both ways of sending it; the engine
  * validates again and stays the authority.
  */
-export function parseTransitionRequest(body: unknown, ifMatchHeader: string | null, fencingTokenHeader: string | null = null): TransitionInput {
+export function parseTransitionRequest(
+  body: unknown,
+  ifMatchHeader: string | null,
+  fencingTokenHeader: string | null = null,
+): TransitionInput {
   const merged = withFencingToken(withExpectedVersion(body, parseIfMatch(ifMatchHeader)), fencingTokenHeader);
   const parsed = TransitionInputSchema.safeParse(merged);
   if (parsed.success) return parsed.data;
   const versionMissing = isPlainObject(merged) && merged.expected_version === undefined;
   const errors = fieldErrorsFromZod(parsed.error.issues as Parameters<typeof fieldErrorsFromZod>[0]).map((e) =>
     versionMissing && e.field === "expected_version"
-      ? { field: e.field, message: 'required: send the version you read as If-Match: "<version>" or as expected_version' }
+      ? {
+          field: e.field,
+          message: 'required: send the version you read as If-Match: "<version>" or as expected_version',
+        }
       : e,
   );
   throw validationError(errors);
@@ -112,13 +133,23 @@ export function parseLeaseTokenRequest<T extends { fencing_token?: string }>(
 ): T & { fencing_token: string } {
   const parsed: T = parseInput(schema, withFencingToken(body, fencingTokenHeader));
   if (parsed.fencing_token === undefined) {
-    throw validationError([{ field: "fencing_token", message: "required: send the token of your lease as Fencing-Token: <token> or as fencing_token" }]);
+    throw validationError([
+      {
+        field: "fencing_token",
+        message: "required: send the token of your lease as Fencing-Token: <token> or as fencing_token",
+      },
+    ]);
   }
   return { ...parsed, fencing_token: parsed.fencing_token };
 }
 
 export const TransitionLogQuerySchema = z.strictObject({
-  after_version: z.coerce.number().int().min(0).optional().meta({ description: "Only records with to_version greater than this; 0 or absent from the start." }),
+  after_version: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .meta({ description: "Only records with to_version greater than this; 0 or absent from the start." }),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
 
@@ -129,7 +160,8 @@ export function parseQuery<S extends z.ZodType>(schema: S, query: Record<string,
 /** A 400 naming each offending field, for the shapes the API itself owns (the engine parses its own inputs). */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
   const parsed = schema.safeParse(input);
-  if (!parsed.success) throw validationError(fieldErrorsFromZod(parsed.error.issues as Parameters<typeof fieldErrorsFromZod>[0]));
+  if (!parsed.success)
+    throw validationError(fieldErrorsFromZod(parsed.error.issues as Parameters<typeof fieldErrorsFromZod>[0]));
   return parsed.data;
 }
 
@@ -137,9 +169,15 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.in
 export function workflowOfTaskOrThrow(task: { id: string; workflow: { digest: string } }): WorkflowDefinition {
   const def = getWorkflowByDigest(task.workflow.digest);
   if (!def) {
-    throw new AppError("invariant_violated", `Task ${task.id} is pinned to workflow digest ${task.workflow.digest}, which this server does not have.`, {
-      violations: [{ invariant: "workflow_definition_available", message: `Unknown workflow digest ${task.workflow.digest}.` }],
-    });
+    throw new AppError(
+      "invariant_violated",
+      `Task ${task.id} is pinned to workflow digest ${task.workflow.digest}, which this server does not have.`,
+      {
+        violations: [
+          { invariant: "workflow_definition_available", message: `Unknown workflow digest ${task.workflow.digest}.` },
+        ],
+      },
+    );
   }
   return def;
 }

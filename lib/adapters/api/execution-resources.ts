@@ -1,5 +1,10 @@
 import { z } from "zod";
-import { executionMoves, retryCodes, type ExecutionStatus, type RetryAdvice } from "@/lib/model/executions/execution-rules";
+import {
+  executionMoves,
+  retryCodes,
+  type ExecutionStatus,
+  type RetryAdvice,
+} from "@/lib/model/executions/execution-rules";
 import type { ExecutionView, listExecutionEvents } from "@/lib/stores/execution-store";
 import type { IntentResult } from "@/lib/use-cases/executions/record-intent";
 import type { OutcomeResult } from "@/lib/use-cases/executions/record-outcome";
@@ -15,27 +20,51 @@ export const ExecutionStatusSchema = z.enum(Object.keys(executionMoves) as [Exec
 export const ExecutionResourceSchema = z.object({
   id: z.string(),
   task_id: z.string(),
-  tool_call_id: z.string().meta({ description: "The logical call within the task, chosen by the agent; stable across retries and crashes." }),
+  tool_call_id: z
+    .string()
+    .meta({ description: "The logical call within the task, chosen by the agent; stable across retries and crashes." }),
   attempt: z.int().min(1),
-  attempt_id: z.string().meta({ description: "Send it with sent and outcome: a report from an older attempt is refused." }),
-  idempotency_key: z.string().meta({ description: "Send it to the provider: the same for every attempt of the call, so the effect happens at most once." }),
+  attempt_id: z
+    .string()
+    .meta({ description: "Send it with sent and outcome: a report from an older attempt is refused." }),
+  idempotency_key: z
+    .string()
+    .meta({
+      description:
+        "Send it to the provider: the same for every attempt of the call, so the effect happens at most once.",
+    }),
   tool: z.enum(toolNames),
-  irreversible: z.boolean().meta({ description: "The server's fact about the tool: an irreversible call whose outcome is unknown is never retried before reconciliation." }),
+  irreversible: z
+    .boolean()
+    .meta({
+      description:
+        "The server's fact about the tool: an irreversible call whose outcome is unknown is never retried before reconciliation.",
+    }),
   request: z.record(z.string(), z.unknown()),
   status: ExecutionStatusSchema,
   version: z.int(),
   result: z.unknown().meta({ description: "What the tool returned (the receipt), null until an outcome is recorded." }),
-  evidence: z.unknown().meta({ description: "The provider's proof of the outcome; for success it names this execution or its key." }),
+  evidence: z
+    .unknown()
+    .meta({ description: "The provider's proof of the outcome; for success it names this execution or its key." }),
   error: z.string().nullable(),
   created_by: z.string(),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
   sent_at: z.iso.datetime().nullable(),
   settled_at: z.iso.datetime().nullable(),
-  instruction_id: z.string().nullable().meta({ description: "The task instruction this call relies on (see /tasks/{id}/instructions), if it named one." }),
+  instruction_id: z
+    .string()
+    .nullable()
+    .meta({ description: "The task instruction this call relies on (see /tasks/{id}/instructions), if it named one." }),
   retry: z
     .object({
-      safe: z.boolean().meta({ description: "True: make a new attempt now, with the same tool_call_id (the same idempotency key); the provider applies the key at most once." }),
+      safe: z
+        .boolean()
+        .meta({
+          description:
+            "True: make a new attempt now, with the same tool_call_id (the same idempotency key); the provider applies the key at most once.",
+        }),
       code: z.enum(retryCodes).meta({
         description:
           "never_sent / never_applied: the reconciler established that nothing happened (safe); retryable_failure: the provider said this request applied nothing and a retry may work (safe); " +
@@ -46,7 +75,10 @@ export const ExecutionResourceSchema = z.object({
       max_attempts: z.int().min(1).meta({ description: "The tool's attempt limit." }),
     })
     .nullable()
-    .meta({ description: "Set when the execution is FAILED or RECONCILED_FAILED: whether a retry is safe now, and why. Null otherwise." }),
+    .meta({
+      description:
+        "Set when the execution is FAILED or RECONCILED_FAILED: whether a retry is safe now, and why. Null otherwise.",
+    }),
 });
 export type ExecutionResource = z.infer<typeof ExecutionResourceSchema>;
 
@@ -63,7 +95,9 @@ export const ExecutionEventResourceSchema = z.object({
 export type ExecutionEventResource = z.infer<typeof ExecutionEventResourceSchema>;
 
 export const ExecutionDetailSchema = ExecutionResourceSchema.extend({
-  events: z.array(ExecutionEventResourceSchema).meta({ description: "Every status change of every attempt, oldest first." }),
+  events: z
+    .array(ExecutionEventResourceSchema)
+    .meta({ description: "Every status change of every attempt, oldest first." }),
 });
 export type ExecutionDetail = z.infer<typeof ExecutionDetailSchema>;
 
@@ -71,12 +105,21 @@ export const ExecutionListSchema = z.object({ items: z.array(ExecutionResourceSc
 
 export const IntentResultSchema = z.discriminatedUnion("kind", [
   z.object({
-    kind: z.literal("proceed").meta({ description: "Call the tool now, with execution.idempotency_key; report sent, then the outcome, with execution.attempt_id." }),
+    kind: z
+      .literal("proceed")
+      .meta({
+        description:
+          "Call the tool now, with execution.idempotency_key; report sent, then the outcome, with execution.attempt_id.",
+      }),
     execution: ExecutionResourceSchema,
     task: TaskResourceSchema.meta({ description: "The task after the intent (WAITING_FOR_TOOL)." }),
   }),
   z.object({
-    kind: z.literal("receipt").meta({ description: "This call already succeeded: do not call the tool again; execution.result is its result." }),
+    kind: z
+      .literal("receipt")
+      .meta({
+        description: "This call already succeeded: do not call the tool again; execution.result is its result.",
+      }),
     execution: ExecutionResourceSchema,
     task: TaskResourceSchema.meta({ description: "The task as it is now." }),
   }),
@@ -105,7 +148,9 @@ export const OutcomeResultSchema = z.object({
   lease_conflict: z
     .object({
       detail: z.string(),
-      lease: LeaseResourceSchema.nullable().meta({ description: "The task's lease now: the worker that took it over (or an expired lease); null if none." }),
+      lease: LeaseResourceSchema.nullable().meta({
+        description: "The task's lease now: the worker that took it over (or an expired lease); null if none.",
+      }),
     })
     .nullable()
     .meta({
@@ -151,7 +196,14 @@ function retryResource(r: RetryAdvice | null): ExecutionResource["retry"] {
 export function intentResultResource(result: IntentResult, taskNow: TaskView): IntentResultResource {
   const task = taskResource(result.kind !== "receipt" && result.task ? result.task : taskNow);
   if (result.kind === "blocked") {
-    return { kind: "blocked", execution: executionResource(result.execution), task, review_id: result.reviewId, detail: result.message, instructions: instructionGuardResource(result.guard) };
+    return {
+      kind: "blocked",
+      execution: executionResource(result.execution),
+      task,
+      review_id: result.reviewId,
+      detail: result.message,
+      instructions: instructionGuardResource(result.guard),
+    };
   }
   return { kind: result.kind, execution: executionResource(result.execution), task };
 }
@@ -181,6 +233,8 @@ export function outcomeResultResource(result: OutcomeResult, task: TaskView): Ou
   return {
     execution: executionResource(result.execution),
     task: taskResource(task),
-    lease_conflict: conflict ? { detail: conflict.message, lease: conflict.lease ? leaseResource(conflict.lease) : null } : null,
+    lease_conflict: conflict
+      ? { detail: conflict.message, lease: conflict.lease ? leaseResource(conflict.lease) : null }
+      : null,
   };
 }

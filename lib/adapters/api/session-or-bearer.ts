@@ -19,9 +19,18 @@ import { requireApiPrincipal } from "@/lib/adapters/api/context";
 export async function requireApiOrSessionPrincipal(request: Request, permission: Permission): Promise<Principal> {
   if (request.headers.get("authorization") !== null) return requireApiPrincipal(request, permission);
   const principal = await getSessionPrincipal();
-  if (!principal) throw new AppError("unauthenticated", "Send an API token (Authorization: Bearer <token>) or sign in to the console.");
+  if (!principal)
+    throw new AppError(
+      "unauthenticated",
+      "Send an API token (Authorization: Bearer <token>) or sign in to the console.",
+    );
   if (!["GET", "HEAD"].includes(request.method)) assertSameOrigin(request);
-  return requirePermissionRecorded(getDb(), principal, permission, `${request.method} ${new URL(request.url).pathname}`);
+  return requirePermissionRecorded(
+    getDb(),
+    principal,
+    permission,
+    `${request.method} ${new URL(request.url).pathname}`,
+  );
 }
 
 function assertSameOrigin(request: Request): void {
@@ -35,6 +44,9 @@ function assertSameOrigin(request: Request): void {
     originHost = null;
   }
   if (!host || originHost !== host) {
-    throw new AppError("forbidden", "A request authenticated by the console session must come from the console's own origin.");
+    throw new AppError(
+      "forbidden",
+      "A request authenticated by the console session must come from the console's own origin.",
+    );
   }
 }

@@ -14,7 +14,9 @@ import { GateNameSchema } from "@/lib/model/tasks/task-state";
 export const ActorKindSchema = z.enum(["agent", "user", "system"]) satisfies z.ZodType<ActorKind>;
 
 export const FieldErrorSchema = z.object({
-  field: z.string().meta({ description: 'JSON path of the offending member, "" for the whole body, or a header name.' }),
+  field: z
+    .string()
+    .meta({ description: 'JSON path of the offending member, "" for the whole body, or a header name.' }),
   message: z.string(),
 });
 export const InvariantViolationSchema = z.object({
@@ -34,13 +36,27 @@ export const ProblemSchema = z.looseObject({
   detail: z.string(),
   instance: z.string().optional(),
   errors: z.array(FieldErrorSchema).optional().meta({ description: "400: each offending field." }),
-  violations: z.array(InvariantViolationSchema).optional().meta({ description: "422 (and 403 for an edge the actor may not take): each broken invariant." }),
-  current_version: z.int().optional().meta({ description: "409 version-conflict: the version to read and retry from." }),
+  violations: z
+    .array(InvariantViolationSchema)
+    .optional()
+    .meta({ description: "422 (and 403 for an edge the actor may not take): each broken invariant." }),
+  current_version: z
+    .int()
+    .optional()
+    .meta({ description: "409 version-conflict: the version to read and retry from." }),
   current_status: z.string().optional(),
-  execution_id: z.string().optional().meta({ description: "422 unknown_outcome_reconciled_before_retry: the execution whose outcome is not known yet." }),
+  execution_id: z
+    .string()
+    .optional()
+    .meta({
+      description: "422 unknown_outcome_reconciled_before_retry: the execution whose outcome is not known yet.",
+    }),
   holder: z.string().optional().meta({ description: "409 lease-conflict on acquire: who holds the lease." }),
   expires_at: z.string().optional().meta({ description: "409 lease-conflict on acquire: until when." }),
   permission: z.string().optional(),
   max_bytes: z.int().optional(),
-  request_id: z.string().optional().meta({ description: "500: quote it when reporting; the cause is in the server log." }),
+  request_id: z
+    .string()
+    .optional()
+    .meta({ description: "500: quote it when reporting; the cause is in the server log." }),
 });

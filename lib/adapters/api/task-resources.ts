@@ -37,18 +37,29 @@ export type TransitionResource = z.infer<typeof TransitionResourceSchema>;
 
 export const TaskPageSchema = z.object({
   items: z.array(TaskResourceSchema),
-  next_cursor: z.string().nullable().meta({ description: "Pass as `cursor` for the next page; null on the last page." }),
+  next_cursor: z
+    .string()
+    .nullable()
+    .meta({ description: "Pass as `cursor` for the next page; null on the last page." }),
 });
 
 export const TransitionPageSchema = z.object({
   items: z.array(TransitionResourceSchema),
-  next_after_version: z.int().nullable().meta({ description: "Pass as `after_version` for the next page; null on the last page." }),
+  next_after_version: z
+    .int()
+    .nullable()
+    .meta({ description: "Pass as `after_version` for the next page; null on the last page." }),
 });
 
 export const TransitionResultSchema = z.object({
   task: TaskResourceSchema,
   transition: TransitionResourceSchema,
-  replayed: z.boolean().meta({ description: "True when this transition_id was already applied: nothing was written, the first result is returned." }),
+  replayed: z
+    .boolean()
+    .meta({
+      description:
+        "True when this transition_id was already applied: nothing was written, the first result is returned.",
+    }),
 });
 
 export const NextStepsSchema = z.object({
@@ -60,7 +71,9 @@ export const NextStepsSchema = z.object({
     z.object({
       to: z.string(),
       description: z.string(),
-      allowed: z.boolean().meta({ description: "True when the transition would be accepted now, with an empty patch." }),
+      allowed: z
+        .boolean()
+        .meta({ description: "True when the transition would be accepted now, with an empty patch." }),
       blocked_by: z.array(InvariantViolationSchema),
       guards: z.array(GuardSchema),
     }),
@@ -98,7 +111,11 @@ export function transitionResource(t: TransitionView): TransitionResource {
   };
 }
 
-export function nextStepsResource(task: TaskView, def: WorkflowDefinition, steps: NextStep[]): z.infer<typeof NextStepsSchema> {
+export function nextStepsResource(
+  task: TaskView,
+  def: WorkflowDefinition,
+  steps: NextStep[],
+): z.infer<typeof NextStepsSchema> {
   return {
     task_id: task.id,
     status: task.status,

@@ -9,7 +9,9 @@ export const WorkflowResourceSchema = z.object({
   version: z.int(),
   title: z.string(),
   description: z.string(),
-  digest: z.string().meta({ description: "sha256 of the canonical definition; pinned on every task as workflow_digest." }),
+  digest: z
+    .string()
+    .meta({ description: "sha256 of the canonical definition; pinned on every task as workflow_digest." }),
   initial: z.string(),
   states: z.array(
     z.object({
@@ -20,7 +22,15 @@ export const WorkflowResourceSchema = z.object({
       requires_gates: z.array(GateNameSchema),
     }),
   ),
-  edges: z.array(z.object({ from: z.string(), to: z.string(), by: z.array(ActorKindSchema), description: z.string(), guards: z.array(GuardSchema) })),
+  edges: z.array(
+    z.object({
+      from: z.string(),
+      to: z.string(),
+      by: z.array(ActorKindSchema),
+      description: z.string(),
+      guards: z.array(GuardSchema),
+    }),
+  ),
   rejections: z.array(z.object({ from: z.string(), to: z.string(), invariant: z.string(), message: z.string() })),
 });
 export type WorkflowResource = z.infer<typeof WorkflowResourceSchema>;
@@ -42,7 +52,13 @@ export function workflowResource(def: WorkflowDefinition): WorkflowResource {
       success: s.success === true,
       requires_gates: s.requiresGates ?? [],
     })),
-    edges: def.edges.map((e) => ({ from: e.from, to: e.to, by: e.by, description: e.description, guards: e.guards ?? [] })),
+    edges: def.edges.map((e) => ({
+      from: e.from,
+      to: e.to,
+      by: e.by,
+      description: e.description,
+      guards: e.guards ?? [],
+    })),
     rejections: def.rejections.map((r) => ({ from: r.from, to: r.to, invariant: r.invariant, message: r.message })),
   };
 }

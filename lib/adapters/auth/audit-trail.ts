@@ -54,7 +54,12 @@ export async function signInWithPassword(db: Db, username: string, password: str
  * a page). A failure to record is logged and the refusal stands: a denial
  * must never become a 500, let alone an allow.
  */
-export async function recordPermissionDenied(db: Db, principal: Principal, permission: Permission, where: string): Promise<void> {
+export async function recordPermissionDenied(
+  db: Db,
+  principal: Principal,
+  permission: Permission,
+  where: string,
+): Promise<void> {
   try {
     await appendAuditEntry(db, {
       action: "auth.denied",
@@ -68,7 +73,12 @@ export async function recordPermissionDenied(db: Db, principal: Principal, permi
 }
 
 /** requirePermission, with the denial recorded before it is thrown. */
-export async function requirePermissionRecorded(db: Db, principal: Principal | null | undefined, permission: Permission, where: string): Promise<Principal> {
+export async function requirePermissionRecorded(
+  db: Db,
+  principal: Principal | null | undefined,
+  permission: Permission,
+  where: string,
+): Promise<Principal> {
   if (principal && !can(principal, permission)) await recordPermissionDenied(db, principal, permission, where);
   return requirePermission(principal, permission);
 }

@@ -28,7 +28,9 @@ export const getSessionPrincipal = cache(async (): Promise<Principal | null> => 
 
 /** Where /login sends someone back to: only paths on this site, never `//other.host`. */
 export function safeCallbackPath(value: unknown): string {
-  return typeof value === "string" && value.startsWith("/") && !value.startsWith("//") && !value.startsWith("/\\") ? value : "/tasks";
+  return typeof value === "string" && value.startsWith("/") && !value.startsWith("//") && !value.startsWith("/\\")
+    ? value
+    : "/tasks";
 }
 
 export function loginPath(returnTo: string): string {
@@ -47,7 +49,11 @@ export async function authorizePage(permission: Permission, returnTo: string): P
   if (!principal) redirect(loginPath(returnTo));
   if (!can(principal, permission)) {
     await recordPermissionDenied(getDb(), principal, permission, `page ${safeCallbackPath(returnTo)}`);
-    return { ok: false, principal, reason: `Your role (${principal.role}) does not include the ${permission} permission.` };
+    return {
+      ok: false,
+      principal,
+      reason: `Your role (${principal.role}) does not include the ${permission} permission.`,
+    };
   }
   return { ok: true, principal };
 }

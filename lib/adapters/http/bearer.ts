@@ -14,7 +14,9 @@ export function bearerTokenOf(authorization: string | null): string {
   }
   const m = /^Bearer +(\S+)\s*$/i.exec(authorization.trim());
   if (!m?.[1] || !token68.test(m[1])) {
-    throw new AppError("unauthenticated", "The Authorization header is not of the form: Bearer <token>.", { bearerError: "invalid_request" });
+    throw new AppError("unauthenticated", "The Authorization header is not of the form: Bearer <token>.", {
+      bearerError: "invalid_request",
+    });
   }
   return m[1];
 }
@@ -24,9 +26,13 @@ export function bearerTokenOf(authorization: string | null): string {
  * token up (lib/stores/api-tokens.ts in the app); unknown and revoked tokens
  * get the same answer, so the API does not reveal which tokens once existed.
  */
-export async function authenticateBearer<P>(request: Request, authenticate: (token: string) => Promise<P | null>): Promise<P> {
+export async function authenticateBearer<P>(
+  request: Request,
+  authenticate: (token: string) => Promise<P | null>,
+): Promise<P> {
   const token = bearerTokenOf(request.headers.get("authorization"));
   const principal = await authenticate(token);
-  if (!principal) throw new AppError("unauthenticated", "The API token is unknown or revoked.", { bearerError: "invalid_token" });
+  if (!principal)
+    throw new AppError("unauthenticated", "The API token is unknown or revoked.", { bearerError: "invalid_token" });
   return principal;
 }

@@ -12,11 +12,20 @@ export function assertJsonContentType(header: string | null): void {
   const [mediaType = "", ...params] = (header ?? "").split(";").map((p) => p.trim().toLowerCase());
   const isJson = mediaType === "application/json" || /^application\/[a-z0-9.!#$&^_-]+\+json$/.test(mediaType);
   if (!isJson) {
-    throw new AppError("unsupported_media_type", header ? `Content-Type ${mediaType || header} is not supported; send application/json.` : "The request has no Content-Type; send application/json.", {
-      errors: [{ field: "Content-Type", message: "must be application/json" }],
-    });
+    throw new AppError(
+      "unsupported_media_type",
+      header
+        ? `Content-Type ${mediaType || header} is not supported; send application/json.`
+        : "The request has no Content-Type; send application/json.",
+      {
+        errors: [{ field: "Content-Type", message: "must be application/json" }],
+      },
+    );
   }
-  const charset = params.find((p) => p.startsWith("charset="))?.slice("charset=".length).replace(/^"|"$/g, "");
+  const charset = params
+    .find((p) => p.startsWith("charset="))
+    ?.slice("charset=".length)
+    .replace(/^"|"$/g, "");
   if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
     throw new AppError("unsupported_media_type", `charset ${charset} is not supported; JSON is UTF-8.`, {
       errors: [{ field: "Content-Type", message: "charset must be utf-8" }],
@@ -64,7 +73,8 @@ export async function readBodyBytes(request: Request, maxBytes: number): Promise
 export async function readJsonBody(request: Request, options: { maxBytes: number }): Promise<unknown> {
   assertJsonContentType(request.headers.get("content-type"));
   const bytes = await readBodyBytes(request, options.maxBytes);
-  if (bytes.byteLength === 0) throw validationError([{ field: "", message: "the request body is empty; send a JSON object" }]);
+  if (bytes.byteLength === 0)
+    throw validationError([{ field: "", message: "the request body is empty; send a JSON object" }]);
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);

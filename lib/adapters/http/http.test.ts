@@ -9,8 +9,16 @@ import { otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 const url = "http://localhost/api/v1/tasks/t1/transitions";
 
-function post(body: BodyInit | null, headers: Record<string, string> = { "Content-Type": "application/json" }): Request {
-  return new Request(url, { method: "POST", body, headers, ...(body instanceof ReadableStream ? { duplex: "half" } : {}) } as RequestInit);
+function post(
+  body: BodyInit | null,
+  headers: Record<string, string> = { "Content-Type": "application/json" },
+): Request {
+  return new Request(url, {
+    method: "POST",
+    body,
+    headers,
+    ...(body instanceof ReadableStream ? { duplex: "half" } : {}),
+  } as RequestInit);
 }
 
 async function caught(promise: Promise<unknown> | (() => unknown)): Promise<AppError> {
@@ -29,20 +37,31 @@ describe("readJsonBody", () => {
   });
 
   it("accepts +json media types and a UTF-8 charset", async () => {
-    expect(await readJsonBody(post("[1]", { "Content-Type": "application/merge-patch+json; charset=UTF-8" }), { maxBytes: 1024 })).toEqual([1]);
+    expect(
+      await readJsonBody(post("[1]", { "Content-Type": "application/merge-patch+json; charset=UTF-8" }), {
+        maxBytes: 1024,
+      }),
+    ).toEqual([1]);
   });
 
-  it.each([["text/plain"], ["application/x-www-form-urlencoded"], ["application/json; charset=latin1"], ["application/jsonx"]])("refuses %s with 415", async (type) => {
+  it.each([
+    ["text/plain"],
+    ["application/x-www-form-urlencoded"],
+    ["application/json; charset=latin1"],
+    ["application/jsonx"],
+  ])("refuses %s with 415", async (type) => {
     const error = await caught(readJsonBody(post("{}", { "Content-Type": type }), { maxBytes: 1024 }));
     expect(error.code).toBe("unsupported_media_type");
   });
 
   it("refuses a missing Content-Type with 415", async () => {
-    const error = await caught(readJsonBody(new Request(url, { method: "POST", body: new Uint8Array([123, 125]) }), { maxBytes: 1024 }));
+    const error = await caught(
+      readJsonBody(new Request(url, { method: "POST", body: new Uint8Array([123, 125]) }), { maxBytes: 1024 }),
+    );
     expect(error.code).toBe("unsupported_media_type");
   });
 
-  it("is a 400 on field \"\" for malformed JSON, an empty body and invalid UTF-8", async () => {
+  it('is a 400 on field "" for malformed JSON, an empty body and invalid UTF-8', async () => {
     for (const body of ['{"a":', "", new Uint8Array([0x7b, 0xff, 0x7d])]) {
       const error = await caught(readJsonBody(post(body), { maxBytes: 1024 }));
       expect(error.code).toBe("validation_failed");
@@ -51,7 +70,9 @@ describe("readJsonBody", () => {
   });
 
   it("is a 413 when Content-Length declares too much, before reading", async () => {
-    const error = await caught(readJsonBody(post("{}", { "Content-Type": "application/json", "Content-Length": "5000" }), { maxBytes: 1024 }));
+    const error = await caught(
+      readJsonBody(post("{}", { "Content-Type": "application/json", "Content-Length": "5000" }), { maxBytes: 1024 }),
+    );
     expect(error.code).toBe("payload_too_large");
     expect(error.details.maxBytes).toBe(1024);
   });
@@ -81,7 +102,7 @@ describe("If-Match and ETags", () => {
     expect(parseIfMatch('"5"')).toBe(5);
     expect(parseIfMatch("5")).toBe(5);
     expect(parseIfMatch('W/"5"')).toBe(5);
-    expect(parseIfMatch(" \"12\" ")).toBe(12);
+    expect(parseIfMatch(' "12" ')).toBe(12);
     expect(parseIfMatch(null)).toBeUndefined();
     expect(parseIfMatch("")).toBeUndefined();
   });
@@ -116,9 +137,12 @@ describe("bearer tokens", () => {
     expect(bearerTokenOf("bearer   vrt_abc ")).toBe("vrt_abc");
   });
 
-  it.each([[null], [""], ["Basic dXNlcjpwYXNz"], ["Bearer"], ["Bearer a b"], ["Bearer a,b"]])("refuses %s with 401", async (header) => {
-    expect((await caught(() => bearerTokenOf(header))).code).toBe("unauthenticated");
-  });
+  it.each([[null], [""], ["Basic dXNlcjpwYXNz"], ["Bearer"], ["Bearer a b"], ["Bearer a,b"]])(
+    "refuses %s with 401",
+    async (header) => {
+      expect((await caught(() => bearerTokenOf(header))).code).toBe("unauthenticated");
+    },
+  );
 
   it("is a 401 invalid_token for a token the lookup does not know", async () => {
     const request = new Request(url, { headers: { Authorization: "Bearer vrt_unknown" } });
@@ -134,7 +158,10 @@ describe("bearer tokens", () => {
 
 describe("problem responses", () => {
   it("maps an AppError to problem+json with snake_case extensions", async () => {
-    const res = problemResponse(new AppError("version_conflict", "stale", { currentVersion: 4, currentStatus: "RUNNING" }), { method: "POST", url });
+    const res = problemResponse(
+      new AppError("version_conflict", "stale", { currentVersion: 4, currentStatus: "RUNNING" }),
+      { method: "POST", url },
+    );
     expect(res.status).toBe(409);
     expect(res.headers.get("Content-Type")).toBe("application/problem+json");
     expect(res.headers.get("ETag")).toBe('"4"');
@@ -156,7 +183,9 @@ describe("problem responses", () => {
       const handler = withProblems(async () => {
         throw new Error('relation "tasks" does not exist: SELECT secret_column');
       });
-      const res = await handler(new Request(url, { method: "POST", headers: { Authorization: "Bearer vrt_secret_token" } }));
+      const res = await handler(
+        new Request(url, { method: "POST", headers: { Authorization: "Bearer vrt_secret_token" } }),
+      );
       expect(res.status).toBe(500);
       const body = (await res.json()) as Record<string, unknown>;
       expect(body.type).toBe("https://verity.dev/problems/internal-error");

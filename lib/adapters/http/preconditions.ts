@@ -58,7 +58,12 @@ export function withExpectedVersion(body: unknown, ifMatch: number | undefined):
   if (inBody === undefined) return { ...body, expected_version: ifMatch };
   // A body value of the wrong type is left to the schema, which names the type.
   if (typeof inBody === "number" && inBody !== ifMatch) {
-    throw validationError([{ field: "expected_version", message: `is ${inBody} but If-Match says ${ifMatch}; send one, or the same in both` }]);
+    throw validationError([
+      {
+        field: "expected_version",
+        message: `is ${inBody} but If-Match says ${ifMatch}; send one, or the same in both`,
+      },
+    ]);
   }
   return body;
 }

@@ -71,7 +71,11 @@ export function problemTypeOf(code: AppErrorCode | "internal_error"): string {
 
 /** A 400 naming each offending field; the detail repeats them for people reading logs. */
 export function validationError(errors: FieldError[]): AppError {
-  return new AppError("validation_failed", errors.map((e) => (e.field ? `${e.field}: ${e.message}` : e.message)).join("; "), { errors });
+  return new AppError(
+    "validation_failed",
+    errors.map((e) => (e.field ? `${e.field}: ${e.message}` : e.message)).join("; "),
+    { errors },
+  );
 }
 
 /**
@@ -110,7 +114,10 @@ export function appErrorResponse(error: AppError, instance?: string): Response {
   const headers = new Headers();
   if (error.code === "unauthenticated") {
     const bearerError = error.details.bearerError;
-    headers.set("WWW-Authenticate", typeof bearerError === "string" ? `${BEARER_REALM}, error="${bearerError}"` : BEARER_REALM);
+    headers.set(
+      "WWW-Authenticate",
+      typeof bearerError === "string" ? `${BEARER_REALM}, error="${bearerError}"` : BEARER_REALM,
+    );
   }
   if (error.code === "version_conflict" && typeof error.details.currentVersion === "number") {
     headers.set("ETag", `"${error.details.currentVersion}"`);
@@ -144,7 +151,10 @@ export function problemResponse(error: unknown, request: Pick<Request, "method" 
  * headers (Authorization carries the bearer token) nor the query or body.
  */
 export function logUnexpected(error: unknown, context: { requestId: string; method: string; path: string }): void {
-  httpLog.error({ err: error, request_id: context.requestId, method: context.method, path: context.path }, "unhandled error in API route");
+  httpLog.error(
+    { err: error, request_id: context.requestId, method: context.method, path: context.path },
+    "unhandled error in API route",
+  );
 }
 
 function pathOf(url: string): string {

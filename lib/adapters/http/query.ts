@@ -14,6 +14,7 @@ export function queryOf(url: string): Record<string, string> {
     if (Object.hasOwn(out, key)) repeated.add(key);
     out[key] = value;
   }
-  if (repeated.size > 0) throw validationError([...repeated].map((field) => ({ field, message: "given more than once; send it once" })));
+  if (repeated.size > 0)
+    throw validationError([...repeated].map((field) => ({ field, message: "given more than once; send it once" })));
   return out;
 }

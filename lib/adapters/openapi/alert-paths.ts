@@ -1,11 +1,28 @@
 /** The alerts part of the OpenAPI document: list, read, acknowledge, escalate, reconcile, resolve. */
-import { ifMatchParam, jsonContent, type JsonSchema, optionalInBody, problems, queryParameters, ref, type SchemaEntries } from "@/lib/adapters/openapi/shared-components";
+import {
+  ifMatchParam,
+  jsonContent,
+  type JsonSchema,
+  optionalInBody,
+  problems,
+  queryParameters,
+  ref,
+  type SchemaEntries,
+} from "@/lib/adapters/openapi/shared-components";
 import { AlertActionInputSchema, AlertReconcileInputSchema } from "@/lib/use-cases/alerts/alert-actions";
-import { AlertDetailSchema, AlertPageSchema, AlertReconcileResultSchema, AlertResourceSchema, EscalationResultSchema } from "@/lib/adapters/api/alert-resources";
+import {
+  AlertDetailSchema,
+  AlertPageSchema,
+  AlertReconcileResultSchema,
+  AlertResourceSchema,
+  EscalationResultSchema,
+} from "@/lib/adapters/api/alert-resources";
 import { ListAlertsQuerySchema } from "@/lib/use-cases/alerts/alert-queries";
 
-export const alertReaders = "Bearer token, or the console session (people); permission alerts:read (operators, auditors, engineers, admins).";
-export const alertActors = "Bearer token, or the console session (people); permission alerts:act (operators, engineers, admins).";
+export const alertReaders =
+  "Bearer token, or the console session (people); permission alerts:read (operators, auditors, engineers, admins).";
+export const alertActors =
+  "Bearer token, or the console session (people); permission alerts:act (operators, engineers, admins).";
 const alertId = { name: "id", in: "path", required: true, schema: { type: "string" }, description: "Alert id." };
 
 export const alertRequestSchemas: SchemaEntries = [
@@ -22,7 +39,12 @@ export const alertResponseSchemas: SchemaEntries = [
 ];
 
 export function alertFieldsOptionalInBody(requestSchemas: Record<string, JsonSchema>): void {
-  for (const name of ["AlertActionRequest", "AlertReconcileRequest"]) optionalInBody(requestSchemas[name], "expected_version", "The alert version you read. Required here unless sent as If-Match; if both are sent they must agree.");
+  for (const name of ["AlertActionRequest", "AlertReconcileRequest"])
+    optionalInBody(
+      requestSchemas[name],
+      "expected_version",
+      "The alert version you read. Required here unless sent as If-Match; if both are sent they must agree.",
+    );
 }
 
 export function alertPaths(): Record<string, JsonSchema> {
@@ -34,7 +56,10 @@ export function alertPaths(): Record<string, JsonSchema> {
         summary: "Alerts newest first, filtered, keyset-paged",
         description: `${alertReaders} Filter by status, severity, kind and task; pass next_cursor back as cursor. \`blocking\` is true while the alert stops irreversible intents on its task (docs/alerts.md).`,
         parameters: queryParameters(ListAlertsQuerySchema),
-        responses: { 200: { description: "One page.", content: jsonContent(ref("AlertPage")) }, ...problems(400, 401, 403) },
+        responses: {
+          200: { description: "One page.", content: jsonContent(ref("AlertPage")) },
+          ...problems(400, 401, 403),
+        },
       },
     },
     "/api/v1/alerts/{id}": {
@@ -44,7 +69,14 @@ export function alertPaths(): Record<string, JsonSchema> {
         summary: "One alert: its evidence (internal vs external) and its history",
         description: `${alertReaders} ETag is the alert's version: send it back as If-Match (or expected_version) with an action.`,
         parameters: [alertId],
-        responses: { 200: { description: "The alert.", headers: { ETag: { schema: { type: "string" } } }, content: jsonContent(ref("AlertDetail")) }, ...problems(401, 403, 404) },
+        responses: {
+          200: {
+            description: "The alert.",
+            headers: { ETag: { schema: { type: "string" } } },
+            content: jsonContent(ref("AlertDetail")),
+          },
+          ...problems(401, 403, 404),
+        },
       },
     },
     "/api/v1/alerts/{id}/acknowledge": {
@@ -55,7 +87,10 @@ export function alertPaths(): Record<string, JsonSchema> {
         description: `${alertActors} A CAS on the alert's version with its audit entry: 409 version-conflict, in words, when it changed since you read it.`,
         parameters: [alertId, ifMatchParam],
         requestBody: { required: true, content: jsonContent(ref("AlertActionRequest")) },
-        responses: { 200: { description: "The alert after.", content: jsonContent(ref("Alert")) }, ...problems(400, 401, 403, 404, 409, 413, 415) },
+        responses: {
+          200: { description: "The alert after.", content: jsonContent(ref("Alert")) },
+          ...problems(400, 401, 403, 404, 409, 413, 415),
+        },
       },
     },
     "/api/v1/alerts/{id}/escalate": {
@@ -66,7 +101,13 @@ export function alertPaths(): Record<string, JsonSchema> {
         description: `${alertActors} One transaction: the alert's CAS, the task's move (or \`task.note\` saying why it stays), the audit entry.`,
         parameters: [alertId, ifMatchParam],
         requestBody: { required: true, content: jsonContent(ref("AlertActionRequest")) },
-        responses: { 200: { description: "The alert after, and what happened to the task.", content: jsonContent(ref("AlertEscalation")) }, ...problems(400, 401, 403, 404, 409, 413, 415, 422) },
+        responses: {
+          200: {
+            description: "The alert after, and what happened to the task.",
+            content: jsonContent(ref("AlertEscalation")),
+          },
+          ...problems(400, 401, 403, 404, 409, 413, 415, 422),
+        },
       },
     },
     "/api/v1/alerts/{id}/reconcile": {
@@ -77,7 +118,10 @@ export function alertPaths(): Record<string, JsonSchema> {
         description: `${alertActors} 422 reconcile_needs_execution for an alert without one. agreed=false: the attempt is recorded (a new version) and the alert stays open.`,
         parameters: [alertId, ifMatchParam],
         requestBody: { required: false, content: jsonContent(ref("AlertReconcileRequest")) },
-        responses: { 200: { description: "The finding.", content: jsonContent(ref("AlertReconciliation")) }, ...problems(400, 401, 403, 404, 409, 413, 415, 422) },
+        responses: {
+          200: { description: "The finding.", content: jsonContent(ref("AlertReconciliation")) },
+          ...problems(400, 401, 403, 404, 409, 413, 415, 422),
+        },
       },
     },
     "/api/v1/alerts/{id}/resolve": {
@@ -88,7 +132,10 @@ export function alertPaths(): Record<string, JsonSchema> {
         description: `${alertActors} CAS on the alert's version, audited.`,
         parameters: [alertId, ifMatchParam],
         requestBody: { required: true, content: jsonContent(ref("AlertActionRequest")) },
-        responses: { 200: { description: "The alert after.", content: jsonContent(ref("Alert")) }, ...problems(400, 401, 403, 404, 409, 413, 415) },
+        responses: {
+          200: { description: "The alert after.", content: jsonContent(ref("Alert")) },
+          ...problems(400, 401, 403, 404, 409, 413, 415),
+        },
       },
     },
   };

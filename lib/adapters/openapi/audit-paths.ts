@@ -1,10 +1,28 @@
 /** The audit part of the OpenAPI document: entries, search, export, and verifying the log or an export. */
 import { z } from "zod";
-import { jsonContent, type JsonSchema, problems, queryParameters, ref, type SchemaEntries } from "@/lib/adapters/openapi/shared-components";
-import { AuditEntriesQuerySchema, AuditEntryResourceSchema, AuditVerificationResourceSchema, ExportVerificationResourceSchema, ExportVerifyQuerySchema } from "@/lib/adapters/api/audit-resources";
-import { AuditSearchExportQuerySchema, AuditSearchPageSchema, AuditSearchQuerySchema } from "@/lib/adapters/api/audit-search-resources";
+import {
+  jsonContent,
+  type JsonSchema,
+  problems,
+  queryParameters,
+  ref,
+  type SchemaEntries,
+} from "@/lib/adapters/openapi/shared-components";
+import {
+  AuditEntriesQuerySchema,
+  AuditEntryResourceSchema,
+  AuditVerificationResourceSchema,
+  ExportVerificationResourceSchema,
+  ExportVerifyQuerySchema,
+} from "@/lib/adapters/api/audit-resources";
+import {
+  AuditSearchExportQuerySchema,
+  AuditSearchPageSchema,
+  AuditSearchQuerySchema,
+} from "@/lib/adapters/api/audit-search-resources";
 
-const auditReaders = "Bearer token, or the console session (people); permission audit:read (auditors, engineers, admins).";
+const auditReaders =
+  "Bearer token, or the console session (people); permission audit:read (auditors, engineers, admins).";
 
 export const auditResponseSchemas: SchemaEntries = [
   ["AuditEntry", AuditEntryResourceSchema],
@@ -23,7 +41,10 @@ export function auditPaths(): Record<string, JsonSchema> {
         summary: "Audit entries of a range, oldest first, keyset-paged",
         description: `${auditReaders} Filter by from (inclusive), to (exclusive), task, actor, action; pass next_cursor back as cursor. Each entry carries every field its hash covers.`,
         parameters: queryParameters(AuditEntriesQuerySchema),
-        responses: { 200: { description: "One page.", content: jsonContent(ref("AuditEntryPage")) }, ...problems(400, 401, 403) },
+        responses: {
+          200: { description: "One page.", content: jsonContent(ref("AuditEntryPage")) },
+          ...problems(400, 401, 403),
+        },
       },
     },
     "/api/v1/audit/search": {
@@ -36,7 +57,10 @@ export function auditPaths(): Record<string, JsonSchema> {
           "and tool / idempotency_key / execution, resolved through the executions table to the entries about those executions " +
           "(their own chain, and reviews and alerts naming them), or with scope=task to every entry of their tasks. Pass next_cursor back as cursor, with the same order.",
         parameters: queryParameters(AuditSearchQuerySchema),
-        responses: { 200: { description: "One page.", content: jsonContent(ref("AuditSearchPage")) }, ...problems(400, 401, 403) },
+        responses: {
+          200: { description: "One page.", content: jsonContent(ref("AuditSearchPage")) },
+          ...problems(400, 401, 403),
+        },
       },
     },
     "/api/v1/audit/export": {
@@ -52,7 +76,10 @@ export function auditPaths(): Record<string, JsonSchema> {
           200: {
             description: "The entries, one per line (CSV: with a header row).",
             headers: { "Content-Disposition": { schema: { type: "string" } } },
-            content: { "application/x-ndjson": { schema: { type: "string" } }, "text/csv": { schema: { type: "string" } } },
+            content: {
+              "application/x-ndjson": { schema: { type: "string" } },
+              "text/csv": { schema: { type: "string" } },
+            },
           },
           ...problems(400, 401, 403),
         },
@@ -64,7 +91,10 @@ export function auditPaths(): Record<string, JsonSchema> {
         operationId: "verifyAuditLog",
         summary: "Walk every chain in the database now",
         description: `${auditReaders} 200 either way: ok and first_break are the answer.`,
-        responses: { 200: { description: "The verification.", content: jsonContent(ref("AuditVerification")) }, ...problems(401, 403) },
+        responses: {
+          200: { description: "The verification.", content: jsonContent(ref("AuditVerification")) },
+          ...problems(401, 403),
+        },
       },
       post: {
         tags: ["audit"],
@@ -72,8 +102,17 @@ export function auditPaths(): Record<string, JsonSchema> {
         summary: "Verify an export sent back as the body (up to 10 MiB)",
         description: `${auditReaders} Every line's hash and every link between consecutive entries of a stream, with the line of each problem. contiguous=true when the export was not filtered by actor or action: a gap is then a deleted line.`,
         parameters: queryParameters(ExportVerifyQuerySchema),
-        requestBody: { required: true, content: { "application/x-ndjson": { schema: { type: "string" } }, "text/csv": { schema: { type: "string" } } } },
-        responses: { 200: { description: "The verification.", content: jsonContent(ref("AuditExportVerification")) }, ...problems(400, 401, 403, 413, 415) },
+        requestBody: {
+          required: true,
+          content: {
+            "application/x-ndjson": { schema: { type: "string" } },
+            "text/csv": { schema: { type: "string" } },
+          },
+        },
+        responses: {
+          200: { description: "The verification.", content: jsonContent(ref("AuditExportVerification")) },
+          ...problems(400, 401, 403, 413, 415),
+        },
       },
     },
   };

@@ -1,11 +1,36 @@
 /** The checkpoints part of the OpenAPI document: take, list, read, plan a restore, restore. */
-import { etagHeader, ifMatchParam, jsonContent, type JsonSchema, optionalInBody, problems, ref, type SchemaEntries, taskId, tokenDescription, versionDescription } from "@/lib/adapters/openapi/shared-components";
+import {
+  etagHeader,
+  ifMatchParam,
+  jsonContent,
+  type JsonSchema,
+  optionalInBody,
+  problems,
+  ref,
+  type SchemaEntries,
+  taskId,
+  tokenDescription,
+  versionDescription,
+} from "@/lib/adapters/openapi/shared-components";
 import { CreateCheckpointInputSchema } from "@/lib/use-cases/checkpoints/create-checkpoint";
 import { RestorePlanInputSchema } from "@/lib/use-cases/checkpoints/plan-restore";
 import { RestoreInputSchema } from "@/lib/use-cases/checkpoints/restore-checkpoint";
-import { CheckpointDetailSchema, CheckpointListSchema, CheckpointRestoreListSchema, CheckpointSummarySchema, RestorePlanSchema, RestoreResultSchema } from "@/lib/adapters/api/checkpoint-resources";
+import {
+  CheckpointDetailSchema,
+  CheckpointListSchema,
+  CheckpointRestoreListSchema,
+  CheckpointSummarySchema,
+  RestorePlanSchema,
+  RestoreResultSchema,
+} from "@/lib/adapters/api/checkpoint-resources";
 
-const checkpointId = { name: "id", in: "path", required: true, schema: { type: "string" }, description: "Checkpoint id." };
+const checkpointId = {
+  name: "id",
+  in: "path",
+  required: true,
+  schema: { type: "string" },
+  description: "Checkpoint id.",
+};
 const checkpointReaders = "Bearer token, or the console session (people): every role may read checkpoints.";
 
 export const checkpointRequestSchemas: SchemaEntries = [
@@ -37,7 +62,13 @@ export function checkpointPaths(): Record<string, JsonSchema> {
         summary: "The task's checkpoints, oldest first, each verified",
         description: checkpointReaders,
         parameters: [taskId],
-        responses: { 200: { description: "Checkpoints with their integrity reports.", content: jsonContent(ref("CheckpointList")) }, ...problems(401, 403, 404) },
+        responses: {
+          200: {
+            description: "Checkpoints with their integrity reports.",
+            content: jsonContent(ref("CheckpointList")),
+          },
+          ...problems(401, 403, 404),
+        },
       },
       post: {
         tags: ["checkpoints"],
@@ -49,8 +80,16 @@ export function checkpointPaths(): Record<string, JsonSchema> {
         parameters: [taskId, ifMatchParam],
         requestBody: { required: false, content: jsonContent(ref("CreateCheckpointRequest")) },
         responses: {
-          201: { description: "Taken.", headers: { Location: { schema: { type: "string" } } }, content: jsonContent(ref("Checkpoint")) },
-          200: { description: "Taken before under this checkpoint_id.", headers: { "Idempotent-Replayed": { schema: { type: "string", const: "true" } } }, content: jsonContent(ref("Checkpoint")) },
+          201: {
+            description: "Taken.",
+            headers: { Location: { schema: { type: "string" } } },
+            content: jsonContent(ref("Checkpoint")),
+          },
+          200: {
+            description: "Taken before under this checkpoint_id.",
+            headers: { "Idempotent-Replayed": { schema: { type: "string", const: "true" } } },
+            content: jsonContent(ref("Checkpoint")),
+          },
           ...problems(400, 401, 403, 404, 409, 413, 415, 422),
         },
       },
@@ -61,7 +100,10 @@ export function checkpointPaths(): Record<string, JsonSchema> {
         operationId: "listRestores",
         summary: "Every restore attempt on the task, applied or refused, newest first",
         parameters: [taskId],
-        responses: { 200: { description: "Restore records with their plans.", content: jsonContent(ref("CheckpointRestoreList")) }, ...problems(401, 403, 404) },
+        responses: {
+          200: { description: "Restore records with their plans.", content: jsonContent(ref("CheckpointRestoreList")) },
+          ...problems(401, 403, 404),
+        },
       },
     },
     "/api/v1/checkpoints/{id}": {
@@ -71,7 +113,10 @@ export function checkpointPaths(): Record<string, JsonSchema> {
         summary: "One checkpoint: document, integrity report, diff to the task now",
         description: `${checkpointReaders} Each check (payload, canonical form, schema, snapshot digest, signature, columns, snapshot validity, workflow compatibility) is reported with a message.`,
         parameters: [checkpointId],
-        responses: { 200: { description: "The checkpoint.", content: jsonContent(ref("CheckpointDetail")) }, ...problems(401, 403, 404) },
+        responses: {
+          200: { description: "The checkpoint.", content: jsonContent(ref("CheckpointDetail")) },
+          ...problems(401, 403, 404),
+        },
       },
     },
     "/api/v1/checkpoints/{id}/restore-plan": {
@@ -85,7 +130,10 @@ export function checkpointPaths(): Record<string, JsonSchema> {
           "what is re-authorized (budget, workflow, policy), the lease it would fence, and the resulting state with its diff.",
         parameters: [checkpointId],
         requestBody: { required: false, content: jsonContent(ref("RestorePlanRequest")) },
-        responses: { 200: { description: "The plan.", content: jsonContent(ref("RestorePlan")) }, ...problems(400, 401, 403, 404, 413, 415) },
+        responses: {
+          200: { description: "The plan.", content: jsonContent(ref("RestorePlan")) },
+          ...problems(400, 401, 403, 404, 413, 415),
+        },
       },
     },
     "/api/v1/checkpoints/{id}/restore": {
@@ -102,7 +150,13 @@ export function checkpointPaths(): Record<string, JsonSchema> {
         responses: {
           200: {
             description: "Restored, or replayed.",
-            headers: { ...etagHeader, "Idempotent-Replayed": { description: "Present when the restore_id was already applied.", schema: { type: "string", const: "true" } } },
+            headers: {
+              ...etagHeader,
+              "Idempotent-Replayed": {
+                description: "Present when the restore_id was already applied.",
+                schema: { type: "string", const: "true" },
+              },
+            },
             content: jsonContent(ref("RestoreResult")),
           },
           ...problems(400, 401, 403, 404, 409, 413, 415, 422),

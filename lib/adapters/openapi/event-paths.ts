@@ -1,5 +1,11 @@
 /** The events part of the OpenAPI document: inbound events and the sandbox provider's signed webhooks. */
-import { jsonContent, type JsonSchema, problems, ref, type SchemaEntries } from "@/lib/adapters/openapi/shared-components";
+import {
+  jsonContent,
+  type JsonSchema,
+  problems,
+  ref,
+  type SchemaEntries,
+} from "@/lib/adapters/openapi/shared-components";
 import { InboundEventSchema } from "@/lib/stores/messaging";
 import { webhookEventSchema } from "@/lib/connectors/sandbox/contract";
 import { EventReceiptSchema } from "@/lib/adapters/api/event-resources";
@@ -9,9 +15,7 @@ export const eventRequestSchemas: SchemaEntries = [
   ["SandboxWebhookEvent", webhookEventSchema],
 ];
 
-export const eventResponseSchemas: SchemaEntries = [
-  ["EventReceipt", EventReceiptSchema],
-];
+export const eventResponseSchemas: SchemaEntries = [["EventReceipt", EventReceiptSchema]];
 
 export function eventPaths(): Record<string, JsonSchema> {
   return {
@@ -27,7 +31,11 @@ export function eventPaths(): Record<string, JsonSchema> {
         requestBody: { required: true, content: jsonContent(ref("InboundEvent")) },
         responses: {
           201: { description: "Received.", content: jsonContent(ref("EventReceipt")) },
-          200: { description: "Received before: the first receipt.", headers: { "Idempotent-Replayed": { schema: { type: "string", const: "true" } } }, content: jsonContent(ref("EventReceipt")) },
+          200: {
+            description: "Received before: the first receipt.",
+            headers: { "Idempotent-Replayed": { schema: { type: "string", const: "true" } } },
+            content: jsonContent(ref("EventReceipt")),
+          },
           ...problems(400, 401, 403, 409, 413, 415),
         },
       },
@@ -38,13 +46,23 @@ export function eventPaths(): Record<string, JsonSchema> {
         operationId: "receiveSandboxWebhook",
         summary: "The sandbox provider's signed webhooks",
         description:
-          "Authenticated by Sandbox-Signature (t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<body>\"> with the shared secret, at most 300 s old), not by a bearer token. " +
+          'Authenticated by Sandbox-Signature (t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>"> with the shared secret, at most 300 s old), not by a bearer token. ' +
           "A refund.succeeded event is evidence like a provider lookup: it settles a SENT or unknown execution, and raises a divergence against a recorded failure. " +
           "Applied once per event id; a redelivery gets the first result.",
         security: [],
-        parameters: [{ name: "Sandbox-Signature", in: "header", required: true, schema: { type: "string", example: "t=1764460800,v1=5f…" } }],
+        parameters: [
+          {
+            name: "Sandbox-Signature",
+            in: "header",
+            required: true,
+            schema: { type: "string", example: "t=1764460800,v1=5f…" },
+          },
+        ],
         requestBody: { required: true, content: jsonContent(ref("SandboxWebhookEvent")) },
-        responses: { 200: { description: "Applied, or received before.", content: jsonContent(ref("EventReceipt")) }, ...problems(400, 401, 409, 413, 415) },
+        responses: {
+          200: { description: "Applied, or received before.", content: jsonContent(ref("EventReceipt")) },
+          ...problems(400, 401, 409, 413, 415),
+        },
       },
     },
   };

@@ -1,11 +1,37 @@
 /** The executions part of the OpenAPI document: the write-ahead intent, sent, the outcome, and the ledger. */
-import { etagHeader, fencingTokenParam, ifMatchParam, jsonContent, type JsonSchema, optionalInBody, problems, ref, type SchemaEntries, taskId, tokenDescription, versionDescription } from "@/lib/adapters/openapi/shared-components";
+import {
+  etagHeader,
+  fencingTokenParam,
+  ifMatchParam,
+  jsonContent,
+  type JsonSchema,
+  optionalInBody,
+  problems,
+  ref,
+  type SchemaEntries,
+  taskId,
+  tokenDescription,
+  versionDescription,
+} from "@/lib/adapters/openapi/shared-components";
 import { RecordIntentInputSchema } from "@/lib/use-cases/executions/record-intent";
 import { MarkSentInputSchema } from "@/lib/use-cases/executions/mark-sent";
 import { RecordOutcomeInputSchema } from "@/lib/use-cases/executions/record-outcome";
-import { ExecutionDetailSchema, ExecutionEventResourceSchema, ExecutionListSchema, ExecutionResourceSchema, IntentResultSchema, OutcomeResultSchema } from "@/lib/adapters/api/execution-resources";
+import {
+  ExecutionDetailSchema,
+  ExecutionEventResourceSchema,
+  ExecutionListSchema,
+  ExecutionResourceSchema,
+  IntentResultSchema,
+  OutcomeResultSchema,
+} from "@/lib/adapters/api/execution-resources";
 
-const executionId = { name: "id", in: "path", required: true, schema: { type: "string" }, description: "Execution id." };
+const executionId = {
+  name: "id",
+  in: "path",
+  required: true,
+  schema: { type: "string" },
+  description: "Execution id.",
+};
 
 export const executionRequestSchemas: SchemaEntries = [
   ["RecordIntentRequest", RecordIntentInputSchema],
@@ -50,7 +76,11 @@ export function taskExecutionPaths(): Record<string, JsonSchema> {
         parameters: [taskId, ifMatchParam, fencingTokenParam],
         requestBody: { required: true, content: jsonContent(ref("RecordIntentRequest")) },
         responses: {
-          201: { description: "Intent recorded: proceed.", headers: etagHeader, content: jsonContent(ref("IntentResult")) },
+          201: {
+            description: "Intent recorded: proceed.",
+            headers: etagHeader,
+            content: jsonContent(ref("IntentResult")),
+          },
           200: {
             description: "Nothing written: a receipt, or an intent recorded before and never sent.",
             headers: { ...etagHeader, "Idempotent-Replayed": { schema: { type: "string", const: "true" } } },
@@ -71,7 +101,10 @@ export function taskExecutionPaths(): Record<string, JsonSchema> {
         operationId: "listExecutions",
         summary: "The task's execution ledger, oldest first",
         parameters: [taskId],
-        responses: { 200: { description: "Every tool call of the task.", content: jsonContent(ref("ExecutionList")) }, ...problems(401, 403, 404) },
+        responses: {
+          200: { description: "Every tool call of the task.", content: jsonContent(ref("ExecutionList")) },
+          ...problems(401, 403, 404),
+        },
       },
     },
   };
@@ -85,7 +118,10 @@ export function executionPaths(): Record<string, JsonSchema> {
         operationId: "getExecution",
         summary: "One execution with its events",
         parameters: [executionId],
-        responses: { 200: { description: "The execution.", content: jsonContent(ref("ExecutionDetail")) }, ...problems(401, 403, 404) },
+        responses: {
+          200: { description: "The execution.", content: jsonContent(ref("ExecutionDetail")) },
+          ...problems(401, 403, 404),
+        },
       },
     },
     "/api/v1/executions/{id}/sent": {
@@ -93,11 +129,15 @@ export function executionPaths(): Record<string, JsonSchema> {
         tags: ["executions"],
         operationId: "markSent",
         summary: "The request is about to leave",
-        description: "From here until an outcome is recorded, the effect may or may not exist; a worker that dies now leaves a SENT execution the server reconciles. Idempotent for the lease that sent it. " +
+        description:
+          "From here until an outcome is recorded, the effect may or may not exist; a worker that dies now leaves a SENT execution the server reconciles. Idempotent for the lease that sent it. " +
           "Only the task's current lease may send: send your fencing_token (without one, the lease the attempt was recorded under is assumed); a fenced worker gets 409 lease-conflict and must not send.",
         parameters: [executionId],
         requestBody: { required: true, content: jsonContent(ref("MarkSentRequest")) },
-        responses: { 200: { description: "SENT.", content: jsonContent(ref("Execution")) }, ...problems(400, 401, 403, 404, 409, 413, 415, 422) },
+        responses: {
+          200: { description: "SENT.", content: jsonContent(ref("Execution")) },
+          ...problems(400, 401, 403, 404, 409, 413, 415, 422),
+        },
       },
     },
     "/api/v1/executions/{id}/outcome": {
@@ -121,7 +161,8 @@ export function executionPaths(): Record<string, JsonSchema> {
         requestBody: { required: true, content: jsonContent(ref("RecordOutcomeRequest")) },
         responses: {
           200: {
-            description: "Recorded (or already recorded); `lease_conflict` is set when the task was not moved because your lease was taken over.",
+            description:
+              "Recorded (or already recorded); `lease_conflict` is set when the task was not moved because your lease was taken over.",
             headers: etagHeader,
             content: jsonContent(ref("OutcomeResult")),
           },

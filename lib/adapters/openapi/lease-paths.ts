@@ -1,5 +1,16 @@
 /** The leases part of the OpenAPI document: acquire, read, renew, release a task's lease. */
-import { fencingTokenHeader, fencingTokenParam, jsonContent, type JsonSchema, optionalInBody, problems, ref, type SchemaEntries, taskId, tokenDescription } from "@/lib/adapters/openapi/shared-components";
+import {
+  fencingTokenHeader,
+  fencingTokenParam,
+  jsonContent,
+  type JsonSchema,
+  optionalInBody,
+  problems,
+  ref,
+  type SchemaEntries,
+  taskId,
+  tokenDescription,
+} from "@/lib/adapters/openapi/shared-components";
 import { LeaseRequestSchema } from "@/lib/stores/leases";
 import { LeaseReleaseRequestSchema, LeaseRenewRequestSchema } from "@/lib/adapters/api/context";
 import { LeaseResourceSchema, LeaseStateSchema } from "@/lib/adapters/api/lease-resources";
@@ -16,7 +27,8 @@ export const leaseResponseSchemas: SchemaEntries = [
 ];
 
 export function leaseFieldsOptionalInBody(requestSchemas: Record<string, JsonSchema>): void {
-  for (const name of ["LeaseRenewRequest", "LeaseReleaseRequest"]) optionalInBody(requestSchemas[name], "fencing_token", tokenDescription);
+  for (const name of ["LeaseRenewRequest", "LeaseReleaseRequest"])
+    optionalInBody(requestSchemas[name], "fencing_token", tokenDescription);
 }
 
 export function leasePaths(): Record<string, JsonSchema> {
@@ -33,14 +45,20 @@ export function leasePaths(): Record<string, JsonSchema> {
           "The body may be omitted (ttl_seconds defaults to 60).",
         parameters: [taskId],
         requestBody: { required: false, content: jsonContent(ref("LeaseRequest")) },
-        responses: { 200: { description: "The lease.", headers: fencingTokenHeader, content: jsonContent(ref("Lease")) }, ...problems(400, 401, 403, 404, 409, 413, 415) },
+        responses: {
+          200: { description: "The lease.", headers: fencingTokenHeader, content: jsonContent(ref("Lease")) },
+          ...problems(400, 401, 403, 404, 409, 413, 415),
+        },
       },
       get: {
         tags: ["leases"],
         operationId: "getLease",
         summary: "The task's latest lease, live or expired",
         parameters: [taskId],
-        responses: { 200: { description: "The lease, or null.", content: jsonContent(ref("LeaseState")) }, ...problems(401, 403, 404) },
+        responses: {
+          200: { description: "The lease, or null.", content: jsonContent(ref("LeaseState")) },
+          ...problems(401, 403, 404),
+        },
       },
     },
     "/api/v1/tasks/{id}/lease/renew": {
@@ -51,7 +69,10 @@ export function leasePaths(): Record<string, JsonSchema> {
         description: "409 lease-conflict when the token is no longer your live lease: stop writing, and acquire again.",
         parameters: [taskId, fencingTokenParam],
         requestBody: { required: false, content: jsonContent(ref("LeaseRenewRequest")) },
-        responses: { 200: { description: "The renewed lease.", headers: fencingTokenHeader, content: jsonContent(ref("Lease")) }, ...problems(400, 401, 403, 409, 413, 415) },
+        responses: {
+          200: { description: "The renewed lease.", headers: fencingTokenHeader, content: jsonContent(ref("Lease")) },
+          ...problems(400, 401, 403, 409, 413, 415),
+        },
       },
     },
     "/api/v1/tasks/{id}/lease/release": {
@@ -59,10 +80,14 @@ export function leasePaths(): Record<string, JsonSchema> {
         tags: ["leases"],
         operationId: "releaseLease",
         summary: "End your lease now",
-        description: "204 whether or not the token was still current: a lease no longer yours is released already, and a retried release must not fail.",
+        description:
+          "204 whether or not the token was still current: a lease no longer yours is released already, and a retried release must not fail.",
         parameters: [taskId, fencingTokenParam],
         requestBody: { required: false, content: jsonContent(ref("LeaseReleaseRequest")) },
-        responses: { 204: { description: "Released (or no longer yours)." }, ...problems(400, 401, 403, 404, 413, 415) },
+        responses: {
+          204: { description: "Released (or no longer yours)." },
+          ...problems(400, 401, 403, 404, 413, 415),
+        },
       },
     },
   };

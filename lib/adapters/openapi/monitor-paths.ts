@@ -1,12 +1,16 @@
 /** The invariant monitor's part of the OpenAPI document, under the alerts tag and the alerts permissions: it is what raises them. */
-import { jsonContent, type JsonSchema, problems, ref, type SchemaEntries } from "@/lib/adapters/openapi/shared-components";
+import {
+  jsonContent,
+  type JsonSchema,
+  problems,
+  ref,
+  type SchemaEntries,
+} from "@/lib/adapters/openapi/shared-components";
 import { MonitorRunInputSchema } from "@/lib/use-cases/monitor/monitor-runs";
 import { MonitorPassResultSchema, MonitorRunListSchema } from "@/lib/adapters/api/alert-resources";
 import { alertActors, alertReaders } from "@/lib/adapters/openapi/alert-paths";
 
-export const monitorRequestSchemas: SchemaEntries = [
-  ["MonitorRunRequest", MonitorRunInputSchema],
-];
+export const monitorRequestSchemas: SchemaEntries = [["MonitorRunRequest", MonitorRunInputSchema]];
 
 export const monitorResponseSchemas: SchemaEntries = [
   ["MonitorRunList", MonitorRunListSchema],
@@ -21,7 +25,10 @@ export function monitorPaths(): Record<string, JsonSchema> {
         operationId: "listMonitorRuns",
         summary: "The invariant monitor's last passes",
         description: alertReaders,
-        responses: { 200: { description: "Newest first.", content: jsonContent(ref("MonitorRunList")) }, ...problems(401, 403) },
+        responses: {
+          200: { description: "Newest first.", content: jsonContent(ref("MonitorRunList")) },
+          ...problems(401, 403),
+        },
       },
       post: {
         tags: ["alerts"],

@@ -1,13 +1,49 @@
-import { alertFieldsOptionalInBody, alertPaths, alertRequestSchemas, alertResponseSchemas } from "@/lib/adapters/openapi/alert-paths";
+import {
+  alertFieldsOptionalInBody,
+  alertPaths,
+  alertRequestSchemas,
+  alertResponseSchemas,
+} from "@/lib/adapters/openapi/alert-paths";
 import { auditPaths, auditResponseSchemas } from "@/lib/adapters/openapi/audit-paths";
-import { checkpointFieldsOptionalInBody, checkpointPaths, checkpointRequestSchemas, checkpointResponseSchemas } from "@/lib/adapters/openapi/checkpoint-paths";
+import {
+  checkpointFieldsOptionalInBody,
+  checkpointPaths,
+  checkpointRequestSchemas,
+  checkpointResponseSchemas,
+} from "@/lib/adapters/openapi/checkpoint-paths";
 import { eventPaths, eventRequestSchemas, eventResponseSchemas } from "@/lib/adapters/openapi/event-paths";
-import { executionFieldsOptionalInBody, executionPaths, executionRequestSchemas, executionResponseSchemas, taskExecutionPaths } from "@/lib/adapters/openapi/execution-paths";
-import { instructionFieldsOptionalInBody, instructionPaths, instructionRequestSchemas, instructionResponseSchemas } from "@/lib/adapters/openapi/instruction-paths";
-import { leaseFieldsOptionalInBody, leasePaths, leaseRequestSchemas, leaseResponseSchemas } from "@/lib/adapters/openapi/lease-paths";
+import {
+  executionFieldsOptionalInBody,
+  executionPaths,
+  executionRequestSchemas,
+  executionResponseSchemas,
+  taskExecutionPaths,
+} from "@/lib/adapters/openapi/execution-paths";
+import {
+  instructionFieldsOptionalInBody,
+  instructionPaths,
+  instructionRequestSchemas,
+  instructionResponseSchemas,
+} from "@/lib/adapters/openapi/instruction-paths";
+import {
+  leaseFieldsOptionalInBody,
+  leasePaths,
+  leaseRequestSchemas,
+  leaseResponseSchemas,
+} from "@/lib/adapters/openapi/lease-paths";
 import { monitorPaths, monitorRequestSchemas, monitorResponseSchemas } from "@/lib/adapters/openapi/monitor-paths";
-import { componentSchemas, type JsonSchema, problemResponses, problemSchemas } from "@/lib/adapters/openapi/shared-components";
-import { taskFieldsOptionalInBody, taskPaths, taskRequestSchemas, taskResponseSchemas } from "@/lib/adapters/openapi/task-paths";
+import {
+  componentSchemas,
+  type JsonSchema,
+  problemResponses,
+  problemSchemas,
+} from "@/lib/adapters/openapi/shared-components";
+import {
+  taskFieldsOptionalInBody,
+  taskPaths,
+  taskRequestSchemas,
+  taskResponseSchemas,
+} from "@/lib/adapters/openapi/task-paths";
 import { workflowPaths, workflowResponseSchemas } from "@/lib/adapters/openapi/workflow-paths";
 
 /**
@@ -67,7 +103,18 @@ function buildDocument(): JsonSchema {
     },
     servers: [{ url: "/" }],
     security: [{ bearerAuth: [] }],
-    tags: [{ name: "tasks" }, { name: "executions" }, { name: "leases" }, { name: "events" }, { name: "checkpoints" }, { name: "audit" }, { name: "instructions" }, { name: "alerts" }, { name: "workflows" }, { name: "meta" }],
+    tags: [
+      { name: "tasks" },
+      { name: "executions" },
+      { name: "leases" },
+      { name: "events" },
+      { name: "checkpoints" },
+      { name: "audit" },
+      { name: "instructions" },
+      { name: "alerts" },
+      { name: "workflows" },
+      { name: "meta" },
+    ],
     paths: {
       ...taskPaths(),
       ...taskExecutionPaths(),
@@ -86,12 +133,16 @@ function buildDocument(): JsonSchema {
           operationId: "getOpenApi",
           summary: "This document",
           security: [],
-          responses: { 200: { description: "OpenAPI 3.1.", content: { "application/json": { schema: { type: "object" } } } } },
+          responses: {
+            200: { description: "OpenAPI 3.1.", content: { "application/json": { schema: { type: "object" } } } },
+          },
         },
       },
     },
     components: {
-      securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "An API token: Authorization: Bearer <token>." } },
+      securitySchemes: {
+        bearerAuth: { type: "http", scheme: "bearer", description: "An API token: Authorization: Bearer <token>." },
+      },
       schemas: { ...requestSchemas, ...responseSchemas },
       responses: problemResponses(),
     },

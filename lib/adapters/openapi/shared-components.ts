@@ -27,7 +27,8 @@ export function componentSchemas(entries: SchemaEntries, io: "input" | "output")
     override: ({ zodSchema, jsonSchema }) => {
       // A response object may gain fields later: only strict (fixed-schema) objects promise none.
       const def = zodSchema._zod.def;
-      if (io === "output" && def.type === "object" && !def.catchall && jsonSchema.additionalProperties === false) delete jsonSchema.additionalProperties;
+      if (io === "output" && def.type === "object" && !def.catchall && jsonSchema.additionalProperties === false)
+        delete jsonSchema.additionalProperties;
     },
   });
   return Object.fromEntries(Object.entries(schemas).map(([id, s]) => [id, stripMeta(s as JsonSchema)]));
@@ -43,7 +44,13 @@ export function queryParameters(schema: z.ZodObject): JsonSchema[] {
   return Object.entries(schema.shape).map(([name, member]) => {
     const s = stripMeta(z.toJSONSchema(member as z.ZodType, { io: "input" }) as JsonSchema);
     const { description, ...rest } = s;
-    return { name, in: "query", required: !(member as z.ZodType).safeParse(undefined).success, schema: rest, ...(description ? { description } : {}) };
+    return {
+      name,
+      in: "query",
+      required: !(member as z.ZodType).safeParse(undefined).success,
+      schema: rest,
+      ...(description ? { description } : {}),
+    };
   });
 }
 
@@ -68,7 +75,9 @@ const problemStatuses = {
 type ProblemStatus = keyof typeof problemStatuses;
 
 export function problems(...statuses: ProblemStatus[]): Record<string, JsonSchema> {
-  return Object.fromEntries([...statuses, 500 as const].map((s) => [String(s), { $ref: `#/components/responses/Problem${s}` }]));
+  return Object.fromEntries(
+    [...statuses, 500 as const].map((s) => [String(s), { $ref: `#/components/responses/Problem${s}` }]),
+  );
 }
 
 /** components.responses: one Problem<status> for each status `problems` refers to. */
@@ -78,7 +87,9 @@ export function problemResponses(): Record<string, JsonSchema> {
       `Problem${status}`,
       {
         description,
-        ...(status === "401" ? { headers: { "WWW-Authenticate": { schema: { type: "string", example: 'Bearer realm="verity"' } } } } : {}),
+        ...(status === "401"
+          ? { headers: { "WWW-Authenticate": { schema: { type: "string", example: 'Bearer realm="verity"' } } } }
+          : {}),
         content: { "application/problem+json": { schema: ref("Problem") } },
       },
     ]),
@@ -86,8 +97,18 @@ export function problemResponses(): Record<string, JsonSchema> {
 }
 
 export const jsonContent = (schema: JsonSchema) => ({ "application/json": { schema } });
-export const etagHeader = { ETag: { description: 'The task version, quoted: send it back as If-Match.', schema: { type: "string", example: '"5"' } } };
-export const ifMatchParam = { name: "If-Match", in: "header", required: false, schema: { type: "string", example: '"5"' } };
+export const etagHeader = {
+  ETag: {
+    description: "The task version, quoted: send it back as If-Match.",
+    schema: { type: "string", example: '"5"' },
+  },
+};
+export const ifMatchParam = {
+  name: "If-Match",
+  in: "header",
+  required: false,
+  schema: { type: "string", example: '"5"' },
+};
 export const fencingTokenParam = {
   name: "Fencing-Token",
   in: "header",
@@ -95,7 +116,9 @@ export const fencingTokenParam = {
   description: "Your lease's fencing token; or fencing_token in the body. If both are sent they must agree.",
   schema: { type: "string", pattern: "^[0-9]{1,18}$", example: "3" },
 };
-export const fencingTokenHeader = { "Fencing-Token": { description: "The lease's fencing token: send it with every write.", schema: { type: "string" } } };
+export const fencingTokenHeader = {
+  "Fencing-Token": { description: "The lease's fencing token: send it with every write.", schema: { type: "string" } },
+};
 export const taskId = { name: "id", in: "path", required: true, schema: { type: "string" }, description: "Task id." };
 
 /** A request schema whose field may come from a header instead: no longer required in the body, and said so. */
@@ -110,5 +133,7 @@ export function optionalInBody(schema: JsonSchema | undefined, field: string, de
 }
 
 // expected_version may come from If-Match and fencing_token from Fencing-Token; the API fills them in before validating.
-export const versionDescription = "The version the change is based on. Required here unless sent as If-Match; if both are sent they must agree.";
-export const tokenDescription = "Your lease's fencing token; or send it as Fencing-Token. If both are sent they must agree. A stale token is a 409 lease-conflict and nothing is written.";
+export const versionDescription =
+  "The version the change is based on. Required here unless sent as If-Match; if both are sent they must agree.";
+export const tokenDescription =
+  "Your lease's fencing token; or send it as Fencing-Token. If both are sent they must agree. A stale token is a 409 lease-conflict and nothing is written.";

@@ -1,9 +1,30 @@
 /** The tasks part of the OpenAPI document: create, list, read, transition, next steps. */
-import { etagHeader, fencingTokenParam, ifMatchParam, jsonContent, type JsonSchema, optionalInBody, problems, queryParameters, ref, type SchemaEntries, taskId, tokenDescription, versionDescription } from "@/lib/adapters/openapi/shared-components";
+import {
+  etagHeader,
+  fencingTokenParam,
+  ifMatchParam,
+  jsonContent,
+  type JsonSchema,
+  optionalInBody,
+  problems,
+  queryParameters,
+  ref,
+  type SchemaEntries,
+  taskId,
+  tokenDescription,
+  versionDescription,
+} from "@/lib/adapters/openapi/shared-components";
 import { CreateTaskInputSchema } from "@/lib/use-cases/tasks/create-task";
 import { TransitionInputSchema } from "@/lib/stores/tasks/task-transitions";
 import { TaskPatchSchema, TaskStateSchema } from "@/lib/model/tasks/task-state";
-import { NextStepsSchema, TaskPageSchema, TaskResourceSchema, TransitionPageSchema, TransitionResourceSchema, TransitionResultSchema } from "@/lib/adapters/api/task-resources";
+import {
+  NextStepsSchema,
+  TaskPageSchema,
+  TaskResourceSchema,
+  TransitionPageSchema,
+  TransitionResourceSchema,
+  TransitionResultSchema,
+} from "@/lib/adapters/api/task-resources";
 import { ListTasksQuerySchema } from "@/lib/use-cases/tasks/list-tasks";
 import { TransitionLogQuerySchema } from "@/lib/adapters/api/context";
 
@@ -36,10 +57,15 @@ export function taskPaths(): Record<string, JsonSchema> {
         tags: ["tasks"],
         operationId: "createTask",
         summary: "Create a task",
-        description: "Idempotent on task_id: the same task_id with the same body returns the existing task (200, Idempotent-Replayed: true); a different body is a 409.",
+        description:
+          "Idempotent on task_id: the same task_id with the same body returns the existing task (200, Idempotent-Replayed: true); a different body is a 409.",
         requestBody: { required: true, content: jsonContent(ref("CreateTaskRequest")) },
         responses: {
-          201: { description: "Created.", headers: { ...etagHeader, Location: { schema: { type: "string" } } }, content: jsonContent(ref("Task")) },
+          201: {
+            description: "Created.",
+            headers: { ...etagHeader, Location: { schema: { type: "string" } } },
+            content: jsonContent(ref("Task")),
+          },
           200: {
             description: "Already created by an identical request.",
             headers: { ...etagHeader, "Idempotent-Replayed": { schema: { type: "string", const: "true" } } },
@@ -53,7 +79,10 @@ export function taskPaths(): Record<string, JsonSchema> {
         operationId: "listTasks",
         summary: "List tasks, newest activity first",
         parameters: queryParameters(ListTasksQuerySchema),
-        responses: { 200: { description: "One keyset page.", content: jsonContent(ref("TaskPage")) }, ...problems(400, 401, 403) },
+        responses: {
+          200: { description: "One keyset page.", content: jsonContent(ref("TaskPage")) },
+          ...problems(400, 401, 403),
+        },
       },
     },
     "/api/v1/tasks/{id}": {
@@ -75,14 +104,20 @@ export function taskPaths(): Record<string, JsonSchema> {
         operationId: "transitionTask",
         summary: "Change a task's status and/or state under compare-and-swap",
         description:
-          "Omit `to` for an in-place update. Send the version you read as If-Match (\"5\", 5 or W/\"5\") or expected_version. " +
+          'Omit `to` for an in-place update. Send the version you read as If-Match ("5", 5 or W/"5") or expected_version. ' +
           "A retry with the same transition_id returns the first result (Idempotent-Replayed: true) and writes nothing.",
         parameters: [taskId, ifMatchParam, fencingTokenParam],
         requestBody: { required: true, content: jsonContent(ref("TransitionRequest")) },
         responses: {
           200: {
             description: "Applied, or replayed.",
-            headers: { ...etagHeader, "Idempotent-Replayed": { description: "Present when the transition_id was already applied.", schema: { type: "string", const: "true" } } },
+            headers: {
+              ...etagHeader,
+              "Idempotent-Replayed": {
+                description: "Present when the transition_id was already applied.",
+                schema: { type: "string", const: "true" },
+              },
+            },
             content: jsonContent(ref("TransitionResult")),
           },
           ...problems(400, 401, 403, 404, 409, 413, 415, 422),
@@ -93,7 +128,10 @@ export function taskPaths(): Record<string, JsonSchema> {
         operationId: "listTransitions",
         summary: "The task's transition log, oldest first",
         parameters: [taskId, ...queryParameters(TransitionLogQuerySchema)],
-        responses: { 200: { description: "One page.", content: jsonContent(ref("TransitionPage")) }, ...problems(400, 401, 403, 404) },
+        responses: {
+          200: { description: "One page.", content: jsonContent(ref("TransitionPage")) },
+          ...problems(400, 401, 403, 404),
+        },
       },
     },
     "/api/v1/tasks/{id}/next": {
@@ -102,7 +140,10 @@ export function taskPaths(): Record<string, JsonSchema> {
         operationId: "getNextSteps",
         summary: "The transitions the caller may take now, each with what blocks it",
         parameters: [taskId],
-        responses: { 200: { description: "Next steps.", headers: etagHeader, content: jsonContent(ref("NextSteps")) }, ...problems(401, 403, 404) },
+        responses: {
+          200: { description: "Next steps.", headers: etagHeader, content: jsonContent(ref("NextSteps")) },
+          ...problems(401, 403, 404),
+        },
       },
     },
   };

@@ -1,5 +1,11 @@
 /** The workflows part of the OpenAPI document: the definitions tasks are pinned to. */
-import { jsonContent, type JsonSchema, problems, ref, type SchemaEntries } from "@/lib/adapters/openapi/shared-components";
+import {
+  jsonContent,
+  type JsonSchema,
+  problems,
+  ref,
+  type SchemaEntries,
+} from "@/lib/adapters/openapi/shared-components";
 import { workflowNames } from "@/lib/model/workflows";
 import { WorkflowListSchema, WorkflowResourceSchema } from "@/lib/adapters/api/workflow-resources";
 
@@ -17,7 +23,10 @@ export function workflowPaths(): Record<string, JsonSchema> {
         tags: ["workflows"],
         operationId: "listWorkflows",
         summary: "Workflow definitions, every version, with digests",
-        responses: { 200: { description: "Definitions.", content: jsonContent(ref("WorkflowList")) }, ...problems(401, 403) },
+        responses: {
+          200: { description: "Definitions.", content: jsonContent(ref("WorkflowList")) },
+          ...problems(401, 403),
+        },
       },
     },
     "/api/v1/workflows/{name}": {
@@ -25,8 +34,14 @@ export function workflowPaths(): Record<string, JsonSchema> {
         tags: ["workflows"],
         operationId: "getWorkflow",
         summary: "One workflow definition (newest version unless ?version=)",
-        parameters: [workflowName, { name: "version", in: "query", required: false, schema: { type: "integer", minimum: 1 } }],
-        responses: { 200: { description: "The definition.", content: jsonContent(ref("Workflow")) }, ...problems(400, 401, 403, 404) },
+        parameters: [
+          workflowName,
+          { name: "version", in: "query", required: false, schema: { type: "integer", minimum: 1 } },
+        ],
+        responses: {
+          200: { description: "The definition.", content: jsonContent(ref("Workflow")) },
+          ...problems(400, 401, 403, 404),
+        },
       },
     },
   };

@@ -21,7 +21,10 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 /** Stripe's metadata rules: at most 50 string values under short keys. */
 export const metadataSchema = z
-  .record(z.string().regex(/^[A-Za-z0-9_.-]{1,40}$/, "metadata keys are 1–40 of A-Z a-z 0-9 _ . -"), z.string().max(500))
+  .record(
+    z.string().regex(/^[A-Za-z0-9_.-]{1,40}$/, "metadata keys are 1–40 of A-Z a-z 0-9 _ . -"),
+    z.string().max(500),
+  )
   .refine((m) => Object.keys(m).length <= 50, "at most 50 metadata keys");
 
 const providerId = z.string().min(1).max(255);

@@ -29,6 +29,8 @@ export function findDuplicateRefunds(refunds: readonly SandboxRefund[]): Duplica
   }
   return {
     byExecution: [...byExecution.values()].filter((g) => g.refundIds.length > 1),
-    byIdempotencyKey: [...byKey].filter(([, ids]) => ids.length > 1).map(([idempotencyKey, refundIds]) => ({ idempotencyKey, refundIds })),
+    byIdempotencyKey: [...byKey]
+      .filter(([, ids]) => ids.length > 1)
+      .map(([idempotencyKey, refundIds]) => ({ idempotencyKey, refundIds })),
   };
 }

@@ -24,5 +24,6 @@ export function faultHeaders(faults: string[] | undefined): Record<string, strin
 /** Invariant 2 of the audit: no external effect without an execution identity. A bug, so it throws. */
 export function assertEffectIdentity(idempotencyKey: string, metadata: { executionId: string; taskId: string }): void {
   if (!idempotencyKey.trim()) throw new AppError("invariant_violated", "An external effect needs an idempotency key.");
-  if (!metadata.executionId.trim() || !metadata.taskId.trim()) throw new AppError("invariant_violated", "An external effect needs its execution and task ids.");
+  if (!metadata.executionId.trim() || !metadata.taskId.trim())
+    throw new AppError("invariant_violated", "An external effect needs its execution and task ids.");
 }

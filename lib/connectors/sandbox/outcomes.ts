@@ -38,7 +38,13 @@ export function evidenceOf(ex: Exchanged, site: CallSite): ProviderEvidence {
 
 /** What an error code, stated by the provider, means for the request that got it. */
 function outcomeOfErrorCode(code: ErrorCode, status: number, message: string): FailedOutcome | UnknownOutcome {
-  const failed = (reason: FailedOutcome["reason"], retryable: boolean): FailedOutcome => ({ kind: "failed", reason, retryable, message, httpStatus: status });
+  const failed = (reason: FailedOutcome["reason"], retryable: boolean): FailedOutcome => ({
+    kind: "failed",
+    reason,
+    retryable,
+    message,
+    httpStatus: status,
+  });
   switch (code) {
     case "parameter_invalid":
     case "idempotency_key_missing":
@@ -66,15 +72,29 @@ function outcomeOfErrorCode(code: ErrorCode, status: number, message: string): F
 
 function unknownOfStatus(ex: Exchanged, what: string): UnknownOutcome {
   return ex.status >= 500
-    ? { kind: "unknown", reason: "server_error", message: `${ex.status} without the provider's error body`, httpStatus: ex.status }
-    : { kind: "unknown", reason: "unexpected_response", message: `${what}: ${ex.status} ${ex.text.slice(0, 200)}`, httpStatus: ex.status };
+    ? {
+        kind: "unknown",
+        reason: "server_error",
+        message: `${ex.status} without the provider's error body`,
+        httpStatus: ex.status,
+      }
+    : {
+        kind: "unknown",
+        reason: "unexpected_response",
+        message: `${what}: ${ex.status} ${ex.text.slice(0, 200)}`,
+        httpStatus: ex.status,
+      };
 }
 
 /**
  * A create. `check` parses the 2xx body and compares it with what was asked:
  * a success the connector cannot tie to its own request is no evidence.
  */
-export function classifyCreate<T>(ex: HttpExchange, site: CallSite, check: (json: unknown) => { ok: true; value: T } | { ok: false; why: string }): { kind: "succeeded"; value: T; evidence: ProviderEvidence } | FailedOutcome | UnknownOutcome {
+export function classifyCreate<T>(
+  ex: HttpExchange,
+  site: CallSite,
+  check: (json: unknown) => { ok: true; value: T } | { ok: false; why: string },
+): { kind: "succeeded"; value: T; evidence: ProviderEvidence } | FailedOutcome | UnknownOutcome {
   switch (ex.kind) {
     case "not_sent":
       return { kind: "failed", reason: ex.reason, retryable: true, message: ex.message };
@@ -83,7 +103,8 @@ export function classifyCreate<T>(ex: HttpExchange, site: CallSite, check: (json
     case "response": {
       if (ex.status >= 200 && ex.status < 300) {
         const checked = check(ex.json);
-        if (!checked.ok) return { kind: "unknown", reason: "unexpected_response", message: checked.why, httpStatus: ex.status };
+        if (!checked.ok)
+          return { kind: "unknown", reason: "unexpected_response", message: checked.why, httpStatus: ex.status };
         return { kind: "succeeded", value: checked.value, evidence: evidenceOf(ex, site) };
       }
       const error = errorBodySchema.safeParse(ex.json);
@@ -102,7 +123,10 @@ export function classifyLookup<I extends z.ZodType<{ idempotency_key: string }>,
   site: CallSite,
   item: I,
   toValue: (item: z.infer<I>) => T,
-): { kind: "found"; value: T; evidence: ProviderEvidence } | { kind: "not_found"; evidence: ProviderEvidence } | UnknownOutcome {
+):
+  | { kind: "found"; value: T; evidence: ProviderEvidence }
+  | { kind: "not_found"; evidence: ProviderEvidence }
+  | UnknownOutcome {
   switch (ex.kind) {
     case "not_sent":
       return { kind: "unknown", reason: ex.reason === "unreachable" ? "unreachable" : "aborted", message: ex.message };
@@ -111,18 +135,36 @@ export function classifyLookup<I extends z.ZodType<{ idempotency_key: string }>,
     case "response": {
       if (ex.status !== 200) {
         const error = errorBodySchema.safeParse(ex.json);
-        if (error.success && error.data.error.code === "internal_error") return { kind: "unknown", reason: "server_error", message: error.data.error.message, httpStatus: ex.status };
+        if (error.success && error.data.error.code === "internal_error")
+          return { kind: "unknown", reason: "server_error", message: error.data.error.message, httpStatus: ex.status };
         return unknownOfStatus(ex, "the lookup was answered with");
       }
       const list = listSchema(item).safeParse(ex.json);
-      if (!list.success) return { kind: "unknown", reason: "unexpected_response", message: `the lookup's list does not parse: ${list.error.message}`, httpStatus: ex.status };
+      if (!list.success)
+        return {
+          kind: "unknown",
+          reason: "unexpected_response",
+          message: `the lookup's list does not parse: ${list.error.message}`,
+          httpStatus: ex.status,
+        };
       const [first, ...rest] = list.data.data;
       if (first === undefined) {
-        if (list.data.in_flight) return { kind: "unknown", reason: "in_flight", message: `a request with key ${site.idempotencyKey} is still being processed`, httpStatus: ex.status };
+        if (list.data.in_flight)
+          return {
+            kind: "unknown",
+            reason: "in_flight",
+            message: `a request with key ${site.idempotencyKey} is still being processed`,
+            httpStatus: ex.status,
+          };
         return { kind: "not_found", evidence: evidenceOf(ex, site) };
       }
       if (rest.length > 0 || first.idempotency_key !== site.idempotencyKey) {
-        return { kind: "unknown", reason: "unexpected_response", message: `the lookup for key ${site.idempotencyKey} returned ${list.data.data.length} item(s) that do not match it`, httpStatus: ex.status };
+        return {
+          kind: "unknown",
+          reason: "unexpected_response",
+          message: `the lookup for key ${site.idempotencyKey} returned ${list.data.data.length} item(s) that do not match it`,
+          httpStatus: ex.status,
+        };
       }
       return { kind: "found", value: toValue(first), evidence: evidenceOf(ex, site) };
     }

@@ -14,7 +14,13 @@ export function signWebhook(secret: string, body: string, timestampSeconds: numb
  * For a receiver: is `header` a valid signature of the exact `body` bytes,
  * made within `toleranceSeconds` (replayed old deliveries are refused)?
  */
-export function verifyWebhookSignature(input: { secret: string; header: string | null; body: string; toleranceSeconds?: number; nowSeconds?: number }): boolean {
+export function verifyWebhookSignature(input: {
+  secret: string;
+  header: string | null;
+  body: string;
+  toleranceSeconds?: number;
+  nowSeconds?: number;
+}): boolean {
   if (!input.header) return false;
   const parts = new Map(input.header.split(",").map((p) => p.trim().split("=", 2) as [string, string | undefined]));
   const t = Number(parts.get("t"));

@@ -41,7 +41,10 @@ function chain(length: number): AuditLink[] {
   return links;
 }
 
-function verify(links: AuditLink[], head = { lastSeq: links.length, lastHash: links[links.length - 1]?.hash ?? GENESIS_HASH }) {
+function verify(
+  links: AuditLink[],
+  head = { lastSeq: links.length, lastHash: links[links.length - 1]?.hash ?? GENESIS_HASH },
+) {
   const v = new StreamVerifier("task:t1");
   for (const l of links) v.add(l, contentDigestOf(l));
   return v.finish(head);
@@ -57,7 +60,9 @@ describe("the audit chain's format", () => {
     expect(streamFor({ action: "task.transitioned", subject: { type: "task", id: "t9" } })).toBe("task:t9");
     expect(streamFor({ action: "review.decided", subject: { type: "review", id: "rev_1" } })).toBe("review:rev_1");
     expect(streamFor({ action: "auth.denied", subject: { type: "permission", id: "audit:read" } })).toBe("auth");
-    expect(streamFor({ action: "audit.legal_hold_placed", subject: { type: "legal_hold", id: "hold_1" } })).toBe("system");
+    expect(streamFor({ action: "audit.legal_hold_placed", subject: { type: "legal_hold", id: "hold_1" } })).toBe(
+      "system",
+    );
   });
 
   it("changes the content digest when any field changes", () => {
@@ -76,7 +81,9 @@ describe("the audit chain's format", () => {
     ];
     for (const v of variants) expect(contentDigestOf(content(1, v)), JSON.stringify(v)).not.toBe(base);
     // Key order is not content: the canonical form sorts keys.
-    expect(contentDigestOf(content(1, { details: { b: 1, a: 2 } }))).toBe(contentDigestOf(content(1, { details: { a: 2, b: 1 } })));
+    expect(contentDigestOf(content(1, { details: { b: 1, a: 2 } }))).toBe(
+      contentDigestOf(content(1, { details: { a: 2, b: 1 } })),
+    );
   });
 });
 
@@ -97,12 +104,20 @@ describe("details", () => {
   });
 
   it("stores what jsonb gives back: no undefined, dates as strings, no NUL, no lone surrogate", () => {
-    expect(normalizeDetails({ a: undefined, d: new Date(0), s: "x\u0000y", ["k\u0000"]: ["\ud800!"] })).toEqual({ d: "1970-01-01T00:00:00.000Z", s: "xy", k: ["\ufffd!"] });
+    expect(normalizeDetails({ a: undefined, d: new Date(0), s: "x\u0000y", ["k\u0000"]: ["\ud800!"] })).toEqual({
+      d: "1970-01-01T00:00:00.000Z",
+      s: "xy",
+      k: ["\ufffd!"],
+    });
   });
 
   it("replaces oversized details by their size and digest instead of failing the write", () => {
     const out = normalizeDetails({ blob: "x".repeat(MAX_DETAILS_BYTES) });
-    expect(out).toMatchObject({ details_omitted: expect.any(String), bytes: expect.any(Number), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(out).toMatchObject({
+      details_omitted: expect.any(String),
+      bytes: expect.any(Number),
+      sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
   });
 });
 
@@ -122,18 +137,37 @@ describe("StreamVerifier", () => {
     const forged = { ...links[2]!, actor: "spiffe://verity.local/agent/mallory" };
     forged.hash = chainHash(forged.prevHash, 3, contentDigestOf(forged));
     links[2] = forged;
-    expect(verify(links)).toMatchObject({ kind: "link_broken", seq: 4, entryId: "aud_4", found: links[3]!.prevHash, expected: forged.hash });
+    expect(verify(links)).toMatchObject({
+      kind: "link_broken",
+      seq: 4,
+      entryId: "aud_4",
+      found: links[3]!.prevHash,
+      expected: forged.hash,
+    });
   });
 
   it("names a deleted entry by the gap, and a deleted tail by the head", () => {
     const links = chain(5);
-    expect(verify([...links.slice(0, 2), ...links.slice(3)], { lastSeq: 5, lastHash: links[4]!.hash })).toMatchObject({ kind: "entries_missing", seq: 4, expected: "seq 3", found: "seq 4" });
-    expect(verify(links.slice(0, 4), { lastSeq: 5, lastHash: links[4]!.hash })).toMatchObject({ kind: "entries_missing", seq: 5, entryId: null });
+    expect(verify([...links.slice(0, 2), ...links.slice(3)], { lastSeq: 5, lastHash: links[4]!.hash })).toMatchObject({
+      kind: "entries_missing",
+      seq: 4,
+      expected: "seq 3",
+      found: "seq 4",
+    });
+    expect(verify(links.slice(0, 4), { lastSeq: 5, lastHash: links[4]!.hash })).toMatchObject({
+      kind: "entries_missing",
+      seq: 5,
+      entryId: null,
+    });
   });
 
   it("names an entry appended past the head", () => {
     const links = chain(6);
-    expect(verify(links, { lastSeq: 5, lastHash: links[4]!.hash })).toMatchObject({ kind: "entry_unexpected", seq: 6, entryId: "aud_6" });
+    expect(verify(links, { lastSeq: 5, lastHash: links[4]!.hash })).toMatchObject({
+      kind: "entry_unexpected",
+      seq: 6,
+      entryId: "aud_6",
+    });
   });
 
   it("starts a stream at its retention anchor", () => {

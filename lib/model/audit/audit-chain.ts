@@ -112,7 +112,14 @@ export const AUTH_STREAM = "auth";
 export const SYSTEM_STREAM = "system";
 
 /** Subjects whose rows are written under their own compare-and-swap: each gets its own chain. */
-const aggregateSubjects: ReadonlySet<AuditSubjectType> = new Set(["task", "execution", "review", "divergence_alert", "checkpoint", "instruction_ledger"]);
+const aggregateSubjects: ReadonlySet<AuditSubjectType> = new Set([
+  "task",
+  "execution",
+  "review",
+  "divergence_alert",
+  "checkpoint",
+  "instruction_ledger",
+]);
 
 /**
  * The chain an entry joins: the aggregate it records a write of
@@ -256,25 +263,51 @@ export class StreamVerifier {
       this.firstBreak = { stream: this.stream, seq: link.seq, entryId: link.id, kind, expected, found, message };
     };
     if (link.seq < this.expectedSeq) {
-      return at("entry_unexpected", `seq ≥ ${this.expectedSeq}`, `seq ${link.seq}`, `Entry ${link.id} has seq ${link.seq}, which this stream should not have any more (it starts after ${this.expectedSeq - 1}).`);
+      return at(
+        "entry_unexpected",
+        `seq ≥ ${this.expectedSeq}`,
+        `seq ${link.seq}`,
+        `Entry ${link.id} has seq ${link.seq}, which this stream should not have any more (it starts after ${this.expectedSeq - 1}).`,
+      );
     }
     const gap = link.seq > this.expectedSeq;
     if (gap && !this.gapsAllowed) {
-      const missing = link.seq - this.expectedSeq === 1 ? `seq ${this.expectedSeq}` : `seq ${this.expectedSeq}–${link.seq - 1}`;
-      return at("entries_missing", `seq ${this.expectedSeq}`, `seq ${link.seq}`, `Stream ${this.stream} is missing ${missing}: entry ${link.id} follows seq ${this.expectedSeq - 1}.`);
+      const missing =
+        link.seq - this.expectedSeq === 1 ? `seq ${this.expectedSeq}` : `seq ${this.expectedSeq}–${link.seq - 1}`;
+      return at(
+        "entries_missing",
+        `seq ${this.expectedSeq}`,
+        `seq ${link.seq}`,
+        `Stream ${this.stream} is missing ${missing}: entry ${link.id} follows seq ${this.expectedSeq - 1}.`,
+      );
     }
     const digest = contentDigestOf(link);
     if (storedDigest !== undefined && storedDigest !== digest) {
-      return at("entry_edited", digest, storedDigest, `Entry ${link.id} (seq ${link.seq}) was changed after it was written: its fields hash to ${digest}, the stored content digest is ${storedDigest}.`);
+      return at(
+        "entry_edited",
+        digest,
+        storedDigest,
+        `Entry ${link.id} (seq ${link.seq}) was changed after it was written: its fields hash to ${digest}, the stored content digest is ${storedDigest}.`,
+      );
     }
     // Across a gap (filtered export) the previous hash is unknown: only the entry's own hash can be checked.
     if (!gap && link.prevHash !== this.expectedPrev) {
       const after = previous ? `entry ${previous.id} (seq ${previous.seq})` : "the start of the stream";
-      return at("link_broken", this.expectedPrev, link.prevHash, `Entry ${link.id} (seq ${link.seq}) does not link to ${after}: prev_hash is ${link.prevHash}, expected ${this.expectedPrev}.`);
+      return at(
+        "link_broken",
+        this.expectedPrev,
+        link.prevHash,
+        `Entry ${link.id} (seq ${link.seq}) does not link to ${after}: prev_hash is ${link.prevHash}, expected ${this.expectedPrev}.`,
+      );
     }
     const hash = chainHash(link.prevHash, link.seq, storedDigest ?? digest);
     if (hash !== link.hash) {
-      return at("entry_edited", hash, link.hash, `Entry ${link.id} (seq ${link.seq}) does not hash to its stored hash: expected ${hash}, found ${link.hash}.`);
+      return at(
+        "entry_edited",
+        hash,
+        link.hash,
+        `Entry ${link.id} (seq ${link.seq}) does not hash to its stored hash: expected ${hash}, found ${link.hash}.`,
+      );
     }
     this.expectedSeq = link.seq + 1;
     this.expectedPrev = link.hash;

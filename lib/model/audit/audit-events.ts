@@ -1,6 +1,15 @@
 import type { AuditAction, AuditActor } from "@/lib/model/audit/audit-chain";
 import type { AuditEntryInput } from "@/lib/model/audit/audit-chain";
-import type { Checkpoint, CheckpointRestore, DivergenceAlert, Execution, ExecutionStatus, Review, ReviewDecisionKind, TaskInstruction } from "@/lib/generated/prisma/client";
+import type {
+  Checkpoint,
+  CheckpointRestore,
+  DivergenceAlert,
+  Execution,
+  ExecutionStatus,
+  Review,
+  ReviewDecisionKind,
+  TaskInstruction,
+} from "@/lib/generated/prisma/client";
 
 /**
  * What each write path records, as pure builders of AuditEntryInput, so that
@@ -29,14 +38,25 @@ export interface TransitionFacts {
 
 /** A task created (fromVersion null) or moved; `restored` for the transition a checkpoint restore applies. */
 export function transitionAuditEntry(t: TransitionFacts, options: { restored?: boolean } = {}): AuditEntryInput {
-  const action: AuditAction = options.restored ? "task.restored" : t.fromVersion === null ? "task.created" : "task.transitioned";
+  const action: AuditAction = options.restored
+    ? "task.restored"
+    : t.fromVersion === null
+      ? "task.created"
+      : "task.transitioned";
   return {
     action,
     actor: t.actor,
     subject: { type: "task", id: t.taskId },
     taskId: t.taskId,
     at: t.createdAt,
-    details: { transition_id: t.id, from_version: t.fromVersion, to_version: t.toVersion, from_status: t.fromStatus, to_status: t.toStatus, reason: t.reason },
+    details: {
+      transition_id: t.id,
+      from_version: t.fromVersion,
+      to_version: t.toVersion,
+      from_status: t.fromStatus,
+      to_status: t.toStatus,
+      reason: t.reason,
+    },
   };
 }
 
@@ -54,7 +74,13 @@ export const executionActionByStatus: Record<ExecutionStatus, AuditAction> = {
 };
 
 /** An execution row after a move (or its creation, `from` null): one entry per execution_events row. */
-export function executionAuditEntry(row: Execution, from: ExecutionStatus | null, reason: string, evidence: unknown, actor: AuditActor): AuditEntryInput {
+export function executionAuditEntry(
+  row: Execution,
+  from: ExecutionStatus | null,
+  reason: string,
+  evidence: unknown,
+  actor: AuditActor,
+): AuditEntryInput {
   return {
     action: executionActionByStatus[row.status],
     actor,
@@ -94,13 +120,25 @@ export function reviewOpenedAuditEntry(review: Review, actor: AuditActor): Audit
 }
 
 /** One person's decision, with the review's status after it (a first approval of two leaves it OPEN). */
-export function reviewDecidedAuditEntry(review: Review, decision: ReviewDecisionKind, reason: string, actor: AuditActor): AuditEntryInput {
+export function reviewDecidedAuditEntry(
+  review: Review,
+  decision: ReviewDecisionKind,
+  reason: string,
+  actor: AuditActor,
+): AuditEntryInput {
   return {
     action: "review.decided",
     actor,
     subject: { type: "review", id: review.id },
     taskId: review.taskId,
-    details: { execution_id: review.executionId, round: review.round, decision, reason, status_after: review.status, version_after: review.version },
+    details: {
+      execution_id: review.executionId,
+      round: review.round,
+      decision,
+      reason,
+      status_after: review.status,
+      version_after: review.version,
+    },
   };
 }
 
@@ -115,7 +153,13 @@ export function reviewClosedAuditEntry(review: Review, note: string, actor: Audi
     actor,
     subject: { type: "review", id: review.id },
     taskId: review.taskId,
-    details: { execution_id: review.executionId, round: review.round, note, status_after: review.status, version_after: review.version },
+    details: {
+      execution_id: review.executionId,
+      round: review.round,
+      note,
+      status_after: review.status,
+      version_after: review.version,
+    },
   };
 }
 
@@ -128,8 +172,21 @@ export function divergenceAuditEntry(alert: DivergenceAlert, actor: AuditActor):
     subject: { type: "divergence_alert", id: alert.id },
     taskId: alert.taskId,
     details: resolved
-      ? { kind: alert.kind, severity: alert.severity, execution_id: alert.executionId, resolution: alert.resolution, version: alert.version }
-      : { kind: alert.kind, severity: alert.severity, execution_id: alert.executionId, message: alert.message, internal: alert.internal, external: alert.external },
+      ? {
+          kind: alert.kind,
+          severity: alert.severity,
+          execution_id: alert.executionId,
+          resolution: alert.resolution,
+          version: alert.version,
+        }
+      : {
+          kind: alert.kind,
+          severity: alert.severity,
+          execution_id: alert.executionId,
+          message: alert.message,
+          internal: alert.internal,
+          external: alert.external,
+        },
   };
 }
 
@@ -150,7 +207,15 @@ export function alertActionAuditEntry(
     actor,
     subject: { type: "divergence_alert", id: alert.id },
     taskId: alert.taskId || null,
-    details: { kind: alert.kind, severity: alert.severity, execution_id: alert.executionId, reason, status_after: alert.status, version_after: alert.version, ...details },
+    details: {
+      kind: alert.kind,
+      severity: alert.severity,
+      execution_id: alert.executionId,
+      reason,
+      status_after: alert.status,
+      version_after: alert.version,
+      ...details,
+    },
   };
 }
 
@@ -161,7 +226,12 @@ export function checkpointCreatedAuditEntry(checkpoint: Checkpoint, actor: Audit
     subject: { type: "checkpoint", id: checkpoint.id },
     taskId: checkpoint.taskId,
     at: checkpoint.createdAt,
-    details: { state_version: checkpoint.stateVersion, trigger: checkpoint.trigger, snapshot_digest: checkpoint.snapshotDigest, key_id: checkpoint.keyId },
+    details: {
+      state_version: checkpoint.stateVersion,
+      trigger: checkpoint.trigger,
+      snapshot_digest: checkpoint.snapshotDigest,
+      key_id: checkpoint.keyId,
+    },
   };
 }
 

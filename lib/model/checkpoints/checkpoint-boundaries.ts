@@ -14,7 +14,11 @@ import type { CheckpointTrigger } from "@/lib/model/checkpoints/checkpoint-schem
  * cancelled / terminal > escalated > gate opened > artifacts validated.
  * The irreversible-effect boundary is taken by recordIntent, with the intent.
  */
-export function automaticCheckpointTrigger(def: WorkflowDefinition, before: TaskState, after: TaskState): CheckpointTrigger | null {
+export function automaticCheckpointTrigger(
+  def: WorkflowDefinition,
+  before: TaskState,
+  after: TaskState,
+): CheckpointTrigger | null {
   if (after.status !== before.status) {
     if (def.states[after.status]?.terminal) return isCancellation(after.status) ? "cancelled" : "terminal";
     if (isEscalation(after.status)) return "escalated";

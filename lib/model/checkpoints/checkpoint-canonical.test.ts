@@ -1,10 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "@/lib/core/canonical-json";
-import { canonicalCheckpointJson, canonicalDigest, NonCanonicalValueError } from "@/lib/model/checkpoints/checkpoint-canonical";
+import {
+  canonicalCheckpointJson,
+  canonicalDigest,
+  NonCanonicalValueError,
+} from "@/lib/model/checkpoints/checkpoint-canonical";
 
 describe("canonicalCheckpointJson", () => {
   it("sorts keys at every depth and writes no whitespace", () => {
-    expect(canonicalCheckpointJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: "x y" } })).toBe('{"a":{"c":"x y","d":[3,{"y":2,"z":1}]},"b":1}');
+    expect(canonicalCheckpointJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: "x y" } })).toBe(
+      '{"a":{"c":"x y","d":[3,{"y":2,"z":1}]},"b":1}',
+    );
   });
 
   it("gives the same bytes for equal values built in any key order, and differs when any leaf differs", () => {

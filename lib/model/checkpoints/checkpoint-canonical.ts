@@ -8,7 +8,10 @@ import { canonicalJson, sha256Hex } from "@/lib/core/canonical-json";
  * caller handed in. Here any such value is refused instead, with its path.
  */
 export class NonCanonicalValueError extends Error {
-  constructor(readonly path: string, what: string) {
+  constructor(
+    readonly path: string,
+    what: string,
+  ) {
     super(`${path || "(document)"}: ${what} has no canonical JSON form`);
     this.name = "NonCanonicalValueError";
   }
@@ -43,7 +46,8 @@ function assertPlainJson(value: unknown, path: string, seen: Set<object>): void 
         });
       } else {
         const proto = Object.getPrototypeOf(value);
-        if (proto !== Object.prototype && proto !== null) throw new NonCanonicalValueError(path, `a ${proto?.constructor?.name ?? "non-plain"} object`);
+        if (proto !== Object.prototype && proto !== null)
+          throw new NonCanonicalValueError(path, `a ${proto?.constructor?.name ?? "non-plain"} object`);
         for (const [key, member] of Object.entries(value)) {
           // Undefined members are dropped by the canonical form, as in a JSON round trip.
           if (member !== undefined) assertPlainJson(member, path ? `${path}.${key}` : key, seen);

@@ -16,7 +16,12 @@ import { signedV1Checkpoint } from "@/tests/helpers/checkpoints";
 import { makeState } from "@/tests/helpers/task-states";
 
 const keyring: CheckpointKeyring = { activeKeyId: "k1", keys: { k1: "k1-secret-0123456789abcdef0123456789abcdef" } };
-const task = { id: "task_1", workflowDigest: agentTaskV2.digest, intentId: "intent_1", createdBy: "spiffe://verity.test/agent/a" };
+const task = {
+  id: "task_1",
+  workflowDigest: agentTaskV2.digest,
+  intentId: "intent_1",
+  createdBy: "spiffe://verity.test/agent/a",
+};
 const context = { task: { id: task.id, workflowDigest: task.workflowDigest } };
 
 function facts(overrides: Partial<CheckpointFacts> = {}): CheckpointFacts {
@@ -29,7 +34,10 @@ function facts(overrides: Partial<CheckpointFacts> = {}): CheckpointFacts {
     state: makeState(agentTaskV2, "RUNNING", {
       task_id: "task_1",
       version: 5,
-      artifacts: { implementation_plan: "refund 25 USD", review_report: "looks fine; the api_key=AbC123xyz987 is in vault" },
+      artifacts: {
+        implementation_plan: "refund 25 USD",
+        review_report: "looks fine; the api_key=AbC123xyz987 is in vault",
+      },
       subtasks: [{ id: "issue-refund", title: "Issue the refund", mandatory: true, status: "PENDING" }],
       active_agents: ["spiffe://verity.test/agent/a"],
     }),
@@ -51,7 +59,9 @@ function flipBit(text: string, random: () => number): string {
 }
 
 function failedChecks(row: StoredCheckpoint, ring = keyring): string[] {
-  return verifyStoredCheckpoint(row, ring, context).report.checks.filter((c) => !c.ok).map((c) => c.check);
+  return verifyStoredCheckpoint(row, ring, context)
+    .report.checks.filter((c) => !c.ok)
+    .map((c) => c.check);
 }
 
 describe("sealing a checkpoint", () => {
@@ -81,7 +91,11 @@ describe("sealing a checkpoint", () => {
     const { signature: _sig, ...integrity } = document.integrity;
     expect(row.payload).toBe(canonicalCheckpointJson({ ...document, integrity }));
     expect(row.payload).not.toContain(row.signature);
-    expect(verifyStoredCheckpoint(row, keyring, context).report).toMatchObject({ ok: true, storedSchemaVersion: "oaies.checkpoint.v2", upgradedFrom: [] });
+    expect(verifyStoredCheckpoint(row, keyring, context).report).toMatchObject({
+      ok: true,
+      storedSchemaVersion: "oaies.checkpoint.v2",
+      upgradedFrom: [],
+    });
   });
 
   it("redacts secrets out of the snapshot before the digest and signature, and lists where", () => {
@@ -100,14 +114,20 @@ describe("sealing a checkpoint", () => {
     const shape = facts({ state: { ...facts().state, version: 0 } });
     expect(() => sealCheckpoint(shape, keyring)).toThrow(/TaskState v2/);
     expect(() => sealCheckpoint(facts({ task: { ...task, id: "task_2" } }), keyring)).toThrow(/not task task_2/);
-    expect(() => sealCheckpoint(facts({ task: { ...task, workflowDigest: `sha256:${"0".repeat(64)}` } }), keyring)).toThrow(/does not have/);
+    expect(() =>
+      sealCheckpoint(facts({ task: { ...task, workflowDigest: `sha256:${"0".repeat(64)}` } }), keyring),
+    ).toThrow(/does not have/);
   });
 });
 
 describe("verifying a stored checkpoint", () => {
   it("reports every check by name, so one failure does not hide the others", () => {
     const { row } = sealCheckpoint(facts(), keyring);
-    const report = verifyStoredCheckpoint({ ...row, snapshotDigest: `sha256:${"f".repeat(64)}` }, keyring, context).report;
+    const report = verifyStoredCheckpoint(
+      { ...row, snapshotDigest: `sha256:${"f".repeat(64)}` },
+      keyring,
+      context,
+    ).report;
     expect(report.ok).toBe(false);
     expect(Object.fromEntries(report.checks.map((c) => [c.check, c.ok]))).toEqual({
       payload_parses: true,
@@ -125,33 +145,55 @@ describe("verifying a stored checkpoint", () => {
   it("catches a snapshot changed and re-signed with the right key but without its digest", () => {
     const { row, document } = sealCheckpoint(facts(), keyring);
     const { signature: _s, ...integrity } = document.integrity;
-    const forged = { ...document, integrity, state_snapshot: { ...document.state_snapshot, gates: { ...document.state_snapshot.gates, review_passed: true } } };
+    const forged = {
+      ...document,
+      integrity,
+      state_snapshot: { ...document.state_snapshot, gates: { ...document.state_snapshot.gates, review_passed: true } },
+    };
     const payload = canonicalCheckpointJson(forged);
-    expect(failedChecks({ ...row, payload, signature: signPayload(payload, keyring).signature })).toEqual(["snapshot_digest"]);
+    expect(failedChecks({ ...row, payload, signature: signPayload(payload, keyring).signature })).toEqual([
+      "snapshot_digest",
+    ]);
   });
 
   it("names an unknown key id and a key that no longer verifies", () => {
     const { row } = sealCheckpoint(facts(), keyring);
     const other: CheckpointKeyring = { activeKeyId: "k2", keys: { k2: "k2-secret-fedcba9876543210fedcba9876543210" } };
     const report = verifyStoredCheckpoint(row, other, context).report;
-    expect(report.checks.find((c) => c.check === "signature")).toEqual({ check: "signature", ok: false, message: 'key "k1" is not in this server\'s keyring (known: k2)' });
+    expect(report.checks.find((c) => c.check === "signature")).toEqual({
+      check: "signature",
+      ok: false,
+      message: 'key "k1" is not in this server\'s keyring (known: k2)',
+    });
   });
 
   it("refuses a checkpoint of another workflow definition or task as incompatible", () => {
     const { row } = sealCheckpoint(facts(), keyring);
-    const v1Task = verifyStoredCheckpoint(row, keyring, { task: { id: "task_1", workflowDigest: agentTaskV1.digest } }).report;
+    const v1Task = verifyStoredCheckpoint(row, keyring, {
+      task: { id: "task_1", workflowDigest: agentTaskV1.digest },
+    }).report;
     expect(v1Task.checks.filter((c) => !c.ok).map((c) => c.check)).toEqual(["workflow_compatible"]);
-    const otherTask = verifyStoredCheckpoint(row, keyring, { task: { id: "task_2", workflowDigest: agentTaskV2.digest } }).report;
+    const otherTask = verifyStoredCheckpoint(row, keyring, {
+      task: { id: "task_2", workflowDigest: agentTaskV2.digest },
+    }).report;
     expect(otherTask.checks.find((c) => c.check === "workflow_compatible")?.message).toContain("not task_2");
   });
 
   it("verifies a signed v1 checkpoint and says it was upgraded", () => {
     const state = makeState(agentTaskV2, "RUNNING", { task_id: "task_1", version: 5 });
-    const { row } = signedV1Checkpoint({ state, checkpointId: "ckpt_v1", createdBy: "spiffe://verity.test/agent/a", createdAt: new Date("2026-01-02T03:04:05.678Z"), keyring });
+    const { row } = signedV1Checkpoint({
+      state,
+      checkpointId: "ckpt_v1",
+      createdBy: "spiffe://verity.test/agent/a",
+      createdAt: new Date("2026-01-02T03:04:05.678Z"),
+      keyring,
+    });
     const { report, parsed } = verifyStoredCheckpoint(row, keyring, context);
     expect(report.ok, JSON.stringify(report.checks)).toBe(true);
     expect(report.upgradedFrom).toEqual([CHECKPOINT_SCHEMA_VERSION_V1, TASK_STATE_SCHEMA_VERSION_V1]);
-    expect(report.checks.find((c) => c.check === "schema")?.message).toBe("oaies.checkpoint.v1, upgraded on read from oaies.checkpoint.v1 and oaies.task-state.v1");
+    expect(report.checks.find((c) => c.check === "schema")?.message).toBe(
+      "oaies.checkpoint.v1, upgraded on read from oaies.checkpoint.v1 and oaies.task-state.v1",
+    );
     expect(parsed?.document.state_snapshot.subtasks).toEqual([]);
   });
 
@@ -159,10 +201,16 @@ describe("verifying a stored checkpoint", () => {
     const { row, document } = sealCheckpoint(facts(), keyring);
     const { signature: _s, ...integrity } = document.integrity;
     const payload = canonicalCheckpointJson({ ...document, integrity, schema_version: "oaies.checkpoint.v7" });
-    const report = verifyStoredCheckpoint({ ...row, payload, signature: signPayload(payload, keyring).signature }, keyring, context).report;
+    const report = verifyStoredCheckpoint(
+      { ...row, payload, signature: signPayload(payload, keyring).signature },
+      keyring,
+      context,
+    ).report;
     expect(report.ok).toBe(false);
     expect(report.storedSchemaVersion).toBe("oaies.checkpoint.v7");
-    expect(report.checks.find((c) => c.check === "schema")?.message).toContain('Unknown checkpoint schema_version "oaies.checkpoint.v7"');
+    expect(report.checks.find((c) => c.check === "schema")?.message).toContain(
+      'Unknown checkpoint schema_version "oaies.checkpoint.v7"',
+    );
   });
 });
 
@@ -199,7 +247,8 @@ describe("corrupt checkpoint fuzz", () => {
     const random = seededRandom(7);
     const cases: StoredCheckpoint[] = [];
     for (let i = 0; i < 500; i++) cases.push({ ...row, signature: flipBit(row.signature, random) });
-    for (let length = 0; length < row.signature.length; length++) cases.push({ ...row, signature: row.signature.slice(0, length) });
+    for (let length = 0; length < row.signature.length; length++)
+      cases.push({ ...row, signature: row.signature.slice(0, length) });
     for (let i = 0; i < 200; i++) cases.push({ ...row, keyId: flipBit(row.keyId, random) });
     for (let i = 0; i < 300; i++) cases.push({ ...row, snapshotDigest: flipBit(row.snapshotDigest, random) });
     const undetected = cases.filter((c) => failedChecks(c).length === 0);

@@ -52,7 +52,11 @@ export interface VerificationContext {
   task: { id: string; workflowDigest: string } | null;
 }
 
-export function verifyStoredCheckpoint(row: StoredCheckpoint, keyring: CheckpointKeyring, context: VerificationContext): VerifiedCheckpoint {
+export function verifyStoredCheckpoint(
+  row: StoredCheckpoint,
+  keyring: CheckpointKeyring,
+  context: VerificationContext,
+): VerifiedCheckpoint {
   const checks: IntegrityCheck[] = [];
   const add = (check: IntegrityCheckName, ok: boolean, message: string) => checks.push({ check, ok, message });
 
@@ -72,7 +76,11 @@ export function verifyStoredCheckpoint(row: StoredCheckpoint, keyring: Checkpoin
     add(
       "payload_canonical",
       canonical && !hasSignature,
-      hasSignature ? "the payload carries its own signature; the signed bytes never do" : canonical ? "canonical JSON" : "the payload is not in canonical form (sorted keys, no whitespace)",
+      hasSignature
+        ? "the payload carries its own signature; the signed bytes never do"
+        : canonical
+          ? "canonical JSON"
+          : "the payload is not in canonical form (sorted keys, no whitespace)",
     );
   } else {
     add("payload_canonical", false, "not checked: the payload is unreadable");
@@ -85,7 +93,9 @@ export function verifyStoredCheckpoint(row: StoredCheckpoint, keyring: Checkpoin
       add(
         "schema",
         true,
-        parsed.upgradedFrom.length > 0 ? `${parsed.storedSchemaVersion}, upgraded on read from ${parsed.upgradedFrom.join(" and ")}` : `${parsed.storedSchemaVersion}`,
+        parsed.upgradedFrom.length > 0
+          ? `${parsed.storedSchemaVersion}, upgraded on read from ${parsed.upgradedFrom.join(" and ")}`
+          : `${parsed.storedSchemaVersion}`,
       );
     } catch (error) {
       if (!(error instanceof CheckpointSchemaError)) throw error;
@@ -98,7 +108,11 @@ export function verifyStoredCheckpoint(row: StoredCheckpoint, keyring: Checkpoin
   // The digest is over the snapshot as stored (before any upgrade), so it is
   // checked from the raw document even when the schema check failed.
   const storedSnapshot = parsed ? parsed.storedSnapshot : isObject(raw) ? raw.state_snapshot : undefined;
-  const claimedDigest = parsed ? parsed.document.integrity.snapshot_digest : isObject(raw) && isObject(raw.integrity) ? raw.integrity.snapshot_digest : undefined;
+  const claimedDigest = parsed
+    ? parsed.document.integrity.snapshot_digest
+    : isObject(raw) && isObject(raw.integrity)
+      ? raw.integrity.snapshot_digest
+      : undefined;
   if (storedSnapshot === undefined || typeof claimedDigest !== "string") {
     add("snapshot_digest", false, "not checked: no snapshot or no recorded digest in the payload");
   } else {
@@ -111,7 +125,9 @@ export function verifyStoredCheckpoint(row: StoredCheckpoint, keyring: Checkpoin
     add(
       "snapshot_digest",
       actual === claimedDigest,
-      actual === claimedDigest ? `sha256 of the snapshot matches ${short(claimedDigest)}` : `sha256 of the snapshot is ${actual ? short(actual) : "not computable"}, the checkpoint says ${short(claimedDigest)}`,
+      actual === claimedDigest
+        ? `sha256 of the snapshot matches ${short(claimedDigest)}`
+        : `sha256 of the snapshot is ${actual ? short(actual) : "not computable"}, the checkpoint says ${short(claimedDigest)}`,
     );
   }
 
@@ -131,7 +147,13 @@ export function verifyStoredCheckpoint(row: StoredCheckpoint, keyring: Checkpoin
       doc.created_by !== row.createdBy && "created_by",
       Date.parse(doc.created_at) !== row.createdAt.getTime() && "created_at",
     ].filter((m): m is string => typeof m === "string");
-    add("columns_match", mismatches.length === 0, mismatches.length === 0 ? "every column agrees with the signed payload" : `column(s) ${mismatches.join(", ")} disagree with the signed payload`);
+    add(
+      "columns_match",
+      mismatches.length === 0,
+      mismatches.length === 0
+        ? "every column agrees with the signed payload"
+        : `column(s) ${mismatches.join(", ")} disagree with the signed payload`,
+    );
   } else {
     add("columns_match", false, "not checked: the payload is unreadable");
   }
@@ -146,7 +168,13 @@ export function verifyStoredCheckpoint(row: StoredCheckpoint, keyring: Checkpoin
       state.workflow_digest !== doc.workflow_definition_digest && "the snapshot is pinned to another workflow digest",
       ...(def ? checkStateInvariants(def, state).map((v) => `${v.invariant}: ${v.message}`) : []),
     ].filter((p): p is string => typeof p === "string");
-    add("snapshot_valid", problems.length === 0, problems.length === 0 ? `TaskState v2, invariants hold (${state.status}, version ${state.version})` : problems.join("; "));
+    add(
+      "snapshot_valid",
+      problems.length === 0,
+      problems.length === 0
+        ? `TaskState v2, invariants hold (${state.status}, version ${state.version})`
+        : problems.join("; "),
+    );
   } else {
     add("snapshot_valid", false, "not checked: the payload is unreadable");
   }
@@ -154,9 +182,17 @@ export function verifyStoredCheckpoint(row: StoredCheckpoint, keyring: Checkpoin
   if (!parsed) {
     add("workflow_compatible", false, "not checked: the payload is unreadable");
   } else if (!def) {
-    add("workflow_compatible", false, `workflow definition ${short(parsed.document.workflow_definition_digest)} is not known to this server`);
+    add(
+      "workflow_compatible",
+      false,
+      `workflow definition ${short(parsed.document.workflow_definition_digest)} is not known to this server`,
+    );
   } else if (context.task && context.task.workflowDigest !== def.digest) {
-    add("workflow_compatible", false, `the checkpoint is of ${def.name} v${def.version}; the task is pinned to ${short(context.task.workflowDigest)}`);
+    add(
+      "workflow_compatible",
+      false,
+      `the checkpoint is of ${def.name} v${def.version}; the task is pinned to ${short(context.task.workflowDigest)}`,
+    );
   } else if (context.task && context.task.id !== parsed.document.task_id) {
     add("workflow_compatible", false, `the checkpoint is of task ${parsed.document.task_id}, not ${context.task.id}`);
   } else {
@@ -164,7 +200,14 @@ export function verifyStoredCheckpoint(row: StoredCheckpoint, keyring: Checkpoin
   }
 
   return {
-    report: { ok: checks.every((c) => c.ok), checks, storedSchemaVersion: parsed?.storedSchemaVersion ?? (isObject(raw) && typeof raw.schema_version === "string" ? raw.schema_version : null), upgradedFrom: parsed?.upgradedFrom ?? [] },
+    report: {
+      ok: checks.every((c) => c.ok),
+      checks,
+      storedSchemaVersion:
+        parsed?.storedSchemaVersion ??
+        (isObject(raw) && typeof raw.schema_version === "string" ? raw.schema_version : null),
+      upgradedFrom: parsed?.upgradedFrom ?? [],
+    },
     parsed,
   };
 }
@@ -219,12 +262,17 @@ export class CheckpointRefusedError extends Error {
  */
 export function sealCheckpoint(facts: CheckpointFacts, keyring: CheckpointKeyring): SealedCheckpoint {
   const def = getWorkflowByDigest(facts.task.workflowDigest);
-  if (!def) throw new CheckpointRefusedError(`Task ${facts.task.id} is pinned to workflow digest ${facts.task.workflowDigest}, which this server does not have.`);
+  if (!def)
+    throw new CheckpointRefusedError(
+      `Task ${facts.task.id} is pinned to workflow digest ${facts.task.workflowDigest}, which this server does not have.`,
+    );
   const redacted = redactForCheckpoint(facts.state, "state_snapshot");
   const state = assertCapturable(def, redacted.value, facts);
   const activeAgents = state.active_agents.filter((a) => a !== facts.lease?.holder);
   const pendingWork: PendingWork[] = [
-    ...(facts.lease ? [{ agent_id: facts.lease.holder, lease_id: `lease:${facts.task.id}:${facts.lease.fencingToken}` }] : []),
+    ...(facts.lease
+      ? [{ agent_id: facts.lease.holder, lease_id: `lease:${facts.task.id}:${facts.lease.fencingToken}` }]
+      : []),
     ...activeAgents.map((agent_id) => ({ agent_id })),
     ...facts.undeliveredMessageIds.map((message_id) => ({ agent_id: OUTBOX_AGENT_ID, message_id })),
   ];
@@ -245,17 +293,29 @@ export function sealCheckpoint(facts: CheckpointFacts, keyring: CheckpointKeyrin
     state_snapshot: state,
     pending_work: pendingWork,
     tool_receipt_ids: [...facts.receiptIds],
-    budget_consumed: { currency_usd: state.budget.currency_spent_usd, tokens: state.budget.tokens_spent, hops: state.budget.hops_used },
+    budget_consumed: {
+      currency_usd: state.budget.currency_spent_usd,
+      tokens: state.budget.tokens_spent,
+      hops: state.budget.hops_used,
+    },
     provenance: {
       last_message_id: facts.lastMessageId ?? "",
-      delegation_hash: delegationHashOf({ intentId: facts.task.intentId, createdBy: facts.task.createdBy, activeAgents: state.active_agents, leaseHolder: facts.lease?.holder ?? null }),
+      delegation_hash: delegationHashOf({
+        intentId: facts.task.intentId,
+        createdBy: facts.task.createdBy,
+        activeAgents: state.active_agents,
+        leaseHolder: facts.lease?.holder ?? null,
+      }),
       policy_version: facts.policyVersion,
     },
     redactions: redacted.redactions,
     integrity: { snapshot_digest: snapshotDigest, key_id: keyring.activeKeyId },
   };
   const checked = CheckpointDocumentSchema.safeParse(unsigned);
-  if (!checked.success) throw new CheckpointRefusedError(`The checkpoint document does not match its schema: ${checked.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  if (!checked.success)
+    throw new CheckpointRefusedError(
+      `The checkpoint document does not match its schema: ${checked.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
   const payload = canonicalCheckpointJson(unsigned);
   const { signature, keyId } = signPayload(payload, keyring);
   return {
@@ -278,10 +338,15 @@ export function sealCheckpoint(facts: CheckpointFacts, keyring: CheckpointKeyrin
 
 function assertCapturable(def: WorkflowDefinition, state: TaskState, facts: CheckpointFacts): TaskState {
   const shape = TaskStateSchema.safeParse(state);
-  if (!shape.success) throw new CheckpointRefusedError(`The state of task ${facts.task.id} does not match TaskState v2; it is not checkpointed.`);
+  if (!shape.success)
+    throw new CheckpointRefusedError(
+      `The state of task ${facts.task.id} does not match TaskState v2; it is not checkpointed.`,
+    );
   const violations = checkStateInvariants(def, shape.data);
   if (violations.length > 0) {
-    throw new CheckpointRefusedError(`The state of task ${facts.task.id} breaks ${violations.map((v) => v.invariant).join(", ")}; it is not checkpointed.`);
+    throw new CheckpointRefusedError(
+      `The state of task ${facts.task.id} breaks ${violations.map((v) => v.invariant).join(", ")}; it is not checkpointed.`,
+    );
   }
   if (shape.data.task_id !== facts.task.id || shape.data.workflow_digest !== def.digest) {
     throw new CheckpointRefusedError(`The state handed in is not task ${facts.task.id}'s under its pinned workflow.`);

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { hmacHex, signPayload, verifyPayloadSignature, type CheckpointKeyring } from "@/lib/model/checkpoints/checkpoint-keys";
+import {
+  hmacHex,
+  signPayload,
+  verifyPayloadSignature,
+  type CheckpointKeyring,
+} from "@/lib/model/checkpoints/checkpoint-keys";
 
 const k1 = "k1-secret-0123456789abcdef0123456789abcdef";
 const k2 = "k2-secret-fedcba9876543210fedcba9876543210";
@@ -17,11 +22,20 @@ describe("checkpoint signatures", () => {
 
   it("fails on any other payload, signature or key, saying which", () => {
     const { signature } = signPayload('{"a":1}', ring);
-    expect(verifyPayloadSignature('{"a":2}', signature, "k1", ring)).toMatchObject({ ok: false, message: expect.stringContaining("does not match") });
+    expect(verifyPayloadSignature('{"a":2}', signature, "k1", ring)).toMatchObject({
+      ok: false,
+      message: expect.stringContaining("does not match"),
+    });
     const flipped = (signature[0] === "0" ? "1" : "0") + signature.slice(1);
     expect(verifyPayloadSignature('{"a":1}', flipped, "k1", ring).ok).toBe(false);
-    expect(verifyPayloadSignature('{"a":1}', signature.slice(0, 63), "k1", ring)).toMatchObject({ ok: false, message: expect.stringContaining("64 hex") });
-    expect(verifyPayloadSignature('{"a":1}', signature, "k9", ring)).toMatchObject({ ok: false, message: expect.stringContaining('key "k9" is not in') });
+    expect(verifyPayloadSignature('{"a":1}', signature.slice(0, 63), "k1", ring)).toMatchObject({
+      ok: false,
+      message: expect.stringContaining("64 hex"),
+    });
+    expect(verifyPayloadSignature('{"a":1}', signature, "k9", ring)).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('key "k9" is not in'),
+    });
   });
 
   it("does not take a key id from the object prototype", () => {
@@ -40,7 +54,10 @@ describe("checkpoint signatures", () => {
     // The old key's signature is not accepted under the new key id.
     expect(verifyPayloadSignature("old", old.signature, "k2", rotated).ok).toBe(false);
     const retired: CheckpointKeyring = { activeKeyId: "k2", keys: { k2 } };
-    expect(verifyPayloadSignature("old", old.signature, old.keyId, retired)).toMatchObject({ ok: false, message: expect.stringContaining('"k1" is not in') });
+    expect(verifyPayloadSignature("old", old.signature, old.keyId, retired)).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('"k1" is not in'),
+    });
   });
 
   it("refuses to sign with an active key missing from the ring", () => {

@@ -35,12 +35,22 @@ export function signPayload(payload: string, keyring: CheckpointKeyring): { keyI
 
 export type SignatureCheck = { ok: true; message: string } | { ok: false; message: string };
 
-export function verifyPayloadSignature(payload: string, signature: string, keyId: string, keyring: CheckpointKeyring): SignatureCheck {
+export function verifyPayloadSignature(
+  payload: string,
+  signature: string,
+  keyId: string,
+  keyring: CheckpointKeyring,
+): SignatureCheck {
   const secret = Object.hasOwn(keyring.keys, keyId) ? keyring.keys[keyId] : undefined;
-  if (!secret) return { ok: false, message: `key "${keyId}" is not in this server's keyring (known: ${Object.keys(keyring.keys).join(", ")})` };
+  if (!secret)
+    return {
+      ok: false,
+      message: `key "${keyId}" is not in this server's keyring (known: ${Object.keys(keyring.keys).join(", ")})`,
+    };
   if (!/^[0-9a-f]{64}$/.test(signature)) return { ok: false, message: "the stored signature is not 64 hex digits" };
   const expected = Buffer.from(hmacHex(secret, payload), "hex");
   // Constant time: the comparison must not tell a forger how many bytes matched.
-  if (!timingSafeEqual(expected, Buffer.from(signature, "hex"))) return { ok: false, message: `HMAC-SHA256 with key "${keyId}" does not match the stored bytes` };
+  if (!timingSafeEqual(expected, Buffer.from(signature, "hex")))
+    return { ok: false, message: `HMAC-SHA256 with key "${keyId}" does not match the stored bytes` };
   return { ok: true, message: `HMAC-SHA256 with key "${keyId}" matches` };
 }

@@ -31,7 +31,12 @@ export function currentPolicyVersion(): string {
 }
 
 /** Who the work is delegated to, pinned: the intent, who created the task, the active agents, the lease holder. */
-export function delegationHashOf(input: { intentId: string; createdBy: string; activeAgents: readonly string[]; leaseHolder: string | null }): string {
+export function delegationHashOf(input: {
+  intentId: string;
+  createdBy: string;
+  activeAgents: readonly string[];
+  leaseHolder: string | null;
+}): string {
   return digestOf({
     intent_id: input.intentId,
     created_by: input.createdBy,

@@ -2,11 +2,19 @@ import { describe, expect, it } from "vitest";
 import { REDACTED, redactForCheckpoint, redactText } from "@/lib/model/checkpoints/checkpoint-redaction";
 
 const secrets: Array<[string, string, string]> = [
-  ["Verity API token", "deploy with vrt_demo_refund_bot_token_for_local_use_only now", "vrt_demo_refund_bot_token_for_local_use_only"],
+  [
+    "Verity API token",
+    "deploy with vrt_demo_refund_bot_token_for_local_use_only now",
+    "vrt_demo_refund_bot_token_for_local_use_only",
+  ],
   ["Stripe secret key", "key sk_live_51HxYzAbCdEfGhIjKlMn in config", "sk_live_51HxYzAbCdEfGhIjKlMn"],
   ["sk- style key", "OPENAI=sk-proj-AbCdEfGhIjKlMnOpQrSt", "sk-proj-AbCdEfGhIjKlMnOpQrSt"],
   ["bearer credential", "curl -H 'Authorization: Bearer abc.DEF-123_456~xyz' https://x", "abc.DEF-123_456~xyz"],
-  ["JWT", "session eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c end", "eyJhbGciOiJIUzI1NiJ9"],
+  [
+    "JWT",
+    "session eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c end",
+    "eyJhbGciOiJIUzI1NiJ9",
+  ],
   ["AWS access key", "aws AKIAIOSFODNN7EXAMPLE configured", "AKIAIOSFODNN7EXAMPLE"],
   ["GitHub token", "ghp_0123456789abcdefABCDEF0123 pushed", "ghp_0123456789abcdefABCDEF0123"],
   ["password assignment", "db password=hunter2hunter2 on host", "hunter2hunter2"],
@@ -43,7 +51,11 @@ describe("checkpoint redaction", () => {
   it("replaces values of members named like secrets and drops members named like reasoning, anywhere in a document", () => {
     const doc = {
       state_snapshot: { artifacts: { review_report: "fine" }, budget: { tokens_spent: 1800 } },
-      metadata: { password: "p", nested: [{ Authorization: "Bearer x" }, { chain_of_thought: "step 1, step 2" }], reasoning: "because" },
+      metadata: {
+        password: "p",
+        nested: [{ Authorization: "Bearer x" }, { chain_of_thought: "step 1, step 2" }],
+        reasoning: "because",
+      },
     };
     const { value, redactions } = redactForCheckpoint(doc);
     expect(value.metadata.password).toBe(REDACTED);
@@ -66,10 +78,16 @@ describe("checkpoint redaction", () => {
   });
 
   it("walks into lists of free text (code_files) and subtask titles", () => {
-    const state = { code_files: ["lib/a.ts", "notes: token=abcdef123456"], subtasks: [{ id: "s", title: "use sk_test_0123456789abcdef" }] };
+    const state = {
+      code_files: ["lib/a.ts", "notes: token=abcdef123456"],
+      subtasks: [{ id: "s", title: "use sk_test_0123456789abcdef" }],
+    };
     const { value, redactions } = redactForCheckpoint(state, "state_snapshot");
     expect(JSON.stringify(value)).not.toMatch(/abcdef123456|sk_test_0123456789abcdef/);
     expect(value.code_files[0]).toBe("lib/a.ts");
-    expect(redactions.map((r) => r.path).sort()).toEqual(["state_snapshot.code_files[1]", "state_snapshot.subtasks[0].title"]);
+    expect(redactions.map((r) => r.path).sort()).toEqual([
+      "state_snapshot.code_files[1]",
+      "state_snapshot.subtasks[0].title",
+    ]);
   });
 });

@@ -26,22 +26,30 @@ export const REDACTED = "[redacted]";
 
 type Kind = Redaction["kind"];
 
-const reasoningKeyName = /^(reasoning|reasoning[_-]?text|chain[_-]?of[_-]?thought|cot|scratch[_-]?pad|thoughts?|thinking|inner[_-]?monologue|raw[_-]?reasoning)$/i;
+const reasoningKeyName =
+  /^(reasoning|reasoning[_-]?text|chain[_-]?of[_-]?thought|cot|scratch[_-]?pad|thoughts?|thinking|inner[_-]?monologue|raw[_-]?reasoning)$/i;
 
 /** Patterns inside free text, most specific first (a bearer JWT is one bearer credential). */
 const textPatterns: Array<{ kind: Kind; pattern: RegExp; keepGroup?: number }> = [
-  { kind: "private_key", pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g },
+  {
+    kind: "private_key",
+    pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
+  },
   { kind: "reasoning", pattern: /<(thinking|reasoning|scratchpad|chain[_-]?of[_-]?thought)>[\s\S]*?(?:<\/\1>|$)/gi },
   { kind: "bearer", pattern: /\bBearer\s+[A-Za-z0-9\-._~+/]{8,}=*/gi },
   { kind: "jwt", pattern: /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g },
   { kind: "api_token", pattern: /(?<![A-Za-z0-9_])vrt_[A-Za-z0-9_-]{8,}/g },
-  { kind: "secret_key", pattern: /(?<![A-Za-z0-9_])(?:sk|rk|pk_live|sk_live|sk_test|rk_live|rk_test)[_-][A-Za-z0-9_-]{12,}/g },
+  {
+    kind: "secret_key",
+    pattern: /(?<![A-Za-z0-9_])(?:sk|rk|pk_live|sk_live|sk_test|rk_live|rk_test)[_-][A-Za-z0-9_-]{12,}/g,
+  },
   { kind: "secret_key", pattern: /(?<![A-Za-z0-9_])(?:ghp|gho|ghs|github_pat|xox[abpr])_[A-Za-z0-9_-]{12,}/g },
   { kind: "cloud_key", pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g },
   // `password: hunter2`, `api_key=abc…`, `"api_key": "abc…"`, `the password is hunter2`: the name stays, the value goes.
   {
     kind: "credential",
-    pattern: /\b(password|passwd|passphrase|pwd|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|token)(["']?\s*[:=]\s*|\s+is\s+)(?!\[redacted\])("[^"]*"|'[^']*'|[^\s,;]+)/gi,
+    pattern:
+      /\b(password|passwd|passphrase|pwd|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|token)(["']?\s*[:=]\s*|\s+is\s+)(?!\[redacted\])("[^"]*"|'[^']*'|[^\s,;]+)/gi,
     keepGroup: 2,
   },
 ];

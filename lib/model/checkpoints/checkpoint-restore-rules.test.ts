@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { automaticCheckpointTrigger } from "@/lib/model/checkpoints/checkpoint-boundaries";
-import { classifyEffects, decideRestore, diffStates, pathToFailure, resultingStateOf, type PlannedEffectSource } from "@/lib/model/checkpoints/checkpoint-restore-rules";
+import {
+  classifyEffects,
+  decideRestore,
+  diffStates,
+  pathToFailure,
+  resultingStateOf,
+  type PlannedEffectSource,
+} from "@/lib/model/checkpoints/checkpoint-restore-rules";
 import type { RestoreEffects } from "@/lib/model/checkpoints/restore-plan";
 import type { IntegrityReport } from "@/lib/model/checkpoints/checkpoint-reports";
 import { executionMoves, type ExecutionStatus } from "@/lib/model/executions/execution-rules";
@@ -12,12 +19,28 @@ import { makeState } from "@/tests/helpers/task-states";
 const allStatuses = Object.keys(executionMoves) as ExecutionStatus[];
 
 function effect(status: ExecutionStatus, id = `exec_${status}`): PlannedEffectSource {
-  return { id, toolCallId: `call_${status}`, tool: "payments.refund", irreversible: true, status, idempotencyKey: `vrt:t:${status}` };
+  return {
+    id,
+    toolCallId: `call_${status}`,
+    tool: "payments.refund",
+    irreversible: true,
+    status,
+    idempotencyKey: `vrt:t:${status}`,
+  };
 }
 
 const okIntegrity: IntegrityReport = {
   ok: true,
-  checks: ["payload_parses", "payload_canonical", "schema", "snapshot_digest", "signature", "columns_match", "snapshot_valid", "workflow_compatible"].map((check) => ({
+  checks: [
+    "payload_parses",
+    "payload_canonical",
+    "schema",
+    "snapshot_digest",
+    "signature",
+    "columns_match",
+    "snapshot_valid",
+    "workflow_compatible",
+  ].map((check) => ({
     check: check as IntegrityReport["checks"][number]["check"],
     ok: true,
     message: "ok",
@@ -25,10 +48,20 @@ const okIntegrity: IntegrityReport = {
   storedSchemaVersion: "oaies.checkpoint.v2",
   upgradedFrom: [],
 };
-const noEffects: RestoreEffects = { skippedByReceipt: [], needsReconciliation: [], needsHuman: [], retrySameKey: [], cancelled: [] };
+const noEffects: RestoreEffects = {
+  skippedByReceipt: [],
+  needsReconciliation: [],
+  needsHuman: [],
+  retrySameKey: [],
+  cancelled: [],
+};
 
 function failing(check: string): IntegrityReport {
-  return { ...okIntegrity, ok: false, checks: okIntegrity.checks.map((c) => (c.check === check ? { ...c, ok: false, message: `${check} broke` } : c)) };
+  return {
+    ...okIntegrity,
+    ok: false,
+    checks: okIntegrity.checks.map((c) => (c.check === check ? { ...c, ok: false, message: `${check} broke` } : c)),
+  };
 }
 
 const snapshot = makeState(agentTaskV2, "RUNNING", {
@@ -50,7 +83,10 @@ const current: TaskState = {
 
 describe("effects on resume", () => {
   it("classifies every execution status, exhaustively", () => {
-    const effects = classifyEffects(allStatuses.map((s) => effect(s)), new Set());
+    const effects = classifyEffects(
+      allStatuses.map((s) => effect(s)),
+      new Set(),
+    );
     const ids = (list: { status: string }[]) => list.map((e) => e.status).sort();
     expect(ids(effects.skippedByReceipt)).toEqual(["RECONCILED_SUCCEEDED", "SUCCEEDED"]);
     expect(ids(effects.needsReconciliation)).toEqual(["OUTCOME_UNKNOWN", "SENT"]);
@@ -72,22 +108,44 @@ describe("the restored state", () => {
   it("takes status, gates, artifacts and subtask progress from the snapshot", () => {
     expect(restored.status).toBe("RUNNING");
     expect(restored.artifacts).toEqual({});
-    expect(restored.subtasks[0]).toEqual({ id: "issue-refund", title: "Issue the refund", mandatory: true, status: "PENDING" });
+    expect(restored.subtasks[0]).toEqual({
+      id: "issue-refund",
+      title: "Issue the refund",
+      mandatory: true,
+      status: "PENDING",
+    });
   });
 
   it("never takes the budget from the checkpoint: the commitment is the current one, each consumed field the greater", () => {
-    expect(restored.budget).toEqual({ currency_committed_usd: 20, currency_spent_usd: 4, tokens_spent: 100, hops_used: 7 });
+    expect(restored.budget).toEqual({
+      currency_committed_usd: 20,
+      currency_spent_usd: 4,
+      tokens_spent: 100,
+      hops_used: 7,
+    });
   });
 
   it("keeps subtasks added since (never removed, mandatory stays mandatory)", () => {
     expect(restored.subtasks.map((s) => s.id)).toEqual(["issue-refund", "notify"]);
-    const unflagged = resultingStateOf({ ...snapshot, subtasks: [{ ...snapshot.subtasks[0]!, mandatory: false }] }, current);
+    const unflagged = resultingStateOf(
+      { ...snapshot, subtasks: [{ ...snapshot.subtasks[0]!, mandatory: false }] },
+      current,
+    );
     expect(unflagged.subtasks[0]?.mandatory).toBe(true);
   });
 });
 
 describe("deciding a restore", () => {
-  const base = { integrity: okIntegrity, def: agentTaskV2, current, checkpointVersion: 5, snapshot, rewind: true, hasOpenDivergence: false, effects: noEffects };
+  const base = {
+    integrity: okIntegrity,
+    def: agentTaskV2,
+    current,
+    checkpointVersion: 5,
+    snapshot,
+    rewind: true,
+    hasOpenDivergence: false,
+    effects: noEffects,
+  };
 
   it("allows a rewind the engineer chose, with the state it would write", () => {
     const decision = decideRestore(base);
@@ -96,7 +154,8 @@ describe("deciding a restore", () => {
   });
 
   it("refuses, in order and by name: corrupt, incompatible, terminal, current, stale, diverged, unreconciled, awaiting_human, invalid_state", () => {
-    const code = (over: Partial<Parameters<typeof decideRestore>[0]>) => decideRestore({ ...base, ...over }).refusal?.code;
+    const code = (over: Partial<Parameters<typeof decideRestore>[0]>) =>
+      decideRestore({ ...base, ...over }).refusal?.code;
     expect(code({ integrity: failing("signature") })).toBe("corrupt");
     expect(code({ integrity: failing("signature"), current: { ...current, status: "COMPLETED" } })).toBe("corrupt");
     expect(code({ snapshot: null })).toBe("corrupt");
@@ -111,14 +170,22 @@ describe("deciding a restore", () => {
     expect(code({ effects: { ...noEffects, needsHuman: [human!] } })).toBe("awaiting_human");
     // A delivery snapshot in `reviewing` with the plan gate false is not a valid state of that workflow.
     const delivery = makeState(deliveryV1, "testing", { version: 9 });
-    expect(code({ def: deliveryV1, current: delivery, snapshot: { ...makeState(deliveryV1, "reviewing"), gates: { ...delivery.gates, plan_approved: false } } })).toBe("invalid_state");
+    expect(
+      code({
+        def: deliveryV1,
+        current: delivery,
+        snapshot: { ...makeState(deliveryV1, "reviewing"), gates: { ...delivery.gates, plan_approved: false } },
+      }),
+    ).toBe("invalid_state");
   });
 
   it("says why in words a person can act on", () => {
     expect(decideRestore({ ...base, rewind: false }).refusal?.message).toBe(
       "The checkpoint is of version 5, older than the committed version 9: restoring it would overwrite newer state. An engineer may choose to rewind explicitly.",
     );
-    expect(decideRestore({ ...base, integrity: failing("signature") }).refusal?.message).toContain("signature FAILED (signature broke)");
+    expect(decideRestore({ ...base, integrity: failing("signature") }).refusal?.message).toContain(
+      "signature FAILED (signature broke)",
+    );
   });
 
   it("rolls forward to a newer checkpoint (a standby behind its primary) without a rewind", () => {
@@ -127,7 +194,10 @@ describe("deciding a restore", () => {
   });
 
   it("allows settled effects: receipts, known failures, cancelled", () => {
-    const settled = classifyEffects([effect("SUCCEEDED"), effect("FAILED"), effect("CANCELLED"), effect("INTENT_RECORDED")], new Set());
+    const settled = classifyEffects(
+      [effect("SUCCEEDED"), effect("FAILED"), effect("CANCELLED"), effect("INTENT_RECORDED")],
+      new Set(),
+    );
     expect(decideRestore({ ...base, effects: settled }).refusal).toBeNull();
   });
 });
@@ -168,17 +238,38 @@ describe("automatic checkpoint boundaries", () => {
 
   it("takes one at each semantic boundary, the most significant first", () => {
     expect(automaticCheckpointTrigger(agentTaskV2, running, at("CANCELLED"))).toBe("cancelled");
-    expect(automaticCheckpointTrigger(agentTaskV2, at("VALIDATING"), at("COMPLETED", { gates: { ...running.gates, tests_passing: true } }))).toBe("terminal");
+    expect(
+      automaticCheckpointTrigger(
+        agentTaskV2,
+        at("VALIDATING"),
+        at("COMPLETED", { gates: { ...running.gates, tests_passing: true } }),
+      ),
+    ).toBe("terminal");
     expect(automaticCheckpointTrigger(agentTaskV2, at("FAILED"), at("PERMANENTLY_FAILED"))).toBe("terminal");
     expect(automaticCheckpointTrigger(agentTaskV2, running, at("WAITING_FOR_HUMAN"))).toBe("escalated");
-    expect(automaticCheckpointTrigger(agentTaskV2, running, at("RUNNING", { gates: { ...running.gates, plan_approved: true } }))).toBe("gate_opened");
-    expect(automaticCheckpointTrigger(agentTaskV2, running, at("RUNNING", { artifacts: { code_files: ["a.ts"] } }))).toBe("artifacts_validated");
-    expect(automaticCheckpointTrigger(deliveryV1, makeState(deliveryV1, "testing"), { ...makeState(deliveryV1, "testing"), status: "cancelled" })).toBe("cancelled");
+    expect(
+      automaticCheckpointTrigger(
+        agentTaskV2,
+        running,
+        at("RUNNING", { gates: { ...running.gates, plan_approved: true } }),
+      ),
+    ).toBe("gate_opened");
+    expect(
+      automaticCheckpointTrigger(agentTaskV2, running, at("RUNNING", { artifacts: { code_files: ["a.ts"] } })),
+    ).toBe("artifacts_validated");
+    expect(
+      automaticCheckpointTrigger(deliveryV1, makeState(deliveryV1, "testing"), {
+        ...makeState(deliveryV1, "testing"),
+        status: "cancelled",
+      }),
+    ).toBe("cancelled");
   });
 
   it("takes none elsewhere: moves between working states, budget updates, a gate closing", () => {
     expect(automaticCheckpointTrigger(agentTaskV2, running, at("WAITING_FOR_TOOL"))).toBeNull();
-    expect(automaticCheckpointTrigger(agentTaskV2, running, at("RUNNING", { budget: { ...running.budget, hops_used: 9 } }))).toBeNull();
+    expect(
+      automaticCheckpointTrigger(agentTaskV2, running, at("RUNNING", { budget: { ...running.budget, hops_used: 9 } })),
+    ).toBeNull();
     const open = at("RUNNING", { gates: { ...running.gates, review_passed: true } });
     expect(automaticCheckpointTrigger(agentTaskV2, open, running)).toBeNull();
     // Same artifacts in another key order are no change.

@@ -1,4 +1,9 @@
-import { retryableStatuses, succeededStatuses, unresolvedStatuses, type ExecutionStatus } from "@/lib/model/executions/execution-rules";
+import {
+  retryableStatuses,
+  succeededStatuses,
+  unresolvedStatuses,
+  type ExecutionStatus,
+} from "@/lib/model/executions/execution-rules";
 import type { TaskPatch, TaskState } from "@/lib/model/tasks/task-state";
 import { checkChangeInvariants, checkStateInvariants } from "@/lib/model/tasks/transition-rules";
 import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
@@ -34,8 +39,17 @@ import type { IntegrityReport, StateDiffEntry } from "@/lib/model/checkpoints/ch
  * with the same idempotency key, which the provider applies at most once.
  */
 
-export function classifyEffects(executions: readonly PlannedEffectSource[], undecidedReviewExecutionIds: ReadonlySet<string>): RestoreEffects {
-  const effects: RestoreEffects = { skippedByReceipt: [], needsReconciliation: [], needsHuman: [], retrySameKey: [], cancelled: [] };
+export function classifyEffects(
+  executions: readonly PlannedEffectSource[],
+  undecidedReviewExecutionIds: ReadonlySet<string>,
+): RestoreEffects {
+  const effects: RestoreEffects = {
+    skippedByReceipt: [],
+    needsReconciliation: [],
+    needsHuman: [],
+    retrySameKey: [],
+    cancelled: [],
+  };
   for (const e of executions) {
     const item = (action: string): PlannedEffect => ({
       executionId: e.id,
@@ -52,14 +66,20 @@ export function classifyEffects(executions: readonly PlannedEffectSource[], unde
         effects.skippedByReceipt.push(item("skipped on resume: the receipt is returned, the tool is not called again"));
         break;
       case "reconcile":
-        effects.needsReconciliation.push(item("outcome unknown: the reconciler asks the provider before anything is retried"));
+        effects.needsReconciliation.push(
+          item("outcome unknown: the reconciler asks the provider before anything is retried"),
+        );
         break;
       case "human":
         effects.needsHuman.push(item("frozen: decided in the review queue"));
         break;
       case "retry":
         effects.retrySameKey.push(
-          item(e.status === "INTENT_RECORDED" ? "never sent: resuming sends it, with the same idempotency key" : "failed for certain: a new attempt with the same idempotency key is safe"),
+          item(
+            e.status === "INTENT_RECORDED"
+              ? "never sent: resuming sends it, with the same idempotency key"
+              : "failed for certain: a new attempt with the same idempotency key is safe",
+          ),
         );
         break;
       case "cancelled":
@@ -158,19 +178,35 @@ export interface RestoreDecision {
 export function decideRestore(input: RestoreDecisionInput): RestoreDecision {
   const { integrity, def, current, checkpointVersion, snapshot } = input;
   const failed = integrity.checks.filter((c) => !c.ok);
-  const kind: RestoreKind = checkpointVersion < current.version ? "rewind" : checkpointVersion > current.version ? "roll_forward" : "none";
-  const refuse = (code: RestoreRefusal["code"], message: string): RestoreDecision => ({ kind, refusal: { code, message }, resultingState: null });
+  const kind: RestoreKind =
+    checkpointVersion < current.version ? "rewind" : checkpointVersion > current.version ? "roll_forward" : "none";
+  const refuse = (code: RestoreRefusal["code"], message: string): RestoreDecision => ({
+    kind,
+    refusal: { code, message },
+    resultingState: null,
+  });
 
   const corrupt = failed.filter((c) => c.check !== "workflow_compatible");
   if (corrupt.length > 0 || !snapshot) {
-    return refuse("corrupt", `The checkpoint does not verify: ${corrupt.map((c) => `${c.check} FAILED (${c.message})`).join("; ") || "its snapshot is unreadable"}.`);
+    return refuse(
+      "corrupt",
+      `The checkpoint does not verify: ${corrupt.map((c) => `${c.check} FAILED (${c.message})`).join("; ") || "its snapshot is unreadable"}.`,
+    );
   }
   const incompatible = failed.find((c) => c.check === "workflow_compatible");
-  if (incompatible) return refuse("incompatible", `The checkpoint's workflow definition cannot be used: ${incompatible.message}.`);
+  if (incompatible)
+    return refuse("incompatible", `The checkpoint's workflow definition cannot be used: ${incompatible.message}.`);
   if (def.states[current.status]?.terminal) {
-    return refuse("terminal", `The task is ${current.status}, a terminal state: a finished task never re-enters execution, not even by a restore.`);
+    return refuse(
+      "terminal",
+      `The task is ${current.status}, a terminal state: a finished task never re-enters execution, not even by a restore.`,
+    );
   }
-  if (kind === "none") return refuse("current", `The task is at version ${current.version}, the checkpoint's own version: there is nothing to restore.`);
+  if (kind === "none")
+    return refuse(
+      "current",
+      `The task is at version ${current.version}, the checkpoint's own version: there is nothing to restore.`,
+    );
   if (kind === "rewind" && !input.rewind) {
     return refuse(
       "stale",
@@ -178,20 +214,32 @@ export function decideRestore(input: RestoreDecisionInput): RestoreDecision {
     );
   }
   if (input.hasOpenDivergence) {
-    return refuse("diverged", "The task has an open divergence alert: internal state disagrees with a provider. Resolve the alert before restoring.");
+    return refuse(
+      "diverged",
+      "The task has an open divergence alert: internal state disagrees with a provider. Resolve the alert before restoring.",
+    );
   }
   if (input.effects.needsReconciliation.length > 0) {
     const ids = input.effects.needsReconciliation.map((e) => `${e.tool} (${e.toolCallId}, ${e.status})`).join(", ");
-    return refuse("unreconciled", `Effect(s) with an unknown outcome: ${ids}. They are reconciled with the provider before the task may be restored.`);
+    return refuse(
+      "unreconciled",
+      `Effect(s) with an unknown outcome: ${ids}. They are reconciled with the provider before the task may be restored.`,
+    );
   }
   if (input.effects.needsHuman.length > 0) {
     const ids = input.effects.needsHuman.map((e) => `${e.tool} (${e.toolCallId})`).join(", ");
-    return refuse("awaiting_human", `Effect(s) frozen for a person's decision: ${ids}. Decide them in the review queue before restoring.`);
+    return refuse(
+      "awaiting_human",
+      `Effect(s) frozen for a person's decision: ${ids}. Decide them in the review queue before restoring.`,
+    );
   }
   const resulting = resultingStateOf(snapshot, current);
   const violations = [...checkStateInvariants(def, resulting), ...checkChangeInvariants(current, resulting)];
   if (violations.length > 0) {
-    return refuse("invalid_state", `The restored state would break: ${violations.map((v) => `${v.invariant} (${v.message})`).join("; ")}`);
+    return refuse(
+      "invalid_state",
+      `The restored state would break: ${violations.map((v) => `${v.invariant} (${v.message})`).join("; ")}`,
+    );
   }
   return { kind, refusal: null, resultingState: resulting };
 }
@@ -205,8 +253,10 @@ export function diffStates(before: unknown, after: unknown, path = ""): StateDif
     const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
     return keys.flatMap((key) => {
       const at = path ? `${path}.${key}` : key;
-      if (!(key in after) || after[key] === undefined) return before[key] === undefined ? [] : [{ path: at, kind: "removed" as const, before: before[key] }];
-      if (!(key in before) || before[key] === undefined) return [{ path: at, kind: "added" as const, after: after[key] }];
+      if (!(key in after) || after[key] === undefined)
+        return before[key] === undefined ? [] : [{ path: at, kind: "removed" as const, before: before[key] }];
+      if (!(key in before) || before[key] === undefined)
+        return [{ path: at, kind: "added" as const, after: after[key] }];
       return diffStates(before[key], after[key], at);
     });
   }
@@ -241,7 +291,11 @@ function isIdList(value: unknown): value is Array<{ id: string } & Record<string
  * like a failure is preferred; another terminal non-success state (e.g.
  * cancelled) only when no failure state can be reached. Null: no path.
  */
-export function pathToFailure(def: WorkflowDefinition, from: string, actorKind: "agent" | "user" | "system"): string[] | null {
+export function pathToFailure(
+  def: WorkflowDefinition,
+  from: string,
+  actorKind: "agent" | "user" | "system",
+): string[] | null {
   const isFailure = (s: string) => def.states[s]?.terminal === true && !def.states[s]?.success && /fail/i.test(s);
   const isOtherEnd = (s: string) => def.states[s]?.terminal === true && !def.states[s]?.success;
   for (const goal of [isFailure, isOtherEnd]) {

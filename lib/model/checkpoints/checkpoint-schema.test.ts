@@ -48,12 +48,19 @@ describe("TaskState upgrade", () => {
     expect(upgradedFrom).toEqual([TASK_STATE_SCHEMA_VERSION_V1]);
     expect(value.schema_version).toBe(TASK_STATE_SCHEMA_VERSION);
     expect(value.subtasks).toEqual([]);
-    expect(value.budget).toEqual({ currency_committed_usd: 10, currency_spent_usd: 1, tokens_spent: 100, hops_used: 0 });
+    expect(value.budget).toEqual({
+      currency_committed_usd: 10,
+      currency_spent_usd: 1,
+      tokens_spent: 100,
+      hops_used: 0,
+    });
     expect(value.status).toBe("RUNNING");
   });
 
   it("refuses an unknown version, naming it", () => {
-    expect(() => upgradeTaskState({ ...stateV1(), schema_version: "oaies.task-state.v3" })).toThrow(/Unknown task state schema_version "oaies.task-state.v3"/);
+    expect(() => upgradeTaskState({ ...stateV1(), schema_version: "oaies.task-state.v3" })).toThrow(
+      /Unknown task state schema_version "oaies.task-state.v3"/,
+    );
     try {
       upgradeTaskState({ ...stateV1(), schema_version: "oaies.task-state.v3" });
     } catch (error) {
@@ -87,7 +94,9 @@ describe("checkpoint upgrade", () => {
   });
 
   it("upgrades a v1 checkpoint whose snapshot is already v2", () => {
-    const parsed = upgradeCheckpointDocument(checkpointV1(makeState(agentTaskV2, "RUNNING", { version: 4, task_id: "task_1" })));
+    const parsed = upgradeCheckpointDocument(
+      checkpointV1(makeState(agentTaskV2, "RUNNING", { version: 4, task_id: "task_1" })),
+    );
     expect(parsed.upgradedFrom).toEqual([CHECKPOINT_SCHEMA_VERSION_V1]);
     expect(parsed.document.budget_consumed.hops).toBe(3);
   });

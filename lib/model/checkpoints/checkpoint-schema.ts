@@ -1,6 +1,14 @@
 import { z } from "zod";
 import { clientIdSchema } from "@/lib/core/validation";
-import { BudgetSchema, GatesSchema, ArtifactsSchema, IdentitySchema, TASK_STATE_SCHEMA_VERSION, TaskStateSchema, type TaskState } from "@/lib/model/tasks/task-state";
+import {
+  BudgetSchema,
+  GatesSchema,
+  ArtifactsSchema,
+  IdentitySchema,
+  TASK_STATE_SCHEMA_VERSION,
+  TaskStateSchema,
+  type TaskState,
+} from "@/lib/model/tasks/task-state";
 
 /**
  * The spec's Checkpoint v2 as strict zod schemas, the older shapes it is
@@ -91,7 +99,16 @@ export const ProvenanceSchema = z.strictObject({
   policy_version: z.string().min(1).max(128),
 });
 
-export const redactionKinds = ["api_token", "secret_key", "bearer", "jwt", "cloud_key", "private_key", "credential", "reasoning"] as const;
+export const redactionKinds = [
+  "api_token",
+  "secret_key",
+  "bearer",
+  "jwt",
+  "cloud_key",
+  "private_key",
+  "credential",
+  "reasoning",
+] as const;
 export const RedactionSchema = z.strictObject({
   /** JSON path of the value that was redacted, e.g. `state_snapshot.artifacts.review_report`. */
   path: z.string().max(512),
@@ -105,7 +122,10 @@ export const IntegritySchema = z.strictObject({
   /** Which key signed it: keys rotate, old checkpoints verify with their own. */
   key_id: keyId,
   /** HMAC-SHA256 (hex) of the stored payload; not part of the signed bytes themselves. */
-  signature: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  signature: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
 });
 
 function documentV2<S extends z.ZodType>(snapshot: S) {
@@ -174,7 +194,14 @@ export const CheckpointDocumentV1Schema = z.strictObject({
   state_snapshot: z.unknown(),
   tool_receipt_ids: z.array(z.string().min(1).max(128)).max(10_000),
   budget_consumed: z.strictObject({ currency_usd: z.number().finite().min(0).max(1e12), tokens: count }),
-  integrity: z.strictObject({ snapshot_digest: digest, key_id: keyId, signature: z.string().regex(/^[0-9a-f]{64}$/).optional() }),
+  integrity: z.strictObject({
+    snapshot_digest: digest,
+    key_id: keyId,
+    signature: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
+  }),
 });
 
 /** Provenance a v1 checkpoint never recorded: stated as such, not invented. */
@@ -209,7 +236,8 @@ function describeIssues(error: z.ZodError): string {
 
 function parseOrSchemaError<S extends z.ZodType>(schema: S, raw: unknown, what: string): z.infer<S> {
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new CheckpointSchemaError("invalid", `${what} does not match its schema: ${describeIssues(parsed.error)}`);
+  if (!parsed.success)
+    throw new CheckpointSchemaError("invalid", `${what} does not match its schema: ${describeIssues(parsed.error)}`);
   return parsed.data;
 }
 
@@ -233,7 +261,10 @@ export function upgradeTaskState(raw: unknown): Upgraded<TaskState> {
         budget: { ...v1.budget, hops_used: 0 },
         subtasks: [],
       };
-      return { value: parseOrSchemaError(TaskStateSchema, value, "The upgraded state snapshot"), upgradedFrom: [TASK_STATE_SCHEMA_VERSION_V1] };
+      return {
+        value: parseOrSchemaError(TaskStateSchema, value, "The upgraded state snapshot"),
+        upgradedFrom: [TASK_STATE_SCHEMA_VERSION_V1],
+      };
     }
     default:
       throw unknownVersion("task state", version, knownTaskStateSchemaVersions);
@@ -288,7 +319,11 @@ export function upgradeCheckpointDocument(raw: unknown): ParsedCheckpoint {
         pending_work: [],
         tool_receipt_ids: v1.tool_receipt_ids,
         budget_consumed: { ...v1.budget_consumed, hops: state.budget.hops_used },
-        provenance: { last_message_id: "", delegation_hash: v1.input_digest, policy_version: UNRECORDED_POLICY_VERSION },
+        provenance: {
+          last_message_id: "",
+          delegation_hash: v1.input_digest,
+          policy_version: UNRECORDED_POLICY_VERSION,
+        },
         redactions: [],
         integrity: v1.integrity,
       };
@@ -306,8 +341,15 @@ export function upgradeCheckpointDocument(raw: unknown): ParsedCheckpoint {
 
 function unknownVersion(what: string, version: string | undefined, known: readonly string[]): CheckpointSchemaError {
   return version === undefined
-    ? new CheckpointSchemaError("unknown_version", `The ${what} has no schema_version; this server reads ${known.join(", ")}.`)
-    : new CheckpointSchemaError("unknown_version", `Unknown ${what} schema_version "${version}"; this server reads ${known.join(", ")}.`, version);
+    ? new CheckpointSchemaError(
+        "unknown_version",
+        `The ${what} has no schema_version; this server reads ${known.join(", ")}.`,
+      )
+    : new CheckpointSchemaError(
+        "unknown_version",
+        `Unknown ${what} schema_version "${version}"; this server reads ${known.join(", ")}.`,
+        version,
+      );
 }
 
 /** The snapshot is embedded; the spec's URI field points into the document itself. */

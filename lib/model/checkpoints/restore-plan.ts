@@ -58,7 +58,13 @@ export interface RestoreReauthorization {
     /** The commitment (limit) is always the current one, never the checkpoint's. */
     committedUsd: number;
   };
-  workflow: { checkpointDigest: string | null; currentDigest: string; name: string; version: number; compatible: boolean };
+  workflow: {
+    checkpointDigest: string | null;
+    currentDigest: string;
+    name: string;
+    version: number;
+    compatible: boolean;
+  };
   policyVersion: { checkpoint: string | null; current: string; changed: boolean };
   /** Credentials are never in a checkpoint: workers present their own tokens after the restore. */
   credentials: string;

@@ -45,7 +45,10 @@ export function canMoveExecution(from: ExecutionStatus, to: ExecutionStatus): bo
  * Audit Invariant 4: success needs evidence that names this execution — the
  * provider's record carrying our execution id, or our idempotency key.
  */
-export function evidenceMatchesExecution(evidence: unknown, execution: { id: string; idempotencyKey: string }): boolean {
+export function evidenceMatchesExecution(
+  evidence: unknown,
+  execution: { id: string; idempotencyKey: string },
+): boolean {
   if (!evidence || typeof evidence !== "object") return false;
   const e = evidence as Record<string, unknown>;
   const metadata = (e.metadata && typeof e.metadata === "object" ? e.metadata : {}) as Record<string, unknown>;
@@ -69,7 +72,14 @@ export function evidenceMatchesExecution(evidence: unknown, execution: { id: str
  * never make the effect twice. What is not safe goes to a person (or, for
  * `refused`, is the provider's final word): never dropped.
  */
-export const retryCodes = ["never_sent", "never_applied", "retryable_failure", "refused", "not_stated", "attempt_limit"] as const;
+export const retryCodes = [
+  "never_sent",
+  "never_applied",
+  "retryable_failure",
+  "refused",
+  "not_stated",
+  "attempt_limit",
+] as const;
 export type RetryCode = (typeof retryCodes)[number];
 
 export interface RetryAdvice {
@@ -88,28 +98,70 @@ export interface RetryAdvice {
  * execution's `result`, so that every reader of the row (retryAdviceOf, an
  * agent on an older SDK reading `retryable`) can tell a retry is safe.
  */
-export function notAppliedResult(reason: "never_sent" | "never_applied", detail: string): { reason: typeof reason; retryable: true; retry_safe: true; detail: string } {
+export function notAppliedResult(
+  reason: "never_sent" | "never_applied",
+  detail: string,
+): { reason: typeof reason; retryable: true; retry_safe: true; detail: string } {
   return { reason, retryable: true, retry_safe: true, detail };
 }
 
 /** The retry advice for an execution settled as failed (FAILED, RECONCILED_FAILED); null for every other status. */
-export function retryAdviceOf(e: { status: ExecutionStatus; attempt: number; tool: string; result: unknown; error: string | null }): RetryAdvice | null {
+export function retryAdviceOf(e: {
+  status: ExecutionStatus;
+  attempt: number;
+  tool: string;
+  result: unknown;
+  error: string | null;
+}): RetryAdvice | null {
   if (!retryableStatuses.includes(e.status)) return null;
   const maxAttempts = maxAttemptsOf(e.tool);
   const stated = statedRetry(e.result, e.error);
-  const advice = (safe: boolean, code: RetryCode, reason: string): RetryAdvice => ({ safe, code, reason, attempt: e.attempt, maxAttempts });
+  const advice = (safe: boolean, code: RetryCode, reason: string): RetryAdvice => ({
+    safe,
+    code,
+    reason,
+    attempt: e.attempt,
+    maxAttempts,
+  });
   if (stated.safe && e.attempt >= maxAttempts) {
-    return advice(false, "attempt_limit", `${stated.reason}; but attempt ${e.attempt} was the last of ${maxAttempts} for ${e.tool}: a person decides whether to try again`);
+    return advice(
+      false,
+      "attempt_limit",
+      `${stated.reason}; but attempt ${e.attempt} was the last of ${maxAttempts} for ${e.tool}: a person decides whether to try again`,
+    );
   }
   return advice(stated.safe, stated.code, stated.reason);
 }
 
-function statedRetry(result: unknown, error: string | null): { safe: boolean; code: Exclude<RetryCode, "attempt_limit">; reason: string } {
+function statedRetry(
+  result: unknown,
+  error: string | null,
+): { safe: boolean; code: Exclude<RetryCode, "attempt_limit">; reason: string } {
   const r = (result && typeof result === "object" && !Array.isArray(result) ? result : {}) as Record<string, unknown>;
   const said = typeof r.reason === "string" ? ` (${r.reason})` : "";
-  if (r.retry_safe === true && r.reason === "never_sent") return { safe: true, code: "never_sent", reason: "the attempt was never sent: retry it under the same key" };
-  if (r.retry_safe === true && r.reason === "never_applied") return { safe: true, code: "never_applied", reason: "the provider has nothing under the key, so it was never applied: retry it under the same key" };
-  if (r.retryable === true) return { safe: true, code: "retryable_failure", reason: `the provider said this request applied nothing${said} and a retry may work: retry it under the same key` };
-  if (r.retryable === false) return { safe: false, code: "refused", reason: `the provider refused the request${said}${error ? `: ${error}` : ""}; the same request would be refused again` };
-  return { safe: false, code: "not_stated", reason: `nobody recorded whether a retry would work${error ? ` (${error})` : ""}` };
+  if (r.retry_safe === true && r.reason === "never_sent")
+    return { safe: true, code: "never_sent", reason: "the attempt was never sent: retry it under the same key" };
+  if (r.retry_safe === true && r.reason === "never_applied")
+    return {
+      safe: true,
+      code: "never_applied",
+      reason: "the provider has nothing under the key, so it was never applied: retry it under the same key",
+    };
+  if (r.retryable === true)
+    return {
+      safe: true,
+      code: "retryable_failure",
+      reason: `the provider said this request applied nothing${said} and a retry may work: retry it under the same key`,
+    };
+  if (r.retryable === false)
+    return {
+      safe: false,
+      code: "refused",
+      reason: `the provider refused the request${said}${error ? `: ${error}` : ""}; the same request would be refused again`,
+    };
+  return {
+    safe: false,
+    code: "not_stated",
+    reason: `nobody recorded whether a retry would work${error ? ` (${error})` : ""}`,
+  };
 }

@@ -31,8 +31,20 @@ export const CrmNoteRequestSchema = z.strictObject({
  * seen by someone rather than retried forever.
  */
 export const tools = {
-  "payments.refund": { irreversible: true, request: RefundRequestSchema, description: "Refund a charge (money leaves: irreversible)", topic: "refund", maxAttempts: 2 },
-  "crm.add_note": { irreversible: false, request: CrmNoteRequestSchema, description: "Add a note to a customer in the CRM", topic: "customer_note", maxAttempts: 2 },
+  "payments.refund": {
+    irreversible: true,
+    request: RefundRequestSchema,
+    description: "Refund a charge (money leaves: irreversible)",
+    topic: "refund",
+    maxAttempts: 2,
+  },
+  "crm.add_note": {
+    irreversible: false,
+    request: CrmNoteRequestSchema,
+    description: "Add a note to a customer in the CRM",
+    topic: "customer_note",
+    maxAttempts: 2,
+  },
 } as const;
 
 export type ToolName = keyof typeof tools;

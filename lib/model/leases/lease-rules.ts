@@ -16,12 +16,31 @@ export interface LeaseView {
 }
 
 /** The view of a `leases` row as Prisma returns it. */
-export function leaseViewOf(row: { taskId: string; leaseId: string; holder: string; fencingToken: bigint; expiresAt: Date; acquiredAt: Date; renewedAt: Date }): LeaseView {
-  return { taskId: row.taskId, leaseId: row.leaseId, holder: row.holder, fencingToken: String(row.fencingToken), expiresAt: row.expiresAt, acquiredAt: row.acquiredAt, renewedAt: row.renewedAt };
+export function leaseViewOf(row: {
+  taskId: string;
+  leaseId: string;
+  holder: string;
+  fencingToken: bigint;
+  expiresAt: Date;
+  acquiredAt: Date;
+  renewedAt: Date;
+}): LeaseView {
+  return {
+    taskId: row.taskId,
+    leaseId: row.leaseId,
+    holder: row.holder,
+    fencingToken: String(row.fencingToken),
+    expiresAt: row.expiresAt,
+    acquiredAt: row.acquiredAt,
+    renewedAt: row.renewedAt,
+  };
 }
 
 /** How a lease is named in messages: holder, token and expiry, as the row says now. */
-export function describeLease(lease: Pick<LeaseView, "holder" | "fencingToken" | "expiresAt" | "leaseId">, now = new Date()): string {
+export function describeLease(
+  lease: Pick<LeaseView, "holder" | "fencingToken" | "expiresAt" | "leaseId">,
+  now = new Date(),
+): string {
   const live = lease.expiresAt.getTime() > now.getTime();
   return `${live ? "held" : "last held"} by ${lease.holder} with fencing token ${lease.fencingToken} (lease ${lease.leaseId}), ${live ? "expiring" : "expired"} ${lease.expiresAt.toISOString()}`;
 }
@@ -36,7 +55,12 @@ export function describeLease(lease: Pick<LeaseView, "holder" | "fencingToken" |
  * (an operator may cancel a leased task); the version still guards them.
  * Null when the write is allowed, else why not, in words.
  */
-export function leaseRefusal(lease: LeaseView | null, token: string | undefined, actor: Actor, now = new Date()): string | null {
+export function leaseRefusal(
+  lease: LeaseView | null,
+  token: string | undefined,
+  actor: Actor,
+  now = new Date(),
+): string | null {
   const live = !!lease && lease.expiresAt.getTime() > now.getTime();
   const held = lease ? `the lease is ${describeLease(lease, now)}` : "the task has no lease";
   if (token !== undefined) {

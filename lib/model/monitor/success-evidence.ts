@@ -27,7 +27,8 @@ export function evidenceProblem(evidence: unknown, execution: Pick<Execution, "i
     const named = [...otherIds.map((i) => `execution ${i}`), ...otherKeys.map((k) => `key ${k}`)].join(", ");
     return `names another effect (${named})`;
   }
-  if (!keys.has(execution.idempotencyKey) && !ids.has(execution.id)) return "names neither this execution nor its idempotency key";
+  if (!keys.has(execution.idempotencyKey) && !ids.has(execution.id))
+    return "names neither this execution nor its idempotency key";
   return null;
 }
 

@@ -34,7 +34,12 @@ export interface TaskRowFinding {
 
 /** The alerts a stored task row calls for (pure). Exported for unit tests. */
 export function inspectTaskRow(row: TaskRowLike): TaskRowFinding[] {
-  const internal = { task_status: row.status, task_version: row.version, updated_by: row.updatedBy, workflow: row.workflowName };
+  const internal = {
+    task_status: row.status,
+    task_version: row.version,
+    updated_by: row.updatedBy,
+    workflow: row.workflowName,
+  };
   const broken = (invariants: Array<{ invariant: string; message: string }>): TaskRowFinding => ({
     taskId: row.id,
     kind: "state_invariant_broken",
@@ -45,17 +50,40 @@ export function inspectTaskRow(row: TaskRowLike): TaskRowFinding[] {
     finalOnceResolved: true,
   });
   const def = getWorkflowByDigest(row.workflowDigest);
-  if (!def) return [broken([{ invariant: "workflow_definition_available", message: `Its workflow digest ${row.workflowDigest} is unknown to this server.` }])];
+  if (!def)
+    return [
+      broken([
+        {
+          invariant: "workflow_definition_available",
+          message: `Its workflow digest ${row.workflowDigest} is unknown to this server.`,
+        },
+      ]),
+    ];
   const parsed = TaskStateSchema.safeParse(row.state);
   if (!parsed.success) {
-    return [broken(parsed.error.issues.slice(0, 10).map((i) => ({ invariant: "task_state_schema", message: `${i.path.join(".") || "state"}: ${i.message}.` })))];
+    return [
+      broken(
+        parsed.error.issues
+          .slice(0, 10)
+          .map((i) => ({ invariant: "task_state_schema", message: `${i.path.join(".") || "state"}: ${i.message}.` })),
+      ),
+    ];
   }
   const state = parsed.data;
   const violations = checkStateInvariants(def, state);
   const columns: Array<{ invariant: string; message: string }> = [];
-  if (state.status !== row.status) columns.push({ invariant: "status_column_matches_state", message: `The status column says ${row.status}, the state document ${state.status}.` });
-  if (state.version !== row.version) columns.push({ invariant: "version_column_matches_state", message: `The version column says ${row.version}, the state document ${state.version}.` });
-  if (state.task_id !== row.id) columns.push({ invariant: "task_id_matches_state", message: `The state document names task ${state.task_id}.` });
+  if (state.status !== row.status)
+    columns.push({
+      invariant: "status_column_matches_state",
+      message: `The status column says ${row.status}, the state document ${state.status}.`,
+    });
+  if (state.version !== row.version)
+    columns.push({
+      invariant: "version_column_matches_state",
+      message: `The version column says ${row.version}, the state document ${state.version}.`,
+    });
+  if (state.task_id !== row.id)
+    columns.push({ invariant: "task_id_matches_state", message: `The state document names task ${state.task_id}.` });
   const out: TaskRowFinding[] = [];
   const mandatory = violations.filter((v) => v.invariant === "mandatory_subtasks_completed");
   const others = [...violations.filter((v) => v.invariant !== "mandatory_subtasks_completed"), ...columns];

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { applyPatch, isEmptyPatch, TaskPatchSchema, TaskStateSchema, type TaskPatch } from "@/lib/model/tasks/task-state";
+import {
+  applyPatch,
+  isEmptyPatch,
+  TaskPatchSchema,
+  TaskStateSchema,
+  type TaskPatch,
+} from "@/lib/model/tasks/task-state";
 import { agentTaskV1 } from "@/lib/model/workflows/agent-task";
 import { makeState } from "@/tests/helpers/task-states";
 
@@ -67,7 +73,11 @@ describe("applyPatch", () => {
   });
 
   it("merges gates, artifacts and budget member by member", () => {
-    const next = applyPatch(base, { gates: { review_passed: true }, artifacts: { test_results: "green" }, budget: { hops_used: 9 } });
+    const next = applyPatch(base, {
+      gates: { review_passed: true },
+      artifacts: { test_results: "green" },
+      budget: { hops_used: 9 },
+    });
     expect(next.gates).toEqual({ ...base.gates, review_passed: true });
     expect(next.gates.plan_approved).toBe(true);
     expect(next.artifacts).toEqual({ implementation_plan: "v1", code_files: ["a.ts"], test_results: "green" });
@@ -75,7 +85,11 @@ describe("applyPatch", () => {
   });
 
   it("ignores members given as undefined instead of erasing them", () => {
-    const next = applyPatch(base, { gates: { plan_approved: undefined }, budget: { hops_used: undefined }, artifacts: { implementation_plan: undefined } });
+    const next = applyPatch(base, {
+      gates: { plan_approved: undefined },
+      budget: { hops_used: undefined },
+      artifacts: { implementation_plan: undefined },
+    });
     expect(next).toEqual(base);
   });
 
@@ -87,7 +101,13 @@ describe("applyPatch", () => {
   });
 
   it("merges subtasks by id: updates keep other members, new ids are appended with defaults, none is removed", () => {
-    const next = applyPatch(base, { subtasks: [{ id: "s2", status: "COMPLETED" }, { id: "s3" }, { id: "s4", title: "Fourth", mandatory: true, status: "ACTIVE" }] });
+    const next = applyPatch(base, {
+      subtasks: [
+        { id: "s2", status: "COMPLETED" },
+        { id: "s3" },
+        { id: "s4", title: "Fourth", mandatory: true, status: "ACTIVE" },
+      ],
+    });
     expect(next.subtasks).toEqual([
       { id: "s1", title: "First", mandatory: true, status: "ACTIVE" },
       { id: "s2", title: "Second", mandatory: false, status: "COMPLETED" },
@@ -100,13 +120,26 @@ describe("applyPatch", () => {
 
   it("never mutates the state it is given", () => {
     const snapshot = structuredClone(base);
-    applyPatch(base, { gates: { tests_passing: true }, subtasks: [{ id: "s1", status: "COMPLETED" }, { id: "new" }], budget: { tokens_spent: 1e6 } });
+    applyPatch(base, {
+      gates: { tests_passing: true },
+      subtasks: [{ id: "s1", status: "COMPLETED" }, { id: "new" }],
+      budget: { tokens_spent: 1e6 },
+    });
     expect(base).toEqual(snapshot);
   });
 
   it("keeps status, version and identity fields: those are the engine's, not the patch's", () => {
     const next = applyPatch(base, { gates: { tests_passing: true } });
-    for (const key of ["status", "version", "task_id", "workflow_digest", "intent_id", "updated_at", "updated_by", "schema_version"] as const) {
+    for (const key of [
+      "status",
+      "version",
+      "task_id",
+      "workflow_digest",
+      "intent_id",
+      "updated_at",
+      "updated_by",
+      "schema_version",
+    ] as const) {
       expect(next[key]).toBe(base[key]);
     }
   });

@@ -24,7 +24,11 @@ export const SubtaskStatusSchema = z.enum(subtaskStatuses);
 
 const identifier = clientIdSchema;
 /** A SPIFFE ID or another stable principal name. */
-export const IdentitySchema = z.string().min(1).max(256).regex(/^[^\s]+$/, "must not contain spaces");
+export const IdentitySchema = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(/^[^\s]+$/, "must not contain spaces");
 
 export const GatesSchema = z.strictObject({
   plan_approved: z.boolean(),

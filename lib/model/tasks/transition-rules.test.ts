@@ -1,7 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { gateNames, type TaskPatch, type TaskState } from "@/lib/model/tasks/task-state";
-import { checkChangeInvariants, checkStateInvariants, evaluateTransition, nextSteps } from "@/lib/model/tasks/transition-rules";
-import { findEdge, isTerminal, type ActorKind, type WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
+import {
+  checkChangeInvariants,
+  checkStateInvariants,
+  evaluateTransition,
+  nextSteps,
+} from "@/lib/model/tasks/transition-rules";
+import {
+  findEdge,
+  isTerminal,
+  type ActorKind,
+  type WorkflowDefinition,
+} from "@/lib/model/workflows/workflow-definition";
 import { workflowDefinitions } from "@/lib/model/workflows";
 import { agentTaskV1 } from "@/lib/model/workflows/agent-task";
 import { deliveryV1 } from "@/lib/model/workflows/delivery";
@@ -23,7 +33,9 @@ function expectedRejection(def: WorkflowDefinition, from: string, to: string): s
 
 describe.each(definitions.map((def) => [`${def.name} v${def.version}`, def] as const))("workflow %s", (_name, def) => {
   const states = Object.keys(def.states);
-  const invalidPairs = states.flatMap((from) => states.filter((to) => to !== from && !findEdge(def, from, to)).map((to) => [from, to] as const));
+  const invalidPairs = states.flatMap((from) =>
+    states.filter((to) => to !== from && !findEdge(def, from, to)).map((to) => [from, to] as const),
+  );
 
   it("has edges and invalid pairs to test", () => {
     expect(def.edges.length).toBeGreaterThan(5);
@@ -70,7 +82,10 @@ describe.each(definitions.map((def) => [`${def.name} v${def.version}`, def] as c
       } else {
         it("is blocked (mandatory_subtasks_completed) while a mandatory subtask is open", () => {
           const current = stateSatisfying(def, edge);
-          current.subtasks = [...current.subtasks, { id: "refund", title: "Refund", mandatory: true, status: "ACTIVE" }];
+          current.subtasks = [
+            ...current.subtasks,
+            { id: "refund", title: "Refund", mandatory: true, status: "ACTIVE" },
+          ];
           const result = evaluateTransition(def, current, { to: edge.to, patch: {}, actorKind: edge.by[0] ?? "agent" });
           expect(invariantsOf(result)[0]).toBe("mandatory_subtasks_completed");
           expect(result.ok ? "" : result.violations[0]?.message).toContain("refund");
@@ -95,12 +110,20 @@ describe.each(definitions.map((def) => [`${def.name} v${def.version}`, def] as c
 
   it.each(states.filter((s) => isTerminal(def, s)))("refuses even an in-place update of terminal %s", (status) => {
     const current = makeState(def, status, { gates: gatesTrue(gateNames) });
-    const result = evaluateTransition(def, current, { to: status, patch: { artifacts: { review_report: "late" } }, actorKind: "user" });
+    const result = evaluateTransition(def, current, {
+      to: status,
+      patch: { artifacts: { review_report: "late" } },
+      actorKind: "user",
+    });
     expect(invariantsOf(result)).toEqual(["terminal_state_is_final"]);
   });
 
   it("rejects a status the workflow does not have", () => {
-    const result = evaluateTransition(def, makeState(def, def.initial), { to: "DONE_ISH", patch: {}, actorKind: "agent" });
+    const result = evaluateTransition(def, makeState(def, def.initial), {
+      to: "DONE_ISH",
+      patch: {},
+      actorKind: "agent",
+    });
     expect(result.ok ? "" : result.reason).toBe("unknown_status");
     expect(invariantsOf(result)).toEqual(["status_in_workflow"]);
   });
@@ -137,7 +160,9 @@ describe("agent-task: the invalid transitions named by the audit", () => {
   });
 
   it("RUNNING → COMPLETED with an open mandatory subtask names both broken rules", () => {
-    const current = makeState(def, "RUNNING", { subtasks: [{ id: "refund", title: "Refund", mandatory: true, status: "ACTIVE" }] });
+    const current = makeState(def, "RUNNING", {
+      subtasks: [{ id: "refund", title: "Refund", mandatory: true, status: "ACTIVE" }],
+    });
     const result = evaluateTransition(def, current, { ...agent, to: "COMPLETED" });
     expect(invariantsOf(result)).toEqual(["completion_requires_validation", "mandatory_subtasks_completed"]);
   });
@@ -149,30 +174,54 @@ describe("agent-task: the invalid transitions named by the audit", () => {
         { id: "email", title: "Email", mandatory: false, status: "FAILED" },
       ],
     });
-    expect(invariantsOf(evaluateTransition(def, open, { ...agent, to: "COMPLETED" }))).toEqual(["mandatory_subtasks_completed"]);
+    expect(invariantsOf(evaluateTransition(def, open, { ...agent, to: "COMPLETED" }))).toEqual([
+      "mandatory_subtasks_completed",
+    ]);
     // Completing the subtask in the same transition is allowed: the guard reads the state being written.
-    const together = evaluateTransition(def, open, { ...agent, to: "COMPLETED", patch: { subtasks: [{ id: "refund", status: "COMPLETED" }] } });
+    const together = evaluateTransition(def, open, {
+      ...agent,
+      to: "COMPLETED",
+      patch: { subtasks: [{ id: "refund", status: "COMPLETED" }] },
+    });
     expect(invariantsOf(together)).toEqual([]);
   });
 
   it("a FAILED mandatory subtask still blocks completion", () => {
-    const current = makeState(def, "VALIDATING", { subtasks: [{ id: "refund", title: "Refund", mandatory: true, status: "FAILED" }] });
-    expect(invariantsOf(evaluateTransition(def, current, { ...agent, to: "COMPLETED" }))).toEqual(["mandatory_subtasks_completed"]);
+    const current = makeState(def, "VALIDATING", {
+      subtasks: [{ id: "refund", title: "Refund", mandatory: true, status: "FAILED" }],
+    });
+    expect(invariantsOf(evaluateTransition(def, current, { ...agent, to: "COMPLETED" }))).toEqual([
+      "mandatory_subtasks_completed",
+    ]);
   });
 
   it("only a user resolves an escalation", () => {
     const current = makeState(def, "WAITING_FOR_HUMAN");
-    expect(evaluateTransition(def, current, { ...agent, to: "HUMAN_RESOLVED" })).toMatchObject({ ok: false, reason: "actor_not_permitted" });
-    expect(evaluateTransition(def, current, { to: "HUMAN_RESOLVED", patch: {}, actorKind: "system" })).toMatchObject({ ok: false, reason: "actor_not_permitted" });
-    expect(evaluateTransition(def, current, { to: "HUMAN_RESOLVED", patch: {}, actorKind: "user" })).toMatchObject({ ok: true });
+    expect(evaluateTransition(def, current, { ...agent, to: "HUMAN_RESOLVED" })).toMatchObject({
+      ok: false,
+      reason: "actor_not_permitted",
+    });
+    expect(evaluateTransition(def, current, { to: "HUMAN_RESOLVED", patch: {}, actorKind: "system" })).toMatchObject({
+      ok: false,
+      reason: "actor_not_permitted",
+    });
+    expect(evaluateTransition(def, current, { to: "HUMAN_RESOLVED", patch: {}, actorKind: "user" })).toMatchObject({
+      ok: true,
+    });
   });
 
   it("the system may recover and give up but never cancels or runs the plan", () => {
     const system = { patch: {}, actorKind: "system" as const };
     expect(evaluateTransition(def, makeState(def, "FAILED"), { ...system, to: "RECOVERING" }).ok).toBe(true);
-    expect(evaluateTransition(def, makeState(def, "RECOVERING"), { ...system, to: "PERMANENTLY_FAILED" }).ok).toBe(true);
-    expect(evaluateTransition(def, makeState(def, "RUNNING"), { ...system, to: "CANCELLED" })).toMatchObject({ reason: "actor_not_permitted" });
-    expect(evaluateTransition(def, makeState(def, "READY"), { ...system, to: "RUNNING" })).toMatchObject({ reason: "actor_not_permitted" });
+    expect(evaluateTransition(def, makeState(def, "RECOVERING"), { ...system, to: "PERMANENTLY_FAILED" }).ok).toBe(
+      true,
+    );
+    expect(evaluateTransition(def, makeState(def, "RUNNING"), { ...system, to: "CANCELLED" })).toMatchObject({
+      reason: "actor_not_permitted",
+    });
+    expect(evaluateTransition(def, makeState(def, "READY"), { ...system, to: "RUNNING" })).toMatchObject({
+      reason: "actor_not_permitted",
+    });
   });
 });
 
@@ -187,7 +236,11 @@ describe("delivery: gates", () => {
 
   it("a later stage keeps requiring earlier gates: un-approving the plan mid-review is refused", () => {
     const current = makeState(def, "reviewing");
-    const result = evaluateTransition(def, current, { ...agent, to: "reviewing", patch: { gates: { plan_approved: false } } });
+    const result = evaluateTransition(def, current, {
+      ...agent,
+      to: "reviewing",
+      patch: { gates: { plan_approved: false } },
+    });
     expect(invariantsOf(result)).toEqual(["gates_required_by_status"]);
     expect(result.ok ? "" : result.violations[0]?.message).toContain("plan_approved");
   });
@@ -205,25 +258,34 @@ describe("delivery: gates", () => {
 
   it("skipping a stage is not a transition even with every gate true", () => {
     const current = makeState(def, "planning", { gates: gatesTrue(gateNames) });
-    expect(invariantsOf(evaluateTransition(def, current, { ...agent, to: "testing", patch: {} }))).toEqual(["transition_defined"]);
+    expect(invariantsOf(evaluateTransition(def, current, { ...agent, to: "testing", patch: {} }))).toEqual([
+      "transition_defined",
+    ]);
   });
 
   it("a user may cancel but not fail or move work forward", () => {
     const current = makeState(def, "implementing", { gates: gatesTrue(gateNames) });
     expect(evaluateTransition(def, current, { to: "cancelled", patch: {}, actorKind: "user" }).ok).toBe(true);
-    expect(evaluateTransition(def, current, { to: "failed", patch: {}, actorKind: "user" })).toMatchObject({ reason: "actor_not_permitted" });
-    expect(evaluateTransition(def, current, { to: "reviewing", patch: {}, actorKind: "user" })).toMatchObject({ reason: "actor_not_permitted" });
+    expect(evaluateTransition(def, current, { to: "failed", patch: {}, actorKind: "user" })).toMatchObject({
+      reason: "actor_not_permitted",
+    });
+    expect(evaluateTransition(def, current, { to: "reviewing", patch: {}, actorKind: "user" })).toMatchObject({
+      reason: "actor_not_permitted",
+    });
   });
 });
 
 describe("state and change invariants", () => {
   const def = agentTaskV1;
   const running = (overrides: Partial<TaskState> = {}) => makeState(def, "RUNNING", overrides);
-  const inPlace = (current: TaskState, patch: TaskPatch) => invariantsOf(evaluateTransition(def, current, { to: current.status, patch, actorKind: "agent" }));
+  const inPlace = (current: TaskState, patch: TaskPatch) =>
+    invariantsOf(evaluateTransition(def, current, { to: current.status, patch, actorKind: "agent" }));
 
   it("an in-place update with a valid patch is allowed in any non-terminal state", () => {
     for (const status of Object.keys(def.states).filter((s) => !isTerminal(def, s))) {
-      expect(inPlace(makeState(def, status), { budget: { hops_used: 4 }, artifacts: { test_results: "ok" } })).toEqual([]);
+      expect(inPlace(makeState(def, status), { budget: { hops_used: 4 }, artifacts: { test_results: "ok" } })).toEqual(
+        [],
+      );
     }
   });
 
@@ -231,14 +293,20 @@ describe("state and change invariants", () => {
     const current = running();
     expect(inPlace(current, { budget: { [key]: current.budget[key] - 1 } })).toEqual(["budget_never_decreases"]);
     expect(inPlace(current, { budget: { [key]: current.budget[key] } })).toEqual([]);
-    expect(checkChangeInvariants(current, { ...current, budget: { ...current.budget, [key]: current.budget[key] + 1 } })).toEqual([]);
+    expect(
+      checkChangeInvariants(current, { ...current, budget: { ...current.budget, [key]: current.budget[key] + 1 } }),
+    ).toEqual([]);
   });
 
   it("the commitment may shrink, but never below what was spent (budget_within_commitment)", () => {
     const current = running();
     expect(inPlace(current, { budget: { currency_committed_usd: current.budget.currency_spent_usd } })).toEqual([]);
-    expect(inPlace(current, { budget: { currency_committed_usd: current.budget.currency_spent_usd - 0.01 } })).toEqual(["budget_within_commitment"]);
-    expect(inPlace(current, { budget: { currency_spent_usd: current.budget.currency_committed_usd + 1 } })).toEqual(["budget_within_commitment"]);
+    expect(inPlace(current, { budget: { currency_committed_usd: current.budget.currency_spent_usd - 0.01 } })).toEqual([
+      "budget_within_commitment",
+    ]);
+    expect(inPlace(current, { budget: { currency_spent_usd: current.budget.currency_committed_usd + 1 } })).toEqual([
+      "budget_within_commitment",
+    ]);
   });
 
   it("mandatory_flag_is_sticky: a mandatory subtask cannot be made optional, an optional one can become mandatory", () => {
@@ -267,14 +335,20 @@ describe("state and change invariants", () => {
       ],
     });
     expect(checkStateInvariants(def, dup).map((v) => v.invariant)).toEqual(["subtask_ids_unique"]);
-    expect(checkStateInvariants(def, running({ status: "running" })).map((v) => v.invariant)).toEqual(["status_in_workflow"]);
+    expect(checkStateInvariants(def, running({ status: "running" })).map((v) => v.invariant)).toEqual([
+      "status_in_workflow",
+    ]);
   });
 
   it("reports every broken invariant at once, each once", () => {
     const current = running({ active_agents: ["spiffe://a"] });
     const result = evaluateTransition(def, current, {
       to: "COMPLETED",
-      patch: { budget: { hops_used: 0, currency_spent_usd: 1e6 }, completed_agents: ["spiffe://a"], subtasks: [{ id: "x", mandatory: true }] },
+      patch: {
+        budget: { hops_used: 0, currency_spent_usd: 1e6 },
+        completed_agents: ["spiffe://a"],
+        subtasks: [{ id: "x", mandatory: true }],
+      },
       actorKind: "agent",
     });
     expect(invariantsOf(result).sort()).toEqual(

@@ -25,23 +25,38 @@ export interface TransitionProposal {
 
 export type TransitionEvaluation =
   | { ok: true; next: TaskState; edge: TransitionDefinition | undefined }
-  | { ok: false; reason: "unknown_status" | "actor_not_permitted" | "invariant_violated"; violations: InvariantViolation[] };
+  | {
+      ok: false;
+      reason: "unknown_status" | "actor_not_permitted" | "invariant_violated";
+      violations: InvariantViolation[];
+    };
 
 /** Invariants every stored state must satisfy, whatever led to it. */
 export function checkStateInvariants(def: WorkflowDefinition, state: TaskState): InvariantViolation[] {
   const violations: InvariantViolation[] = [];
   const stateDef = def.states[state.status];
   if (!stateDef) {
-    return [{ invariant: "status_in_workflow", message: `Status ${state.status} is not a state of workflow ${def.name} v${def.version}.` }];
+    return [
+      {
+        invariant: "status_in_workflow",
+        message: `Status ${state.status} is not a state of workflow ${def.name} v${def.version}.`,
+      },
+    ];
   }
   const missingGates = (stateDef.requiresGates ?? []).filter((g) => !state.gates[g]);
   if (missingGates.length > 0) {
-    violations.push({ invariant: "gates_required_by_status", message: `Status ${state.status} requires gate(s) ${missingGates.join(", ")} to be true.` });
+    violations.push({
+      invariant: "gates_required_by_status",
+      message: `Status ${state.status} requires gate(s) ${missingGates.join(", ")} to be true.`,
+    });
   }
   if (stateDef.success) {
     const open = openMandatorySubtasks(state);
     if (open.length > 0) {
-      violations.push({ invariant: "mandatory_subtasks_completed", message: `Completion requires every mandatory subtask completed; still open: ${open.join(", ")}.` });
+      violations.push({
+        invariant: "mandatory_subtasks_completed",
+        message: `Completion requires every mandatory subtask completed; still open: ${open.join(", ")}.`,
+      });
     }
   }
   if (state.budget.currency_spent_usd > state.budget.currency_committed_usd) {
@@ -53,7 +68,10 @@ export function checkStateInvariants(def: WorkflowDefinition, state: TaskState):
   const active = new Set(state.active_agents);
   const overlap = [...state.completed_agents, ...state.failed_agents].filter((a) => active.has(a));
   if (overlap.length > 0) {
-    violations.push({ invariant: "agent_sets_disjoint", message: `Agent(s) ${[...new Set(overlap)].join(", ")} cannot be active and finished at once.` });
+    violations.push({
+      invariant: "agent_sets_disjoint",
+      message: `Agent(s) ${[...new Set(overlap)].join(", ")} cannot be active and finished at once.`,
+    });
   }
   const ids = state.subtasks.map((s) => s.id);
   if (new Set(ids).size !== ids.length) {
@@ -65,13 +83,23 @@ export function checkStateInvariants(def: WorkflowDefinition, state: TaskState):
 /** Invariants between two consecutive versions. */
 export function checkChangeInvariants(before: TaskState, after: TaskState): InvariantViolation[] {
   const violations: InvariantViolation[] = [];
-  const shrunk = (["currency_spent_usd", "tokens_spent", "hops_used"] as const).filter((k) => after.budget[k] < before.budget[k]);
+  const shrunk = (["currency_spent_usd", "tokens_spent", "hops_used"] as const).filter(
+    (k) => after.budget[k] < before.budget[k],
+  );
   if (shrunk.length > 0) {
-    violations.push({ invariant: "budget_never_decreases", message: `Consumed budget cannot go down (${shrunk.join(", ")}).` });
+    violations.push({
+      invariant: "budget_never_decreases",
+      message: `Consumed budget cannot go down (${shrunk.join(", ")}).`,
+    });
   }
-  const unflagged = before.subtasks.filter((s) => s.mandatory && after.subtasks.find((a) => a.id === s.id)?.mandatory === false);
+  const unflagged = before.subtasks.filter(
+    (s) => s.mandatory && after.subtasks.find((a) => a.id === s.id)?.mandatory === false,
+  );
   if (unflagged.length > 0) {
-    violations.push({ invariant: "mandatory_flag_is_sticky", message: `Subtask(s) ${unflagged.map((s) => s.id).join(", ")} are mandatory and stay so.` });
+    violations.push({
+      invariant: "mandatory_flag_is_sticky",
+      message: `Subtask(s) ${unflagged.map((s) => s.id).join(", ")} are mandatory and stay so.`,
+    });
   }
   return violations;
 }
@@ -82,27 +110,46 @@ export function evaluateGuard(guard: Guard, state: TaskState, from: string): Inv
       const missing = guard.gates.filter((g) => !state.gates[g]);
       return missing.length === 0
         ? undefined
-        : { invariant: "gate_required", message: `Cannot leave ${from} before gate(s) ${missing.join(", ")} are true.` };
+        : {
+            invariant: "gate_required",
+            message: `Cannot leave ${from} before gate(s) ${missing.join(", ")} are true.`,
+          };
     }
     case "mandatory_subtasks_completed": {
       const open = openMandatorySubtasks(state);
       return open.length === 0
         ? undefined
-        : { invariant: "mandatory_subtasks_completed", message: `Completion requires every mandatory subtask completed; still open: ${open.join(", ")}.` };
+        : {
+            invariant: "mandatory_subtasks_completed",
+            message: `Completion requires every mandatory subtask completed; still open: ${open.join(", ")}.`,
+          };
     }
   }
 }
 
-export function evaluateTransition(def: WorkflowDefinition, current: TaskState, proposal: TransitionProposal): TransitionEvaluation {
+export function evaluateTransition(
+  def: WorkflowDefinition,
+  current: TaskState,
+  proposal: TransitionProposal,
+): TransitionEvaluation {
   if (!def.states[proposal.to]) {
-    return { ok: false, reason: "unknown_status", violations: [{ invariant: "status_in_workflow", message: `${proposal.to} is not a state of workflow ${def.name}.` }] };
+    return {
+      ok: false,
+      reason: "unknown_status",
+      violations: [
+        { invariant: "status_in_workflow", message: `${proposal.to} is not a state of workflow ${def.name}.` },
+      ],
+    };
   }
   const from = current.status;
   const next: TaskState = { ...applyPatch(current, proposal.patch), status: proposal.to };
   const violations: InvariantViolation[] = [];
 
   if (isTerminal(def, from)) {
-    violations.push({ invariant: "terminal_state_is_final", message: `${from} is terminal: a finished task never changes or re-enters execution.` });
+    violations.push({
+      invariant: "terminal_state_is_final",
+      message: `${from} is terminal: a finished task never changes or re-enters execution.`,
+    });
     return { ok: false, reason: "invariant_violated", violations };
   }
 
@@ -111,12 +158,21 @@ export function evaluateTransition(def: WorkflowDefinition, current: TaskState, 
     edge = findEdge(def, from, proposal.to);
     const named = def.rejections.find((r) => r.from === from && r.to === proposal.to);
     if (named) violations.push({ invariant: named.invariant, message: named.message });
-    else if (!edge) violations.push({ invariant: "transition_defined", message: `Workflow ${def.name} has no transition ${from} → ${proposal.to}.` });
+    else if (!edge)
+      violations.push({
+        invariant: "transition_defined",
+        message: `Workflow ${def.name} has no transition ${from} → ${proposal.to}.`,
+      });
     if (edge && !edge.by.includes(proposal.actorKind)) {
       return {
         ok: false,
         reason: "actor_not_permitted",
-        violations: [{ invariant: "actor_permitted", message: `${from} → ${proposal.to} may be taken by ${edge.by.join(" or ")}, not by a ${proposal.actorKind}.` }],
+        violations: [
+          {
+            invariant: "actor_permitted",
+            message: `${from} → ${proposal.to} may be taken by ${edge.by.join(" or ")}, not by a ${proposal.actorKind}.`,
+          },
+        ],
       };
     }
     for (const guard of edge?.guards ?? []) {

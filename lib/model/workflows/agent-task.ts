@@ -35,7 +35,13 @@ const agentTaskV1Data: WorkflowDefinitionData = {
     { from: "WAITING_FOR_TOOL", to: "VALIDATING", by: ["agent"], description: "Tool result received; validate it" },
     { from: "WAITING_FOR_TOOL", to: "RUNNING", by: ["agent"], description: "Tool result recorded; continue" },
     { from: "WAITING_FOR_TOOL", to: "FAILED", by: ["agent"], description: "Tool reported a known failure" },
-    { from: "VALIDATING", to: "COMPLETED", by: ["agent"], guards: [{ kind: "mandatory_subtasks_completed" }], description: "Validated: complete" },
+    {
+      from: "VALIDATING",
+      to: "COMPLETED",
+      by: ["agent"],
+      guards: [{ kind: "mandatory_subtasks_completed" }],
+      description: "Validated: complete",
+    },
     { from: "VALIDATING", to: "RUNNING", by: ["agent"], description: "Validation asks for more work" },
     { from: "VALIDATING", to: "FAILED", by: ["agent"], description: "Validation failed" },
     { from: "RUNNING", to: "FAILED", by: ["agent"], description: "Execution failed" },
@@ -46,15 +52,42 @@ const agentTaskV1Data: WorkflowDefinitionData = {
     { from: "RUNNING", to: "WAITING_FOR_HUMAN", by: ["agent"], description: "Escalate to a person" },
     { from: "WAITING_FOR_HUMAN", to: "HUMAN_RESOLVED", by: ["user"], description: "Resolve the escalation" },
     { from: "HUMAN_RESOLVED", to: "RUNNING", by: ["agent", "user"], description: "Resume execution" },
-    { from: "HUMAN_RESOLVED", to: "COMPLETED", by: ["agent", "user"], guards: [{ kind: "mandatory_subtasks_completed" }], description: "Complete on a person's decision" },
+    {
+      from: "HUMAN_RESOLVED",
+      to: "COMPLETED",
+      by: ["agent", "user"],
+      guards: [{ kind: "mandatory_subtasks_completed" }],
+      description: "Complete on a person's decision",
+    },
     { from: "FAILED", to: "PERMANENTLY_FAILED", by: ["agent", "user", "system"], description: "Give up" },
-    { from: "RECOVERING", to: "PERMANENTLY_FAILED", by: ["agent", "user", "system"], description: "Recovery impossible: give up" },
+    {
+      from: "RECOVERING",
+      to: "PERMANENTLY_FAILED",
+      by: ["agent", "user", "system"],
+      description: "Recovery impossible: give up",
+    },
   ],
   fromAnyNonTerminal: [{ to: "CANCELLED", by: ["agent", "user"], description: "Cancel" }],
   rejections: [
-    { from: "WAITING_FOR_TOOL", to: "COMPLETED", invariant: "completion_requires_validation", message: "Required external execution has not been validated: go through VALIDATING." },
-    { from: "RUNNING", to: "COMPLETED", invariant: "completion_requires_validation", message: "Completion requires validation: go through VALIDATING." },
-    { from: "FAILED", to: "COMPLETED", invariant: "failure_requires_recovery", message: "A failure must have a successful recovery or validated alternative completion before the task completes." },
+    {
+      from: "WAITING_FOR_TOOL",
+      to: "COMPLETED",
+      invariant: "completion_requires_validation",
+      message: "Required external execution has not been validated: go through VALIDATING.",
+    },
+    {
+      from: "RUNNING",
+      to: "COMPLETED",
+      invariant: "completion_requires_validation",
+      message: "Completion requires validation: go through VALIDATING.",
+    },
+    {
+      from: "FAILED",
+      to: "COMPLETED",
+      invariant: "failure_requires_recovery",
+      message:
+        "A failure must have a successful recovery or validated alternative completion before the task completes.",
+    },
   ],
 };
 export const agentTaskV1 = defineWorkflow(agentTaskV1Data);
@@ -71,13 +104,29 @@ export const agentTaskV2 = defineWorkflow({
   transitions: [
     // The review queue's decisions are applied by Verity itself (actor kind system).
     ...agentTaskV1Data.transitions.map((t) =>
-      (t.from === "WAITING_FOR_HUMAN" && t.to === "HUMAN_RESOLVED") || (t.from === "HUMAN_RESOLVED" && t.to === "RUNNING")
+      (t.from === "WAITING_FOR_HUMAN" && t.to === "HUMAN_RESOLVED") ||
+      (t.from === "HUMAN_RESOLVED" && t.to === "RUNNING")
         ? { ...t, by: [...t.by, "system" as const] }
         : t,
     ),
-    { from: "WAITING_FOR_TOOL", to: "RECONCILING", by: ["agent", "system"], description: "Outcome unknown: reconcile with the external system" },
-    { from: "RECONCILING", to: "VALIDATING", by: ["agent", "system"], description: "Reconciled: the effect happened; validate" },
-    { from: "HUMAN_RESOLVED", to: "VALIDATING", by: ["agent", "user", "system"], description: "A person accepted the external evidence; validate" },
+    {
+      from: "WAITING_FOR_TOOL",
+      to: "RECONCILING",
+      by: ["agent", "system"],
+      description: "Outcome unknown: reconcile with the external system",
+    },
+    {
+      from: "RECONCILING",
+      to: "VALIDATING",
+      by: ["agent", "system"],
+      description: "Reconciled: the effect happened; validate",
+    },
+    {
+      from: "HUMAN_RESOLVED",
+      to: "VALIDATING",
+      by: ["agent", "user", "system"],
+      description: "A person accepted the external evidence; validate",
+    },
   ],
   fromAnyNonTerminal: [{ to: "CANCELLED", by: ["agent", "user", "system"], description: "Cancel" }],
 });

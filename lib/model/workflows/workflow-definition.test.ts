@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { defineWorkflow, edgesFrom, isTerminal, type WorkflowDefinition, type WorkflowDefinitionData } from "@/lib/model/workflows/workflow-definition";
+import {
+  defineWorkflow,
+  edgesFrom,
+  isTerminal,
+  type WorkflowDefinition,
+  type WorkflowDefinitionData,
+} from "@/lib/model/workflows/workflow-definition";
 import { getLatestWorkflow, getWorkflowByDigest, workflowDefinitions, workflowNames } from "@/lib/model/workflows";
 import { agentTaskV1 } from "@/lib/model/workflows/agent-task";
 import { deliveryV1 } from "@/lib/model/workflows/delivery";
@@ -10,7 +16,12 @@ const tiny: WorkflowDefinitionData = {
   title: "Tiny",
   description: "Two steps.",
   initial: "a",
-  states: { a: { description: "A" }, b: { description: "B" }, done: { description: "Done", terminal: true, success: true }, gone: { description: "Gone", terminal: true } },
+  states: {
+    a: { description: "A" },
+    b: { description: "B" },
+    done: { description: "Done", terminal: true, success: true },
+    gone: { description: "Gone", terminal: true },
+  },
   transitions: [
     { from: "a", to: "b", by: ["agent"], description: "go" },
     { from: "b", to: "done", by: ["agent"], description: "finish" },
@@ -23,7 +34,7 @@ function reachable(def: WorkflowDefinition, from: string): Set<string> {
   const seen = new Set([from]);
   const queue = [from];
   for (let s = queue.shift(); s !== undefined; s = queue.shift()) {
-    for (const e of edgesFrom(def, s)) if (!seen.has(e.to)) seen.add(e.to), queue.push(e.to);
+    for (const e of edgesFrom(def, s)) if (!seen.has(e.to)) (seen.add(e.to), queue.push(e.to));
   }
   return seen;
 }
@@ -36,8 +47,15 @@ describe("defineWorkflow", () => {
   });
 
   it("refuses a dangling state name in an edge, a rejection or the initial state", () => {
-    expect(() => defineWorkflow({ ...tiny, transitions: [...tiny.transitions, { from: "a", to: "c", by: ["agent"], description: "?" }] })).toThrow(/unknown state/);
-    expect(() => defineWorkflow({ ...tiny, rejections: [{ from: "zz", to: "done", invariant: "x", message: "x" }] })).toThrow(/unknown state/);
+    expect(() =>
+      defineWorkflow({
+        ...tiny,
+        transitions: [...tiny.transitions, { from: "a", to: "c", by: ["agent"], description: "?" }],
+      }),
+    ).toThrow(/unknown state/);
+    expect(() =>
+      defineWorkflow({ ...tiny, rejections: [{ from: "zz", to: "done", invariant: "x", message: "x" }] }),
+    ).toThrow(/unknown state/);
     expect(() => defineWorkflow({ ...tiny, initial: "start" })).toThrow(/unknown initial/);
   });
 
@@ -53,7 +71,13 @@ describe("defineWorkflow", () => {
       { ...tiny, description: "Two steps!" },
       { ...tiny, states: { ...tiny.states, b: { description: "B", requiresGates: ["plan_approved"] } } },
       { ...tiny, transitions: [{ ...tiny.transitions[0]!, by: ["agent", "user"] }, tiny.transitions[1]!] },
-      { ...tiny, transitions: [tiny.transitions[0]!, { ...tiny.transitions[1]!, guards: [{ kind: "mandatory_subtasks_completed" }] }] },
+      {
+        ...tiny,
+        transitions: [
+          tiny.transitions[0]!,
+          { ...tiny.transitions[1]!, guards: [{ kind: "mandatory_subtasks_completed" }] },
+        ],
+      },
       { ...tiny, fromAnyNonTerminal: [] },
     ];
     const digests = changes.map((c) => defineWorkflow(c).digest);
@@ -61,34 +85,37 @@ describe("defineWorkflow", () => {
   });
 });
 
-describe.each(workflowDefinitions.map((d) => [`${d.name} v${d.version}`, d] as const))("shipped definition %s", (_label, def) => {
-  const states = Object.keys(def.states);
+describe.each(workflowDefinitions.map((d) => [`${d.name} v${d.version}`, d] as const))(
+  "shipped definition %s",
+  (_label, def) => {
+    const states = Object.keys(def.states);
 
-  it("has no two edges between the same pair of states (the first would silently win)", () => {
-    const pairs = def.edges.map((e) => `${e.from}>${e.to}`);
-    expect(new Set(pairs).size).toBe(pairs.length);
-  });
+    it("has no two edges between the same pair of states (the first would silently win)", () => {
+      const pairs = def.edges.map((e) => `${e.from}>${e.to}`);
+      expect(new Set(pairs).size).toBe(pairs.length);
+    });
 
-  it("names no rejection that is also an edge", () => {
-    for (const r of def.rejections) expect(def.edges.some((e) => e.from === r.from && e.to === r.to)).toBe(false);
-  });
+    it("names no rejection that is also an edge", () => {
+      for (const r of def.rejections) expect(def.edges.some((e) => e.from === r.from && e.to === r.to)).toBe(false);
+    });
 
-  it("reaches every state from the initial one, and a terminal state from every state", () => {
-    expect([...reachable(def, def.initial)].sort()).toEqual([...states].sort());
-    for (const s of states) expect([...reachable(def, s)].some((t) => isTerminal(def, t))).toBe(true);
-  });
+    it("reaches every state from the initial one, and a terminal state from every state", () => {
+      expect([...reachable(def, def.initial)].sort()).toEqual([...states].sort());
+      for (const s of states) expect([...reachable(def, s)].some((t) => isTerminal(def, t))).toBe(true);
+    });
 
-  it("has no edge out of a terminal state and at least one success state", () => {
-    for (const s of states.filter((t) => isTerminal(def, t))) expect(edgesFrom(def, s)).toEqual([]);
-    expect(states.some((s) => def.states[s]?.success && def.states[s]?.terminal)).toBe(true);
-  });
+    it("has no edge out of a terminal state and at least one success state", () => {
+      for (const s of states.filter((t) => isTerminal(def, t))) expect(edgesFrom(def, s)).toEqual([]);
+      expect(states.some((s) => def.states[s]?.success && def.states[s]?.terminal)).toBe(true);
+    });
 
-  it("is found by its digest and is the latest of its name", () => {
-    expect(getWorkflowByDigest(def.digest)).toBe(def);
-    expect(getLatestWorkflow(def.name)?.version).toBeGreaterThanOrEqual(def.version);
-    expect(workflowNames).toContain(def.name);
-  });
-});
+    it("is found by its digest and is the latest of its name", () => {
+      expect(getWorkflowByDigest(def.digest)).toBe(def);
+      expect(getLatestWorkflow(def.name)?.version).toBeGreaterThanOrEqual(def.version);
+      expect(workflowNames).toContain(def.name);
+    });
+  },
+);
 
 describe("shipped digests", () => {
   it("differ between definitions", () => {

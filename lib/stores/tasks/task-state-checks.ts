@@ -14,9 +14,15 @@ import { getWorkflowByDigest } from "@/lib/model/workflows";
 export function workflowOfOrThrow(row: Task): WorkflowDefinition {
   const def = getWorkflowByDigest(row.workflowDigest);
   if (!def) {
-    throw new AppError("invariant_violated", `Task ${row.id} is pinned to workflow digest ${row.workflowDigest}, which this server does not have.`, {
-      violations: [{ invariant: "workflow_definition_available", message: `Unknown workflow digest ${row.workflowDigest}.` }],
-    });
+    throw new AppError(
+      "invariant_violated",
+      `Task ${row.id} is pinned to workflow digest ${row.workflowDigest}, which this server does not have.`,
+      {
+        violations: [
+          { invariant: "workflow_definition_available", message: `Unknown workflow digest ${row.workflowDigest}.` },
+        ],
+      },
+    );
   }
   return def;
 }
@@ -29,5 +35,6 @@ export function assertValidState(def: WorkflowDefinition, state: TaskState): voi
     });
   }
   const violations = checkStateInvariants(def, state);
-  if (violations.length > 0) throw new AppError("invariant_violated", violations.map((v) => v.message).join(" "), { violations });
+  if (violations.length > 0)
+    throw new AppError("invariant_violated", violations.map((v) => v.message).join(" "), { violations });
 }

@@ -9,7 +9,13 @@ import { describeLease, leaseRefusal, leaseViewOf } from "@/lib/model/leases/lea
 import { transitionAuditEntry } from "@/lib/model/audit/audit-events";
 import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
 import { appendAuditEntry, auditEntryInsertSql } from "@/lib/stores/audit-log";
-import { toTaskView, toTransitionView, type TaskView, type TransitionResult, type TransitionView } from "@/lib/stores/tasks/task-views";
+import {
+  toTaskView,
+  toTransitionView,
+  type TaskView,
+  type TransitionResult,
+  type TransitionView,
+} from "@/lib/stores/tasks/task-views";
 
 /**
  * The owner of the `tasks`, `transitions` and `write_conflicts` tables: a
@@ -41,12 +47,16 @@ export interface TransitionRecord {
  * in bench/transitions.ts). tests/db checks it against getTask.
  */
 export async function findTaskRow(db: Db | Tx, taskId: string): Promise<Task | null> {
-  const rows = await directQuery<Task>(db, Prisma.sql`
+  const rows = await directQuery<Task>(
+    db,
+    Prisma.sql`
     SELECT id, workflow_name AS "workflowName", workflow_version AS "workflowVersion", workflow_digest AS "workflowDigest",
            status, version, state, intent_id AS "intentId", created_at AS "createdAt", created_by AS "createdBy",
            updated_at AS "updatedAt", updated_by AS "updatedBy"
       FROM tasks
-     WHERE id = ${taskId}`, { prepare: "read_task" });
+     WHERE id = ${taskId}`,
+    { prepare: "read_task" },
+  );
   return rows[0] ?? null;
 }
 
@@ -126,7 +136,12 @@ async function insertTransition(tx: Tx, r: TransitionRecord): Promise<Transition
  * the UPDATE's result, so a lost CAS writes no log row. False when the task
  * is not at `fromVersion` any more.
  */
-export async function compareAndSwap(db: Db | Tx, r: TransitionRecord, fencingToken?: string, options: { audited?: boolean } = {}): Promise<boolean> {
+export async function compareAndSwap(
+  db: Db | Tx,
+  r: TransitionRecord,
+  fencingToken?: string,
+  options: { audited?: boolean } = {},
+): Promise<boolean> {
   // Lease rule (leaseRefusal in lib/model/leases/lease-rules.ts), checked in the
   // same statement as the version: with a token, it must be the writer's
   // current unexpired lease; without one, an agent may not write while any
@@ -198,7 +213,14 @@ export type WriteConflictKind = "version" | "fencing";
  */
 export async function recordWriteConflict(
   db: Db,
-  c: { taskId: string; actor: Actor; kind: WriteConflictKind; expectedVersion: number; current: { version: number; status: string } | null; fencingToken?: string },
+  c: {
+    taskId: string;
+    actor: Actor;
+    kind: WriteConflictKind;
+    expectedVersion: number;
+    current: { version: number; status: string } | null;
+    fencingToken?: string;
+  },
 ): Promise<void> {
   try {
     await db.writeConflict.create({
@@ -224,7 +246,13 @@ export async function recordWriteConflict(
  * expired and someone else holds the task now) or an agent writing without
  * one while another holds the lease never overwrites the holder's work.
  */
-export async function throwIfLeaseRefused(db: Db | Tx, taskId: string, expectedVersion: number, token: string | undefined, actor: Actor): Promise<void> {
+export async function throwIfLeaseRefused(
+  db: Db | Tx,
+  taskId: string,
+  expectedVersion: number,
+  token: string | undefined,
+  actor: Actor,
+): Promise<void> {
   const task = await db.task.findUnique({ where: { id: taskId }, select: { version: true } });
   if (!task || task.version !== expectedVersion) return;
   const row = await db.lease.findUnique({ where: { taskId } });
@@ -232,7 +260,9 @@ export async function throwIfLeaseRefused(db: Db | Tx, taskId: string, expectedV
   const refusal = leaseRefusal(lease, token, actor);
   // The lease changed between the refused write and this read (renewed,
   // released, taken): say so rather than name a lease that would pass.
-  const why = refusal ?? `The lease of task ${taskId} changed while this write was refused (it is now ${lease ? describeLease(lease) : "gone"}). Read the lease and the task again`;
+  const why =
+    refusal ??
+    `The lease of task ${taskId} changed while this write was refused (it is now ${lease ? describeLease(lease) : "gone"}). Read the lease and the task again`;
   throw new AppError("lease_conflict", `${why}. Nothing was written.`, {
     violations: [{ invariant: "fencing_token_current", message: why }],
     holder: lease?.holder,
@@ -246,7 +276,12 @@ export async function throwIfLeaseRefused(db: Db | Tx, taskId: string, expectedV
  * produced) and the task's immutable columns, so a retry cannot tell it
  * from the original answer.
  */
-export async function replayOrThrow(db: Db, prior: Transition, taskId: string, requestDigest: string): Promise<TransitionResult> {
+export async function replayOrThrow(
+  db: Db,
+  prior: Transition,
+  taskId: string,
+  requestDigest: string,
+): Promise<TransitionResult> {
   if (prior.taskId !== taskId || prior.requestDigest !== requestDigest) {
     throw new AppError("idempotency_conflict", `Transition id ${prior.id} was already used for a different request.`);
   }
@@ -254,7 +289,14 @@ export async function replayOrThrow(db: Db, prior: Transition, taskId: string, r
   // The transitions → tasks foreign key guarantees the row.
   const origin = await db.task.findUniqueOrThrow({
     where: { id: prior.taskId },
-    select: { workflowName: true, workflowVersion: true, workflowDigest: true, intentId: true, createdAt: true, createdBy: true },
+    select: {
+      workflowName: true,
+      workflowVersion: true,
+      workflowDigest: true,
+      intentId: true,
+      createdAt: true,
+      createdBy: true,
+    },
   });
   return {
     task: {

@@ -10,7 +10,13 @@ import { checkChangeInvariants, checkStateInvariants, evaluateTransition } from 
 import { automaticCheckpointTrigger } from "@/lib/model/checkpoints/checkpoint-boundaries";
 import { takeCheckpointInTransaction } from "@/lib/stores/checkpoint-store";
 import { assertValidState, workflowOfOrThrow } from "@/lib/stores/tasks/task-state-checks";
-import { compareAndSwap, findTaskRow, throwIfLeaseRefused, transitionViewOf, type TransitionRecord } from "@/lib/stores/tasks/task-store";
+import {
+  compareAndSwap,
+  findTaskRow,
+  throwIfLeaseRefused,
+  transitionViewOf,
+  type TransitionRecord,
+} from "@/lib/stores/tasks/task-store";
 import { toTaskView, type TaskView, type TransitionResult } from "@/lib/stores/tasks/task-views";
 
 /**
@@ -30,7 +36,10 @@ export const TransitionInputSchema = z.strictObject({
   /** Retrying with the same id returns the first result and writes nothing. */
   transition_id: clientIdSchema.optional(),
   /** The writer's lease token (lib/stores/leases.ts); a stale one is refused. */
-  fencing_token: z.string().regex(/^[0-9]{1,18}$/, "must be the decimal fencing token of your lease").optional(),
+  fencing_token: z
+    .string()
+    .regex(/^[0-9]{1,18}$/, "must be the decimal fencing token of your lease")
+    .optional(),
 });
 export type TransitionInput = z.infer<typeof TransitionInputSchema>;
 
@@ -55,10 +64,18 @@ export interface PreparedTransition {
 }
 
 /** The automatic checkpoint of a transition that crossed a boundary, in its transaction. Always true: it throws or is written. */
-export async function checkpointTransition(tx: Tx, { before, next, record, checkpointTrigger }: PreparedTransition): Promise<boolean> {
+export async function checkpointTransition(
+  tx: Tx,
+  { before, next, record, checkpointTrigger }: PreparedTransition,
+): Promise<boolean> {
   if (!checkpointTrigger) return true;
   await takeCheckpointInTransaction(tx, {
-    task: { id: before.id, workflowDigest: before.workflow.digest, intentId: before.intentId, createdBy: before.createdBy },
+    task: {
+      id: before.id,
+      workflowDigest: before.workflow.digest,
+      intentId: before.intentId,
+      createdBy: before.createdBy,
+    },
     state: next,
     trigger: checkpointTrigger,
     actor: record.actor,
@@ -86,23 +103,36 @@ export async function prepareTransition(
   // Before: a state that already breaks an invariant is not built upon.
   const stored = checkStateInvariants(def, current);
   if (stored.length > 0) {
-    throw new AppError("invariant_violated", "The stored state breaks an invariant; it must be recovered before it changes.", { violations: stored });
+    throw new AppError(
+      "invariant_violated",
+      "The stored state breaks an invariant; it must be recovered before it changes.",
+      { violations: stored },
+    );
   }
   // A frozen irreversible action is decided in the review queue, whose
   // decision moves the task itself (actor kind system); resolving the wait
   // by hand would leave the action frozen and the task moving on without it.
   if (current.status === "WAITING_FOR_HUMAN" && actor.kind !== "system" && (await hasUndecidedReview(db, taskId))) {
-    const violation = { invariant: "review_decides_frozen_action", message: "This task waits on a frozen irreversible action: decide it in the review queue." };
+    const violation = {
+      invariant: "review_decides_frozen_action",
+      message: "This task waits on a frozen irreversible action: decide it in the review queue.",
+    };
     throw new AppError("invariant_violated", violation.message, { violations: [violation] });
   }
   const evaluation = evaluateTransition(def, current, { to: input.to ?? current.status, patch, actorKind: actor.kind });
   if (!evaluation.ok) {
     const message = evaluation.violations.map((v) => v.message).join(" ");
-    if (evaluation.reason === "actor_not_permitted") throw new AppError("forbidden", message, { violations: evaluation.violations });
+    if (evaluation.reason === "actor_not_permitted")
+      throw new AppError("forbidden", message, { violations: evaluation.violations });
     throw new AppError("invariant_violated", message, { violations: evaluation.violations });
   }
   const now = new Date();
-  const next: TaskState = { ...evaluation.next, version: row.version + 1, updated_at: now.toISOString(), updated_by: actor.identity };
+  const next: TaskState = {
+    ...evaluation.next,
+    version: row.version + 1,
+    updated_at: now.toISOString(),
+    updated_by: actor.identity,
+  };
   // After: the exact document about to be written is re-validated.
   assertValidState(def, next);
   const record: TransitionRecord = {
@@ -123,7 +153,14 @@ export async function prepareTransition(
 }
 
 export function transitionResultOf({ before, next, record }: PreparedTransition): TransitionResult {
-  const task: TaskView = { ...before, status: next.status, version: next.version, state: next, updatedAt: record.createdAt, updatedBy: record.actor.identity };
+  const task: TaskView = {
+    ...before,
+    status: next.status,
+    version: next.version,
+    state: next,
+    updatedAt: record.createdAt,
+    updatedBy: record.actor.identity,
+  };
   return { task, transition: transitionViewOf(record), replayed: false };
 }
 
@@ -134,10 +171,22 @@ export function transitionResultOf({ before, next, record }: PreparedTransition)
  * caller's transaction rolls back. Idempotent retries are the caller's to
  * handle, through its own unique keys.
  */
-export async function transitionTaskInTransaction(tx: Tx, taskId: string, rawInput: unknown, actor: Actor): Promise<TransitionResult> {
+export async function transitionTaskInTransaction(
+  tx: Tx,
+  taskId: string,
+  rawInput: unknown,
+  actor: Actor,
+): Promise<TransitionResult> {
   const input = parseOrThrow(TransitionInputSchema, rawInput);
   const transitionId = input.transition_id ?? newId("tr");
-  const requestDigest = digestOf({ op: "transition", task_id: taskId, expected_version: input.expected_version, to: input.to, patch: input.patch ?? {}, reason: input.reason });
+  const requestDigest = digestOf({
+    op: "transition",
+    task_id: taskId,
+    expected_version: input.expected_version,
+    to: input.to,
+    patch: input.patch ?? {},
+    reason: input.reason,
+  });
   let prepared: PreparedTransition;
   try {
     prepared = await prepareTransition(tx, taskId, input, actor, transitionId, requestDigest);
@@ -174,17 +223,29 @@ export interface RestoreTransitionInput {
  * mandatory). Only lib/use-cases/checkpoints/restore-checkpoint.ts calls this, after its own
  * checks; the lease is fenced there in the same transaction.
  */
-export async function restoreTaskInTransaction(tx: Tx, taskId: string, input: RestoreTransitionInput, actor: Actor): Promise<TransitionResult> {
+export async function restoreTaskInTransaction(
+  tx: Tx,
+  taskId: string,
+  input: RestoreTransitionInput,
+  actor: Actor,
+): Promise<TransitionResult> {
   const row = await findTaskRow(tx, taskId);
   if (!row) throw new AppError("not_found", `Task ${taskId} does not exist.`);
   if (row.version !== input.expectedVersion) throw versionConflict(input.expectedVersion, row);
   const def = workflowOfOrThrow(row);
   const before = toTaskView(row);
   const now = new Date();
-  const next: TaskState = { ...input.state, task_id: taskId, version: row.version + 1, updated_at: now.toISOString(), updated_by: actor.identity };
+  const next: TaskState = {
+    ...input.state,
+    task_id: taskId,
+    version: row.version + 1,
+    updated_at: now.toISOString(),
+    updated_by: actor.identity,
+  };
   assertValidState(def, next);
   const changes = checkChangeInvariants(before.state, next);
-  if (changes.length > 0) throw new AppError("invariant_violated", changes.map((v) => v.message).join(" "), { violations: changes });
+  if (changes.length > 0)
+    throw new AppError("invariant_violated", changes.map((v) => v.message).join(" "), { violations: changes });
   const record: TransitionRecord = {
     id: input.transitionId,
     taskId,

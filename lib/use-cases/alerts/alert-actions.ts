@@ -5,7 +5,12 @@ import type { DivergenceAlert, Execution } from "@/lib/generated/prisma/client";
 import { lookupEffect, recordMismatches, type ConnectorDeps, type EffectLookup } from "@/lib/connectors/effects";
 import { recordAlertReconciliation, type ReconcileFinding } from "@/lib/use-cases/alerts/divergence";
 import { retryableStatuses } from "@/lib/model/executions/execution-rules";
-import { reconcileExecution, reconcileRecordedFailure, type ReconcileOptions, type ReconcileResult } from "@/lib/use-cases/reconciliation/reconciler";
+import {
+  reconcileExecution,
+  reconcileRecordedFailure,
+  type ReconcileOptions,
+  type ReconcileResult,
+} from "@/lib/use-cases/reconciliation/reconciler";
 import type { Actor } from "@/lib/model/actor";
 
 /**
@@ -48,17 +53,27 @@ export async function reconcileAlert(
   const alert = await db.divergenceAlert.findUnique({ where: { id: alertId } });
   if (!alert) throw new AppError("not_found", `Alert ${alertId} does not exist.`);
   if (alert.version !== input.expectedVersion) {
-    throw new AppError("version_conflict", `Alert ${alertId} was not reconciled: it changed since you read it (you saw version ${input.expectedVersion}; it is now version ${alert.version}, ${alert.status}). Reload it and decide again.`, {
+    throw new AppError(
+      "version_conflict",
+      `Alert ${alertId} was not reconciled: it changed since you read it (you saw version ${input.expectedVersion}; it is now version ${alert.version}, ${alert.status}). Reload it and decide again.`,
+      {
+        currentVersion: alert.version,
+        currentStatus: alert.status,
+      },
+    );
+  }
+  if (!alert.executionId) {
+    const message =
+      "This alert names no execution: there is nothing to ask a provider. Acknowledge, escalate or resolve it.";
+    throw new AppError("invariant_violated", message, {
+      violations: [{ invariant: "reconcile_needs_execution", message }],
+    });
+  }
+  if (alert.status === "RESOLVED") {
+    throw new AppError("version_conflict", `Alert ${alertId} is already RESOLVED.`, {
       currentVersion: alert.version,
       currentStatus: alert.status,
     });
-  }
-  if (!alert.executionId) {
-    const message = "This alert names no execution: there is nothing to ask a provider. Acknowledge, escalate or resolve it.";
-    throw new AppError("invariant_violated", message, { violations: [{ invariant: "reconcile_needs_execution", message }] });
-  }
-  if (alert.status === "RESOLVED") {
-    throw new AppError("version_conflict", `Alert ${alertId} is already RESOLVED.`, { currentVersion: alert.version, currentStatus: alert.status });
   }
   let reconciled: AlertReconcileResult["reconciled"];
   try {
@@ -66,7 +81,11 @@ export async function reconcileAlert(
     // This alert is the person's to close below, with their finding; the correction resolves any other.
     const corrected =
       r.action === "not_due" && retryableStatuses.includes(r.from)
-        ? await reconcileRecordedFailure(db, alert.executionId, deps, { lookupTimeoutMs: options.lookupTimeoutMs, keepAlertId: alert.id, actor })
+        ? await reconcileRecordedFailure(db, alert.executionId, deps, {
+            lookupTimeoutMs: options.lookupTimeoutMs,
+            keepAlertId: alert.id,
+            actor,
+          })
         : r;
     reconciled = { action: corrected.action, from: corrected.from };
   } catch (error) {
@@ -78,7 +97,15 @@ export async function reconcileAlert(
   if (!execution) throw new AppError("not_found", `Execution ${alert.executionId} does not exist.`);
   const lookup = await lookupEffect(execution, deps, { timeoutMs: options.lookupTimeoutMs });
   const finding = judgeAgreement(execution, lookup);
-  const updated = await recordAlertReconciliation(db, alertId, { expectedVersion: input.expectedVersion, finding: { ...finding, evidence: { ...finding.evidence, reconciler: reconciled } } }, actor);
+  const updated = await recordAlertReconciliation(
+    db,
+    alertId,
+    {
+      expectedVersion: input.expectedVersion,
+      finding: { ...finding, evidence: { ...finding.evidence, reconciler: reconciled } },
+    },
+    actor,
+  );
   return { alert: updated, finding, reconciled };
 }
 
@@ -89,28 +116,60 @@ export async function reconcileAlert(
  * a provider that cannot say, agrees with nothing.
  */
 export function judgeAgreement(execution: Execution, lookup: EffectLookup): ReconcileFinding {
-  const ledger = { execution_status: execution.status, version: execution.version, idempotency_key: execution.idempotencyKey };
+  const ledger = {
+    execution_status: execution.status,
+    version: execution.version,
+    idempotency_key: execution.idempotencyKey,
+  };
   if (lookup.kind === "unknown") {
-    return { agreed: false, summary: `The provider could not say (${lookup.reason}: ${lookup.message}); the alert stays open.`, evidence: { ledger, lookup: "unknown", reason: lookup.reason, message: lookup.message } };
+    return {
+      agreed: false,
+      summary: `The provider could not say (${lookup.reason}: ${lookup.message}); the alert stays open.`,
+      evidence: { ledger, lookup: "unknown", reason: lookup.reason, message: lookup.message },
+    };
   }
-  const provider = lookup.kind === "found" ? { lookup: "found", record: lookup.record, provider: lookup.evidence } : { lookup: "not_found", provider: lookup.evidence };
+  const provider =
+    lookup.kind === "found"
+      ? { lookup: "found", record: lookup.record, provider: lookup.evidence }
+      : { lookup: "not_found", provider: lookup.evidence };
   const succeeded = execution.status === "SUCCEEDED" || execution.status === "RECONCILED_SUCCEEDED";
-  const failed = execution.status === "FAILED" || execution.status === "RECONCILED_FAILED" || execution.status === "CANCELLED";
+  const failed =
+    execution.status === "FAILED" || execution.status === "RECONCILED_FAILED" || execution.status === "CANCELLED";
   if (succeeded && lookup.kind === "found") {
     const mismatches = recordMismatches(execution, lookup.record);
     if (mismatches.length === 0) {
-      return { agreed: true, summary: `Reconciled: the ledger says ${execution.status} and the provider holds ${lookup.record.id} under key ${execution.idempotencyKey}, matching the request.`, evidence: { ledger, ...provider } };
+      return {
+        agreed: true,
+        summary: `Reconciled: the ledger says ${execution.status} and the provider holds ${lookup.record.id} under key ${execution.idempotencyKey}, matching the request.`,
+        evidence: { ledger, ...provider },
+      };
     }
-    return { agreed: false, summary: `The provider's record ${lookup.record.id} differs from the request in ${mismatches.join(", ")}; the alert stays open.`, evidence: { ledger, ...provider, mismatches } };
+    return {
+      agreed: false,
+      summary: `The provider's record ${lookup.record.id} differs from the request in ${mismatches.join(", ")}; the alert stays open.`,
+      evidence: { ledger, ...provider, mismatches },
+    };
   }
   if (failed && lookup.kind === "not_found") {
-    return { agreed: true, summary: `Reconciled: the ledger says ${execution.status} and the provider holds nothing under key ${execution.idempotencyKey}.`, evidence: { ledger, ...provider } };
+    return {
+      agreed: true,
+      summary: `Reconciled: the ledger says ${execution.status} and the provider holds nothing under key ${execution.idempotencyKey}.`,
+      evidence: { ledger, ...provider },
+    };
   }
   if (succeeded) {
-    return { agreed: false, summary: `The ledger says ${execution.status}, but the provider holds nothing under key ${execution.idempotencyKey}; the alert stays open.`, evidence: { ledger, ...provider } };
+    return {
+      agreed: false,
+      summary: `The ledger says ${execution.status}, but the provider holds nothing under key ${execution.idempotencyKey}; the alert stays open.`,
+      evidence: { ledger, ...provider },
+    };
   }
   if (failed) {
-    return { agreed: false, summary: `The ledger says ${execution.status}, but the provider holds ${lookup.kind === "found" ? lookup.record.id : "an effect"} under key ${execution.idempotencyKey}; the alert stays open.`, evidence: { ledger, ...provider } };
+    return {
+      agreed: false,
+      summary: `The ledger says ${execution.status}, but the provider holds ${lookup.kind === "found" ? lookup.record.id : "an effect"} under key ${execution.idempotencyKey}; the alert stays open.`,
+      evidence: { ledger, ...provider },
+    };
   }
   return {
     agreed: false,

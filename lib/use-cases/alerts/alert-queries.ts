@@ -3,7 +3,14 @@ import type { Db } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import { keysetCursor, keysetParts } from "@/lib/core/keyset-cursor";
 import type { AuditEntry, DivergenceAlert, Prisma } from "@/lib/generated/prisma/client";
-import { alertKinds, alertSeverities, alertStatuses, blockingKinds, blockingStatuses, isBlocking } from "@/lib/model/alerts/alert-kinds";
+import {
+  alertKinds,
+  alertSeverities,
+  alertStatuses,
+  blockingKinds,
+  blockingStatuses,
+  isBlocking,
+} from "@/lib/model/alerts/alert-kinds";
 import { parseOrThrow } from "@/lib/core/validation";
 
 /** Reads of the alerts centre: the filtered, keyset-paged list and one alert with its history. */
@@ -34,9 +41,15 @@ export async function listAlerts(db: Db, raw: ListAlertsQuery): Promise<AlertPag
     ...(q.severity ? { severity: q.severity } : {}),
     ...(q.kind ? { kind: q.kind } : {}),
     ...(q.task ? { taskId: q.task } : {}),
-    ...(after ? { createdAt: { lte: after.createdAt }, OR: [{ createdAt: { lt: after.createdAt } }, { id: { lt: after.id } }] } : {}),
+    ...(after
+      ? { createdAt: { lte: after.createdAt }, OR: [{ createdAt: { lt: after.createdAt } }, { id: { lt: after.id } }] }
+      : {}),
   };
-  const rows = await db.divergenceAlert.findMany({ where, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: q.limit + 1 });
+  const rows = await db.divergenceAlert.findMany({
+    where,
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: q.limit + 1,
+  });
   const items = rows.slice(0, q.limit);
   const last = items[items.length - 1];
   return { items, nextCursor: rows.length > q.limit && last ? encodeCursor(last) : null };
@@ -58,25 +71,50 @@ export async function alertHistory(db: Db, id: string): Promise<AuditEntry[]> {
 }
 
 /** Counts for the console's header and the dashboard: unresolved by severity, and how many block work. */
-export async function alertCounts(db: Db): Promise<{ open: number; blocking: number; bySeverity: Record<string, number>; latestChange: string | null }> {
+export async function alertCounts(
+  db: Db,
+): Promise<{ open: number; blocking: number; bySeverity: Record<string, number>; latestChange: string | null }> {
   const [groups, blocking, latest] = await Promise.all([
-    db.divergenceAlert.groupBy({ by: ["severity"], where: { status: { in: ["OPEN", "ESCALATED"] } }, _count: { _all: true } }),
+    db.divergenceAlert.groupBy({
+      by: ["severity"],
+      where: { status: { in: ["OPEN", "ESCALATED"] } },
+      _count: { _all: true },
+    }),
     db.divergenceAlert.count({ where: { status: { in: [...blockingStatuses] }, kind: { in: [...blockingKinds] } } }),
-    db.divergenceAlert.findFirst({ orderBy: { updatedAt: "desc" }, select: { id: true, updatedAt: true, occurrences: true, version: true } }),
+    db.divergenceAlert.findFirst({
+      orderBy: { updatedAt: "desc" },
+      select: { id: true, updatedAt: true, occurrences: true, version: true },
+    }),
   ]);
   const bySeverity = Object.fromEntries(groups.map((g) => [g.severity, g._count._all]));
   const open = groups.reduce((n, g) => n + g._count._all, 0);
-  return { open, blocking, bySeverity, latestChange: latest ? `${latest.id}:${latest.updatedAt.toISOString()}:${latest.version}:${latest.occurrences}` : null };
+  return {
+    open,
+    blocking,
+    bySeverity,
+    latestChange: latest
+      ? `${latest.id}:${latest.updatedAt.toISOString()}:${latest.version}:${latest.occurrences}`
+      : null,
+  };
 }
 
 /** Unresolved alerts of one task (OPEN, ACKNOWLEDGED, ESCALATED), newest first: the task page's panel. */
-export async function unresolvedAlertsOfTask(db: Db, taskId: string): Promise<Array<DivergenceAlert & { blocking: boolean }>> {
-  const rows = await db.divergenceAlert.findMany({ where: { taskId, status: { not: "RESOLVED" } }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: 50 });
+export async function unresolvedAlertsOfTask(
+  db: Db,
+  taskId: string,
+): Promise<Array<DivergenceAlert & { blocking: boolean }>> {
+  const rows = await db.divergenceAlert.findMany({
+    where: { taskId, status: { not: "RESOLVED" } },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: 50,
+  });
   return rows.map((r) => ({ ...r, blocking: isBlocking(r) }));
 }
 
 /** An alert page's cursor: the last row's (created_at, id). */
-const alertPageCursor = keysetCursor([keysetParts.instant, keysetParts.text], { notOurs: "not a cursor returned by this API" });
+const alertPageCursor = keysetCursor([keysetParts.instant, keysetParts.text], {
+  notOurs: "not a cursor returned by this API",
+});
 
 function encodeCursor(a: DivergenceAlert): string {
   return alertPageCursor.encode([a.createdAt, a.id]);

@@ -96,7 +96,10 @@ export async function raiseAlert(tx: Tx, input: RaiseAlertInput, detectedBy: Act
     return { alert: counted, created: false };
   }
   if (input.finalOnceResolved) {
-    const resolved = await tx.divergenceAlert.findFirst({ where: { fingerprint, status: "RESOLVED" }, orderBy: { createdAt: "desc" } });
+    const resolved = await tx.divergenceAlert.findFirst({
+      where: { fingerprint, status: "RESOLVED" },
+      orderBy: { createdAt: "desc" },
+    });
     if (resolved) return { alert: resolved, created: false, suppressed: true };
   }
   const alert = await tx.divergenceAlert.create({
@@ -126,7 +129,14 @@ export async function raiseAlert(tx: Tx, input: RaiseAlertInput, detectedBy: Act
 /** `detectedBy`: the component whose check saw the disagreement (the reconciler, or the writer of the outcome that revealed it). */
 export async function raiseDivergence(
   tx: Tx,
-  input: { taskId: string; executionId?: string; kind: DivergenceKind; message: string; internal: unknown; external: unknown },
+  input: {
+    taskId: string;
+    executionId?: string;
+    kind: DivergenceKind;
+    message: string;
+    internal: unknown;
+    external: unknown;
+  },
   detectedBy: Actor,
 ): Promise<DivergenceAlert> {
   const source: AlertSource = detectedBy.kind === "system" ? "reconciler" : "outcome";
@@ -162,11 +172,16 @@ export async function raiseIfEffectAfterTaskEnded(
 
 /** True while a blocking alert (alert-kinds.ts blockingKinds) is OPEN or ESCALATED on the task: no irreversible intent proceeds. */
 export async function hasOpenDivergence(db: Db | Tx, taskId: string): Promise<boolean> {
-  const count = await db.divergenceAlert.count({ where: { taskId, status: { in: [...blockingStatuses] }, kind: { in: [...blockingKinds] } } });
+  const count = await db.divergenceAlert.count({
+    where: { taskId, status: { in: [...blockingStatuses] }, kind: { in: [...blockingKinds] } },
+  });
   return count > 0;
 }
 
-export async function listDivergences(db: Db, filter: { taskId?: string; status?: "OPEN" | "RESOLVED" } = {}): Promise<DivergenceAlert[]> {
+export async function listDivergences(
+  db: Db,
+  filter: { taskId?: string; status?: "OPEN" | "RESOLVED" } = {},
+): Promise<DivergenceAlert[]> {
   return db.divergenceAlert.findMany({
     where: { ...(filter.taskId ? { taskId: filter.taskId } : {}), ...(filter.status ? { status: filter.status } : {}) },
     orderBy: { createdAt: "desc" },
@@ -176,8 +191,14 @@ export async function listDivergences(db: Db, filter: { taskId?: string; status?
 
 function requireReason(field: string, text: string): string {
   const trimmed = text.trim();
-  if (!trimmed) throw new AppError("validation_failed", `${field}: a reason is required`, { errors: [{ field, message: "a reason is required" }] });
-  if (trimmed.length > 2000) throw new AppError("validation_failed", `${field}: at most 2000 characters`, { errors: [{ field, message: "at most 2000 characters" }] });
+  if (!trimmed)
+    throw new AppError("validation_failed", `${field}: a reason is required`, {
+      errors: [{ field, message: "a reason is required" }],
+    });
+  if (trimmed.length > 2000)
+    throw new AppError("validation_failed", `${field}: at most 2000 characters`, {
+      errors: [{ field, message: "at most 2000 characters" }],
+    });
   return trimmed;
 }
 
@@ -216,11 +237,23 @@ async function casAlert(
 }
 
 /** A person resolves an alert (with a reason), under CAS on the alert's version. */
-export async function resolveDivergence(db: Db, alertId: string, input: { expectedVersion: number; resolution: string }, actor: Actor): Promise<DivergenceAlert> {
+export async function resolveDivergence(
+  db: Db,
+  alertId: string,
+  input: { expectedVersion: number; resolution: string },
+  actor: Actor,
+): Promise<DivergenceAlert> {
   const resolution = requireReason("resolution", input.resolution);
   // The CAS and its audit entry commit together; a lost CAS records nothing.
   return db.$transaction(async (tx) => {
-    const alert = await casAlert(tx, alertId, input.expectedVersion, unresolvedStatuses, { status: "RESOLVED", resolvedAt: new Date(), resolvedBy: actor.identity, resolution }, "resolved");
+    const alert = await casAlert(
+      tx,
+      alertId,
+      input.expectedVersion,
+      unresolvedStatuses,
+      { status: "RESOLVED", resolvedAt: new Date(), resolvedBy: actor.identity, resolution },
+      "resolved",
+    );
     await appendAuditEntry(tx, { ...divergenceAuditEntry(alert, actor), taskId: alert.taskId || null });
     return alert;
   });
@@ -240,13 +273,25 @@ export async function resolveExecutionAlertsInTransaction(
   actor: Actor,
 ): Promise<DivergenceAlert[]> {
   const open = await tx.divergenceAlert.findMany({
-    where: { executionId: input.executionId, kind: { in: [...input.kinds] }, status: { in: [...unresolvedStatuses] }, ...(input.except ? { id: { not: input.except } } : {}) },
+    where: {
+      executionId: input.executionId,
+      kind: { in: [...input.kinds] },
+      status: { in: [...unresolvedStatuses] },
+      ...(input.except ? { id: { not: input.except } } : {}),
+    },
     orderBy: { createdAt: "asc" },
   });
   const resolution = input.resolution.slice(0, 2000);
   const resolved: DivergenceAlert[] = [];
   for (const alert of open) {
-    const closed = await casAlert(tx, alert.id, alert.version, unresolvedStatuses, { status: "RESOLVED", resolvedAt: new Date(), resolvedBy: actor.identity, resolution }, "resolved");
+    const closed = await casAlert(
+      tx,
+      alert.id,
+      alert.version,
+      unresolvedStatuses,
+      { status: "RESOLVED", resolvedAt: new Date(), resolvedBy: actor.identity, resolution },
+      "resolved",
+    );
     await appendAuditEntry(tx, { ...divergenceAuditEntry(closed, actor), taskId: closed.taskId || null });
     resolved.push(closed);
   }
@@ -258,10 +303,22 @@ export async function resolveExecutionAlertsInTransaction(
  * It stays visible and keeps counting sightings, but no longer blocks its
  * task (the reason is the person's answer to the block).
  */
-export async function acknowledgeAlert(db: Db, alertId: string, input: { expectedVersion: number; reason: string }, actor: Actor): Promise<DivergenceAlert> {
+export async function acknowledgeAlert(
+  db: Db,
+  alertId: string,
+  input: { expectedVersion: number; reason: string },
+  actor: Actor,
+): Promise<DivergenceAlert> {
   const reason = requireReason("reason", input.reason);
   return db.$transaction(async (tx) => {
-    const alert = await casAlert(tx, alertId, input.expectedVersion, ["OPEN", "ESCALATED"], { status: "ACKNOWLEDGED", resolution: reason }, "acknowledged");
+    const alert = await casAlert(
+      tx,
+      alertId,
+      input.expectedVersion,
+      ["OPEN", "ESCALATED"],
+      { status: "ACKNOWLEDGED", resolution: reason },
+      "acknowledged",
+    );
     await appendAuditEntry(tx, alertActionAuditEntry(alert, "divergence.acknowledged", reason, actor));
     return alert;
   });
@@ -283,44 +340,87 @@ export interface EscalationResult {
  * edge, the alert is escalated and the answer says why the task stayed. An
  * open review of the alert's execution is linked as its review.
  */
-export async function escalateAlert(db: Db, alertId: string, input: { expectedVersion: number; reason: string }, actor: Actor): Promise<EscalationResult> {
+export async function escalateAlert(
+  db: Db,
+  alertId: string,
+  input: { expectedVersion: number; reason: string },
+  actor: Actor,
+): Promise<EscalationResult> {
   const reason = requireReason("reason", input.reason);
   const current = await db.divergenceAlert.findUnique({ where: { id: alertId } });
   if (!current) throw new AppError("not_found", `Alert ${alertId} does not exist.`);
   return db.$transaction(async (tx) => {
     const review = current.executionId
-      ? await tx.review.findFirst({ where: { executionId: current.executionId, status: { in: ["OPEN", "ESCALATED"] } }, select: { id: true } })
+      ? await tx.review.findFirst({
+          where: { executionId: current.executionId, status: { in: ["OPEN", "ESCALATED"] } },
+          select: { id: true },
+        })
       : null;
-    const alert = await casAlert(tx, alertId, input.expectedVersion, ["OPEN", "ACKNOWLEDGED"], { status: "ESCALATED", reviewId: review?.id ?? current.reviewId }, "escalated");
+    const alert = await casAlert(
+      tx,
+      alertId,
+      input.expectedVersion,
+      ["OPEN", "ACKNOWLEDGED"],
+      { status: "ESCALATED", reviewId: review?.id ?? current.reviewId },
+      "escalated",
+    );
     const task = await moveTaskToPeople(tx, alert, reason, actor);
-    await appendAuditEntry(tx, alertActionAuditEntry(alert, "divergence.escalated", reason, actor, { task_moved: task.moved, task_status: task.status, task_note: task.note, review_id: alert.reviewId }));
+    await appendAuditEntry(
+      tx,
+      alertActionAuditEntry(alert, "divergence.escalated", reason, actor, {
+        task_moved: task.moved,
+        task_status: task.status,
+        task_note: task.note,
+        review_id: alert.reviewId,
+      }),
+    );
     return { alert, task };
   });
 }
 
-async function moveTaskToPeople(tx: Tx, alert: DivergenceAlert, reason: string, actor: Actor): Promise<EscalationResult["task"]> {
+async function moveTaskToPeople(
+  tx: Tx,
+  alert: DivergenceAlert,
+  reason: string,
+  actor: Actor,
+): Promise<EscalationResult["task"]> {
   if (!alert.taskId) return { moved: false, status: null, version: null, note: "The alert is about no task." };
   const row = await tx.task.findUnique({ where: { id: alert.taskId } });
   if (!row) return { moved: false, status: null, version: null, note: `Task ${alert.taskId} does not exist.` };
   const stay = (note: string) => ({ moved: false, status: row.status, version: row.version, note });
   if (row.status === "WAITING_FOR_HUMAN") return stay("The task already waits for people.");
   const def = getWorkflowByDigest(row.workflowDigest);
-  if (!def?.states.WAITING_FOR_HUMAN) return stay(`The task's workflow (${row.workflowName}) has no WAITING_FOR_HUMAN state; it stays ${row.status}.`);
+  if (!def?.states.WAITING_FOR_HUMAN)
+    return stay(`The task's workflow (${row.workflowName}) has no WAITING_FOR_HUMAN state; it stays ${row.status}.`);
   let view: TaskView;
   try {
     view = toTaskView(row);
   } catch {
     return stay(`The task's stored state does not parse; it stays ${row.status} until it is recovered.`);
   }
-  const evaluation = evaluateTransition(def, view.state, { to: "WAITING_FOR_HUMAN", patch: {}, actorKind: alertsActor.kind });
-  if (!evaluation.ok) return stay(`The task stays ${row.status}: ${evaluation.violations.map((v) => v.message).join(" ")}`);
+  const evaluation = evaluateTransition(def, view.state, {
+    to: "WAITING_FOR_HUMAN",
+    patch: {},
+    actorKind: alertsActor.kind,
+  });
+  if (!evaluation.ok)
+    return stay(`The task stays ${row.status}: ${evaluation.violations.map((v) => v.message).join(" ")}`);
   const moved = await transitionTaskInTransaction(
     tx,
     alert.taskId,
-    { expected_version: row.version, to: "WAITING_FOR_HUMAN", reason: `alert ${alert.id} escalated by ${actor.identity}: ${reason}`.slice(0, 1000) },
+    {
+      expected_version: row.version,
+      to: "WAITING_FOR_HUMAN",
+      reason: `alert ${alert.id} escalated by ${actor.identity}: ${reason}`.slice(0, 1000),
+    },
     alertsActor,
   );
-  return { moved: true, status: moved.task.status, version: moved.task.version, note: `The task moved ${row.status} → WAITING_FOR_HUMAN (version ${moved.task.version}).` };
+  return {
+    moved: true,
+    status: moved.task.status,
+    version: moved.task.version,
+    note: `The task moved ${row.status} → WAITING_FOR_HUMAN (version ${moved.task.version}).`,
+  };
 }
 
 export interface ReconcileFinding {
@@ -338,13 +438,29 @@ export interface ReconcileFinding {
  * provider agree; otherwise the attempt is recorded (a new version, the
  * alert's status unchanged) so the history shows what the provider said.
  */
-export async function recordAlertReconciliation(db: Db, alertId: string, input: { expectedVersion: number; finding: ReconcileFinding }, actor: Actor): Promise<DivergenceAlert> {
+export async function recordAlertReconciliation(
+  db: Db,
+  alertId: string,
+  input: { expectedVersion: number; finding: ReconcileFinding },
+  actor: Actor,
+): Promise<DivergenceAlert> {
   return db.$transaction(async (tx) => {
     const data: Prisma.DivergenceAlertUpdateManyMutationInput = input.finding.agreed
-      ? { status: "RESOLVED", resolvedAt: new Date(), resolvedBy: actor.identity, resolution: input.finding.summary.slice(0, 2000) }
+      ? {
+          status: "RESOLVED",
+          resolvedAt: new Date(),
+          resolvedBy: actor.identity,
+          resolution: input.finding.summary.slice(0, 2000),
+        }
       : {};
     const alert = await casAlert(tx, alertId, input.expectedVersion, unresolvedStatuses, data, "reconciled");
-    await appendAuditEntry(tx, alertActionAuditEntry(alert, "divergence.reconciled", input.finding.summary, actor, { agreed: input.finding.agreed, provider: input.finding.evidence }));
+    await appendAuditEntry(
+      tx,
+      alertActionAuditEntry(alert, "divergence.reconciled", input.finding.summary, actor, {
+        agreed: input.finding.agreed,
+        provider: input.finding.evidence,
+      }),
+    );
     return alert;
   });
 }

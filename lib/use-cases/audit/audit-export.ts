@@ -1,6 +1,12 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
-import { auditActorKinds, StreamVerifier, type AuditActorKind, type AuditBreakKind, type AuditLink } from "@/lib/model/audit/audit-chain";
+import {
+  auditActorKinds,
+  StreamVerifier,
+  type AuditActorKind,
+  type AuditBreakKind,
+  type AuditLink,
+} from "@/lib/model/audit/audit-chain";
 import { listAuditEntries, type AuditEntry, type AuditRange } from "@/lib/stores/audit-log";
 
 /**
@@ -15,7 +21,21 @@ import { listAuditEntries, type AuditEntry, type AuditRange } from "@/lib/stores
 export const auditExportFormats = ["jsonl", "csv"] as const;
 export type AuditExportFormat = (typeof auditExportFormats)[number];
 
-export const exportColumns = ["stream", "seq", "id", "at", "actor", "actor_kind", "action", "subject_type", "subject_id", "task_id", "details", "prev_hash", "hash"] as const satisfies ReadonlyArray<keyof AuditExportRecord>;
+export const exportColumns = [
+  "stream",
+  "seq",
+  "id",
+  "at",
+  "actor",
+  "actor_kind",
+  "action",
+  "subject_type",
+  "subject_id",
+  "task_id",
+  "details",
+  "prev_hash",
+  "hash",
+] as const satisfies ReadonlyArray<keyof AuditExportRecord>;
 
 export const exportContentTypes: Record<AuditExportFormat, string> = {
   jsonl: "application/x-ndjson; charset=utf-8",
@@ -62,7 +82,8 @@ export function toJsonLine(e: AuditEntry): string {
 }
 
 function csvCell(value: unknown): string {
-  const text = value === null || value === undefined ? "" : typeof value === "object" ? JSON.stringify(value) : String(value);
+  const text =
+    value === null || value === undefined ? "" : typeof value === "object" ? JSON.stringify(value) : String(value);
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
@@ -78,7 +99,12 @@ export function toCsvRow(e: AuditEntry): string {
  * consumer asks for more: memory stays flat however long the range, and a
  * client that stops reading stops the queries.
  */
-export function exportAuditRange(db: Db, range: AuditRange, format: AuditExportFormat, options: { pageSize?: number } = {}): ReadableStream<Uint8Array> {
+export function exportAuditRange(
+  db: Db,
+  range: AuditRange,
+  format: AuditExportFormat,
+  options: { pageSize?: number } = {},
+): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let cursor: string | null = null;
   let started = false;
@@ -149,7 +175,8 @@ interface ParsedRecord {
 
 function linkOf(raw: unknown): AuditLink | string {
   const parsed = ExportRecordSchema.safeParse(raw);
-  if (!parsed.success) return parsed.error.issues.map((i) => `${i.path.join(".") || "record"}: ${i.message}`).join("; ");
+  if (!parsed.success)
+    return parsed.error.issues.map((i) => `${i.path.join(".") || "record"}: ${i.message}`).join("; ");
   const r = parsed.data;
   return {
     id: r.id,
@@ -241,7 +268,8 @@ function parseCsvRecords(text: string): ParsedRecord[] {
     return [{ line: 1, error: `the header must be ${exportColumns.join(",")}` }];
   }
   return rows.map(({ line, cells }) => {
-    if (cells.length !== exportColumns.length) return { line, error: `${cells.length} fields, expected ${exportColumns.length}` };
+    if (cells.length !== exportColumns.length)
+      return { line, error: `${cells.length} fields, expected ${exportColumns.length}` };
     const raw: Record<string, unknown> = Object.fromEntries(exportColumns.map((c, i) => [c, cells[i]]));
     raw.task_id = raw.task_id === "" ? null : raw.task_id;
     try {
@@ -265,14 +293,24 @@ export function detectExportFormat(text: string): AuditExportFormat {
  * known to hold whole runs of its streams (unfiltered but for task or time),
  * so a seq gap is a deleted line, not a filtered one.
  */
-export function verifyAuditExport(text: string, options: { format?: AuditExportFormat; contiguous?: boolean } = {}): ExportVerification {
+export function verifyAuditExport(
+  text: string,
+  options: { format?: AuditExportFormat; contiguous?: boolean } = {},
+): ExportVerification {
   const format = options.format ?? detectExportFormat(text);
   const parsed = format === "csv" ? parseCsvRecords(text) : parseJsonLines(text);
   const problems: ExportProblem[] = [];
   const byStream = new Map<string, Array<{ line: number; link: AuditLink }>>();
   for (const record of parsed) {
     if (!record.link) {
-      problems.push({ line: record.line, entryId: null, stream: null, seq: null, kind: "unreadable", message: `line ${record.line}: ${record.error}` });
+      problems.push({
+        line: record.line,
+        entryId: null,
+        stream: null,
+        seq: null,
+        kind: "unreadable",
+        message: `line ${record.line}: ${record.error}`,
+      });
       continue;
     }
     const list = byStream.get(record.link.stream) ?? [];
@@ -287,13 +325,26 @@ export function verifyAuditExport(text: string, options: { format?: AuditExportF
     const first = list[0];
     if (!first) continue;
     // The first entry's predecessor is not in the export: its prev_hash is taken as given, its own hash is checked.
-    const verifier = new StreamVerifier(stream, { afterSeq: first.link.seq - 1, prevHash: first.link.prevHash }, !options.contiguous);
+    const verifier = new StreamVerifier(
+      stream,
+      { afterSeq: first.link.seq - 1, prevHash: first.link.prevHash },
+      !options.contiguous,
+    );
     let previousSeq: number | null = null;
     for (const { line, link } of list) {
       verifier.add(link);
       if (verifier.firstBreak) {
         const b = verifier.firstBreak;
-        problems.push({ line, entryId: b.entryId, stream, seq: b.seq, kind: b.kind, expected: b.expected, found: b.found, message: `line ${line}: ${b.message}` });
+        problems.push({
+          line,
+          entryId: b.entryId,
+          stream,
+          seq: b.seq,
+          kind: b.kind,
+          expected: b.expected,
+          found: b.found,
+          message: `line ${line}: ${b.message}`,
+        });
         break;
       }
       if (previousSeq !== null) {
@@ -304,5 +355,14 @@ export function verifyAuditExport(text: string, options: { format?: AuditExportF
     }
   }
   problems.sort((a, b) => a.line - b.line);
-  return { ok: problems.length === 0, format, records: parsed.length, streams: byStream.size, links, gaps, problems, firstProblem: problems[0] ?? null };
+  return {
+    ok: problems.length === 0,
+    format,
+    records: parsed.length,
+    streams: byStream.size,
+    links,
+    gaps,
+    problems,
+    firstProblem: problems[0] ?? null,
+  };
 }

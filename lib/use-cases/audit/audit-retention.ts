@@ -39,27 +39,51 @@ export async function placeLegalHold(db: Db, rawInput: LegalHoldInput, actor: Au
   const input = parseOrThrow(LegalHoldInputSchema, rawInput);
   return db.$transaction(async (tx) => {
     const hold = await tx.auditLegalHold.create({
-      data: { id: newId("hold"), taskId: input.task_id ?? null, fromAt: input.from ?? null, toAt: input.to ?? null, reason: input.reason, placedBy: actor.identity },
+      data: {
+        id: newId("hold"),
+        taskId: input.task_id ?? null,
+        fromAt: input.from ?? null,
+        toAt: input.to ?? null,
+        reason: input.reason,
+        placedBy: actor.identity,
+      },
     });
     await appendAuditEntry(tx, {
       action: "audit.legal_hold_placed",
       actor,
       subject: { type: "legal_hold", id: hold.id },
       taskId: hold.taskId,
-      details: { task_id: hold.taskId, from: hold.fromAt?.toISOString() ?? null, to: hold.toAt?.toISOString() ?? null, reason: hold.reason },
+      details: {
+        task_id: hold.taskId,
+        from: hold.fromAt?.toISOString() ?? null,
+        to: hold.toAt?.toISOString() ?? null,
+        reason: hold.reason,
+      },
     });
     return hold;
   });
 }
 
 /** Releases a hold (CAS on "not yet released"): retention may then delete what it covered. */
-export async function releaseLegalHold(db: Db, holdId: string, reason: string, actor: AuditActor): Promise<AuditLegalHold> {
+export async function releaseLegalHold(
+  db: Db,
+  holdId: string,
+  reason: string,
+  actor: AuditActor,
+): Promise<AuditLegalHold> {
   const why = parseOrThrow(z.string().trim().min(1).max(1000), reason);
   return db.$transaction(async (tx) => {
-    const released = await tx.auditLegalHold.updateMany({ where: { id: holdId, releasedAt: null }, data: { releasedAt: new Date(), releasedBy: actor.identity } });
+    const released = await tx.auditLegalHold.updateMany({
+      where: { id: holdId, releasedAt: null },
+      data: { releasedAt: new Date(), releasedBy: actor.identity },
+    });
     const hold = await tx.auditLegalHold.findUnique({ where: { id: holdId } });
     if (!hold) throw new AppError("not_found", `Legal hold ${holdId} does not exist.`);
-    if (released.count === 0) throw new AppError("version_conflict", `Legal hold ${holdId} was already released at ${hold.releasedAt?.toISOString()}.`);
+    if (released.count === 0)
+      throw new AppError(
+        "version_conflict",
+        `Legal hold ${holdId} was already released at ${hold.releasedAt?.toISOString()}.`,
+      );
     await appendAuditEntry(tx, {
       action: "audit.legal_hold_released",
       actor,
@@ -72,7 +96,10 @@ export async function releaseLegalHold(db: Db, holdId: string, reason: string, a
 }
 
 export async function listLegalHolds(db: Db, options: { includeReleased?: boolean } = {}): Promise<AuditLegalHold[]> {
-  return db.auditLegalHold.findMany({ where: options.includeReleased ? {} : { releasedAt: null }, orderBy: { placedAt: "desc" } });
+  return db.auditLegalHold.findMany({
+    where: options.includeReleased ? {} : { releasedAt: null },
+    orderBy: { placedAt: "desc" },
+  });
 }
 
 export interface RetentionCut {
@@ -104,7 +131,11 @@ export const MIN_RETENTION_DAYS = 1;
  * audit_cut_stream() re-checks holds and age in the database before each
  * delete.
  */
-export async function applyAuditRetention(db: Db, input: { olderThanDays: number }, actor: AuditActor): Promise<RetentionResult> {
+export async function applyAuditRetention(
+  db: Db,
+  input: { olderThanDays: number },
+  actor: AuditActor,
+): Promise<RetentionResult> {
   const days = parseOrThrow(z.number().int().min(MIN_RETENTION_DAYS).max(36_500), input.olderThanDays);
   const cutoff = new Date(Date.now() - days * 86_400_000);
   return db.$transaction(
@@ -136,7 +167,12 @@ export async function applyAuditRetention(db: Db, input: { olderThanDays: number
         action: "audit.retention_applied",
         actor,
         subject: { type: "audit_log", id: SYSTEM_STREAM },
-        details: { older_than_days: days, cutoff: cutoff.toISOString(), cuts: cuts.map((c) => ({ stream: c.stream, through_seq: c.through_seq, hash: c.hash })), held_streams: heldStreams },
+        details: {
+          older_than_days: days,
+          cutoff: cutoff.toISOString(),
+          cuts: cuts.map((c) => ({ stream: c.stream, through_seq: c.through_seq, hash: c.hash })),
+          held_streams: heldStreams,
+        },
       });
       const done: RetentionCut[] = [];
       for (const c of cuts) {
@@ -168,7 +204,10 @@ export interface RetentionSchedule {
  * every tick. Several processes may each run it: a cut re-checks age and
  * holds in the database, and one that finds nothing old records nothing.
  */
-export function scheduledRetention(schedule: RetentionSchedule, clock: () => number = Date.now): (db: Db) => Promise<RetentionResult | null> {
+export function scheduledRetention(
+  schedule: RetentionSchedule,
+  clock: () => number = Date.now,
+): (db: Db) => Promise<RetentionResult | null> {
   let lastAttempt: number | null = null;
   return async (db) => {
     const now = clock();

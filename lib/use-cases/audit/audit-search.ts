@@ -20,7 +20,18 @@ import { selectAuditEntries, type AuditEntry } from "@/lib/stores/audit-log";
 // Kinds of event: the timeline's filter, a grouping of actions by prefix.
 // ---------------------------------------------------------------------------
 
-export const auditEventKinds = ["transition", "restore", "execution", "reconciliation", "review", "checkpoint", "alert", "instruction", "access", "audit"] as const;
+export const auditEventKinds = [
+  "transition",
+  "restore",
+  "execution",
+  "reconciliation",
+  "review",
+  "checkpoint",
+  "alert",
+  "instruction",
+  "access",
+  "audit",
+] as const;
 export type AuditEventKind = (typeof auditEventKinds)[number] | "other";
 export const AuditEventKindSchema = z.enum(auditEventKinds);
 
@@ -83,7 +94,12 @@ const isoInstant = z.iso.datetime({ offset: true }).transform((s) => new Date(s)
 const kindList = z
   .string()
   .max(200)
-  .transform((s) => s.split(",").map((k) => k.trim()).filter(Boolean))
+  .transform((s) =>
+    s
+      .split(",")
+      .map((k) => k.trim())
+      .filter(Boolean),
+  )
   .pipe(z.array(AuditEventKindSchema).max(auditEventKinds.length));
 
 /**
@@ -113,7 +129,10 @@ export const AuditSearchSchema = z.strictObject({
   scope: z
     .enum(["execution", "task"])
     .default("execution")
-    .meta({ description: "With tool, idempotency_key or execution: the entries about the matching executions (default), or every entry of their tasks." }),
+    .meta({
+      description:
+        "With tool, idempotency_key or execution: the entries about the matching executions (default), or every entry of their tasks.",
+    }),
 });
 export type AuditSearch = z.output<typeof AuditSearchSchema>;
 export type AuditSearchInput = z.input<typeof AuditSearchSchema>;
@@ -139,7 +158,9 @@ export function hasExecutionFilter(q: Pick<AuditSearch, "tool" | "idempotency_ke
 /** The checks zod's shape cannot make: a time window that ends before it starts. */
 export function assertSearchWindow(q: Pick<AuditSearch, "from" | "to">): void {
   if (q.from && q.to && q.to.getTime() <= q.from.getTime()) {
-    throw new AppError("validation_failed", "to: must be later than from", { errors: [{ field: "to", message: "must be later than from" }] });
+    throw new AppError("validation_failed", "to: must be later than from", {
+      errors: [{ field: "to", message: "must be later than from" }],
+    });
   }
 }
 
@@ -168,7 +189,9 @@ function conditionsOf(q: AuditSearch): Prisma.Sql[] {
       // The execution's own chain (intent, sent, outcome, reconciliation),
       // and whatever else names it: its reviews' openings, decisions and
       // closes, the alerts raised about it.
-      c.push(Prisma.sql`(stream IN (SELECT 'execution:' || id ${executions}) OR details->>'execution_id' IN (SELECT id ${executions}))`);
+      c.push(
+        Prisma.sql`(stream IN (SELECT 'execution:' || id ${executions}) OR details->>'execution_id' IN (SELECT id ${executions}))`,
+      );
     }
   }
   return c;
@@ -199,14 +222,19 @@ export async function searchAuditEntries(
     );
   }
   const where = conditions.length ? Prisma.sql`WHERE ${Prisma.join(conditions, " AND ")}` : Prisma.empty;
-  const orderBy = order === "asc" ? Prisma.sql`ORDER BY at, stream, seq` : Prisma.sql`ORDER BY at DESC, stream DESC, seq DESC`;
+  const orderBy =
+    order === "asc" ? Prisma.sql`ORDER BY at, stream, seq` : Prisma.sql`ORDER BY at DESC, stream DESC, seq DESC`;
   const [rows, matched] = await Promise.all([
     selectAuditEntries(db, Prisma.sql`${where} ${orderBy} LIMIT ${limit + 1}`),
     hasExecutionFilter(query) ? countExecutions(db, query) : Promise.resolve(null),
   ]);
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
-  return { items, nextCursor: rows.length > limit && last ? encodeSearchCursor(last) : null, matchedExecutions: matched };
+  return {
+    items,
+    nextCursor: rows.length > limit && last ? encodeSearchCursor(last) : null,
+    matchedExecutions: matched,
+  };
 }
 
 async function countExecutions(db: Db, q: AuditSearch): Promise<number> {
@@ -215,7 +243,9 @@ async function countExecutions(db: Db, q: AuditSearch): Promise<number> {
 }
 
 /** A search page's cursor: the last entry's (at, stream, seq). */
-const searchPageCursor = keysetCursor([keysetParts.instant, keysetParts.text, keysetParts.integer], { notOurs: "not a cursor returned by this search" });
+const searchPageCursor = keysetCursor([keysetParts.instant, keysetParts.text, keysetParts.integer], {
+  notOurs: "not a cursor returned by this search",
+});
 
 export function encodeSearchCursor(e: Pick<AuditEntry, "at" | "stream" | "seq">): string {
   return searchPageCursor.encode([e.at, e.stream, e.seq]);
@@ -269,7 +299,10 @@ export async function taskAuditStreams(db: Db, taskId: string): Promise<string[]
     UNION SELECT 'review:' || id FROM reviews WHERE task_id = ${taskId}
     UNION SELECT 'checkpoint:' || id FROM checkpoints WHERE task_id = ${taskId}
     UNION SELECT 'divergence_alert:' || id FROM divergence_alerts WHERE task_id = ${taskId}`;
-  return rows.map((r) => r.stream).filter((s) => s !== AUTH_STREAM && s !== SYSTEM_STREAM).sort();
+  return rows
+    .map((r) => r.stream)
+    .filter((s) => s !== AUTH_STREAM && s !== SYSTEM_STREAM)
+    .sort();
 }
 
 // ---------------------------------------------------------------------------
@@ -281,7 +314,12 @@ export async function taskAuditStreams(db: Db, taskId: string): Promise<string[]
  * verifiable), oldest first, read one page per pull: the console's export
  * form sends its current filters, whichever they are.
  */
-export function exportAuditSearch(db: Db, query: AuditSearch, format: AuditExportFormat, options: { pageSize?: number } = {}): ReadableStream<Uint8Array> {
+export function exportAuditSearch(
+  db: Db,
+  query: AuditSearch,
+  format: AuditExportFormat,
+  options: { pageSize?: number } = {},
+): ReadableStream<Uint8Array> {
   assertSearchWindow(query);
   const encoder = new TextEncoder();
   let cursor: string | null = null;
@@ -310,6 +348,9 @@ export async function countAuditEntries(db: Db, query: AuditSearch): Promise<num
 }
 
 /** The search a task history runs: its filters, on the task. */
-export function taskHistorySearch(taskId: string, q: Pick<TaskHistoryQuery, "kind" | "actor" | "from" | "to">): AuditSearch {
+export function taskHistorySearch(
+  taskId: string,
+  q: Pick<TaskHistoryQuery, "kind" | "actor" | "from" | "to">,
+): AuditSearch {
   return { task: taskId, actor: q.actor, kind: q.kind, from: q.from, to: q.to, scope: "execution" };
 }

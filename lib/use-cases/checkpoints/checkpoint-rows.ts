@@ -9,7 +9,13 @@ import { toTaskView, type TaskView } from "@/lib/stores/tasks/task-views";
 import type { Actor } from "@/lib/model/actor";
 import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
 import type { CheckpointSummary } from "@/lib/model/checkpoints/checkpoint-reports";
-import { restoreRefusalCodes, type CheckpointRestoreView, type RestoreOutcome, type RestorePlan, type RestoreRefusalCode } from "@/lib/model/checkpoints/restore-plan";
+import {
+  restoreRefusalCodes,
+  type CheckpointRestoreView,
+  type RestoreOutcome,
+  type RestorePlan,
+  type RestoreRefusalCode,
+} from "@/lib/model/checkpoints/restore-plan";
 import { getWorkflowByDigest } from "@/lib/model/workflows";
 
 /**
@@ -48,7 +54,10 @@ export interface RestoreRecord {
  * request with the same restore_id.
  */
 export async function insertRestore(tx: Tx, r: RestoreRecord): Promise<CheckpointRestore> {
-  const stored = { ...(JSON.parse(JSON.stringify({ ...r.plan, resultingState: null })) as Record<string, unknown>), requestDigest: r.requestDigest };
+  const stored = {
+    ...(JSON.parse(JSON.stringify({ ...r.plan, resultingState: null })) as Record<string, unknown>),
+    requestDigest: r.requestDigest,
+  };
   const restore = await tx.checkpointRestore.create({
     data: {
       id: r.id,
@@ -92,14 +101,15 @@ export function restoreViewOf(row: CheckpointRestore): CheckpointRestoreView {
     fromVersion: row.fromVersion,
     toVersion: row.toVersion,
     transitionId: row.transitionId,
-    refusal: (restoreRefusalCodes as readonly string[]).includes(row.refusal ?? "") ? (row.refusal as RestoreRefusalCode) : null,
+    refusal: (restoreRefusalCodes as readonly string[]).includes(row.refusal ?? "")
+      ? (row.refusal as RestoreRefusalCode)
+      : null,
     plan,
     actor: row.actor,
     reason: row.reason,
     createdAt: row.createdAt,
   };
 }
-
 
 export async function getCheckpointRowOrThrow(db: Db | Tx, checkpointId: string): Promise<Checkpoint> {
   const row = await db.checkpoint.findUnique({ where: { id: checkpointId } });
@@ -116,13 +126,18 @@ export async function getTaskOrThrowIn(reader: Db | Tx, taskId: string): Promise
 export function workflowOf(task: TaskView): WorkflowDefinition {
   const def = getWorkflowByDigest(task.workflow.digest);
   if (!def) {
-    throw new AppError("invariant_violated", `Task ${task.id} is pinned to workflow digest ${task.workflow.digest}, which this server does not have.`, {
-      violations: [{ invariant: "workflow_definition_available", message: `Unknown workflow digest ${task.workflow.digest}.` }],
-    });
+    throw new AppError(
+      "invariant_violated",
+      `Task ${task.id} is pinned to workflow digest ${task.workflow.digest}, which this server does not have.`,
+      {
+        violations: [
+          { invariant: "workflow_definition_available", message: `Unknown workflow digest ${task.workflow.digest}.` },
+        ],
+      },
+    );
   }
   return def;
 }
-
 
 export function summarize(row: StoredCheckpoint, verified: VerifiedCheckpoint): CheckpointSummary {
   return {

@@ -29,30 +29,44 @@ export async function createCheckpoint(
   const input = parseOrThrow(CreateCheckpointInputSchema, raw);
   if (input.checkpoint_id) {
     const prior = await db.checkpoint.findUnique({ where: { id: input.checkpoint_id } });
-    if (prior) return { checkpoint: await replayCreate(db, prior, taskId, input.expected_version, options), created: false };
+    if (prior)
+      return { checkpoint: await replayCreate(db, prior, taskId, input.expected_version, options), created: false };
   }
   try {
     const row = await db.$transaction(async (tx) => {
       // FOR SHARE: no transition commits between reading the state and
       // reading what goes with it, so the checkpoint is of one moment.
-      const locked = await tx.$queryRaw<Array<{ version: number }>>`SELECT version FROM tasks WHERE id = ${taskId} FOR SHARE`;
+      const locked = await tx.$queryRaw<
+        Array<{ version: number }>
+      >`SELECT version FROM tasks WHERE id = ${taskId} FOR SHARE`;
       if (!locked[0]) throw new AppError("not_found", `Task ${taskId} does not exist.`);
       const task = await tx.task.findUniqueOrThrow({ where: { id: taskId } });
       if (input.expected_version !== undefined && task.version !== input.expected_version) {
-        throw new AppError("version_conflict", `Expected version ${input.expected_version}, but the task is at version ${task.version} (${task.status}). Read it again and retry.`, {
-          currentVersion: task.version,
-          currentStatus: task.status,
-        });
+        throw new AppError(
+          "version_conflict",
+          `Expected version ${input.expected_version}, but the task is at version ${task.version} (${task.status}). Read it again and retry.`,
+          {
+            currentVersion: task.version,
+            currentStatus: task.status,
+          },
+        );
       }
       const state = TaskStateSchema.safeParse(task.state);
       if (!state.success) {
         const message = `The stored state of task ${taskId} does not match TaskState v2; it is not checkpointed.`;
-        throw new AppError("invariant_violated", message, { violations: [{ invariant: "checkpoint_of_valid_state", message }] });
+        throw new AppError("invariant_violated", message, {
+          violations: [{ invariant: "checkpoint_of_valid_state", message }],
+        });
       }
       return takeCheckpointInTransaction(
         tx,
         {
-          task: { id: task.id, workflowDigest: task.workflowDigest, intentId: task.intentId, createdBy: task.createdBy },
+          task: {
+            id: task.id,
+            workflowDigest: task.workflowDigest,
+            intentId: task.intentId,
+            createdBy: task.createdBy,
+          },
           state: state.data,
           trigger: "on_demand",
           actor,
@@ -66,19 +80,29 @@ export async function createCheckpoint(
     // A twin request with the same checkpoint_id committed first.
     if (input.checkpoint_id && isUniqueViolation(error)) {
       const twin = await db.checkpoint.findUnique({ where: { id: input.checkpoint_id } });
-      if (twin) return { checkpoint: await replayCreate(db, twin, taskId, input.expected_version, options), created: false };
+      if (twin)
+        return { checkpoint: await replayCreate(db, twin, taskId, input.expected_version, options), created: false };
     }
     throw error;
   }
 }
 
-async function replayCreate(db: Db, prior: Checkpoint, taskId: string, expectedVersion: number | undefined, options: CheckpointOptions): Promise<CheckpointSummary> {
-  if (prior.taskId !== taskId || prior.trigger !== "on_demand" || (expectedVersion !== undefined && prior.stateVersion !== expectedVersion)) {
+async function replayCreate(
+  db: Db,
+  prior: Checkpoint,
+  taskId: string,
+  expectedVersion: number | undefined,
+  options: CheckpointOptions,
+): Promise<CheckpointSummary> {
+  if (
+    prior.taskId !== taskId ||
+    prior.trigger !== "on_demand" ||
+    (expectedVersion !== undefined && prior.stateVersion !== expectedVersion)
+  ) {
     throw new AppError("idempotency_conflict", `Checkpoint id ${prior.id} was already used for a different request.`);
   }
   return summaryOf(db, prior, options);
 }
-
 
 async function summaryOf(db: Db, row: StoredCheckpoint, options: CheckpointOptions): Promise<CheckpointSummary> {
   const task = await db.task.findUnique({ where: { id: row.taskId }, select: { id: true, workflowDigest: true } });

@@ -18,11 +18,19 @@ export interface CheckpointDetail {
   diffToCurrent: StateDiffEntry[];
 }
 
-export async function getCheckpointDetail(db: Db, checkpointId: string, options: CheckpointOptions = {}): Promise<CheckpointDetail> {
+export async function getCheckpointDetail(
+  db: Db,
+  checkpointId: string,
+  options: CheckpointOptions = {},
+): Promise<CheckpointDetail> {
   const row = await getCheckpointRowOrThrow(db, checkpointId);
   const task = await getTaskOrThrow(db, row.taskId);
-  const verified = verifyStoredCheckpoint(row, keyringOf(options), { task: { id: task.id, workflowDigest: task.workflow.digest } });
-  const document = verified.parsed ? { ...verified.parsed.document, integrity: { ...verified.parsed.document.integrity, signature: row.signature } } : null;
+  const verified = verifyStoredCheckpoint(row, keyringOf(options), {
+    task: { id: task.id, workflowDigest: task.workflow.digest },
+  });
+  const document = verified.parsed
+    ? { ...verified.parsed.document, integrity: { ...verified.parsed.document.integrity, signature: row.signature } }
+    : null;
   return {
     summary: summarize(row, verified),
     document,

@@ -11,15 +11,23 @@ import { summarize } from "@/lib/use-cases/checkpoints/checkpoint-rows";
  * standby never imports what it cannot verify. Importing the same bytes
  * twice is a no-op; different bytes under the same id are refused.
  */
-export async function importCheckpoint(db: Db, record: StoredCheckpoint, options: CheckpointOptions = {}): Promise<CheckpointSummary> {
+export async function importCheckpoint(
+  db: Db,
+  record: StoredCheckpoint,
+  options: CheckpointOptions = {},
+): Promise<CheckpointSummary> {
   const task = await db.task.findUnique({ where: { id: record.taskId }, select: { id: true, workflowDigest: true } });
   if (!task) throw new AppError("not_found", `Task ${record.taskId} does not exist on this database.`);
   const verified = verifyStoredCheckpoint(record, keyringOf(options), { task });
   if (!verified.report.ok) {
     const failed = verified.report.checks.filter((c) => !c.ok);
-    throw new AppError("invariant_violated", `Checkpoint ${record.id} does not verify here: ${failed.map((c) => `${c.check}: ${c.message}`).join("; ")}`, {
-      violations: failed.map((c) => ({ invariant: `checkpoint_${c.check}`, message: c.message })),
-    });
+    throw new AppError(
+      "invariant_violated",
+      `Checkpoint ${record.id} does not verify here: ${failed.map((c) => `${c.check}: ${c.message}`).join("; ")}`,
+      {
+        violations: failed.map((c) => ({ invariant: `checkpoint_${c.check}`, message: c.message })),
+      },
+    );
   }
   const existing = await db.checkpoint.findUnique({ where: { id: record.id } });
   if (existing) {

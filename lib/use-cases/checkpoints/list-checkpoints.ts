@@ -6,10 +6,18 @@ import type { CheckpointSummary } from "@/lib/model/checkpoints/checkpoint-repor
 import { summarize } from "@/lib/use-cases/checkpoints/checkpoint-rows";
 
 /** The task's checkpoints, oldest first (the newest 500), each verified. */
-export async function listCheckpoints(db: Db, taskId: string, options: CheckpointOptions = {}): Promise<CheckpointSummary[]> {
+export async function listCheckpoints(
+  db: Db,
+  taskId: string,
+  options: CheckpointOptions = {},
+): Promise<CheckpointSummary[]> {
   const task = await db.task.findUnique({ where: { id: taskId }, select: { id: true, workflowDigest: true } });
   if (!task) throw new AppError("not_found", `Task ${taskId} does not exist.`);
-  const rows = await db.checkpoint.findMany({ where: { taskId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: 500 });
+  const rows = await db.checkpoint.findMany({
+    where: { taskId },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: 500,
+  });
   const keyring = keyringOf(options);
   return rows.reverse().map((row) => summarize(row, verifyStoredCheckpoint(row, keyring, { task })));
 }

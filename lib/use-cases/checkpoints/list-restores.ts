@@ -4,6 +4,10 @@ import { restoreViewOf } from "@/lib/use-cases/checkpoints/checkpoint-rows";
 
 /** Every restore attempt on the task, newest first. */
 export async function listRestores(db: Db, taskId: string): Promise<CheckpointRestoreView[]> {
-  const rows = await db.checkpointRestore.findMany({ where: { taskId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: 500 });
+  const rows = await db.checkpointRestore.findMany({
+    where: { taskId },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: 500,
+  });
   return rows.map(restoreViewOf);
 }

@@ -12,7 +12,12 @@ import { parseOrThrow } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
 import type { TaskState } from "@/lib/model/tasks/task-state";
 import type { RestorePlan } from "@/lib/model/checkpoints/restore-plan";
-import { getCheckpointRowOrThrow, getTaskOrThrowIn, triggerOf, workflowOf } from "@/lib/use-cases/checkpoints/checkpoint-rows";
+import {
+  getCheckpointRowOrThrow,
+  getTaskOrThrowIn,
+  triggerOf,
+  workflowOf,
+} from "@/lib/use-cases/checkpoints/checkpoint-rows";
 
 export const RestorePlanInputSchema = z.strictObject({
   /** Restore a checkpoint older than the committed state: the engineer's explicit choice. */
@@ -20,23 +25,42 @@ export const RestorePlanInputSchema = z.strictObject({
 });
 
 /** The dry run: what restoring would do, and whether it would be refused. Writes nothing. */
-export async function planRestore(db: Db, checkpointId: string, raw: unknown, actor: Actor, options: CheckpointOptions = {}): Promise<RestorePlan> {
+export async function planRestore(
+  db: Db,
+  checkpointId: string,
+  raw: unknown,
+  actor: Actor,
+  options: CheckpointOptions = {},
+): Promise<RestorePlan> {
   const input = parseOrThrow(RestorePlanInputSchema, raw ?? {});
   const row = await getCheckpointRowOrThrow(db, checkpointId);
   return buildRestorePlan(db, row, input.rewind, actor, keyringOf(options));
 }
 
 /** The plan as planRestore shows it; restoreCheckpoint and failTaskWithoutValidCheckpoint build it again inside their transaction. */
-export async function buildRestorePlan(reader: Db | Tx, row: Checkpoint, rewind: boolean, actor: Actor, keyring: CheckpointKeyring): Promise<RestorePlan> {
+export async function buildRestorePlan(
+  reader: Db | Tx,
+  row: Checkpoint,
+  rewind: boolean,
+  actor: Actor,
+  keyring: CheckpointKeyring,
+): Promise<RestorePlan> {
   const current = await getTaskOrThrowIn(reader, row.taskId);
   const def = workflowOf(current);
-  const verified = verifyStoredCheckpoint(row, keyring, { task: { id: current.id, workflowDigest: current.workflow.digest } });
+  const verified = verifyStoredCheckpoint(row, keyring, {
+    task: { id: current.id, workflowDigest: current.workflow.digest },
+  });
   const executions = await reader.execution.findMany({ where: { taskId: row.taskId }, orderBy: { createdAt: "asc" } });
-  const undecided = await reader.review.findMany({ where: { taskId: row.taskId, status: { in: ["OPEN", "ESCALATED"] } }, select: { executionId: true } });
+  const undecided = await reader.review.findMany({
+    where: { taskId: row.taskId, status: { in: ["OPEN", "ESCALATED"] } },
+    select: { executionId: true },
+  });
   // The alerts that block irreversible work block a restore too; a stale-write
   // or a stale-restore alert on the task does not (lib/use-cases/alerts/divergence.ts).
   const diverged = await hasOpenDivergence(reader, row.taskId);
-  const leaseRows = await reader.$queryRaw<Array<{ holder: string; fencing_token: string; expires_at: Date; live: boolean }>>`
+  const leaseRows = await reader.$queryRaw<
+    Array<{ holder: string; fencing_token: string; expires_at: Date; live: boolean }>
+  >`
     SELECT holder, fencing_token::text AS fencing_token, expires_at, expires_at > now() AS live FROM leases WHERE task_id = ${row.taskId}`;
   const lease = leaseRows[0]?.live ? leaseRows[0] : null;
   const effects = classifyEffects(executions, new Set(undecided.map((r) => r.executionId)));
@@ -52,12 +76,24 @@ export async function buildRestorePlan(reader: Db | Tx, row: Checkpoint, rewind:
     effects,
   });
   const refusalCode = decision.refusal?.code;
-  const fallback = refusalCode === "corrupt" || refusalCode === "incompatible" ? await findFallback(reader, row, keyring, current) : null;
+  const fallback =
+    refusalCode === "corrupt" || refusalCode === "incompatible"
+      ? await findFallback(reader, row, keyring, current)
+      : null;
   const now = new Date();
   const resultingState = decision.resultingState
-    ? { ...decision.resultingState, version: current.version + 1, updated_at: now.toISOString(), updated_by: actor.identity }
+    ? {
+        ...decision.resultingState,
+        version: current.version + 1,
+        updated_at: now.toISOString(),
+        updated_by: actor.identity,
+      }
     : null;
-  const consumed = (s: TaskState) => ({ currency_usd: s.budget.currency_spent_usd, tokens: s.budget.tokens_spent, hops: s.budget.hops_used });
+  const consumed = (s: TaskState) => ({
+    currency_usd: s.budget.currency_spent_usd,
+    tokens: s.budget.tokens_spent,
+    hops: s.budget.hops_used,
+  });
   const checkpointConsumed = document?.budget_consumed ?? { currency_usd: 0, tokens: 0, hops: 0 };
   const policy = currentPolicyVersion();
   return {
@@ -76,7 +112,12 @@ export async function buildRestorePlan(reader: Db | Tx, row: Checkpoint, rewind:
         : null,
     integrity: verified.report,
     current: { version: current.version, status: current.status },
-    checkpoint: { stateVersion: row.stateVersion, status: document?.state_snapshot.status ?? null, trigger: triggerOf(row.trigger), createdAt: row.createdAt },
+    checkpoint: {
+      stateVersion: row.stateVersion,
+      status: document?.state_snapshot.status ?? null,
+      trigger: triggerOf(row.trigger),
+      createdAt: row.createdAt,
+    },
     effects,
     reauthorization: {
       budget: {
@@ -92,8 +133,13 @@ export async function buildRestorePlan(reader: Db | Tx, row: Checkpoint, rewind:
         version: def.version,
         compatible: verified.report.checks.some((c) => c.check === "workflow_compatible" && c.ok),
       },
-      policyVersion: { checkpoint: document?.provenance.policy_version ?? null, current: policy, changed: !!document && document.provenance.policy_version !== policy },
-      credentials: "Never stored in checkpoints: every worker authenticates with its own token and acquires a new lease after the restore.",
+      policyVersion: {
+        checkpoint: document?.provenance.policy_version ?? null,
+        current: policy,
+        changed: !!document && document.provenance.policy_version !== policy,
+      },
+      credentials:
+        "Never stored in checkpoints: every worker authenticates with its own token and acquires a new lease after the restore.",
     },
     lease: {
       active: !!lease,
@@ -107,12 +153,20 @@ export async function buildRestorePlan(reader: Db | Tx, row: Checkpoint, rewind:
   };
 }
 
-async function findFallback(reader: Db | Tx, row: Checkpoint, keyring: CheckpointKeyring, task: TaskView): Promise<Checkpoint | null> {
+async function findFallback(
+  reader: Db | Tx,
+  row: Checkpoint,
+  keyring: CheckpointKeyring,
+  task: TaskView,
+): Promise<Checkpoint | null> {
   const earlier = await reader.checkpoint.findMany({
     where: {
       taskId: row.taskId,
       id: { not: row.id },
-      OR: [{ stateVersion: { lt: row.stateVersion } }, { stateVersion: row.stateVersion, createdAt: { lt: row.createdAt } }],
+      OR: [
+        { stateVersion: { lt: row.stateVersion } },
+        { stateVersion: row.stateVersion, createdAt: { lt: row.createdAt } },
+      ],
     },
     orderBy: [{ stateVersion: "desc" }, { createdAt: "desc" }],
     take: 200,

@@ -15,7 +15,12 @@ import { parseOrThrow, clientIdSchema } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
 import type { CheckpointRestoreView, RestorePlan, RestoreRefusal } from "@/lib/model/checkpoints/restore-plan";
 import { buildRestorePlan } from "@/lib/use-cases/checkpoints/plan-restore";
-import { getCheckpointRowOrThrow, insertRestore, planOf, restoreViewOf } from "@/lib/use-cases/checkpoints/checkpoint-rows";
+import {
+  getCheckpointRowOrThrow,
+  insertRestore,
+  planOf,
+  restoreViewOf,
+} from "@/lib/use-cases/checkpoints/checkpoint-rows";
 
 export const RestoreInputSchema = z.strictObject({
   /** The task version the plan was read at: a task that moved since is a 409, never a restore over newer state. */
@@ -44,9 +49,21 @@ export interface RestoreResult {
  * invariant (details: restoreId, fallbackCheckpointId), version_conflict
  * when the task is not at expected_version.
  */
-export async function restoreCheckpoint(db: Db, checkpointId: string, raw: unknown, actor: Actor, options: CheckpointOptions = {}): Promise<RestoreResult> {
+export async function restoreCheckpoint(
+  db: Db,
+  checkpointId: string,
+  raw: unknown,
+  actor: Actor,
+  options: CheckpointOptions = {},
+): Promise<RestoreResult> {
   const input = parseOrThrow(RestoreInputSchema, raw);
-  const requestDigest = digestOf({ op: "restore", checkpoint_id: checkpointId, expected_version: input.expected_version, rewind: input.rewind, reason: input.reason });
+  const requestDigest = digestOf({
+    op: "restore",
+    checkpoint_id: checkpointId,
+    expected_version: input.expected_version,
+    rewind: input.rewind,
+    reason: input.reason,
+  });
   if (input.restore_id) {
     const prior = await db.checkpointRestore.findUnique({ where: { id: input.restore_id } });
     if (prior) return replayRestore(db, prior, requestDigest);
@@ -60,15 +77,32 @@ export async function restoreCheckpoint(db: Db, checkpointId: string, raw: unkno
     attempt = await db.$transaction(async (tx): Promise<Attempt> => {
       await tx.$queryRaw`SELECT 1 FROM tasks WHERE id = ${row.taskId} FOR UPDATE`;
       const plan = await buildRestorePlan(tx, row, input.rewind, actor, keyring);
-      const record = { id: restoreId, taskId: row.taskId, checkpointId: row.id, rewind: input.rewind, fromVersion: plan.current.version, actor, reason: input.reason, requestDigest };
+      const record = {
+        id: restoreId,
+        taskId: row.taskId,
+        checkpointId: row.id,
+        rewind: input.rewind,
+        fromVersion: plan.current.version,
+        actor,
+        reason: input.reason,
+        requestDigest,
+      };
       if (plan.current.version !== input.expected_version) {
         const refusal: RestoreRefusal = {
           code: "version_conflict",
           message: `Expected version ${input.expected_version}, but the task is at version ${plan.current.version} (${plan.current.status}). Plan again.`,
         };
-        return { kind: "refused", restore: await insertRestore(tx, { ...record, plan: { ...plan, allowed: false, refusal }, outcome: "refused" }) };
+        return {
+          kind: "refused",
+          restore: await insertRestore(tx, {
+            ...record,
+            plan: { ...plan, allowed: false, refusal },
+            outcome: "refused",
+          }),
+        };
       }
-      if (!plan.allowed || !plan.resultingState) return { kind: "refused", restore: await insertRestore(tx, { ...record, plan, outcome: "refused" }) };
+      if (!plan.allowed || !plan.resultingState)
+        return { kind: "refused", restore: await insertRestore(tx, { ...record, plan, outcome: "refused" }) };
       await fenceLeaseInTransaction(tx, row.taskId);
       const transitionId = newId("tr");
       const applied = await restoreTaskInTransaction(
@@ -84,8 +118,23 @@ export async function restoreCheckpoint(db: Db, checkpointId: string, raw: unkno
         },
         actor,
       );
-      const restore = await insertRestore(tx, { ...record, plan, outcome: "applied", toVersion: applied.task.version, transitionId });
-      return { kind: "applied", result: { plan, task: applied.task, transition: applied.transition, restore: restoreViewOf(restore), replayed: false } };
+      const restore = await insertRestore(tx, {
+        ...record,
+        plan,
+        outcome: "applied",
+        toVersion: applied.task.version,
+        transitionId,
+      });
+      return {
+        kind: "applied",
+        result: {
+          plan,
+          task: applied.task,
+          transition: applied.transition,
+          restore: restoreViewOf(restore),
+          replayed: false,
+        },
+      };
     });
   } catch (error) {
     if (input.restore_id && isUniqueViolation(error)) {
@@ -103,17 +152,26 @@ function refusalError(row: CheckpointRestore): AppError {
   const refusal = view.plan.refusal ?? { code: "invalid_state" as const, message: "The restore was refused." };
   const details = { restoreId: row.id, fallbackCheckpointId: view.plan.fallbackCheckpointId ?? undefined };
   if (refusal.code === "version_conflict") {
-    return new AppError("version_conflict", refusal.message, { ...details, currentVersion: view.plan.current.version, currentStatus: view.plan.current.status });
+    return new AppError("version_conflict", refusal.message, {
+      ...details,
+      currentVersion: view.plan.current.version,
+      currentStatus: view.plan.current.status,
+    });
   }
-  return new AppError("invariant_violated", refusal.message, { ...details, violations: [{ invariant: refusal.code, message: refusal.message }] });
+  return new AppError("invariant_violated", refusal.message, {
+    ...details,
+    violations: [{ invariant: refusal.code, message: refusal.message }],
+  });
 }
 
 async function replayRestore(db: Db, prior: CheckpointRestore, requestDigest: string): Promise<RestoreResult> {
   const { requestDigest: priorDigest } = planOf(prior);
-  if (priorDigest !== requestDigest) throw new AppError("idempotency_conflict", `Restore id ${prior.id} was already used for a different request.`);
+  if (priorDigest !== requestDigest)
+    throw new AppError("idempotency_conflict", `Restore id ${prior.id} was already used for a different request.`);
   if (prior.outcome !== "applied" || prior.toVersion === null) throw refusalError(prior);
   const [transition] = await listTransitions(db, prior.taskId, { afterVersion: prior.toVersion - 1, limit: 1 });
-  if (!transition) throw new Error(`restore ${prior.id} names version ${prior.toVersion}, which its task does not have`);
+  if (!transition)
+    throw new Error(`restore ${prior.id} names version ${prior.toVersion}, which its task does not have`);
   const restore = restoreViewOf(prior);
   return { plan: restore.plan, task: await getTaskOrThrow(db, prior.taskId), transition, restore, replayed: true };
 }

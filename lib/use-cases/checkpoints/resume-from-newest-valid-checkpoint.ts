@@ -20,10 +20,17 @@ export type ResumePoint =
  * ones; when none verifies, the task is ended as failed with an audit
  * record saying why, rather than resumed from poison.
  */
-export async function resumeFromNewestValidCheckpoint(db: Db, taskId: string, actor: Actor, options: CheckpointOptions = {}): Promise<ResumePoint> {
+export async function resumeFromNewestValidCheckpoint(
+  db: Db,
+  taskId: string,
+  actor: Actor,
+  options: CheckpointOptions = {},
+): Promise<ResumePoint> {
   const all = await listCheckpoints(db, taskId, options);
   if (all.length === 0) return { kind: "no_checkpoint" };
-  const newestFirst = [...all].sort((a, b) => b.stateVersion - a.stateVersion || b.createdAt.getTime() - a.createdAt.getTime());
+  const newestFirst = [...all].sort(
+    (a, b) => b.stateVersion - a.stateVersion || b.createdAt.getTime() - a.createdAt.getTime(),
+  );
   const valid = newestFirst.findIndex((c) => c.integrity.ok);
   if (valid >= 0) return { kind: "checkpoint", checkpoint: newestFirst[valid]!, skipped: newestFirst.slice(0, valid) };
   const task = await failTaskWithoutValidCheckpoint(db, taskId, newestFirst, actor, options);

@@ -4,7 +4,11 @@ import { verifyStoredCheckpoint } from "@/lib/model/checkpoints/checkpoint-integ
 import type { IntegrityReport } from "@/lib/model/checkpoints/checkpoint-reports";
 import { getCheckpointRowOrThrow } from "@/lib/use-cases/checkpoints/checkpoint-rows";
 
-export async function verifyCheckpoint(db: Db, checkpointId: string, options: CheckpointOptions = {}): Promise<IntegrityReport> {
+export async function verifyCheckpoint(
+  db: Db,
+  checkpointId: string,
+  options: CheckpointOptions = {},
+): Promise<IntegrityReport> {
   const row = await getCheckpointRowOrThrow(db, checkpointId);
   const task = await db.task.findUnique({ where: { id: row.taskId }, select: { id: true, workflowDigest: true } });
   return verifyStoredCheckpoint(row, keyringOf(options), { task }).report;

@@ -1,6 +1,11 @@
 import type { Tx } from "@/lib/db/client";
 import type { Execution } from "@/lib/generated/prisma/client";
-import { moveExecution, toExecutionView, type ExecutionView, type InstructionGuardView } from "@/lib/stores/execution-store";
+import {
+  moveExecution,
+  toExecutionView,
+  type ExecutionView,
+  type InstructionGuardView,
+} from "@/lib/stores/execution-store";
 import type { InstructionBlock } from "@/lib/stores/instructions";
 import { openReview } from "@/lib/stores/review-store";
 import type { Actor } from "@/lib/model/actor";
@@ -17,10 +22,22 @@ export async function freezeBeforeSending(
   block: InstructionBlock,
   actor: Actor,
 ): Promise<{ execution: ExecutionView; reviewId: string; message: string; guard: InstructionGuardView }> {
-  const guard: InstructionGuardView = { kind: block.kind, topic: block.topic, reliedOn: block.reliedOn, current: block.current };
+  const guard: InstructionGuardView = {
+    kind: block.kind,
+    topic: block.topic,
+    reliedOn: block.reliedOn,
+    current: block.current,
+  };
   const frozen = await moveExecution(tx, row, "NEEDS_HUMAN", actor, {
     reason: block.message.slice(0, 2000),
-    evidence: { instruction_guard: { kind: block.kind, topic: block.topic, relied_on_id: block.reliedOn?.id ?? null, current_id: block.current?.id ?? null } },
+    evidence: {
+      instruction_guard: {
+        kind: block.kind,
+        topic: block.topic,
+        relied_on_id: block.reliedOn?.id ?? null,
+        current_id: block.current?.id ?? null,
+      },
+    },
     data: { error: block.message.slice(0, 2000) },
   });
   const review = await openReview(tx, frozen, block.message, actor);

@@ -10,8 +10,16 @@ export interface LeaseConflict {
 }
 
 /** Throws lease_conflict when `token` (or its absence) is not the task's current lease for `actor` (leaseRefusal); in a transaction, holds the lease row until commit. */
-export async function refuseUnlessLeaseCurrent(db: Db | Tx, taskId: string, token: string | undefined, actor: Actor, what: string): Promise<void> {
-  const rows = await db.$queryRaw<{ task_id: string }[]>`SELECT task_id FROM leases WHERE task_id = ${taskId} FOR SHARE`;
+export async function refuseUnlessLeaseCurrent(
+  db: Db | Tx,
+  taskId: string,
+  token: string | undefined,
+  actor: Actor,
+  what: string,
+): Promise<void> {
+  const rows = await db.$queryRaw<
+    { task_id: string }[]
+  >`SELECT task_id FROM leases WHERE task_id = ${taskId} FOR SHARE`;
   const lease = rows.length ? await getLease(db, taskId) : null;
   const refusal = leaseRefusal(lease, token, actor);
   if (refusal === null) return;
@@ -29,7 +37,12 @@ export async function refuseUnlessLeaseCurrent(db: Db | Tx, taskId: string, toke
  * token must be the actor's live lease; an agent without one may not write
  * while any lease is live; people and the system are not fenced.
  */
-export async function leaseConflictOf(db: Db | Tx, taskId: string, token: string | undefined, actor: Actor): Promise<LeaseConflict | null> {
+export async function leaseConflictOf(
+  db: Db | Tx,
+  taskId: string,
+  token: string | undefined,
+  actor: Actor,
+): Promise<LeaseConflict | null> {
   if (token === undefined && actor.kind !== "agent") return null;
   const lease = await getLease(db, taskId);
   const refusal = leaseRefusal(lease, token, actor);

@@ -2,7 +2,14 @@ import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import type { Execution } from "@/lib/generated/prisma/client";
-import { getExecutionRowOrThrow, illegalMove, moveExecution, staleAttempt, toExecutionView, type ExecutionView } from "@/lib/stores/execution-store";
+import {
+  getExecutionRowOrThrow,
+  illegalMove,
+  moveExecution,
+  staleAttempt,
+  toExecutionView,
+  type ExecutionView,
+} from "@/lib/stores/execution-store";
 import { parseOrThrow, clientIdSchema } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
 import type { ToolName } from "@/lib/model/executions/tools";
@@ -26,33 +33,53 @@ export async function markSent(db: Db, executionId: string, raw: unknown, actor:
   if (existing.status === "SENT") {
     // A retry of our own markSent is answered; another lease's is refused, or two processes would both send.
     if (actor.kind === "agent" && existing.leaseToken !== null && token !== String(existing.leaseToken)) {
-      throw new AppError("lease_conflict", `Attempt ${existing.attemptId} was already sent under fencing token ${existing.leaseToken}, not yours (${token ?? "none"}): do not send it. Its outcome is reconciled with the provider.`, {
-        violations: [{ invariant: "fencing_token_current", message: `sent under fencing token ${existing.leaseToken}` }],
-      });
+      throw new AppError(
+        "lease_conflict",
+        `Attempt ${existing.attemptId} was already sent under fencing token ${existing.leaseToken}, not yours (${token ?? "none"}): do not send it. Its outcome is reconciled with the provider.`,
+        {
+          violations: [
+            { invariant: "fencing_token_current", message: `sent under fencing token ${existing.leaseToken}` },
+          ],
+        },
+      );
     }
     return toExecutionView(existing);
   }
   if (existing.status !== "INTENT_RECORDED") throw illegalMove(existing, "SENT");
   // The last moment before the request leaves: an instruction recorded since
   // the intent (a resumed worker, a slow one) still stops it here.
-  type Sending = { blocked: Awaited<ReturnType<typeof freezeBeforeSending>>; row?: undefined } | { row: Execution; blocked?: undefined };
+  type Sending =
+    | { blocked: Awaited<ReturnType<typeof freezeBeforeSending>>; row?: undefined }
+    | { row: Execution; blocked?: undefined };
   const sent = await db.$transaction(async (tx): Promise<Sending> => {
     // Only the task's current lease may send an attempt: a worker fenced
     // since the intent (its lease expired and was taken over, or another
     // process of its identity holds it) stops here, before anything leaves.
     // FOR SHARE holds off a takeover until this commits; after that the new
     // holder finds the attempt SENT and reconciles it instead of sending.
-    if (actor.kind === "agent") await refuseUnlessLeaseCurrent(tx, existing.taskId, token, actor, `Attempt ${existing.attemptId} was not sent`);
+    if (actor.kind === "agent")
+      await refuseUnlessLeaseCurrent(tx, existing.taskId, token, actor, `Attempt ${existing.attemptId} was not sent`);
     if (existing.irreversible) {
       const block = await checkInstructionGuard(tx, existing.taskId, existing.tool as ToolName, existing.instructionId);
       if (block) {
         const frozen = await freezeBeforeSending(tx, existing, block, actor);
-        await moveTaskAfterSettlement(tx, await getExecutionRowOrThrow(tx, existing.id), "WAITING_FOR_HUMAN", actor, block.message);
+        await moveTaskAfterSettlement(
+          tx,
+          await getExecutionRowOrThrow(tx, existing.id),
+          "WAITING_FOR_HUMAN",
+          actor,
+          block.message,
+        );
         return { blocked: frozen };
       }
     }
     const leaseToken = token === undefined ? null : BigInt(token);
-    return { row: await moveExecution(tx, existing, "SENT", actor, { reason: "request leaving", data: { sentAt: new Date(), leaseToken } }) };
+    return {
+      row: await moveExecution(tx, existing, "SENT", actor, {
+        reason: "request leaving",
+        data: { sentAt: new Date(), leaseToken },
+      }),
+    };
   });
   if (sent.blocked) {
     // Committed (frozen, reviewed); the request must not leave, so the answer is an error the SDK reads as `blocked`.

@@ -20,14 +20,25 @@ export async function moveTaskAfterTool(
   reason: string,
   fencing_token?: string,
 ): Promise<TaskView | null> {
-  const task = await tx.task.findUnique({ where: { id: execution.taskId }, select: { version: true, status: true, workflowDigest: true } });
+  const task = await tx.task.findUnique({
+    where: { id: execution.taskId },
+    select: { version: true, status: true, workflowDigest: true },
+  });
   if (!task) return null;
   if (task.status === "WAITING_FOR_TOOL") {
-    return (await transitionTaskInTransaction(tx, execution.taskId, { expected_version: task.version, to, reason, fencing_token }, actor)).task;
+    return (
+      await transitionTaskInTransaction(
+        tx,
+        execution.taskId,
+        { expected_version: task.version, to, reason, fencing_token },
+        actor,
+      )
+    ).task;
   }
   const def = getWorkflowByDigest(task.workflowDigest);
   const ended = !!def?.states[task.status]?.terminal && !def.states[task.status]?.success;
   // Only an outcome that would have moved the task on (success) can contradict its end.
-  if (to === "RUNNING" || to === "VALIDATING") await raiseIfEffectAfterTaskEnded(tx, execution, { status: task.status, ended }, actor);
+  if (to === "RUNNING" || to === "VALIDATING")
+    await raiseIfEffectAfterTaskEnded(tx, execution, { status: task.status, ended }, actor);
   return null;
 }

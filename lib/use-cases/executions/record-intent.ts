@@ -7,7 +7,15 @@ import { newId } from "@/lib/core/ids";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
 import { hasOpenDivergence } from "@/lib/use-cases/alerts/divergence";
 import { retryableStatuses, succeededStatuses, unresolvedStatuses } from "@/lib/model/executions/execution-rules";
-import { appendEvent, guardOf, idempotencyKeyOf, moveExecution, toExecutionView, type ExecutionView, type InstructionGuardView } from "@/lib/stores/execution-store";
+import {
+  appendEvent,
+  guardOf,
+  idempotencyKeyOf,
+  moveExecution,
+  toExecutionView,
+  type ExecutionView,
+  type InstructionGuardView,
+} from "@/lib/stores/execution-store";
 import { transitionTaskInTransaction } from "@/lib/stores/tasks/task-transitions";
 import { type TaskView } from "@/lib/stores/tasks/task-views";
 import { parseOrThrow, clientIdSchema } from "@/lib/core/validation";
@@ -63,28 +71,47 @@ export type IntentResult =
    * it. The execution is NEEDS_HUMAN, the task WAITING_FOR_HUMAN, the review
    * open. `message` says why in words; `task` is null on a replay.
    */
-  | { kind: "blocked"; execution: ExecutionView; task: TaskView | null; reviewId: string; message: string; guard: InstructionGuardView | null };
-
-
+  | {
+      kind: "blocked";
+      execution: ExecutionView;
+      task: TaskView | null;
+      reviewId: string;
+      message: string;
+      guard: InstructionGuardView | null;
+    };
 
 export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: Actor): Promise<IntentResult> {
   const input = parseOrThrow(RecordIntentInputSchema, raw);
   const tool = tools[input.tool];
   const request = parseRequest(tool.request, input.request);
   const requestDigest = digestOf({ tool: input.tool, request });
-  const existing = await db.execution.findUnique({ where: { taskId_toolCallId: { taskId, toolCallId: input.tool_call_id } } });
+  const existing = await db.execution.findUnique({
+    where: { taskId_toolCallId: { taskId, toolCallId: input.tool_call_id } },
+  });
   if (existing) return continueExisting(db, existing, input, requestDigest, actor);
   if (tool.irreversible) await refuseWhileDiverged(db, taskId);
   const now = new Date();
   try {
     return await db.$transaction(async (tx): Promise<IntentResult> => {
-      const block = tool.irreversible ? await checkInstructionGuard(tx, taskId, input.tool, input.instruction_id ?? null) : null;
+      const block = tool.irreversible
+        ? await checkInstructionGuard(tx, taskId, input.tool, input.instruction_id ?? null)
+        : null;
       const { task } = await transitionTaskInTransaction(
         tx,
         taskId,
         block
-          ? { expected_version: input.expected_version, to: "WAITING_FOR_HUMAN", fencing_token: input.fencing_token, reason: block.message.slice(0, 1000) }
-          : { expected_version: input.expected_version, to: "WAITING_FOR_TOOL", fencing_token: input.fencing_token, reason: `calling ${input.tool} (${input.tool_call_id})` },
+          ? {
+              expected_version: input.expected_version,
+              to: "WAITING_FOR_HUMAN",
+              fencing_token: input.fencing_token,
+              reason: block.message.slice(0, 1000),
+            }
+          : {
+              expected_version: input.expected_version,
+              to: "WAITING_FOR_TOOL",
+              fencing_token: input.fencing_token,
+              reason: `calling ${input.tool} (${input.tool_call_id})`,
+            },
         actor,
       );
       const id = newId("exec");
@@ -122,7 +149,9 @@ export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: 
   } catch (error) {
     // A twin request created the intent first: answer as a retry of it.
     if (isUniqueViolation(error)) {
-      const twin = await db.execution.findUnique({ where: { taskId_toolCallId: { taskId, toolCallId: input.tool_call_id } } });
+      const twin = await db.execution.findUnique({
+        where: { taskId_toolCallId: { taskId, toolCallId: input.tool_call_id } },
+      });
       if (twin) return continueExisting(db, twin, input, requestDigest, actor);
     }
     throw error;
@@ -148,7 +177,10 @@ async function continueExisting(
   actor: Actor,
 ): Promise<IntentResult> {
   if (existing.requestDigest !== requestDigest || existing.tool !== input.tool) {
-    throw new AppError("idempotency_conflict", `Tool call ${existing.toolCallId} was recorded with a different tool or request; use a new tool_call_id for a different call.`);
+    throw new AppError(
+      "idempotency_conflict",
+      `Tool call ${existing.toolCallId} was recorded with a different tool or request; use a new tool_call_id for a different call.`,
+    );
   }
   if (succeededStatuses.includes(existing.status)) return { kind: "receipt", execution: toExecutionView(existing) };
   // Frozen before it was ever sent: the same answer as the first time.
@@ -160,14 +192,29 @@ async function continueExisting(
   // lease holder sends this same attempt; a fenced worker is told to stop
   // now rather than at markSent.
   if (existing.status === "INTENT_RECORDED") {
-    if (actor.kind === "agent") await refuseUnlessLeaseCurrent(db, existing.taskId, input.fencing_token, actor, `Attempt ${existing.attemptId} is not yours to send`);
+    if (actor.kind === "agent")
+      await refuseUnlessLeaseCurrent(
+        db,
+        existing.taskId,
+        input.fencing_token,
+        actor,
+        `Attempt ${existing.attemptId} is not yours to send`,
+      );
     return { kind: "proceed", execution: toExecutionView(existing), task: null };
   }
   if (unresolvedStatuses.includes(existing.status)) {
     throw new AppError(
       "invariant_violated",
       `The previous attempt of ${existing.tool} (${existing.toolCallId}) is ${existing.status}: its outcome is not known, so it cannot be retried until it is reconciled with the provider.`,
-      { violations: [{ invariant: "unknown_outcome_reconciled_before_retry", message: `Execution ${existing.id} is ${existing.status}.` }], executionId: existing.id },
+      {
+        violations: [
+          {
+            invariant: "unknown_outcome_reconciled_before_retry",
+            message: `Execution ${existing.id} is ${existing.status}.`,
+          },
+        ],
+        executionId: existing.id,
+      },
     );
   }
   if (existing.status === "CANCELLED") {
@@ -181,19 +228,39 @@ async function continueExisting(
   // A new attempt relies on what it names now (an agent that re-read the ledger), else on what the first one named.
   const instructionId = input.instruction_id ?? existing.instructionId;
   return db.$transaction(async (tx): Promise<IntentResult> => {
-    const block = existing.irreversible ? await checkInstructionGuard(tx, existing.taskId, input.tool, instructionId) : null;
+    const block = existing.irreversible
+      ? await checkInstructionGuard(tx, existing.taskId, input.tool, instructionId)
+      : null;
     const { task } = await transitionTaskInTransaction(
       tx,
       existing.taskId,
       block
-        ? { expected_version: input.expected_version, to: "WAITING_FOR_HUMAN", fencing_token: input.fencing_token, reason: block.message.slice(0, 1000) }
-        : { expected_version: input.expected_version, to: "WAITING_FOR_TOOL", fencing_token: input.fencing_token, reason: `retrying ${existing.tool} (${existing.toolCallId}) after a known failure` },
+        ? {
+            expected_version: input.expected_version,
+            to: "WAITING_FOR_HUMAN",
+            fencing_token: input.fencing_token,
+            reason: block.message.slice(0, 1000),
+          }
+        : {
+            expected_version: input.expected_version,
+            to: "WAITING_FOR_TOOL",
+            fencing_token: input.fencing_token,
+            reason: `retrying ${existing.tool} (${existing.toolCallId}) after a known failure`,
+          },
       actor,
     );
     const attempt = existing.attempt + 1;
     const row = await moveExecution(tx, existing, "INTENT_RECORDED", actor, {
       reason: `attempt ${attempt} after a known failure`,
-      data: { attempt, attemptId: `${existing.id}.${attempt}`, error: null, sentAt: null, settledAt: null, instructionId, leaseToken: input.fencing_token === undefined ? null : BigInt(input.fencing_token) },
+      data: {
+        attempt,
+        attemptId: `${existing.id}.${attempt}`,
+        error: null,
+        sentAt: null,
+        settledAt: null,
+        instructionId,
+        leaseToken: input.fencing_token === undefined ? null : BigInt(input.fencing_token),
+      },
     });
     if (block) return { kind: "blocked", ...(await freezeBeforeSending(tx, row, block, actor)), task };
     if (existing.irreversible) await checkpointBeforeEffect(tx, task, actor);
@@ -206,14 +273,30 @@ async function blockedReplay(db: Db, existing: Execution): Promise<IntentResult 
   const review = await db.review.findUnique({ where: { executionId: existing.id }, select: { id: true } });
   if (!review) return null;
   const guard = await guardOf(db, existing.id);
-  return { kind: "blocked", execution: toExecutionView(existing), task: null, reviewId: review.id, message: existing.error ?? "frozen for review", guard };
+  return {
+    kind: "blocked",
+    execution: toExecutionView(existing),
+    task: null,
+    reviewId: review.id,
+    message: existing.error ?? "frozen for review",
+    guard,
+  };
 }
 
 async function refuseWhileDiverged(db: Db | Tx, taskId: string): Promise<void> {
   if (await hasOpenDivergence(db, taskId)) {
-    throw new AppError("invariant_violated", `Task ${taskId} has an open divergence alert: nothing irreversible proceeds until it is resolved.`, {
-      violations: [{ invariant: "no_irreversible_effect_while_diverged", message: "Resolve the task's divergence alerts first." }],
-    });
+    throw new AppError(
+      "invariant_violated",
+      `Task ${taskId} has an open divergence alert: nothing irreversible proceeds until it is resolved.`,
+      {
+        violations: [
+          {
+            invariant: "no_irreversible_effect_while_diverged",
+            message: "Resolve the task's divergence alerts first.",
+          },
+        ],
+      },
+    );
   }
 }
 
@@ -222,7 +305,10 @@ function parseRequest<S extends z.ZodType>(schema: S, request: unknown): z.infer
     return parseOrThrow(schema, request);
   } catch (error) {
     if (error instanceof AppError && error.details.errors) {
-      const errors = error.details.errors.map((e) => ({ field: e.field ? `request.${e.field}` : "request", message: e.message }));
+      const errors = error.details.errors.map((e) => ({
+        field: e.field ? `request.${e.field}` : "request",
+        message: e.message,
+      }));
       throw new AppError("validation_failed", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
     }
     throw error;

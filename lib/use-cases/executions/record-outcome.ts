@@ -2,7 +2,11 @@ import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { AppError, isAppError } from "@/lib/core/errors";
 import { Prisma, type Execution } from "@/lib/generated/prisma/client";
-import { evidenceMatchesExecution, retryableStatuses, type ExecutionStatus } from "@/lib/model/executions/execution-rules";
+import {
+  evidenceMatchesExecution,
+  retryableStatuses,
+  type ExecutionStatus,
+} from "@/lib/model/executions/execution-rules";
 import {
   getExecutionRowOrThrow,
   illegalMove,
@@ -19,7 +23,10 @@ import type { Actor } from "@/lib/model/actor";
 import { handFailureToPeople } from "@/lib/use-cases/reviews/hand-failure-to-people";
 import { type CorrectionMove } from "@/lib/use-cases/executions/settle-task";
 import { getConnectors, type ConnectorDeps } from "@/lib/connectors/effects";
-import { confirmReportedSuccess, settleSuccessAfterFailure } from "@/lib/use-cases/reconciliation/success-after-failure";
+import {
+  confirmReportedSuccess,
+  settleSuccessAfterFailure,
+} from "@/lib/use-cases/reconciliation/success-after-failure";
 import { fencingTokenSchema, jsonObjectSchema } from "@/lib/use-cases/executions/input-fields";
 import { leaseConflictOf, type LeaseConflict } from "@/lib/use-cases/executions/lease-fencing";
 import { moveTaskAfterTool } from "@/lib/use-cases/executions/move-task-after-tool";
@@ -56,24 +63,45 @@ export interface OutcomeResult {
  * (leaseConflict), and the new lease holder finds the receipt (recordIntent
  * answers `receipt`) instead of waiting for the reconciler's SENT timeout.
  */
-export async function recordOutcome(db: Db, executionId: string, raw: unknown, actor: Actor, deps?: ConnectorDeps): Promise<OutcomeResult> {
+export async function recordOutcome(
+  db: Db,
+  executionId: string,
+  raw: unknown,
+  actor: Actor,
+  deps?: ConnectorDeps,
+): Promise<OutcomeResult> {
   const input = parseOrThrow(RecordOutcomeInputSchema, raw);
   const existing = await getExecutionRowOrThrow(db, executionId);
   if (existing.attemptId !== input.attempt_id) throw staleAttempt(existing, input.attempt_id);
-  const target: ExecutionStatus = input.outcome === "succeeded" ? "SUCCEEDED" : input.outcome === "failed" ? "FAILED" : "OUTCOME_UNKNOWN";
+  const target: ExecutionStatus =
+    input.outcome === "succeeded" ? "SUCCEEDED" : input.outcome === "failed" ? "FAILED" : "OUTCOME_UNKNOWN";
   // A retried report of the same outcome is answered, not applied twice; the
   // lease is judged again so that the retry of a fenced-out report (its first
   // answer lost) says the same thing.
   if (existing.status === target) {
-    return { execution: toExecutionView(existing), task: null, leaseConflict: await leaseConflictOf(db, existing.taskId, input.fencing_token, actor) };
+    return {
+      execution: toExecutionView(existing),
+      task: null,
+      leaseConflict: await leaseConflictOf(db, existing.taskId, input.fencing_token, actor),
+    };
   }
   // The provider's record of the effect outweighs a recorded failure: not a 422 dead end (lib/use-cases/reconciliation/success-after-failure.ts).
-  if (target === "SUCCEEDED" && retryableStatuses.includes(existing.status)) return recordSuccessAfterFailure(db, existing, input, actor, deps ?? getConnectors());
+  if (target === "SUCCEEDED" && retryableStatuses.includes(existing.status))
+    return recordSuccessAfterFailure(db, existing, input, actor, deps ?? getConnectors());
   if (existing.status !== "SENT") throw illegalMove(existing, target);
   if (target === "SUCCEEDED" && !evidenceMatchesExecution(input.evidence ?? input.result, existing)) {
-    throw new AppError("invariant_violated", "Success needs evidence that names this execution (its id or idempotency key); without it the outcome is unknown.", {
-      violations: [{ invariant: "success_requires_matching_evidence", message: `No evidence names execution ${existing.id} or key ${existing.idempotencyKey}.` }],
-    });
+    throw new AppError(
+      "invariant_violated",
+      "Success needs evidence that names this execution (its id or idempotency key); without it the outcome is unknown.",
+      {
+        violations: [
+          {
+            invariant: "success_requires_matching_evidence",
+            message: `No evidence names execution ${existing.id} or key ${existing.idempotencyKey}.`,
+          },
+        ],
+      },
+    );
   }
   return db.$transaction(async (tx) => {
     const row = await moveExecution(tx, existing, target, actor, {
@@ -88,9 +116,14 @@ export async function recordOutcome(db: Db, executionId: string, raw: unknown, a
     });
     if (target === "FAILED" && isPastAttemptLimit(row)) {
       const handed = await handFailureToPeople(tx, row);
-      return { execution: toExecutionView(handed.execution), task: handed.task, leaseConflict: await leaseConflictOf(tx, row.taskId, input.fencing_token, actor) };
+      return {
+        execution: toExecutionView(handed.execution),
+        task: handed.task,
+        leaseConflict: await leaseConflictOf(tx, row.taskId, input.fencing_token, actor),
+      };
     }
-    const next = target === "SUCCEEDED" ? (input.next_status ?? "RUNNING") : target === "FAILED" ? "RUNNING" : "RECONCILING";
+    const next =
+      target === "SUCCEEDED" ? (input.next_status ?? "RUNNING") : target === "FAILED" ? "RUNNING" : "RECONCILING";
     try {
       const task = await moveTaskAfterTool(tx, row, next, actor, `${row.tool} ${input.outcome}`, input.fencing_token);
       return { execution: toExecutionView(row), task, leaseConflict: null };
@@ -99,7 +132,11 @@ export async function recordOutcome(db: Db, executionId: string, raw: unknown, a
       // transaction is intact: the outcome commits without the task move.
       if (!(isAppError(error) && error.code === "lease_conflict")) throw error;
       const leaseConflict = await leaseConflictOf(tx, row.taskId, input.fencing_token, actor);
-      return { execution: toExecutionView(row), task: null, leaseConflict: leaseConflict ?? { message: error.message, lease: null } };
+      return {
+        execution: toExecutionView(row),
+        task: null,
+        leaseConflict: leaseConflict ?? { message: error.message, lease: null },
+      };
     }
   });
 }
@@ -116,13 +153,36 @@ export interface CorrectedOutcome extends OutcomeResult {
  * the task moved on by the ledger and the contradiction's alert resolved.
  * A report naming an older attempt was refused before this (staleAttempt).
  */
-async function recordSuccessAfterFailure(db: Db, existing: Execution, input: z.infer<typeof RecordOutcomeInputSchema>, actor: Actor, deps: ConnectorDeps): Promise<CorrectedOutcome> {
+async function recordSuccessAfterFailure(
+  db: Db,
+  existing: Execution,
+  input: z.infer<typeof RecordOutcomeInputSchema>,
+  actor: Actor,
+  deps: ConnectorDeps,
+): Promise<CorrectedOutcome> {
   // The provider is asked outside any transaction; the CAS below is against the version read before it.
-  const found = await confirmReportedSuccess(db, existing, { result: input.result, evidence: input.evidence }, actor, deps);
+  const found = await confirmReportedSuccess(
+    db,
+    existing,
+    { result: input.result, evidence: input.evidence },
+    actor,
+    deps,
+  );
   return db.$transaction(async (tx) => {
-    const corrected = await settleSuccessAfterFailure(tx, existing, found, { actor, taskActor: ledgerActor }, { why: `success reported by ${actor.identity} after the attempt was recorded ${existing.status}` });
+    const corrected = await settleSuccessAfterFailure(
+      tx,
+      existing,
+      found,
+      { actor, taskActor: ledgerActor },
+      { why: `success reported by ${actor.identity} after the attempt was recorded ${existing.status}` },
+    );
     // The task was the ledger's to move; a worker whose lease was taken over is still told to stop.
     const leaseConflict = await leaseConflictOf(tx, existing.taskId, input.fencing_token, actor);
-    return { execution: toExecutionView(corrected.execution), task: corrected.task.task, leaseConflict, correction: corrected.task };
+    return {
+      execution: toExecutionView(corrected.execution),
+      task: corrected.task.task,
+      leaseConflict,
+      correction: corrected.task,
+    };
   });
 }

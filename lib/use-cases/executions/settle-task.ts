@@ -21,7 +21,11 @@ import { getWorkflowByDigest } from "@/lib/model/workflows";
 export type SettlementTarget = "VALIDATING" | "RUNNING" | "WAITING_FOR_HUMAN" | "CANCELLED";
 
 const paths: Record<string, Partial<Record<SettlementTarget, readonly string[]>>> = {
-  WAITING_FOR_TOOL: { VALIDATING: ["RECONCILING", "VALIDATING"], RUNNING: ["RECONCILING", "RUNNING"], WAITING_FOR_HUMAN: ["RECONCILING", "WAITING_FOR_HUMAN"] },
+  WAITING_FOR_TOOL: {
+    VALIDATING: ["RECONCILING", "VALIDATING"],
+    RUNNING: ["RECONCILING", "RUNNING"],
+    WAITING_FOR_HUMAN: ["RECONCILING", "WAITING_FOR_HUMAN"],
+  },
   RECONCILING: { VALIDATING: ["VALIDATING"], RUNNING: ["RUNNING"], WAITING_FOR_HUMAN: ["WAITING_FOR_HUMAN"] },
   WAITING_FOR_HUMAN: { VALIDATING: ["HUMAN_RESOLVED", "VALIDATING"], RUNNING: ["HUMAN_RESOLVED", "RUNNING"] },
   HUMAN_RESOLVED: { VALIDATING: ["VALIDATING"], RUNNING: ["RUNNING"] },
@@ -35,20 +39,41 @@ const paths: Record<string, Partial<Record<SettlementTarget, readonly string[]>>
  * as a divergence rather than hidden (the rule of moveTaskAfterTool).
  * Returns the task after the last step, or null when it did not move.
  */
-export async function moveTaskAfterSettlement(tx: Tx, execution: Execution, target: SettlementTarget, actor: Actor, reason: string): Promise<TaskView | null> {
-  const task = await tx.task.findUnique({ where: { id: execution.taskId }, select: { version: true, status: true, workflowDigest: true } });
+export async function moveTaskAfterSettlement(
+  tx: Tx,
+  execution: Execution,
+  target: SettlementTarget,
+  actor: Actor,
+  reason: string,
+): Promise<TaskView | null> {
+  const task = await tx.task.findUnique({
+    where: { id: execution.taskId },
+    select: { version: true, status: true, workflowDigest: true },
+  });
   if (!task || task.status === target) return null;
   const def = getWorkflowByDigest(task.workflowDigest);
   const state = def?.states[task.status];
   const path = target === "CANCELLED" ? (state?.terminal ? undefined : ["CANCELLED"]) : paths[task.status]?.[target];
   if (!path || path.length === 0) {
-    await raiseIfEffectAfterTaskEnded(tx, execution, { status: task.status, ended: !!state?.terminal && !state.success }, actor);
+    await raiseIfEffectAfterTaskEnded(
+      tx,
+      execution,
+      { status: task.status, ended: !!state?.terminal && !state.success },
+      actor,
+    );
     return null;
   }
   let version = task.version;
   let moved: TaskView | null = null;
   for (const to of path) {
-    moved = (await transitionTaskInTransaction(tx, execution.taskId, { expected_version: version, to, reason: reason.slice(0, 1000) }, actor)).task;
+    moved = (
+      await transitionTaskInTransaction(
+        tx,
+        execution.taskId,
+        { expected_version: version, to, reason: reason.slice(0, 1000) },
+        actor,
+      )
+    ).task;
     version = moved.version;
   }
   return moved;
@@ -81,21 +106,36 @@ const carriesOn = new Set(["RUNNING", "VALIDATING"]);
  * an effect on an ended task. A workflow with no way on sends the task to
  * WAITING_FOR_HUMAN if it can, else raises the same alert: never silently.
  */
-export async function moveTaskAfterCorrection(tx: Tx, execution: Execution, actor: Actor, reason: string): Promise<CorrectionMove> {
+export async function moveTaskAfterCorrection(
+  tx: Tx,
+  execution: Execution,
+  actor: Actor,
+  reason: string,
+): Promise<CorrectionMove> {
   const row = await tx.task.findUnique({ where: { id: execution.taskId } });
   if (!row) return { kind: "stays", task: null, note: `task ${execution.taskId} does not exist` };
   const def = getWorkflowByDigest(row.workflowDigest);
   const state = def?.states[row.status];
   if (state?.terminal && state.success) return { kind: "stays", task: null, note: `the task is already ${row.status}` };
   // An effect the task can no longer use: the alert is what tells people (irreversible effects only, as everywhere).
-  const raised = execution.irreversible ? "raised as effect_after_task_ended for people to decide" : "a reversible effect, recorded only";
+  const raised = execution.irreversible
+    ? "raised as effect_after_task_ended for people to decide"
+    : "a reversible effect, recorded only";
   if (!def || state?.terminal) {
     await raiseIfEffectAfterTaskEnded(tx, execution, { status: row.status, ended: true }, actor);
     return { kind: "to_people", task: null, note: `the task had ended ${row.status}: ${raised}` };
   }
-  const pending = await tx.execution.count({ where: { taskId: row.id, id: { not: execution.id }, status: { in: ["INTENT_RECORDED", ...unresolvedStatuses] } } });
-  if (pending > 0) return { kind: "stays", task: null, note: `the task is ${row.status} and waits on another call, whose outcome moves it` };
-  if (carriesOn.has(row.status)) return { kind: "stays", task: null, note: `the task is ${row.status}: its agent continues from the receipt` };
+  const pending = await tx.execution.count({
+    where: { taskId: row.id, id: { not: execution.id }, status: { in: ["INTENT_RECORDED", ...unresolvedStatuses] } },
+  });
+  if (pending > 0)
+    return {
+      kind: "stays",
+      task: null,
+      note: `the task is ${row.status} and waits on another call, whose outcome moves it`,
+    };
+  if (carriesOn.has(row.status))
+    return { kind: "stays", task: null, note: `the task is ${row.status}: its agent continues from the receipt` };
   let current: TaskState;
   try {
     current = toTaskView(row).state;
@@ -103,7 +143,8 @@ export async function moveTaskAfterCorrection(tx: Tx, execution: Execution, acto
     await raiseIfEffectAfterTaskEnded(tx, execution, { status: row.status, ended: true }, actor);
     return { kind: "to_people", task: null, note: `the task's stored state does not parse: ${raised}` };
   }
-  const path = pathTo(def, current, ["VALIDATING", "RUNNING"], actor) ?? pathTo(def, current, ["WAITING_FOR_HUMAN"], actor);
+  const path =
+    pathTo(def, current, ["VALIDATING", "RUNNING"], actor) ?? pathTo(def, current, ["WAITING_FOR_HUMAN"], actor);
   if (!path) {
     await raiseIfEffectAfterTaskEnded(tx, execution, { status: row.status, ended: true }, actor);
     return { kind: "to_people", task: null, note: `workflow ${def.name} has no way on from ${row.status}: ${raised}` };
@@ -111,7 +152,14 @@ export async function moveTaskAfterCorrection(tx: Tx, execution: Execution, acto
   let version = row.version;
   let moved: TaskView | null = null;
   for (const to of path) {
-    moved = (await transitionTaskInTransaction(tx, row.id, { expected_version: version, to, reason: reason.slice(0, 1000) }, actor)).task;
+    moved = (
+      await transitionTaskInTransaction(
+        tx,
+        row.id,
+        { expected_version: version, to, reason: reason.slice(0, 1000) },
+        actor,
+      )
+    ).task;
     version = moved.version;
   }
   const end = path.at(-1);
@@ -127,14 +175,21 @@ export async function moveTaskAfterCorrection(tx: Tx, execution: Execution, acto
  * through a terminal state or a tool call in flight. Null when there is none
  * within four steps.
  */
-function pathTo(def: WorkflowDefinition, current: TaskState, targets: readonly string[], actor: Actor): string[] | null {
+function pathTo(
+  def: WorkflowDefinition,
+  current: TaskState,
+  targets: readonly string[],
+  actor: Actor,
+): string[] | null {
   for (const target of targets) {
     let frontier: Array<{ state: TaskState; path: string[] }> = [{ state: current, path: [] }];
     const seen = new Set([current.status]);
     for (let depth = 0; depth < 4 && frontier.length > 0; depth++) {
       const next: typeof frontier = [];
       for (const { state, path } of frontier) {
-        for (const edge of def.edges.filter((e) => e.from === state.status && !seen.has(e.to) && e.to !== "WAITING_FOR_TOOL")) {
+        for (const edge of def.edges.filter(
+          (e) => e.from === state.status && !seen.has(e.to) && e.to !== "WAITING_FOR_TOOL",
+        )) {
           if (def.states[edge.to]?.terminal) continue;
           const evaluation = evaluateTransition(def, state, { to: edge.to, patch: {}, actorKind: actor.kind });
           if (!evaluation.ok) continue;

@@ -81,14 +81,27 @@ export interface TakeoverReport {
  * person running the failover (a restore is an engineer's act, audited as
  * theirs); `deps` are the providers, for the reconciler's lookups.
  */
-export async function takeOverTask(db: Db, taskId: string, engineer: Actor, deps: ConnectorDeps, options: CheckpointOptions = {}): Promise<TakeoverReport> {
+export async function takeOverTask(
+  db: Db,
+  taskId: string,
+  engineer: Actor,
+  deps: ConnectorDeps,
+  options: CheckpointOptions = {},
+): Promise<TakeoverReport> {
   const before = await getTaskOrThrow(db, taskId);
   const newer = (await listCheckpoints(db, taskId, options)).filter((c) => c.stateVersion > before.version);
-  const newestFirst = newer.sort((a, b) => b.stateVersion - a.stateVersion || b.createdAt.getTime() - a.createdAt.getTime());
+  const newestFirst = newer.sort(
+    (a, b) => b.stateVersion - a.stateVersion || b.createdAt.getTime() - a.createdAt.getTime(),
+  );
   const index = newestFirst.findIndex((c) => c.integrity.ok);
   const report = { taskId, backupVersion: before.version, skippedInvalid: index < 0 ? newestFirst.length : index };
   const checkpoint = newestFirst[index];
-  if (!checkpoint) return { ...report, settled: await settleWhatTheBackupLeftOpen(db, taskId, deps, unsettled), rollForward: { kind: "up_to_date" } };
+  if (!checkpoint)
+    return {
+      ...report,
+      settled: await settleWhatTheBackupLeftOpen(db, taskId, deps, unsettled),
+      rollForward: { kind: "up_to_date" },
+    };
 
   // A restore refuses while an outcome is unknown, so SENT and
   // OUTCOME_UNKNOWN are settled before it; INTENT_RECORDED does not block it
@@ -100,11 +113,18 @@ export async function takeOverTask(db: Db, taskId: string, engineer: Actor, deps
   try {
     const record = await exportCheckpoint(db, checkpoint.id);
     const reason = `regional failover: the primary's checkpoint of version ${checkpoint.stateVersion}, shipped before the primary was lost`;
-    const { task } = await rollForwardFromCheckpoint(db, record, { expected_version: current.version, reason }, engineer, options);
+    const { task } = await rollForwardFromCheckpoint(
+      db,
+      record,
+      { expected_version: current.version, reason },
+      engineer,
+      options,
+    );
     rollForward = { kind: "rolled_forward", checkpoint, task };
   } catch (error) {
     if (!isAppError(error) || (error.code !== "invariant_violated" && error.code !== "version_conflict")) throw error;
-    const code = error.code === "version_conflict" ? "version_conflict" : (error.details.violations?.[0]?.invariant ?? error.code);
+    const code =
+      error.code === "version_conflict" ? "version_conflict" : (error.details.violations?.[0]?.invariant ?? error.code);
     rollForward = { kind: "refused", checkpoint, code, message: error.message };
   }
   settled.push(...(await settleWhatTheBackupLeftOpen(db, taskId, deps, ["INTENT_RECORDED"])));
@@ -124,22 +144,59 @@ export async function takeOverTask(db: Db, taskId: string, engineer: Actor, deps
  * Restoring past an unsettled row would strand it: the reconciler would
  * later fail, as "never sent", a refund the primary made.
  */
-async function settleWhatTheBackupLeftOpen(db: Db, taskId: string, deps: ConnectorDeps, statuses: readonly ExecutionStatus[]): Promise<SettledAtTakeover[]> {
+async function settleWhatTheBackupLeftOpen(
+  db: Db,
+  taskId: string,
+  deps: ConnectorDeps,
+  statuses: readonly ExecutionStatus[],
+): Promise<SettledAtTakeover[]> {
   const open = (await listExecutions(db, taskId)).filter((e) => statuses.includes(e.status));
   const settled: SettledAtTakeover[] = [];
   for (const execution of open) {
-    await reportUnknown(db, execution, "the backup holds this call unsettled and the primary that held it was lost: it may have been sent after the backup", failoverActor);
+    await reportUnknown(
+      db,
+      execution,
+      "the backup holds this call unsettled and the primary that held it was lost: it may have been sent after the backup",
+      failoverActor,
+    );
     const result = await reconcileExecution(db, execution.id, deps);
-    settled.push({ executionId: execution.id, toolCallId: execution.toolCallId, from: execution.status, action: result.action });
+    settled.push({
+      executionId: execution.id,
+      toolCallId: execution.toolCallId,
+      from: execution.status,
+      action: result.action,
+    });
   }
   return settled;
 }
 
 /** INTENT_RECORDED → SENT → OUTCOME_UNKNOWN, SENT → OUTCOME_UNKNOWN; OUTCOME_UNKNOWN stays. */
-async function reportUnknown(db: Db, execution: ExecutionView, why: string, actor: Actor, fencing_token?: string): Promise<void> {
-  if (execution.status === "INTENT_RECORDED") await markSent(db, execution.id, { attempt_id: execution.attemptId, ...(fencing_token ? { fencing_token } : {}) }, actor);
+async function reportUnknown(
+  db: Db,
+  execution: ExecutionView,
+  why: string,
+  actor: Actor,
+  fencing_token?: string,
+): Promise<void> {
+  if (execution.status === "INTENT_RECORDED")
+    await markSent(
+      db,
+      execution.id,
+      { attempt_id: execution.attemptId, ...(fencing_token ? { fencing_token } : {}) },
+      actor,
+    );
   if (execution.status === "INTENT_RECORDED" || execution.status === "SENT") {
-    await recordOutcome(db, execution.id, { attempt_id: execution.attemptId, outcome: "unknown", error: why.slice(0, 2000), ...(fencing_token ? { fencing_token } : {}) }, actor);
+    await recordOutcome(
+      db,
+      execution.id,
+      {
+        attempt_id: execution.attemptId,
+        outcome: "unknown",
+        error: why.slice(0, 2000),
+        ...(fencing_token ? { fencing_token } : {}),
+      },
+      actor,
+    );
   }
 }
 
@@ -158,7 +215,13 @@ export type LostCallOutcome =
   /** No record here and nothing at the provider under its key: the call was never made, and the worker makes it. */
   | { kind: "not_made"; toolCallId: string }
   /** The provider holds this call's effect, made by the lost primary's execution: recorded here as succeeded, with the provider's record. */
-  | { kind: "recorded_lost_effect"; toolCallId: string; executionId: string; providerId: string; lostExecutionId: string }
+  | {
+      kind: "recorded_lost_effect";
+      toolCallId: string;
+      executionId: string;
+      providerId: string;
+      lostExecutionId: string;
+    }
   /** The provider could not say, or holds something under the key that is not this call's effect: OUTCOME_UNKNOWN, for the reconciler. */
   | { kind: "recorded_unknown"; toolCallId: string; executionId: string; detail: string }
   /** Not looked at now: an earlier call of the plan has not succeeded here (it is waiting for the reconciler, people or a retry). */
@@ -245,24 +308,75 @@ export async function recordCallsLostWithPrimary(
       reached = false;
       continue;
     }
-    const lost: LostEffect = found.kind === "found" ? await lostEffectOf(db, taskId, call, key, found) : { ok: false, why: `the provider could not say what it holds under ${key} (${found.reason})` };
-    task = await moveToRunning(db, task, def, worker, lease, `regional failover: ${call.tool} (${call.tool_call_id}) has no record here; ${lost.ok ? `the provider holds ${lost.record.id} under ${key}` : lost.why}`);
-    const intent = await recordIntent(db, taskId, { tool_call_id: call.tool_call_id, tool: call.tool, request: call.request, expected_version: task.version, fencing_token: lease.fencing_token }, worker);
+    const lost: LostEffect =
+      found.kind === "found"
+        ? await lostEffectOf(db, taskId, call, key, found)
+        : { ok: false, why: `the provider could not say what it holds under ${key} (${found.reason})` };
+    task = await moveToRunning(
+      db,
+      task,
+      def,
+      worker,
+      lease,
+      `regional failover: ${call.tool} (${call.tool_call_id}) has no record here; ${lost.ok ? `the provider holds ${lost.record.id} under ${key}` : lost.why}`,
+    );
+    const intent = await recordIntent(
+      db,
+      taskId,
+      {
+        tool_call_id: call.tool_call_id,
+        tool: call.tool,
+        request: call.request,
+        expected_version: task.version,
+        fencing_token: lease.fencing_token,
+      },
+      worker,
+    );
     const execution = intent.execution;
     if (lost.ok) {
       // SENT is the ledger's only way to a recorded outcome; nothing leaves here (docs/recovery.md, Limits).
       await markSent(db, execution.id, { attempt_id: execution.attemptId, fencing_token: lease.fencing_token }, worker);
-      const evidence = { source: "failover_lookup", idempotency_key: key, lost_execution_id: lost.executionId, record: lost.record, provider: lost.evidence };
+      const evidence = {
+        source: "failover_lookup",
+        idempotency_key: key,
+        lost_execution_id: lost.executionId,
+        record: lost.record,
+        provider: lost.evidence,
+      };
       await recordOutcome(
         db,
         execution.id,
-        { attempt_id: execution.attemptId, outcome: "succeeded", result: lost.record, evidence, next_status: call.next_status, fencing_token: lease.fencing_token },
+        {
+          attempt_id: execution.attemptId,
+          outcome: "succeeded",
+          result: lost.record,
+          evidence,
+          next_status: call.next_status,
+          fencing_token: lease.fencing_token,
+        },
         worker,
       );
-      outcomes.push({ kind: "recorded_lost_effect", toolCallId: call.tool_call_id, executionId: execution.id, providerId: lost.record.id, lostExecutionId: lost.executionId });
+      outcomes.push({
+        kind: "recorded_lost_effect",
+        toolCallId: call.tool_call_id,
+        executionId: execution.id,
+        providerId: lost.record.id,
+        lostExecutionId: lost.executionId,
+      });
     } else {
-      await reportUnknown(db, execution, `made or maybe made by the primary that was lost, whose record of it did not survive the failover: ${lost.why}`, worker, lease.fencing_token);
-      outcomes.push({ kind: "recorded_unknown", toolCallId: call.tool_call_id, executionId: execution.id, detail: lost.why });
+      await reportUnknown(
+        db,
+        execution,
+        `made or maybe made by the primary that was lost, whose record of it did not survive the failover: ${lost.why}`,
+        worker,
+        lease.fencing_token,
+      );
+      outcomes.push({
+        kind: "recorded_unknown",
+        toolCallId: call.tool_call_id,
+        executionId: execution.id,
+        detail: lost.why,
+      });
       reached = false;
     }
     task = await getTaskOrThrow(db, taskId);
@@ -273,29 +387,54 @@ export async function recordCallsLostWithPrimary(
     // The task waits on an intent of which neither the standby nor the
     // provider knows anything: the one the primary committed never arrived.
     // (A task waiting with every call on record is its worker's to move on.)
-    const reason = "regional failover: the intent recorded on the lost primary has no record here and nothing reached the provider under its key; the worker records it again";
-    task = (await transitionTask(db, taskId, { expected_version: task.version, to: "RUNNING", reason, fencing_token: lease.fencing_token }, worker)).task;
+    const reason =
+      "regional failover: the intent recorded on the lost primary has no record here and nothing reached the provider under its key; the worker records it again";
+    task = (
+      await transitionTask(
+        db,
+        taskId,
+        { expected_version: task.version, to: "RUNNING", reason, fencing_token: lease.fencing_token },
+        worker,
+      )
+    ).task;
     releasedLostIntent = true;
   }
   return { calls: outcomes, releasedLostIntent, task };
 }
 
-type LostEffect = { ok: true; record: ProviderRecord; evidence: ProviderEvidence; executionId: string } | { ok: false; why: string };
+type LostEffect =
+  { ok: true; record: ProviderRecord; evidence: ProviderEvidence; executionId: string } | { ok: false; why: string };
 
 /** Whether the provider's record under the key is this call's effect, made by an execution this database never had. */
-async function lostEffectOf(db: Db, taskId: string, call: PlannedCall, key: string, found: { record: ProviderRecord; evidence: ProviderEvidence }): Promise<LostEffect> {
+async function lostEffectOf(
+  db: Db,
+  taskId: string,
+  call: PlannedCall,
+  key: string,
+  found: { record: ProviderRecord; evidence: ProviderEvidence },
+): Promise<LostEffect> {
   const { record, evidence } = found;
   const executionId = record.metadata.execution_id;
   // The record's own execution id is passed in, so only the request's fields and the key are compared.
-  const mismatches = recordMismatches({ id: executionId ?? "", tool: call.tool, request: call.request as Prisma.JsonValue, idempotencyKey: key }, record);
+  const mismatches = recordMismatches(
+    { id: executionId ?? "", tool: call.tool, request: call.request as Prisma.JsonValue, idempotencyKey: key },
+    record,
+  );
   if (record.metadata.task_id !== taskId) mismatches.push("metadata.task_id");
   if (!executionId) mismatches.push("metadata.execution_id");
-  else if (await db.execution.findUnique({ where: { id: executionId }, select: { id: true } })) mismatches.push("metadata.execution_id (an execution on record here)");
+  else if (await db.execution.findUnique({ where: { id: executionId }, select: { id: true } }))
+    mismatches.push("metadata.execution_id (an execution on record here)");
   if (executionId && mismatches.length === 0) return { ok: true, record, evidence, executionId };
-  return { ok: false, why: `the provider holds ${record.id} under ${key}, which differs from this call in ${mismatches.join(", ")}` };
+  return {
+    ok: false,
+    why: `the provider holds ${record.id} under ${key}, which differs from this call in ${mismatches.join(", ")}`,
+  };
 }
 
-type KeyLookup = { kind: "found"; record: ProviderRecord; evidence: ProviderEvidence } | { kind: "not_found" } | { kind: "unknown"; reason: string };
+type KeyLookup =
+  | { kind: "found"; record: ProviderRecord; evidence: ProviderEvidence }
+  | { kind: "not_found" }
+  | { kind: "unknown"; reason: string };
 
 /**
  * What the provider holds under a key, once no request with it is in
@@ -311,10 +450,16 @@ async function lookupSettled(tool: ToolName, key: string, deps: ConnectorDeps, w
   }
 }
 
-async function lookupByKey(tool: ToolName, key: string, deps: ConnectorDeps): Promise<KeyLookup & { inFlight?: boolean }> {
+async function lookupByKey(
+  tool: ToolName,
+  key: string,
+  deps: ConnectorDeps,
+): Promise<KeyLookup & { inFlight?: boolean }> {
   const answer =
     tool === "payments.refund"
-      ? await deps.payments.lookupRefund(key).then((a) => (a.kind === "found" ? { ...a, record: refundRecordOf(a.refund) } : a))
+      ? await deps.payments
+          .lookupRefund(key)
+          .then((a) => (a.kind === "found" ? { ...a, record: refundRecordOf(a.refund) } : a))
       : await deps.crm.lookupNote(key).then((a) => (a.kind === "found" ? { ...a, record: noteRecordOf(a.note) } : a));
   switch (answer.kind) {
     case "found":
@@ -322,28 +467,63 @@ async function lookupByKey(tool: ToolName, key: string, deps: ConnectorDeps): Pr
     case "not_found":
       return { kind: "not_found" };
     case "unknown":
-      return { kind: "unknown", reason: `${answer.reason}: ${answer.message}`, inFlight: answer.reason === "in_flight" };
+      return {
+        kind: "unknown",
+        reason: `${answer.reason}: ${answer.message}`,
+        inFlight: answer.reason === "in_flight",
+      };
   }
 }
 
 /** The provider's records in the tool's request vocabulary, as lib/connectors/effects.ts shapes them for the reconciler. */
 function refundRecordOf(r: Refund): ProviderRecord {
-  return { id: r.id, amount_cents: r.amountCents, currency: r.currency, charge_id: r.chargeId, customer_id: r.customerId, metadata: r.metadata, idempotency_key: r.idempotencyKey, created_at: r.createdAt };
+  return {
+    id: r.id,
+    amount_cents: r.amountCents,
+    currency: r.currency,
+    charge_id: r.chargeId,
+    customer_id: r.customerId,
+    metadata: r.metadata,
+    idempotency_key: r.idempotencyKey,
+    created_at: r.createdAt,
+  };
 }
 
 function noteRecordOf(n: Note): ProviderRecord {
-  return { id: n.id, customer_id: n.customerId, text: n.text, metadata: n.metadata, idempotency_key: n.idempotencyKey, created_at: n.createdAt };
+  return {
+    id: n.id,
+    customer_id: n.customerId,
+    text: n.text,
+    metadata: n.metadata,
+    idempotency_key: n.idempotencyKey,
+    created_at: n.createdAt,
+  };
 }
 
 /** Along the workflow's edges the worker may take, shortest first: recordIntent starts from RUNNING. */
-async function moveToRunning(db: Db, task: TaskView, def: WorkflowDefinition, worker: Actor, lease: { fencing_token: string }, reason: string): Promise<TaskView> {
+async function moveToRunning(
+  db: Db,
+  task: TaskView,
+  def: WorkflowDefinition,
+  worker: Actor,
+  lease: { fencing_token: string },
+  reason: string,
+): Promise<TaskView> {
   const path = shortestPath(def, task.status, "RUNNING", worker.kind);
   if (!path) {
     const message = `Task ${task.id} is ${task.status}; its workflow has no path to RUNNING that a ${worker.kind} may take, so a call lost with the primary cannot be recorded.`;
     throw new AppError("invariant_violated", message, { violations: [{ invariant: "lost_call_recordable", message }] });
   }
   let moved = task;
-  for (const to of path) moved = (await transitionTask(db, task.id, { expected_version: moved.version, to, reason: reason.slice(0, 1000), fencing_token: lease.fencing_token }, worker)).task;
+  for (const to of path)
+    moved = (
+      await transitionTask(
+        db,
+        task.id,
+        { expected_version: moved.version, to, reason: reason.slice(0, 1000), fencing_token: lease.fencing_token },
+        worker,
+      )
+    ).task;
   return moved;
 }
 
@@ -368,6 +548,10 @@ function shortestPath(def: WorkflowDefinition, from: string, to: string, kind: A
 
 function workflowOrThrow(task: TaskView): WorkflowDefinition {
   const def = getWorkflowByDigest(task.workflow.digest);
-  if (!def) throw new AppError("invariant_violated", `Task ${task.id} is pinned to workflow digest ${task.workflow.digest}, which this server does not have.`);
+  if (!def)
+    throw new AppError(
+      "invariant_violated",
+      `Task ${task.id} is pinned to workflow digest ${task.workflow.digest}, which this server does not have.`,
+    );
   return def;
 }

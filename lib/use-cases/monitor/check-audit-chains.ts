@@ -9,7 +9,11 @@ import { raiseViolation, type CheckReport, type PassContext } from "@/lib/use-ca
  * verifyAuditStreams), which re-walks a stream whose head moved while it was
  * read, so an append during the pass is not mistaken for a break.
  */
-export async function checkAuditChains(ctx: PassContext, report: CheckReport, cursor: { afterStream: string | null }): Promise<{ afterStream: string | null }> {
+export async function checkAuditChains(
+  ctx: PassContext,
+  report: CheckReport,
+  cursor: { afterStream: string | null },
+): Promise<{ afterStream: string | null }> {
   const heads = await ctx.db.auditStream.findMany({
     where: cursor.afterStream ? { stream: { gt: cursor.afterStream } } : {},
     orderBy: { stream: "asc" },
@@ -17,7 +21,10 @@ export async function checkAuditChains(ctx: PassContext, report: CheckReport, cu
     select: { stream: true },
   });
   report.examined += heads.length;
-  const verification = await verifyAuditStreams(ctx.db, heads.map((h) => h.stream));
+  const verification = await verifyAuditStreams(
+    ctx.db,
+    heads.map((h) => h.stream),
+  );
   // One alert per broken stream: its first break.
   const firstPerStream = new Map<string, AuditBreak>();
   for (const brk of verification.breaks) if (!firstPerStream.has(brk.stream)) firstPerStream.set(brk.stream, brk);
@@ -40,6 +47,9 @@ async function taskOfBreak(db: Db, brk: AuditBreak): Promise<string> {
   if (brk.stream.startsWith("task:")) return brk.stream.slice("task:".length);
   const entry = brk.entryId ? await getAuditEntry(db, brk.entryId) : null;
   if (entry?.taskId) return entry.taskId;
-  const any = await db.auditEntry.findFirst({ where: { stream: brk.stream, taskId: { not: null } }, select: { taskId: true } });
+  const any = await db.auditEntry.findFirst({
+    where: { stream: brk.stream, taskId: { not: null } },
+    select: { taskId: true },
+  });
   return any?.taskId ?? "";
 }

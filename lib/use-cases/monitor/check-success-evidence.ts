@@ -2,9 +2,16 @@ import { evidenceProblem } from "@/lib/model/monitor/success-evidence";
 import { raiseViolation, type CheckReport, type PassContext } from "@/lib/use-cases/monitor/monitor-pass-context";
 
 /** Tool success without matching evidence (spec Invariant 4). */
-export async function checkSuccessEvidence(ctx: PassContext, report: CheckReport, cursor: { afterId: string | null }): Promise<{ afterId: string | null }> {
+export async function checkSuccessEvidence(
+  ctx: PassContext,
+  report: CheckReport,
+  cursor: { afterId: string | null },
+): Promise<{ afterId: string | null }> {
   const rows = await ctx.db.execution.findMany({
-    where: { status: { in: ["SUCCEEDED", "RECONCILED_SUCCEEDED"] }, ...(cursor.afterId ? { id: { gt: cursor.afterId } } : {}) },
+    where: {
+      status: { in: ["SUCCEEDED", "RECONCILED_SUCCEEDED"] },
+      ...(cursor.afterId ? { id: { gt: cursor.afterId } } : {}),
+    },
     orderBy: { id: "asc" },
     take: ctx.batch,
   });
@@ -17,7 +24,12 @@ export async function checkSuccessEvidence(ctx: PassContext, report: CheckReport
       executionId: row.id,
       kind: "success_without_evidence",
       message: `${row.tool} (${row.toolCallId}) is recorded ${row.status}, but its evidence ${problem}.`,
-      internal: { execution_status: row.status, idempotency_key: row.idempotencyKey, execution_id: row.id, attempt: row.attempt },
+      internal: {
+        execution_status: row.status,
+        idempotency_key: row.idempotencyKey,
+        execution_id: row.id,
+        attempt: row.attempt,
+      },
       external: { evidence: row.evidence ?? null, problem },
       fingerprint: `success_without_evidence:${row.id}:v${row.version}`,
       finalOnceResolved: true,

@@ -5,7 +5,11 @@ import { raiseViolation, type CheckReport, type PassContext } from "@/lib/use-ca
  * The monitor's walk over stored task rows, a batch a pass, each judged by
  * inspectTaskRow (lib/model/monitor/task-row-findings.ts).
  */
-export async function checkTaskStates(ctx: PassContext, report: CheckReport, cursor: { afterId: string | null }): Promise<{ afterId: string | null }> {
+export async function checkTaskStates(
+  ctx: PassContext,
+  report: CheckReport,
+  cursor: { afterId: string | null },
+): Promise<{ afterId: string | null }> {
   const rows = await ctx.db.task.findMany({
     where: cursor.afterId ? { id: { gt: cursor.afterId } } : {},
     orderBy: { id: "asc" },

@@ -3,7 +3,11 @@ import { raiseViolation, type CheckReport, type PassContext } from "@/lib/use-ca
 
 /** Unknown outcomes older than the provider's idempotency window. */
 export async function checkUnknownOutcomes(ctx: PassContext, report: CheckReport): Promise<void> {
-  const tools = await ctx.db.execution.findMany({ where: { status: { in: ["OUTCOME_UNKNOWN", "SENT"] } }, distinct: ["tool"], select: { tool: true } });
+  const tools = await ctx.db.execution.findMany({
+    where: { status: { in: ["OUTCOME_UNKNOWN", "SENT"] } },
+    distinct: ["tool"],
+    select: { tool: true },
+  });
   for (const { tool } of tools) {
     const windowMs = ctx.windowOf(tool);
     const cutoff = new Date(ctx.now.getTime() - windowMs);
@@ -26,8 +30,17 @@ export async function checkUnknownOutcomes(ctx: PassContext, report: CheckReport
         executionId: row.id,
         kind: "unknown_outcome_expired",
         message: `${row.tool} (${row.toolCallId}) has been ${row.status === "SENT" ? "SENT without an outcome" : "OUTCOME_UNKNOWN"} for ${formatDuration(ageMs)}, past the provider's ${formatDuration(windowMs)} idempotency window: a retry under key ${row.idempotencyKey} may no longer be recognised. Reconcile it; do not retry it.`,
-        internal: { execution_status: row.status, sent_at: row.sentAt, idempotency_key: row.idempotencyKey, attempt: row.attempt },
-        external: { idempotency_window_ms: windowMs, age_ms: ageMs, window_ended_at: new Date(since.getTime() + windowMs) },
+        internal: {
+          execution_status: row.status,
+          sent_at: row.sentAt,
+          idempotency_key: row.idempotencyKey,
+          attempt: row.attempt,
+        },
+        external: {
+          idempotency_window_ms: windowMs,
+          age_ms: ageMs,
+          window_ended_at: new Date(since.getTime() + windowMs),
+        },
         fingerprint: `unknown_outcome_expired:${row.id}:${row.attemptId}`,
       });
     }

@@ -6,7 +6,11 @@ import { raiseViolation, type CheckReport, type PassContext } from "@/lib/use-ca
 import { readCommittedForward, type CommitCursor } from "@/lib/use-cases/monitor/read-committed-forward";
 
 /** Refused writes (write_conflicts, recorded by lib/stores/tasks/task-store.ts on the refusal path), read forward once each. */
-export async function checkWriteConflicts(ctx: PassContext, report: CheckReport, cursor: CommitCursor): Promise<CommitCursor> {
+export async function checkWriteConflicts(
+  ctx: PassContext,
+  report: CheckReport,
+  cursor: CommitCursor,
+): Promise<CommitCursor> {
   const { rows, next } = await readCommittedForward(ctx, "write_conflicts", "at", cursor);
   const found = await ctx.db.writeConflict.findMany({ where: { id: { in: rows.map((r) => r.id) } } });
   const byId = new Map(found.map((r) => [r.id, r]));
@@ -31,7 +35,12 @@ type WriteConflictRow = Awaited<ReturnType<Db["writeConflict"]["findFirstOrThrow
  * or moved to another status than the one the writer read it in.
  */
 async function judgeWriteConflict(db: Db, row: WriteConflictRow): Promise<RaiseAlertInput | null> {
-  const internal = { writer: row.actor, expected_version: row.expectedVersion, fencing_token: row.fencingToken, refused_at: row.at };
+  const internal = {
+    writer: row.actor,
+    expected_version: row.expectedVersion,
+    fencing_token: row.fencingToken,
+    refused_at: row.at,
+  };
   if (row.kind === "fencing") {
     const lease = await db.lease.findUnique({ where: { taskId: row.taskId } });
     return {
@@ -39,13 +48,21 @@ async function judgeWriteConflict(db: Db, row: WriteConflictRow): Promise<RaiseA
       kind: "stale_write",
       message: `${row.actor} wrote to task ${row.taskId} with fencing token ${row.fencingToken ?? "(none)"}, which is not the current lease: a worker kept working after losing its lease. The write was refused.`,
       internal,
-      external: { kind: "fencing", current_lease: lease ? { holder: lease.holder, fencing_token: lease.fencingToken.toString(), expires_at: lease.expiresAt } : null },
+      external: {
+        kind: "fencing",
+        current_lease: lease
+          ? { holder: lease.holder, fencing_token: lease.fencingToken.toString(), expires_at: lease.expiresAt }
+          : null,
+      },
       fingerprint: `stale_write:fencing:${row.taskId}:${row.actor}`,
     };
   }
   if (row.kind !== "version" || row.currentStatus === null || row.currentVersion === null) return null;
   const [seen, task] = await Promise.all([
-    db.transition.findFirst({ where: { taskId: row.taskId, toVersion: row.expectedVersion }, select: { toStatus: true } }),
+    db.transition.findFirst({
+      where: { taskId: row.taskId, toVersion: row.expectedVersion },
+      select: { toStatus: true },
+    }),
     db.task.findUnique({ where: { id: row.taskId }, select: { workflowDigest: true } }),
   ]);
   const def = task ? getWorkflowByDigest(task.workflowDigest) : undefined;
@@ -61,7 +78,12 @@ async function judgeWriteConflict(db: Db, row: WriteConflictRow): Promise<RaiseA
     severity: ended ? "critical" : staleVersionSeverity,
     message: `${row.actor} wrote to task ${row.taskId} expecting version ${row.expectedVersion}${seen ? ` (${seen.toStatus})` : ""}, but ${why}. The write was refused; the writer acted on a view that was no longer true.`,
     internal: { ...internal, status_seen: seen?.toStatus ?? null },
-    external: { kind: "version", current_version: row.currentVersion, current_status: row.currentStatus, task_ended: ended },
+    external: {
+      kind: "version",
+      current_version: row.currentVersion,
+      current_status: row.currentStatus,
+      task_ended: ended,
+    },
     fingerprint: `stale_write:version:${row.taskId}:${row.actor}`,
   };
 }

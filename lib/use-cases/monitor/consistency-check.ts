@@ -3,14 +3,23 @@ import { getEnv } from "@/lib/config/env";
 import type { Execution } from "@/lib/generated/prisma/client";
 import { verifyAuditChains } from "@/lib/stores/audit-log";
 import { recordMismatches, type ProviderRecord } from "@/lib/connectors/effects";
-import { evidenceMatchesExecution, succeededStatuses, type ExecutionStatus } from "@/lib/model/executions/execution-rules";
+import {
+  evidenceMatchesExecution,
+  succeededStatuses,
+  type ExecutionStatus,
+} from "@/lib/model/executions/execution-rules";
 import { inspectTaskRow } from "@/lib/model/monitor/task-row-findings";
 import { evidenceProblem } from "@/lib/model/monitor/success-evidence";
 import { formatDuration } from "@/lib/core/format-duration";
 import { tools, ToolNameSchema } from "@/lib/model/executions/tools";
 import { getWorkflowByDigest } from "@/lib/model/workflows";
 import { findDuplicateRefunds } from "@/lib/connectors/sandbox/duplicate-refunds";
-import { noteListSchema, refundListSchema, type SandboxNote, type SandboxRefund } from "@/lib/connectors/sandbox/contract";
+import {
+  noteListSchema,
+  refundListSchema,
+  type SandboxNote,
+  type SandboxRefund,
+} from "@/lib/connectors/sandbox/contract";
 
 /**
  * The consistency checker (`npm run check:consistency`, and the chaos and
@@ -26,7 +35,15 @@ import { noteListSchema, refundListSchema, type SandboxNote, type SandboxRefund 
  * listed under `withPeople`, since nothing is silently stuck there.
  */
 
-export const consistencyChecks = ["transition_logs", "audit_chains", "task_states", "effects", "provider", "deadlines", "failure_reasons"] as const;
+export const consistencyChecks = [
+  "transition_logs",
+  "audit_chains",
+  "task_states",
+  "effects",
+  "provider",
+  "deadlines",
+  "failure_reasons",
+] as const;
 export type ConsistencyCheck = (typeof consistencyChecks)[number];
 
 export type FindingCode =
@@ -92,7 +109,15 @@ export interface ConsistencyReport {
   ok: boolean;
   checkedAt: string;
   durationMs: number;
-  counts: { tasks: number; transitions: number; executions: number; auditStreams: number; auditEntries: number; providerRefunds: number | null; providerNotes: number | null };
+  counts: {
+    tasks: number;
+    transitions: number;
+    executions: number;
+    auditStreams: number;
+    auditEntries: number;
+    providerRefunds: number | null;
+    providerNotes: number | null;
+  };
   checks: Record<ConsistencyCheck, CheckSummary>;
   findings: ConsistencyFinding[];
   withPeople: PersonInvolved[];
@@ -144,13 +169,21 @@ export async function checkConsistency(db: Db, options: ConsistencyOptions = {})
     now,
     sentTimeoutMs: options.sentTimeoutMs ?? env.VERITY_SENT_TIMEOUT_MS,
     graceMs: options.graceMs ?? Math.max(10_000, 2 * env.VERITY_RECONCILE_INTERVAL_MS),
-    outboxDeadlineMs: options.outboxDeadlineMs !== undefined ? options.outboxDeadlineMs : env.VERITY_OUTBOX_WEBHOOK_URL ? 15 * 60_000 : null,
+    outboxDeadlineMs:
+      options.outboxDeadlineMs !== undefined
+        ? options.outboxDeadlineMs
+        : env.VERITY_OUTBOX_WEBHOOK_URL
+          ? 15 * 60_000
+          : null,
     findings: [],
     withPeople: [],
     settling: [],
     perCode: new Map(),
     maxPerCode: options.maxFindingsPerCode ?? 200,
-    checks: Object.fromEntries(consistencyChecks.map((c) => [c, { examined: 0, findings: 0 }])) as Record<ConsistencyCheck, CheckSummary>,
+    checks: Object.fromEntries(consistencyChecks.map((c) => [c, { examined: 0, findings: 0 }])) as Record<
+      ConsistencyCheck,
+      CheckSummary
+    >,
   };
   const people = await loadPeople(db);
   const tasks = await loadTasks(db);
@@ -191,9 +224,15 @@ export async function checkConsistency(db: Db, options: ConsistencyOptions = {})
  * /v1/crm/notes without a key list everything, for consistency checks like
  * this one), parsed with the wire contract.
  */
-export async function fetchProviderRecords(baseUrl: string, options: { timeoutMs?: number } = {}): Promise<ProviderRecords> {
+export async function fetchProviderRecords(
+  baseUrl: string,
+  options: { timeoutMs?: number } = {},
+): Promise<ProviderRecords> {
   const get = async (path: string) => {
-    const res = await fetch(new URL(path, baseUrl), { signal: AbortSignal.timeout(options.timeoutMs ?? 10_000), headers: { Accept: "application/json" } });
+    const res = await fetch(new URL(path, baseUrl), {
+      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+      headers: { Accept: "application/json" },
+    });
     if (!res.ok) throw new Error(`GET ${path} at the provider answered ${res.status}`);
     return res.json() as Promise<unknown>;
   };
@@ -217,7 +256,11 @@ interface CheckContext {
   checks: Record<ConsistencyCheck, CheckSummary>;
 }
 
-function report(ctx: CheckContext, finding: Omit<ConsistencyFinding, "executionId" | "details"> & Partial<Pick<ConsistencyFinding, "executionId" | "details">>): void {
+function report(
+  ctx: CheckContext,
+  finding: Omit<ConsistencyFinding, "executionId" | "details"> &
+    Partial<Pick<ConsistencyFinding, "executionId" | "details">>,
+): void {
   ctx.checks[finding.check].findings++;
   const seen = (ctx.perCode.get(finding.code) ?? 0) + 1;
   ctx.perCode.set(finding.code, seen);
@@ -226,7 +269,16 @@ function report(ctx: CheckContext, finding: Omit<ConsistencyFinding, "executionI
   ctx.findings.push({ executionId: null, details: {}, ...finding });
 }
 
-type TaskRow = { id: string; status: string; version: number; state: unknown; workflowDigest: string; workflowName: string; updatedBy: string; updatedAt: Date };
+type TaskRow = {
+  id: string;
+  status: string;
+  version: number;
+  state: unknown;
+  workflowDigest: string;
+  workflowName: string;
+  updatedBy: string;
+  updatedAt: Date;
+};
 
 async function loadTasks(db: Db): Promise<Map<string, TaskRow>> {
   const out = new Map<string, TaskRow>();
@@ -236,7 +288,16 @@ async function loadTasks(db: Db): Promise<Map<string, TaskRow>> {
       where: after ? { id: { gt: after } } : {},
       orderBy: { id: "asc" },
       take: BATCH,
-      select: { id: true, status: true, version: true, state: true, workflowDigest: true, workflowName: true, updatedBy: true, updatedAt: true },
+      select: {
+        id: true,
+        status: true,
+        version: true,
+        state: true,
+        workflowDigest: true,
+        workflowName: true,
+        updatedBy: true,
+        updatedAt: true,
+      },
     });
     for (const r of rows) out.set(r.id, r);
     if (rows.length < BATCH) return out;
@@ -248,7 +309,11 @@ async function loadExecutions(db: Db): Promise<Execution[]> {
   const out: Execution[] = [];
   let after: string | undefined;
   for (;;) {
-    const rows = await db.execution.findMany({ where: after ? { id: { gt: after } } : {}, orderBy: { id: "asc" }, take: BATCH });
+    const rows = await db.execution.findMany({
+      where: after ? { id: { gt: after } } : {},
+      orderBy: { id: "asc" },
+      take: BATCH,
+    });
     out.push(...rows);
     if (rows.length < BATCH) return out;
     after = rows[rows.length - 1]?.id;
@@ -265,8 +330,14 @@ interface People {
 
 async function loadPeople(db: Db): Promise<People> {
   const [reviews, alerts] = await Promise.all([
-    db.review.findMany({ where: { status: { in: [...openReviewStatuses] } }, select: { id: true, taskId: true, executionId: true, status: true } }),
-    db.divergenceAlert.findMany({ where: { status: { in: [...unresolvedAlertStatuses] } }, select: { id: true, taskId: true, executionId: true, status: true, kind: true } }),
+    db.review.findMany({
+      where: { status: { in: [...openReviewStatuses] } },
+      select: { id: true, taskId: true, executionId: true, status: true },
+    }),
+    db.divergenceAlert.findMany({
+      where: { status: { in: [...unresolvedAlertStatuses] } },
+      select: { id: true, taskId: true, executionId: true, status: true, kind: true },
+    }),
   ]);
   const byTask = new Map<string, string[]>();
   const byExecution = new Map<string, string[]>();
@@ -281,9 +352,16 @@ async function loadPeople(db: Db): Promise<People> {
     add(byTask, a.taskId, `alert ${a.id} ${a.kind} (${a.status})`);
     add(byExecution, a.executionId, `alert ${a.id} ${a.kind} (${a.status})`);
   }
-  const ofTask = (taskId: string, status?: string) => [...(status === "WAITING_FOR_HUMAN" ? ["task WAITING_FOR_HUMAN"] : []), ...(byTask.get(taskId) ?? [])];
+  const ofTask = (taskId: string, status?: string) => [
+    ...(status === "WAITING_FOR_HUMAN" ? ["task WAITING_FOR_HUMAN"] : []),
+    ...(byTask.get(taskId) ?? []),
+  ];
   const ofExecution = (executionId: string) => byExecution.get(executionId) ?? [];
-  return { ofTask, ofExecution, ofBoth: (taskId, status, executionId) => [...new Set([...ofTask(taskId, status), ...ofExecution(executionId)])] };
+  return {
+    ofTask,
+    ofExecution,
+    ofBoth: (taskId, status, executionId) => [...new Set([...ofTask(taskId, status), ...ofExecution(executionId)])],
+  };
 }
 
 // ---------------------------------------------------------------------------
@@ -343,7 +421,13 @@ async function checkTransitionLogs(ctx: CheckContext): Promise<void> {
         code: "transition_wrong_previous",
         taskId: l.task_id,
         message: `Transition ${l.id} of task ${l.task_id} (to version ${l.to_version}) says it came from version ${l.from_version ?? "none"} (${l.from_status ?? "none"}), but the log before it ends at ${l.prev_version ?? "nothing"} (${l.prev_status ?? "none"}).`,
-        details: { transition_id: l.id, from_version: l.from_version, from_status: l.from_status, previous_version: l.prev_version, previous_status: l.prev_status },
+        details: {
+          transition_id: l.id,
+          from_version: l.from_version,
+          from_status: l.from_status,
+          previous_version: l.prev_version,
+          previous_status: l.prev_status,
+        },
       });
     }
     if (l.state_version !== String(l.to_version) || l.state_status !== l.to_status) {
@@ -352,12 +436,27 @@ async function checkTransitionLogs(ctx: CheckContext): Promise<void> {
         code: "transition_state_mismatch",
         taskId: l.task_id,
         message: `Transition ${l.id} of task ${l.task_id} is logged as version ${l.to_version} (${l.to_status}), but the state it recorded says version ${l.state_version ?? "none"} (${l.state_status ?? "none"}).`,
-        details: { transition_id: l.id, to_version: l.to_version, to_status: l.to_status, state_version: l.state_version, state_status: l.state_status },
+        details: {
+          transition_id: l.id,
+          to_version: l.to_version,
+          to_status: l.to_status,
+          state_version: l.state_version,
+          state_status: l.state_status,
+        },
       });
     }
   }
 
-  const heads = await ctx.db.$queryRaw<Array<{ id: string; version: number; status: string; last_version: number | null; last_status: string | null; same_state: boolean | null }>>`
+  const heads = await ctx.db.$queryRaw<
+    Array<{
+      id: string;
+      version: number;
+      status: string;
+      last_version: number | null;
+      last_status: string | null;
+      same_state: boolean | null;
+    }>
+  >`
     SELECT t.id, t.version, t.status, h.to_version AS last_version, h.to_status AS last_status, (h.state_after = t.state) AS same_state
       FROM tasks t
       LEFT JOIN LATERAL (SELECT to_version, to_status, state_after FROM transitions tr WHERE tr.task_id = t.id ORDER BY to_version DESC LIMIT 1) h ON true
@@ -366,7 +465,12 @@ async function checkTransitionLogs(ctx: CheckContext): Promise<void> {
      LIMIT 5000`;
   for (const h of heads) {
     if (h.last_version === null) {
-      report(ctx, { check: "transition_logs", code: "task_without_transitions", taskId: h.id, message: `Task ${h.id} (version ${h.version}, ${h.status}) has no transition log at all: not even its creation is recorded.` });
+      report(ctx, {
+        check: "transition_logs",
+        code: "task_without_transitions",
+        taskId: h.id,
+        message: `Task ${h.id} (version ${h.version}, ${h.status}) has no transition log at all: not even its creation is recorded.`,
+      });
       continue;
     }
     report(ctx, {
@@ -377,7 +481,13 @@ async function checkTransitionLogs(ctx: CheckContext): Promise<void> {
         h.last_version !== h.version || h.last_status !== h.status
           ? `Task ${h.id} is at version ${h.version} (${h.status}), but its log ends at version ${h.last_version} (${h.last_status}): a change was written without its transition, or a transition without its change.`
           : `Task ${h.id}'s stored state differs from the state its last transition (version ${h.version}) recorded: the row was changed outside the engine.`,
-      details: { version: h.version, status: h.status, log_version: h.last_version, log_status: h.last_status, same_state: h.same_state },
+      details: {
+        version: h.version,
+        status: h.status,
+        log_version: h.last_version,
+        log_status: h.last_status,
+        same_state: h.same_state,
+      },
     });
   }
 
@@ -409,14 +519,22 @@ async function checkTransitionLogs(ctx: CheckContext): Promise<void> {
 // Audit chains: every stream, by the same walk as `npm run audit:verify`.
 // ---------------------------------------------------------------------------
 
-async function checkAuditChains(ctx: CheckContext, executions: readonly Execution[]): Promise<{ streams: number; entries: number }> {
+async function checkAuditChains(
+  ctx: CheckContext,
+  executions: readonly Execution[],
+): Promise<{ streams: number; entries: number }> {
   const verification = await verifyAuditChains(ctx.db);
   ctx.checks.audit_chains.examined = verification.streams;
   const taskOfExecution = new Map(executions.map((e) => [e.id, e.taskId]));
   for (const brk of verification.breaks) {
     const [type, ...rest] = brk.stream.split(":");
     const id = rest.join(":");
-    const taskId = type === "task" || type === "instruction_ledger" ? id : type === "execution" ? (taskOfExecution.get(id) ?? null) : null;
+    const taskId =
+      type === "task" || type === "instruction_ledger"
+        ? id
+        : type === "execution"
+          ? (taskOfExecution.get(id) ?? null)
+          : null;
     report(ctx, {
       check: "audit_chains",
       code: "audit_chain_broken",
@@ -441,7 +559,10 @@ function checkTaskStates(ctx: CheckContext, tasks: ReadonlyMap<string, TaskRow>)
     for (const f of inspectTaskRow(row)) {
       report(ctx, {
         check: "task_states",
-        code: f.kind === "completed_with_open_mandatory_subtask" ? "completed_with_open_mandatory_subtask" : "state_invariant_broken",
+        code:
+          f.kind === "completed_with_open_mandatory_subtask"
+            ? "completed_with_open_mandatory_subtask"
+            : "state_invariant_broken",
         taskId: row.id,
         message: f.message,
         details: { external: f.external },
@@ -463,7 +584,10 @@ function checkTaskStates(ctx: CheckContext, tasks: ReadonlyMap<string, TaskRow>)
  * a mandatory subtask of the task; otherwise (the customer note) it may
  * have failed, but never still be in doubt.
  */
-export function isMandatoryEffect(execution: Pick<Execution, "tool" | "toolCallId" | "irreversible">, mandatorySubtasks: ReadonlySet<string>): boolean {
+export function isMandatoryEffect(
+  execution: Pick<Execution, "tool" | "toolCallId" | "irreversible">,
+  mandatorySubtasks: ReadonlySet<string>,
+): boolean {
   const known = ToolNameSchema.safeParse(execution.tool);
   const irreversible = known.success ? tools[known.data].irreversible : execution.irreversible;
   return irreversible || mandatorySubtasks.has(execution.toolCallId);
@@ -474,13 +598,20 @@ export function isFailureStatus(status: string): boolean {
   return /fail/i.test(status);
 }
 
-function checkEffects(ctx: CheckContext, tasks: ReadonlyMap<string, TaskRow>, executions: readonly Execution[], people: People): void {
+function checkEffects(
+  ctx: CheckContext,
+  tasks: ReadonlyMap<string, TaskRow>,
+  executions: readonly Execution[],
+  people: People,
+): void {
   const summary = ctx.checks.effects;
   for (const e of executions) {
     summary.examined++;
     const task = tasks.get(e.taskId);
     if (succeeded.has(e.status)) {
-      const problem = evidenceMatchesExecution(e.evidence, e) ? evidenceProblem(e.evidence, e) : "names neither this execution nor its idempotency key";
+      const problem = evidenceMatchesExecution(e.evidence, e)
+        ? evidenceProblem(e.evidence, e)
+        : "names neither this execution nor its idempotency key";
       if (problem) {
         report(ctx, {
           check: "effects",
@@ -520,7 +651,15 @@ function checkEffects(ctx: CheckContext, tasks: ReadonlyMap<string, TaskRow>, ex
       const owners = people.ofBoth(e.taskId, task.status, e.id);
       const message = `Task ${e.taskId} is ${task.status}, yet its irreversible ${e.tool} call ${e.toolCallId} is ${e.status}: the money left and the task says it failed.`;
       if (owners.length > 0) ctx.withPeople.push({ taskId: e.taskId, executionId: e.id, message, with: owners });
-      else report(ctx, { check: "effects", code: "failed_with_effect", taskId: e.taskId, executionId: e.id, message, details: { task_status: task.status, execution_status: e.status } });
+      else
+        report(ctx, {
+          check: "effects",
+          code: "failed_with_effect",
+          taskId: e.taskId,
+          executionId: e.id,
+          message,
+          details: { task_status: task.status, execution_status: e.status },
+        });
     }
   }
 }
@@ -528,7 +667,15 @@ function checkEffects(ctx: CheckContext, tasks: ReadonlyMap<string, TaskRow>, ex
 function mandatorySubtaskIds(state: unknown): string[] {
   const subtasks = (state as { subtasks?: unknown } | null)?.subtasks;
   if (!Array.isArray(subtasks)) return [];
-  return subtasks.filter((s): s is { id: string; mandatory: true } => !!s && typeof s === "object" && (s as { mandatory?: unknown }).mandatory === true && typeof (s as { id?: unknown }).id === "string").map((s) => s.id);
+  return subtasks
+    .filter(
+      (s): s is { id: string; mandatory: true } =>
+        !!s &&
+        typeof s === "object" &&
+        (s as { mandatory?: unknown }).mandatory === true &&
+        typeof (s as { id?: unknown }).id === "string",
+    )
+    .map((s) => s.id);
 }
 
 // ---------------------------------------------------------------------------
@@ -539,7 +686,12 @@ function mandatorySubtaskIds(state: unknown): string[] {
 
 const providerTool = { refunds: "payments.refund", notes: "crm.add_note" } as const;
 
-function checkProvider(ctx: CheckContext, provider: ProviderRecords, executions: readonly Execution[], people: People): void {
+function checkProvider(
+  ctx: CheckContext,
+  provider: ProviderRecords,
+  executions: readonly Execution[],
+  people: People,
+): void {
   const summary = ctx.checks.provider;
   const byKey = new Map(executions.map((e) => [e.idempotencyKey, e]));
   const heldKeys = new Set<string>();
@@ -574,9 +726,19 @@ function checkProvider(ctx: CheckContext, provider: ProviderRecords, executions:
     const pending = pendingReconciliation(ctx, execution);
     const owners = people.ofExecution(execution.id);
     const message = `The provider holds ${what} under key ${record.idempotency_key}, but execution ${execution.id} of task ${execution.taskId} is ${execution.status}${pending ? ` (due for reconciliation ${pending.when})` : ""}.`;
-    if (pending && !pending.overdue) return void ctx.settling.push({ taskId: execution.taskId, executionId: execution.id, message });
-    if (owners.length > 0) ctx.withPeople.push({ taskId: execution.taskId, executionId: execution.id, message, with: owners });
-    else report(ctx, { check: "provider", code: "provider_effect_without_success", taskId: execution.taskId, executionId: execution.id, message, details: { execution_status: execution.status, record } });
+    if (pending && !pending.overdue)
+      return void ctx.settling.push({ taskId: execution.taskId, executionId: execution.id, message });
+    if (owners.length > 0)
+      ctx.withPeople.push({ taskId: execution.taskId, executionId: execution.id, message, with: owners });
+    else
+      report(ctx, {
+        check: "provider",
+        code: "provider_effect_without_success",
+        taskId: execution.taskId,
+        executionId: execution.id,
+        message,
+        details: { execution_status: execution.status, record },
+      });
   };
   for (const r of provider.refunds) judge("refunds", r);
   for (const n of provider.notes) judge("notes", n);
@@ -650,9 +812,21 @@ function reconcileDueAt(ctx: CheckContext, e: Execution): Date | null {
 // Deadlines: nothing past its timeout without a person or an alert.
 // ---------------------------------------------------------------------------
 
-async function checkDeadlines(ctx: CheckContext, tasks: ReadonlyMap<string, TaskRow>, executions: readonly Execution[], people: People): Promise<void> {
+async function checkDeadlines(
+  ctx: CheckContext,
+  tasks: ReadonlyMap<string, TaskRow>,
+  executions: readonly Execution[],
+  people: People,
+): Promise<void> {
   const summary = ctx.checks.deadlines;
-  const stuck = (taskId: string | null, executionId: string | null, code: FindingCode, message: string, details: Record<string, unknown>, owners: string[]) => {
+  const stuck = (
+    taskId: string | null,
+    executionId: string | null,
+    code: FindingCode,
+    message: string,
+    details: Record<string, unknown>,
+    owners: string[],
+  ) => {
     if (owners.length > 0 && taskId) ctx.withPeople.push({ taskId, executionId, message, with: owners });
     else report(ctx, { check: "deadlines", code, taskId, executionId, message, details });
   };
@@ -713,7 +887,12 @@ async function checkDeadlines(ctx: CheckContext, tasks: ReadonlyMap<string, Task
       null,
       "task_abandoned",
       `Task ${task.id} has been ${task.status} for ${formatDuration(idle)} since ${lease.holder}'s lease expired (${lease.expiresAt.toISOString()}), and nobody has worked on it since.`,
-      { task_status: task.status, lease_holder: lease.holder, lease_expired_at: lease.expiresAt.toISOString(), updated_at: task.updatedAt.toISOString() },
+      {
+        task_status: task.status,
+        lease_holder: lease.holder,
+        lease_expired_at: lease.expiresAt.toISOString(),
+        updated_at: task.updatedAt.toISOString(),
+      },
       people.ofTask(task.id, task.status),
     );
   }
@@ -722,12 +901,23 @@ async function checkDeadlines(ctx: CheckContext, tasks: ReadonlyMap<string, Task
     if (task.status !== "RECONCILING" || unresolvedByTask.has(task.id)) continue;
     const idle = ctx.now.getTime() - task.updatedAt.getTime();
     if (idle <= ctx.graceMs) continue;
-    stuck(task.id, null, "task_abandoned", `Task ${task.id} has been RECONCILING for ${formatDuration(idle)} with no execution left in doubt: nothing will move it on.`, { task_status: task.status, updated_at: task.updatedAt.toISOString() }, people.ofTask(task.id, task.status));
+    stuck(
+      task.id,
+      null,
+      "task_abandoned",
+      `Task ${task.id} has been RECONCILING for ${formatDuration(idle)} with no execution left in doubt: nothing will move it on.`,
+      { task_status: task.status, updated_at: task.updatedAt.toISOString() },
+      people.ofTask(task.id, task.status),
+    );
   }
 
   if (ctx.outboxDeadlineMs !== null) {
     const cutoff = new Date(ctx.now.getTime() - ctx.outboxDeadlineMs);
-    const late = await ctx.db.outboxMessage.findMany({ where: { deliveredAt: null, createdAt: { lt: cutoff } }, orderBy: { createdAt: "asc" }, take: 500 });
+    const late = await ctx.db.outboxMessage.findMany({
+      where: { deliveredAt: null, createdAt: { lt: cutoff } },
+      orderBy: { createdAt: "asc" },
+      take: 500,
+    });
     summary.examined += late.length;
     for (const m of late) {
       stuck(
@@ -765,7 +955,9 @@ async function checkFailureReasons(ctx: CheckContext, tasks: ReadonlyMap<string,
   ctx.checks.failure_reasons.examined = failed.length;
   if (failed.length === 0) return;
   // The transition that entered the current status: the latest one to it.
-  const entered = await ctx.db.$queryRaw<Array<{ task_id: string; id: string; reason: string | null; actor: string; to_version: number }>>`
+  const entered = await ctx.db.$queryRaw<
+    Array<{ task_id: string; id: string; reason: string | null; actor: string; to_version: number }>
+  >`
     SELECT DISTINCT ON (tr.task_id) tr.task_id, tr.id, tr.reason, tr.actor, tr.to_version
       FROM transitions tr JOIN tasks t ON t.id = tr.task_id AND t.status = tr.to_status
      WHERE t.status ILIKE '%fail%'

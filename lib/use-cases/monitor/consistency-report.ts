@@ -1,4 +1,8 @@
-import { consistencyChecks, type ConsistencyCheck, type ConsistencyReport } from "@/lib/use-cases/monitor/consistency-check";
+import {
+  consistencyChecks,
+  type ConsistencyCheck,
+  type ConsistencyReport,
+} from "@/lib/use-cases/monitor/consistency-check";
 
 /**
  * The checker's report for people (`npm run check:consistency` without
@@ -20,7 +24,10 @@ export function formatConsistencyReport(report: ConsistencyReport, options: { ma
   const max = options.maxPerCheck ?? 20;
   const c = report.counts;
   const lines: string[] = [];
-  const provider = c.providerRefunds === null ? "provider not compared" : `${c.providerRefunds} refunds and ${c.providerNotes} notes at the provider`;
+  const provider =
+    c.providerRefunds === null
+      ? "provider not compared"
+      : `${c.providerRefunds} refunds and ${c.providerNotes} notes at the provider`;
   lines.push(
     `${report.ok ? "CONSISTENT" : "INCONSISTENT"}: ${report.findings.length === 0 ? "no findings" : `${totalFindings(report)} finding(s)`} over ${c.tasks} tasks, ${c.transitions} transitions, ${c.executions} executions, ${c.auditEntries} audit entries in ${c.auditStreams} streams, ${provider} (${report.durationMs} ms, as of ${report.checkedAt}).`,
     "",
@@ -28,7 +35,9 @@ export function formatConsistencyReport(report: ConsistencyReport, options: { ma
   for (const check of consistencyChecks) {
     const s = report.checks[check];
     const verdict = s.skipped ? "skipped" : s.findings === 0 ? "ok" : `${s.findings} finding(s)`;
-    lines.push(`  ${verdict.padEnd(14)} ${check.padEnd(16)} ${checkTitles[check]}${s.skipped ? ` — ${s.skipped}` : ` (${s.examined} examined)`}`);
+    lines.push(
+      `  ${verdict.padEnd(14)} ${check.padEnd(16)} ${checkTitles[check]}${s.skipped ? ` — ${s.skipped}` : ` (${s.examined} examined)`}`,
+    );
   }
   for (const check of consistencyChecks) {
     const findings = report.findings.filter((f) => f.check === check);

@@ -11,7 +11,14 @@ import { raiseAlert, type RaiseAlertInput } from "@/lib/use-cases/alerts/diverge
 
 export const monitorActor: Actor = { identity: "spiffe://verity.local/system/invariant-monitor", kind: "system" };
 
-export const monitorChecks = ["task_states", "success_evidence", "unknown_outcomes", "write_conflicts", "checkpoint_restores", "audit_chains"] as const;
+export const monitorChecks = [
+  "task_states",
+  "success_evidence",
+  "unknown_outcomes",
+  "write_conflicts",
+  "checkpoint_restores",
+  "audit_chains",
+] as const;
 export type MonitorCheck = (typeof monitorChecks)[number];
 
 export interface CheckReport {
@@ -48,5 +55,10 @@ export async function raiseViolation(ctx: PassContext, report: CheckReport, inpu
   if (raised.suppressed) return;
   if (raised.created) report.raised++;
   else report.counted++;
-  ctx.result.alerts.push({ id: raised.alert.id, kind: raised.alert.kind, taskId: raised.alert.taskId, created: raised.created });
+  ctx.result.alerts.push({
+    id: raised.alert.id,
+    kind: raised.alert.kind,
+    taskId: raised.alert.taskId,
+    created: raised.created,
+  });
 }

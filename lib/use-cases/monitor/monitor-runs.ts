@@ -13,14 +13,20 @@ import { monitorChecks } from "@/lib/use-cases/monitor/monitor-pass-context";
 export const STALE_RUN_MS = 5 * 60 * 1000;
 
 export async function latestMonitorRun(db: Db): Promise<InvariantMonitorRun | null> {
-  return db.invariantMonitorRun.findFirst({ where: { finishedAt: { not: null } }, orderBy: [{ startedAt: "desc" }, { id: "desc" }] });
+  return db.invariantMonitorRun.findFirst({
+    where: { finishedAt: { not: null } },
+    orderBy: [{ startedAt: "desc" }, { id: "desc" }],
+  });
 }
 
 /** The monitor's health at a glance: its last finished pass, and how many passes ended in an error lately. */
 export async function monitorStatus(db: Db): Promise<{ last: InvariantMonitorRun | null; runningSince: Date | null }> {
   const [last, running] = await Promise.all([
     latestMonitorRun(db),
-    db.invariantMonitorRun.findFirst({ where: { finishedAt: null, startedAt: { gt: new Date(Date.now() - STALE_RUN_MS) } }, select: { startedAt: true } }),
+    db.invariantMonitorRun.findFirst({
+      where: { finishedAt: null, startedAt: { gt: new Date(Date.now() - STALE_RUN_MS) } },
+      select: { startedAt: true },
+    }),
   ]);
   return { last, runningSince: running?.startedAt ?? null };
 }

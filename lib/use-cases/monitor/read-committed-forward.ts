@@ -8,7 +8,11 @@ import type { PassContext } from "@/lib/use-cases/monitor/monitor-pass-context";
  * skips what that cursor had passed, then the cursor is (xid, id) only.
  */
 export const CommitCursorSchema = z.object({
-  xid: z.string().regex(/^[0-9]+$/).nullable().default(null),
+  xid: z
+    .string()
+    .regex(/^[0-9]+$/)
+    .nullable()
+    .default(null),
   id: z.string().nullable(),
   at: z.string().nullable().default(null),
 });
@@ -55,8 +59,12 @@ export async function readCommittedForward(
 ): Promise<{ rows: { id: string }[]; next: CommitCursor }> {
   const source = Prisma.raw(table);
   const at = Prisma.raw(timeColumn);
-  const legacy = cursor.xid === null && cursor.at && cursor.id ? Prisma.sql`AND (${at}, id) > (${new Date(cursor.at)}::timestamptz, ${cursor.id})` : Prisma.empty;
-  const after = cursor.xid !== null && cursor.id ? Prisma.sql`AND (xid, id) > (${cursor.xid}::bigint, ${cursor.id})` : Prisma.empty;
+  const legacy =
+    cursor.xid === null && cursor.at && cursor.id
+      ? Prisma.sql`AND (${at}, id) > (${new Date(cursor.at)}::timestamptz, ${cursor.id})`
+      : Prisma.empty;
+  const after =
+    cursor.xid !== null && cursor.id ? Prisma.sql`AND (xid, id) > (${cursor.xid}::bigint, ${cursor.id})` : Prisma.empty;
   const rows = await ctx.db.$queryRaw<{ id: string; xid: bigint | string }[]>`
     SELECT id, xid FROM ${source}
      WHERE xid < (${committedHorizonSql}) ${after} ${legacy}

@@ -4,7 +4,13 @@ import { getEnv } from "@/lib/config/env";
 import type { Prisma } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/core/ids";
 import { idempotencyWindowMs } from "@/lib/connectors/effects";
-import { monitorChecks, type CheckReport, type MonitorCheck, type MonitorPassResult, type PassContext } from "@/lib/use-cases/monitor/monitor-pass-context";
+import {
+  monitorChecks,
+  type CheckReport,
+  type MonitorCheck,
+  type MonitorPassResult,
+  type PassContext,
+} from "@/lib/use-cases/monitor/monitor-pass-context";
 import { CommitCursorSchema, emptyCommitCursor } from "@/lib/use-cases/monitor/read-committed-forward";
 import { STALE_RUN_MS } from "@/lib/use-cases/monitor/monitor-runs";
 import { checkTaskStates } from "@/lib/use-cases/monitor/check-task-states";
@@ -54,7 +60,11 @@ export interface MonitorOptions {
 
 const MONITOR_LOCK_KEY = "verity:invariant-monitor";
 
-export async function runMonitorPass(db: Db, deps: MonitorDeps = {}, options: MonitorOptions = {}): Promise<MonitorPassResult> {
+export async function runMonitorPass(
+  db: Db,
+  deps: MonitorDeps = {},
+  options: MonitorOptions = {},
+): Promise<MonitorPassResult> {
   const now = options.now ?? new Date();
   const batch = options.batchSize ?? getEnv().VERITY_MONITOR_BATCH;
   const claimed = await claimRun(db);
@@ -123,13 +133,27 @@ export async function runMonitorPass(db: Db, deps: MonitorDeps = {}, options: Mo
 async function claimRun(db: Db): Promise<{ id: string; cursor: MonitorCursor } | null> {
   return db.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${MONITOR_LOCK_KEY}, 0))`;
-    const running = await tx.invariantMonitorRun.findFirst({ where: { finishedAt: null, startedAt: { gt: new Date(Date.now() - STALE_RUN_MS) } }, select: { id: true } });
+    const running = await tx.invariantMonitorRun.findFirst({
+      where: { finishedAt: null, startedAt: { gt: new Date(Date.now() - STALE_RUN_MS) } },
+      select: { id: true },
+    });
     if (running) return null;
-    const last = await tx.invariantMonitorRun.findFirst({ where: { finishedAt: { not: null } }, orderBy: [{ startedAt: "desc" }, { id: "desc" }] });
+    const last = await tx.invariantMonitorRun.findFirst({
+      where: { finishedAt: { not: null } },
+      orderBy: [{ startedAt: "desc" }, { id: "desc" }],
+    });
     const cursor = CursorSchema.parse(last?.cursor ?? {});
     const id = newId("mon");
     // The claim's own time, not the pass's `now` (a test may pass one in the future): runs never overlap on this clock.
-    await tx.invariantMonitorRun.create({ data: { id, startedAt: new Date(), checks: {}, violations: 0, cursor: cursor as unknown as Prisma.InputJsonValue } });
+    await tx.invariantMonitorRun.create({
+      data: {
+        id,
+        startedAt: new Date(),
+        checks: {},
+        violations: 0,
+        cursor: cursor as unknown as Prisma.InputJsonValue,
+      },
+    });
     return { id, cursor };
   });
 }

@@ -4,10 +4,27 @@ import { getEnv } from "@/lib/config/env";
 import { AppError, isAppError } from "@/lib/core/errors";
 import type { Execution, Prisma } from "@/lib/generated/prisma/client";
 import { webhookEventSchema } from "@/lib/connectors/sandbox/contract";
-import { lookupEffect, recordMismatches, type ConnectorDeps, type EffectLookup, type ProviderRecord } from "@/lib/connectors/effects";
+import {
+  lookupEffect,
+  recordMismatches,
+  type ConnectorDeps,
+  type EffectLookup,
+  type ProviderRecord,
+} from "@/lib/connectors/effects";
 import { raiseDivergence, type DivergenceKind } from "@/lib/use-cases/alerts/divergence";
-import { notAppliedResult, retryAdviceOf, retryableStatuses, type ExecutionStatus } from "@/lib/model/executions/execution-rules";
-import { getExecutionRowOrThrow, isPastAttemptLimit, moveExecution, toExecutionView, type ExecutionView } from "@/lib/stores/execution-store";
+import {
+  notAppliedResult,
+  retryAdviceOf,
+  retryableStatuses,
+  type ExecutionStatus,
+} from "@/lib/model/executions/execution-rules";
+import {
+  getExecutionRowOrThrow,
+  isPastAttemptLimit,
+  moveExecution,
+  toExecutionView,
+  type ExecutionView,
+} from "@/lib/stores/execution-store";
 import { enqueueOutbox, receiveEvent, type ReceiveResult } from "@/lib/stores/messaging";
 import { handFailureToPeople } from "@/lib/use-cases/reviews/hand-failure-to-people";
 import { closeReviewForExecution, openReview } from "@/lib/stores/review-store";
@@ -53,7 +70,8 @@ export const reconcilerActor: Actor = { identity: "spiffe://verity.local/system/
 /** Provider events (webhooks) settle executions under this identity. */
 export const inboxActor: Actor = { identity: "spiffe://verity.local/system/inbox", kind: "system" };
 
-export type ReconcileAction = "reconciled_succeeded" | "reconciled_failed" | "needs_human" | "effect_mismatch" | "never_sent" | "not_due";
+export type ReconcileAction =
+  "reconciled_succeeded" | "reconciled_failed" | "needs_human" | "effect_mismatch" | "never_sent" | "not_due";
 
 export interface ReconcileOptions {
   now?: Date;
@@ -81,11 +99,15 @@ function dueReason(row: Execution, now: Date, sentTimeoutMs: number): string | n
       return "the outcome was unknown";
     case "SENT": {
       const age = now.getTime() - (row.sentAt ?? row.updatedAt).getTime();
-      return age > sentTimeoutMs ? `sent ${Math.round(age / 1000)} s ago without an outcome (its worker is presumed dead)` : null;
+      return age > sentTimeoutMs
+        ? `sent ${Math.round(age / 1000)} s ago without an outcome (its worker is presumed dead)`
+        : null;
     }
     case "INTENT_RECORDED": {
       const age = now.getTime() - row.updatedAt.getTime();
-      return age > sentTimeoutMs ? `recorded ${Math.round(age / 1000)} s ago and never marked sent (its worker died before sending)` : null;
+      return age > sentTimeoutMs
+        ? `recorded ${Math.round(age / 1000)} s ago and never marked sent (its worker died before sending)`
+        : null;
     }
     case "SUCCEEDED":
     case "FAILED":
@@ -97,7 +119,12 @@ function dueReason(row: Execution, now: Date, sentTimeoutMs: number): string | n
   }
 }
 
-export async function reconcileExecution(db: Db, executionId: string, deps: ConnectorDeps, options: ReconcileOptions = {}): Promise<ReconcileResult> {
+export async function reconcileExecution(
+  db: Db,
+  executionId: string,
+  deps: ConnectorDeps,
+  options: ReconcileOptions = {},
+): Promise<ReconcileResult> {
   const now = options.now ?? new Date();
   const row = await getExecutionRowOrThrow(db, executionId);
   const why = dueReason(row, now, options.sentTimeoutMs ?? getEnv().VERITY_SENT_TIMEOUT_MS);
@@ -112,7 +139,13 @@ export async function reconcileExecution(db: Db, executionId: string, deps: Conn
       });
       const placed = await placeNotApplied(tx, failed, `${failed.tool} was never sent`);
       await announce(tx, placed.execution, row.status, "execution.reconciled");
-      return { ...base, action: "never_sent", execution: toExecutionView(placed.execution), task: placed.task, ...(placed.reviewId ? { reviewId: placed.reviewId } : {}) };
+      return {
+        ...base,
+        action: "never_sent",
+        execution: toExecutionView(placed.execution),
+        task: placed.task,
+        ...(placed.reviewId ? { reviewId: placed.reviewId } : {}),
+      };
     });
   }
 
@@ -123,7 +156,14 @@ export async function reconcileExecution(db: Db, executionId: string, deps: Conn
   return db.$transaction(async (tx): Promise<ReconcileResult> => {
     switch (lookup.kind) {
       case "found": {
-        const settled = await settleFromRecord(tx, row, { source: "lookup", record: lookup.record, provider: lookup.evidence }, reconcilerActor, why, now);
+        const settled = await settleFromRecord(
+          tx,
+          row,
+          { source: "lookup", record: lookup.record, provider: lookup.evidence },
+          reconcilerActor,
+          why,
+          now,
+        );
         return { ...base, ...settled, lookup: lookup.kind };
       }
       case "not_found": {
@@ -133,7 +173,10 @@ export async function reconcileExecution(db: Db, executionId: string, deps: Conn
           evidence,
           data: {
             error: "not found at the provider",
-            result: notAppliedResult("never_applied", `${why}; the provider has nothing under key ${row.idempotencyKey}`),
+            result: notAppliedResult(
+              "never_applied",
+              `${why}; the provider has nothing under key ${row.idempotencyKey}`,
+            ),
             evidence: evidence as unknown as Prisma.InputJsonValue,
             settledAt: now,
           },
@@ -151,7 +194,13 @@ export async function reconcileExecution(db: Db, executionId: string, deps: Conn
         };
       }
       case "unknown": {
-        const frozen = await escalateToPeople(tx, row, `${why}; the provider could not say (${lookup.reason}: ${lookup.message})`, { source: "lookup", unknown: lookup }, reconcilerActor);
+        const frozen = await escalateToPeople(
+          tx,
+          row,
+          `${why}; the provider could not say (${lookup.reason}: ${lookup.message})`,
+          { source: "lookup", unknown: lookup },
+          reconcilerActor,
+        );
         return { ...base, action: "needs_human", ...frozen, lookup: lookup.kind };
       }
     }
@@ -163,10 +212,20 @@ export async function reconcileExecution(db: Db, executionId: string, deps: Conn
  * RUNNING) to retry under the same key while its retry advice says that is
  * safe; past the tool's attempt limit, to a review.
  */
-async function placeNotApplied(tx: Tx, failed: Execution, what: string): Promise<{ execution: Execution; task: TaskView | null; reviewId?: string }> {
+async function placeNotApplied(
+  tx: Tx,
+  failed: Execution,
+  what: string,
+): Promise<{ execution: Execution; task: TaskView | null; reviewId?: string }> {
   if (isPastAttemptLimit(failed)) return handFailureToPeople(tx, failed, reconcilerActor);
   const advice = retryAdviceOf(failed);
-  const task = await moveTaskAfterSettlement(tx, failed, "RUNNING", reconcilerActor, `${what}: ${advice?.reason ?? "retry it under the same key"}`);
+  const task = await moveTaskAfterSettlement(
+    tx,
+    failed,
+    "RUNNING",
+    reconcilerActor,
+    `${what}: ${advice?.reason ?? "retry it under the same key"}`,
+  );
   return { execution: failed, task };
 }
 
@@ -185,7 +244,8 @@ export async function reconcileRecordedFailure(
 ): Promise<ReconcileResult> {
   const row = await getExecutionRowOrThrow(db, executionId);
   const base = { executionId, from: row.status };
-  if (!retryableStatuses.includes(row.status)) return { ...base, action: "not_due", execution: toExecutionView(row), task: null };
+  if (!retryableStatuses.includes(row.status))
+    return { ...base, action: "not_due", execution: toExecutionView(row), task: null };
   const lookup = await lookupEffect(row, deps, { timeoutMs: options.lookupTimeoutMs });
   if (lookup.kind !== "found" || recordMismatches(row, lookup.record).length > 0) {
     return { ...base, action: "not_due", execution: toExecutionView(row), task: null, lookup: lookup.kind };
@@ -199,7 +259,13 @@ export async function reconcileRecordedFailure(
       { actor, taskActor: reconcilerActor },
       { why: `looked up again by ${actor.identity}`, keepAlertId: options.keepAlertId },
     );
-    return { ...base, action: "reconciled_succeeded", execution: toExecutionView(corrected.execution), task: corrected.task.task, lookup: lookup.kind };
+    return {
+      ...base,
+      action: "reconciled_succeeded",
+      execution: toExecutionView(corrected.execution),
+      task: corrected.task.task,
+      lookup: lookup.kind,
+    };
   });
 }
 
@@ -223,7 +289,12 @@ async function settleFromRecord(
   why: string,
   now: Date,
 ): Promise<Pick<ReconcileResult, "action" | "execution" | "task" | "reviewId" | "alertId">> {
-  const evidence = { source: found.source, idempotency_key: row.idempotencyKey, record: found.record, provider: found.provider };
+  const evidence = {
+    source: found.source,
+    idempotency_key: row.idempotencyKey,
+    record: found.record,
+    provider: found.provider,
+  };
   const mismatches = recordMismatches(row, found.record);
   if (mismatches.length > 0) {
     const alert = await raiseAndAnnounce(tx, {
@@ -234,39 +305,87 @@ async function settleFromRecord(
       internal: { execution_status: row.status, request: row.request, idempotency_key: row.idempotencyKey },
       external: { ...evidence, mismatches },
     });
-    const frozen = await escalateToPeople(tx, row, `${why}; the provider's record ${found.record.id} differs from the request (${mismatches.join(", ")})`, evidence, actor);
+    const frozen = await escalateToPeople(
+      tx,
+      row,
+      `${why}; the provider's record ${found.record.id} differs from the request (${mismatches.join(", ")})`,
+      evidence,
+      actor,
+    );
     return { action: "effect_mismatch", ...frozen, alertId: alert.id };
   }
   // The worker's own report would have been SUCCEEDED; a provider event about
   // a SENT attempt says the same thing. Everything else is a correction.
-  const target: ExecutionStatus = row.status === "SENT" && found.source === "webhook" ? "SUCCEEDED" : "RECONCILED_SUCCEEDED";
+  const target: ExecutionStatus =
+    row.status === "SENT" && found.source === "webhook" ? "SUCCEEDED" : "RECONCILED_SUCCEEDED";
   const settled = await moveExecution(tx, row, target, actor, {
     reason: `${why}; the provider has ${found.record.id} under its key`,
     evidence,
-    data: { result: found.record as Prisma.InputJsonValue, evidence: evidence as unknown as Prisma.InputJsonValue, error: null, settledAt: now },
+    data: {
+      result: found.record as Prisma.InputJsonValue,
+      evidence: evidence as unknown as Prisma.InputJsonValue,
+      error: null,
+      settledAt: now,
+    },
   });
-  const task = await moveTaskAfterSettlement(tx, settled, "VALIDATING", actor, `${settled.tool} confirmed by the provider (${found.record.id})`);
+  const task = await moveTaskAfterSettlement(
+    tx,
+    settled,
+    "VALIDATING",
+    actor,
+    `${settled.tool} confirmed by the provider (${found.record.id})`,
+  );
   await closeReviewForExecution(tx, row.id, `the provider confirmed ${found.record.id}`, actor);
-  await announce(tx, settled, row.status, found.source === "webhook" ? "execution.settled_by_event" : "execution.reconciled");
+  await announce(
+    tx,
+    settled,
+    row.status,
+    found.source === "webhook" ? "execution.settled_by_event" : "execution.reconciled",
+  );
   return { action: "reconciled_succeeded", execution: toExecutionView(settled), task };
 }
 
 /** NEEDS_HUMAN, the task to WAITING_FOR_HUMAN, and a review: one transaction, so the queue never misses a frozen action. */
-async function escalateToPeople(tx: Tx, row: Execution, why: string, evidence: unknown, actor: Actor): Promise<Pick<ReconcileResult, "execution" | "task" | "reviewId">> {
+async function escalateToPeople(
+  tx: Tx,
+  row: Execution,
+  why: string,
+  evidence: unknown,
+  actor: Actor,
+): Promise<Pick<ReconcileResult, "execution" | "task" | "reviewId">> {
   const frozen = await moveExecution(tx, row, "NEEDS_HUMAN", actor, { reason: why, evidence });
-  const task = await moveTaskAfterSettlement(tx, frozen, "WAITING_FOR_HUMAN", actor, `${frozen.tool}: outcome not established; waiting for review`);
+  const task = await moveTaskAfterSettlement(
+    tx,
+    frozen,
+    "WAITING_FOR_HUMAN",
+    actor,
+    `${frozen.tool}: outcome not established; waiting for review`,
+  );
   const review = await openReview(tx, frozen, why, actor);
   await announce(tx, frozen, row.status, "execution.reconciled");
   return { execution: toExecutionView(frozen), task, reviewId: review.id };
 }
 
-async function announce(tx: Tx, execution: Execution, from: ExecutionStatus, topic: "execution.reconciled" | "execution.settled_by_event"): Promise<void> {
-  await enqueueOutbox(tx, { task_id: execution.taskId, topic, payload: { execution_id: execution.id, tool: execution.tool, from, to: execution.status } });
+async function announce(
+  tx: Tx,
+  execution: Execution,
+  from: ExecutionStatus,
+  topic: "execution.reconciled" | "execution.settled_by_event",
+): Promise<void> {
+  await enqueueOutbox(tx, {
+    task_id: execution.taskId,
+    topic,
+    payload: { execution_id: execution.id, tool: execution.tool, from, to: execution.status },
+  });
 }
 
 async function raiseAndAnnounce(tx: Tx, input: Parameters<typeof raiseDivergence>[1]) {
   const alert = await raiseDivergence(tx, input, reconcilerActor);
-  await enqueueOutbox(tx, { task_id: input.taskId, topic: "divergence.raised", payload: { alert_id: alert.id, kind: alert.kind, execution_id: input.executionId ?? null } });
+  await enqueueOutbox(tx, {
+    task_id: input.taskId,
+    topic: "divergence.raised",
+    payload: { alert_id: alert.id, kind: alert.kind, execution_id: input.executionId ?? null },
+  });
   return alert;
 }
 
@@ -289,14 +408,27 @@ export async function reconcileDue(
   const sentTimeoutMs = options.sentTimeoutMs ?? getEnv().VERITY_SENT_TIMEOUT_MS;
   const cutoff = new Date(now.getTime() - sentTimeoutMs);
   const due = await db.execution.findMany({
-    where: { OR: [{ status: "OUTCOME_UNKNOWN" }, { status: "SENT", sentAt: { lt: cutoff } }, { status: "INTENT_RECORDED", updatedAt: { lt: cutoff } }] },
+    where: {
+      OR: [
+        { status: "OUTCOME_UNKNOWN" },
+        { status: "SENT", sentAt: { lt: cutoff } },
+        { status: "INTENT_RECORDED", updatedAt: { lt: cutoff } },
+      ],
+    },
     orderBy: { updatedAt: "asc" },
     take: options.limit ?? 50,
     select: { id: true },
   });
   const summary: ReconcileSummary = {
     examined: due.length,
-    counts: { reconciled_succeeded: 0, reconciled_failed: 0, needs_human: 0, effect_mismatch: 0, never_sent: 0, not_due: 0 },
+    counts: {
+      reconciled_succeeded: 0,
+      reconciled_failed: 0,
+      needs_human: 0,
+      effect_mismatch: 0,
+      never_sent: 0,
+      not_due: 0,
+    },
     conflicts: 0,
     errors: [],
     results: [],
@@ -306,12 +438,21 @@ export async function reconcileDue(
     options.concurrency ?? 4,
     async (executionId) => {
       try {
-        const result = await reconcileExecution(db, executionId, deps, { now, sentTimeoutMs, lookupTimeoutMs: options.lookupTimeoutMs });
+        const result = await reconcileExecution(db, executionId, deps, {
+          now,
+          sentTimeoutMs,
+          lookupTimeoutMs: options.lookupTimeoutMs,
+        });
         summary.counts[result.action]++;
         summary.results.push(result);
       } catch (error) {
         if (isAppError(error) && error.code === "version_conflict") summary.conflicts++;
-        else summary.errors.push({ executionId, code: isAppError(error) ? error.code : "internal", message: messageOf(error) });
+        else
+          summary.errors.push({
+            executionId,
+            code: isAppError(error) ? error.code : "internal",
+            message: messageOf(error),
+          });
       }
     },
   );
@@ -344,7 +485,9 @@ export interface VerifySummary {
   raised: Array<{ alertId: string; kind: DivergenceKind; taskId: string; executionId: string | null }>;
 }
 
-const looseSubtasks = z.object({ subtasks: z.array(z.object({ id: z.string(), mandatory: z.boolean(), status: z.string() })).default([]) });
+const looseSubtasks = z.object({
+  subtasks: z.array(z.object({ id: z.string(), mandatory: z.boolean(), status: z.string() })).default([]),
+});
 
 /**
  * Divergence detection over what is already settled: our record says one
@@ -376,12 +519,22 @@ export async function verifySettled(
       continue;
     }
     // The provider's word wins over a recorded failure: corrected, not only raised.
-    if (failedSettled.includes(row.status) && lookup.kind === "found" && recordMismatches(row, lookup.record).length === 0) {
+    if (
+      failedSettled.includes(row.status) &&
+      lookup.kind === "found" &&
+      recordMismatches(row, lookup.record).length === 0
+    ) {
       const corrected = await db
         .$transaction(async (tx) => {
           const current = await tx.execution.findUnique({ where: { id: row.id }, select: { version: true } });
           if (current?.version !== row.version) return null;
-          return settleSuccessAfterFailure(tx, row, { source: "lookup", record: lookup.record, provider: lookup.evidence }, { actor: reconcilerActor, taskActor: reconcilerActor }, { why: "verified against the provider", now });
+          return settleSuccessAfterFailure(
+            tx,
+            row,
+            { source: "lookup", record: lookup.record, provider: lookup.evidence },
+            { actor: reconcilerActor, taskActor: reconcilerActor },
+            { why: "verified against the provider", now },
+          );
         })
         // A webhook or a worker's report corrected it (or a retry moved it) first: their record stands.
         .catch((error: unknown) => {
@@ -397,7 +550,10 @@ export async function verifySettled(
       // The execution may have moved since it was read (a retry sent it again): judge only what was looked up.
       const current = await tx.execution.findUnique({ where: { id: row.id }, select: { version: true } });
       if (current?.version !== row.version) return null;
-      if (await tx.divergenceAlert.findFirst({ where: { executionId: row.id, kind: finding.kind }, select: { id: true } })) return null;
+      if (
+        await tx.divergenceAlert.findFirst({ where: { executionId: row.id, kind: finding.kind }, select: { id: true } })
+      )
+        return null;
       return raiseAndAnnounce(tx, { taskId: row.taskId, executionId: row.id, ...finding });
     });
     if (alert) summary.raised.push({ alertId: alert.id, kind: finding.kind, taskId: row.taskId, executionId: row.id });
@@ -405,8 +561,20 @@ export async function verifySettled(
 
   // Defense in depth: the transition rules refuse completion with a mandatory
   // subtask open, so a completed task that has one was written around them.
-  const successStatuses = [...new Set(workflowDefinitions.flatMap((d) => Object.entries(d.states).filter(([, s]) => s.success).map(([name]) => name)))];
-  const tasks = await db.task.findMany({ where: { status: { in: successStatuses }, updatedAt: { gte: since } }, orderBy: { updatedAt: "desc" }, take: limit });
+  const successStatuses = [
+    ...new Set(
+      workflowDefinitions.flatMap((d) =>
+        Object.entries(d.states)
+          .filter(([, s]) => s.success)
+          .map(([name]) => name),
+      ),
+    ),
+  ];
+  const tasks = await db.task.findMany({
+    where: { status: { in: successStatuses }, updatedAt: { gte: since } },
+    orderBy: { updatedAt: "desc" },
+    take: limit,
+  });
   for (const task of tasks) {
     summary.tasksChecked++;
     const parsed = looseSubtasks.safeParse(task.state);
@@ -414,7 +582,13 @@ export async function verifySettled(
     if (open.length === 0) continue;
     const kind: DivergenceKind = "completed_with_open_mandatory_subtask";
     const alert = await db.$transaction(async (tx) => {
-      if (await tx.divergenceAlert.findFirst({ where: { taskId: task.id, executionId: null, kind }, select: { id: true } })) return null;
+      if (
+        await tx.divergenceAlert.findFirst({
+          where: { taskId: task.id, executionId: null, kind },
+          select: { id: true },
+        })
+      )
+        return null;
       return raiseAndAnnounce(tx, {
         taskId: task.id,
         kind,
@@ -428,8 +602,18 @@ export async function verifySettled(
   return summary;
 }
 
-function findingOf(row: Execution, lookup: Exclude<EffectLookup, { kind: "unknown" }>): { kind: DivergenceKind; message: string; internal: unknown; external: unknown } | null {
-  const internal = { execution_status: row.status, settled_at: row.settledAt, request: row.request, result: row.result, evidence: row.evidence, error: row.error };
+function findingOf(
+  row: Execution,
+  lookup: Exclude<EffectLookup, { kind: "unknown" }>,
+): { kind: DivergenceKind; message: string; internal: unknown; external: unknown } | null {
+  const internal = {
+    execution_status: row.status,
+    settled_at: row.settledAt,
+    request: row.request,
+    result: row.result,
+    evidence: row.evidence,
+    error: row.error,
+  };
   if (succeededStatuses(row) && lookup.kind === "not_found") {
     return {
       kind: "effect_missing_at_provider",
@@ -468,7 +652,15 @@ function succeededStatuses(row: Execution): boolean {
 /** What applying one provider event did; stored as the inbox row's result. */
 export interface RefundEventResult {
   applied: boolean;
-  outcome: "settled" | "effect_mismatch" | "already_succeeded" | "corrected_after_failure" | "effect_found_after_failure" | "noted_for_review" | "not_sent_yet" | "unknown_execution";
+  outcome:
+    | "settled"
+    | "effect_mismatch"
+    | "already_succeeded"
+    | "corrected_after_failure"
+    | "effect_found_after_failure"
+    | "noted_for_review"
+    | "not_sent_yet"
+    | "unknown_execution";
   execution_id?: string;
   status?: ExecutionStatus;
   alert_id?: string;
@@ -481,8 +673,13 @@ export interface RefundEventResult {
  * recorded failure when the record is the effect we asked for (a record of
  * something else is raised for people).
  */
-export async function applyRefundSucceeded(tx: Tx, event: { eventId: string; source: string; record: ProviderRecord }): Promise<RefundEventResult> {
-  const byId = event.record.metadata.execution_id ? await tx.execution.findUnique({ where: { id: event.record.metadata.execution_id } }) : null;
+export async function applyRefundSucceeded(
+  tx: Tx,
+  event: { eventId: string; source: string; record: ProviderRecord },
+): Promise<RefundEventResult> {
+  const byId = event.record.metadata.execution_id
+    ? await tx.execution.findUnique({ where: { id: event.record.metadata.execution_id } })
+    : null;
   const row = byId ?? (await tx.execution.findUnique({ where: { idempotencyKey: event.record.idempotency_key } }));
   if (!row) return { applied: false, outcome: "unknown_execution" };
   const ids = { execution_id: row.id };
@@ -491,8 +688,21 @@ export async function applyRefundSucceeded(tx: Tx, event: { eventId: string; sou
   switch (row.status) {
     case "SENT":
     case "OUTCOME_UNKNOWN": {
-      const settled = await settleFromRecord(tx, row, { source: "webhook", record: event.record, provider: { source: event.source, event_id: event.eventId } }, inboxActor, why, now);
-      return { applied: true, outcome: settled.action === "effect_mismatch" ? "effect_mismatch" : "settled", ...ids, status: settled.execution.status, alert_id: settled.alertId };
+      const settled = await settleFromRecord(
+        tx,
+        row,
+        { source: "webhook", record: event.record, provider: { source: event.source, event_id: event.eventId } },
+        inboxActor,
+        why,
+        now,
+      );
+      return {
+        applied: true,
+        outcome: settled.action === "effect_mismatch" ? "effect_mismatch" : "settled",
+        ...ids,
+        status: settled.execution.status,
+        alert_id: settled.alertId,
+      };
     }
     case "SUCCEEDED":
     case "RECONCILED_SUCCEEDED":
@@ -524,7 +734,10 @@ export async function applyRefundSucceeded(tx: Tx, event: { eventId: string; sou
     case "NEEDS_HUMAN": {
       // People are deciding: the event is a new fact for them (accepting the
       // evidence will find it at the provider), not a decision.
-      const noted = await moveExecution(tx, row, "NEEDS_HUMAN", inboxActor, { reason: `${why}: evidence for the review`, evidence: { source: event.source, event_id: event.eventId, record: event.record } });
+      const noted = await moveExecution(tx, row, "NEEDS_HUMAN", inboxActor, {
+        reason: `${why}: evidence for the review`,
+        evidence: { source: event.source, event_id: event.eventId, record: event.record },
+      });
       return { applied: true, outcome: "noted_for_review", ...ids, status: noted.status };
     }
     case "INTENT_RECORDED":
@@ -541,7 +754,10 @@ export async function applyRefundSucceeded(tx: Tx, event: { eventId: string; sou
 export async function receiveSandboxWebhook(db: Db, payload: unknown): Promise<ReceiveResult<RefundEventResult>> {
   const parsed = webhookEventSchema.safeParse(payload);
   if (!parsed.success) {
-    throw new AppError("validation_failed", `Not a sandbox refund event: ${parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ")}`);
+    throw new AppError(
+      "validation_failed",
+      `Not a sandbox refund event: ${parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ")}`,
+    );
   }
   const event = parsed.data;
   const refund = event.data;
@@ -557,5 +773,9 @@ export async function receiveSandboxWebhook(db: Db, payload: unknown): Promise<R
   };
   // The inbox row names the task when the metadata does (ours always does); a foreign value is kept out of it.
   const taskId = refund.metadata.task_id && refund.metadata.task_id.length <= 128 ? refund.metadata.task_id : undefined;
-  return receiveEvent(db, { event_id: event.id, source: "sandbox", type: event.type, task_id: taskId, payload: event }, (tx) => applyRefundSucceeded(tx, { eventId: event.id, source: "sandbox", record }));
+  return receiveEvent(
+    db,
+    { event_id: event.id, source: "sandbox", type: event.type, task_id: taskId, payload: event },
+    (tx) => applyRefundSucceeded(tx, { eventId: event.id, source: "sandbox", record }),
+  );
 }

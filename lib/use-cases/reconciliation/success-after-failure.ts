@@ -69,10 +69,19 @@ export async function settleSuccessAfterFailure(
   actors: { actor: Actor; taskActor: Actor },
   options: { why: string; now?: Date; keepAlertId?: string },
 ): Promise<SuccessAfterFailure> {
-  if (!retryableStatuses.includes(row.status)) throw new Error(`settleSuccessAfterFailure: execution ${row.id} is ${row.status}, not a recorded failure`);
+  if (!retryableStatuses.includes(row.status))
+    throw new Error(`settleSuccessAfterFailure: execution ${row.id} is ${row.status}, not a recorded failure`);
   const now = options.now ?? new Date();
   const effectId = found.record?.id ?? effectIdOf(found.reported) ?? "its effect";
-  const earlier = { status: row.status, attempt: row.attempt, attempt_id: row.attemptId, error: row.error, result: row.result, evidence: row.evidence, settled_at: row.settledAt?.toISOString() ?? null };
+  const earlier = {
+    status: row.status,
+    attempt: row.attempt,
+    attempt_id: row.attemptId,
+    error: row.error,
+    result: row.result,
+    evidence: row.evidence,
+    settled_at: row.settledAt?.toISOString() ?? null,
+  };
   const evidence = {
     source: found.source,
     correction: "success_after_failure",
@@ -82,11 +91,24 @@ export async function settleSuccessAfterFailure(
     ...(found.reported ? { reported: found.reported } : {}),
     provider: found.provider,
   };
-  const result = found.record ?? (found.reported?.result as Prisma.InputJsonValue | undefined) ?? (found.reported?.evidence as Prisma.InputJsonValue | undefined) ?? null;
+  const result =
+    found.record ??
+    (found.reported?.result as Prisma.InputJsonValue | undefined) ??
+    (found.reported?.evidence as Prisma.InputJsonValue | undefined) ??
+    null;
   const settled = await moveExecution(tx, row, "RECONCILED_SUCCEEDED", actors.actor, {
-    reason: `${options.why}: the provider has ${effectId} under the key, which outweighs the recorded ${row.status}${row.error ? ` (${row.error})` : ""}`.slice(0, 2000),
+    reason:
+      `${options.why}: the provider has ${effectId} under the key, which outweighs the recorded ${row.status}${row.error ? ` (${row.error})` : ""}`.slice(
+        0,
+        2000,
+      ),
     evidence,
-    data: { result: result as Prisma.InputJsonValue, evidence: evidence as unknown as Prisma.InputJsonValue, error: null, settledAt: now },
+    data: {
+      result: result as Prisma.InputJsonValue,
+      evidence: evidence as unknown as Prisma.InputJsonValue,
+      error: null,
+      settledAt: now,
+    },
   });
   const task = await moveTaskAfterCorrection(
     tx,
@@ -104,7 +126,11 @@ export async function settleSuccessAfterFailure(
     },
     actors.taskActor,
   );
-  await enqueueOutbox(tx, { task_id: settled.taskId, topic: "execution.reconciled", payload: { execution_id: settled.id, tool: settled.tool, from: row.status, to: settled.status } });
+  await enqueueOutbox(tx, {
+    task_id: settled.taskId,
+    topic: "execution.reconciled",
+    payload: { execution_id: settled.id, tool: settled.tool, from: row.status, to: settled.status },
+  });
   return { execution: settled, task, resolvedAlertIds: resolved.map((a) => a.id) };
 }
 
@@ -126,16 +152,34 @@ export async function confirmReportedSuccess(
   deps: ConnectorDeps,
 ): Promise<SuccessEvidence> {
   if (!evidenceMatchesExecution(report.evidence ?? report.result, row)) {
-    throw new AppError("invariant_violated", "Success needs evidence that names this execution (its id or idempotency key); without it the recorded failure stands.", {
-      violations: [{ invariant: "success_requires_matching_evidence", message: `No evidence names execution ${row.id} or key ${row.idempotencyKey}.` }],
-    });
+    throw new AppError(
+      "invariant_violated",
+      "Success needs evidence that names this execution (its id or idempotency key); without it the recorded failure stands.",
+      {
+        violations: [
+          {
+            invariant: "success_requires_matching_evidence",
+            message: `No evidence names execution ${row.id} or key ${row.idempotencyKey}.`,
+          },
+        ],
+      },
+    );
   }
-  const reported = { ...(report.result ? { result: report.result } : {}), ...(report.evidence ? { evidence: report.evidence } : {}) };
+  const reported = {
+    ...(report.result ? { result: report.result } : {}),
+    ...(report.evidence ? { evidence: report.evidence } : {}),
+  };
   const lookup = await lookupEffect(row, deps);
   switch (lookup.kind) {
     case "found": {
       const mismatches = recordMismatches(row, lookup.record);
-      if (mismatches.length === 0) return { source: "report", record: lookup.record, reported, provider: { lookup: "found", evidence: lookup.evidence } };
+      if (mismatches.length === 0)
+        return {
+          source: "report",
+          record: lookup.record,
+          reported,
+          provider: { lookup: "found", evidence: lookup.evidence },
+        };
       const alert = await db.$transaction((tx) =>
         raiseDivergence(
           tx,
@@ -144,24 +188,46 @@ export async function confirmReportedSuccess(
             executionId: row.id,
             kind: "effect_mismatch",
             message: `A success was reported for ${row.tool} (recorded ${row.status}), but the provider's record ${lookup.record.id} under key ${row.idempotencyKey} differs from the request in ${mismatches.join(", ")}.`,
-            internal: { execution_status: row.status, request: row.request, idempotency_key: row.idempotencyKey, reported },
+            internal: {
+              execution_status: row.status,
+              request: row.request,
+              idempotency_key: row.idempotencyKey,
+              reported,
+            },
             external: { record: lookup.record, provider: lookup.evidence, mismatches },
           },
           actor,
         ),
       );
-      throw new AppError("invariant_violated", `The provider's record ${lookup.record.id} under key ${row.idempotencyKey} differs from the request in ${mismatches.join(", ")}: it is not this effect, so the recorded ${row.status} stands and alert ${alert.id} asks people to look.`, {
-        violations: [{ invariant: "success_matches_provider_record", message: `mismatches: ${mismatches.join(", ")}` }],
-        executionId: row.id,
-      });
+      throw new AppError(
+        "invariant_violated",
+        `The provider's record ${lookup.record.id} under key ${row.idempotencyKey} differs from the request in ${mismatches.join(", ")}: it is not this effect, so the recorded ${row.status} stands and alert ${alert.id} asks people to look.`,
+        {
+          violations: [
+            { invariant: "success_matches_provider_record", message: `mismatches: ${mismatches.join(", ")}` },
+          ],
+          executionId: row.id,
+        },
+      );
     }
     case "not_found":
-      throw new AppError("invariant_violated", `The provider has nothing under key ${row.idempotencyKey}: the success reported for execution ${row.id} is not confirmed, and the recorded ${row.status} stands.`, {
-        violations: [{ invariant: "success_confirmed_by_provider", message: `lookup of ${row.idempotencyKey}: not found` }],
-        executionId: row.id,
-      });
+      throw new AppError(
+        "invariant_violated",
+        `The provider has nothing under key ${row.idempotencyKey}: the success reported for execution ${row.id} is not confirmed, and the recorded ${row.status} stands.`,
+        {
+          violations: [
+            { invariant: "success_confirmed_by_provider", message: `lookup of ${row.idempotencyKey}: not found` },
+          ],
+          executionId: row.id,
+        },
+      );
     case "unknown":
-      return { source: "report", record: null, reported, provider: { lookup: "unknown", reason: lookup.reason, message: lookup.message } };
+      return {
+        source: "report",
+        record: null,
+        reported,
+        provider: { lookup: "unknown", reason: lookup.reason, message: lookup.message },
+      };
   }
 }
 

@@ -3,9 +3,21 @@ import type { Db, Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import type { Prisma, Execution, Review } from "@/lib/generated/prisma/client";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
-import { lookupEffect, performEffect, recordMismatches, type ConnectorDeps, type EffectOutcome } from "@/lib/connectors/effects";
+import {
+  lookupEffect,
+  performEffect,
+  recordMismatches,
+  type ConnectorDeps,
+  type EffectOutcome,
+} from "@/lib/connectors/effects";
 import { hasOpenDivergence } from "@/lib/use-cases/alerts/divergence";
-import { getExecutionRowOrThrow, isPastAttemptLimit, moveExecution, toExecutionView, type ExecutionView } from "@/lib/stores/execution-store";
+import {
+  getExecutionRowOrThrow,
+  isPastAttemptLimit,
+  moveExecution,
+  toExecutionView,
+  type ExecutionView,
+} from "@/lib/stores/execution-store";
 import { enqueueOutbox } from "@/lib/stores/messaging";
 import { reviewClosedAuditEntry } from "@/lib/model/audit/audit-events";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
@@ -85,19 +97,29 @@ export async function decideReview(
   options: { callTimeoutMs?: number } = {},
 ): Promise<DecideResult> {
   const input = parseOrThrow(DecideReviewInputSchema, raw);
-  if (actor.kind !== "user") throw new AppError("forbidden", "Reviews are decided by people; an agent or a system process cannot decide one.");
+  if (actor.kind !== "user")
+    throw new AppError("forbidden", "Reviews are decided by people; an agent or a system process cannot decide one.");
   const review = await db.review.findUnique({ where: { id: reviewId }, include: { decisions: true } });
   if (!review) throw new AppError("not_found", `Review ${reviewId} does not exist.`);
   if (review.version !== input.expected_version) throw reviewConflict(review, input.expected_version);
   if (!undecidedStatuses.includes(review.status)) {
-    throw violation("review_undecided", `Review ${review.id} is already ${review.status}; a decided review does not change.`);
+    throw violation(
+      "review_undecided",
+      `Review ${review.id} is already ${review.status}; a decided review does not change.`,
+    );
   }
   if (currentRound(review).some((d) => d.actor === actor.identity)) {
-    throw violation("one_decision_per_person", `${actor.identity} already decided in round ${review.round} of review ${review.id}; a second approval must come from someone else.`);
+    throw violation(
+      "one_decision_per_person",
+      `${actor.identity} already decided in round ${review.round} of review ${review.id}; a second approval must come from someone else.`,
+    );
   }
   const execution = await getExecutionRowOrThrow(db, review.executionId);
   if (execution.status !== "NEEDS_HUMAN") {
-    throw violation("review_execution_waiting", `Execution ${execution.id} is ${execution.status}, not waiting for a decision.`);
+    throw violation(
+      "review_execution_waiting",
+      `Execution ${execution.id} is ${execution.status}, not waiting for a decision.`,
+    );
   }
   const context: DecisionContext = { review, execution, input, actor, deps, callTimeoutMs: options.callTimeoutMs };
   try {
@@ -114,7 +136,10 @@ export async function decideReview(
   } catch (error) {
     // The unique key (review, round, person) behind the check above, for a person racing themself.
     if (isUniqueViolation(error)) {
-      throw violation("one_decision_per_person", `${actor.identity} already decided in round ${review.round} of review ${review.id}.`);
+      throw violation(
+        "one_decision_per_person",
+        `${actor.identity} already decided in round ${review.round} of review ${review.id}.`,
+      );
     }
     throw error;
   }
@@ -133,8 +158,15 @@ async function escalate(db: Db, c: DecisionContext): Promise<DecideResult> {
   return db.$transaction(async (tx) => {
     const review = await casReview(tx, c.review, { status: "ESCALATED" });
     await recordDecision(tx, c, review);
-    const execution = await moveExecution(tx, c.execution, "NEEDS_HUMAN", c.actor, { reason: `review escalated by ${c.actor.identity}: ${c.input.reason}` });
-    return { review: await reviewViewIn(tx, review.id), execution: toExecutionView(execution), task: null, executed: false };
+    const execution = await moveExecution(tx, c.execution, "NEEDS_HUMAN", c.actor, {
+      reason: `review escalated by ${c.actor.identity}: ${c.input.reason}`,
+    });
+    return {
+      review: await reviewViewIn(tx, review.id),
+      execution: toExecutionView(execution),
+      task: null,
+      executed: false,
+    };
   });
 }
 
@@ -146,40 +178,75 @@ async function reject(db: Db, c: DecisionContext): Promise<DecideResult> {
       reason: `rejected by ${c.actor.identity}: ${c.input.reason}`,
       data: { error: `rejected in review: ${c.input.reason}`.slice(0, 2000), settledAt: new Date() },
     });
-    const task = await moveTaskAfterSettlement(tx, execution, "CANCELLED", c.actor, `review ${review.id} rejected the ${execution.tool}: ${c.input.reason}`);
+    const task = await moveTaskAfterSettlement(
+      tx,
+      execution,
+      "CANCELLED",
+      c.actor,
+      `review ${review.id} rejected the ${execution.tool}: ${c.input.reason}`,
+    );
     return { review: await reviewViewIn(tx, review.id), execution: toExecutionView(execution), task, executed: false };
   });
 }
 
 async function acceptEvidence(db: Db, c: DecisionContext): Promise<DecideResult> {
   if (isNeverSent(c.execution)) {
-    throw violation("accept_evidence_requires_sent_action", `Execution ${c.execution.id} was frozen before it was ever sent: the provider cannot have applied it, so there is no evidence to accept. Approve sending it, or reject it.`);
+    throw violation(
+      "accept_evidence_requires_sent_action",
+      `Execution ${c.execution.id} was frozen before it was ever sent: the provider cannot have applied it, so there is no evidence to accept. Approve sending it, or reject it.`,
+    );
   }
   // Asked now, not taken from what anyone saw earlier: the decision rests on the provider's current record.
   const lookup = await lookupEffect(c.execution, c.deps, { timeoutMs: c.callTimeoutMs });
   if (lookup.kind !== "found") {
-    const said = lookup.kind === "not_found" ? "has no such effect" : `could not be asked (${lookup.reason}: ${lookup.message})`;
-    throw violation("accept_evidence_requires_provider_record", `The provider ${said} under key ${c.execution.idempotencyKey}; there is no evidence to accept.`, {
-      lookup: lookup.kind === "not_found" ? { kind: "not_found" } : { kind: "unknown", reason: lookup.reason },
-    });
+    const said =
+      lookup.kind === "not_found" ? "has no such effect" : `could not be asked (${lookup.reason}: ${lookup.message})`;
+    throw violation(
+      "accept_evidence_requires_provider_record",
+      `The provider ${said} under key ${c.execution.idempotencyKey}; there is no evidence to accept.`,
+      {
+        lookup: lookup.kind === "not_found" ? { kind: "not_found" } : { kind: "unknown", reason: lookup.reason },
+      },
+    );
   }
   const mismatches = recordMismatches(c.execution, lookup.record);
   if (mismatches.length > 0) {
-    throw violation("accept_evidence_must_match_request", `The provider's record ${lookup.record.id} differs from the request in ${mismatches.join(", ")}; it is not this effect.`, {
-      mismatches,
-      record: lookup.record,
-    });
+    throw violation(
+      "accept_evidence_must_match_request",
+      `The provider's record ${lookup.record.id} differs from the request in ${mismatches.join(", ")}; it is not this effect.`,
+      {
+        mismatches,
+        record: lookup.record,
+      },
+    );
   }
-  const evidence = { source: "lookup", accepted_by: c.actor.identity, idempotency_key: c.execution.idempotencyKey, record: lookup.record, provider: lookup.evidence };
+  const evidence = {
+    source: "lookup",
+    accepted_by: c.actor.identity,
+    idempotency_key: c.execution.idempotencyKey,
+    record: lookup.record,
+    provider: lookup.evidence,
+  };
   return db.$transaction(async (tx) => {
     const review = await casReview(tx, c.review, { status: "APPROVED", decidedAt: new Date() });
     await recordDecision(tx, c, review);
     const execution = await moveExecution(tx, c.execution, "RECONCILED_SUCCEEDED", c.actor, {
       reason: `evidence accepted by ${c.actor.identity}: ${c.input.reason}`,
       evidence,
-      data: { result: lookup.record as Prisma.InputJsonValue, evidence: evidence as unknown as Prisma.InputJsonValue, error: null, settledAt: new Date() },
+      data: {
+        result: lookup.record as Prisma.InputJsonValue,
+        evidence: evidence as unknown as Prisma.InputJsonValue,
+        error: null,
+        settledAt: new Date(),
+      },
     });
-    const task = await moveTaskAfterSettlement(tx, execution, "VALIDATING", c.actor, `review ${review.id}: the provider's record ${lookup.record.id} accepted as evidence`);
+    const task = await moveTaskAfterSettlement(
+      tx,
+      execution,
+      "VALIDATING",
+      c.actor,
+      `review ${review.id}: the provider's record ${lookup.record.id} accepted as evidence`,
+    );
     return { review: await reviewViewIn(tx, review.id), execution: toExecutionView(execution), task, executed: false };
   });
 }
@@ -187,7 +254,10 @@ async function acceptEvidence(db: Db, c: DecisionContext): Promise<DecideResult>
 async function approveExecute(db: Db, c: DecisionContext): Promise<DecideResult> {
   const approvals = approvalsOf(c.review).length + 1;
   if (c.execution.irreversible && (await hasOpenDivergence(db, c.execution.taskId))) {
-    throw violation("no_irreversible_effect_while_diverged", `Task ${c.execution.taskId} has an open divergence alert: resolve it before anything irreversible proceeds.`);
+    throw violation(
+      "no_irreversible_effect_while_diverged",
+      `Task ${c.execution.taskId} has an open divergence alert: resolve it before anything irreversible proceeds.`,
+    );
   }
   if (approvals < c.review.requiredApprovals) {
     return db.$transaction(async (tx) => {
@@ -196,7 +266,12 @@ async function approveExecute(db: Db, c: DecisionContext): Promise<DecideResult>
       const execution = await moveExecution(tx, c.execution, "NEEDS_HUMAN", c.actor, {
         reason: `approval ${approvals} of ${c.review.requiredApprovals} by ${c.actor.identity}: ${c.input.reason}`,
       });
-      return { review: await reviewViewIn(tx, review.id), execution: toExecutionView(execution), task: null, executed: false };
+      return {
+        review: await reviewViewIn(tx, review.id),
+        execution: toExecutionView(execution),
+        task: null,
+        executed: false,
+      };
     });
   }
 
@@ -207,7 +282,10 @@ async function approveExecute(db: Db, c: DecisionContext): Promise<DecideResult>
   const { review: approved, sent } = await db.$transaction(async (tx) => {
     const task = await tx.task.findUnique({ where: { id: c.execution.taskId }, select: { status: true } });
     if (task?.status !== "WAITING_FOR_HUMAN") {
-      throw violation("task_waiting_for_human", `Task ${c.execution.taskId} is ${task?.status ?? "gone"}; the action is executed only while its task waits for this decision.`);
+      throw violation(
+        "task_waiting_for_human",
+        `Task ${c.execution.taskId} is ${task?.status ?? "gone"}; the action is executed only while its task waits for this decision.`,
+      );
     }
     const review = await casReview(tx, c.review, {});
     await recordDecision(tx, c, review);
@@ -230,25 +308,65 @@ async function approveExecute(db: Db, c: DecisionContext): Promise<DecideResult>
     // A provider event or the reconciler settled the attempt first (the
     // webhook can beat the HTTP answer): their record stands; report it.
     if (!(error instanceof AppError && error.code === "version_conflict")) throw error;
-    const [execution, review] = await Promise.all([getExecutionRowOrThrow(db, sent.id), db.review.findUniqueOrThrow({ where: { id: approved.id }, include: { decisions: true } })]);
-    return { review: toReviewView(review), execution: toExecutionView(execution), task: null, executed: true, outcome: outcome.kind };
+    const [execution, review] = await Promise.all([
+      getExecutionRowOrThrow(db, sent.id),
+      db.review.findUniqueOrThrow({ where: { id: approved.id }, include: { decisions: true } }),
+    ]);
+    return {
+      review: toReviewView(review),
+      execution: toExecutionView(execution),
+      task: null,
+      executed: true,
+      outcome: outcome.kind,
+    };
   }
 }
 
-async function recordReExecution(tx: Tx, c: DecisionContext, approved: Review, sent: Execution, outcome: EffectOutcome): Promise<DecideResult> {
+async function recordReExecution(
+  tx: Tx,
+  c: DecisionContext,
+  approved: Review,
+  sent: Execution,
+  outcome: EffectOutcome,
+): Promise<DecideResult> {
   switch (outcome.kind) {
     case "succeeded": {
-      const evidence = { source: "re-execution", idempotency_key: sent.idempotencyKey, record: outcome.record, provider: outcome.evidence };
+      const evidence = {
+        source: "re-execution",
+        idempotency_key: sent.idempotencyKey,
+        record: outcome.record,
+        provider: outcome.evidence,
+      };
       const execution = await moveExecution(tx, sent, "SUCCEEDED", reviewExecutorActor, {
         reason: `the provider applied the approved ${sent.tool} (${outcome.record.id})`,
         evidence,
-        data: { result: outcome.record as Prisma.InputJsonValue, evidence: evidence as unknown as Prisma.InputJsonValue, error: null, settledAt: new Date() },
+        data: {
+          result: outcome.record as Prisma.InputJsonValue,
+          evidence: evidence as unknown as Prisma.InputJsonValue,
+          error: null,
+          settledAt: new Date(),
+        },
       });
       const review = await casReview(tx, approved, { status: "APPROVED", decidedAt: new Date() });
       await announceDecision(tx, review, execution, "approve_execute", c.actor, "succeeded");
-      await appendAuditEntry(tx, reviewClosedAuditEntry(review, `the approved re-execution succeeded`, reviewExecutorActor));
-      const task = await moveTaskAfterSettlement(tx, execution, "VALIDATING", c.actor, `review ${review.id}: approved ${sent.tool} succeeded at the provider`);
-      return { review: await reviewViewIn(tx, review.id), execution: toExecutionView(execution), task, executed: true, outcome: "succeeded" };
+      await appendAuditEntry(
+        tx,
+        reviewClosedAuditEntry(review, `the approved re-execution succeeded`, reviewExecutorActor),
+      );
+      const task = await moveTaskAfterSettlement(
+        tx,
+        execution,
+        "VALIDATING",
+        c.actor,
+        `review ${review.id}: approved ${sent.tool} succeeded at the provider`,
+      );
+      return {
+        review: await reviewViewIn(tx, review.id),
+        execution: toExecutionView(execution),
+        task,
+        executed: true,
+        outcome: "succeeded",
+      };
     }
     case "failed": {
       // The provider stated that nothing was applied: a known failure, which
@@ -257,18 +375,43 @@ async function recordReExecution(tx: Tx, c: DecisionContext, approved: Review, s
         reason: `the provider refused the approved ${sent.tool}: ${outcome.reason}`,
         evidence: { source: "re-execution", failure: outcome },
         // What the provider said about a retry, in the shape every failure keeps it (execution-rules.ts retryAdviceOf).
-        data: { result: { reason: outcome.reason, retryable: outcome.retryable }, error: `${outcome.reason}: ${outcome.message}`.slice(0, 2000), settledAt: new Date() },
+        data: {
+          result: { reason: outcome.reason, retryable: outcome.retryable },
+          error: `${outcome.reason}: ${outcome.message}`.slice(0, 2000),
+          settledAt: new Date(),
+        },
       });
       const review = await casReview(tx, approved, { status: "APPROVED", decidedAt: new Date() });
       await announceDecision(tx, review, execution, "approve_execute", c.actor, "failed");
-      await appendAuditEntry(tx, reviewClosedAuditEntry(review, `the approved re-execution failed`, reviewExecutorActor));
+      await appendAuditEntry(
+        tx,
+        reviewClosedAuditEntry(review, `the approved re-execution failed`, reviewExecutorActor),
+      );
       if (isPastAttemptLimit(execution)) {
         // Refused again past the tool's attempts: back to the review as its next round, not to the agent.
         const handed = await handFailureToPeople(tx, execution);
-        return { review: await reviewViewIn(tx, review.id), execution: toExecutionView(handed.execution), task: handed.task, executed: true, outcome: "failed" };
+        return {
+          review: await reviewViewIn(tx, review.id),
+          execution: toExecutionView(handed.execution),
+          task: handed.task,
+          executed: true,
+          outcome: "failed",
+        };
       }
-      const task = await moveTaskAfterSettlement(tx, execution, "RUNNING", c.actor, `review ${review.id}: approved ${sent.tool} failed at the provider (${outcome.reason}); nothing was applied`);
-      return { review: await reviewViewIn(tx, review.id), execution: toExecutionView(execution), task, executed: true, outcome: "failed" };
+      const task = await moveTaskAfterSettlement(
+        tx,
+        execution,
+        "RUNNING",
+        c.actor,
+        `review ${review.id}: approved ${sent.tool} failed at the provider (${outcome.reason}); nothing was applied`,
+      );
+      return {
+        review: await reviewViewIn(tx, review.id),
+        execution: toExecutionView(execution),
+        task,
+        executed: true,
+        outcome: "failed",
+      };
     }
     case "unknown": {
       // Unknown again: by the reconciliation rules it goes back to people,
@@ -278,33 +421,69 @@ async function recordReExecution(tx: Tx, c: DecisionContext, approved: Review, s
         evidence: { source: "re-execution", unknown: outcome },
         data: { error: `${outcome.reason}: ${outcome.message}`.slice(0, 2000) },
       });
-      const execution = await moveExecution(tx, unknown, "NEEDS_HUMAN", reviewExecutorActor, { reason: "still unknown after the re-execution: back to the review" });
-      const review = await openReview(tx, execution, `re-execution outcome unknown (${outcome.reason}); look the effect up or decide again`, reviewExecutorActor);
+      const execution = await moveExecution(tx, unknown, "NEEDS_HUMAN", reviewExecutorActor, {
+        reason: "still unknown after the re-execution: back to the review",
+      });
+      const review = await openReview(
+        tx,
+        execution,
+        `re-execution outcome unknown (${outcome.reason}); look the effect up or decide again`,
+        reviewExecutorActor,
+      );
       await announceDecision(tx, review, execution, "approve_execute", c.actor, "unknown");
-      return { review: await reviewViewIn(tx, review.id), execution: toExecutionView(execution), task: null, executed: true, outcome: "unknown" };
+      return {
+        review: await reviewViewIn(tx, review.id),
+        execution: toExecutionView(execution),
+        task: null,
+        executed: true,
+        outcome: "unknown",
+      };
     }
   }
 }
 
 async function recordDecision(tx: Tx, c: DecisionContext, review: Review): Promise<void> {
   // The round the person decided on: the CAS just confirmed the review is still the one they saw.
-  await recordReviewDecision(tx, review, { round: c.review.round, kind: c.input.decision, reason: c.input.reason }, c.actor);
+  await recordReviewDecision(
+    tx,
+    review,
+    { round: c.review.round, kind: c.input.decision, reason: c.input.reason },
+    c.actor,
+  );
   await announceDecision(tx, review, c.execution, c.input.decision, c.actor);
 }
 
-async function announceDecision(tx: Tx, review: Review, execution: Execution, decision: ReviewDecisionKind, actor: Actor, outcome?: EffectOutcome["kind"]): Promise<void> {
+async function announceDecision(
+  tx: Tx,
+  review: Review,
+  execution: Execution,
+  decision: ReviewDecisionKind,
+  actor: Actor,
+  outcome?: EffectOutcome["kind"],
+): Promise<void> {
   await enqueueOutbox(tx, {
     task_id: review.taskId,
     topic: "review.decided",
-    payload: { review_id: review.id, execution_id: execution.id, decision, actor: actor.identity, status: review.status, ...(outcome ? { outcome } : {}) },
+    payload: {
+      review_id: review.id,
+      execution_id: execution.id,
+      decision,
+      actor: actor.identity,
+      status: review.status,
+      ...(outcome ? { outcome } : {}),
+    },
   });
 }
 
 async function reviewViewIn(tx: Tx, reviewId: string): Promise<ReviewView> {
-  return toReviewView(await tx.review.findUniqueOrThrow({ where: { id: reviewId }, include: { decisions: { orderBy: { createdAt: "asc" } } } }));
+  return toReviewView(
+    await tx.review.findUniqueOrThrow({
+      where: { id: reviewId },
+      include: { decisions: { orderBy: { createdAt: "asc" } } },
+    }),
+  );
 }
 
 function violation(invariant: string, message: string, extra: Record<string, unknown> = {}): AppError {
   return new AppError("invariant_violated", message, { violations: [{ invariant, message }], ...extra });
 }
-

@@ -6,11 +6,17 @@ import { ToolNameSchema, tools } from "@/lib/model/executions/tools";
 import { isNeverSent, toReviewListItems, type ReviewDetail } from "@/lib/use-cases/reviews/review-views";
 
 export async function getReview(db: Db, reviewId: string): Promise<ReviewDetail | null> {
-  const row = await db.review.findUnique({ where: { id: reviewId }, include: { decisions: { orderBy: { createdAt: "asc" } } } });
+  const row = await db.review.findUnique({
+    where: { id: reviewId },
+    include: { decisions: { orderBy: { createdAt: "asc" } } },
+  });
   if (!row) return null;
   const [item] = await toReviewListItems(db, [row]);
   if (!item) return null;
-  const [events, instructions] = await Promise.all([listExecutionEvents(db, row.executionId), instructionsOf(db, item.execution)]);
+  const [events, instructions] = await Promise.all([
+    listExecutionEvents(db, row.executionId),
+    instructionsOf(db, item.execution),
+  ]);
   return { ...item, events, neverSent: isNeverSent(item.execution), instructions };
 }
 

@@ -6,7 +6,14 @@ import { newId } from "@/lib/core/ids";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
 import { parseOrThrow, clientIdSchema } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
-import { ArtifactsSchema, emptyGates, IdentitySchema, NewSubtaskSchema, TASK_STATE_SCHEMA_VERSION, type TaskState } from "@/lib/model/tasks/task-state";
+import {
+  ArtifactsSchema,
+  emptyGates,
+  IdentitySchema,
+  NewSubtaskSchema,
+  TASK_STATE_SCHEMA_VERSION,
+  type TaskState,
+} from "@/lib/model/tasks/task-state";
 import { getLatestWorkflow, workflowNames } from "@/lib/model/workflows";
 import { assertValidState } from "@/lib/stores/tasks/task-state-checks";
 import { insertTask } from "@/lib/stores/tasks/task-store";
@@ -29,7 +36,11 @@ export const CreateTaskInputSchema = z.strictObject({
   active_agents: z.array(IdentitySchema).max(100).optional(),
 });
 
-export async function createTask(db: Db, rawInput: unknown, actor: Actor): Promise<{ task: TaskView; created: boolean }> {
+export async function createTask(
+  db: Db,
+  rawInput: unknown,
+  actor: Actor,
+): Promise<{ task: TaskView; created: boolean }> {
   const input = parseOrThrow(CreateTaskInputSchema, rawInput);
   const def = getLatestWorkflow(input.workflow);
   if (!def) {
@@ -50,7 +61,12 @@ export async function createTask(db: Db, rawInput: unknown, actor: Actor): Promi
     active_agents: input.active_agents ?? [],
     completed_agents: [],
     failed_agents: [],
-    budget: { currency_committed_usd: input.budget?.currency_committed_usd ?? 0, currency_spent_usd: 0, tokens_spent: 0, hops_used: 0 },
+    budget: {
+      currency_committed_usd: input.budget?.currency_committed_usd ?? 0,
+      currency_spent_usd: 0,
+      tokens_spent: 0,
+      hops_used: 0,
+    },
     subtasks: input.subtasks ?? [],
     workflow_digest: def.digest,
     intent_id: input.intent_id,
@@ -65,7 +81,10 @@ export async function createTask(db: Db, rawInput: unknown, actor: Actor): Promi
     // The task id exists: a retry of the same create returns the task, anything else is a conflict.
     const first = await db.transition.findFirst({ where: { taskId, fromVersion: null } });
     if (first?.requestDigest !== requestDigest) {
-      throw new AppError("idempotency_conflict", `Task ${taskId} already exists and was created with different parameters.`);
+      throw new AppError(
+        "idempotency_conflict",
+        `Task ${taskId} already exists and was created with different parameters.`,
+      );
     }
     return { task: await getTaskOrThrow(db, taskId), created: false };
   }

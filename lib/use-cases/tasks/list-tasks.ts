@@ -41,7 +41,11 @@ export async function listTasks(db: Db, rawQuery: ListTasksQuery): Promise<TaskP
         }
       : {}),
   };
-  const rows = await db.task.findMany({ where, orderBy: [{ updatedAt: "desc" }, { id: "desc" }], take: query.limit + 1 });
+  const rows = await db.task.findMany({
+    where,
+    orderBy: [{ updatedAt: "desc" }, { id: "desc" }],
+    take: query.limit + 1,
+  });
   const items = rows.slice(0, query.limit).map(toTaskView);
   const last = items[items.length - 1];
   return { items, nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null };
@@ -53,7 +57,9 @@ function escapeLikePattern(text: string): string {
 }
 
 /** A task page's cursor: the last row's (updated_at, id). */
-const taskPageCursor = keysetCursor([keysetParts.instant, keysetParts.text], { notOurs: "not a cursor returned by this API" });
+const taskPageCursor = keysetCursor([keysetParts.instant, keysetParts.text], {
+  notOurs: "not a cursor returned by this API",
+});
 
 function encodeCursor(task: TaskView): string {
   return taskPageCursor.encode([task.updatedAt, task.id]);

@@ -27,7 +27,11 @@ export async function countTasksByStatus(db: Db): Promise<Array<{ workflow: stri
   return groups.map((g) => ({ workflow: g.workflowName, status: g.status, count: g._count._all }));
 }
 
-export async function listTransitions(db: Db, taskId: string, options: { afterVersion?: number; limit?: number } = {}): Promise<TransitionView[]> {
+export async function listTransitions(
+  db: Db,
+  taskId: string,
+  options: { afterVersion?: number; limit?: number } = {},
+): Promise<TransitionView[]> {
   const rows = await db.transition.findMany({
     where: { taskId, ...(options.afterVersion !== undefined ? { toVersion: { gt: options.afterVersion } } : {}) },
     orderBy: { toVersion: "asc" },

@@ -5,8 +5,20 @@ import { newId } from "@/lib/core/ids";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
 import { parseOrThrow } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
-import { compareAndSwap, findTaskRow, recordWriteConflict, replayOrThrow, throwIfLeaseRefused } from "@/lib/stores/tasks/task-store";
-import { checkpointTransition, prepareTransition, StaleVersion, transitionResultOf, TransitionInputSchema } from "@/lib/stores/tasks/task-transitions";
+import {
+  compareAndSwap,
+  findTaskRow,
+  recordWriteConflict,
+  replayOrThrow,
+  throwIfLeaseRefused,
+} from "@/lib/stores/tasks/task-store";
+import {
+  checkpointTransition,
+  prepareTransition,
+  StaleVersion,
+  transitionResultOf,
+  TransitionInputSchema,
+} from "@/lib/stores/tasks/task-transitions";
 import type { TransitionResult } from "@/lib/stores/tasks/task-views";
 
 /**
@@ -16,11 +28,23 @@ import type { TransitionResult } from "@/lib/stores/tasks/task-views";
  * lease_conflict, with its write-conflict record.
  */
 
-export async function transitionTask(db: Db, taskId: string, rawInput: unknown, actor: Actor): Promise<TransitionResult> {
+export async function transitionTask(
+  db: Db,
+  taskId: string,
+  rawInput: unknown,
+  actor: Actor,
+): Promise<TransitionResult> {
   const input = parseOrThrow(TransitionInputSchema, rawInput);
   const patch = input.patch ?? {};
   const transitionId = input.transition_id ?? newId("tr");
-  const requestDigest = digestOf({ op: "transition", task_id: taskId, expected_version: input.expected_version, to: input.to, patch, reason: input.reason });
+  const requestDigest = digestOf({
+    op: "transition",
+    task_id: taskId,
+    expected_version: input.expected_version,
+    to: input.to,
+    patch,
+    reason: input.reason,
+  });
   try {
     // The read needs no transaction around it: the write below is one
     // statement guarded by `version = expected`, and every write bumps the
@@ -31,14 +55,25 @@ export async function transitionTask(db: Db, taskId: string, rawInput: unknown, 
     // At a semantic boundary the checkpoint commits with the change or not
     // at all; everywhere else the single CAS statement stays the whole write.
     const swapped = prepared.checkpointTrigger
-      ? await db.$transaction(async (tx) => (await compareAndSwap(tx, prepared.record, input.fencing_token)) && (await checkpointTransition(tx, prepared)))
+      ? await db.$transaction(
+          async (tx) =>
+            (await compareAndSwap(tx, prepared.record, input.fencing_token)) &&
+            (await checkpointTransition(tx, prepared)),
+        )
       : await compareAndSwap(db, prepared.record, input.fencing_token);
     if (!swapped) {
       try {
         await throwIfLeaseRefused(db, taskId, input.expected_version, input.fencing_token, actor);
       } catch (refusal) {
         if (isAppError(refusal) && refusal.code === "lease_conflict") {
-          await recordWriteConflict(db, { taskId, actor, kind: "fencing", expectedVersion: input.expected_version, current: null, fencingToken: input.fencing_token });
+          await recordWriteConflict(db, {
+            taskId,
+            actor,
+            kind: "fencing",
+            expectedVersion: input.expected_version,
+            current: null,
+            fencingToken: input.fencing_token,
+          });
         }
         throw refusal;
       }
@@ -57,7 +92,14 @@ export async function transitionTask(db: Db, taskId: string, rawInput: unknown, 
     // lost between read and write needs another look at the task.
     const latest = error instanceof StaleVersion && error.seen ? error.seen : await findTaskRow(db, taskId);
     if (!latest) throw new AppError("not_found", `Task ${taskId} does not exist.`);
-    await recordWriteConflict(db, { taskId, actor, kind: "version", expectedVersion: input.expected_version, current: latest, fencingToken: input.fencing_token });
+    await recordWriteConflict(db, {
+      taskId,
+      actor,
+      kind: "version",
+      expectedVersion: input.expected_version,
+      current: latest,
+      fencingToken: input.fencing_token,
+    });
     throw new AppError(
       "version_conflict",
       `Expected version ${input.expected_version}, but the task is at version ${latest.version} (${latest.status}). Read it again and retry.`,

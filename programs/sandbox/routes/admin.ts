@@ -43,7 +43,13 @@ export async function setFaults(ctx: SandboxContext, rc: RequestContext): Promis
 
 /** Forgets all state, the journal included. Refused unless the sandbox was started with allowReset. */
 export async function reset(ctx: SandboxContext, rc: RequestContext): Promise<void> {
-  if (!ctx.allowReset) throw new SandboxHttpError(403, "invalid_request_error", "reset_disabled", "This sandbox was started without allowReset.");
+  if (!ctx.allowReset)
+    throw new SandboxHttpError(
+      403,
+      "invalid_request_error",
+      "reset_disabled",
+      "This sandbox was started without allowReset.",
+    );
   await ctx.store.reset();
   ctx.faults.clear();
   ctx.webhooks.resetStats();

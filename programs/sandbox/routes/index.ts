@@ -17,7 +17,11 @@ export interface Route {
 export const routes: Route[] = [
   { pattern: /^\/v1\/refunds$/, methods: { GET: listRefunds, POST: createRefund }, isAdmin: false },
   { pattern: /^\/v1\/refunds\/([^/]+)$/, methods: { GET: getRefund }, isAdmin: false },
-  { pattern: /^\/v1\/crm\/customers\/([^/]+)\/notes$/, methods: { GET: listCustomerNotes, POST: createNote }, isAdmin: false },
+  {
+    pattern: /^\/v1\/crm\/customers\/([^/]+)\/notes$/,
+    methods: { GET: listCustomerNotes, POST: createNote },
+    isAdmin: false,
+  },
   { pattern: /^\/v1\/crm\/notes$/, methods: { GET: listNotes }, isAdmin: false },
   { pattern: /^\/__sandbox\/stats$/, methods: { GET: getStats }, isAdmin: true },
   { pattern: /^\/__sandbox\/faults$/, methods: { GET: getFaults, POST: setFaults }, isAdmin: true },

@@ -2,7 +2,15 @@ import { digestOf } from "@/lib/core/canonical-json";
 import { newId } from "@/lib/core/ids";
 import { createRefundBodySchema, HEADER, type SandboxRefund } from "@/lib/connectors/sandbox/contract";
 import type { RequestContext, SandboxContext } from "@/programs/sandbox/context";
-import { fromZodIssues, headerOf, invalidParameter, queryOf, readJsonBody, sendJson, SandboxHttpError } from "@/programs/sandbox/http";
+import {
+  fromZodIssues,
+  headerOf,
+  invalidParameter,
+  queryOf,
+  readJsonBody,
+  sendJson,
+  SandboxHttpError,
+} from "@/programs/sandbox/http";
 import { idempotencyKeyOf, runIdempotentMutation } from "@/programs/sandbox/mutation";
 
 /** The payment provider: Stripe-like refunds. */
@@ -30,7 +38,12 @@ export async function createRefund(ctx: SandboxContext, rc: RequestContext): Pro
     }),
     afterCommit: (refund) => {
       if (!webhookUrl) return;
-      const event = { id: newId("evt"), type: "refund.succeeded" as const, created_at: new Date().toISOString(), data: refund };
+      const event = {
+        id: newId("evt"),
+        type: "refund.succeeded" as const,
+        created_at: new Date().toISOString(),
+        data: refund,
+      };
       ctx.webhooks.send(webhookUrl, event, rc.plan.duplicateWebhook ? 2 : 1);
     },
   });
@@ -42,13 +55,17 @@ export async function listRefunds(ctx: SandboxContext, rc: RequestContext): Prom
   const key = query.idempotency_key;
   if (key === undefined) return sendJson(rc.res, 200, { data: ctx.store.listRefunds() });
   const refund = ctx.store.refundByIdempotencyKey(key);
-  sendJson(rc.res, 200, { data: refund ? [refund] : [], in_flight: !refund && ctx.store.keys.isInFlight("refunds", key) });
+  sendJson(rc.res, 200, {
+    data: refund ? [refund] : [],
+    in_flight: !refund && ctx.store.keys.isInFlight("refunds", key),
+  });
 }
 
 export async function getRefund(ctx: SandboxContext, rc: RequestContext, id: string): Promise<void> {
   queryOf(rc.url, []);
   const refund = ctx.store.refund(id);
-  if (!refund) throw new SandboxHttpError(404, "invalid_request_error", "resource_missing", `No such refund: ${id}`, "id");
+  if (!refund)
+    throw new SandboxHttpError(404, "invalid_request_error", "resource_missing", `No such refund: ${id}`, "id");
   sendJson(rc.res, 200, refund);
 }
 
@@ -61,6 +78,7 @@ function webhookUrlOf(rc: RequestContext): string | undefined {
   } catch {
     throw invalidParameter(`${HEADER.webhookUrl} is not a URL`, HEADER.webhookUrl);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw invalidParameter(`${HEADER.webhookUrl} must be http(s)`, HEADER.webhookUrl);
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw invalidParameter(`${HEADER.webhookUrl} must be http(s)`, HEADER.webhookUrl);
   return url.href;
 }

@@ -7,7 +7,11 @@ import { getDb } from "@/lib/db/client";
 import { reconcileAlert } from "@/lib/use-cases/alerts/alert-actions";
 import { getConnectors } from "@/lib/connectors/effects";
 import { acknowledgeAlert, escalateAlert, resolveDivergence } from "@/lib/use-cases/alerts/divergence";
-import { alertActionText, alertReasonMaxLength, type AlertActionState } from "@/lib/adapters/console/alerts/alerts-form";
+import {
+  alertActionText,
+  alertReasonMaxLength,
+  type AlertActionState,
+} from "@/lib/adapters/console/alerts/alerts-form";
 
 const FormSchema = z.object({
   alertId: z.string().min(1).max(256),
@@ -30,12 +34,17 @@ export const alertAction: FormAction<AlertActionState> = sessionFormAction({
   // Whatever refused the action (the alert moved on, a reconcile that could not decide), show the alert as it is now.
   refreshAfter: () => true,
   async run({ alertId, expectedVersion, action, reason }, { actor }): Promise<AlertActionState> {
-    if (alertActionText[action].needsReason && !reason) return { status: "error", message: "Give a reason: it is recorded with your action." };
+    if (alertActionText[action].needsReason && !reason)
+      return { status: "error", message: "Give a reason: it is recorded with your action." };
     const db = getDb();
     switch (action) {
       case "acknowledge":
         await acknowledgeAlert(db, alertId, { expectedVersion, reason }, actor);
-        return { status: "done", tone: "success", message: "Acknowledged. The alert no longer blocks its task; your reason is on record." };
+        return {
+          status: "done",
+          tone: "success",
+          message: "Acknowledged. The alert no longer blocks its task; your reason is on record.",
+        };
       case "escalate": {
         const r = await escalateAlert(db, alertId, { expectedVersion, reason }, actor);
         return { status: "done", tone: "success", message: `Escalated. ${r.task.note}` };

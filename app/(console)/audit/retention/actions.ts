@@ -6,7 +6,11 @@ import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
 import { getDb } from "@/lib/db/client";
 import { applyAuditRetention, placeLegalHold, releaseLegalHold } from "@/lib/use-cases/audit/audit-retention";
 import type { AppError } from "@/lib/core/errors";
-import { ApplyRetentionFormSchema, PlaceHoldFormSchema, utcInstantFromLocalInput } from "@/lib/adapters/console/retention/retention";
+import {
+  ApplyRetentionFormSchema,
+  PlaceHoldFormSchema,
+  utcInstantFromLocalInput,
+} from "@/lib/adapters/console/retention/retention";
 import type { RetentionFormState } from "@/lib/adapters/console/retention/retention-form";
 
 /**
@@ -27,7 +31,9 @@ function fieldsOf(error?: AppError): Record<string, string> {
 const retentionForm = {
   permission: "audit:retention",
   errorState: (message: string, error?: AppError): RetentionFormState =>
-    error?.code === "validation_failed" ? { status: "error", message: `Nothing was changed: ${message}`, fields: fieldsOf(error) } : { status: "error", message, fields: {} },
+    error?.code === "validation_failed"
+      ? { status: "error", message: `Nothing was changed: ${message}`, fields: fieldsOf(error) }
+      : { status: "error", message, fields: {} },
 } satisfies Partial<FormActionSpec<z.ZodType, RetentionFormState>>;
 
 export const placeHoldAction: FormAction<RetentionFormState> = sessionFormAction({
@@ -36,8 +42,15 @@ export const placeHoldAction: FormAction<RetentionFormState> = sessionFormAction
   schema: PlaceHoldFormSchema,
   invalid: () => ({ status: "error", message: formIncompleteMessage, fields: {} }),
   async run({ taskId, from, to, reason }, { actor }) {
-    const hold = await placeLegalHold(getDb(), { task_id: taskId, from: utcInstantFromLocalInput(from), to: utcInstantFromLocalInput(to), reason }, actor);
-    return { status: "done", message: `Legal hold ${hold.id} placed. Retention will not delete what it covers until it is released.` };
+    const hold = await placeLegalHold(
+      getDb(),
+      { task_id: taskId, from: utcInstantFromLocalInput(from), to: utcInstantFromLocalInput(to), reason },
+      actor,
+    );
+    return {
+      status: "done",
+      message: `Legal hold ${hold.id} placed. Retention will not delete what it covers until it is released.`,
+    };
   },
 });
 
@@ -52,7 +65,10 @@ export const releaseHoldAction: FormAction<RetentionFormState> = sessionFormActi
     const hold = await releaseLegalHold(getDb(), holdId, reason, actor);
     return { status: "done", message: `Legal hold ${hold.id} released.` };
   },
-  answer: (error) => (error.code === "version_conflict" ? { status: "conflict", message: `${error.message} Nothing was changed.` } : undefined),
+  answer: (error) =>
+    error.code === "version_conflict"
+      ? { status: "conflict", message: `${error.message} Nothing was changed.` }
+      : undefined,
 });
 
 export const applyRetentionAction: FormAction<RetentionFormState> = sessionFormAction({
@@ -63,14 +79,19 @@ export const applyRetentionAction: FormAction<RetentionFormState> = sessionFormA
     const fields: Record<string, string> = {};
     for (const issue of issues) {
       const field = String(issue.path[0] ?? "");
-      fields[field] ??= field === "confirm" ? "Tick the box to confirm that old entries are deleted." : "A whole number of days, at least 1.";
+      fields[field] ??=
+        field === "confirm"
+          ? "Tick the box to confirm that old entries are deleted."
+          : "A whole number of days, at least 1.";
     }
     return { status: "error", message: "Nothing was deleted: check the fields below.", fields };
   },
   async run({ days }, { actor }) {
     const result = await applyAuditRetention(getDb(), { olderThanDays: days }, actor);
     const deleted = result.cuts.reduce((n, c) => n + c.deleted, 0);
-    const held = result.heldStreams.length ? ` ${result.heldStreams.length} stream(s) kept older entries under a legal hold.` : "";
+    const held = result.heldStreams.length
+      ? ` ${result.heldStreams.length} stream(s) kept older entries under a legal hold.`
+      : "";
     return {
       status: "done",
       message:

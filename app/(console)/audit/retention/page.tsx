@@ -11,9 +11,17 @@ export const metadata: Metadata = { title: "Audit retention" };
 export default async function AuditRetentionPage() {
   const access = await authorizePage("audit:retention", "/audit/retention");
   if (!access.ok) {
-    return <ForbiddenNotice reason={`${access.reason} Retention deletes audit history and legal holds decide what must be kept, so only administrators manage them.`} />;
+    return (
+      <ForbiddenNotice
+        reason={`${access.reason} Retention deletes audit history and legal holds decide what must be kept, so only administrators manage them.`}
+      />
+    );
   }
   const env = getEnv();
-  const policy = { olderThanDays: env.VERITY_AUDIT_RETENTION_DAYS ?? null, everyMs: env.VERITY_AUDIT_RETENTION_INTERVAL_MS, loopOff: env.VERITY_RECONCILE_INTERVAL_MS <= 0 };
+  const policy = {
+    olderThanDays: env.VERITY_AUDIT_RETENTION_DAYS ?? null,
+    everyMs: env.VERITY_AUDIT_RETENTION_INTERVAL_MS,
+    loopOff: env.VERITY_RECONCILE_INTERVAL_MS <= 0,
+  };
   return <RetentionView policy={policy} overview={await loadRetentionOverview(getDb())} />;
 }

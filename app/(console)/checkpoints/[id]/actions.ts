@@ -10,7 +10,13 @@ import { verifyCheckpoint } from "@/lib/use-cases/checkpoints/verify-checkpoint"
 import type { AppError } from "@/lib/core/errors";
 import { newId } from "@/lib/core/ids";
 import { describeRestoreResult } from "@/lib/adapters/console/checkpoints/checkpoints-format";
-import { currentVersionOf, restoreReasonMaxLength, type PlanFormState, type RestoreFormState, type VerifyFormState } from "@/lib/adapters/console/checkpoints/checkpoints-form";
+import {
+  currentVersionOf,
+  restoreReasonMaxLength,
+  type PlanFormState,
+  type RestoreFormState,
+  type VerifyFormState,
+} from "@/lib/adapters/console/checkpoints/checkpoints-form";
 import { conflictMessage } from "@/lib/adapters/console/tasks/transition-form";
 
 const checkpointId = z.string().min(1).max(256);
@@ -38,7 +44,9 @@ const RestoreFormSchema = z.object({
 
 /** A checkpoint id that finds nothing came from a link or a typed URL. */
 function notFoundAnswer(error: AppError): { status: "error"; message: string } | undefined {
-  return error.code === "not_found" ? { status: "error", message: `${error.message} It may have been mistyped.` } : undefined;
+  return error.code === "not_found"
+    ? { status: "error", message: `${error.message} It may have been mistyped.` }
+    : undefined;
 }
 
 /** Checks the stored bytes again, now. Read-only: anyone who may read checkpoints may verify one. */
@@ -91,7 +99,12 @@ export const restoreCheckpointAction: FormAction<RestoreFormState> = sessionForm
   // A refusal is recorded as an attempt: the page's list of attempts shows it.
   refreshAfter: (error) => error.code === "invariant_violated",
   async run({ checkpointId: id, expectedVersion, rewind, restoreId, reason }, { actor }) {
-    const result = await restoreCheckpoint(getDb(), id, { expected_version: expectedVersion, rewind, reason, restore_id: restoreId }, actor);
+    const result = await restoreCheckpoint(
+      getDb(),
+      id,
+      { expected_version: expectedVersion, rewind, reason, restore_id: restoreId },
+      actor,
+    );
     return {
       status: "done",
       message: describeRestoreResult({
@@ -111,17 +124,27 @@ export const restoreCheckpointAction: FormAction<RestoreFormState> = sessionForm
     switch (error.code) {
       case "version_conflict": {
         const currentVersion = currentVersionOf(error.details);
-        return { status: "conflict", currentVersion, message: `${conflictMessage(currentVersion)} Plan the restore again from it.` };
+        return {
+          status: "conflict",
+          currentVersion,
+          message: `${conflictMessage(currentVersion)} Plan the restore again from it.`,
+        };
       }
       case "invariant_violated":
         return {
           status: "error",
           message: `Refused: ${error.message} Nothing was changed.`,
           code: error.details.violations?.[0]?.invariant ?? null,
-          fallbackCheckpointId: typeof error.details.fallbackCheckpointId === "string" ? error.details.fallbackCheckpointId : null,
+          fallbackCheckpointId:
+            typeof error.details.fallbackCheckpointId === "string" ? error.details.fallbackCheckpointId : null,
         };
       case "idempotency_conflict":
-        return { status: "error", message: "This plan was already confirmed with a different reason or choice. Plan again.", code: null, fallbackCheckpointId: null };
+        return {
+          status: "error",
+          message: "This plan was already confirmed with a different reason or choice. Plan again.",
+          code: null,
+          fallbackCheckpointId: null,
+        };
       default: {
         const notFound = notFoundAnswer(error);
         return notFound ? { ...notFound, code: null, fallbackCheckpointId: null } : undefined;

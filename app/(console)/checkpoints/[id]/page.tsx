@@ -31,6 +31,8 @@ export default async function CheckpointPage({ params }: Props) {
   if (!data) notFound();
   // People who may not restore see what a restore would do, computed here (a dry run writes nothing);
   // engineers plan it themselves, with the rewind choice.
-  const readOnlyPlan = can(access.principal, "checkpoints:restore") ? null : await planRestore(db, id, { rewind: false }, actorOf(access.principal)).catch(planUnavailable);
+  const readOnlyPlan = can(access.principal, "checkpoints:restore")
+    ? null
+    : await planRestore(db, id, { rewind: false }, actorOf(access.principal)).catch(planUnavailable);
   return <CheckpointInspectorView data={data} principal={access.principal} readOnlyPlan={readOnlyPlan} />;
 }

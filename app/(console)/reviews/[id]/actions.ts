@@ -13,7 +13,11 @@ const DecisionFormSchema = z.object({
   reviewId: z.string().min(1).max(256),
   expectedVersion: z.coerce.number().int().min(1),
   decision: z.enum(["approve_execute", "approve_accept_evidence", "reject", "escalate"]),
-  reason: z.string().trim().min(1, "Give a reason: it is recorded with your decision.").max(reasonMaxLength, "Keep the reason under 1,000 characters."),
+  reason: z
+    .string()
+    .trim()
+    .min(1, "Give a reason: it is recorded with your decision.")
+    .max(reasonMaxLength, "Keep the reason under 1,000 characters."),
 });
 
 /**
@@ -36,7 +40,13 @@ export const decideReviewAction: FormAction<DecisionFormState> = sessionFormActi
   // Not after not_found: there is nothing left to render, and the message says where to go.
   refreshAfter: (error) => error.code !== "not_found" && error.code !== "forbidden",
   async run({ reviewId, expectedVersion, decision, reason }, { actor }) {
-    const result = await decideReview(getDb(), reviewId, { expected_version: expectedVersion, decision, reason }, actor, getConnectors());
+    const result = await decideReview(
+      getDb(),
+      reviewId,
+      { expected_version: expectedVersion, decision, reason },
+      actor,
+      getConnectors(),
+    );
     return describeDecisionOutcome(result, decision);
   },
   async answer(error, { input, principal }) {
@@ -45,7 +55,8 @@ export const decideReviewAction: FormAction<DecisionFormState> = sessionFormActi
         const fresh = await describeConflict(getDb(), input.reviewId, error.details.review, principal.identity);
         return {
           status: "conflict",
-          message: fresh?.headline ?? "Another operator decided first — here is the fresh state; nothing was overwritten.",
+          message:
+            fresh?.headline ?? "Another operator decided first — here is the fresh state; nothing was overwritten.",
           detail: fresh?.detail ?? null,
         };
       }
@@ -56,7 +67,8 @@ export const decideReviewAction: FormAction<DecisionFormState> = sessionFormActi
         if (invariants.includes("one_decision_per_person")) {
           return {
             status: "error",
-            message: "Refused: you already decided in this round of the review. Four-eyes means a second approval must come from a different operator; yours is not counted twice.",
+            message:
+              "Refused: you already decided in this round of the review. Four-eyes means a second approval must come from a different operator; yours is not counted twice.",
             details: [],
           };
         }

@@ -48,9 +48,18 @@ export const transitionTaskAction: FormAction<TransitionFormState> = sessionForm
     const task = await getTask(db, taskId);
     const def = task ? getWorkflowByDigest(task.workflow.digest) : undefined;
     if (def && isReasonRequired(def, to) && !reason) {
-      return { status: "error", message: `Give a reason to move this task to ${to}: it is final, and the timeline should say why.`, details: [] };
+      return {
+        status: "error",
+        message: `Give a reason to move this task to ${to}: it is final, and the timeline should say why.`,
+        details: [],
+      };
     }
-    const result = await transitionTask(db, taskId, { expected_version: expectedVersion, to, reason, transition_id: transitionId }, actor);
+    const result = await transitionTask(
+      db,
+      taskId,
+      { expected_version: expectedVersion, to, reason, transition_id: transitionId },
+      actor,
+    );
     return {
       status: "done",
       version: result.task.version,
@@ -67,7 +76,12 @@ export const transitionTaskAction: FormAction<TransitionFormState> = sessionForm
         return { status: "conflict", currentVersion, currentStatus, message: conflictMessage(currentVersion) };
       }
       case "idempotency_conflict":
-        return { status: "error", message: "This form was already used for a different choice. The page now shows the current state; try again from it.", details: [] };
+        return {
+          status: "error",
+          message:
+            "This form was already used for a different choice. The page now shows the current state; try again from it.",
+          details: [],
+        };
       default:
         return undefined;
     }

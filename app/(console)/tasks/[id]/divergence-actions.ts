@@ -11,7 +11,11 @@ const ResolveFormSchema = z.object({
   alertId: z.string().min(1).max(256),
   taskId: z.string().min(1).max(256),
   expectedVersion: z.coerce.number().int().min(1),
-  resolution: z.string().trim().min(1, "Say how it was resolved.").max(reasonMaxLength, "Keep the resolution under 1,000 characters."),
+  resolution: z
+    .string()
+    .trim()
+    .min(1, "Say how it was resolved.")
+    .max(reasonMaxLength, "Keep the resolution under 1,000 characters."),
 });
 
 /**
@@ -26,10 +30,17 @@ export const resolveDivergenceAction: FormAction<ResolveFormState> = sessionForm
   errorState: (message) => ({ status: "error", message, details: [] }),
   async run({ alertId, expectedVersion, resolution }, { actor }) {
     await resolveDivergence(getDb(), alertId, { expectedVersion, resolution }, actor);
-    return { status: "done", message: "Resolved. Irreversible actions on this task may proceed once no other alert is open." };
+    return {
+      status: "done",
+      message: "Resolved. Irreversible actions on this task may proceed once no other alert is open.",
+    };
   },
   answer: (error) =>
     error.code === "version_conflict"
-      ? { status: "conflict", message: "Someone else changed this alert first (it is probably resolved already) — here is the fresh state; nothing was overwritten." }
+      ? {
+          status: "conflict",
+          message:
+            "Someone else changed this alert first (it is probably resolved already) — here is the fresh state; nothing was overwritten.",
+        }
       : undefined,
 });

@@ -13,7 +13,11 @@ const InstructionFormSchema = z.object({
   instructionId: z.string().min(1).max(128),
   topic: z.string().trim().min(1, "Name the topic the instruction governs (e.g. refund)."),
   directive: z.enum(["allow", "forbid", "note"]),
-  text: z.string().trim().min(1, "Write the instruction: its words are what people and agents will read.").max(instructionTextMaxLength),
+  text: z
+    .string()
+    .trim()
+    .min(1, "Write the instruction: its words are what people and agents will read.")
+    .max(instructionTextMaxLength),
   source: z.enum(["operator", "user"]).default("operator"),
 });
 
@@ -30,9 +34,18 @@ export const addInstructionAction: FormAction<InstructionFormState> = sessionFor
   schema: InstructionFormSchema,
   nothingWas: "recorded",
   // The engine's field errors, one per line, beside its message.
-  errorState: (message, error) => ({ status: "error", message, details: (error?.details.errors ?? []).map((e) => `${e.field}: ${e.message}`) }),
+  errorState: (message, error) => ({
+    status: "error",
+    message,
+    details: (error?.details.errors ?? []).map((e) => `${e.field}: ${e.message}`),
+  }),
   async run({ taskId, expectedSeq, instructionId, topic, directive, text, source }, { actor }) {
-    const result = await recordInstruction(getDb(), taskId, { expected_seq: expectedSeq, instruction_id: instructionId, topic, directive, text, source }, actor);
+    const result = await recordInstruction(
+      getDb(),
+      taskId,
+      { expected_seq: expectedSeq, instruction_id: instructionId, topic, directive, text, source },
+      actor,
+    );
     const inFlight = result.inFlightExecutionIds.length
       ? ` ${result.inFlightExecutionIds.length} irreversible call${result.inFlightExecutionIds.length === 1 ? " had" : "s had"} already been sent: an instruction cannot unsend it; it settles with the provider.`
       : "";
@@ -43,8 +56,17 @@ export const addInstructionAction: FormAction<InstructionFormState> = sessionFor
     const latest = error.details.latestInstruction as InstructionView | null | undefined;
     return {
       status: "conflict",
-      message: "Someone added an instruction meanwhile. Nothing was recorded: read theirs (below, and in the ledger) and add yours again if it still stands.",
-      latest: latest ? { seq: latest.seq, topic: latest.topic, directive: latest.directive, text: latest.text, issuedBy: latest.issuedBy } : null,
+      message:
+        "Someone added an instruction meanwhile. Nothing was recorded: read theirs (below, and in the ledger) and add yours again if it still stands.",
+      latest: latest
+        ? {
+            seq: latest.seq,
+            topic: latest.topic,
+            directive: latest.directive,
+            text: latest.text,
+            issuedBy: latest.issuedBy,
+          }
+        : null,
     };
   },
 });

@@ -4,7 +4,9 @@ import { EmptyState } from "@/components/empty-state";
 export default function TaskNotFound() {
   return (
     <EmptyState title="No such task">
-      <p>There is no task with that id. It may have been mistyped, or the link came from another Verity installation.</p>
+      <p>
+        There is no task with that id. It may have been mistyped, or the link came from another Verity installation.
+      </p>
       <p>
         <Link href="/tasks" className="button">
           Back to the task list

@@ -37,21 +37,23 @@ export default async function TaskPage({ params }: Props) {
   // One id per rendered form: submitting the same form twice is a retry, not a second transition.
   return (
     <>
-    <nav className="task-history-link" aria-label="Task history">
-      <Link href={`/tasks/${encodeURIComponent(detail.task.id)}/history`}>History: every event of this task, verified →</Link>
-    </nav>
-    <TaskDetailView
-      detail={detail}
-      principal={access.principal}
-      transitionId={newId("tr")}
-      effects={
-        <>
-          <TaskAlerts taskId={detail.task.id} principal={access.principal} />
-          <InstructionsPanel taskId={detail.task.id} principal={access.principal} />
-          <ExecutionLedger effects={effects} principal={access.principal} taskId={detail.task.id} />
-        </>
-      }
-    />
+      <nav className="task-history-link" aria-label="Task history">
+        <Link href={`/tasks/${encodeURIComponent(detail.task.id)}/history`}>
+          History: every event of this task, verified →
+        </Link>
+      </nav>
+      <TaskDetailView
+        detail={detail}
+        principal={access.principal}
+        transitionId={newId("tr")}
+        effects={
+          <>
+            <TaskAlerts taskId={detail.task.id} principal={access.principal} />
+            <InstructionsPanel taskId={detail.task.id} principal={access.principal} />
+            <ExecutionLedger effects={effects} principal={access.principal} taskId={detail.task.id} />
+          </>
+        }
+      />
     </>
   );
 }

@@ -17,7 +17,10 @@ export const POST = withProblems(async (request) => {
   const body = parseInput(InboundEventSchema, await readApiJson(request));
   const received = await receiveEvent(getDb(), body, async () => ({ recorded: true }));
   const headers: Record<string, string> = received.duplicate ? { "Idempotent-Replayed": "true" } : {};
-  return json({ event_id: body.event_id, duplicate: received.duplicate, result: received.result }, { status: received.duplicate ? 200 : 201, headers });
+  return json(
+    { event_id: body.event_id, duplicate: received.duplicate, result: received.result },
+    { status: received.duplicate ? 200 : 201, headers },
+  );
 });
 
 export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);

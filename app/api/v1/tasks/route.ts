@@ -15,7 +15,10 @@ export const POST = withProblems(async (request) => {
   const principal = await requireApiPrincipal(request, "tasks:create");
   const body = await readApiJson(request);
   const { task, created } = await createTask(getDb(), body, actorOf(principal));
-  const headers: Record<string, string> = { ETag: etagOf(task.version), Location: `/api/v1/tasks/${encodeURIComponent(task.id)}` };
+  const headers: Record<string, string> = {
+    ETag: etagOf(task.version),
+    Location: `/api/v1/tasks/${encodeURIComponent(task.id)}`,
+  };
   if (!created) headers["Idempotent-Replayed"] = "true";
   return json(taskResource(task), { status: created ? 201 : 200, headers });
 });

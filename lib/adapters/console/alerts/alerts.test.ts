@@ -25,7 +25,12 @@ describe("alert kinds", () => {
 
 describe("alert filters in the URL", () => {
   it("keeps the dashboard's params, drops unknown values and says so", () => {
-    const { filters, ignored } = parseAlertFilters({ status: "open", kind: "stale_write", task: "task_1", severity: "bogus" });
+    const { filters, ignored } = parseAlertFilters({
+      status: "open",
+      kind: "stale_write",
+      task: "task_1",
+      severity: "bogus",
+    });
     expect(filters).toEqual({ status: "OPEN", kind: "stale_write", task: "task_1" });
     expect(ignored).toEqual(['severity "bogus"']);
     expect(alertsHref(filters)).toBe("/alerts?status=OPEN&kind=stale_write&task=task_1");

@@ -1,7 +1,16 @@
 import type { Db } from "@/lib/db/client";
 import type { AuditEntry, DivergenceAlert, Execution, InvariantMonitorRun } from "@/lib/generated/prisma/client";
 import type { AlertStatus } from "@/lib/generated/prisma/enums";
-import { alertKinds, alertSeverities, alertStatuses, describeAlertKind, isAlertKind, isAlertSeverity, isBlocking, type AlertSeverity } from "@/lib/model/alerts/alert-kinds";
+import {
+  alertKinds,
+  alertSeverities,
+  alertStatuses,
+  describeAlertKind,
+  isAlertKind,
+  isAlertSeverity,
+  isBlocking,
+  type AlertSeverity,
+} from "@/lib/model/alerts/alert-kinds";
 import { alertCounts, alertHistory, getAlert, listAlerts } from "@/lib/use-cases/alerts/alert-queries";
 import { monitorStatus } from "@/lib/use-cases/monitor/monitor-runs";
 
@@ -32,7 +41,10 @@ export function parseAlertFilters(params: SearchParams): { filters: AlertFilters
   const ignored: string[] = [];
   const filters: AlertFilters = {};
   const status = one(params.status)?.toUpperCase();
-  if (status) (alertStatuses as readonly string[]).includes(status) ? (filters.status = status as AlertStatus) : ignored.push(`status "${status}"`);
+  if (status)
+    (alertStatuses as readonly string[]).includes(status)
+      ? (filters.status = status as AlertStatus)
+      : ignored.push(`status "${status}"`);
   const severity = one(params.severity)?.toLowerCase();
   if (severity) isAlertSeverity(severity) ? (filters.severity = severity) : ignored.push(`severity "${severity}"`);
   const kind = one(params.kind);
@@ -54,20 +66,38 @@ export function alertsHref(filters: AlertFilters): string {
   return s ? `/alerts?${s}` : "/alerts";
 }
 
-export const severityInfo: Record<AlertSeverity, { label: string; glyph: string; tone: "danger" | "warning" | "attention" }> = {
+export const severityInfo: Record<
+  AlertSeverity,
+  { label: string; glyph: string; tone: "danger" | "warning" | "attention" }
+> = {
   critical: { label: "Critical", glyph: "◆", tone: "danger" },
   high: { label: "High", glyph: "▲", tone: "warning" },
   medium: { label: "Medium", glyph: "●", tone: "attention" },
 };
 
-export function severityOfText(severity: string): { label: string; glyph: string; tone: "danger" | "warning" | "attention" | "neutral" } {
+export function severityOfText(severity: string): {
+  label: string;
+  glyph: string;
+  tone: "danger" | "warning" | "attention" | "neutral";
+} {
   return isAlertSeverity(severity) ? severityInfo[severity] : { label: severity, glyph: "○", tone: "neutral" };
 }
 
-export const alertStatusInfo: Record<AlertStatus, { label: string; tone: "danger" | "attention" | "neutral" | "success"; meaning: string }> = {
+export const alertStatusInfo: Record<
+  AlertStatus,
+  { label: string; tone: "danger" | "attention" | "neutral" | "success"; meaning: string }
+> = {
   OPEN: { label: "Open", tone: "danger", meaning: "Nobody has acted on it yet." },
-  ACKNOWLEDGED: { label: "Acknowledged", tone: "neutral", meaning: "A person recorded why no correction is needed; it no longer blocks." },
-  ESCALATED: { label: "Escalated", tone: "attention", meaning: "Handed to people; its task waits for them where its workflow allows." },
+  ACKNOWLEDGED: {
+    label: "Acknowledged",
+    tone: "neutral",
+    meaning: "A person recorded why no correction is needed; it no longer blocks.",
+  },
+  ESCALATED: {
+    label: "Escalated",
+    tone: "attention",
+    meaning: "Handed to people; its task waits for them where its workflow allows.",
+  },
   RESOLVED: { label: "Resolved", tone: "success", meaning: "Corrected, or reconciled with the provider." },
 };
 
@@ -114,14 +144,28 @@ export function toAlertRow(a: DivergenceAlert, now = Date.now()): AlertRow {
 export type MonitorCheckCounts = Record<string, { examined?: number; violations?: number; error?: string }>;
 
 export interface MonitorStrip {
-  lastRun: { id: string; finishedAt: Date | null; startedAt: Date; checks: MonitorCheckCounts; violations: number; error: string | null } | null;
+  lastRun: {
+    id: string;
+    finishedAt: Date | null;
+    startedAt: Date;
+    checks: MonitorCheckCounts;
+    violations: number;
+    error: string | null;
+  } | null;
   runningSince: Date | null;
 }
 
 function toStrip(run: InvariantMonitorRun | null, runningSince: Date | null): MonitorStrip {
   return {
     lastRun: run
-      ? { id: run.id, startedAt: run.startedAt, finishedAt: run.finishedAt, checks: (run.checks ?? {}) as MonitorCheckCounts, violations: run.violations, error: run.error }
+      ? {
+          id: run.id,
+          startedAt: run.startedAt,
+          finishedAt: run.finishedAt,
+          checks: (run.checks ?? {}) as MonitorCheckCounts,
+          violations: run.violations,
+          error: run.error,
+        }
       : null,
     runningSince,
   };
@@ -139,7 +183,11 @@ export interface AlertsPageData {
 
 export async function loadAlertsPage(db: Db, params: SearchParams): Promise<AlertsPageData> {
   const { filters, ignored } = parseAlertFilters(params);
-  const [page, counts, status] = await Promise.all([listAlerts(db, { ...filters, limit: 50 }), alertCounts(db), monitorStatus(db)]);
+  const [page, counts, status] = await Promise.all([
+    listAlerts(db, { ...filters, limit: 50 }),
+    alertCounts(db),
+    monitorStatus(db),
+  ]);
   return {
     filters,
     ignored,
@@ -175,8 +223,15 @@ export async function loadAlertDetail(db: Db, id: string): Promise<AlertDetailDa
   if (!alert) return null;
   const [history, execution, task] = await Promise.all([
     alertHistory(db, id),
-    alert.executionId ? db.execution.findUnique({ where: { id: alert.executionId }, select: { id: true, tool: true, status: true, idempotencyKey: true, toolCallId: true } }) : null,
-    alert.taskId ? db.task.findUnique({ where: { id: alert.taskId }, select: { id: true, status: true, version: true } }) : null,
+    alert.executionId
+      ? db.execution.findUnique({
+          where: { id: alert.executionId },
+          select: { id: true, tool: true, status: true, idempotencyKey: true, toolCallId: true },
+        })
+      : null,
+    alert.taskId
+      ? db.task.findUnique({ where: { id: alert.taskId }, select: { id: true, status: true, version: true } })
+      : null,
   ]);
   return { alert, row: toAlertRow(alert), history, execution, task, token: alertToken(alert) };
 }

@@ -71,15 +71,25 @@ const decisionWords: Record<string, string> = {
   escalate: "escalated",
 };
 
-function titleOf(e: AuditEntry, d: Record<string, unknown>, links: AuditLinkView[]): { title: string; detail: string | null } {
+function titleOf(
+  e: AuditEntry,
+  d: Record<string, unknown>,
+  links: AuditLinkView[],
+): { title: string; detail: string | null } {
   const reason = str(d, "reason");
   switch (e.action) {
     case "task.created":
-      return { title: `Task created in ${str(d, "to_status") ?? "its first state"}`, detail: reason === "created" ? null : reason };
+      return {
+        title: `Task created in ${str(d, "to_status") ?? "its first state"}`,
+        detail: reason === "created" ? null : reason,
+      };
     case "task.transitioned": {
       const from = str(d, "from_status");
       const to = str(d, "to_status");
-      return { title: from !== null && from === to ? `Updated in place in ${to}` : `Moved from ${from ?? "?"} to ${to ?? "?"}`, detail: reason };
+      return {
+        title: from !== null && from === to ? `Updated in place in ${to}` : `Moved from ${from ?? "?"} to ${to ?? "?"}`,
+        detail: reason,
+      };
     }
     case "task.restored": {
       const checkpoint = str(d, "checkpoint_id");
@@ -94,22 +104,40 @@ function titleOf(e: AuditEntry, d: Record<string, unknown>, links: AuditLinkView
     }
     case "checkpoint.created":
       links.push({ href: checkpointHref(e.subjectId), label: "Checkpoint" });
-      return { title: `Checkpoint of version ${num(d, "state_version") ?? "?"} taken${str(d, "trigger") ? ` (${str(d, "trigger")!.replaceAll("_", " ")})` : ""}`, detail: null };
+      return {
+        title: `Checkpoint of version ${num(d, "state_version") ?? "?"} taken${str(d, "trigger") ? ` (${str(d, "trigger")!.replaceAll("_", " ")})` : ""}`,
+        detail: null,
+      };
     case "review.opened":
       links.push({ href: reviewHref(e.subjectId), label: "Review" });
-      return { title: `Review opened, round ${num(d, "round") ?? 1}${num(d, "required_approvals") === 2 ? " (four eyes)" : ""}`, detail: reason };
+      return {
+        title: `Review opened, round ${num(d, "round") ?? 1}${num(d, "required_approvals") === 2 ? " (four eyes)" : ""}`,
+        detail: reason,
+      };
     case "review.decided": {
       links.push({ href: reviewHref(e.subjectId), label: "Review" });
       const decision = str(d, "decision") ?? "";
-      return { title: `Review ${decisionWords[decision] ?? decision.replaceAll("_", " ")}${str(d, "status_after") ? `; the review is ${str(d, "status_after")}` : ""}`, detail: reason };
+      return {
+        title: `Review ${decisionWords[decision] ?? decision.replaceAll("_", " ")}${str(d, "status_after") ? `; the review is ${str(d, "status_after")}` : ""}`,
+        detail: reason,
+      };
     }
     case "review.closed":
       links.push({ href: reviewHref(e.subjectId), label: "Review" });
-      return { title: `Review closed by the system${str(d, "status_after") ? ` (${str(d, "status_after")})` : ""}`, detail: str(d, "note") };
+      return {
+        title: `Review closed by the system${str(d, "status_after") ? ` (${str(d, "status_after")})` : ""}`,
+        detail: str(d, "note"),
+      };
     case "divergence.raised":
-      return { title: `Alert raised: ${(str(d, "kind") ?? "divergence").replaceAll("_", " ")}${str(d, "severity") ? ` (${str(d, "severity")})` : ""}`, detail: str(d, "message") };
+      return {
+        title: `Alert raised: ${(str(d, "kind") ?? "divergence").replaceAll("_", " ")}${str(d, "severity") ? ` (${str(d, "severity")})` : ""}`,
+        detail: str(d, "message"),
+      };
     case "divergence.resolved":
-      return { title: `Alert resolved: ${(str(d, "kind") ?? "divergence").replaceAll("_", " ")}`, detail: str(d, "resolution") };
+      return {
+        title: `Alert resolved: ${(str(d, "kind") ?? "divergence").replaceAll("_", " ")}`,
+        detail: str(d, "resolution"),
+      };
     case "auth.signed_in":
       return { title: `Signed in${str(d, "role") ? ` as ${str(d, "role")}` : ""}`, detail: null };
     case "auth.sign_in_failed":
@@ -131,9 +159,15 @@ function titleOf(e: AuditEntry, d: Record<string, unknown>, links: AuditLinkView
   if (words) {
     const tool = str(d, "tool");
     const attempt = num(d, "attempt");
-    return { title: `${tool ?? "Execution"} ${words}${attempt && attempt > 1 ? ` (attempt ${attempt})` : ""}`, detail: reason };
+    return {
+      title: `${tool ?? "Execution"} ${words}${attempt && attempt > 1 ? ` (attempt ${attempt})` : ""}`,
+      detail: reason,
+    };
   }
-  return { title: e.action.replaceAll("_", " ").replace(".", ": "), detail: reason ?? str(d, "note") ?? str(d, "message") };
+  return {
+    title: e.action.replaceAll("_", " ").replace(".", ": "),
+    detail: reason ?? str(d, "note") ?? str(d, "message"),
+  };
 }
 
 export function describeAuditEntry(e: AuditEntry): AuditRowView {
@@ -182,7 +216,12 @@ export function describeBreak(b: AuditBreak): string {
 
 /** "Verified — N streams, M entries" or the first break, for the badges and the verify panel. */
 export function describeVerification(v: AuditVerification): { ok: boolean; headline: string; detail: string | null } {
-  if (v.ok) return { ok: true, headline: `Verified — ${pluralize(v.streams, "stream")}, ${pluralize(v.entries, "entry", "entries")}`, detail: null };
+  if (v.ok)
+    return {
+      ok: true,
+      headline: `Verified — ${pluralize(v.streams, "stream")}, ${pluralize(v.entries, "entry", "entries")}`,
+      detail: null,
+    };
   const first = v.firstBreak!;
   return {
     ok: false,

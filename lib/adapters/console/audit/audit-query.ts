@@ -1,6 +1,14 @@
 import { z } from "zod";
 import { isAppError, type FieldError } from "@/lib/core/errors";
-import { assertSearchWindow, AuditSearchSchema, auditOrders, TaskHistoryQuerySchema, type AuditOrder, type AuditSearch, type TaskHistoryQuery } from "@/lib/use-cases/audit/audit-search";
+import {
+  assertSearchWindow,
+  AuditSearchSchema,
+  auditOrders,
+  TaskHistoryQuerySchema,
+  type AuditOrder,
+  type AuditSearch,
+  type TaskHistoryQuery,
+} from "@/lib/use-cases/audit/audit-search";
 
 /**
  * The audit pages' URLs are their state: every filter of /audit and of a
@@ -11,7 +19,21 @@ import { assertSearchWindow, AuditSearchSchema, auditOrders, TaskHistoryQuerySch
  */
 
 /** The raw text of each filter, as the form shows it back. */
-export const auditSearchFields = ["from", "to", "task", "actor", "action", "kind", "status", "tool", "idempotency_key", "execution", "scope", "order", "cursor"] as const;
+export const auditSearchFields = [
+  "from",
+  "to",
+  "task",
+  "actor",
+  "action",
+  "kind",
+  "status",
+  "tool",
+  "idempotency_key",
+  "execution",
+  "scope",
+  "order",
+  "cursor",
+] as const;
 export type AuditSearchField = (typeof auditSearchFields)[number];
 export type AuditSearchParams = Partial<Record<AuditSearchField, string>>;
 
@@ -47,7 +69,10 @@ export function toLocalInput(iso: string | undefined): string {
   return m ? m[1]! : iso;
 }
 
-export function rawParams(searchParams: Record<string, string | string[] | undefined>, fields: readonly string[] = auditSearchFields): AuditSearchParams {
+export function rawParams(
+  searchParams: Record<string, string | string[] | undefined>,
+  fields: readonly string[] = auditSearchFields,
+): AuditSearchParams {
   const out: Record<string, string> = {};
   for (const key of fields) {
     const v = searchParams[key];
@@ -66,7 +91,8 @@ function wordsOf(issues: z.core.$ZodIssue[]): FieldError[] {
     if (field === "from" || field === "to") message = "must be a date and time, e.g. 2026-11-30T14:00 (UTC)";
     if (i.code === "invalid_value" && field === "kind") message = `unknown kind of event`;
     if (i.code === "invalid_value" && field === "action") message = "unknown action";
-    if (i.code === "unrecognized_keys") return { field, message: `Unknown filter: ${(i as { keys?: string[] }).keys?.join(", ") ?? ""}` };
+    if (i.code === "unrecognized_keys")
+      return { field, message: `Unknown filter: ${(i as { keys?: string[] }).keys?.join(", ") ?? ""}` };
     return { field, message: label ? `${label}: ${message}` : message };
   });
 }
@@ -78,7 +104,8 @@ const ConsoleSearchSchema = AuditSearchSchema.extend({
   cursor: z.string().max(512).optional(),
 });
 
-export type ParsedAuditSearch = { ok: true; query: AuditSearch; order: AuditOrder; cursor: string | undefined } | { ok: false; errors: string[] };
+export type ParsedAuditSearch =
+  { ok: true; query: AuditSearch; order: AuditOrder; cursor: string | undefined } | { ok: false; errors: string[] };
 
 /** The /audit page's filters, or what is wrong with them in words. */
 export function parseAuditSearchParams(params: AuditSearchParams): ParsedAuditSearch {
@@ -107,7 +134,8 @@ export function parseTaskHistoryParams(params: Record<string, string>): ParsedTa
   if (input.to) input.to = utcInstant(input.to);
   const parsed = TaskHistoryQuerySchema.safeParse(input);
   if (!parsed.success) return { ok: false, errors: wordsOf(parsed.error.issues) };
-  if (parsed.data.from && parsed.data.to && parsed.data.to <= parsed.data.from) return { ok: false, errors: [toBeforeFrom] };
+  if (parsed.data.from && parsed.data.to && parsed.data.to <= parsed.data.from)
+    return { ok: false, errors: [toBeforeFrom] };
   return { ok: true, query: parsed.data };
 }
 

@@ -24,7 +24,10 @@ export type RestoreFormState =
 
 export const idleRestoreForm: RestoreFormState = { status: "idle" };
 
-export type VerifyFormState = { status: "idle" } | { status: "done"; report: IntegrityReport; verifiedAt: string } | { status: "error"; message: string };
+export type VerifyFormState =
+  | { status: "idle" }
+  | { status: "done"; report: IntegrityReport; verifiedAt: string }
+  | { status: "error"; message: string };
 
 export const idleVerifyForm: VerifyFormState = { status: "idle" };
 

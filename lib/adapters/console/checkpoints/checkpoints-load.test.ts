@@ -7,7 +7,13 @@ import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
-import { checkpointsToken, countTaskCheckpoints, idFromParam, loadCheckpointInspector, loadTaskCheckpoints } from "@/lib/adapters/console/checkpoints/checkpoints";
+import {
+  checkpointsToken,
+  countTaskCheckpoints,
+  idFromParam,
+  loadCheckpointInspector,
+  loadTaskCheckpoints,
+} from "@/lib/adapters/console/checkpoints/checkpoints";
 import { agent, refund } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 
@@ -27,17 +33,30 @@ async function step(task: { id: string; version: number }, to: string) {
 
 /** RUNNING at v4, a checkpoint on demand, a refund through the ledger (v5 with its checkpoint, v6 after), another checkpoint on demand. */
 async function taskWithHistory() {
-  const { task: created } = await createTask(db, { workflow: "agent-task", intent_id: "refund-order", budget: { currency_committed_usd: 10 } }, agent);
+  const { task: created } = await createTask(
+    db,
+    { workflow: "agent-task", intent_id: "refund-order", budget: { currency_committed_usd: 10 } },
+    agent,
+  );
   let task = { id: created.id, version: created.version };
   for (const to of ["PLANNING", "READY", "RUNNING"]) task = await step(task, to);
   const early = (await createCheckpoint(db, task.id, { expected_version: task.version }, engineer)).checkpoint;
-  const intent = await recordIntent(db, task.id, { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: task.version }, agent);
+  const intent = await recordIntent(
+    db,
+    task.id,
+    { tool_call_id: "refund-1", tool: "payments.refund", request: refund, expected_version: task.version },
+    agent,
+  );
   if (intent.kind !== "proceed") throw new Error("expected proceed");
   await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
   const outcome = await recordOutcome(
     db,
     intent.execution.id,
-    { attempt_id: intent.execution.attemptId, outcome: "succeeded", evidence: { execution_id: intent.execution.id, id: "re_1" } },
+    {
+      attempt_id: intent.execution.attemptId,
+      outcome: "succeeded",
+      evidence: { execution_id: intent.execution.id, id: "re_1" },
+    },
     agent,
   );
   task = { id: task.id, version: outcome.task!.version };
@@ -85,14 +104,24 @@ describe("loadCheckpointInspector", () => {
   it("names the receipts, the restores of this checkpoint only, and the policy now; the token moves with a restore", async () => {
     const { task, early, late, executionId } = await taskWithHistory();
     const before = await checkpointsToken(db, task.id);
-    const restored = await restoreCheckpoint(db, early.id, { expected_version: task.version, rewind: true, reason: "back to before the refund" }, engineer);
+    const restored = await restoreCheckpoint(
+      db,
+      early.id,
+      { expected_version: task.version, rewind: true, reason: "back to before the refund" },
+      engineer,
+    );
     expect(restored.task.version).toBe(7);
     expect(await checkpointsToken(db, task.id)).not.toBe(before);
 
     const ofLate = await loadCheckpointInspector(db, late.id);
     expect(ofLate!.verdict.status).toBe("valid");
     expect(ofLate!.keyKnown).toBe(true);
-    expect(ofLate!.receipts).toEqual([{ id: executionId, execution: expect.objectContaining({ id: executionId, tool: "payments.refund", status: "SUCCEEDED" }) }]);
+    expect(ofLate!.receipts).toEqual([
+      {
+        id: executionId,
+        execution: expect.objectContaining({ id: executionId, tool: "payments.refund", status: "SUCCEEDED" }),
+      },
+    ]);
     expect(ofLate!.restores).toEqual([]);
     expect(ofLate!.currentPolicyVersion).toMatch(/^policy:[0-9a-f]{16}$/);
     expect(ofLate!.detail.diffToCurrent.length).toBeGreaterThan(0);
@@ -102,7 +131,13 @@ describe("loadCheckpointInspector", () => {
     expect(ofEarly!.restores.map((r) => [r.outcome, r.fromVersion, r.toVersion])).toEqual([["applied", 6, 7]]);
 
     const timeline = (await loadTaskCheckpoints(db, task.id))!.timeline;
-    expect(timeline.restores).toEqual([expect.objectContaining({ checkpointId: early.id, from: expect.objectContaining({ v: 4 }), to: expect.objectContaining({ v: 7 }) })]);
+    expect(timeline.restores).toEqual([
+      expect.objectContaining({
+        checkpointId: early.id,
+        from: expect.objectContaining({ v: 4 }),
+        to: expect.objectContaining({ v: 7 }),
+      }),
+    ]);
     expect(timeline.steps.find((s) => s.v === 7)?.restored).toBe(true);
   });
 

@@ -3,14 +3,27 @@ import type { CheckpointTrigger } from "@/lib/model/checkpoints/checkpoint-schem
 import type { ExecutionView } from "@/lib/stores/execution-store";
 import type { TransitionView } from "@/lib/stores/tasks/task-views";
 import type { IntegrityStatus } from "@/lib/adapters/console/checkpoints/checkpoints-format";
-import { buildTimeline, formatTick, integerTicks, timeDomain, timeTicks, versionAt } from "@/lib/adapters/console/checkpoints/checkpoints-timeline";
+import {
+  buildTimeline,
+  formatTick,
+  integerTicks,
+  timeDomain,
+  timeTicks,
+  versionAt,
+} from "@/lib/adapters/console/checkpoints/checkpoints-timeline";
 
 const t0 = Date.parse("2026-11-30T10:00:00.000Z");
 const at = (seconds: number) => new Date(t0 + seconds * 1000);
 const agent = "spiffe://verity.local/agent/refund-bot";
 const engineer = "spiffe://verity.local/user/engineer";
 
-function transition(toVersion: number, seconds: number, from: string | null, to: string, actor = agent): TransitionView {
+function transition(
+  toVersion: number,
+  seconds: number,
+  from: string | null,
+  to: string,
+  actor = agent,
+): TransitionView {
   return {
     id: `tr_${toVersion}`,
     taskId: "t1",
@@ -50,7 +63,13 @@ function execution(id: string, seconds: number, status: ExecutionView["status"])
   };
 }
 
-function checkpoint(id: string, stateVersion: number, seconds: number, integrity: IntegrityStatus, trigger: CheckpointTrigger = "on_demand") {
+function checkpoint(
+  id: string,
+  stateVersion: number,
+  seconds: number,
+  integrity: IntegrityStatus,
+  trigger: CheckpointTrigger = "on_demand",
+) {
   return { id, stateVersion, trigger, createdAt: at(seconds), createdBy: agent, integrity };
 }
 
@@ -69,7 +88,11 @@ describe("buildTimeline", () => {
     // Out of order on purpose: the staircase is drawn by version.
     transitions: [...transitions].reverse(),
     executions: [execution("exec_1", 5, "SUCCEEDED")],
-    checkpoints: [checkpoint("ckpt_a", 4, 4, "valid"), checkpoint("ckpt_b", 5, 5, "corrupt", "before_irreversible_effect"), checkpoint("ckpt_c", 6, 9, "unverifiable")],
+    checkpoints: [
+      checkpoint("ckpt_a", 4, 4, "valid"),
+      checkpoint("ckpt_b", 5, 5, "corrupt", "before_irreversible_effect"),
+      checkpoint("ckpt_c", 6, 9, "unverifiable"),
+    ],
     restores: [
       { id: "rst_1", checkpointId: "ckpt_a", outcome: "applied", rewind: true, toVersion: 7, createdAt: at(12) },
       { id: "rst_0", checkpointId: "ckpt_b", outcome: "refused", rewind: false, toVersion: null, createdAt: at(11) },
@@ -92,12 +115,28 @@ describe("buildTimeline", () => {
 
   it("places side effects at the version in force when their intent was recorded", () => {
     expect(data.effects).toEqual([
-      { t: at(5).getTime(), v: 5, id: "exec_1", tool: "payments.refund", toolCallId: "refund-1", status: "SUCCEEDED", irreversible: true },
+      {
+        t: at(5).getTime(),
+        v: 5,
+        id: "exec_1",
+        tool: "payments.refund",
+        toolCallId: "refund-1",
+        status: "SUCCEEDED",
+        irreversible: true,
+      },
     ]);
   });
 
   it("links an applied restore from its checkpoint to the version it wrote; a refused one draws nothing", () => {
-    expect(data.restores).toEqual([{ id: "rst_1", checkpointId: "ckpt_a", rewind: true, from: { t: at(4).getTime(), v: 4 }, to: { t: at(12).getTime(), v: 7 } }]);
+    expect(data.restores).toEqual([
+      {
+        id: "rst_1",
+        checkpointId: "ckpt_a",
+        rewind: true,
+        from: { t: at(4).getTime(), v: 4 },
+        to: { t: at(12).getTime(), v: 7 },
+      },
+    ]);
   });
 
   it("frames everything with room on each side and round ticks", () => {
@@ -121,7 +160,12 @@ describe("buildTimeline", () => {
     expect(none.domain[1] - none.domain[0]).toBe(60_000);
     expect(none.summary).toBe("Versions 1 to 1; no checkpoints; no side effects.");
 
-    const one = buildTimeline({ transitions: transitions.slice(0, 1), executions: [], checkpoints: [checkpoint("ckpt_1", 1, 0, "valid")], restores: [] });
+    const one = buildTimeline({
+      transitions: transitions.slice(0, 1),
+      executions: [],
+      checkpoints: [checkpoint("ckpt_1", 1, 0, "valid")],
+      restores: [],
+    });
     expect(one.checkpoints).toHaveLength(1);
     expect(one.versionTicks).toEqual([1]);
 
@@ -155,10 +199,15 @@ describe("time axis", () => {
   });
 
   it("picks round steps for every span, with labels at the precision they need", () => {
-    expect(timeTicks([t0, t0 + 400])).toEqual({ ticks: [t0, t0 + 100, t0 + 200, t0 + 300, t0 + 400], unit: "millisecond" });
+    expect(timeTicks([t0, t0 + 400])).toEqual({
+      ticks: [t0, t0 + 100, t0 + 200, t0 + 300, t0 + 400],
+      unit: "millisecond",
+    });
     expect(timeTicks([t0 - 1, t0 + 3 * 3600_000]).unit).toBe("minute");
     // Every half hour from 10:00 to 13:00.
-    expect(timeTicks([t0 - 1, t0 + 3 * 3600_000]).ticks).toEqual(Array.from({ length: 7 }, (_, i) => t0 + i * 1_800_000));
+    expect(timeTicks([t0 - 1, t0 + 3 * 3600_000]).ticks).toEqual(
+      Array.from({ length: 7 }, (_, i) => t0 + i * 1_800_000),
+    );
     expect(timeTicks([t0, t0 + 20 * 86_400_000]).unit).toBe("day");
     expect(formatTick(t0 + 7_250, "millisecond")).toBe("10:00:07.250");
     expect(formatTick(t0 + 7_250, "second")).toBe("10:00:07");

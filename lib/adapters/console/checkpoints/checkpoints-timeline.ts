@@ -5,7 +5,11 @@ import type { ExecutionStatus } from "@/lib/model/executions/execution-rules";
 import type { ExecutionView } from "@/lib/stores/execution-store";
 import type { TransitionView } from "@/lib/stores/tasks/task-views";
 import { pluralize, shortIdentity } from "@/lib/adapters/console/shared/format";
-import { integrityStatusInfo, triggerLabels, type IntegrityStatus } from "@/lib/adapters/console/checkpoints/checkpoints-format";
+import {
+  integrityStatusInfo,
+  triggerLabels,
+  type IntegrityStatus,
+} from "@/lib/adapters/console/checkpoints/checkpoints-format";
 
 /**
  * A task's checkpoint timeline as plain numbers and strings: what the chart
@@ -75,15 +79,30 @@ export type TickUnit = "millisecond" | "second" | "minute" | "day";
 export interface TimelineInput {
   transitions: readonly TransitionView[];
   executions: readonly ExecutionView[];
-  checkpoints: ReadonlyArray<Pick<CheckpointSummary, "id" | "stateVersion" | "trigger" | "createdAt" | "createdBy"> & { integrity: IntegrityStatus }>;
-  restores: ReadonlyArray<Pick<CheckpointRestoreView, "id" | "checkpointId" | "outcome" | "rewind" | "toVersion" | "createdAt">>;
+  checkpoints: ReadonlyArray<
+    Pick<CheckpointSummary, "id" | "stateVersion" | "trigger" | "createdAt" | "createdBy"> & {
+      integrity: IntegrityStatus;
+    }
+  >;
+  restores: ReadonlyArray<
+    Pick<CheckpointRestoreView, "id" | "checkpointId" | "outcome" | "rewind" | "toVersion" | "createdAt">
+  >;
 }
 
 export function buildTimeline(input: TimelineInput): TimelineData {
-  const restoredVersions = new Set(input.restores.filter((r) => r.outcome === "applied" && r.toVersion !== null).map((r) => r.toVersion as number));
+  const restoredVersions = new Set(
+    input.restores.filter((r) => r.outcome === "applied" && r.toVersion !== null).map((r) => r.toVersion as number),
+  );
   const steps: VersionStep[] = [...input.transitions]
     .sort((a, b) => a.toVersion - b.toVersion)
-    .map((t) => ({ t: t.createdAt.getTime(), v: t.toVersion, status: t.toStatus, fromStatus: t.fromStatus, actor: t.actor, restored: restoredVersions.has(t.toVersion) }));
+    .map((t) => ({
+      t: t.createdAt.getTime(),
+      v: t.toVersion,
+      status: t.toStatus,
+      fromStatus: t.fromStatus,
+      actor: t.actor,
+      restored: restoredVersions.has(t.toVersion),
+    }));
   const checkpoints: CheckpointMark[] = input.checkpoints.map((c) => ({
     t: c.createdAt.getTime(),
     v: c.stateVersion,
@@ -108,7 +127,15 @@ export function buildTimeline(input: TimelineInput): TimelineData {
     const from = checkpointById.get(r.checkpointId);
     if (r.outcome !== "applied" || r.toVersion === null || !from) return [];
     const to = stepByVersion.get(r.toVersion);
-    return [{ id: r.id, checkpointId: r.checkpointId, rewind: r.rewind, from: { t: from.t, v: from.v }, to: { t: to?.t ?? r.createdAt.getTime(), v: r.toVersion } }];
+    return [
+      {
+        id: r.id,
+        checkpointId: r.checkpointId,
+        rewind: r.rewind,
+        from: { t: from.t, v: from.v },
+        to: { t: to?.t ?? r.createdAt.getTime(), v: r.toVersion },
+      },
+    ];
   });
 
   const times = [...steps.map((s) => s.t), ...checkpoints.map((c) => c.t), ...effects.map((e) => e.t)];
@@ -158,8 +185,39 @@ const minute = 60 * second;
 const hour = 60 * minute;
 const day = 24 * hour;
 const tickSteps = [
-  1, 2, 5, 10, 20, 50, 100, 200, 500, second, 2 * second, 5 * second, 10 * second, 15 * second, 30 * second, minute, 2 * minute, 5 * minute, 10 * minute,
-  15 * minute, 30 * minute, hour, 2 * hour, 3 * hour, 6 * hour, 12 * hour, day, 2 * day, 7 * day, 14 * day, 30 * day, 90 * day, 365 * day,
+  1,
+  2,
+  5,
+  10,
+  20,
+  50,
+  100,
+  200,
+  500,
+  second,
+  2 * second,
+  5 * second,
+  10 * second,
+  15 * second,
+  30 * second,
+  minute,
+  2 * minute,
+  5 * minute,
+  10 * minute,
+  15 * minute,
+  30 * minute,
+  hour,
+  2 * hour,
+  3 * hour,
+  6 * hour,
+  12 * hour,
+  day,
+  2 * day,
+  7 * day,
+  14 * day,
+  30 * day,
+  90 * day,
+  365 * day,
 ];
 
 /**
@@ -205,7 +263,12 @@ export function integerTicks(min: number, maxValue: number, most: number): numbe
   return ticks;
 }
 
-function summarize(steps: VersionStep[], checkpoints: CheckpointMark[], effects: EffectMark[], restores: RestoreLink[]): string {
+function summarize(
+  steps: VersionStep[],
+  checkpoints: CheckpointMark[],
+  effects: EffectMark[],
+  restores: RestoreLink[],
+): string {
   const first = steps[0];
   const last = steps[steps.length - 1];
   const parts = [first && last ? `Versions ${first.v} to ${last.v}` : "No transitions shown"];
@@ -215,9 +278,15 @@ function summarize(steps: VersionStep[], checkpoints: CheckpointMark[], effects:
       .map((s) => [s, checkpoints.filter((c) => c.integrity === s).length] as const)
       .filter(([, n]) => n > 0)
       .map(([s, n]) => `${n} ${integrityStatusInfo[s].label.toLowerCase()}`);
-    parts.push(`${pluralize(checkpoints.length, "checkpoint")} (${counts.join(", ")}) at versions ${[...new Set(checkpoints.map((c) => c.v))].sort((a, b) => a - b).join(", ")}`);
+    parts.push(
+      `${pluralize(checkpoints.length, "checkpoint")} (${counts.join(", ")}) at versions ${[...new Set(checkpoints.map((c) => c.v))].sort((a, b) => a - b).join(", ")}`,
+    );
   }
-  parts.push(effects.length ? `${pluralize(effects.length, "side effect")} (${effects.map((e) => `${e.tool} ${e.status}`).join(", ")})` : "no side effects");
+  parts.push(
+    effects.length
+      ? `${pluralize(effects.length, "side effect")} (${effects.map((e) => `${e.tool} ${e.status}`).join(", ")})`
+      : "no side effects",
+  );
   if (restores.length) {
     parts.push(restores.map((r) => `restore of version ${r.from.v} written as version ${r.to.v}`).join(", "));
   }

@@ -105,7 +105,11 @@ export async function loadCheckpointInspector(db: Db, checkpointId: string): Pro
     throw error;
   }
   const taskId = detail.task.id;
-  const [executions, restores, token] = await Promise.all([listExecutions(db, taskId), listRestores(db, taskId), checkpointsToken(db, taskId)]);
+  const [executions, restores, token] = await Promise.all([
+    listExecutions(db, taskId),
+    listRestores(db, taskId),
+    checkpointsToken(db, taskId),
+  ]);
   const byId = new Map(executions.map((e) => [e.id, e]));
   return {
     detail,
@@ -129,7 +133,11 @@ export async function checkpointsToken(db: Db, taskId: string): Promise<string |
   const [task, checkpoints, newest, restores] = await Promise.all([
     db.task.findUnique({ where: { id: taskId }, select: { version: true } }),
     db.checkpoint.count({ where: { taskId } }),
-    db.checkpoint.findFirst({ where: { taskId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], select: { id: true } }),
+    db.checkpoint.findFirst({
+      where: { taskId },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      select: { id: true },
+    }),
     db.checkpointRestore.count({ where: { taskId } }),
   ]);
   if (!task) return null;
@@ -137,10 +145,17 @@ export async function checkpointsToken(db: Db, taskId: string): Promise<string |
 }
 
 /** For the task page's card: how many checkpoints and restore attempts, and the newest checkpoint's version. */
-export async function countTaskCheckpoints(db: Db, taskId: string): Promise<{ checkpoints: number; newestVersion: number | null; restores: number }> {
+export async function countTaskCheckpoints(
+  db: Db,
+  taskId: string,
+): Promise<{ checkpoints: number; newestVersion: number | null; restores: number }> {
   const [checkpoints, newest, restores] = await Promise.all([
     db.checkpoint.count({ where: { taskId } }),
-    db.checkpoint.findFirst({ where: { taskId }, orderBy: [{ stateVersion: "desc" }, { createdAt: "desc" }], select: { stateVersion: true } }),
+    db.checkpoint.findFirst({
+      where: { taskId },
+      orderBy: [{ stateVersion: "desc" }, { createdAt: "desc" }],
+      select: { stateVersion: true },
+    }),
     db.checkpointRestore.count({ where: { taskId } }),
   ]);
   return { checkpoints, newestVersion: newest?.stateVersion ?? null, restores };

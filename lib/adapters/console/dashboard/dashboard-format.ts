@@ -61,8 +61,13 @@ export function describeTransitions(d: DashboardData): string {
 export function describeUnknownOutcomes(d: DashboardData): string {
   const u = d.unknownOutcomes;
   const unknown =
-    u.count === 0 ? "No execution has an unknown outcome." : `${pluralize(u.count, "execution")} with an unknown outcome, the oldest for ${ageSince(u.oldestSince, d.generatedAt)}.`;
-  const frozen = u.frozen === 0 ? "None is frozen for people." : `${pluralize(u.frozen, "frozen execution")} waiting for people, the oldest for ${ageSince(u.oldestFrozenSince, d.generatedAt)}.`;
+    u.count === 0
+      ? "No execution has an unknown outcome."
+      : `${pluralize(u.count, "execution")} with an unknown outcome, the oldest for ${ageSince(u.oldestSince, d.generatedAt)}.`;
+  const frozen =
+    u.frozen === 0
+      ? "None is frozen for people."
+      : `${pluralize(u.frozen, "frozen execution")} waiting for people, the oldest for ${ageSince(u.oldestFrozenSince, d.generatedAt)}.`;
   return `${unknown} ${frozen}`;
 }
 
@@ -86,7 +91,10 @@ export function describeAlerts(d: DashboardData): string {
   const open =
     a.openTotal === 0
       ? "No alert is open."
-      : `${pluralize(a.openTotal, "alert")} open: ${a.severities.filter((s) => a.openBySeverity[s]).map((s) => `${a.openBySeverity[s]} ${s}`).join(", ")}.`;
+      : `${pluralize(a.openTotal, "alert")} open: ${a.severities
+          .filter((s) => a.openBySeverity[s])
+          .map((s) => `${a.openBySeverity[s]} ${s}`)
+          .join(", ")}.`;
   return `${open} ${pluralize(raised, "alert")} raised in the last 14 days.`;
 }
 

@@ -173,7 +173,9 @@ export async function countConflictsPerMinute(db: Db, now: Date): Promise<Confli
       FROM write_conflicts
      WHERE at >= ${from} AND at < ${to}
      GROUP BY 1, 2`;
-  const buckets = new Map(minuteStarts(from).map((t) => [t, { at: new Date(t).toISOString(), version: 0, fencing: 0 }]));
+  const buckets = new Map(
+    minuteStarts(from).map((t) => [t, { at: new Date(t).toISOString(), version: 0, fencing: 0 }]),
+  );
   for (const r of rows) {
     const b = buckets.get(r.bucket.getTime());
     if (!b) continue;
@@ -184,9 +186,13 @@ export async function countConflictsPerMinute(db: Db, now: Date): Promise<Confli
 }
 
 export async function summarizeUnknownOutcomes(db: Db, now: Date): Promise<UnknownOutcomes> {
-  const cuts = unknownAgeBuckets.map((b) => (Number.isFinite(b.maxMs) ? new Date(now.getTime() - b.maxMs) : new Date(0)));
+  const cuts = unknownAgeBuckets.map((b) =>
+    Number.isFinite(b.maxMs) ? new Date(now.getTime() - b.maxMs) : new Date(0),
+  );
   // Each status is its own range on executions (status, updated_at).
-  const rows = await db.$queryRaw<Array<{ status: UncertainStatus; n: number; oldest: Date | null; b0: number; b1: number; b2: number }>>`
+  const rows = await db.$queryRaw<
+    Array<{ status: UncertainStatus; n: number; oldest: Date | null; b0: number; b1: number; b2: number }>
+  >`
     SELECT status::text AS status, count(*)::int AS n, min(updated_at) AS oldest,
            count(*) FILTER (WHERE updated_at > ${cuts[0]})::int AS b0,
            count(*) FILTER (WHERE updated_at <= ${cuts[0]} AND updated_at > ${cuts[1]})::int AS b1,
@@ -206,7 +212,12 @@ export async function summarizeUnknownOutcomes(db: Db, now: Date): Promise<Unkno
     oldestSince: of("OUTCOME_UNKNOWN")?.oldest?.toISOString() ?? null,
     frozen: of("NEEDS_HUMAN")?.n ?? 0,
     oldestFrozenSince: of("NEEDS_HUMAN")?.oldest?.toISOString() ?? null,
-    buckets: unknownAgeBuckets.map((b, i) => ({ key: b.key, label: b.label, OUTCOME_UNKNOWN: bucketCount("OUTCOME_UNKNOWN", i), NEEDS_HUMAN: bucketCount("NEEDS_HUMAN", i) })),
+    buckets: unknownAgeBuckets.map((b, i) => ({
+      key: b.key,
+      label: b.label,
+      OUTCOME_UNKNOWN: bucketCount("OUTCOME_UNKNOWN", i),
+      NEEDS_HUMAN: bucketCount("NEEDS_HUMAN", i),
+    })),
   };
 }
 
@@ -234,15 +245,22 @@ export async function summarizeReviews(db: Db, now: Date): Promise<ReviewStats> 
   const perDay = new Map(perDayRows.map((r) => [r.bucket.getTime(), r]));
   const open = waiting.find((w) => w.status === "OPEN");
   const escalated = waiting.find((w) => w.status === "ESCALATED");
-  const oldest = [open?.oldest, escalated?.oldest].filter((d): d is Date => d instanceof Date).sort((a, b) => a.getTime() - b.getTime())[0];
+  const oldest = [open?.oldest, escalated?.oldest]
+    .filter((d): d is Date => d instanceof Date)
+    .sort((a, b) => a.getTime() - b.getTime())[0];
   return {
     open: open?.n ?? 0,
     escalated: escalated?.n ?? 0,
     oldestWaitingSince: oldest?.toISOString() ?? null,
     decided: timing?.n ?? 0,
-    medianDecisionMs: timing?.median === null || timing?.median === undefined ? null : Math.round(Number(timing.median)),
+    medianDecisionMs:
+      timing?.median === null || timing?.median === undefined ? null : Math.round(Number(timing.median)),
     p90DecisionMs: timing?.p90 === null || timing?.p90 === undefined ? null : Math.round(Number(timing.p90)),
-    perDay: days.map((t) => ({ day: isoDay(t), opened: perDay.get(t)?.opened ?? 0, decided: perDay.get(t)?.decided ?? 0 })),
+    perDay: days.map((t) => ({
+      day: isoDay(t),
+      opened: perDay.get(t)?.opened ?? 0,
+      decided: perDay.get(t)?.decided ?? 0,
+    })),
   };
 }
 
@@ -261,7 +279,10 @@ export async function summarizeAlerts(db: Db, now: Date): Promise<AlertStats> {
      WHERE created_at >= ${from} AND created_at <= ${now}
      GROUP BY 1, 2`;
   const seen = new Set([...open.map((o) => o.severity), ...raised.map((r) => r.severity)]);
-  const severities = [...severityOrder.filter((s) => seen.has(s)), ...[...seen].filter((s) => !(severityOrder as readonly string[]).includes(s)).sort()];
+  const severities = [
+    ...severityOrder.filter((s) => seen.has(s)),
+    ...[...seen].filter((s) => !(severityOrder as readonly string[]).includes(s)).sort(),
+  ];
   const perDay = days.map((t) => {
     const bySeverity: Record<string, number> = {};
     for (const r of raised) if (r.bucket.getTime() === t) bySeverity[r.severity] = (bySeverity[r.severity] ?? 0) + r.n;
@@ -277,7 +298,15 @@ export async function summarizeAlerts(db: Db, now: Date): Promise<AlertStats> {
  * it reads each task's state document (docs/dashboard.md gives the cost).
  */
 export async function sumBudgetByWorkflow(db: Db): Promise<BudgetRow[]> {
-  const rows = await db.$queryRaw<Array<{ workflow: string; tasks: number; usd: number | null; committed: number | null; tokens: bigint | number | null }>>`
+  const rows = await db.$queryRaw<
+    Array<{
+      workflow: string;
+      tasks: number;
+      usd: number | null;
+      committed: number | null;
+      tokens: bigint | number | null;
+    }>
+  >`
     SELECT workflow_name AS workflow, count(*)::int AS tasks,
            sum((state #>> '{budget,currency_spent_usd}')::float8) AS usd,
            sum((state #>> '{budget,currency_committed_usd}')::float8) AS committed,
@@ -285,7 +314,13 @@ export async function sumBudgetByWorkflow(db: Db): Promise<BudgetRow[]> {
       FROM tasks
      GROUP BY workflow_name
      ORDER BY workflow_name`;
-  return rows.map((r) => ({ workflow: r.workflow, tasks: r.tasks, usdSpent: r.usd ?? 0, usdCommitted: r.committed ?? 0, tokensSpent: Number(r.tokens ?? 0) }));
+  return rows.map((r) => ({
+    workflow: r.workflow,
+    tasks: r.tasks,
+    usdSpent: r.usd ?? 0,
+    usdCommitted: r.committed ?? 0,
+    tokensSpent: Number(r.tokens ?? 0),
+  }));
 }
 
 /** The last `minuteWindow` whole minutes and the current one, so a change made now shows at the right edge. */

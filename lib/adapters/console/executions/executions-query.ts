@@ -32,13 +32,16 @@ export interface ExecutionListParams {
 }
 
 /** Unknown values are dropped (the unfiltered list) rather than failing the page; a bad cursor is reported by the list. */
-export function parseExecutionListParams(searchParams: Record<string, string | string[] | undefined>): ExecutionListParams {
+export function parseExecutionListParams(
+  searchParams: Record<string, string | string[] | undefined>,
+): ExecutionListParams {
   const parsed = ExecutionListParamsSchema.safeParse(searchParams);
   if (!parsed.success) return {};
   const status = parsed.data.status?.toUpperCase();
   return {
     status: executionStatuses.find((s) => s === status),
-    tool: parsed.data.tool && (toolNames as readonly string[]).includes(parsed.data.tool) ? parsed.data.tool : undefined,
+    tool:
+      parsed.data.tool && (toolNames as readonly string[]).includes(parsed.data.tool) ? parsed.data.tool : undefined,
     cursor: parsed.data.cursor,
   };
 }

@@ -28,18 +28,34 @@ export interface ExecutionPage {
  * (updated_at, id): with a status filter each page is a range of the
  * executions (status, updated_at) index, so page 100 costs what page 1 does.
  */
-export async function listExecutionsAcrossTasks(db: Db, params: ExecutionListParams, limit = executionListPageSize): Promise<ExecutionPage> {
+export async function listExecutionsAcrossTasks(
+  db: Db,
+  params: ExecutionListParams,
+  limit = executionListPageSize,
+): Promise<ExecutionPage> {
   const after = params.cursor ? decodeCursor(params.cursor) : undefined;
   const where: Prisma.ExecutionWhereInput = {
     ...(params.status ? { status: params.status } : {}),
     ...(params.tool ? { tool: params.tool } : {}),
-    ...(after ? { updatedAt: { lte: after.updatedAt }, OR: [{ updatedAt: { lt: after.updatedAt } }, { id: { lt: after.id } }] } : {}),
+    ...(after
+      ? { updatedAt: { lte: after.updatedAt }, OR: [{ updatedAt: { lt: after.updatedAt } }, { id: { lt: after.id } }] }
+      : {}),
   };
   const rows = await db.execution.findMany({
     where,
     orderBy: [{ updatedAt: "desc" }, { id: "desc" }],
     take: limit + 1,
-    select: { id: true, taskId: true, toolCallId: true, tool: true, status: true, attempt: true, idempotencyKey: true, createdAt: true, updatedAt: true },
+    select: {
+      id: true,
+      taskId: true,
+      toolCallId: true,
+      tool: true,
+      status: true,
+      attempt: true,
+      idempotencyKey: true,
+      createdAt: true,
+      updatedAt: true,
+    },
   });
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
@@ -59,7 +75,10 @@ export async function loadExecutionList(db: Db, params: ExecutionListParams): Pr
 }
 
 /** (updated_at, id) of the page's last row. */
-const pageCursor = keysetCursor([keysetParts.instant, keysetParts.text], { notOurs: "not a cursor of this list", advice: "start again from the first page" });
+const pageCursor = keysetCursor([keysetParts.instant, keysetParts.text], {
+  notOurs: "not a cursor of this list",
+  advice: "start again from the first page",
+});
 
 function encodeCursor(e: { updatedAt: Date; id: string }): string {
   return pageCursor.encode([e.updatedAt, e.id]);

@@ -43,7 +43,10 @@ const RunDetailsSchema = z.object({
   held_streams: z.array(z.string()).optional(),
 });
 
-export async function loadRetentionOverview(db: Db, options: { runs?: number; anchors?: number } = {}): Promise<RetentionOverview> {
+export async function loadRetentionOverview(
+  db: Db,
+  options: { runs?: number; anchors?: number } = {},
+): Promise<RetentionOverview> {
   // The system stream's entries are few (holds, runs, exports); its (stream, seq) key orders them.
   const entries = await db.auditEntry.findMany({
     where: { stream: "system", action: "audit.retention_applied" },
@@ -65,7 +68,10 @@ export async function loadRetentionOverview(db: Db, options: { runs?: number; an
       heldStreams: d.held_streams?.length ?? 0,
     };
   });
-  const anchors = await db.auditAnchor.findMany({ orderBy: [{ cutAt: "desc" }, { stream: "asc" }], take: options.anchors ?? 50 });
+  const anchors = await db.auditAnchor.findMany({
+    orderBy: [{ cutAt: "desc" }, { stream: "asc" }],
+    take: options.anchors ?? 50,
+  });
   const holds = await listLegalHolds(db, { includeReleased: true });
   return { runs, anchors, holds };
 }
@@ -92,16 +98,31 @@ function isoMinute(d: Date): string {
 
 /** Form input → the engine's hold input: `datetime-local` values are read as UTC, the console's zone. */
 export const PlaceHoldFormSchema = z.object({
-  taskId: z.string().trim().max(128).optional().transform((v) => (v ? v : undefined)),
-  from: z.string().trim().optional().transform((v) => (v ? v : undefined)),
-  to: z.string().trim().optional().transform((v) => (v ? v : undefined)),
+  taskId: z
+    .string()
+    .trim()
+    .max(128)
+    .optional()
+    .transform((v) => (v ? v : undefined)),
+  from: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? v : undefined)),
+  to: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? v : undefined)),
   reason: z.string(),
 });
 
 export function utcInstantFromLocalInput(value: string | undefined): string | undefined {
   if (!value) return undefined;
   // "2026-11-30T14:05" or with seconds; anything else is passed on for the engine to refuse by field.
-  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(value) ? `${value.length === 16 ? `${value}:00` : value}Z` : value;
+  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(value)
+    ? `${value.length === 16 ? `${value}:00` : value}Z`
+    : value;
 }
 
 export const ApplyRetentionFormSchema = z.object({

@@ -29,7 +29,11 @@ describe("formatMoney", () => {
 
 describe("four-eyes in words", () => {
   type Kind = "approve_execute" | "approve_accept_evidence" | "reject" | "escalate";
-  const open = (requiredApprovals: number, decisions: Array<{ kind: Kind; actor: string; round?: number }>, round = 1) => ({
+  const open = (
+    requiredApprovals: number,
+    decisions: Array<{ kind: Kind; actor: string; round?: number }>,
+    round = 1,
+  ) => ({
     status: "OPEN" as const,
     requiredApprovals,
     round,
@@ -72,7 +76,15 @@ describe("four-eyes in words", () => {
   });
 
   it("an escalated review is still waiting", () => {
-    const state = approvalState({ status: "ESCALATED", requiredApprovals: 1, round: 1, decisions: [{ kind: "escalate", actor: olivia, round: 1 }] }, omar);
+    const state = approvalState(
+      {
+        status: "ESCALATED",
+        requiredApprovals: 1,
+        round: 1,
+        decisions: [{ kind: "escalate", actor: olivia, round: 1 }],
+      },
+      omar,
+    );
     expect(approvalHeadline(state, "ESCALATED")).toBe("0 of 1 approval: needs one operator");
     expect(state.detail).toBe("One operator's approval re-executes it.");
   });
@@ -89,8 +101,17 @@ describe("four-eyes in words", () => {
     });
     expect(approvalHeadline(state, "APPROVED")).toBe("2 of 2 approvals");
     expect(state.detail).toBe("Re-executed on the approval of user/operator and user/operator2.");
-    expect(approvalState({ status: "REJECTED", requiredApprovals: 1, round: 1, decisions: [{ kind: "reject", actor: omar, round: 1 }] }).detail).toBe("Rejected: user/operator2 rejected.");
-    expect(approvalState({ status: "APPROVED", requiredApprovals: 1, round: 1, decisions: [] }).detail).toMatch(/without a decision here/);
+    expect(
+      approvalState({
+        status: "REJECTED",
+        requiredApprovals: 1,
+        round: 1,
+        decisions: [{ kind: "reject", actor: omar, round: 1 }],
+      }).detail,
+    ).toBe("Rejected: user/operator2 rejected.");
+    expect(approvalState({ status: "APPROVED", requiredApprovals: 1, round: 1, decisions: [] }).detail).toMatch(
+      /without a decision here/,
+    );
   });
 
   it("counts only the current round: after a reopen, the same people may approve again and start from zero", () => {
@@ -104,13 +125,25 @@ describe("four-eyes in words", () => {
     expect(approvalHeadline(forOlivia, "OPEN")).toBe("0 of 2 approvals: needs 2 different operators");
 
     const half = open(2, [...earlier, { kind: "approve_execute", actor: olivia, round: 2 }], 2);
-    expect(approvalState(half, olivia)).toMatchObject({ approvers: [olivia], viewerDecided: true, summary: "1 of 2 approvals" });
+    expect(approvalState(half, olivia)).toMatchObject({
+      approvers: [olivia],
+      viewerDecided: true,
+      summary: "1 of 2 approvals",
+    });
     expect(approvalState(half, olivia).detail).toMatch(/nobody decides twice in one round/);
     expect(approvalState(half, omar).viewerDecided).toBe(false);
   });
 
   it("groups decisions by round, current first, and says why each earlier round ended", () => {
-    const review = open(1, [{ kind: "escalate", actor: olivia }, { kind: "approve_execute", actor: omar }, { kind: "approve_execute", actor: olivia, round: 3 }], 3);
+    const review = open(
+      1,
+      [
+        { kind: "escalate", actor: olivia },
+        { kind: "approve_execute", actor: omar },
+        { kind: "approve_execute", actor: olivia, round: 3 },
+      ],
+      3,
+    );
     const rounds = decisionRounds(review);
     expect(rounds.map((r) => [r.round, r.current, r.decisions.map((d) => d.actor)])).toEqual([
       [3, true, [olivia]],
@@ -118,7 +151,9 @@ describe("four-eyes in words", () => {
       [1, false, [olivia, omar]],
     ]);
     expect(rounds[0]!.note).toMatch(/^Reopened: the outcome after round 2 was unknown again/);
-    expect(rounds[1]!.note).toBe("Did not settle it: the outcome of an attempt after this round was unknown, so the review reopened as round 3.");
+    expect(rounds[1]!.note).toBe(
+      "Did not settle it: the outcome of an attempt after this round was unknown, so the review reopened as round 3.",
+    );
     expect(decisionRounds(open(1, [])).map((r) => [r.round, r.current])).toEqual([[1, true]]);
   });
 });
@@ -140,11 +175,19 @@ describe("execution statuses", () => {
 describe("summarizeEvidence", () => {
   it("puts what a person looks for first and flattens nested records", () => {
     expect(
-      summarizeEvidence({ bodyDigest: "sha256:ab", provider: "sandbox", operation: "refunds.lookup", httpStatus: 200, record: { id: "re_1", amount_cents: 500 } }),
-    ).toBe("provider: sandbox · operation: refunds.lookup · httpStatus: 200 · bodyDigest: sha256:ab · record.id: re_1 · record.amount_cents: 500");
-    expect(summarizeEvidence({ request: { amount_cents: 9000 }, mismatches: ["amount_cents"], execution_status: "SENT" })).toBe(
-      "mismatches: amount_cents · execution_status: SENT · request.amount_cents: 9000",
+      summarizeEvidence({
+        bodyDigest: "sha256:ab",
+        provider: "sandbox",
+        operation: "refunds.lookup",
+        httpStatus: 200,
+        record: { id: "re_1", amount_cents: 500 },
+      }),
+    ).toBe(
+      "provider: sandbox · operation: refunds.lookup · httpStatus: 200 · bodyDigest: sha256:ab · record.id: re_1 · record.amount_cents: 500",
     );
+    expect(
+      summarizeEvidence({ request: { amount_cents: 9000 }, mismatches: ["amount_cents"], execution_status: "SENT" }),
+    ).toBe("mismatches: amount_cents · execution_status: SENT · request.amount_cents: 9000");
   });
 
   it("cuts long text and handles non-objects", () => {
@@ -173,8 +216,15 @@ describe("divergence kinds and queue tabs", () => {
 
 describe("divergenceDifferences", () => {
   it("puts what Verity asked beside what the provider has, field by field", () => {
-    const internal = { execution_status: "OUTCOME_UNKNOWN", request: { amount_cents: 9000, currency: "usd" }, idempotency_key: "vrt:t:1" };
-    const external = { mismatches: ["amount_cents", "idempotency_key", "metadata.execution_id"], record: { amount_cents: 9900, idempotency_key: "vrt:t:2", metadata: { execution_id: "exec_2" } } };
+    const internal = {
+      execution_status: "OUTCOME_UNKNOWN",
+      request: { amount_cents: 9000, currency: "usd" },
+      idempotency_key: "vrt:t:1",
+    };
+    const external = {
+      mismatches: ["amount_cents", "idempotency_key", "metadata.execution_id"],
+      record: { amount_cents: 9900, idempotency_key: "vrt:t:2", metadata: { execution_id: "exec_2" } },
+    };
     expect(divergenceDifferences(internal, external)).toEqual([
       { field: "amount_cents", ours: "9000", theirs: "9900" },
       { field: "idempotency_key", ours: "vrt:t:1", theirs: "vrt:t:2" },

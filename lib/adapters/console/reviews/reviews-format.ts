@@ -51,14 +51,45 @@ export interface ExecutionStatusInfo {
  * Verity having given up finding out and waiting for a person.
  */
 export const executionStatusInfo: Record<ExecutionStatus, ExecutionStatusInfo> = {
-  INTENT_RECORDED: { label: "Intent recorded", meaning: "Written down before sending; nothing has left yet.", tone: "neutral", glyph: "○" },
+  INTENT_RECORDED: {
+    label: "Intent recorded",
+    meaning: "Written down before sending; nothing has left yet.",
+    tone: "neutral",
+    glyph: "○",
+  },
   SENT: { label: "Sent", meaning: "The request left; its outcome is not recorded yet.", tone: "active", glyph: "→" },
-  SUCCEEDED: { label: "Succeeded", meaning: "The provider confirmed the effect, with evidence naming this execution.", tone: "success", glyph: "✓" },
+  SUCCEEDED: {
+    label: "Succeeded",
+    meaning: "The provider confirmed the effect, with evidence naming this execution.",
+    tone: "success",
+    glyph: "✓",
+  },
   FAILED: { label: "Failed", meaning: "The provider stated that nothing was applied.", tone: "danger", glyph: "✗" },
-  OUTCOME_UNKNOWN: { label: "Outcome unknown", meaning: "It may or may not have happened; Verity is asking the provider before anything is retried.", tone: "unknown", glyph: "?" },
-  RECONCILED_SUCCEEDED: { label: "Reconciled: happened", meaning: "Found at the provider after an unknown outcome or a recorded failure; recorded as succeeded.", tone: "success", glyph: "✓" },
-  RECONCILED_FAILED: { label: "Reconciled: did not happen", meaning: "The provider has no such effect; a retry with the same key is safe.", tone: "neutral", glyph: "✗" },
-  NEEDS_HUMAN: { label: "Frozen: needs a person", meaning: "Verity cannot decide alone (the provider could not say what happened, an instruction stopped it, or its attempts ran out); nothing is sent again until an operator decides.", tone: "frozen", glyph: "■" },
+  OUTCOME_UNKNOWN: {
+    label: "Outcome unknown",
+    meaning: "It may or may not have happened; Verity is asking the provider before anything is retried.",
+    tone: "unknown",
+    glyph: "?",
+  },
+  RECONCILED_SUCCEEDED: {
+    label: "Reconciled: happened",
+    meaning: "Found at the provider after an unknown outcome or a recorded failure; recorded as succeeded.",
+    tone: "success",
+    glyph: "✓",
+  },
+  RECONCILED_FAILED: {
+    label: "Reconciled: did not happen",
+    meaning: "The provider has no such effect; a retry with the same key is safe.",
+    tone: "neutral",
+    glyph: "✗",
+  },
+  NEEDS_HUMAN: {
+    label: "Frozen: needs a person",
+    meaning:
+      "Verity cannot decide alone (the provider could not say what happened, an instruction stopped it, or its attempts ran out); nothing is sent again until an operator decides.",
+    tone: "frozen",
+    glyph: "■",
+  },
   CANCELLED: { label: "Cancelled", meaning: "Will not be sent.", tone: "neutral", glyph: "–" },
 };
 
@@ -69,7 +100,10 @@ export const reviewStatusInfo: Record<ReviewStatus, { label: string; tone: Statu
   ESCALATED: { label: "Escalated", tone: "warning" },
 };
 
-export const decisionInfo: Record<ReviewDecisionKind, { button: string; past: string; approval: boolean; fourEyes: boolean; help: string }> = {
+export const decisionInfo: Record<
+  ReviewDecisionKind,
+  { button: string; past: string; approval: boolean; fourEyes: boolean; help: string }
+> = {
   approve_execute: {
     button: "Approve & execute",
     past: "approved re-execution",
@@ -149,9 +183,18 @@ export function approvalState(review: ReviewLike, viewer?: string): ApprovalStat
   const count = Math.min(approvers.length, required);
   const missing = required - count;
   const summary = `${count} of ${required} approval${required === 1 ? "" : "s"}`;
-  const base = { required, approvers, viewerDecided: mine !== undefined, viewerDecision: mine ? decisionInfo[mine.kind].past : null, viewerApproved, summary };
-  if (!undecided.includes(review.status)) return { ...base, detail: decidedDetail(review.status, decisions, approvers) };
-  const waitingFor = missing === 1 ? (approvers.length ? "a second, different operator" : "one operator") : `${missing} more operators`;
+  const base = {
+    required,
+    approvers,
+    viewerDecided: mine !== undefined,
+    viewerDecision: mine ? decisionInfo[mine.kind].past : null,
+    viewerApproved,
+    summary,
+  };
+  if (!undecided.includes(review.status))
+    return { ...base, detail: decidedDetail(review.status, decisions, approvers) };
+  const waitingFor =
+    missing === 1 ? (approvers.length ? "a second, different operator" : "one operator") : `${missing} more operators`;
   // A review that never reopened has one round: no need to speak of rounds.
   const onlyOnce = review.round > 1 ? "nobody decides twice in one round" : "nobody decides twice on one review";
   let detail: string;
@@ -196,7 +239,11 @@ export interface DecisionRound<D extends DecisionLike> {
  * round is listed, one without decisions too: a round that ended without any
  * still explains why the review reopened.
  */
-export function decisionRounds<D extends DecisionLike>(review: { round: number; status: ReviewStatus; decisions: D[] }): Array<DecisionRound<D>> {
+export function decisionRounds<D extends DecisionLike>(review: {
+  round: number;
+  status: ReviewStatus;
+  decisions: D[];
+}): Array<DecisionRound<D>> {
   const rounds: Array<DecisionRound<D>> = [];
   for (let round = review.round; round >= 1; round--) {
     const current = round === review.round;
@@ -216,12 +263,25 @@ export function decisionRounds<D extends DecisionLike>(review: { round: number; 
 export function approvalHeadline(state: ApprovalState, status: ReviewStatus): string {
   if (!undecided.includes(status)) return state.summary;
   const missing = state.required - Math.min(state.approvers.length, state.required);
-  if (state.approvers.length === 0) return state.required > 1 ? `${state.summary}: needs ${state.required} different operators` : `${state.summary}: needs one operator`;
+  if (state.approvers.length === 0)
+    return state.required > 1
+      ? `${state.summary}: needs ${state.required} different operators`
+      : `${state.summary}: needs one operator`;
   return `${state.summary}: waiting for ${missing === 1 ? "a second operator" : `${missing} more operators`}`;
 }
 
 /** Keys a person looks for first in a provider's answer; the rest follow in their own order. */
-const preferredEvidenceKeys = ["provider", "operation", "httpStatus", "http_status", "replayed", "providerRequestId", "id", "reason", "message"];
+const preferredEvidenceKeys = [
+  "provider",
+  "operation",
+  "httpStatus",
+  "http_status",
+  "replayed",
+  "providerRequestId",
+  "id",
+  "reason",
+  "message",
+];
 
 /**
  * Evidence as one line to scan: scalar fields as `key: value`, nested objects
@@ -234,7 +294,10 @@ export function summarizeEvidence(value: unknown, max = 160): string {
   // A level's own facts before what is nested in it: `execution_status` is read before `request.currency`.
   const walk = (record: Record<string, unknown>, prefix: string, depth: number) => {
     const keys = Object.keys(record);
-    const ordered = [...preferredEvidenceKeys.filter((k) => keys.includes(k)), ...keys.filter((k) => !preferredEvidenceKeys.includes(k))];
+    const ordered = [
+      ...preferredEvidenceKeys.filter((k) => keys.includes(k)),
+      ...keys.filter((k) => !preferredEvidenceKeys.includes(k)),
+    ];
     const nested: string[] = [];
     for (const key of ordered) {
       const v = record[key];
@@ -247,7 +310,8 @@ export function summarizeEvidence(value: unknown, max = 160): string {
         parts.push(`${prefix}${key}: ${String(v)}`);
       }
     }
-    if (depth < 2) for (const key of nested) walk(record[key] as Record<string, unknown>, `${prefix}${key}.`, depth + 1);
+    if (depth < 2)
+      for (const key of nested) walk(record[key] as Record<string, unknown>, `${prefix}${key}.`, depth + 1);
   };
   if (Array.isArray(value)) return cut(`${value.length} item${value.length === 1 ? "" : "s"}`, max);
   walk(value as Record<string, unknown>, "", 0);
@@ -291,7 +355,10 @@ function show(value: unknown): string {
  * `external.record`, `external.mismatches`). Empty for other alerts: their
  * evidence is shown as it is.
  */
-export function divergenceDifferences(internal: unknown, external: unknown): Array<{ field: string; ours: string; theirs: string }> {
+export function divergenceDifferences(
+  internal: unknown,
+  external: unknown,
+): Array<{ field: string; ours: string; theirs: string }> {
   const fields = at(external, "mismatches");
   if (!Array.isArray(fields)) return [];
   return fields

@@ -53,7 +53,11 @@ export function toEventView(e: Awaited<ReturnType<typeof listExecutionEvents>>[n
 }
 
 export async function loadExternalEffects(db: Db, taskId: string): Promise<ExternalEffects> {
-  const [executions, alerts, reviews] = await Promise.all([listExecutions(db, taskId), listDivergences(db, { taskId }), reviewsOfTask(db, taskId)]);
+  const [executions, alerts, reviews] = await Promise.all([
+    listExecutions(db, taskId),
+    listDivergences(db, { taskId }),
+    reviewsOfTask(db, taskId),
+  ]);
   const events = await Promise.all(executions.map((x) => listExecutionEvents(db, x.id)));
   const alertViews: DivergenceView[] = alerts.map((a) => ({
     id: a.id,
@@ -71,7 +75,11 @@ export async function loadExternalEffects(db: Db, taskId: string): Promise<Exter
     resolution: a.resolution,
   }));
   return {
-    entries: executions.map((execution, i) => ({ execution, events: (events[i] ?? []).map(toEventView), review: reviews.get(execution.id) ?? null })),
+    entries: executions.map((execution, i) => ({
+      execution,
+      events: (events[i] ?? []).map(toEventView),
+      review: reviews.get(execution.id) ?? null,
+    })),
     openAlerts: alertViews.filter((a) => a.status === "OPEN"),
     resolvedAlerts: alertViews.filter((a) => a.status === "RESOLVED"),
   };

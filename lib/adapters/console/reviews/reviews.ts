@@ -8,10 +8,25 @@ import { listReviews } from "@/lib/use-cases/reviews/list-reviews";
 import { type DecideResult } from "@/lib/use-cases/reviews/decide-review";
 import { type ReviewDecisionKind, type ReviewStatus, type ReviewView } from "@/lib/stores/review-store";
 import { shortIdentity } from "@/lib/adapters/console/shared/format";
-import { approvalHeadline, approvalState, decisionInfo, reviewStatusInfo } from "@/lib/adapters/console/reviews/reviews-format";
+import {
+  approvalHeadline,
+  approvalState,
+  decisionInfo,
+  reviewStatusInfo,
+} from "@/lib/adapters/console/reviews/reviews-format";
 import type { DecisionFormState } from "@/lib/adapters/console/reviews/reviews-form";
-import { isUndecided, reviewTabs, undecidedStatuses, type ReviewTab } from "@/lib/adapters/console/reviews/reviews-query";
-import type { ProviderLookupView, ReviewDetailData, ReviewItem, ReviewQueueData } from "@/lib/adapters/console/reviews/reviews-view";
+import {
+  isUndecided,
+  reviewTabs,
+  undecidedStatuses,
+  type ReviewTab,
+} from "@/lib/adapters/console/reviews/reviews-query";
+import type {
+  ProviderLookupView,
+  ReviewDetailData,
+  ReviewItem,
+  ReviewQueueData,
+} from "@/lib/adapters/console/reviews/reviews-view";
 
 /**
  * The review queue's page loaders and the words its server action answers
@@ -30,7 +45,9 @@ async function listTab(db: Db, tab: ReviewTab): Promise<ReviewItem[]> {
   const items = lists.flat();
   // The waiting queue is worked oldest first; decided history reads newest first.
   const oldestFirst = statuses.every((s) => isUndecided(s));
-  return items.sort((a, b) => (oldestFirst ? 1 : -1) * (a.createdAt.getTime() - b.createdAt.getTime()) || a.id.localeCompare(b.id));
+  return items.sort(
+    (a, b) => (oldestFirst ? 1 : -1) * (a.createdAt.getTime() - b.createdAt.getTime()) || a.id.localeCompare(b.id),
+  );
 }
 
 /** Undecided reviews (open or escalated): the number beside "Review queue". */
@@ -40,8 +57,13 @@ export async function countWaitingReviews(db: Db): Promise<number> {
 }
 
 function queueToken(tab: ReviewTab, items: ReviewItem[], waitingCount: number): string {
-  const parts = items.map((r) => `${r.id}@${r.version}/${r.execution.version}/${r.task?.version ?? "-"}/${r.openAlerts.length}`);
-  return createHash("sha256").update(`${tab}|${waitingCount}|${parts.join(",")}`).digest("base64url").slice(0, 22);
+  const parts = items.map(
+    (r) => `${r.id}@${r.version}/${r.execution.version}/${r.task?.version ?? "-"}/${r.openAlerts.length}`,
+  );
+  return createHash("sha256")
+    .update(`${tab}|${waitingCount}|${parts.join(",")}`)
+    .digest("base64url")
+    .slice(0, 22);
 }
 
 export async function loadReviewQueue(db: Db, tab: ReviewTab): Promise<ReviewQueueData> {
@@ -77,7 +99,10 @@ const lookupTimeoutMs = 4000;
  */
 export async function askProvider(db: Db, review: ReviewItem): Promise<ProviderLookupView> {
   if (!isUndecided(review.status)) {
-    return { kind: "not_asked", why: "The review is decided; the provider's answer at the time is in the execution history below." };
+    return {
+      kind: "not_asked",
+      why: "The review is decided; the provider's answer at the time is in the execution history below.",
+    };
   }
   const deps = getConnectors();
   const provider = review.execution.tool === "payments.refund" ? deps.payments.provider : deps.crm.provider;
@@ -86,7 +111,13 @@ export async function askProvider(db: Db, review: ReviewItem): Promise<ProviderL
     const lookup = await lookupEffect(row, deps, { timeoutMs: lookupTimeoutMs });
     switch (lookup.kind) {
       case "found":
-        return { kind: "found", provider, record: lookup.record, mismatches: recordMismatches(row, lookup.record), evidence: lookup.evidence };
+        return {
+          kind: "found",
+          provider,
+          record: lookup.record,
+          mismatches: recordMismatches(row, lookup.record),
+          evidence: lookup.evidence,
+        };
       case "not_found":
         return { kind: "not_found", provider, evidence: lookup.evidence };
       case "unknown":
@@ -94,7 +125,10 @@ export async function askProvider(db: Db, review: ReviewItem): Promise<ProviderL
     }
   } catch (error) {
     // Connectors do not throw for I/O; this is a tool without a lookup, or a bug. Say so rather than fail the page.
-    return { kind: "not_asked", why: `The provider could not be asked: ${error instanceof Error ? error.message : String(error)}` };
+    return {
+      kind: "not_asked",
+      why: `The provider could not be asked: ${error instanceof Error ? error.message : String(error)}`,
+    };
   }
 }
 
@@ -104,17 +138,36 @@ export function describeDecisionOutcome(result: DecideResult, decision: ReviewDe
   const taskNow = task ? ` The task is now ${task.status}.` : "";
   switch (decision) {
     case "escalate":
-      return { status: "done", tone: "info", message: "Escalated: the review stays in the queue, flagged for someone more senior. Nothing was sent." };
+      return {
+        status: "done",
+        tone: "info",
+        message: "Escalated: the review stays in the queue, flagged for someone more senior. Nothing was sent.",
+      };
     case "reject":
-      return { status: "done", tone: "success", message: `Rejected: nothing will be sent; the execution is ${execution.status}.${taskNow}` };
+      return {
+        status: "done",
+        tone: "success",
+        message: `Rejected: nothing will be sent; the execution is ${execution.status}.${taskNow}`,
+      };
     case "approve_accept_evidence":
-      return { status: "done", tone: "success", message: `Accepted the provider's evidence: recorded as ${execution.status} without sending anything.${taskNow}` };
+      return {
+        status: "done",
+        tone: "success",
+        message: `Accepted the provider's evidence: recorded as ${execution.status} without sending anything.${taskNow}`,
+      };
     case "approve_execute": {
       if (!result.executed) {
         const state = approvalState(review);
-        return { status: "done", tone: "info", message: `Your approval is recorded (${approvalHeadline(state, review.status)}). Nothing was sent yet.` };
+        return {
+          status: "done",
+          tone: "info",
+          message: `Your approval is recorded (${approvalHeadline(state, review.status)}). Nothing was sent yet.`,
+        };
       }
-      const record = execution.result && typeof execution.result === "object" ? (execution.result as { id?: unknown }).id : undefined;
+      const record =
+        execution.result && typeof execution.result === "object"
+          ? (execution.result as { id?: unknown }).id
+          : undefined;
       switch (result.outcome) {
         case "succeeded":
           return {
@@ -123,12 +176,17 @@ export function describeDecisionOutcome(result: DecideResult, decision: ReviewDe
             message: `Approved and executed: the provider applied it${typeof record === "string" ? ` (${record})` : ""} under the same idempotency key.${taskNow}`,
           };
         case "failed":
-          return { status: "done", tone: "info", message: `Approved and sent, but the provider refused it (${execution.error ?? "no reason given"}). Nothing was applied.${taskNow}` };
+          return {
+            status: "done",
+            tone: "info",
+            message: `Approved and sent, but the provider refused it (${execution.error ?? "no reason given"}). Nothing was applied.${taskNow}`,
+          };
         default:
           return {
             status: "done",
             tone: "info",
-            message: "Approved and sent, but the outcome is unknown again. The review is open again: check what the provider says now before deciding.",
+            message:
+              "Approved and sent, but the outcome is unknown again. The review is open again: check what the provider says now before deciding.",
           };
       }
     }
@@ -136,7 +194,12 @@ export function describeDecisionOutcome(result: DecideResult, decision: ReviewDe
 }
 
 function isReviewView(value: unknown): value is ReviewView {
-  return typeof value === "object" && value !== null && Array.isArray((value as ReviewView).decisions) && typeof (value as ReviewView).version === "number";
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    Array.isArray((value as ReviewView).decisions) &&
+    typeof (value as ReviewView).version === "number"
+  );
 }
 
 /**
@@ -144,12 +207,24 @@ function isReviewView(value: unknown): value is ReviewView {
  * it was themselves in another window. The engine puts the fresh review in
  * the conflict's details; without it, it is read again.
  */
-export async function describeConflict(db: Db, reviewId: string, fresh: unknown, viewer: string | undefined): Promise<{ headline: string; detail: string | null }> {
-  const review: Pick<ReviewView, "status" | "version" | "requiredApprovals" | "round" | "decisions"> | null = isReviewView(fresh) ? fresh : await getReview(db, reviewId);
+export async function describeConflict(
+  db: Db,
+  reviewId: string,
+  fresh: unknown,
+  viewer: string | undefined,
+): Promise<{ headline: string; detail: string | null }> {
+  const review: Pick<ReviewView, "status" | "version" | "requiredApprovals" | "round" | "decisions"> | null =
+    isReviewView(fresh) ? fresh : await getReview(db, reviewId);
   if (!review) return { headline: "This review no longer exists.", detail: null };
-  const latest = [...review.decisions].sort((a, b) => new Date(a.createdAt).getTime() - new Date(b.createdAt).getTime()).at(-1);
+  const latest = [...review.decisions]
+    .sort((a, b) => new Date(a.createdAt).getTime() - new Date(b.createdAt).getTime())
+    .at(-1);
   const now = `It is now ${reviewStatusInfo[review.status as ReviewStatus].label.toLowerCase()}, ${approvalHeadline(approvalState(review, viewer), review.status)}.`;
-  if (!latest) return { headline: `The review changed since you opened it (now version ${review.version}) — here is the fresh state; nothing was overwritten.`, detail: now };
+  if (!latest)
+    return {
+      headline: `The review changed since you opened it (now version ${review.version}) — here is the fresh state; nothing was overwritten.`,
+      detail: now,
+    };
   const what = decisionInfo[latest.kind].past;
   if (latest.actor === viewer) {
     return {
@@ -164,7 +239,10 @@ export async function describeConflict(db: Db, reviewId: string, fresh: unknown,
 }
 
 /** The review of each of a task's executions, for the task page's ledger. */
-export async function reviewsOfTask(db: Db, taskId: string): Promise<Map<string, { id: string; status: ReviewStatus }>> {
+export async function reviewsOfTask(
+  db: Db,
+  taskId: string,
+): Promise<Map<string, { id: string; status: ReviewStatus }>> {
   const all = await listReviews(db, { limit: queueLimit });
   return new Map(all.filter((r) => r.taskId === taskId).map((r) => [r.executionId, { id: r.id, status: r.status }]));
 }

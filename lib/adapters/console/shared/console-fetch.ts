@@ -31,13 +31,19 @@ export class ConsoleRouteError extends Error {
 }
 
 function isFieldError(value: unknown): value is FieldError {
-  return typeof value === "object" && value !== null && typeof (value as FieldError).field === "string" && typeof (value as FieldError).message === "string";
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as FieldError).field === "string" &&
+    typeof (value as FieldError).message === "string"
+  );
 }
 
 /** The error a non-2xx answer stands for, read from its problem+json body when it has one. */
 export async function routeErrorOf(response: Response): Promise<ConsoleRouteError> {
   const fallback = `The server answered ${response.status}${response.statusText ? ` ${response.statusText}` : ""}.`;
-  if (!response.headers.get("Content-Type")?.includes("application/problem+json")) return new ConsoleRouteError(response.status, fallback);
+  if (!response.headers.get("Content-Type")?.includes("application/problem+json"))
+    return new ConsoleRouteError(response.status, fallback);
   const body = (await response.json().catch(() => null)) as Partial<ProblemDetails> | null;
   const detail = typeof body?.detail === "string" && body.detail ? body.detail : fallback;
   const errors = Array.isArray(body?.errors) ? body.errors.filter(isFieldError) : [];
@@ -46,7 +52,10 @@ export async function routeErrorOf(response: Response): Promise<ConsoleRouteErro
 
 /** GETs a console route's JSON, never from a cache; a refusal throws ConsoleRouteError. */
 export async function fetchConsoleJson<T>(url: string): Promise<T> {
-  const response = await fetch(url, { cache: "no-store", headers: { Accept: "application/json, application/problem+json" } });
+  const response = await fetch(url, {
+    cache: "no-store",
+    headers: { Accept: "application/json, application/problem+json" },
+  });
   if (!response.ok) throw await routeErrorOf(response);
   return (await response.json()) as T;
 }

@@ -14,13 +14,25 @@ describe("task list URL", () => {
       q: "task_01",
       cursor: "abc",
     });
-    expect(parseTaskListParams({ status: "", workflow: "no-such-workflow", q: ["a", "b"] })).toEqual({ status: undefined, workflow: undefined, q: "a", cursor: undefined });
-    expect(parseTaskListParams({ q: "x".repeat(500) })).toEqual({ status: undefined, workflow: undefined, q: undefined, cursor: undefined });
+    expect(parseTaskListParams({ status: "", workflow: "no-such-workflow", q: ["a", "b"] })).toEqual({
+      status: undefined,
+      workflow: undefined,
+      q: "a",
+      cursor: undefined,
+    });
+    expect(parseTaskListParams({ q: "x".repeat(500) })).toEqual({
+      status: undefined,
+      workflow: undefined,
+      q: undefined,
+      cursor: undefined,
+    });
   });
 
   it("writes only the filters that are set, in a stable order", () => {
     expect(taskListHref({})).toBe("/tasks");
-    expect(taskListHref({ q: "task 1", workflow: "delivery", cursor: "c1" })).toBe("/tasks?workflow=delivery&q=task+1&cursor=c1");
+    expect(taskListHref({ q: "task 1", workflow: "delivery", cursor: "c1" })).toBe(
+      "/tasks?workflow=delivery&q=task+1&cursor=c1",
+    );
   });
 });
 

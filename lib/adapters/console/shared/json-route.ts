@@ -17,7 +17,8 @@ import { AppError } from "@/lib/core/errors";
 export async function requireConsoleSession(permission: Permission): Promise<Principal> {
   const principal = await getSessionPrincipal();
   if (!principal) throw new AppError("unauthenticated", "Your session has ended: sign in again.");
-  if (!can(principal, permission)) throw new AppError("forbidden", `Your role (${principal.role}) does not include ${permission}.`, { permission });
+  if (!can(principal, permission))
+    throw new AppError("forbidden", `Your role (${principal.role}) does not include ${permission}.`, { permission });
   return principal;
 }
 

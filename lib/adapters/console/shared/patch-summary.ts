@@ -8,7 +8,9 @@ export function summarizePatch(patch: TaskPatch): string[] {
   if (gates.length) lines.push(`gates: ${gates.map(([k, v]) => `${k} ${v ? "✓" : "✗"}`).join(", ")}`);
   const artifacts = Object.entries(patch.artifacts ?? {}).filter(([, v]) => v !== undefined);
   if (artifacts.length) {
-    lines.push(`artifacts: ${artifacts.map(([k, v]) => (Array.isArray(v) ? `${k} (${v.length} file${v.length === 1 ? "" : "s"})` : k)).join(", ")}`);
+    lines.push(
+      `artifacts: ${artifacts.map(([k, v]) => (Array.isArray(v) ? `${k} (${v.length} file${v.length === 1 ? "" : "s"})` : k)).join(", ")}`,
+    );
   }
   for (const key of ["active_agents", "completed_agents", "failed_agents"] as const) {
     const list = patch[key];
@@ -25,7 +27,11 @@ export function summarizePatch(patch: TaskPatch): string[] {
     if (parts.length) lines.push(`budget: ${parts.join(", ")}`);
   }
   for (const s of patch.subtasks ?? []) {
-    const changes = [s.status, s.mandatory === undefined ? undefined : s.mandatory ? "mandatory" : "optional", s.title && `“${s.title}”`].filter(Boolean);
+    const changes = [
+      s.status,
+      s.mandatory === undefined ? undefined : s.mandatory ? "mandatory" : "optional",
+      s.title && `“${s.title}”`,
+    ].filter(Boolean);
     lines.push(`subtask ${s.id}: ${changes.join(", ") || "touched"}`);
   }
   return lines;

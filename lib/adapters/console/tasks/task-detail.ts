@@ -56,7 +56,10 @@ function allSteps(def: WorkflowDefinition, task: TaskView): StepView[] {
 export async function loadTaskDetail(db: Db, taskId: string): Promise<TaskDetail | null> {
   const task = await getTask(db, taskId);
   if (!task) return null;
-  const ascending = await listTransitions(db, taskId, { afterVersion: Math.max(0, task.version - timelineWindow), limit: timelineWindow });
+  const ascending = await listTransitions(db, taskId, {
+    afterVersion: Math.max(0, task.version - timelineWindow),
+    limit: timelineWindow,
+  });
   const def = getWorkflowByDigest(task.workflow.digest);
   const path = { edges: new Set<string>(), states: new Set<string>() };
   for (const t of ascending) {

@@ -29,7 +29,9 @@ export type TaskListParams = z.infer<typeof TaskListParamsSchema>;
 /** Unknown or malformed values are dropped rather than failing the page; a bad cursor is reported by listTasks. */
 export function parseTaskListParams(searchParams: Record<string, string | string[] | undefined>): TaskListParams {
   const parsed = TaskListParamsSchema.safeParse(searchParams);
-  const params = parsed.success ? parsed.data : { status: undefined, workflow: undefined, q: undefined, cursor: undefined };
+  const params = parsed.success
+    ? parsed.data
+    : { status: undefined, workflow: undefined, q: undefined, cursor: undefined };
   return {
     ...params,
     workflow: params.workflow && workflowNames.includes(params.workflow) ? params.workflow : undefined,
@@ -54,7 +56,8 @@ export function hasFilters(params: TaskListParams): boolean {
 export function statusOptionsByWorkflow(): Array<{ workflow: string; statuses: string[] }> {
   return workflowNames.map((name) => {
     const statuses = new Set<string>();
-    for (const def of workflowDefinitions) if (def.name === name) for (const s of Object.keys(def.states)) statuses.add(s);
+    for (const def of workflowDefinitions)
+      if (def.name === name) for (const s of Object.keys(def.states)) statuses.add(s);
     return { workflow: name, statuses: [...statuses] };
   });
 }

@@ -15,11 +15,18 @@ export async function loadTaskList(params: TaskListParams): Promise<TaskListData
   // Same token as /api/console/tasks/latest: the newest change anywhere.
   const newestToken = newest.items[0] ? `${newest.items[0].id}@${newest.items[0].version}` : "empty";
   try {
-    const page = await listTasks(db, { status: params.status, workflow: params.workflow, q: params.q, cursor: params.cursor, limit: taskListPageSize });
+    const page = await listTasks(db, {
+      status: params.status,
+      workflow: params.workflow,
+      q: params.q,
+      cursor: params.cursor,
+      limit: taskListPageSize,
+    });
     return { ok: true, page, counts, newestToken };
   } catch (error) {
     // A hand-edited or outdated cursor is the only expected failure here; say what to do about it.
-    if (isAppError(error) && error.code === "validation_failed") return { ok: false, message: error.message, counts, newestToken };
+    if (isAppError(error) && error.code === "validation_failed")
+      return { ok: false, message: error.message, counts, newestToken };
     throw error;
   }
 }

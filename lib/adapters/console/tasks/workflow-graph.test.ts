@@ -28,7 +28,8 @@ describe("layoutWorkflowGraph", () => {
     for (const a of nodes) {
       for (const b of nodes) {
         if (a === b) continue;
-        const apart = Math.abs(a.x - b.x) >= (a.width + b.width) / 2 || Math.abs(a.y - b.y) >= (a.height + b.height) / 2;
+        const apart =
+          Math.abs(a.x - b.x) >= (a.width + b.width) / 2 || Math.abs(a.y - b.y) >= (a.height + b.height) / 2;
         expect(apart, `${a.id} overlaps ${b.id}`).toBe(true);
       }
     }
@@ -59,7 +60,18 @@ describe("layoutWorkflowGraph", () => {
 describe("edgePathData", () => {
   it("draws a straight segment for two points and rounds bends for more", () => {
     expect(edgePathData([])).toBe("");
-    expect(edgePathData([{ x: 0, y: 0 }, { x: 10, y: 20 }])).toBe("M0,0 L10,20");
-    expect(edgePathData([{ x: 0, y: 0 }, { x: 10, y: 10 }, { x: 20, y: 0 }])).toBe("M0,0 Q10,10 15,5 L20,0");
+    expect(
+      edgePathData([
+        { x: 0, y: 0 },
+        { x: 10, y: 20 },
+      ]),
+    ).toBe("M0,0 L10,20");
+    expect(
+      edgePathData([
+        { x: 0, y: 0 },
+        { x: 10, y: 10 },
+        { x: 20, y: 0 },
+      ]),
+    ).toBe("M0,0 Q10,10 15,5 L20,0");
   });
 });

@@ -71,18 +71,28 @@ export function layoutWorkflowGraph(def: WorkflowDefinition): GraphLayout {
   g.setGraph({ rankdir: "TB", nodesep: 28, ranksep: 44, edgesep: 14, marginx: 0, marginy: 0 });
   g.setDefaultEdgeLabel(() => ({}));
   for (const name of Object.keys(def.states)) g.setNode(name, { width: nodeWidth(name), height: nodeHeight });
-  for (const e of def.edges) g.setEdge(e.from, e.to, { weight: explicit.has(edgeKey(e.from, e.to)) ? 1 : 0, minlen: 1 });
+  for (const e of def.edges)
+    g.setEdge(e.from, e.to, { weight: explicit.has(edgeKey(e.from, e.to)) ? 1 : 0, minlen: 1 });
   dagre.layout(g);
 
   const rawNodes = Object.entries(def.states).map(([id, s]) => {
     const n = g.node(id) as { x: number; y: number; width: number; height: number };
     return { id, s, n };
   });
-  const rawEdges = def.edges.map((e) => ({ e, points: ((g.edge(e.from, e.to) as { points?: GraphPoint[] } | undefined)?.points ?? []).map((p) => ({ ...p })) }));
+  const rawEdges = def.edges.map((e) => ({
+    e,
+    points: ((g.edge(e.from, e.to) as { points?: GraphPoint[] } | undefined)?.points ?? []).map((p) => ({ ...p })),
+  }));
 
   // dagre's reported size ignores edge bends that swing outside the nodes; measure everything.
-  const xs = [...rawNodes.flatMap(({ n }) => [n.x - n.width / 2, n.x + n.width / 2]), ...rawEdges.flatMap(({ points }) => points.map((p) => p.x))];
-  const ys = [...rawNodes.flatMap(({ n }) => [n.y - n.height / 2, n.y + n.height / 2]), ...rawEdges.flatMap(({ points }) => points.map((p) => p.y))];
+  const xs = [
+    ...rawNodes.flatMap(({ n }) => [n.x - n.width / 2, n.x + n.width / 2]),
+    ...rawEdges.flatMap(({ points }) => points.map((p) => p.x)),
+  ];
+  const ys = [
+    ...rawNodes.flatMap(({ n }) => [n.y - n.height / 2, n.y + n.height / 2]),
+    ...rawEdges.flatMap(({ points }) => points.map((p) => p.y)),
+  ];
   const dx = margin - Math.min(...xs);
   const dy = margin - Math.min(...ys);
 

@@ -26,7 +26,12 @@ export const takeCheckpointAction: FormAction<TakeCheckpointFormState> = session
   errorState: (message) => ({ status: "error", message }),
   invalid: () => ({ status: "error", message: formIncompleteMessage }),
   async run({ taskId, expectedVersion, checkpointId }, { actor }) {
-    const { checkpoint, created } = await createCheckpoint(getDb(), taskId, { expected_version: expectedVersion, checkpoint_id: checkpointId }, actor);
+    const { checkpoint, created } = await createCheckpoint(
+      getDb(),
+      taskId,
+      { expected_version: expectedVersion, checkpoint_id: checkpointId },
+      actor,
+    );
     return {
       status: "done",
       checkpointId: checkpoint.id,
@@ -36,5 +41,10 @@ export const takeCheckpointAction: FormAction<TakeCheckpointFormState> = session
     };
   },
   answer: (error) =>
-    error.code === "version_conflict" ? { status: "conflict", message: `${conflictMessage(currentVersionOf(error.details))} Take the checkpoint again to capture it.` } : undefined,
+    error.code === "version_conflict"
+      ? {
+          status: "conflict",
+          message: `${conflictMessage(currentVersionOf(error.details))} Take the checkpoint again to capture it.`,
+        }
+      : undefined,
 });

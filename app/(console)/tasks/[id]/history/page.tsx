@@ -24,5 +24,12 @@ export default async function TaskHistoryPage({ params, searchParams }: Props) {
   const task = await getTask(getDb(), id);
   if (!task) notFound();
   const filters = rawParams(await searchParams, ["kind", "actor", "from", "to", "order"]);
-  return <TaskHistoryView task={task} filters={filters} canVerify={can(access.principal, "audit:read")} role={access.principal.role} />;
+  return (
+    <TaskHistoryView
+      task={task}
+      filters={filters}
+      canVerify={can(access.principal, "audit:read")}
+      role={access.principal.role}
+    />
+  );
 }

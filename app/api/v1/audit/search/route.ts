@@ -18,7 +18,11 @@ export const GET = withProblems(async (request) => {
   await requireApiOrSessionPrincipal(request, "audit:read");
   const { cursor, limit, order, ...query } = parseQuery(AuditSearchQuerySchema, queryOf(request.url));
   const page = await searchAuditEntries(getDb(), query, { cursor, limit, order });
-  return json({ items: page.items.map(auditEntryResource), next_cursor: page.nextCursor, matched_executions: page.matchedExecutions });
+  return json({
+    items: page.items.map(auditEntryResource),
+    next_cursor: page.nextCursor,
+    matched_executions: page.matchedExecutions,
+  });
 });
 
 export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

@@ -1,5 +1,9 @@
 import { parseQuery } from "@/lib/adapters/api/context";
-import { auditVerificationResource, exportVerificationResource, ExportVerifyQuerySchema } from "@/lib/adapters/api/audit-resources";
+import {
+  auditVerificationResource,
+  exportVerificationResource,
+  ExportVerifyQuerySchema,
+} from "@/lib/adapters/api/audit-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { getDb } from "@/lib/db/client";
 import { verifyAuditExport, type AuditExportFormat } from "@/lib/use-cases/audit/audit-export";
@@ -44,9 +48,13 @@ export const POST = withProblems(async (request) => {
   const mediaType = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   const format = formatByMediaType[mediaType];
   if (!format) {
-    throw new AppError("unsupported_media_type", `Send the export as application/x-ndjson or text/csv${mediaType ? `, not ${mediaType}` : ""}.`, {
-      errors: [{ field: "Content-Type", message: "must be application/x-ndjson or text/csv" }],
-    });
+    throw new AppError(
+      "unsupported_media_type",
+      `Send the export as application/x-ndjson or text/csv${mediaType ? `, not ${mediaType}` : ""}.`,
+      {
+        errors: [{ field: "Content-Type", message: "must be application/x-ndjson or text/csv" }],
+      },
+    );
   }
   const bytes = await readBodyBytes(request, maxExportBytes);
   let text: string;

@@ -28,14 +28,25 @@ export const POST = withProblems(async (request) => {
     throw validationError([{ field: "", message: "the request body is not valid UTF-8" }]);
   }
   // The signature covers the bytes as sent: it is checked before anything is parsed.
-  if (!verifyWebhookSignature({ secret: getSandboxWebhookSecret(), header: request.headers.get(HEADER.signature), body: text })) {
-    throw new AppError("unauthenticated", `Missing, malformed, stale or wrong ${HEADER.signature}: this endpoint takes only the sandbox provider's signed webhooks.`);
+  if (
+    !verifyWebhookSignature({
+      secret: getSandboxWebhookSecret(),
+      header: request.headers.get(HEADER.signature),
+      body: text,
+    })
+  ) {
+    throw new AppError(
+      "unauthenticated",
+      `Missing, malformed, stale or wrong ${HEADER.signature}: this endpoint takes only the sandbox provider's signed webhooks.`,
+    );
   }
   let payload: unknown;
   try {
     payload = JSON.parse(text);
   } catch (error) {
-    throw validationError([{ field: "", message: `malformed JSON: ${error instanceof SyntaxError ? error.message : "unparseable"}` }]);
+    throw validationError([
+      { field: "", message: `malformed JSON: ${error instanceof SyntaxError ? error.message : "unparseable"}` },
+    ]);
   }
   const received = await receiveSandboxWebhook(getDb(), payload);
   const eventId = (payload as { id?: unknown }).id;

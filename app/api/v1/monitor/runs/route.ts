@@ -11,7 +11,10 @@ export const dynamic = "force-dynamic";
 /** The monitor's last passes, newest first. */
 export const GET = withProblems(async (request) => {
   await requireApiOrSessionPrincipal(request, "alerts:read");
-  const runs = await getDb().invariantMonitorRun.findMany({ orderBy: [{ startedAt: "desc" }, { id: "desc" }], take: 20 });
+  const runs = await getDb().invariantMonitorRun.findMany({
+    orderBy: [{ startedAt: "desc" }, { id: "desc" }],
+    take: 20,
+  });
   return json({ items: runs.map(monitorRunResource) });
 });
 

@@ -18,7 +18,11 @@ export const GET = withProblems(async (request, { params }: { params: Promise<{ 
   const def = workflowDefinitions
     .filter((d) => d.name === name && (version === undefined || d.version === version))
     .sort((a, b) => b.version - a.version)[0];
-  if (!def) throw new AppError("not_found", version === undefined ? `Workflow ${name} does not exist.` : `Workflow ${name} has no version ${version}.`);
+  if (!def)
+    throw new AppError(
+      "not_found",
+      version === undefined ? `Workflow ${name} does not exist.` : `Workflow ${name} has no version ${version}.`,
+    );
   return json(workflowResource(def), { headers: { ETag: `"${def.digest}"` } });
 });
 

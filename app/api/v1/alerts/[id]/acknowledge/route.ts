@@ -14,8 +14,16 @@ export const dynamic = "force-dynamic";
 export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const principal = await requireApiOrSessionPrincipal(request, "alerts:act");
   const { id } = await params;
-  const input = parseInput(AlertActionInputSchema, withExpectedVersion(await readApiJson(request), parseIfMatch(request.headers.get("if-match"))));
-  const alert = await acknowledgeAlert(getDb(), id, { expectedVersion: input.expected_version, reason: input.reason }, actorOf(principal));
+  const input = parseInput(
+    AlertActionInputSchema,
+    withExpectedVersion(await readApiJson(request), parseIfMatch(request.headers.get("if-match"))),
+  );
+  const alert = await acknowledgeAlert(
+    getDb(),
+    id,
+    { expectedVersion: input.expected_version, reason: input.reason },
+    actorOf(principal),
+  );
   return json(alertResource(alert), { headers: { ETag: etagOf(alert.version) } });
 });
 

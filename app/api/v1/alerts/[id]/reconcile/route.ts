@@ -18,8 +18,17 @@ export const dynamic = "force-dynamic";
 export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const principal = await requireApiOrSessionPrincipal(request, "alerts:act");
   const { id } = await params;
-  const input = parseInput(AlertReconcileInputSchema, withExpectedVersion((await readOptionalApiJson(request)) ?? {}, parseIfMatch(request.headers.get("if-match"))));
-  const result = await reconcileAlert(getDb(), id, { expectedVersion: input.expected_version }, actorOf(principal), getConnectors());
+  const input = parseInput(
+    AlertReconcileInputSchema,
+    withExpectedVersion((await readOptionalApiJson(request)) ?? {}, parseIfMatch(request.headers.get("if-match"))),
+  );
+  const result = await reconcileAlert(
+    getDb(),
+    id,
+    { expectedVersion: input.expected_version },
+    actorOf(principal),
+    getConnectors(),
+  );
   return json(reconcileResource(result), { headers: { ETag: etagOf(result.alert.version) } });
 });
 

@@ -17,7 +17,9 @@ export const dynamic = "force-dynamic";
 export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const principal = await requireApiOrSessionPrincipal(request, "checkpoints:read");
   const { id } = await params;
-  return json(restorePlanResource(await planRestore(getDb(), id, await readOptionalApiJson(request), actorOf(principal))));
+  return json(
+    restorePlanResource(await planRestore(getDb(), id, await readOptionalApiJson(request), actorOf(principal))),
+  );
 });
 
 export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);

@@ -16,7 +16,12 @@ export const dynamic = "force-dynamic";
 export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const principal = await requireApiPrincipal(request, "tasks:transition");
   const { id } = await params;
-  const execution = await markSent(getDb(), id, withFencingToken(await readApiJson(request), request.headers.get("fencing-token")), actorOf(principal));
+  const execution = await markSent(
+    getDb(),
+    id,
+    withFencingToken(await readApiJson(request), request.headers.get("fencing-token")),
+    actorOf(principal),
+  );
   return json(executionResource(execution));
 });
 

@@ -45,12 +45,23 @@ export const POST = withProblems(async (request, { params }: Context) => {
 function withExpectedSeq(body: unknown, header: string | null): unknown {
   if (header === null || header.trim() === "") return body;
   const m = /^(?:W\/)?"(\d{1,9})"$/.exec(header.trim()) ?? /^(\d{1,9})$/.exec(header.trim());
-  if (!m?.[1]) throw validationError([{ field: "If-Match", message: 'must be the ledger seq you read as an ETag, e.g. If-Match: "3" ("0" for an empty ledger)' }]);
+  if (!m?.[1])
+    throw validationError([
+      {
+        field: "If-Match",
+        message: 'must be the ledger seq you read as an ETag, e.g. If-Match: "3" ("0" for an empty ledger)',
+      },
+    ]);
   const seq = Number(m[1]);
   if (!isPlainObject(body)) return body;
   if (body.expected_seq === undefined) return { ...body, expected_seq: seq };
   if (typeof body.expected_seq === "number" && body.expected_seq !== seq) {
-    throw validationError([{ field: "expected_seq", message: `is ${body.expected_seq} but If-Match says ${seq}; send one, or the same in both` }]);
+    throw validationError([
+      {
+        field: "expected_seq",
+        message: `is ${body.expected_seq} but If-Match says ${seq}; send one, or the same in both`,
+      },
+    ]);
   }
   return body;
 }

@@ -1,4 +1,10 @@
-import { parseQuery, parseTransitionRequest, readApiJson, requireApiPrincipal, TransitionLogQuerySchema } from "@/lib/adapters/api/context";
+import {
+  parseQuery,
+  parseTransitionRequest,
+  readApiJson,
+  requireApiPrincipal,
+  TransitionLogQuerySchema,
+} from "@/lib/adapters/api/context";
 import { taskResource, transitionResource } from "@/lib/adapters/api/task-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
@@ -23,11 +29,18 @@ type Context = { params: Promise<{ id: string }> };
 export const POST = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiPrincipal(request, "tasks:transition");
   const { id } = await params;
-  const input = parseTransitionRequest(await readApiJson(request), request.headers.get("if-match"), request.headers.get("fencing-token"));
+  const input = parseTransitionRequest(
+    await readApiJson(request),
+    request.headers.get("if-match"),
+    request.headers.get("fencing-token"),
+  );
   const result = await transitionTask(getDb(), id, input, actorOf(principal));
   const headers: Record<string, string> = { ETag: etagOf(result.task.version) };
   if (result.replayed) headers["Idempotent-Replayed"] = "true";
-  return json({ task: taskResource(result.task), transition: transitionResource(result.transition), replayed: result.replayed }, { headers });
+  return json(
+    { task: taskResource(result.task), transition: transitionResource(result.transition), replayed: result.replayed },
+    { headers },
+  );
 });
 
 /** The transition log, oldest first, paged by `after_version`. */
@@ -41,7 +54,10 @@ export const GET = withProblems(async (request, { params }: Context) => {
   const rows = await listTransitions(db, id, { afterVersion: query.after_version, limit: query.limit + 1 });
   const items = rows.slice(0, query.limit);
   const last = items[items.length - 1];
-  return json({ items: items.map(transitionResource), next_after_version: rows.length > query.limit && last ? last.toVersion : null });
+  return json({
+    items: items.map(transitionResource),
+    next_after_version: rows.length > query.limit && last ? last.toVersion : null,
+  });
 });
 
 export const { PUT, PATCH, DELETE } = otherMethods(["GET", "POST"]);

@@ -1,4 +1,9 @@
-import { LeaseReleaseRequestSchema, parseLeaseTokenRequest, readOptionalApiJson, requireApiPrincipal } from "@/lib/adapters/api/context";
+import {
+  LeaseReleaseRequestSchema,
+  parseLeaseTokenRequest,
+  readOptionalApiJson,
+  requireApiPrincipal,
+} from "@/lib/adapters/api/context";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
 import { releaseLease } from "@/lib/stores/leases";
@@ -16,7 +21,11 @@ export const dynamic = "force-dynamic";
 export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const principal = await requireApiPrincipal(request, "tasks:transition");
   const { id } = await params;
-  const { fencing_token } = parseLeaseTokenRequest(LeaseReleaseRequestSchema, await readOptionalApiJson(request), request.headers.get("fencing-token"));
+  const { fencing_token } = parseLeaseTokenRequest(
+    LeaseReleaseRequestSchema,
+    await readOptionalApiJson(request),
+    request.headers.get("fencing-token"),
+  );
   const db = getDb();
   if ((await getTaskVersion(db, id)) === null) throw new AppError("not_found", `Task ${id} does not exist.`);
   await releaseLease(db, id, fencing_token, actorOf(principal));

@@ -1,4 +1,9 @@
-import { LeaseRenewRequestSchema, parseLeaseTokenRequest, readOptionalApiJson, requireApiPrincipal } from "@/lib/adapters/api/context";
+import {
+  LeaseRenewRequestSchema,
+  parseLeaseTokenRequest,
+  readOptionalApiJson,
+  requireApiPrincipal,
+} from "@/lib/adapters/api/context";
 import { leaseResource } from "@/lib/adapters/api/lease-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
@@ -15,7 +20,11 @@ export const dynamic = "force-dynamic";
 export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const principal = await requireApiPrincipal(request, "tasks:transition");
   const { id } = await params;
-  const { fencing_token, ttl_seconds } = parseLeaseTokenRequest(LeaseRenewRequestSchema, await readOptionalApiJson(request), request.headers.get("fencing-token"));
+  const { fencing_token, ttl_seconds } = parseLeaseTokenRequest(
+    LeaseRenewRequestSchema,
+    await readOptionalApiJson(request),
+    request.headers.get("fencing-token"),
+  );
   const lease = await renewLease(getDb(), id, fencing_token, { ttl_seconds }, actorOf(principal));
   return json(leaseResource(lease), { headers: { "Fencing-Token": lease.fencingToken } });
 });
