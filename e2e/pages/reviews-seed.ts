@@ -100,9 +100,7 @@ export async function freezeRefund(
   };
 }
 
-export async function lookupAtProvider(
-  idempotencyKey: string,
-): Promise<{
+export async function lookupAtProvider(idempotencyKey: string): Promise<{
   data: Array<{ id: string; amount_cents: number; metadata: Record<string, string> }>;
   in_flight: boolean;
 }> {

@@ -21,11 +21,8 @@ export const AuditSearchExportQuerySchema = AuditSearchSchema.extend({
 export const AuditSearchPageSchema = z.object({
   items: z.array(AuditEntryResourceSchema),
   next_cursor: z.string().nullable(),
-  matched_executions: z
-    .int()
-    .nullable()
-    .meta({
-      description:
-        "With tool, idempotency_key or execution: how many executions matched (0 explains an empty page); otherwise null.",
-    }),
+  matched_executions: z.int().nullable().meta({
+    description:
+      "With tool, idempotency_key or execution: how many executions matched (0 explains an empty page); otherwise null.",
+  }),
 });

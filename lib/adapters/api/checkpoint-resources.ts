@@ -28,12 +28,10 @@ import { TaskStateSchema } from "@/lib/model/tasks/task-state";
  * views. snake_case and ISO 8601 times, like every other resource.
  */
 export const IntegrityReportSchema = z.object({
-  ok: z
-    .boolean()
-    .meta({
-      description:
-        "Every check passed: the stored bytes are what was signed, and the snapshot is a valid state of the task's workflow.",
-    }),
+  ok: z.boolean().meta({
+    description:
+      "Every check passed: the stored bytes are what was signed, and the snapshot is a valid state of the task's workflow.",
+  }),
   checks: z.array(z.object({ check: z.enum(integrityCheckNames), ok: z.boolean(), message: z.string() })),
   stored_schema_version: z.string().nullable(),
   upgraded_from: z

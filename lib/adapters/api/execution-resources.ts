@@ -27,19 +27,14 @@ export const ExecutionResourceSchema = z.object({
   attempt_id: z
     .string()
     .meta({ description: "Send it with sent and outcome: a report from an older attempt is refused." }),
-  idempotency_key: z
-    .string()
-    .meta({
-      description:
-        "Send it to the provider: the same for every attempt of the call, so the effect happens at most once.",
-    }),
+  idempotency_key: z.string().meta({
+    description: "Send it to the provider: the same for every attempt of the call, so the effect happens at most once.",
+  }),
   tool: z.enum(toolNames),
-  irreversible: z
-    .boolean()
-    .meta({
-      description:
-        "The server's fact about the tool: an irreversible call whose outcome is unknown is never retried before reconciliation.",
-    }),
+  irreversible: z.boolean().meta({
+    description:
+      "The server's fact about the tool: an irreversible call whose outcome is unknown is never retried before reconciliation.",
+  }),
   request: z.record(z.string(), z.unknown()),
   status: ExecutionStatusSchema,
   version: z.int(),
@@ -59,12 +54,10 @@ export const ExecutionResourceSchema = z.object({
     .meta({ description: "The task instruction this call relies on (see /tasks/{id}/instructions), if it named one." }),
   retry: z
     .object({
-      safe: z
-        .boolean()
-        .meta({
-          description:
-            "True: make a new attempt now, with the same tool_call_id (the same idempotency key); the provider applies the key at most once.",
-        }),
+      safe: z.boolean().meta({
+        description:
+          "True: make a new attempt now, with the same tool_call_id (the same idempotency key); the provider applies the key at most once.",
+      }),
       code: z.enum(retryCodes).meta({
         description:
           "never_sent / never_applied: the reconciler established that nothing happened (safe); retryable_failure: the provider said this request applied nothing and a retry may work (safe); " +
@@ -105,21 +98,17 @@ export const ExecutionListSchema = z.object({ items: z.array(ExecutionResourceSc
 
 export const IntentResultSchema = z.discriminatedUnion("kind", [
   z.object({
-    kind: z
-      .literal("proceed")
-      .meta({
-        description:
-          "Call the tool now, with execution.idempotency_key; report sent, then the outcome, with execution.attempt_id.",
-      }),
+    kind: z.literal("proceed").meta({
+      description:
+        "Call the tool now, with execution.idempotency_key; report sent, then the outcome, with execution.attempt_id.",
+    }),
     execution: ExecutionResourceSchema,
     task: TaskResourceSchema.meta({ description: "The task after the intent (WAITING_FOR_TOOL)." }),
   }),
   z.object({
-    kind: z
-      .literal("receipt")
-      .meta({
-        description: "This call already succeeded: do not call the tool again; execution.result is its result.",
-      }),
+    kind: z.literal("receipt").meta({
+      description: "This call already succeeded: do not call the tool again; execution.result is its result.",
+    }),
     execution: ExecutionResourceSchema,
     task: TaskResourceSchema.meta({ description: "The task as it is now." }),
   }),

@@ -11,12 +11,10 @@ import {
 
 /** The wire shapes of the instruction ledger (lib/stores/instructions.ts), snake_case like every resource. */
 export const InstructionResourceSchema = z.object({
-  id: z
-    .string()
-    .meta({
-      description:
-        "The instruction_id: pass it as instruction_id on an intent that relies on it; a retry of the record with it replays.",
-    }),
+  id: z.string().meta({
+    description:
+      "The instruction_id: pass it as instruction_id on an intent that relies on it; a retry of the record with it replays.",
+  }),
   task_id: z.string(),
   seq: z.int().min(1).meta({ description: "Gapless per task: the ledger's version after this entry." }),
   topic: z.string().meta({ description: 'What it governs, e.g. "refund" (payments.refund).' }),

@@ -4,12 +4,10 @@ import type { LeaseView } from "@/lib/stores/leases";
 /** The wire shape of a task's lease: who holds it, until when, and the fencing token its writes carry. */
 export const LeaseResourceSchema = z.object({
   task_id: z.string(),
-  lease_id: z
-    .string()
-    .meta({
-      description:
-        "This acquisition's id: one worker process's lease. Another acquire, by the same identity too, gets another id and a greater token.",
-    }),
+  lease_id: z.string().meta({
+    description:
+      "This acquisition's id: one worker process's lease. Another acquire, by the same identity too, gets another id and a greater token.",
+  }),
   holder: z.string().meta({ description: "Identity of the worker holding it." }),
   fencing_token: z
     .string()

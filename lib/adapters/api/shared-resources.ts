@@ -45,12 +45,9 @@ export const ProblemSchema = z.looseObject({
     .optional()
     .meta({ description: "409 version-conflict: the version to read and retry from." }),
   current_status: z.string().optional(),
-  execution_id: z
-    .string()
-    .optional()
-    .meta({
-      description: "422 unknown_outcome_reconciled_before_retry: the execution whose outcome is not known yet.",
-    }),
+  execution_id: z.string().optional().meta({
+    description: "422 unknown_outcome_reconciled_before_retry: the execution whose outcome is not known yet.",
+  }),
   holder: z.string().optional().meta({ description: "409 lease-conflict on acquire: who holds the lease." }),
   expires_at: z.string().optional().meta({ description: "409 lease-conflict on acquire: until when." }),
   permission: z.string().optional(),

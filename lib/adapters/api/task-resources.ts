@@ -54,12 +54,9 @@ export const TransitionPageSchema = z.object({
 export const TransitionResultSchema = z.object({
   task: TaskResourceSchema,
   transition: TransitionResourceSchema,
-  replayed: z
-    .boolean()
-    .meta({
-      description:
-        "True when this transition_id was already applied: nothing was written, the first result is returned.",
-    }),
+  replayed: z.boolean().meta({
+    description: "True when this transition_id was already applied: nothing was written, the first result is returned.",
+  }),
 });
 
 export const NextStepsSchema = z.object({

@@ -126,13 +126,10 @@ export const AuditSearchSchema = z.strictObject({
   tool: z.string().min(1).max(128).optional(),
   idempotency_key: z.string().min(1).max(256).optional(),
   execution: z.string().min(1).max(128).optional().meta({ description: "An execution id." }),
-  scope: z
-    .enum(["execution", "task"])
-    .default("execution")
-    .meta({
-      description:
-        "With tool, idempotency_key or execution: the entries about the matching executions (default), or every entry of their tasks.",
-    }),
+  scope: z.enum(["execution", "task"]).default("execution").meta({
+    description:
+      "With tool, idempotency_key or execution: the entries about the matching executions (default), or every entry of their tasks.",
+  }),
 });
 export type AuditSearch = z.output<typeof AuditSearchSchema>;
 export type AuditSearchInput = z.input<typeof AuditSearchSchema>;
