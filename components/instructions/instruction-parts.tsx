@@ -35,7 +35,7 @@ export function StandingLabel({ standing }: { standing: InstructionStanding }) {
       return (
         <span
           className="badge badge--warning"
-          title="An agent's memory or summary: recorded so people can see it, never acted upon"
+          title="Not authorized (an agent's memory, or a relayed allow over a person's decision): recorded so people can see it, never acted upon"
         >
           unauthorized
         </span>

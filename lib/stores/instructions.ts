@@ -23,12 +23,20 @@ import { toolNames, tools, type ToolName } from "@/lib/model/executions/tools";
  * A client `instruction_id` makes a write idempotent: its retry returns the
  * first result and writes nothing.
  *
- * Authorization, decided here and nowhere else:
+ * Authorization comes from who is authenticated, never from the claimed
+ * `source`; decided here and nowhere else:
  *   - a person (operator or admin, console or API) speaks for the business:
  *     source `operator` (their own decision) or `user` (the requester's
  *     words, taken down by them); authorized;
- *   - an agent relaying the task requester's own words (source `user`) is
- *     authorized and recorded with the agent as issuer (details.relayed_by);
+ *   - an agent may relay the task requester's own words (source `user`,
+ *     recorded with the agent as issuer and details.relayed_by). A relayed
+ *     `forbid` only tightens, so it is authorized at once. A relayed `allow`
+ *     is authorized only while no person has given a directive on its topic:
+ *     it never supersedes a person's instruction, so it can never authorize
+ *     an irreversible call a person forbade (the spec's stale-memory case
+ *     the wrong way round: an agent "relaying" approval over an operator's
+ *     forbid). Refused, it is still recorded, unauthorized, with
+ *     details.unauthorized_because;
  *   - an agent's memory or summary (source `agent_memory`) is recorded, so
  *     people can see what the agent believes, but is never authorized and
  *     never supersedes anything;
@@ -139,8 +147,10 @@ export function toInstructionView(row: TaskInstruction): InstructionView {
 }
 
 /**
- * Who may record what, and whether it counts. Throws for a source the actor
- * cannot speak for (an agent claiming to be an operator).
+ * Who may record what, and whether it counts before the ledger is read.
+ * Throws for a source the actor cannot speak for (an agent claiming to be an
+ * operator). A relayed allow's final word is `relayedAllowRefusal`'s, under
+ * the ledger's lock.
  */
 export function authorizationOf(
   actor: Actor,
@@ -174,23 +184,57 @@ export function authorizationOf(
   }
 }
 
+type Authority = Pick<InstructionView, "authorized" | "directive" | "source" | "details">;
+
+/** Recorded by an agent on the requester's behalf: the agent's word for what someone said. */
+function isRelayed(i: Pick<InstructionView, "details">): boolean {
+  return typeof i.details.relayed_by === "string";
+}
+
+/** A person's own authorized directive: what a relayed allow may never override. */
+function isPersonsDirective(i: Authority): boolean {
+  return i.authorized && i.directive !== "note" && i.source !== "system" && !isRelayed(i);
+}
+
+/**
+ * Why a relayed allow does not count, given the topic's authorized directives
+ * before it (oldest first), or null when it does: once a person has given a
+ * directive on a topic, only a person can allow on it again.
+ */
+export function relayedAllowRefusal(earlierOnTopic: readonly InstructionView[]): string | null {
+  const person = earlierOnTopic.findLast(isPersonsDirective);
+  if (!person) return null;
+  return `a person decided on ${person.topic} (${quote(person)}); an agent relaying the requester cannot override a person's instruction: a person must allow it.`;
+}
+
+/** Does this entry take part in its topic's chain of authority, given what came before it on the topic? */
+function countsAsDirective(i: InstructionView, earlierOnTopic: readonly InstructionView[]): boolean {
+  if (!i.authorized || i.directive === "note") return false;
+  // Rows written before relayed allows were refused are judged by the same rule on read.
+  if (isRelayed(i) && i.directive === "allow") return relayedAllowRefusal(earlierOnTopic) === null;
+  return true;
+}
+
 /** Standings of a ledger given oldest first: each topic's authorized directives form one chain, its last one current. */
 export function standingsOf(ledger: readonly InstructionView[]): Map<string, InstructionStanding> {
   const standings = new Map<string, InstructionStanding>();
   const latestByTopic = new Map<string, InstructionView>();
+  const chainByTopic = new Map<string, InstructionView[]>();
   for (const i of ledger) {
-    if (!i.authorized) {
-      standings.set(i.id, { kind: "unauthorized" });
+    if (i.authorized && i.directive === "note") {
+      standings.set(i.id, { kind: "note" });
       continue;
     }
-    if (i.directive === "note") {
-      standings.set(i.id, { kind: "note" });
+    const chain = chainByTopic.get(i.topic) ?? [];
+    if (!countsAsDirective(i, chain)) {
+      standings.set(i.id, { kind: "unauthorized" });
       continue;
     }
     const previous = latestByTopic.get(i.topic);
     if (previous) standings.set(previous.id, { kind: "superseded", byId: i.id, bySeq: i.seq });
     standings.set(i.id, { kind: "current" });
     latestByTopic.set(i.topic, i);
+    chainByTopic.set(i.topic, [...chain, i]);
   }
   return standings;
 }
@@ -202,7 +246,8 @@ export async function recordInstruction(
   actor: Actor,
 ): Promise<RecordInstructionResult> {
   const input = parseOrThrow(RecordInstructionInputSchema, raw);
-  const { source, authorized } = authorizationOf(actor, input.source);
+  const { source, authorized: authorizedBySource } = authorizationOf(actor, input.source);
+  const relayed = actor.kind === "agent" && source === "user";
   const requestDigest = digestOf({ topic: input.topic, directive: input.directive, text: input.text, source });
   // A retry carries the seq its first try saw, now stale: recognise it before the CAS.
   if (input.instruction_id) {
@@ -216,14 +261,12 @@ export async function recordInstruction(
       const last = await tx.taskInstruction.findFirst({ where: { taskId }, orderBy: { seq: "desc" } });
       const currentSeq = last?.seq ?? 0;
       if (currentSeq !== input.expected_seq) throw ledgerConflict(taskId, input.expected_seq, currentSeq, last);
-      const replaced =
-        authorized && input.directive !== "note"
-          ? await tx.taskInstruction.findFirst({
-              where: { taskId, topic: input.topic, authorized: true, directive: { in: ["allow", "forbid"] } },
-              orderBy: { seq: "desc" },
-              select: { id: true },
-            })
-          : null;
+      // Read under the task row's lock: a person's forbid committed a moment
+      // ago is seen here, so a relayed allow can never slip past it.
+      const chain = authorizedBySource && input.directive !== "note" ? await topicChain(tx, taskId, input.topic) : [];
+      const unauthorizedBecause = relayed && input.directive === "allow" ? relayedAllowRefusal(chain) : null;
+      const authorized = authorizedBySource && unauthorizedBecause === null;
+      const replaced = authorized ? (chain.at(-1) ?? null) : null;
       const inFlight = await inFlightOn(tx, taskId, input.topic);
       const row = await tx.taskInstruction.create({
         data: {
@@ -239,9 +282,8 @@ export async function recordInstruction(
           supersedesId: replaced?.id ?? null,
           details: {
             request_digest: requestDigest,
-            ...(actor.kind === "agent" && source === "user"
-              ? { relayed_by: actor.identity, relayed_for: "the task's requester" }
-              : {}),
+            ...(relayed ? { relayed_by: actor.identity, relayed_for: "the task's requester" } : {}),
+            ...(unauthorizedBecause ? { unauthorized_because: unauthorizedBecause } : {}),
             ...(inFlight.length > 0 ? { in_flight_execution_ids: inFlight } : {}),
           } as Prisma.InputJsonValue,
         },
@@ -322,17 +364,24 @@ export async function getInstructionLedger(db: Db | Tx, taskId: string): Promise
   };
 }
 
-/** The current (latest authorized allow/forbid) instruction on `topic`, or null. */
+/** The topic's chain of authority, oldest first: the authorized directives that count (see standingsOf). */
+async function topicChain(db: Db | Tx, taskId: string, topic: string): Promise<InstructionView[]> {
+  const rows = await db.taskInstruction.findMany({
+    where: { taskId, topic, authorized: true, directive: { in: ["allow", "forbid"] } },
+    orderBy: { seq: "asc" },
+  });
+  const chain: InstructionView[] = [];
+  for (const view of rows.map(toInstructionView)) if (countsAsDirective(view, chain)) chain.push(view);
+  return chain;
+}
+
+/** The current instruction on `topic` (the last directive of its chain of authority), or null. */
 export async function getCurrentInstruction(
   db: Db | Tx,
   taskId: string,
   topic: string,
 ): Promise<InstructionView | null> {
-  const row = await db.taskInstruction.findFirst({
-    where: { taskId, topic, authorized: true, directive: { in: ["allow", "forbid"] } },
-    orderBy: { seq: "desc" },
-  });
-  return row ? toInstructionView(row) : null;
+  return (await topicChain(db, taskId, topic)).at(-1) ?? null;
 }
 
 export async function getInstructionsByIds(db: Db | Tx, ids: readonly string[]): Promise<InstructionView[]> {

@@ -164,7 +164,7 @@ describe("the ledger", () => {
     expect((await getCurrentInstruction(db, task.id, "refund"))?.id).toBe(again.id);
   });
 
-  it("agent memory is recorded but never authorized and never supersedes; an agent relaying the requester is authorized; an agent cannot speak as an operator", async () => {
+  it("agent memory is recorded but never authorized and never supersedes; a relayed allow does not override a person; an agent cannot speak as an operator", async () => {
     const task = await runningTask(db);
     const forbid = (await recordInstruction(db, task.id, { ...doNotRefund, expected_seq: 0 }, operator)).instruction;
     const memory = (
@@ -187,11 +187,12 @@ describe("the ledger", () => {
     const relayed = (await recordInstruction(db, task.id, { ...approved, expected_seq: 2 }, agent)).instruction;
     expect(relayed).toMatchObject({
       source: "user",
-      authorized: true,
-      supersedesId: forbid.id,
+      authorized: false,
+      supersedesId: null,
       issuedBy: agent.identity,
       details: { relayed_by: agent.identity },
     });
+    expect((await getCurrentInstruction(db, task.id, "refund"))?.id).toBe(forbid.id);
 
     expect(
       (await failure(recordInstruction(db, task.id, { ...doNotRefund, source: "operator", expected_seq: 3 }, agent)))
@@ -209,6 +210,112 @@ describe("the ledger", () => {
         .code,
     ).toBe("validation_failed");
     expect((await getInstructionLedger(db, task.id)).seq).toBe(3);
+  });
+});
+
+describe("authority comes from who is authenticated, not from the claimed source", () => {
+  // Issue 11's reproduction: the operator forbade (seq 1); the agent token then
+  // posted the requester's "allow" with source "user" and was answered
+  // authorized, superseding the forbid; its $750 refund proceeded and was sent.
+  it("an agent's relayed allow never supersedes an operator's forbid: recorded unauthorized, and a refund relying on it is frozen for review, never sent", async () => {
+    const s = await sandbox();
+    const task = await runningTask(db);
+    const forbid = (await recordInstruction(db, task.id, { ...doNotRefund, expected_seq: 0 }, operator)).instruction;
+    const relayed = (
+      await recordInstruction(
+        db,
+        task.id,
+        { expected_seq: 1, topic: "refund", directive: "allow", text: "The customer says: refund", source: "user" },
+        agent,
+      )
+    ).instruction;
+    expect(relayed).toMatchObject({ seq: 2, authorized: false, supersedesId: null, source: "user" });
+    expect(String(relayed.details.unauthorized_because)).toContain("Do not issue refund");
+    const ledger = await getInstructionLedger(db, task.id);
+    expect(ledger.current.refund?.id).toBe(forbid.id);
+    expect(ledger.items.map((i) => [i.seq, i.standing.kind])).toEqual([
+      [2, "unauthorized"],
+      [1, "current"],
+    ]);
+
+    const refused = await recordIntent(
+      db,
+      task.id,
+      {
+        tool_call_id: "refund",
+        tool: "payments.refund",
+        request: { ...refund, amount_cents: 75_000 },
+        expected_version: task.version,
+        instruction_id: relayed.id,
+      },
+      agent,
+    );
+    if (refused.kind !== "blocked") throw new Error(`expected blocked, got ${refused.kind}`);
+    expect(refused.guard).toMatchObject({ kind: "unauthorized", current: { id: forbid.id } });
+    expect(refused.execution).toMatchObject({ status: "NEEDS_HUMAN", sentAt: null });
+    expect(refused.task?.status).toBe("WAITING_FOR_HUMAN");
+    const send = await failure(markSent(db, refused.execution.id, { attempt_id: refused.execution.attemptId }, agent));
+    expect(send.code).not.toBeUndefined();
+    expect((await executionRow(db, refused.execution.id)).sentAt).toBeNull();
+    expect(await refundsUnderKey(s.url, refused.execution.idempotencyKey)).toBe(0);
+  });
+
+  it("a relayed forbid takes effect at once, superseding a person's allow; a relayed allow after it does not lift it", async () => {
+    const s = await sandbox();
+    const task = await runningTask(db);
+    const allow = (
+      await recordInstruction(
+        db,
+        task.id,
+        { topic: "refund", directive: "allow", text: "refund approved", expected_seq: 0 },
+        operator,
+      )
+    ).instruction;
+    const relayedForbid = (
+      await recordInstruction(
+        db,
+        task.id,
+        { ...doNotRefund, text: "The customer says: do not refund", source: "user", expected_seq: 1 },
+        agent,
+      )
+    ).instruction;
+    expect(relayedForbid).toMatchObject({
+      authorized: true,
+      supersedesId: allow.id,
+      details: { relayed_by: agent.identity },
+    });
+    expect((await getCurrentInstruction(db, task.id, "refund"))?.id).toBe(relayedForbid.id);
+
+    const relayedAllow = (
+      await recordInstruction(
+        db,
+        task.id,
+        { ...approved, text: "The customer says: refund after all", expected_seq: 2 },
+        agent,
+      )
+    ).instruction;
+    expect(relayedAllow).toMatchObject({ authorized: false, supersedesId: null });
+    expect((await getCurrentInstruction(db, task.id, "refund"))?.id).toBe(relayedForbid.id);
+
+    const blocked = await intent(task.id, task.version, allow.id);
+    expect(blocked).toMatchObject({
+      kind: "blocked",
+      guard: { kind: "superseded", reliedOn: { id: allow.id }, current: { id: relayedForbid.id } },
+    });
+    if (blocked.kind === "blocked") expect(await refundsUnderKey(s.url, blocked.execution.idempotencyKey)).toBe(0);
+  });
+
+  it("a relayed allow stored authorized over a person's forbid before this rule is judged by it on read: the forbid stays current", async () => {
+    const task = await runningTask(db);
+    const forbid = (await recordInstruction(db, task.id, { ...doNotRefund, expected_seq: 0 }, operator)).instruction;
+    const legacy = (await recordInstruction(db, task.id, { ...approved, expected_seq: 1 }, agent)).instruction;
+    // What the old rule wrote: authorized, superseding the forbid.
+    await db.$executeRaw`UPDATE task_instructions SET authorized = true, supersedes_id = ${forbid.id} WHERE id = ${legacy.id}`;
+    expect((await getCurrentInstruction(db, task.id, "refund"))?.id).toBe(forbid.id);
+    expect(await intent(task.id, task.version, legacy.id)).toMatchObject({
+      kind: "blocked",
+      guard: { kind: "superseded", current: { id: forbid.id } },
+    });
   });
 });
 

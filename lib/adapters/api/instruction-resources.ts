@@ -24,9 +24,16 @@ export const InstructionResourceSchema = z.object({
   issued_by: z
     .string()
     .meta({ description: "Who recorded it: a person, or the agent relaying the requester's words or its own memory." }),
-  authorized: z
-    .boolean()
-    .meta({ description: "A person's instruction, or the requester's words relayed; never an agent's memory." }),
+  authorized: z.boolean().meta({
+    description:
+      "Decided by who is authenticated, not by source: a person's instruction; the requester's words relayed by an agent when they forbid, or when they allow and no person has decided the topic; never an agent's memory.",
+  }),
+  unauthorized_because: z
+    .string()
+    .optional()
+    .meta({
+      description: "Why a relayed allow does not count: a person decided the topic, and only a person may allow it.",
+    }),
   supersedes_id: z
     .string()
     .nullable()
@@ -90,6 +97,9 @@ export function instructionResource(i: InstructionView): InstructionResource {
     issued_by: i.issuedBy,
     authorized: i.authorized,
     supersedes_id: i.supersedesId,
+    ...(typeof i.details.unauthorized_because === "string"
+      ? { unauthorized_because: i.details.unauthorized_because }
+      : {}),
     created_at: i.createdAt.toISOString(),
   };
 }
