@@ -166,7 +166,16 @@ describe("regional failover: primary lost mid-traffic, standby from backup plus 
       // before the loss lost nothing, and the roll-forward over lost work went
       // untested (seen once under load: 0 lost).
       const shipped = await shipper.stop();
+      // Two more refunds at the provider, and two more transitions committed
+      // on the primary: a refund is made before its task moves, so under load
+      // the refunds alone could all precede the next commit (seen: 0 lost).
+      const transitionsAtStop = await primaryDatabase.db.transition.count();
       await waitForRefunds(secondWaveFrom + lossAfterSecondWaveRefunds + 2, secondWave);
+      await waitUntil(
+        async () => (await primaryDatabase.db.transition.count()) >= transitionsAtStop + 2,
+        secondWave,
+        "two transitions committed on the primary after shipping stopped",
+      );
       const primaryWorkers = [...firstWave, ...secondWave];
 
       // ── Loss ───────────────────────────────────────────────────────────
@@ -454,14 +463,18 @@ async function providerRefunds(): Promise<ProviderRefund[]> {
 }
 
 /** Until the provider holds `n` refunds; a primary worker's crash, or all of them ending first, fails the test. */
-async function waitForRefunds(n: number, workers: Worker[]): Promise<void> {
+function waitForRefunds(n: number, workers: Worker[]): Promise<void> {
+  return waitUntil(async () => (await providerRefunds()).length >= n, workers, `the provider holding ${n} refunds`);
+}
+
+/** Polls until `done`, failing at once if a primary worker crashes or all of them end first. */
+async function waitUntil(done: () => Promise<boolean>, workers: Worker[], what: string): Promise<void> {
   const ended: Array<{ code: number | null; stderr: string }> = [];
   for (const w of workers) void w.exited.then((e) => ended.push(e));
-  while ((await providerRefunds()).length < n) {
+  while (!(await done())) {
     const crashed = ended.find((e) => e.code !== 0);
     if (crashed) throw new Error(`a primary worker crashed (exit ${crashed.code}): ${crashed.stderr.slice(-1500)}`);
-    if (ended.length === workers.length)
-      throw new Error(`the primary's workers ended before the provider held ${n} refunds`);
+    if (ended.length === workers.length) throw new Error(`the primary's workers ended before ${what}`);
     await sleep(20);
   }
 }
