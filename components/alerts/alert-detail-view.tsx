@@ -6,6 +6,7 @@ import { DateTime } from "@/components/date-time";
 import { LiveRefresh } from "@/components/live-refresh";
 import { AlertStatusBadge, SeverityBadge } from "@/components/alerts/severity-badge";
 import { AlertActionPanel } from "@/components/alerts/alert-action-panel";
+import { JsonBlock } from "@/components/task/execution-evidence";
 
 function actionsFor(data: AlertDetailData): AlertAction[] {
   const status = data.alert.status;
@@ -19,7 +20,7 @@ function actionsFor(data: AlertDetailData): AlertAction[] {
 }
 
 function Json({ value }: { value: unknown }) {
-  return <pre className="evidence__json alert-evidence__json">{JSON.stringify(value ?? null, null, 2)}</pre>;
+  return <JsonBlock value={value ?? null} className="evidence__json alert-evidence__json" />;
 }
 
 export function AlertDetailView({ data, canAct, role }: { data: AlertDetailData; canAct: boolean; role: string }) {

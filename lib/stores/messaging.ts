@@ -4,6 +4,7 @@ import { AppError } from "@/lib/core/errors";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/core/ids";
 import { parseOrThrow } from "@/lib/core/validation";
+import { boundedJson } from "@/lib/core/json-bounds";
 
 /**
  * The owner of `inbox_events` and `outbox_messages`.
@@ -20,7 +21,7 @@ import { parseOrThrow } from "@/lib/core/validation";
  * that rolled back.
  */
 
-const jsonObject = z.record(z.string(), z.unknown());
+const jsonObject = boundedJson(z.record(z.string(), z.unknown()));
 
 export const InboundEventSchema = z.strictObject({
   /** The sender's id of the event: the deduplication key. */

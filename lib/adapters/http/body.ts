@@ -1,5 +1,6 @@
 import { AppError } from "@/lib/core/errors";
 import { validationError } from "@/lib/adapters/http/problem";
+import { scanJsonTextDepth } from "@/lib/core/json-bounds";
 
 /**
  * JSON request bodies. The byte limit is enforced while reading the stream:
@@ -68,7 +69,8 @@ export async function readBodyBytes(request: Request, maxBytes: number): Promise
 /**
  * The parsed JSON body of a request: 415 for another media type, 413 past
  * `maxBytes`, 400 (field "") for an empty body, bytes that are not UTF-8, or
- * text that is not JSON. Its shape is left to the zod schema of the use case.
+ * text that is not JSON, and 400 naming the top-level member for JSON nested
+ * deeper than MAX_BODY_DEPTH. Its shape is left to the zod schema of the use case.
  */
 export async function readJsonBody(request: Request, options: { maxBytes: number }): Promise<unknown> {
   assertJsonContentType(request.headers.get("content-type"));
@@ -81,14 +83,25 @@ export async function readJsonBody(request: Request, options: { maxBytes: number
   } catch {
     throw validationError([{ field: "", message: "the request body is not valid UTF-8" }]);
   }
+  // Measured before parsing: JSON.parse, the schema and every walk after it recurse, and a
+  // body nested thousands deep would end as a stack overflow (a 500) somewhere among them.
+  const depth = scanJsonTextDepth(text, MAX_BODY_DEPTH);
+  if (depth.tooDeep)
+    throw validationError([{ field: depth.member ?? "", message: `nests deeper than ${MAX_BODY_DEPTH} levels` }]);
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
     // SyntaxError messages name the position of the fault, which helps the client and reveals nothing.
-    const why = error instanceof SyntaxError ? error.message : "unparseable";
+    const why = error instanceof SyntaxError ? error.message : error instanceof RangeError ? "too deep" : "unparseable";
     throw validationError([{ field: "", message: `malformed JSON: ${why}` }]);
   }
 }
+
+/**
+ * No body of the API nests this deep: its free-form fields are bounded at
+ * JSON_FIELD_MAX_DEPTH (lib/core/json-bounds.ts) below a few levels of envelope.
+ */
+const MAX_BODY_DEPTH = 64;
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

@@ -32,6 +32,17 @@ async function caught(promise: Promise<unknown> | (() => unknown)): Promise<AppE
 }
 
 describe("readJsonBody", () => {
+  it("answers JSON nested 8,000 deep with a 400, not a 500, naming the member it is in (issue 11)", async () => {
+    const deep = "[".repeat(8000) + "]".repeat(8000);
+    const array = await caught(readJsonBody(post(deep), { maxBytes: 1 << 20 }));
+    expect(array.code).toBe("validation_failed");
+    expect(array.details.errors).toEqual([{ field: "", message: "nests deeper than 64 levels" }]);
+    const event = `{"event_id":"e1","source":"crm","type":"x","payload":${'{"a":'.repeat(8000)}1${"}".repeat(8000)}}`;
+    const member = await caught(readJsonBody(post(event), { maxBytes: 1 << 20 }));
+    expect(member.details.errors).toEqual([{ field: "payload", message: "nests deeper than 64 levels" }]);
+    expect(await readJsonBody(post(`{"a":${"[".repeat(63)}${"]".repeat(63)}}`), { maxBytes: 1024 })).toBeTruthy();
+  });
+
   it("parses a JSON object", async () => {
     expect(await readJsonBody(post('{"a":1}'), { maxBytes: 1024 })).toEqual({ a: 1 });
   });
