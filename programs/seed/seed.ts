@@ -6,7 +6,9 @@ import { getTaskVersion } from "@/lib/use-cases/tasks/task-queries";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
-import type { TaskPatch } from "@/lib/model/tasks/task-state";
+import type { GateName, TaskPatch } from "@/lib/model/tasks/task-state";
+import { userIdentity, type Principal } from "@/lib/model/permissions";
+import { approveGate } from "@/lib/use-cases/tasks/approve-gate";
 import { createUser } from "@/lib/stores/users";
 import { demoAgent, demoObserver, demoUsers } from "@/lib/config/demo-accounts";
 
@@ -19,7 +21,8 @@ import { demoAgent, demoObserver, demoUsers } from "@/lib/config/demo-accounts";
  * reconciled). Those come from real runs of the demo refund agent, which
  * scripts/start.ts makes once the server is up (programs/demo/).
  */
-type Step = { to?: string; patch?: TaskPatch; reason?: string };
+/** A transition by the demo agent, or (`approve`) a demo person's approval of a human gate with `reason`. */
+type Step = { to?: string; patch?: TaskPatch; reason?: string; approve?: { gate: GateName; by: string } };
 
 const refundSubtasks = [
   { id: "lookup-order", title: "Look up the order", mandatory: true },
@@ -112,17 +115,28 @@ const deliveryScripts: Array<{ intent: string; steps: Step[] }> = [
       { to: "reviewing" },
       { patch: { gates: { review_passed: true } } },
       { to: "testing" },
-      {
-        patch: {
-          gates: { tests_passing: true, security_approved: true, deployment_approved: true },
-          artifacts: { test_results: "412 passed" },
-        },
-      },
+      { patch: { gates: { tests_passing: true }, artifacts: { test_results: "412 passed" } } },
+      // Human gates: only people with the right role set them (delivery v2's gate rules), four eyes apart.
+      { approve: { gate: "security_approved", by: "engineer" }, reason: "no new input surface; CSP unchanged" },
+      { approve: { gate: "deployment_approved", by: "operator" }, reason: "deploy window agreed with support" },
       { to: "complete" },
     ],
   },
   { intent: "spike-vector-search", steps: [{ to: "expired", reason: "time box ran out" }] },
 ];
+
+/** A demo person, as the console's session would present them: who approves the seeded human gates. */
+function demoPrincipal(username: string): Principal {
+  const user = demoUsers.find((u) => u.username === username);
+  if (!user) throw new Error(`seed: no demo user ${username}`);
+  return {
+    kind: "user",
+    id: username,
+    identity: userIdentity(username),
+    role: user.role,
+    displayName: user.displayName,
+  };
+}
 
 /**
  * Seeding survives a kill at any point. The seed cannot be one transaction
@@ -195,12 +209,25 @@ export async function seedDemoData(db: Db, options: SeedOptions = {}): Promise<{
     }
     for (const [i, step] of steps.entries()) {
       if (i + 1 < version) continue;
-      const result = await transitionTask(
-        db,
-        taskId,
-        { expected_version: i + 1, transition_id: `${taskId}:v${i + 2}`, ...step },
-        agent,
-      );
+      const { approve, ...transition } = step;
+      const result = approve
+        ? await approveGate(
+            db,
+            taskId,
+            {
+              expected_version: i + 1,
+              transition_id: `${taskId}:v${i + 2}`,
+              gate: approve.gate,
+              reason: step.reason ?? "approved",
+            },
+            demoPrincipal(approve.by),
+          )
+        : await transitionTask(
+            db,
+            taskId,
+            { expected_version: i + 1, transition_id: `${taskId}:v${i + 2}`, ...transition },
+            agent,
+          );
       version = result.task.version;
       await fault(`seed:task:${taskId}:v${version}`);
     }

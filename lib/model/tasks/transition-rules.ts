@@ -1,4 +1,6 @@
 import type { InvariantViolation } from "@/lib/core/errors";
+import type { Role } from "@/lib/generated/prisma/enums";
+import { gateRulesOf } from "@/lib/model/workflows";
 import {
   edgesFrom,
   findEdge,
@@ -8,7 +10,7 @@ import {
   type TransitionDefinition,
   type WorkflowDefinition,
 } from "@/lib/model/workflows/workflow-definition";
-import { applyPatch, type TaskPatch, type TaskState } from "@/lib/model/tasks/task-state";
+import { applyPatch, gateNames, type GateName, type TaskPatch, type TaskState } from "@/lib/model/tasks/task-state";
 
 /**
  * The rules of a transition, as pure functions: given a definition, the
@@ -21,6 +23,14 @@ export interface TransitionProposal {
   to: string;
   patch: TaskPatch;
   actorKind: ActorKind;
+  /** A person's approval of one human gate, checked by lib/use-cases/tasks/approve-gate.ts: the only way such a gate is set. */
+  gateApproval?: GateApproval;
+}
+
+/** A person with `role` approves `gate` in this transition. */
+export interface GateApproval {
+  gate: GateName;
+  role: Role;
 }
 
 export type TransitionEvaluation =
@@ -153,6 +163,9 @@ export function evaluateTransition(
     return { ok: false, reason: "invariant_violated", violations };
   }
 
+  const gateRefusals = humanGateRefusals(def, current, next, proposal);
+  if (gateRefusals.length > 0) return { ok: false, reason: "actor_not_permitted", violations: gateRefusals };
+
   let edge: TransitionDefinition | undefined;
   if (proposal.to !== from) {
     edge = findEdge(def, from, proposal.to);
@@ -183,6 +196,39 @@ export function evaluateTransition(
   violations.push(...checkStateInvariants(def, next), ...checkChangeInvariants(current, next));
   const unique = violations.filter((v, i) => violations.findIndex((w) => w.invariant === v.invariant) === i);
   return unique.length > 0 ? { ok: false, reason: "invariant_violated", violations: unique } : { ok: true, next, edge };
+}
+
+/**
+ * A human gate set true in this change without a person's approval of it
+ * (an agent's patch, or any other path than the approval form): refused,
+ * naming the gate and the roles that may set it. Withdrawing a gate only
+ * holds work back and is not refused here.
+ */
+export function humanGateRefusals(
+  def: WorkflowDefinition,
+  before: TaskState,
+  after: TaskState,
+  proposal: Pick<TransitionProposal, "actorKind" | "gateApproval">,
+): InvariantViolation[] {
+  const rules = gateRulesOf(def);
+  const refusals: InvariantViolation[] = [];
+  for (const gate of gateNames) {
+    const rule = rules[gate];
+    if (!rule || before.gates[gate] || !after.gates[gate]) continue;
+    const approval = proposal.gateApproval;
+    if (proposal.actorKind === "user" && approval?.gate === gate && rule.roles.includes(approval.role)) continue;
+    const who =
+      proposal.actorKind === "user" && approval?.gate === gate
+        ? `not by the ${approval.role} role`
+        : proposal.actorKind === "user"
+          ? "only through the approval form on the task's page, with a reason"
+          : `not by ${proposal.actorKind === "agent" ? "an agent" : "Verity itself"}`;
+    refusals.push({
+      invariant: "gate_set_by_people",
+      message: `Gate ${gate} of workflow ${def.name} is a person's decision: it is set by a person with the ${rule.roles.join(" or ")} role, through the approval form on the task's page in the console; ${who}.`,
+    });
+  }
+  return refusals;
 }
 
 export interface NextStep {

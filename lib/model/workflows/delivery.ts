@@ -1,11 +1,11 @@
-import { defineWorkflow } from "@/lib/model/workflows/workflow-definition";
+import { defineWorkflow, type WorkflowDefinitionData } from "@/lib/model/workflows/workflow-definition";
 
 /**
  * The delivery lifecycle of the durable-state spec (000): each stage is left
  * forward only once its gate is true, and each later stage requires every
  * earlier gate, so no patch can quietly un-approve a plan mid-review.
  */
-export const deliveryV1 = defineWorkflow({
+const deliveryV1Data: WorkflowDefinitionData = {
   name: "delivery",
   version: 1,
   title: "Delivery",
@@ -74,4 +74,30 @@ export const deliveryV1 = defineWorkflow({
     { to: "expired", by: ["system", "agent"], description: "Expire" },
   ],
   rejections: [],
+};
+export const deliveryV1 = defineWorkflow(deliveryV1Data);
+
+/**
+ * Version 2 says who sets the human gates: security approval is an
+ * engineer's (or an admin's), deployment approval an operator's (or an
+ * admin's), each through the console's approval form, and the person who
+ * approved security may not also approve the deployment (four eyes). Under
+ * v1 an agent token set all three itself and shipped. Tasks created under v1
+ * keep v1's edges, and these gate rules apply to them too (gateRulesOf in
+ * ./index.ts): who may approve is policy about people, not the task's path.
+ */
+export const deliveryV2 = defineWorkflow({
+  ...deliveryV1Data,
+  version: 2,
+  gates: {
+    security_approved: {
+      roles: ["engineer", "admin"],
+      description: "An engineer approves the change's security review.",
+    },
+    deployment_approved: {
+      roles: ["operator", "admin"],
+      notSetBySameAs: ["security_approved"],
+      description: "An operator approves the deployment; not the person who approved security.",
+    },
+  },
 });

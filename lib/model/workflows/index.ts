@@ -1,12 +1,13 @@
-import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
+import type { GateName } from "@/lib/model/tasks/task-state";
+import type { GateRule, WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
 import { agentTaskV1, agentTaskV2 } from "@/lib/model/workflows/agent-task";
-import { deliveryV1 } from "@/lib/model/workflows/delivery";
+import { deliveryV1, deliveryV2 } from "@/lib/model/workflows/delivery";
 
 /**
  * Every definition ever shipped stays here: tasks pin a digest, and a task
  * created under version 1 keeps running under version 1 after version 2 ships.
  */
-export const workflowDefinitions: readonly WorkflowDefinition[] = [agentTaskV1, agentTaskV2, deliveryV1];
+export const workflowDefinitions: readonly WorkflowDefinition[] = [agentTaskV1, agentTaskV2, deliveryV1, deliveryV2];
 
 export function getWorkflowByDigest(digest: string): WorkflowDefinition | undefined {
   return workflowDefinitions.find((d) => d.digest === digest);
@@ -18,3 +19,13 @@ export function getLatestWorkflow(name: string): WorkflowDefinition | undefined 
 }
 
 export const workflowNames = [...new Set(workflowDefinitions.map((d) => d.name))];
+
+/**
+ * Who sets each of a task's human gates: its own definition's rules, or,
+ * for a version that predates them, the newest version's. A task pinned to
+ * an old definition keeps its edges and guards, but not a hole through
+ * which an agent approved what only a person may.
+ */
+export function gateRulesOf(def: WorkflowDefinition): Partial<Record<GateName, GateRule>> {
+  return def.gates ?? getLatestWorkflow(def.name)?.gates ?? {};
+}

@@ -1,4 +1,5 @@
 import { digestOf } from "@/lib/core/canonical-json";
+import type { Role } from "@/lib/generated/prisma/enums";
 import type { GateName } from "@/lib/model/tasks/task-state";
 
 /**
@@ -33,6 +34,21 @@ export interface TransitionDefinition {
   description: string;
 }
 
+/**
+ * Who may set a gate that is a person's decision. A gate without a rule is
+ * set by whoever may move the task (the agent's own progress: tests pass,
+ * the implementation is complete); a gate with one is set true only by a
+ * person holding one of `roles`, through the approval form on the task's
+ * page (lib/use-cases/tasks/approve-gate.ts), with a reason, audited. An
+ * agent's patch setting it is refused, naming this rule.
+ */
+export interface GateRule {
+  roles: Role[];
+  /** Four eyes: the person who set any of these gates may not set this one. */
+  notSetBySameAs?: GateName[];
+  description: string;
+}
+
 /** An invalid edge worth naming: the invariant it would break, in words. */
 export interface NamedRejection {
   from: string;
@@ -52,6 +68,8 @@ export interface WorkflowDefinitionData {
   /** Edges into a terminal state from every non-terminal state (e.g. cancel), expanded on load. */
   fromAnyNonTerminal?: Array<Omit<TransitionDefinition, "from">>;
   rejections: NamedRejection[];
+  /** Gates only people set, and who (GateRule). */
+  gates?: Partial<Record<GateName, GateRule>>;
 }
 
 export interface WorkflowDefinition extends WorkflowDefinitionData {

@@ -6,7 +6,12 @@ import { newId } from "@/lib/core/ids";
 import { parseOrThrow, clientIdSchema } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
 import { TaskPatchSchema, type TaskPatch, type TaskState } from "@/lib/model/tasks/task-state";
-import { checkChangeInvariants, checkStateInvariants, evaluateTransition } from "@/lib/model/tasks/transition-rules";
+import {
+  checkChangeInvariants,
+  checkStateInvariants,
+  evaluateTransition,
+  type GateApproval,
+} from "@/lib/model/tasks/transition-rules";
 import { automaticCheckpointTrigger } from "@/lib/model/checkpoints/checkpoint-boundaries";
 import { takeCheckpointInTransaction } from "@/lib/stores/checkpoint-store";
 import { assertValidState, workflowOfOrThrow } from "@/lib/stores/tasks/task-state-checks";
@@ -92,6 +97,8 @@ export async function prepareTransition(
   actor: Actor,
   transitionId: string,
   requestDigest: string,
+  /** A person's approval of a human gate (lib/use-cases/tasks/approve-gate.ts); nothing else sets one. */
+  gateApproval?: GateApproval,
 ): Promise<PreparedTransition> {
   const patch = input.patch ?? {};
   const row = await findTaskRow(db, taskId);
@@ -119,7 +126,12 @@ export async function prepareTransition(
     };
     throw new AppError("invariant_violated", violation.message, { violations: [violation] });
   }
-  const evaluation = evaluateTransition(def, current, { to: input.to ?? current.status, patch, actorKind: actor.kind });
+  const evaluation = evaluateTransition(def, current, {
+    to: input.to ?? current.status,
+    patch,
+    actorKind: actor.kind,
+    gateApproval,
+  });
   if (!evaluation.ok) {
     const message = evaluation.violations.map((v) => v.message).join(" ");
     if (evaluation.reason === "actor_not_permitted")

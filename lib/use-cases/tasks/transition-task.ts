@@ -5,6 +5,7 @@ import { newId } from "@/lib/core/ids";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
 import { parseOrThrow } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
+import type { GateApproval } from "@/lib/model/tasks/transition-rules";
 import {
   compareAndSwap,
   findTaskRow,
@@ -33,6 +34,8 @@ export async function transitionTask(
   taskId: string,
   rawInput: unknown,
   actor: Actor,
+  /** Set only by approveGate, after its checks of the person. */
+  gateApproval?: GateApproval,
 ): Promise<TransitionResult> {
   const input = parseOrThrow(TransitionInputSchema, rawInput);
   const patch = input.patch ?? {};
@@ -51,7 +54,7 @@ export async function transitionTask(
     // version, so the state checked here is exactly the state replaced. That
     // is the guarantee a READ COMMITTED transaction gave, in two round trips
     // instead of five (BEGIN, SELECT, UPDATE, INSERT, COMMIT).
-    const prepared = await prepareTransition(db, taskId, input, actor, transitionId, requestDigest);
+    const prepared = await prepareTransition(db, taskId, input, actor, transitionId, requestDigest, gateApproval);
     // At a semantic boundary the checkpoint commits with the change or not
     // at all; everywhere else the single CAS statement stays the whole write.
     const swapped = prepared.checkpointTrigger

@@ -11,6 +11,7 @@ import { TaskDetailView } from "@/components/task/task-detail-view";
 import { ExecutionLedger } from "@/components/task/execution-ledger";
 import { InstructionsPanel } from "@/components/instructions/instructions-panel";
 import { TaskAlerts } from "@/components/alerts/task-alerts";
+import { GateApprovals } from "@/components/gates/gate-approvals";
 
 type Props = { params: Promise<{ id: string }> };
 
@@ -48,6 +49,12 @@ export default async function TaskPage({ params }: Props) {
         transitionId={newId("tr")}
         effects={
           <>
+            <GateApprovals
+              task={detail.task}
+              def={detail.def}
+              transitions={detail.transitions}
+              principal={access.principal}
+            />
             <TaskAlerts taskId={detail.task.id} principal={access.principal} />
             <InstructionsPanel taskId={detail.task.id} principal={access.principal} />
             <ExecutionLedger effects={effects} principal={access.principal} taskId={detail.task.id} />
