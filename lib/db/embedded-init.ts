@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 
@@ -24,20 +24,45 @@ export async function ensureEmbeddedDataDir(
   options: { faultPoint?: (point: string) => void } = {},
 ): Promise<boolean> {
   const fault = options.faultPoint ?? (() => {});
-  if (dir.startsWith("memory://") || existsSync(path.join(dir, "PG_VERSION"))) return false;
+  if (dir.startsWith("memory://")) return false;
+  if (existsSync(path.join(dir, "PG_VERSION"))) {
+    restrictToOwner(dir);
+    return false;
+  }
   const partial = `${dir}.partial`;
   // Left by a start killed while it was being built: it may be incomplete in any way.
   rmSync(partial, { recursive: true, force: true });
-  mkdirSync(path.dirname(dir), { recursive: true });
+  // The data folder holds the database and the generated secrets: the owner's alone.
+  mkdirSync(path.dirname(dir), { recursive: true, mode: 0o700 });
   const pglite = new PGlite(partial);
   try {
     await pglite.waitReady;
   } finally {
     await pglite.close();
   }
+  restrictToOwner(partial);
   fault("init:built");
   rmSync(dir, { recursive: true, force: true });
   fault("init:cleared");
   renameSync(partial, dir);
   return true;
+}
+
+/**
+ * The database folder readable by its owner only: folders 0700, files 0600.
+ * PGlite writes its files through Node with the process's umask (0644 under
+ * the usual 022), so the tree is tightened after it is built and again at
+ * every start, which also covers files PGlite added while it ran; those sit
+ * under a 0700 folder meanwhile, out of anyone else's reach.
+ */
+function restrictToOwner(root: string): void {
+  const folders = [root];
+  for (let folder = folders.pop(); folder !== undefined; folder = folders.pop()) {
+    chmodSync(folder, 0o700);
+    for (const entry of readdirSync(folder, { withFileTypes: true })) {
+      const entryPath = path.join(folder, entry.name);
+      if (entry.isDirectory()) folders.push(entryPath);
+      else if (entry.isFile()) chmodSync(entryPath, 0o600);
+    }
+  }
 }
