@@ -3,8 +3,18 @@
 import { signIn } from "next-auth/react";
 import { useRef, useState, type FormEvent } from "react";
 
+/** When a throttled sign-in may be tried again, in the reader's words ("SignInThrottled.<epoch ms>"). */
+function describeRetry(code: string): string {
+  const retryAt = new Date(Number(code.slice("SignInThrottled.".length)));
+  if (Number.isNaN(retryAt.getTime())) return "Try again in a few minutes.";
+  const minutes = Math.max(1, Math.ceil((retryAt.getTime() - Date.now()) / 60_000));
+  return `Try again after ${retryAt.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })} (in about ${minutes} minute${minutes === 1 ? "" : "s"}).`;
+}
+
 /** next-auth's error codes, in words. */
 function describeSignInError(code: string): string {
+  if (code.startsWith("SignInThrottled"))
+    return `Too many failed sign-ins for this account or from this address, so sign-in is paused. ${describeRetry(code)}`;
   switch (code) {
     case "CredentialsSignin":
       return "That username and password do not match. Check both and try again.";

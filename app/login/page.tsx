@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
-import { getSessionPrincipal, safeCallbackPath } from "@/lib/adapters/auth/session";
+import { getSessionPrincipal } from "@/lib/adapters/auth/session";
+import { sameOriginPath } from "@/lib/adapters/auth/callback-url";
 import { getEnv } from "@/lib/config/env";
 import { demoUsers } from "@/lib/config/demo-accounts";
 import { LoginForm } from "@/components/login-form";
@@ -11,7 +12,7 @@ type Props = { searchParams: Promise<Record<string, string | string[] | undefine
 
 export default async function LoginPage({ searchParams }: Props) {
   const query = await searchParams;
-  const callbackUrl = safeCallbackPath(Array.isArray(query.callbackUrl) ? query.callbackUrl[0] : query.callbackUrl);
+  const callbackUrl = sameOriginPath(Array.isArray(query.callbackUrl) ? query.callbackUrl[0] : query.callbackUrl);
   if (await getSessionPrincipal()) redirect(callbackUrl);
   const error = typeof query.error === "string" ? query.error : undefined;
   return (

@@ -101,6 +101,12 @@ const envSchema = z.object({
    * creates it.
    */
   VERITY_E2E_LONG_HISTORY: z.coerce.number().int().min(0).max(200_000).default(0),
+  /** A console session ends this many hours after its sign-in however active it is (besides the 8-hour idle expiry). */
+  VERITY_SESSION_MAX_AGE_HOURS: z.coerce
+    .number()
+    .min(0.01)
+    .max(24 * 30)
+    .default(12),
   /** Lowest level logged (lib/config/log.ts). */
   VERITY_LOG_LEVEL: logLevelSchema,
 });

@@ -1,33 +1,62 @@
 import { randomBytes, scrypt, timingSafeEqual } from "node:crypto";
 
-/** scrypt from node:crypto: memory-hard, no native dependency to install. */
-const N = 16384;
+/**
+ * scrypt from node:crypto: memory-hard, no native dependency to install.
+ * Parameters at OWASP's current guidance (N=2^17, r=8, p=1: 128 MiB per
+ * hash). Each hash carries its own parameters, so hashes made under older,
+ * weaker ones still verify and are replaced on the next successful sign-in
+ * (needsRehash).
+ */
+const N = 2 ** 17;
 const r = 8;
 const p = 1;
 const keyLength = 32;
+// scrypt needs 128·N·r bytes (128 MiB here); node's default limit is 32 MiB.
+const maxmem = 256 * 1024 * 1024;
 
-function derive(password: string, salt: Buffer, n = N, rr = r, pp = p): Promise<Buffer> {
+function derive(password: string, salt: Buffer, n: number, rr: number, pp: number): Promise<Buffer> {
   return new Promise((resolve, reject) =>
-    scrypt(password, salt, keyLength, { N: n, r: rr, p: pp, maxmem: 64 * 1024 * 1024 }, (err, key) =>
-      err ? reject(err) : resolve(key),
-    ),
+    scrypt(password, salt, keyLength, { N: n, r: rr, p: pp, maxmem }, (err, key) => (err ? reject(err) : resolve(key))),
   );
+}
+
+type ParsedHash = { n: number; r: number; p: number; salt: Buffer; key: Buffer };
+
+function parseHash(stored: string): ParsedHash | null {
+  const [scheme, n, rr, pp, salt, key, ...rest] = stored.split("$");
+  if (scheme !== "scrypt" || !n || !rr || !pp || !salt || !key || rest.length > 0) return null;
+  const params = [Number(n), Number(rr), Number(pp)] as const;
+  if (!params.every((v) => Number.isSafeInteger(v) && v > 0)) return null;
+  // A hash asking for more memory than we allow is not ours: refuse it rather than fail inside scrypt.
+  if (128 * params[0] * params[1] * params[2] > maxmem) return null;
+  return {
+    n: params[0],
+    r: params[1],
+    p: params[2],
+    salt: Buffer.from(salt, "base64url"),
+    key: Buffer.from(key, "base64url"),
+  };
 }
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const key = await derive(password, salt);
+  const key = await derive(password, salt, N, r, p);
   return `scrypt$${N}$${r}$${p}$${salt.toString("base64url")}$${key.toString("base64url")}`;
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [scheme, n, rr, pp, salt, key] = stored.split("$");
-  if (scheme !== "scrypt" || !n || !rr || !pp || !salt || !key) return false;
-  const expected = Buffer.from(key, "base64url");
-  const actual = await derive(password, Buffer.from(salt, "base64url"), Number(n), Number(rr), Number(pp));
-  return actual.length === expected.length && timingSafeEqual(actual, expected);
+  const parsed = parseHash(stored);
+  if (!parsed) return false;
+  const actual = await derive(password, parsed.salt, parsed.n, parsed.r, parsed.p);
+  return actual.length === parsed.key.length && timingSafeEqual(actual, parsed.key);
 }
 
-/** A valid hash of nothing anyone knows: verifying against it costs the same as a real check. */
+/** True when `stored` was made with weaker parameters than hashPassword uses today. */
+export function needsRehash(stored: string): boolean {
+  const parsed = parseHash(stored);
+  return parsed !== null && (parsed.n < N || parsed.r < r || parsed.p < p || parsed.key.length < keyLength);
+}
+
+/** A valid hash of nothing anyone knows, at today's parameters: verifying against it costs the same as a real check. */
 export const unusablePasswordHash =
-  "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+  "scrypt$131072$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";

@@ -1,4 +1,4 @@
-import type { Db } from "@/lib/db/client";
+import type { Db, Tx } from "@/lib/db/client";
 import { hashPassword, unusablePasswordHash, verifyPassword } from "@/lib/core/passwords";
 import { userIdentity, type Principal, type Role } from "@/lib/model/permissions";
 import { newId } from "@/lib/core/ids";
@@ -27,11 +27,59 @@ export async function createUser(
   };
 }
 
-/** The principal for a correct username and password, null otherwise (same cost either way). */
-export async function verifyUserCredentials(db: Db, username: string, password: string): Promise<Principal | null> {
+export type SignInCandidate = { principal: Principal; sessionVersion: number; passwordHash: string };
+
+/**
+ * The person for a correct username and password, null otherwise (same cost
+ * either way); a disabled person is refused like a wrong password.
+ */
+export async function verifyUserCredentials(
+  db: Db,
+  username: string,
+  password: string,
+): Promise<SignInCandidate | null> {
   const row = await db.user.findUnique({ where: { username } });
   const ok = await verifyPassword(password, row?.passwordHash ?? unusablePasswordHash);
-  if (!row || !ok) return null;
+  if (!row || !ok || row.disabledAt) return null;
+  return { principal: principalOfRow(row), sessionVersion: row.sessionVersion, passwordHash: row.passwordHash };
+}
+
+export type UserSessionState = { principal: Principal; sessionVersion: number; disabledAt: Date | null };
+
+/** Re-reads a signed-in user on every request, so a bumped session version, a disable or a changed role takes effect at once. */
+export async function getUserSessionState(db: Db | Tx, userId: string): Promise<UserSessionState | null> {
+  const row = await db.user.findUnique({ where: { id: userId } });
+  return row
+    ? { principal: principalOfRow(row), sessionVersion: row.sessionVersion, disabledAt: row.disabledAt }
+    : null;
+}
+
+/**
+ * Replaces a hash made with weaker parameters after a successful sign-in
+ * proved the password. Guarded on the old hash: a password changed meanwhile
+ * is not overwritten. Not a password change, so sessions stay.
+ */
+export async function replaceWeakPasswordHash(
+  tx: Db | Tx,
+  userId: string,
+  previousHash: string,
+  passwordHash: string,
+): Promise<boolean> {
+  const { count } = await tx.user.updateMany({
+    where: { id: userId, passwordHash: previousHash },
+    data: { passwordHash, updatedAt: new Date() },
+  });
+  return count === 1;
+}
+
+/** Ends every open session of the person (sign-out): tokens carry the version they were issued at. */
+export async function endUserSessions(tx: Db | Tx, userId: string): Promise<number | null> {
+  const rows = await tx.$queryRaw<Array<{ session_version: number }>>`
+    UPDATE users SET session_version = session_version + 1, updated_at = now() WHERE id = ${userId} RETURNING session_version`;
+  return rows[0]?.session_version ?? null;
+}
+
+function principalOfRow(row: { id: string; username: string; role: Role; displayName: string }): Principal {
   return {
     kind: "user",
     id: row.id,
@@ -39,12 +87,4 @@ export async function verifyUserCredentials(db: Db, username: string, password: 
     role: row.role,
     displayName: row.displayName,
   };
-}
-
-/** Re-reads a signed-in user, so a deleted user or a changed role takes effect at once. */
-export async function getUserPrincipal(db: Db, userId: string): Promise<Principal | null> {
-  const row = await db.user.findUnique({ where: { id: userId } });
-  return row
-    ? { kind: "user", id: row.id, identity: userIdentity(row.username), role: row.role, displayName: row.displayName }
-    : null;
 }

@@ -26,17 +26,25 @@ async function authEntries() {
 }
 
 describe("sign-ins in the audit log", () => {
-  it("records a success and a failure, never the password", async () => {
-    expect(await signInWithPassword(db, "ada", "correct horse battery")).toMatchObject({ id: ada.id });
-    expect(await signInWithPassword(db, "ada", "wrong horse")).toBeNull();
-    expect(await signInWithPassword(db, "nobody", "guess")).toBeNull();
+  it("records a success, and failures only as the one entry of a block, never the password", async () => {
+    const signIn = (username: string, password: string) =>
+      signInWithPassword(db, { username, password, address: null });
+    expect(await signIn("ada", "correct horse battery")).toMatchObject({
+      kind: "signed_in",
+      principal: { id: ada.id },
+    });
+    expect(await signIn("ada", "wrong horse")).toEqual({ kind: "invalid" });
+    expect(await signIn("nobody", "guess")).toEqual({ kind: "invalid" });
+    // Single failures leave no entry: anyone can send them, each would be a hash-chained row.
+    expect((await authEntries()).map((e) => e.action)).toEqual(["auth.signed_in"]);
+    for (let i = 0; i < 4; i++) await signIn("nobody", "guess");
     const entries = await authEntries();
     expect(entries.map((e) => [e.action, e.actor, e.subjectId])).toEqual([
       ["auth.signed_in", "spiffe://verity.local/user/ada", ada.id],
-      ["auth.sign_in_failed", "anonymous", "ada"],
-      ["auth.sign_in_failed", "anonymous", "nobody"],
+      ["auth.sign_in_throttled", "anonymous", "nobody"],
     ]);
-    expect(entries.map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(entries[1]!.details).toMatchObject({ scope: "username", username: "nobody", failures: 5 });
+    expect(entries.map((e) => e.seq)).toEqual([1, 2]);
     const everything = JSON.stringify(await t.sql("SELECT * FROM audit_entries"));
     for (const secret of ["correct horse battery", "wrong horse", "guess"]) expect(everything).not.toContain(secret);
     expect((await verifyAuditChains(db)).ok).toBe(true);

@@ -3,7 +3,15 @@ import { can, requirePermission, type Permission, type Principal } from "@/lib/m
 import type { AuditActor } from "@/lib/model/audit/audit-chain";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
 import { childLogger } from "@/lib/config/log";
-import { verifyUserCredentials } from "@/lib/stores/users";
+import { hashPassword, needsRehash } from "@/lib/core/passwords";
+import { addressThrottle, usernameThrottle } from "@/lib/model/auth/sign-in-throttle";
+import { forgiveSignInAttempt, reserveSignInAttempt } from "@/lib/stores/sign-in-throttles";
+import {
+  endUserSessions,
+  getUserSessionState,
+  replaceWeakPasswordHash,
+  verifyUserCredentials,
+} from "@/lib/stores/users";
 
 /**
  * Sign-ins and denied permissions in the audit log. Separate from
@@ -13,8 +21,9 @@ import { verifyUserCredentials } from "@/lib/stores/users";
  * Neither event has a business transaction to join: each entry is its own
  * transaction, committed before the answer leaves (a sign-in is not granted
  * and a 403 is not sent before the record exists). Unauthenticated requests
- * (no token, no session) are not recorded: anyone on the network could fill
- * the log with them, and they carry no identity to account for.
+ * (no token, no session, a wrong password) are not recorded one by one:
+ * anyone on the network could fill the log with them, and they carry no
+ * identity to account for; the sign-in throttle records them as aggregates.
  */
 
 const log = childLogger("auth");
@@ -24,29 +33,84 @@ function actorOfPrincipal(principal: Principal): AuditActor {
   return { identity: principal.identity, kind: principal.kind === "agent" ? "agent" : "user" };
 }
 
+export type PasswordSignIn =
+  | { kind: "signed_in"; principal: Principal; sessionVersion: number }
+  | { kind: "invalid" }
+  | { kind: "throttled"; retryAt: Date };
+
 /**
- * The console's password check, recorded either way. The password is never
- * recorded; the username typed is (it is how an auditor tells a forgotten
- * password from someone trying names).
+ * The console's password check, throttled per username and per address
+ * (lib/model/auth/sign-in-throttle.ts): while either is blocked the password
+ * is not even checked, a correct one included. Successes are recorded one
+ * by one; failures only as aggregates, one `auth.sign_in_throttled` entry
+ * when a key becomes blocked (with its count), since anyone can send them
+ * and each entry is a hash-chained row. The password is never recorded; the
+ * username typed is (it is how an auditor tells a forgotten password from
+ * someone trying names). A hash made with weaker scrypt parameters is
+ * replaced now that the password is known.
  */
-export async function signInWithPassword(db: Db, username: string, password: string): Promise<Principal | null> {
-  const principal = await verifyUserCredentials(db, username, password);
-  if (principal) {
-    await appendAuditEntry(db, {
+export async function signInWithPassword(
+  db: Db,
+  input: { username: string; password: string; address: string | null },
+  now = new Date(),
+): Promise<PasswordSignIn> {
+  const { username, password, address } = input;
+  const userKey = { key: `user:${username.toLowerCase()}`, rule: usernameThrottle };
+  const keys = address ? [userKey, { key: `address:${address}`, rule: addressThrottle }] : [userKey];
+  const reservation = await reserveSignInAttempt(db, keys, now);
+  if (!reservation.allowed) return { kind: "throttled", retryAt: reservation.retryAt };
+
+  const candidate = await verifyUserCredentials(db, username, password);
+  if (!candidate) {
+    for (const block of reservation.blocked) {
+      const isAddress = block.key !== userKey.key;
+      await appendAuditEntry(db, {
+        action: "auth.sign_in_throttled",
+        actor: anonymous,
+        subject: isAddress ? { type: "network_address", id: address! } : { type: "user", id: username },
+        details: {
+          scope: isAddress ? "address" : "username",
+          ...(isAddress ? { address } : { username }),
+          failures: block.failures,
+          blocked_until: block.blockedUntil.toISOString(),
+          method: "password",
+        },
+      });
+    }
+    return { kind: "invalid" };
+  }
+
+  const { principal } = candidate;
+  await forgiveSignInAttempt(db, { clear: [userKey.key], forgive: keys.filter((k) => k !== userKey) }, now);
+  // Hashed before the transaction: scrypt takes most of a second, the transaction only the write.
+  const strongerHash = needsRehash(candidate.passwordHash) ? await hashPassword(password) : null;
+  await db.$transaction(async (tx) => {
+    const rehashed = strongerHash
+      ? await replaceWeakPasswordHash(tx, principal.id, candidate.passwordHash, strongerHash)
+      : false;
+    await appendAuditEntry(tx, {
       action: "auth.signed_in",
       actor: actorOfPrincipal(principal),
       subject: { type: "user", id: principal.id },
-      details: { username, role: principal.role, method: "password" },
+      details: { username, role: principal.role, method: "password", ...(rehashed ? { password_rehashed: true } : {}) },
     });
-  } else {
-    await appendAuditEntry(db, {
-      action: "auth.sign_in_failed",
-      actor: anonymous,
-      subject: { type: "user", id: username },
-      details: { username, method: "password", reason: "invalid_credentials" },
+  });
+  return { kind: "signed_in", principal, sessionVersion: candidate.sessionVersion };
+}
+
+/** Sign-out ends every session of the person: their session version moves on, recorded. */
+export async function signOutEverywhere(db: Db, userId: string): Promise<void> {
+  await db.$transaction(async (tx) => {
+    const state = await getUserSessionState(tx, userId);
+    if (!state) return;
+    const version = await endUserSessions(tx, userId);
+    await appendAuditEntry(tx, {
+      action: "auth.signed_out",
+      actor: actorOfPrincipal(state.principal),
+      subject: { type: "user", id: userId },
+      details: { session_version: version },
     });
-  }
-  return principal;
+  });
 }
 
 /**

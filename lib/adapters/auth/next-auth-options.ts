@@ -4,27 +4,54 @@ import { z } from "zod";
 import { getDb } from "@/lib/db/client";
 import { getAuthSecret } from "@/lib/config/env";
 import { childLogger } from "@/lib/config/log";
-import { signInWithPassword } from "@/lib/adapters/auth/audit-trail";
+import { signInWithPassword, signOutEverywhere } from "@/lib/adapters/auth/audit-trail";
+import { sameOriginPath } from "@/lib/adapters/auth/callback-url";
+import { checkSession } from "@/lib/adapters/auth/session-check";
 
 const log = childLogger("auth");
 
 /**
  * next-auth v4 with the credentials provider and a JWT session. The token
- * carries only the user id: role and name are re-read from the users table on
- * every request (lib/adapters/auth/session.ts), so a changed role or a removed user
- * takes effect at once instead of when the token expires.
+ * carries the user id, the user's session version at sign-in and the time of
+ * the sign-in; everything else (role, name, whether the person may still be
+ * signed in) is re-read from the users table on every request
+ * (lib/adapters/auth/session-check.ts). next-auth's `maxAge` is the idle
+ * expiry, renewed by each refresh; VERITY_SESSION_MAX_AGE_HOURS bounds a
+ * session's whole life, counted from `signed_in_at`, which no refresh moves.
  */
 
 /** Error codes the sign-in page turns into words (next-auth passes them as `?error=`). */
 export const signInErrorCodes = {
   invalidCredentials: "CredentialsSignin",
   unavailable: "SignInUnavailable",
+  /** Followed by `.` and the time to retry at, in milliseconds since the epoch. */
+  throttled: "SignInThrottled",
 } as const;
 
 const CredentialsSchema = z.object({
   username: z.string().trim().min(1).max(128),
   password: z.string().min(1).max(1024),
 });
+
+const TokenClaimsSchema = z.object({
+  sub: z.string().min(1),
+  session_version: z.number().int(),
+  signed_in_at: z.number(),
+});
+
+/**
+ * The caller's address for the per-address throttle: the last hop of
+ * X-Forwarded-For, which `next start` fills from the socket when absent and
+ * a proxy in front appends to (the hop it saw). Without a proxy a client can
+ * choose it; the per-username throttle does not depend on it.
+ */
+function addressOf(headers: unknown): string | null {
+  const value = (headers as Record<string, string | undefined> | undefined)?.["x-forwarded-for"];
+  const last = value?.split(",").at(-1)?.trim();
+  return last ? last.slice(0, 64) : null;
+}
+
+class SessionEnded extends Error {}
 
 let cached: NextAuthOptions | undefined;
 
@@ -45,30 +72,83 @@ export function getAuthOptions(): NextAuthOptions {
           username: { label: "Username", type: "text" },
           password: { label: "Password", type: "password" },
         },
-        async authorize(raw) {
+        async authorize(raw, request) {
           const parsed = CredentialsSchema.safeParse(raw);
           if (!parsed.success) return null;
-          let principal;
+          let result;
           try {
-            // Recorded in the audit log, success or failure, before next-auth issues a session.
-            principal = await signInWithPassword(getDb(), parsed.data.username, parsed.data.password);
+            // Throttled and recorded in the audit log before next-auth issues a session.
+            result = await signInWithPassword(getDb(), { ...parsed.data, address: addressOf(request?.headers) });
           } catch (error) {
             // A database outage is not a wrong password: say so on the sign-in page.
             log.error({ err: error }, "sign-in: could not verify credentials");
             throw new Error(signInErrorCodes.unavailable);
           }
-          return principal ? { id: principal.id, name: principal.displayName } : null;
+          switch (result.kind) {
+            case "signed_in":
+              return {
+                id: result.principal.id,
+                name: result.principal.displayName,
+                sessionVersion: result.sessionVersion,
+              };
+            case "throttled":
+              throw new Error(`${signInErrorCodes.throttled}.${result.retryAt.getTime()}`);
+            case "invalid":
+              return null;
+          }
         },
       }),
     ],
     callbacks: {
-      jwt({ token, user }) {
-        if (user) token.sub = user.id;
+      async jwt({ token, user }) {
+        if (user) {
+          const { sessionVersion } = user as { sessionVersion?: number };
+          return { sub: user.id, session_version: sessionVersion ?? 0, signed_in_at: Date.now() };
+        }
+        const claims = TokenClaimsSchema.safeParse(token);
+        // Thrown, next-auth answers an empty session and clears the cookie instead of renewing it.
+        if (!claims.success) throw new SessionEnded("session token without its claims");
+        const { standing } = await checkSession(getDb(), claims.data.sub, {
+          sessionVersion: claims.data.session_version,
+          signedInAtMs: claims.data.signed_in_at,
+        });
+        if (standing !== "valid") throw new SessionEnded(`session ${standing}`);
         return token;
       },
       session({ session, token }) {
-        return { expires: session.expires, userId: token.sub } as typeof session;
+        return {
+          expires: session.expires,
+          userId: token.sub,
+          sessionVersion: token.session_version,
+          signedInAt: token.signed_in_at,
+        } as typeof session;
       },
+      // Every redirect next-auth makes (after sign-in, sign-out, an error) stays on this site.
+      redirect({ url, baseUrl }) {
+        return `${baseUrl.replace(/\/$/, "")}${sameOriginPath(url, baseUrl)}`;
+      },
+    },
+    events: {
+      async signOut({ token }) {
+        const userId = typeof token?.sub === "string" ? token.sub : null;
+        // A failure here leaves the saved cookie alive; next-auth would only log it, so say what it means.
+        if (userId)
+          await signOutEverywhere(getDb(), userId).catch((error: unknown) =>
+            log.error({ err: error, userId }, "sign-out: could not end the user's sessions"),
+          );
+      },
+    },
+    logger: {
+      error(code, metadata) {
+        // An ended session is the expected answer to a stale cookie, not an error worth a stack trace.
+        const cause = (metadata as { message?: string } | undefined)?.message ?? "";
+        if (code === "JWT_SESSION_ERROR" && cause.startsWith("session ")) return;
+        log.error({ code, metadata }, "next-auth error");
+      },
+      warn(code) {
+        log.warn({ code }, "next-auth warning");
+      },
+      debug() {},
     },
   };
   return cached;

@@ -7,14 +7,20 @@ import { getAuthOptions } from "@/lib/adapters/auth/next-auth-options";
 import { recordPermissionDenied, requirePermissionRecorded } from "@/lib/adapters/auth/audit-trail";
 import { can, type Permission, type Principal } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
-import { getUserPrincipal } from "@/lib/stores/users";
+import { sameOriginPath } from "@/lib/adapters/auth/callback-url";
+import { checkSession } from "@/lib/adapters/auth/session-check";
 
-const SessionSchema = z.object({ userId: z.string().min(1) });
+const SessionSchema = z.object({
+  userId: z.string().min(1),
+  sessionVersion: z.number().int(),
+  signedInAt: z.number(),
+});
 
 /**
  * The signed-in person, re-read from the database for this request (cached
- * for the rest of it). Null when there is no valid session or the user no
- * longer exists.
+ * for the rest of it). Null when there is no valid session: none, a user
+ * gone or disabled, a session version moved on (sign-out, or an
+ * administrator's change), or past the absolute lifetime.
  */
 export const getSessionPrincipal = cache(async (): Promise<Principal | null> => {
   // Marks the render as per-request before anything reads the auth secret:
@@ -22,19 +28,15 @@ export const getSessionPrincipal = cache(async (): Promise<Principal | null> => 
   await connection();
   const session = SessionSchema.safeParse(await getServerSession(getAuthOptions()));
   if (!session.success) return null;
-  const principal = await getUserPrincipal(getDb(), session.data.userId);
+  const { principal } = await checkSession(getDb(), session.data.userId, {
+    sessionVersion: session.data.sessionVersion,
+    signedInAtMs: session.data.signedInAt,
+  });
   return principal?.kind === "user" ? principal : null;
 });
 
-/** Where /login sends someone back to: only paths on this site, never `//other.host`. */
-export function safeCallbackPath(value: unknown): string {
-  return typeof value === "string" && value.startsWith("/") && !value.startsWith("//") && !value.startsWith("/\\")
-    ? value
-    : "/tasks";
-}
-
 export function loginPath(returnTo: string): string {
-  return `/login?callbackUrl=${encodeURIComponent(safeCallbackPath(returnTo))}`;
+  return `/login?callbackUrl=${encodeURIComponent(sameOriginPath(returnTo))}`;
 }
 
 export type PageAccess = { ok: true; principal: Principal } | { ok: false; principal: Principal; reason: string };
@@ -48,7 +50,7 @@ export async function authorizePage(permission: Permission, returnTo: string): P
   const principal = await getSessionPrincipal();
   if (!principal) redirect(loginPath(returnTo));
   if (!can(principal, permission)) {
-    await recordPermissionDenied(getDb(), principal, permission, `page ${safeCallbackPath(returnTo)}`);
+    await recordPermissionDenied(getDb(), principal, permission, `page ${sameOriginPath(returnTo)}`);
     return {
       ok: false,
       principal,

@@ -49,6 +49,10 @@ export const auditActions = [
   "divergence.reconciled",
   "auth.signed_in",
   "auth.sign_in_failed",
+  // A username or an address reached the sign-in throttle's limit: one entry per block, with the count, never one per attempt.
+  "auth.sign_in_throttled",
+  // A person signed out: every session of theirs ended (the session version bumped).
+  "auth.signed_out",
   "auth.denied",
   "annotation.added",
   "audit.legal_hold_placed",
@@ -72,6 +76,8 @@ export const auditSubjectTypes = [
   "checkpoint",
   "divergence_alert",
   "user",
+  // The address a sign-in came from, when the throttle blocks it.
+  "network_address",
   "permission",
   "audit_entry",
   "legal_hold",

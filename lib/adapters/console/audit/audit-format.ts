@@ -142,6 +142,13 @@ function titleOf(
       return { title: `Signed in${str(d, "role") ? ` as ${str(d, "role")}` : ""}`, detail: null };
     case "auth.sign_in_failed":
       return { title: `Sign-in failed for “${str(d, "username") ?? "?"}”`, detail: null };
+    case "auth.sign_in_throttled":
+      return {
+        title: `Sign-in blocked for ${str(d, "scope") === "address" ? "address" : "username"} “${e.subjectId}” after ${num(d, "failures") ?? "?"} failures`,
+        detail: str(d, "blocked_until") ? `until ${str(d, "blocked_until")}` : null,
+      };
+    case "auth.signed_out":
+      return { title: "Signed out", detail: null };
     case "auth.denied":
       return { title: `Denied ${e.subjectId}`, detail: str(d, "where") };
     case "audit.exported":
