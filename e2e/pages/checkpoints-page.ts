@@ -70,7 +70,7 @@ export async function addNoteWithReceipt(
 
 /** The agent takes the task's lease, as a worker does before working on it. */
 export async function acquireLease(request: APIRequestContext, taskId: string): Promise<{ fencingToken: string }> {
-  const body = (await post(request, `/api/v1/tasks/${encodeURIComponent(taskId)}/lease`, { ttl_seconds: 600 })) as {
+  const body = (await post(request, `/api/v1/tasks/${encodeURIComponent(taskId)}/lease`, { ttl_seconds: 300 })) as {
     fencing_token: string;
   };
   return { fencingToken: body.fencing_token };

@@ -39,6 +39,11 @@ const envSchema = z.object({
   VERITY_FOUR_EYES_THRESHOLD_CENTS: z.coerce.number().int().min(0).default(50_000),
   /** How often the server reconciles unknown outcomes and delivers the outbox; 0 turns the loop off. */
   VERITY_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(5_000),
+  /**
+   * The longest lease an agent may take or renew at once (POST /api/v1/tasks/{id}/lease and /renew):
+   * a longer ttl_seconds is refused naming the field, so a worker that dies holds a task at most this long.
+   */
+  VERITY_MAX_LEASE_TTL_SECONDS: z.coerce.number().int().min(60).max(3600).default(300),
   /** A SENT execution older than this is treated as an unknown outcome (its worker is presumed dead). */
   VERITY_SENT_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
   /** How often the server's invariant monitor makes a pass (lib/use-cases/monitor/run-monitor-pass.ts); 0 turns it off. */
@@ -60,8 +65,6 @@ const envSchema = z.object({
   VERITY_AUDIT_RETENTION_INTERVAL_MS: z.coerce.number().int().min(60_000).default(3_600_000),
   /** Where the outbox dispatcher delivers announcements (at least once, Idempotency-Key = message id); unset keeps them pending. */
   VERITY_OUTBOX_WEBHOOK_URL: z.url().optional(),
-  /** Secret the outbox signs each delivery with (Verity-Signature); generated into the data folder when unset. */
-  VERITY_OUTBOX_SECRET: z.string().min(32, "VERITY_OUTBOX_SECRET must be at least 32 characters").optional(),
   /** Shared secret of the sandbox's signed webhooks; generated into the data folder when unset. */
   VERITY_SANDBOX_WEBHOOK_SECRET: z.string().min(16).optional(),
   /** "false" when the sandbox runs elsewhere (then VERITY_SANDBOX_URL points at it). */
@@ -177,11 +180,6 @@ export function getSandboxWebhookSecret(): string {
   return getEnv().VERITY_SANDBOX_WEBHOOK_SECRET ?? localSecret("sandbox-webhook-secret");
 }
 
-/** The secret outbox deliveries are signed with (same rule as the session secret). */
-export function getOutboxSecret(): string {
-  return getEnv().VERITY_OUTBOX_SECRET ?? localSecret("outbox-secret");
-}
-
 /** The id of the checkpoint key generated into the data folder when none is configured. */
 export const LOCAL_CHECKPOINT_KEY_ID = "local-1";
 
@@ -230,7 +228,7 @@ function localSecret(name: string): string {
   const env = getEnv();
   const file = path.join(env.dataDir, name);
   if (existsSync(file)) return readFileSync(file, "utf8").trim();
-  mkdirSync(env.dataDir, { recursive: true, mode: 0o700 });
+  mkdirSync(env.dataDir, { recursive: true });
   const secret = randomBytes(32).toString("base64url");
   // "wx" fails if another process created it first; then read theirs.
   try {

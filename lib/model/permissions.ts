@@ -1,6 +1,7 @@
 import type { Role } from "@/lib/generated/prisma/enums";
 import type { Actor } from "@/lib/model/actor";
 import { AppError } from "@/lib/core/errors";
+import type { AgentScopes } from "@/lib/model/agent-scopes";
 
 export type { Role };
 
@@ -95,6 +96,8 @@ export interface Principal {
   identity: string;
   role: Role;
   displayName: string;
+  /** An agent's token scopes (lib/model/agent-scopes.ts); people carry none and keep their role's reach. */
+  scopes?: AgentScopes;
 }
 
 export function can(principal: Pick<Principal, "role"> | null | undefined, permission: Permission): boolean {

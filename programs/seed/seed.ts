@@ -6,6 +6,7 @@ import { getTaskVersion } from "@/lib/use-cases/tasks/task-queries";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
+import type { AuditActor } from "@/lib/model/audit/audit-chain";
 import type { GateName, TaskPatch } from "@/lib/model/tasks/task-state";
 import { userIdentity, type Principal } from "@/lib/model/permissions";
 import { approveGate } from "@/lib/use-cases/tasks/approve-gate";
@@ -240,12 +241,21 @@ export async function seedDemoData(db: Db, options: SeedOptions = {}): Promise<{
     const s = repeatable[i % repeatable.length]!;
     await run("agent-task", `${s.intent}-${i}`, s.steps);
   }
-  // The completion marker, last.
-  const { id: seedId } = await issueApiToken(db, {
-    name: demoAgent.name,
-    identity: demoAgent.identity,
-    token: demoAgent.token,
-  });
+  // The completion marker, last. Scoped to what the demo agent uses: both workflows, both tools, no take-over.
+  const { id: seedId } = await issueApiToken(
+    db,
+    {
+      name: demoAgent.name,
+      identity: demoAgent.identity,
+      token: demoAgent.token,
+      scopes: {
+        workflows: ["agent-task", "delivery"],
+        tools: ["payments.refund", "crm.add_note"],
+        take_over_leases: false,
+      },
+    },
+    seedActor,
+  );
   await fault("seed:done");
   return { tasks, seedId };
 }
@@ -257,9 +267,12 @@ async function issueTokenOnce(
 ): Promise<boolean> {
   if (await db.apiToken.findUnique({ where: { tokenHash: sha256Hex(input.token) }, select: { id: true } }))
     return false;
-  await issueApiToken(db, input);
+  await issueApiToken(db, input, seedActor);
   return true;
 }
+
+/** Who the seed's token issues are recorded as in the audit log. */
+const seedActor: AuditActor = { identity: "system:seed", kind: "system" };
 
 /** Prisma's lock id is 72707369 (lib/db/migrate.ts); this one is the seed's: "veri". */
 export const SEED_LOCK_KEY = 0x76657269;

@@ -61,6 +61,12 @@ export const auditActions = [
   "audit.exported",
   // A task's instruction ledger grew by one entry (lib/stores/instructions.ts).
   "instruction.recorded",
+  // An agent's API tokens (lib/stores/api-tokens.ts) and who a task's owner lets act on it (lib/stores/task-delegations.ts).
+  "agent.token_issued",
+  "agent.token_revoked",
+  "agent.token_rotated",
+  "task.delegated",
+  "task.undelegated",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 export const AuditActionSchema = z.enum(auditActions);
@@ -84,6 +90,8 @@ export const auditSubjectTypes = [
   "audit_log",
   // A task's instruction ledger (subject id = the task id): one chain per ledger.
   "instruction_ledger",
+  "api_token",
+  "task_delegation",
 ] as const;
 export type AuditSubjectType = (typeof auditSubjectTypes)[number];
 

@@ -25,10 +25,19 @@ export interface TaskPage {
  * Newest activity first, paged by keyset on (updated_at, id) so page 1,000 is
  * as cheap as page 1: each page is an index range scan, never an OFFSET.
  */
-export async function listTasks(db: Db, rawQuery: ListTasksQuery): Promise<TaskPage> {
+export async function listTasks(
+  db: Db,
+  rawQuery: ListTasksQuery,
+  options: {
+    /** Only these: an agent's own tasks and those delegated to it (lib/use-cases/authority/list-reachable-tasks.ts). */
+    ownedOrDelegatedTo?: { identity: string; taskIds: string[] };
+  } = {},
+): Promise<TaskPage> {
   const query = parseOrThrow(ListTasksQuerySchema, rawQuery);
   const after = query.cursor ? decodeCursor(query.cursor) : undefined;
+  const reach = options.ownedOrDelegatedTo;
   const where: Prisma.TaskWhereInput = {
+    ...(reach ? { AND: [{ OR: [{ createdBy: reach.identity }, { id: { in: reach.taskIds } }] }] } : {}),
     ...(query.status ? { status: query.status } : {}),
     ...(query.workflow ? { workflowName: query.workflow } : {}),
     // Prisma sends startsWith as LIKE 'q%' without escaping: "task_" would match "taskX".

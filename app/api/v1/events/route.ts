@@ -1,5 +1,6 @@
 import { parseInput, readApiJson, requireApiPrincipal } from "@/lib/adapters/api/context";
 import { getDb } from "@/lib/db/client";
+import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
 import { InboundEventSchema, receiveEvent } from "@/lib/stores/messaging";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
@@ -13,9 +14,11 @@ export const dynamic = "force-dynamic";
  * provider's success (signed provider webhooks go to /events/<provider>).
  */
 export const POST = withProblems(async (request) => {
-  await requireApiPrincipal(request, "tasks:transition");
+  const principal = await requireApiPrincipal(request, "tasks:transition");
   const body = parseInput(InboundEventSchema, await readApiJson(request));
-  const received = await receiveEvent(getDb(), body, async () => ({ recorded: true }));
+  const db = getDb();
+  if (body.task_id !== undefined) await requireTaskReach(db, principal, body.task_id, { drive: true });
+  const received = await receiveEvent(db, body, async () => ({ recorded: true }));
   const headers: Record<string, string> = received.duplicate ? { "Idempotent-Replayed": "true" } : {};
   return json(
     { event_id: body.event_id, duplicate: received.duplicate, result: received.result },

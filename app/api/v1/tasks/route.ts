@@ -1,9 +1,8 @@
 import { requireApiPrincipal, readApiJson } from "@/lib/adapters/api/context";
 import { taskResource } from "@/lib/adapters/api/task-resources";
-import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
-import { listTasks } from "@/lib/use-cases/tasks/list-tasks";
-import { createTask } from "@/lib/use-cases/tasks/create-task";
+import { listReachableTasks } from "@/lib/use-cases/authority/list-reachable-tasks";
+import { createTaskInScope } from "@/lib/use-cases/authority/create-task-in-scope";
 import { etagOf } from "@/lib/adapters/http/preconditions";
 import { queryOf } from "@/lib/adapters/http/query";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
@@ -14,7 +13,7 @@ export const dynamic = "force-dynamic";
 export const POST = withProblems(async (request) => {
   const principal = await requireApiPrincipal(request, "tasks:create");
   const body = await readApiJson(request);
-  const { task, created } = await createTask(getDb(), body, actorOf(principal));
+  const { task, created } = await createTaskInScope(getDb(), body, principal);
   const headers: Record<string, string> = {
     ETag: etagOf(task.version),
     Location: `/api/v1/tasks/${encodeURIComponent(task.id)}`,
@@ -23,10 +22,10 @@ export const POST = withProblems(async (request) => {
   return json(taskResource(task), { status: created ? 201 : 200, headers });
 });
 
-/** Newest activity first, keyset-paged: pass `next_cursor` back as `cursor`. */
+/** Newest activity first, keyset-paged: pass `next_cursor` back as `cursor`. An agent sees its own and its delegated tasks. */
 export const GET = withProblems(async (request) => {
-  await requireApiPrincipal(request, "tasks:read");
-  const page = await listTasks(getDb(), queryOf(request.url));
+  const principal = await requireApiPrincipal(request, "tasks:read");
+  const page = await listReachableTasks(getDb(), principal, queryOf(request.url));
   return json({ items: page.items.map(taskResource), next_cursor: page.nextCursor });
 });
 

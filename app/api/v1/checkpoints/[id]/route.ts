@@ -1,6 +1,7 @@
 import { checkpointDetailResource } from "@/lib/adapters/api/checkpoint-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { getDb } from "@/lib/db/client";
+import { requireCheckpointReach } from "@/lib/use-cases/authority/require-checkpoint-reach";
 import { getCheckpointDetail } from "@/lib/use-cases/checkpoints/get-checkpoint-detail";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
@@ -8,9 +9,11 @@ export const dynamic = "force-dynamic";
 
 /** The checkpoint: its document (upgraded to v2), the integrity report, and its diff to the task now. */
 export const GET = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
-  await requireApiOrSessionPrincipal(request, "checkpoints:read");
+  const principal = await requireApiOrSessionPrincipal(request, "checkpoints:read");
   const { id } = await params;
-  return json(checkpointDetailResource(await getCheckpointDetail(getDb(), id)));
+  const db = getDb();
+  await requireCheckpointReach(db, principal, id);
+  return json(checkpointDetailResource(await getCheckpointDetail(db, id)));
 });
 
 export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

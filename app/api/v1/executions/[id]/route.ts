@@ -2,18 +2,20 @@ import { requireApiPrincipal } from "@/lib/adapters/api/context";
 import { executionDetailResource } from "@/lib/adapters/api/execution-resources";
 import { getDb } from "@/lib/db/client";
 import { getExecution, listExecutionEvents } from "@/lib/stores/execution-store";
-import { AppError } from "@/lib/core/errors";
+import { requireExecutionReach } from "@/lib/use-cases/authority/require-execution-reach";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 
 /** One execution with its events: every status change of every attempt, and who made it. */
 export const GET = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
-  await requireApiPrincipal(request, "tasks:read");
+  const principal = await requireApiPrincipal(request, "tasks:read");
   const { id } = await params;
   const db = getDb();
+  await requireExecutionReach(db, principal, id);
   const execution = await getExecution(db, id);
-  if (!execution) throw new AppError("not_found", `Execution ${id} does not exist.`);
+  // Gone between the two reads only if the database was rewritten under us.
+  if (!execution) throw new Error(`execution ${id} vanished`);
   return json(executionDetailResource(execution, await listExecutionEvents(db, id)));
 });
 

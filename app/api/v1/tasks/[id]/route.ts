@@ -1,6 +1,7 @@
 import { requireApiPrincipal } from "@/lib/adapters/api/context";
 import { taskResource } from "@/lib/adapters/api/task-resources";
 import { getDb } from "@/lib/db/client";
+import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
 import { etagOf, ifNoneMatchHits } from "@/lib/adapters/http/preconditions";
 import { json, notModified, otherMethods, withProblems } from "@/lib/adapters/http/respond";
@@ -9,9 +10,11 @@ export const dynamic = "force-dynamic";
 
 /** The task with `ETag: "<version>"`; 304 when If-None-Match already names that version. */
 export const GET = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
-  await requireApiPrincipal(request, "tasks:read");
+  const principal = await requireApiPrincipal(request, "tasks:read");
   const { id } = await params;
-  const task = await getTaskOrThrow(getDb(), id);
+  const db = getDb();
+  await requireTaskReach(db, principal, id);
+  const task = await getTaskOrThrow(db, id);
   const etag = etagOf(task.version);
   if (ifNoneMatchHits(request.headers.get("if-none-match"), task.version)) return notModified({ ETag: etag });
   return json(taskResource(task), { headers: { ETag: etag } });

@@ -3,6 +3,7 @@ import { restorePlanResource } from "@/lib/adapters/api/checkpoint-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
+import { requireCheckpointReach } from "@/lib/use-cases/authority/require-checkpoint-reach";
 import { planRestore } from "@/lib/use-cases/checkpoints/plan-restore";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
@@ -17,9 +18,9 @@ export const dynamic = "force-dynamic";
 export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const principal = await requireApiOrSessionPrincipal(request, "checkpoints:read");
   const { id } = await params;
-  return json(
-    restorePlanResource(await planRestore(getDb(), id, await readOptionalApiJson(request), actorOf(principal))),
-  );
+  const db = getDb();
+  await requireCheckpointReach(db, principal, id);
+  return json(restorePlanResource(await planRestore(db, id, await readOptionalApiJson(request), actorOf(principal))));
 });
 
 export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);

@@ -3,6 +3,7 @@ import { restoreResultResource } from "@/lib/adapters/api/checkpoint-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
+import { requireCheckpointReach } from "@/lib/use-cases/authority/require-checkpoint-reach";
 import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoint";
 import { etagOf, parseIfMatch, withExpectedVersion } from "@/lib/adapters/http/preconditions";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
@@ -20,7 +21,9 @@ export const POST = withProblems(async (request, { params }: { params: Promise<{
   const principal = await requireApiOrSessionPrincipal(request, "checkpoints:restore");
   const { id } = await params;
   const body = withExpectedVersion(await readApiJson(request), parseIfMatch(request.headers.get("if-match")));
-  const result = await restoreCheckpoint(getDb(), id, body, actorOf(principal));
+  const db = getDb();
+  await requireCheckpointReach(db, principal, id, { drive: true });
+  const result = await restoreCheckpoint(db, id, body, actorOf(principal));
   const headers: Record<string, string> = { ETag: etagOf(result.task.version) };
   if (result.replayed) headers["Idempotent-Replayed"] = "true";
   return json(restoreResultResource(result), { headers });

@@ -2,6 +2,7 @@ import { readApiJson, requireApiPrincipal, withFencingToken } from "@/lib/adapte
 import { outcomeResultResource } from "@/lib/adapters/api/execution-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
+import { requireOutcomeAuthority } from "@/lib/use-cases/authority/require-outcome-authority";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
 import { etagOf } from "@/lib/adapters/http/preconditions";
@@ -25,6 +26,8 @@ export const POST = withProblems(async (request, { params }: { params: Promise<{
   const { id } = await params;
   const db = getDb();
   const body = withFencingToken(await readApiJson(request), request.headers.get("fencing-token"));
+  // Only the intent's creator or the task's current lease holder (lib/model/task-authority.ts).
+  await requireOutcomeAuthority(db, principal, id);
   const result = await recordOutcome(db, id, body, actorOf(principal));
   // No task from the engine: a retried report, the task had moved on (an
   // operator cancelled it) or its lease was taken over; the caller gets the task as it is.

@@ -2,6 +2,7 @@ import { readApiJson, requireApiPrincipal, withFencingToken } from "@/lib/adapte
 import { executionResource } from "@/lib/adapters/api/execution-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
+import { requireExecutionReach } from "@/lib/use-cases/authority/require-execution-reach";
 import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
@@ -16,8 +17,10 @@ export const dynamic = "force-dynamic";
 export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const principal = await requireApiPrincipal(request, "tasks:transition");
   const { id } = await params;
+  const db = getDb();
+  await requireExecutionReach(db, principal, id, { drive: true });
   const execution = await markSent(
-    getDb(),
+    db,
     id,
     withFencingToken(await readApiJson(request), request.headers.get("fencing-token")),
     actorOf(principal),

@@ -5,6 +5,7 @@ import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
 import { listCheckpoints } from "@/lib/use-cases/checkpoints/list-checkpoints";
 import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
+import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
 import { parseIfMatch, withExpectedVersion } from "@/lib/adapters/http/preconditions";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
@@ -14,9 +15,11 @@ type Context = { params: Promise<{ id: string }> };
 
 /** The task's checkpoints, oldest first, each with its integrity report. */
 export const GET = withProblems(async (request, { params }: Context) => {
-  await requireApiOrSessionPrincipal(request, "checkpoints:read");
+  const principal = await requireApiOrSessionPrincipal(request, "checkpoints:read");
   const { id } = await params;
-  const items = await listCheckpoints(getDb(), id);
+  const db = getDb();
+  await requireTaskReach(db, principal, id);
+  const items = await listCheckpoints(db, id);
   return json({ items: items.map(checkpointSummaryResource) });
 });
 
@@ -29,7 +32,9 @@ export const POST = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiOrSessionPrincipal(request, "checkpoints:create");
   const { id } = await params;
   const body = withExpectedVersion(await readOptionalApiJson(request), parseIfMatch(request.headers.get("if-match")));
-  const { checkpoint, created } = await createCheckpoint(getDb(), id, body, actorOf(principal));
+  const db = getDb();
+  await requireTaskReach(db, principal, id, { drive: true });
+  const { checkpoint, created } = await createCheckpoint(db, id, body, actorOf(principal));
   const headers: Record<string, string> = { Location: `/api/v1/checkpoints/${encodeURIComponent(checkpoint.id)}` };
   if (!created) headers["Idempotent-Replayed"] = "true";
   return json(checkpointSummaryResource(checkpoint), { status: created ? 201 : 200, headers });

@@ -4,8 +4,9 @@ import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { listExecutions } from "@/lib/stores/execution-store";
-import { getTaskOrThrow, getTaskVersion } from "@/lib/use-cases/tasks/task-queries";
-import { AppError } from "@/lib/core/errors";
+import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
+import { requireToolInScope } from "@/lib/model/agent-scopes";
+import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
 import { etagOf } from "@/lib/adapters/http/preconditions";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
@@ -28,6 +29,9 @@ export const POST = withProblems(async (request, { params }: Context) => {
   const { id } = await params;
   const db = getDb();
   const body = withWritePreconditions(await readApiJson(request), request.headers);
+  await requireTaskReach(db, principal, id, { drive: true });
+  const tool = (body as { tool?: unknown } | null)?.tool;
+  if (typeof tool === "string") requireToolInScope(principal.scopes, tool);
   const result = await recordIntent(db, id, body, actorOf(principal));
   // The engine returns the task only when this request moved it; otherwise
   // the caller still needs the version its next write is based on.
@@ -42,10 +46,10 @@ export const POST = withProblems(async (request, { params }: Context) => {
 
 /** The task's execution ledger: every tool call, oldest first. */
 export const GET = withProblems(async (request, { params }: Context) => {
-  await requireApiPrincipal(request, "tasks:read");
+  const principal = await requireApiPrincipal(request, "tasks:read");
   const { id } = await params;
   const db = getDb();
-  if ((await getTaskVersion(db, id)) === null) throw new AppError("not_found", `Task ${id} does not exist.`);
+  await requireTaskReach(db, principal, id);
   const items = await listExecutions(db, id);
   return json({ items: items.map(executionResource) });
 });

@@ -4,8 +4,7 @@ import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bear
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
 import { getInstructionLedger, recordInstruction } from "@/lib/stores/instructions";
-import { getTaskVersion } from "@/lib/use-cases/tasks/task-queries";
-import { AppError } from "@/lib/core/errors";
+import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
 import { isPlainObject } from "@/lib/adapters/http/body";
 import { validationError } from "@/lib/adapters/http/problem";
 import { etagOf } from "@/lib/adapters/http/preconditions";
@@ -17,10 +16,10 @@ type Context = { params: Promise<{ id: string }> };
 
 /** The task's instruction ledger, newest first, each entry with its standing; ETag is the ledger's seq. */
 export const GET = withProblems(async (request, { params }: Context) => {
-  await requireApiOrSessionPrincipal(request, "instructions:read");
+  const principal = await requireApiOrSessionPrincipal(request, "instructions:read");
   const { id } = await params;
   const db = getDb();
-  if ((await getTaskVersion(db, id)) === null) throw new AppError("not_found", `Task ${id} does not exist.`);
+  await requireTaskReach(db, principal, id);
   const ledger = await getInstructionLedger(db, id);
   return json(instructionLedgerResource(ledger), { headers: { ETag: etagOf(ledger.seq) } });
 });
@@ -35,7 +34,9 @@ export const POST = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiOrSessionPrincipal(request, "instructions:write");
   const { id } = await params;
   const body = withExpectedSeq(await readApiJson(request), request.headers.get("if-match"));
-  const result = await recordInstruction(getDb(), id, body, actorOf(principal));
+  const db = getDb();
+  await requireTaskReach(db, principal, id, { drive: true });
+  const result = await recordInstruction(db, id, body, actorOf(principal));
   const headers: Record<string, string> = { ETag: etagOf(result.instruction.seq) };
   if (result.replayed) headers["Idempotent-Replayed"] = "true";
   return json(recordInstructionResultResource(result), { status: result.replayed ? 200 : 201, headers });

@@ -2,6 +2,7 @@ import { requireApiPrincipal, workflowOfTaskOrThrow } from "@/lib/adapters/api/c
 import { nextStepsResource } from "@/lib/adapters/api/task-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
+import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
 import { nextSteps } from "@/lib/model/tasks/transition-rules";
 import { etagOf } from "@/lib/adapters/http/preconditions";
@@ -13,7 +14,9 @@ export const dynamic = "force-dynamic";
 export const GET = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const principal = await requireApiPrincipal(request, "tasks:read");
   const { id } = await params;
-  const task = await getTaskOrThrow(getDb(), id);
+  const db = getDb();
+  await requireTaskReach(db, principal, id);
+  const task = await getTaskOrThrow(db, id);
   const def = workflowOfTaskOrThrow(task);
   const steps = nextSteps(def, task.state, actorOf(principal).kind);
   return json(nextStepsResource(task, def, steps), { headers: { ETag: etagOf(task.version) } });

@@ -8,9 +8,9 @@ import {
 import { taskResource, transitionResource } from "@/lib/adapters/api/task-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
-import { getTaskVersion, listTransitions } from "@/lib/use-cases/tasks/task-queries";
+import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
+import { listTransitions } from "@/lib/use-cases/tasks/task-queries";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
-import { AppError } from "@/lib/core/errors";
 import { etagOf } from "@/lib/adapters/http/preconditions";
 import { queryOf } from "@/lib/adapters/http/query";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
@@ -34,7 +34,9 @@ export const POST = withProblems(async (request, { params }: Context) => {
     request.headers.get("if-match"),
     request.headers.get("fencing-token"),
   );
-  const result = await transitionTask(getDb(), id, input, actorOf(principal));
+  const db = getDb();
+  await requireTaskReach(db, principal, id, { drive: true });
+  const result = await transitionTask(db, id, input, actorOf(principal));
   const headers: Record<string, string> = { ETag: etagOf(result.task.version) };
   if (result.replayed) headers["Idempotent-Replayed"] = "true";
   return json(
@@ -45,11 +47,11 @@ export const POST = withProblems(async (request, { params }: Context) => {
 
 /** The transition log, oldest first, paged by `after_version`. */
 export const GET = withProblems(async (request, { params }: Context) => {
-  await requireApiPrincipal(request, "tasks:read");
+  const principal = await requireApiPrincipal(request, "tasks:read");
   const { id } = await params;
   const query = parseQuery(TransitionLogQuerySchema, queryOf(request.url));
   const db = getDb();
-  if ((await getTaskVersion(db, id)) === null) throw new AppError("not_found", `Task ${id} does not exist.`);
+  await requireTaskReach(db, principal, id);
   // One more than asked tells whether another page exists without a count query.
   const rows = await listTransitions(db, id, { afterVersion: query.after_version, limit: query.limit + 1 });
   const items = rows.slice(0, query.limit);

@@ -7,8 +7,7 @@ import {
 import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
 import { releaseLease } from "@/lib/stores/leases";
-import { getTaskVersion } from "@/lib/use-cases/tasks/task-queries";
-import { AppError } from "@/lib/core/errors";
+import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
 import { otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
@@ -27,7 +26,7 @@ export const POST = withProblems(async (request, { params }: { params: Promise<{
     request.headers.get("fencing-token"),
   );
   const db = getDb();
-  if ((await getTaskVersion(db, id)) === null) throw new AppError("not_found", `Task ${id} does not exist.`);
+  await requireTaskReach(db, principal, id, { drive: true });
   await releaseLease(db, id, fencing_token, actorOf(principal));
   return new Response(null, { status: 204, headers: { "Cache-Control": "no-store" } });
 });

@@ -5,15 +5,14 @@ import {
   requireApiPrincipal,
 } from "@/lib/adapters/api/context";
 import { leaseResource } from "@/lib/adapters/api/lease-resources";
-import { actorOf } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
-import { renewLease } from "@/lib/stores/leases";
+import { renewTaskLease } from "@/lib/use-cases/authority/renew-task-lease";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 
 /**
- * Extend your live lease to `ttl_seconds` from now. The token comes from
+ * Extend your live lease to `ttl_seconds` from now (at most VERITY_MAX_LEASE_TTL_SECONDS). The token comes from
  * Fencing-Token or the body; a token that is no longer current (expired,
  * or someone else holds the task now) is a 409 lease-conflict: stop writing.
  */
@@ -25,7 +24,7 @@ export const POST = withProblems(async (request, { params }: { params: Promise<{
     await readOptionalApiJson(request),
     request.headers.get("fencing-token"),
   );
-  const lease = await renewLease(getDb(), id, fencing_token, { ttl_seconds }, actorOf(principal));
+  const lease = await renewTaskLease(getDb(), principal, id, fencing_token, { ttl_seconds });
   return json(leaseResource(lease), { headers: { "Fencing-Token": lease.fencingToken } });
 });
 

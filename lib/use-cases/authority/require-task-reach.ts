@@ -1,0 +1,42 @@
+import type { Db } from "@/lib/db/client";
+import { AppError } from "@/lib/core/errors";
+import type { Principal } from "@/lib/model/permissions";
+import { requireWorkflowInScope } from "@/lib/model/agent-scopes";
+import { mayReachTask, needsDelegationLookup } from "@/lib/model/task-authority";
+import { isDelegate } from "@/lib/stores/task-delegations";
+
+export interface TaskReach {
+  taskId: string;
+  createdBy: string;
+  workflow: string;
+}
+
+/**
+ * The task, if this principal may act on it (lib/model/task-authority.ts):
+ * people and read-only tokens by their role, an agent only on its own and
+ * its delegated tasks. Another agent's task is a 404 worded exactly like a
+ * task that does not exist: task ids are often chosen by clients and say
+ * what the work is (`refund-order-1001`), so even "it exists, but is not
+ * yours" is information an agent has no business learning.
+ *
+ * `drive` (every write: transitions, leases, intents, outcomes,
+ * instructions, checkpoints) also needs the task's workflow in the token's
+ * scopes; reading does not.
+ */
+export async function requireTaskReach(
+  db: Db,
+  principal: Principal,
+  taskId: string,
+  options: { drive?: boolean } = {},
+): Promise<TaskReach> {
+  const task = await db.task.findUnique({
+    where: { id: taskId },
+    select: { id: true, createdBy: true, workflowName: true },
+  });
+  const delegated =
+    task && needsDelegationLookup(principal, task) ? await isDelegate(db, taskId, principal.identity) : false;
+  if (!task || !mayReachTask(principal, task, delegated))
+    throw new AppError("not_found", `Task ${taskId} does not exist.`);
+  if (options.drive) requireWorkflowInScope(principal.scopes, task.workflowName);
+  return { taskId: task.id, createdBy: task.createdBy, workflow: task.workflowName };
+}

@@ -1,0 +1,135 @@
+/**
+ * `npm run -s verity -- agents …`: agent identities and their tokens, for
+ * scripts and tests that provision agents. Recorded in the audit log as
+ * `system:cli`; a token is printed once and only its hash is stored.
+ *
+ *   agents create <name> [--workflows a,b|*] [--tools t1,t2|*] [--take-over] [--expires-in 30d] [--json]
+ *   agents list [--json]
+ *   agents tokens <name> [--json]
+ *
+ * --workflows and --tools left out mean every one ("*", the column's
+ * default); --take-over grants take_over_leases; without --expires-in the
+ * token does not expire.
+ */
+import { parseArgs } from "node:util";
+import { agentIdentity, type AgentScopes } from "@/lib/model/agent-scopes";
+import { listApiTokens, listTokenIdentities, type ApiTokenView } from "@/lib/stores/api-tokens";
+import { createAgent } from "@/lib/use-cases/agents/create-agent";
+import { cliActor, requireArg, usageFailure, UsageError, withCliDatabase } from "@/programs/cli/cli-database";
+import { parseDurationArg } from "@/programs/cli/durations";
+
+const usage = `usage: npm run -s verity -- agents <command>
+  create <name> [--workflows a,b|*] [--tools t1,t2|*] [--take-over] [--expires-in 30d] [--json]
+  list [--json]
+  tokens <name> [--json]`;
+
+export async function runAgentsCommand(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        workflows: { type: "string" },
+        tools: { type: "string" },
+        "take-over": { type: "boolean", default: false },
+        "expires-in": { type: "string" },
+        json: { type: "boolean", default: false },
+      },
+    });
+  } catch (error) {
+    return usageFailure(error, usage);
+  }
+  const { values, positionals } = parsed;
+  const [command, ...rest] = positionals;
+  try {
+    switch (command) {
+      case "create": {
+        const name = requireArg(rest[0], "<name>");
+        const scopes: AgentScopes = {
+          workflows: nameList(values.workflows),
+          tools: nameList(values.tools),
+          take_over_leases: values["take-over"],
+        };
+        const expiresIn = values["expires-in"];
+        const expiresAt = expiresIn ? new Date(Date.now() + parseDurationArg(expiresIn, "--expires-in")) : null;
+        return await withCliDatabase(async ({ db }) => {
+          const { identity, token, view } = await createAgent(db, { name, scopes, expires_at: expiresAt }, cliActor);
+          if (values.json) console.log(JSON.stringify({ ...tokenJson(view), identity, token, token_id: view.id }));
+          else {
+            console.log(
+              `created ${identity}, token ${view.id}${view.expiresAt ? `, expires ${view.expiresAt.toISOString()}` : ""}`,
+            );
+            console.log(`token (shown once, store it now): ${token}`);
+          }
+          return 0;
+        });
+      }
+      case "list":
+        return await withCliDatabase(async ({ db }) => {
+          const agents = await listTokenIdentities(db);
+          if (values.json)
+            console.log(
+              JSON.stringify(
+                agents.map((a) => ({
+                  identity: a.identity,
+                  name: a.name,
+                  tokens: a.tokens,
+                  active_tokens: a.activeTokens,
+                })),
+              ),
+            );
+          else
+            for (const a of agents) console.log(`${a.identity.padEnd(50)} ${a.activeTokens}/${a.tokens} tokens live`);
+          return 0;
+        });
+      case "tokens": {
+        const name = requireArg(rest[0], "<name>");
+        return await withCliDatabase(async ({ db }) => {
+          const tokens = await listApiTokens(db, name.startsWith("spiffe://") ? name : agentIdentity(name));
+          if (values.json) console.log(JSON.stringify(tokens.map((t) => ({ id: t.id, ...tokenJson(t) }))));
+          else
+            for (const t of tokens)
+              console.log(
+                `${t.id}  ${t.prefix}…  ${stateOf(t).padEnd(8)} created ${t.createdAt.toISOString()}  expires ${t.expiresAt?.toISOString() ?? "never"}  last used ${t.lastUsedAt?.toISOString() ?? "never"}`,
+              );
+          return 0;
+        });
+      }
+      default:
+        throw new UsageError(command ? `unknown command "agents ${command}"` : "missing a command");
+    }
+  } catch (error) {
+    return usageFailure(error, usage);
+  }
+}
+
+/** `a,b` → ["a", "b"]; left out or `*` → every name. */
+function nameList(value: string | undefined): AgentScopes["workflows"] {
+  if (value === undefined || value.trim() === "*") return "*";
+  return value
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+}
+
+function stateOf(t: ApiTokenView): string {
+  if (t.revokedAt) return "revoked";
+  if (t.expiresAt && t.expiresAt <= new Date()) return "expired";
+  return "live";
+}
+
+/** A token as the CLI shows it again: never the secret. */
+export function tokenJson(t: ApiTokenView) {
+  return {
+    name: t.name,
+    identity: t.identity,
+    prefix: t.prefix,
+    scopes: t.scopes,
+    state: stateOf(t),
+    created_at: t.createdAt.toISOString(),
+    expires_at: t.expiresAt?.toISOString() ?? null,
+    last_used_at: t.lastUsedAt?.toISOString() ?? null,
+    revoked_at: t.revokedAt?.toISOString() ?? null,
+  };
+}

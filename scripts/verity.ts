@@ -1,0 +1,27 @@
+/**
+ * `npm run -s verity -- <group> <command> …`: Verity's administration
+ * commands, one module per group in programs/cli/. The table is the whole
+ * dispatcher: a group is a name, a line of help and a function from its
+ * arguments to an exit code.
+ */
+import { runAgentsCommand } from "@/programs/cli/agents";
+import { runTokensCommand } from "@/programs/cli/tokens";
+
+const groups: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
+  agents: { help: "agent identities: create (prints the token once), list, tokens <name>", run: runAgentsCommand },
+  tokens: { help: "agent tokens by id: revoke, rotate --overlap 1h", run: runTokensCommand },
+};
+
+const [group, ...rest] = process.argv.slice(2);
+const entry = group ? groups[group] : undefined;
+if (!entry) {
+  console.error(
+    `${group ? `verity: unknown command group "${group}"\n\n` : ""}usage: npm run -s verity -- <group> <command> …\n${Object.entries(
+      groups,
+    )
+      .map(([name, g]) => `  ${name.padEnd(8)} ${g.help}`)
+      .join("\n")}`,
+  );
+  process.exit(2);
+}
+process.exit(await entry.run(rest));
