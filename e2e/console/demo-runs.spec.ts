@@ -48,25 +48,34 @@ test("a fresh start's demo comes from real agent runs: every task ends as planne
   expect(dropped).toMatchObject({ status: "RECONCILED_SUCCEEDED", attempt: 1 });
   expect(await refundsOfTask(provider.url, taskOf("demo-lost"))).toHaveLength(1);
 
-  // Killed right after the refund call: the worker that sent it never reported; a new
-  // process found it SENT and recorded it unknown; the reconciler found the refund.
+  // Killed right after the refund call: the worker that sent it never reported. Either
+  // the new process found it SENT and recorded it unknown, or (on a loaded machine,
+  // where starting that process takes longer) the reconciler reached the SENT first,
+  // its worker presumed dead after 30 s; both end with the reconciler finding the refund.
   const killedTask = taskOf("demo-killed");
   expect((await client.getTask(killedTask)).status).toBe("COMPLETED");
   const killed = await client.getExecution((await refundOf(killedTask)).id);
   expect(killed).toMatchObject({ status: "RECONCILED_SUCCEEDED", attempt: 1 });
-  expect(killed.events.map((e) => [e.to_status, e.actor, e.reason])).toEqual([
+  const history = killed.events.map((e) => [e.to_status, e.actor, e.reason]);
+  expect(history.slice(0, 2)).toEqual([
     ["INTENT_RECORDED", demoAgent.identity, expect.any(String)],
     ["SENT", demoAgent.identity, expect.any(String)],
-    [
-      "OUTCOME_UNKNOWN",
-      demoAgent.identity,
-      expect.stringContaining("the worker that sent this request stopped before recording its outcome"),
-    ],
-    [
-      "RECONCILED_SUCCEEDED",
-      "spiffe://verity.local/system/reconciler",
-      expect.stringContaining("the provider has re_"),
-    ],
+  ]);
+  expect(history.slice(2, -1)).toEqual(
+    history.length === 4
+      ? [
+          [
+            "OUTCOME_UNKNOWN",
+            demoAgent.identity,
+            expect.stringContaining("the worker that sent this request stopped before recording its outcome"),
+          ],
+        ]
+      : [],
+  );
+  expect(history.at(-1)).toEqual([
+    "RECONCILED_SUCCEEDED",
+    "spiffe://verity.local/system/reconciler",
+    expect.stringContaining("the provider has re_"),
   ]);
   expect(await refundsOfTask(provider.url, killedTask)).toHaveLength(1);
 
