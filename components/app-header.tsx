@@ -16,6 +16,7 @@ export async function AppHeader({ principal }: { principal: Principal }) {
     ...(can(principal, "alerts:read") ? [consoleLinks.alerts] : []),
     ...(can(principal, "audit:read") ? [consoleLinks.audit] : []),
     consoleLinks.workflows,
+    ...(can(principal, "people:manage") ? [consoleLinks.people] : []),
   ];
   return (
     <header className="app-header">

@@ -1,8 +1,11 @@
 /**
  * `npm start` (and `npm run dev` with --dev): the whole quick start in one
  * command. Migrates the configured database (the embedded PGlite folder is
- * created on first run), seeds demo data (or completes a seed an
- * interrupted start left half done), builds the console when the sources are
+ * created on first run); in the quick start (embedded database on a
+ * loopback address, or VERITY_DEMO_DATA=true) seeds demo data (or completes
+ * a seed an interrupted start left half done), anywhere else refuses a
+ * database holding the demo accounts and, with no accounts yet, prints a
+ * one-time link for the first admin; builds the console when the sources are
  * newer than the last build, then serves it. The database is closed before
  * Next starts: a PGlite folder belongs to one process at a time. On the
  * first start of a demo database, once the console answers, the demo refund
@@ -29,6 +32,7 @@ import {
 import { getAuthSecret, getEnv, getSandboxWebhookSecret } from "@/lib/config/env";
 import { startSandbox } from "@/programs/sandbox/server";
 import { ensureDemoData } from "@/programs/seed/seed";
+import { prepareAccountsAtStart, type AccountsAtStart } from "@/lib/use-cases/people/prepare-accounts-at-start";
 import { demoAgent, demoUsers } from "@/lib/config/demo-accounts";
 
 const dev = process.argv.includes("--dev");
@@ -72,12 +76,19 @@ const where =
     ? `embedded PostgreSQL (PGlite) in ${path.relative(root, env.database.dir)}`
     : "PostgreSQL from DATABASE_URL";
 console.log(`verity: database: ${where}`);
+console.log(
+  env.VERITY_DEMO_DATA
+    ? "verity: demo data on (the quick start: embedded database, loopback address; VERITY_DEMO_DATA=false turns it off)"
+    : "verity: demo data off (no demo accounts are created or accepted)",
+);
 // A fresh embedded folder is built aside and renamed into place: a kill during initdb leaves none, never half of one.
 if (env.database.kind === "pglite" && (await ensureEmbeddedDataDir(env.database.dir)))
   console.log("verity: created the embedded database");
 const handle = openDatabase(env.database);
 // The id of this database's seed (programs/seed/seed.ts seedMarkerOf), null without demo data.
 let seedId: string | null = null;
+// Outside the demo: the accounts this start found (prepareAccountsAtStart), a setup link among them.
+let accounts: AccountsAtStart | null = null;
 // Not process.exitCode: closing PGlite resets it (its emscripten exit sets it to 0).
 let refused = false;
 try {
@@ -100,6 +111,12 @@ try {
         `verity: long-history task ${long.taskId}: ${long.events} events through the engine in ${(long.ms / 1000).toFixed(1)} s`,
       );
       if (building && (await building) !== 0) process.exit(1);
+    }
+  } else {
+    accounts = await prepareAccountsAtStart(handle.db);
+    if (accounts.kind === "refused") {
+      console.error(`verity: refusing to start: ${accounts.message}`);
+      refused = true;
     }
   }
 } catch (error) {
@@ -136,19 +153,25 @@ const sandbox = env.VERITY_START_SANDBOX
     })
   : undefined;
 if (sandbox) console.log(`verity: sandbox payment provider and CRM on ${sandbox.url}`);
-console.log(`\nverity: console on ${url}`);
+console.log(`\nverity: console on ${url} (listening on ${env.VERITY_HOST}:${env.PORT})`);
 if (env.VERITY_DEMO_DATA) {
   console.log("verity: demo logins (username / password):");
   for (const u of demoUsers) console.log(`  ${u.role.padEnd(9)} ${u.username} / ${u.password}`);
   console.log(`verity: demo agent token (${demoAgent.identity}): ${demoAgent.token}\n`);
+}
+if (accounts?.kind === "setup") {
+  // The link is the only copy of the token (only its sha256 is stored): printed once, used once.
+  console.log("verity: no accounts yet. Create the first admin within the hour at this one-time link:");
+  console.log(`  ${url}/setup?token=${accounts.token}`);
+  console.log("  (or: npm run -s verity -- users create <username> --role admin --password-stdin)\n");
 }
 
 // Node closes idle keep-alive sockets after 5 s; a client that reuses one at
 // that instant gets ECONNRESET (seen in e2e runs under load). Idle clients
 // give up well before 65 s, so the client side closes first.
 const nextArgs = dev
-  ? ["dev", "-p", String(env.PORT)]
-  : ["start", "-p", String(env.PORT), "--keepAliveTimeout", "65000"];
+  ? ["dev", "-p", String(env.PORT), "-H", env.VERITY_HOST]
+  : ["start", "-p", String(env.PORT), "-H", env.VERITY_HOST, "--keepAliveTimeout", "65000"];
 // Next's own CLI under node, not npx: the signal below must reach the
 // server itself. Through npx (npm exec, then sh) SIGTERM stopped the
 // wrappers and left next-server running, holding the port and the PGlite

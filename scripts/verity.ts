@@ -5,11 +5,15 @@
  * arguments to an exit code.
  */
 import { runAgentsCommand } from "@/programs/cli/agents";
+import { runDemoCommand } from "@/programs/cli/demo";
+import { runUsersCommand } from "@/programs/cli/users";
 import { runTokensCommand } from "@/programs/cli/tokens";
 
 const groups: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
+  users: { help: "people: create, list, role, disable, enable", run: runUsersCommand },
   agents: { help: "agent identities: create (prints the token once), list, tokens <name>", run: runAgentsCommand },
   tokens: { help: "agent tokens by id: revoke, rotate --overlap 1h", run: runTokensCommand },
+  demo: { help: "purge: remove the demo accounts from a database leaving the demo", run: runDemoCommand },
 };
 
 const [group, ...rest] = process.argv.slice(2);

@@ -25,7 +25,9 @@ export type Permission =
   /** Reconcile, escalate or acknowledge an alert (each a CAS on the alert). */
   | "alerts:act"
   | "instructions:read"
-  | "instructions:write";
+  | "instructions:write"
+  /** Create people, change their roles, disable and enable them (lib/use-cases/people/). */
+  | "people:manage";
 
 export const permissionsByRole: Record<Role, readonly Permission[]> = {
   operator: [
@@ -75,6 +77,7 @@ export const permissionsByRole: Record<Role, readonly Permission[]> = {
     "alerts:act",
     "instructions:read",
     "instructions:write",
+    "people:manage",
   ],
   // Agents relay what they were told (source agent_memory or user); only people's instructions are authorized.
   agent: [

@@ -61,6 +61,14 @@ export const auditActions = [
   "audit.exported",
   // A task's instruction ledger grew by one entry (lib/stores/instructions.ts).
   "instruction.recorded",
+  // People (lib/use-cases/people/): each change to who may act, and the first admin's setup link.
+  "user.created",
+  "user.role_changed",
+  "user.disabled",
+  "user.enabled",
+  "setup.link_issued",
+  // The demo accounts removed from a database leaving the demo (npm run verity -- demo purge).
+  "demo.purged",
   // An agent's API tokens (lib/stores/api-tokens.ts) and who a task's owner lets act on it (lib/stores/task-delegations.ts).
   "agent.token_issued",
   "agent.token_revoked",
@@ -90,6 +98,9 @@ export const auditSubjectTypes = [
   "audit_log",
   // A task's instruction ledger (subject id = the task id): one chain per ledger.
   "instruction_ledger",
+  "setup_token",
+  // The deployment as a whole (the demo accounts' purge).
+  "deployment",
   "api_token",
   "task_delegation",
 ] as const;

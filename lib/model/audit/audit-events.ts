@@ -287,3 +287,22 @@ export function instructionRecordedAuditEntry(row: TaskInstruction, actor: Audit
     },
   };
 }
+
+/**
+ * A change to a person (created, role changed, disabled, enabled), in the
+ * system chain: who did it, to whom, and what the person is now. Never a
+ * password or its hash.
+ */
+export function personAuditEntry(
+  action: "user.created" | "user.role_changed" | "user.disabled" | "user.enabled",
+  person: { id: string; username: string; role: string; sessionVersion: number },
+  actor: AuditActor,
+  details: Record<string, unknown> = {},
+): AuditEntryInput {
+  return {
+    action,
+    actor,
+    subject: { type: "user", id: person.id },
+    details: { username: person.username, role: person.role, session_version: person.sessionVersion, ...details },
+  };
+}

@@ -17,4 +17,5 @@ export const consoleLinks = {
   alerts: { href: "/alerts", label: "Alerts" },
   audit: { href: "/audit", label: "Audit log" },
   workflows: { href: "/workflows", label: "Workflows" },
+  people: { href: "/admin/people", label: "People" },
 } as const satisfies Record<string, NavLink>;

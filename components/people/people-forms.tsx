@@ -1,0 +1,140 @@
+"use client";
+
+import type { FormEvent } from "react";
+import {
+  changeRoleAction,
+  createPersonAction,
+  disablePersonAction,
+  enablePersonAction,
+} from "@/app/(console)/admin/people/actions";
+import { idlePeopleForm, type PeopleFormState } from "@/lib/adapters/console/people/people-form";
+import { personRoles } from "@/lib/model/people/person-fields";
+import { useServerActionForm } from "@/components/server-action-form";
+
+const lostAnswer: PeopleFormState = {
+  status: "error",
+  message: "The server's answer was lost. The page was reloaded: check the list for what happened before trying again.",
+};
+
+function usePeopleForm(action: (previous: PeopleFormState, formData: FormData) => Promise<PeopleFormState>) {
+  const form = useServerActionForm(action, idlePeopleForm, { lostAnswer });
+  const onSubmit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    form.submit(event.currentTarget, (event.nativeEvent as SubmitEvent).submitter);
+  };
+  return { ...form, onSubmit };
+}
+
+export function PeopleAnswer({ state }: { state: PeopleFormState }) {
+  switch (state.status) {
+    case "idle":
+      return null;
+    case "done":
+      return (
+        <div className="notice notice--success" role="status">
+          <p>{state.message}</p>
+          {state.initialPassword ? (
+            <p>
+              Initial password: <code data-testid="initial-password">{state.initialPassword}</code>
+            </p>
+          ) : null}
+        </div>
+      );
+    case "conflict":
+      return (
+        <div className="notice notice--warning" role="alert">
+          {state.message}
+        </div>
+      );
+    case "error":
+      return (
+        <div className="notice notice--error" role="alert">
+          {state.message}
+        </div>
+      );
+  }
+}
+
+export function CreatePersonForm() {
+  const { state, pending, onSubmit } = usePeopleForm(createPersonAction);
+  return (
+    <form onSubmit={onSubmit} aria-label="Create a person" className="people-form">
+      <PeopleAnswer state={state} />
+      <div className="people-form__row">
+        <div className="field">
+          <label htmlFor="person-username">Username</label>
+          <input id="person-username" name="username" required autoComplete="off" spellCheck={false} maxLength={64} />
+        </div>
+        <div className="field">
+          <label htmlFor="person-display-name">Display name</label>
+          <input id="person-display-name" name="displayName" required maxLength={100} autoComplete="off" />
+        </div>
+        <div className="field">
+          <label htmlFor="person-role">Role</label>
+          <select id="person-role" name="role" defaultValue="operator">
+            {personRoles.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
+      <p className="hint">
+        Verity generates an initial password and shows it once, here; only its hash is stored. Hand it over privately.
+      </p>
+      <div className="button-row">
+        <button type="submit" className="button button--primary" disabled={pending}>
+          {pending ? "Creating…" : "Create person"}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function PersonControls({
+  userId,
+  username,
+  role,
+  disabled,
+}: {
+  userId: string;
+  username: string;
+  role: string;
+  disabled: boolean;
+}) {
+  const roleForm = usePeopleForm(changeRoleAction);
+  const statusForm = usePeopleForm(disabled ? enablePersonAction : disablePersonAction);
+  const state = statusForm.state.status !== "idle" ? statusForm.state : roleForm.state;
+  return (
+    <div className="people-controls">
+      <PeopleAnswer state={state} />
+      <form onSubmit={roleForm.onSubmit} aria-label={`Change the role of ${username}`} className="people-controls__row">
+        <input type="hidden" name="userId" value={userId} />
+        <label htmlFor={`role-${userId}`} className="visually-hidden">
+          Role of {username}
+        </label>
+        <select id={`role-${userId}`} name="role" defaultValue={role}>
+          {personRoles.map((r) => (
+            <option key={r} value={r}>
+              {r}
+            </option>
+          ))}
+        </select>
+        <button type="submit" className="button button--small" disabled={roleForm.pending}>
+          {roleForm.pending ? "Saving…" : "Change role"}
+        </button>
+      </form>
+      <form onSubmit={statusForm.onSubmit} aria-label={`${disabled ? "Enable" : "Disable"} ${username}`}>
+        <input type="hidden" name="userId" value={userId} />
+        <button
+          type="submit"
+          className={disabled ? "button button--small" : "button button--small button--danger"}
+          disabled={statusForm.pending}
+        >
+          {disabled ? "Enable" : "Disable"}
+        </button>
+      </form>
+    </div>
+  );
+}
