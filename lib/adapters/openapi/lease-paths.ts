@@ -11,12 +11,12 @@ import {
   taskId,
   tokenDescription,
 } from "@/lib/adapters/openapi/shared-components";
-import { LeaseRequestSchema } from "@/lib/stores/leases";
+import { AcquireTaskLeaseInputSchema } from "@/lib/use-cases/authority/acquire-task-lease";
 import { LeaseReleaseRequestSchema, LeaseRenewRequestSchema } from "@/lib/adapters/api/context";
 import { LeaseResourceSchema, LeaseStateSchema } from "@/lib/adapters/api/lease-resources";
 
 export const leaseRequestSchemas: SchemaEntries = [
-  ["LeaseRequest", LeaseRequestSchema],
+  ["LeaseRequest", AcquireTaskLeaseInputSchema],
   ["LeaseRenewRequest", LeaseRenewRequestSchema],
   ["LeaseReleaseRequest", LeaseReleaseRequestSchema],
 ];
@@ -42,7 +42,9 @@ export function leasePaths(): Record<string, JsonSchema> {
           "Free or expired: yours, with a new lease id and a new, greater fencing token. A lease belongs to one worker process, not to an identity: " +
           "while a lease is live, every other acquire is 409 lease-conflict naming the holder, token and expiry, another process of the same identity included. " +
           "Send your own lease_id to make the acquire retry-safe: the same lease_id (and holder) gets the same live lease back, renewed. " +
-          "The body may be omitted (ttl_seconds defaults to 60).",
+          "The body may be omitted (ttl_seconds defaults to 60; above VERITY_MAX_LEASE_TTL_SECONDS, default 300, it is a 400 naming ttl_seconds). " +
+          "`take_over: true` takes a live lease from another identity and fences its token off; it needs the take_over_leases scope (403 without). " +
+          "An agent may lease only its own and its delegated tasks (another agent's task is a 404).",
         parameters: [taskId],
         requestBody: { required: false, content: jsonContent(ref("LeaseRequest")) },
         responses: {

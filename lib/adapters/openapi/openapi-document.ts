@@ -4,6 +4,7 @@ import {
   alertRequestSchemas,
   alertResponseSchemas,
 } from "@/lib/adapters/openapi/alert-paths";
+import { delegationPaths, delegationRequestSchemas } from "@/lib/adapters/openapi/delegation-paths";
 import { auditPaths, auditResponseSchemas } from "@/lib/adapters/openapi/audit-paths";
 import {
   checkpointFieldsOptionalInBody,
@@ -61,6 +62,7 @@ function buildDocument(): JsonSchema {
       ...taskRequestSchemas,
       ...executionRequestSchemas,
       ...leaseRequestSchemas,
+      ...delegationRequestSchemas,
       ...eventRequestSchemas,
       ...checkpointRequestSchemas,
       ...instructionRequestSchemas,
@@ -121,6 +123,7 @@ function buildDocument(): JsonSchema {
       ...instructionPaths(),
       ...executionPaths(),
       ...leasePaths(),
+      ...delegationPaths(),
       ...eventPaths(),
       ...checkpointPaths(),
       ...auditPaths(),
