@@ -20,6 +20,8 @@ function describeSignInError(code: string): string {
       return "That username and password do not match. Check both and try again.";
     case "SignInUnavailable":
       return "Sign-in is unavailable right now: the user database could not be reached. Try again in a moment.";
+    case "AccessDenied":
+      return "Single sign-on worked, but your account there has no Verity role (or this account is disabled). Ask an administrator.";
     case "SessionRequired":
       return "Sign in to see that page.";
     default:
@@ -27,7 +29,16 @@ function describeSignInError(code: string): string {
   }
 }
 
-export function LoginForm({ callbackUrl, initialError }: { callbackUrl: string; initialError?: string }) {
+export function LoginForm({
+  callbackUrl,
+  initialError,
+  singleSignOn = false,
+}: {
+  callbackUrl: string;
+  initialError?: string;
+  /** Offer "Sign in with single sign-on" (VERITY_OIDC_ISSUER is set). */
+  singleSignOn?: boolean;
+}) {
   const [error, setError] = useState<string | null>(initialError ? describeSignInError(initialError) : null);
   const [pending, setPending] = useState(false);
   const passwordRef = useRef<HTMLInputElement>(null);
@@ -98,6 +109,19 @@ export function LoginForm({ callbackUrl, initialError }: { callbackUrl: string; 
       <button type="submit" className="button button--primary button--block" disabled={pending}>
         {pending ? "Signing in…" : "Sign in"}
       </button>
+      {singleSignOn ? (
+        <button
+          type="button"
+          className="button button--block"
+          disabled={pending}
+          onClick={() => {
+            setPending(true);
+            void signIn("oidc", { callbackUrl });
+          }}
+        >
+          Sign in with single sign-on
+        </button>
+      ) : null}
     </form>
   );
 }

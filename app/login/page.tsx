@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import { getSessionPrincipal } from "@/lib/adapters/auth/session";
 import { sameOriginPath } from "@/lib/adapters/auth/callback-url";
+import { isOidcConfigured } from "@/lib/adapters/auth/oidc";
 import { getEnv } from "@/lib/config/env";
 import { demoUsers } from "@/lib/config/demo-accounts";
 import { LoginForm } from "@/components/login-form";
@@ -28,7 +29,7 @@ export default async function LoginPage({ searchParams }: Props) {
           </div>
         </div>
         <h1 className="login__title">Sign in to the console</h1>
-        <LoginForm callbackUrl={callbackUrl} initialError={error} />
+        <LoginForm callbackUrl={callbackUrl} initialError={error} singleSignOn={isOidcConfigured()} />
         {getEnv().VERITY_DEMO_DATA ? (
           <details className="login__demo">
             <summary>Demo accounts</summary>

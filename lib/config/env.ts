@@ -72,15 +72,11 @@ const envSchema = z.object({
     .enum(["true", "false"])
     .default("true")
     .transform((v) => v === "true"),
-  /**
-   * Demo users, the demo agent token and demo tasks. Unset: only in the
-   * zero-configuration quick start (embedded database, loopback bind); see
-   * demoDataWanted. A deployment without demo data starts with no accounts
-   * and prints a one-time setup link (scripts/start.ts).
-   */
-  VERITY_DEMO_DATA: z.enum(["true", "false"]).optional(),
-  /** The address the console listens on. Loopback by default: reaching it from elsewhere is a choice made here. */
-  VERITY_HOST: z.string().min(1).default("127.0.0.1"),
+  /** Seed demo users, the demo agent token and demo tasks into an empty database. */
+  VERITY_DEMO_DATA: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true"),
   /** With demo data, on the database's first start: real demo refund agent runs (faults included) once the console is up. */
   VERITY_DEMO_AGENT_RUNS: z
     .enum(["0", "1", "true", "false"])
@@ -116,13 +112,23 @@ const envSchema = z.object({
     .min(0.01)
     .max(24 * 30)
     .default(12),
+  /**
+   * Single sign-on (OpenID Connect) beside the password sign-in, on when the
+   * issuer is set (then the client id and secret and the role map are
+   * required): lib/adapters/auth/oidc.ts. The role claim names the ID
+   * token or userinfo claim whose value(s) VERITY_OIDC_ROLE_MAP maps to
+   * Verity roles, `value=role` pairs separated by commas.
+   */
+  VERITY_OIDC_ISSUER: z.url().optional(),
+  VERITY_OIDC_CLIENT_ID: z.string().min(1).optional(),
+  VERITY_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  VERITY_OIDC_ROLE_CLAIM: z.string().min(1).default("groups"),
+  VERITY_OIDC_ROLE_MAP: z.string().min(1).optional(),
   /** Lowest level logged (lib/config/log.ts). */
   VERITY_LOG_LEVEL: logLevelSchema,
 });
 
-export type Env = Omit<z.infer<typeof envSchema>, "VERITY_DEMO_DATA"> & {
-  /** Whether this start is the demo (demoDataWanted): seeds and offers the demo accounts, or refuses a database holding them. */
-  VERITY_DEMO_DATA: boolean;
+export type Env = z.infer<typeof envSchema> & {
   /** Base URL of the payment provider and CRM connectors. */
   sandboxUrl: string;
   /** Absolute data folder: the embedded database and generated local secrets live here. */
@@ -138,29 +144,6 @@ export function parseEnvValues(source: Record<string, string | undefined>) {
 }
 
 let cached: Env | undefined;
-
-/** 127.0.0.0/8, ::1 and localhost: an address no other machine reaches. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host
-    .trim()
-    .toLowerCase()
-    .replace(/^\[|\]$/g, "");
-  return h === "localhost" || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h);
-}
-
-/**
- * Demo data only where nobody else can reach it and nothing real is stored:
- * an explicit VERITY_DEMO_DATA wins; unset, the quick start (no
- * DATABASE_URL, a loopback bind) is the demo and anything else is not.
- */
-export function demoDataWanted(values: {
-  VERITY_DEMO_DATA?: "true" | "false";
-  DATABASE_URL?: string;
-  VERITY_HOST: string;
-}): boolean {
-  if (values.VERITY_DEMO_DATA !== undefined) return values.VERITY_DEMO_DATA === "true";
-  return !values.DATABASE_URL && isLoopbackHost(values.VERITY_HOST);
-}
 
 /**
  * VERITY_LOG_LEVEL alone, validated by the same rule as getEnv's: the logger
@@ -185,7 +168,6 @@ export function getEnv(): Env {
   const pgliteDir = path.join(dataDir, "pglite");
   cached = {
     ...parsed.data,
-    VERITY_DEMO_DATA: demoDataWanted(parsed.data),
     sandboxUrl: parsed.data.VERITY_SANDBOX_URL ?? `http://127.0.0.1:${parsed.data.SANDBOX_PORT}`,
     dataDir,
     pgliteDir,

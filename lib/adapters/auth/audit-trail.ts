@@ -1,5 +1,5 @@
 import type { Db } from "@/lib/db/client";
-import { can, requirePermission, type Permission, type Principal } from "@/lib/model/permissions";
+import { can, requirePermission, type Permission, type Principal, type Role } from "@/lib/model/permissions";
 import type { AuditActor } from "@/lib/model/audit/audit-chain";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
 import { childLogger } from "@/lib/config/log";
@@ -9,6 +9,7 @@ import { forgiveSignInAttempt, reserveSignInAttempt } from "@/lib/stores/sign-in
 import {
   endUserSessions,
   getUserSessionState,
+  linkOidcUser,
   replaceWeakPasswordHash,
   verifyUserCredentials,
 } from "@/lib/stores/users";
@@ -96,6 +97,33 @@ export async function signInWithPassword(
     });
   });
   return { kind: "signed_in", principal, sessionVersion: candidate.sessionVersion };
+}
+
+/**
+ * A single sign-on: the person linked (or created) by their provider
+ * subject with the mapped role, recorded like a password sign-in; null when
+ * that person is disabled.
+ */
+export async function signInWithOidc(
+  db: Db,
+  identity: { subject: string; username: string; displayName: string; role: Role },
+): Promise<{ principal: Principal; sessionVersion: number } | null> {
+  return db.$transaction(async (tx) => {
+    const linked = await linkOidcUser(tx, identity);
+    if (!linked) return null;
+    await appendAuditEntry(tx, {
+      action: "auth.signed_in",
+      actor: actorOfPrincipal(linked.principal),
+      subject: { type: "user", id: linked.principal.id },
+      details: {
+        username: identity.username,
+        role: linked.principal.role,
+        method: "oidc",
+        ...(linked.created ? { account_created: true } : {}),
+      },
+    });
+    return { principal: linked.principal, sessionVersion: linked.sessionVersion };
+  });
 }
 
 /** Sign-out ends every session of the person: their session version moves on, recorded. */

@@ -4,7 +4,8 @@ import { z } from "zod";
 import { getDb } from "@/lib/db/client";
 import { getAuthSecret } from "@/lib/config/env";
 import { childLogger } from "@/lib/config/log";
-import { signInWithPassword, signOutEverywhere } from "@/lib/adapters/auth/audit-trail";
+import { signInWithOidc, signInWithPassword, signOutEverywhere } from "@/lib/adapters/auth/audit-trail";
+import { oidcIdentityOf, oidcProviderId, oidcProviders } from "@/lib/adapters/auth/oidc";
 import { sameOriginPath } from "@/lib/adapters/auth/callback-url";
 import { checkSession } from "@/lib/adapters/auth/session-check";
 
@@ -98,8 +99,24 @@ export function getAuthOptions(): NextAuthOptions {
           }
         },
       }),
+      ...oidcProviders(),
     ],
     callbacks: {
+      async signIn({ user, account, profile }) {
+        if (account?.provider !== oidcProviderId) return true;
+        const identity = oidcIdentityOf((profile ?? {}) as Record<string, unknown>);
+        // No mapped role: refused (next-auth shows AccessDenied), recorded nowhere, like a wrong password.
+        if (!identity) return false;
+        const linked = await signInWithOidc(getDb(), identity);
+        if (!linked) return false;
+        // next-auth hands this same object to the jwt callback below: from here on it is the Verity user.
+        Object.assign(user, {
+          id: linked.principal.id,
+          name: linked.principal.displayName,
+          sessionVersion: linked.sessionVersion,
+        });
+        return true;
+      },
       async jwt({ token, user }) {
         if (user) {
           const { sessionVersion } = user as { sessionVersion?: number };
