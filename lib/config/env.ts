@@ -72,11 +72,15 @@ const envSchema = z.object({
     .enum(["true", "false"])
     .default("true")
     .transform((v) => v === "true"),
-  /** Seed demo users, the demo agent token and demo tasks into an empty database. */
-  VERITY_DEMO_DATA: z
-    .enum(["true", "false"])
-    .default("true")
-    .transform((v) => v === "true"),
+  /**
+   * Demo users, the demo agent token and demo tasks. Unset: only in the
+   * zero-configuration quick start (embedded database, loopback bind); see
+   * demoDataWanted. A deployment without demo data starts with no accounts
+   * and prints a one-time setup link (scripts/start.ts).
+   */
+  VERITY_DEMO_DATA: z.enum(["true", "false"]).optional(),
+  /** The address the console listens on. Loopback by default: reaching it from elsewhere is a choice made here. */
+  VERITY_HOST: z.string().min(1).default("127.0.0.1"),
   /** With demo data, on the database's first start: real demo refund agent runs (faults included) once the console is up. */
   VERITY_DEMO_AGENT_RUNS: z
     .enum(["0", "1", "true", "false"])
@@ -128,7 +132,9 @@ const envSchema = z.object({
   VERITY_LOG_LEVEL: logLevelSchema,
 });
 
-export type Env = z.infer<typeof envSchema> & {
+export type Env = Omit<z.infer<typeof envSchema>, "VERITY_DEMO_DATA"> & {
+  /** Whether this start is the demo (demoDataWanted): seeds and offers the demo accounts, or refuses a database holding them. */
+  VERITY_DEMO_DATA: boolean;
   /** Base URL of the payment provider and CRM connectors. */
   sandboxUrl: string;
   /** Absolute data folder: the embedded database and generated local secrets live here. */
@@ -144,6 +150,29 @@ export function parseEnvValues(source: Record<string, string | undefined>) {
 }
 
 let cached: Env | undefined;
+
+/** 127.0.0.0/8, ::1 and localhost: an address no other machine reaches. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "");
+  return h === "localhost" || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+/**
+ * Demo data only where nobody else can reach it and nothing real is stored:
+ * an explicit VERITY_DEMO_DATA wins; unset, the quick start (no
+ * DATABASE_URL, a loopback bind) is the demo and anything else is not.
+ */
+export function demoDataWanted(values: {
+  VERITY_DEMO_DATA?: "true" | "false";
+  DATABASE_URL?: string;
+  VERITY_HOST: string;
+}): boolean {
+  if (values.VERITY_DEMO_DATA !== undefined) return values.VERITY_DEMO_DATA === "true";
+  return !values.DATABASE_URL && isLoopbackHost(values.VERITY_HOST);
+}
 
 /**
  * VERITY_LOG_LEVEL alone, validated by the same rule as getEnv's: the logger
@@ -168,6 +197,7 @@ export function getEnv(): Env {
   const pgliteDir = path.join(dataDir, "pglite");
   cached = {
     ...parsed.data,
+    VERITY_DEMO_DATA: demoDataWanted(parsed.data),
     sandboxUrl: parsed.data.VERITY_SANDBOX_URL ?? `http://127.0.0.1:${parsed.data.SANDBOX_PORT}`,
     dataDir,
     pgliteDir,

@@ -6,7 +6,7 @@ import { newId } from "@/lib/core/ids";
 /** The owner of the `users` table. */
 
 export async function createUser(
-  db: Db,
+  db: Db | Tx,
   input: { username: string; displayName: string; role: Role; password: string },
 ): Promise<Principal> {
   const row = await db.user.create({
@@ -87,6 +87,89 @@ function principalOfRow(row: { id: string; username: string; role: Role; display
     role: row.role,
     displayName: row.displayName,
   };
+}
+
+// People management (lib/use-cases/people/). Every change to who may act —
+// role, disabled — bumps session_version in the same statement, so a
+// session issued before it ends on its next request.
+
+/** A person as the console and the CLI list them; never the password hash. */
+export interface PersonRow {
+  id: string;
+  username: string;
+  displayName: string;
+  role: Role;
+  disabledAt: Date | null;
+  createdAt: Date;
+  sessionVersion: number;
+}
+
+const personColumns = {
+  id: true,
+  username: true,
+  displayName: true,
+  role: true,
+  disabledAt: true,
+  createdAt: true,
+  sessionVersion: true,
+} as const;
+
+export async function listPeople(db: Db | Tx): Promise<PersonRow[]> {
+  return db.user.findMany({ select: personColumns, orderBy: { username: "asc" } });
+}
+
+export async function getPerson(db: Db | Tx, where: { id: string } | { username: string }): Promise<PersonRow | null> {
+  return db.user.findUnique({ where, select: personColumns });
+}
+
+export async function countPeople(db: Db | Tx): Promise<number> {
+  return db.user.count();
+}
+
+/**
+ * Locks the enabled admins' rows for the rest of the transaction and returns
+ * their ids: two admins demoting or disabling each other at once must not
+ * both succeed and leave nobody who can manage people.
+ */
+export async function lockEnabledAdmins(tx: Tx): Promise<string[]> {
+  const rows = await tx.$queryRaw<Array<{ id: string }>>`
+    SELECT id FROM users WHERE role = 'admin' AND disabled_at IS NULL ORDER BY id FOR UPDATE`;
+  return rows.map((r) => r.id);
+}
+
+/** Sets the role; null when the person does not exist or already has it. Ends their sessions. */
+export async function setUserRole(tx: Db | Tx, userId: string, role: Role): Promise<PersonRow | null> {
+  const { count } = await tx.user.updateMany({
+    where: { id: userId, role: { not: role } },
+    data: { role, sessionVersion: { increment: 1 }, updatedAt: new Date() },
+  });
+  return count === 1 ? getPerson(tx, { id: userId }) : null;
+}
+
+/** Disables (at `at`) or enables (null); null when nothing changed (unknown, or already so). Ends their sessions. */
+export async function setUserDisabled(tx: Db | Tx, userId: string, at: Date | null): Promise<PersonRow | null> {
+  const { count } = await tx.user.updateMany({
+    where: { id: userId, disabledAt: at ? null : { not: null } },
+    data: { disabledAt: at, sessionVersion: { increment: 1 }, updatedAt: new Date() },
+  });
+  return count === 1 ? getPerson(tx, { id: userId }) : null;
+}
+
+/** The rows with these usernames and their password hashes: the demo-account check verifies the public passwords. */
+export async function findPasswordHashes(
+  db: Db | Tx,
+  usernames: readonly string[],
+): Promise<Array<{ id: string; username: string; passwordHash: string }>> {
+  return db.user.findMany({
+    where: { username: { in: [...usernames] } },
+    select: { id: true, username: true, passwordHash: true },
+  });
+}
+
+/** Removes people (the demo accounts' purge): history keeps their identity strings, nothing references the rows. */
+export async function deleteUsers(tx: Tx, ids: readonly string[]): Promise<number> {
+  const { count } = await tx.user.deleteMany({ where: { id: { in: [...ids] } } });
+  return count;
 }
 
 /**
