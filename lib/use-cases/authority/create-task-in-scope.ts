@@ -6,6 +6,7 @@ import { mayReachTask, needsDelegationLookup } from "@/lib/model/task-authority"
 import { isDelegate } from "@/lib/stores/task-delegations";
 import type { TaskView } from "@/lib/stores/tasks/task-views";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
+import { workflowNames } from "@/lib/model/workflows";
 
 /**
  * POST /api/v1/tasks: the workflow must be in the token's scopes; the
@@ -19,8 +20,9 @@ export async function createTaskInScope(
   principal: Principal,
 ): Promise<{ task: TaskView; created: boolean }> {
   const workflow = (rawInput as { workflow?: unknown } | null)?.workflow;
-  // Anything but a string is createTask's 400 to word.
-  if (typeof workflow === "string") requireWorkflowInScope(principal.scopes, workflow);
+  // Anything but a known workflow's name is createTask's 400 to word.
+  if (typeof workflow === "string" && workflowNames.includes(workflow))
+    requireWorkflowInScope(principal.scopes, workflow);
   const result = await createTask(db, rawInput, actorOf(principal));
   if (result.created) return result;
   const delegated = needsDelegationLookup(principal, result.task)
