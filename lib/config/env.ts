@@ -65,6 +65,8 @@ const envSchema = z.object({
   VERITY_AUDIT_RETENTION_INTERVAL_MS: z.coerce.number().int().min(60_000).default(3_600_000),
   /** Where the outbox dispatcher delivers announcements (at least once, Idempotency-Key = message id); unset keeps them pending. */
   VERITY_OUTBOX_WEBHOOK_URL: z.url().optional(),
+  /** Secret the outbox signs each delivery with (Verity-Signature); generated into the data folder when unset. */
+  VERITY_OUTBOX_SECRET: z.string().min(32, "VERITY_OUTBOX_SECRET must be at least 32 characters").optional(),
   /** Shared secret of the sandbox's signed webhooks; generated into the data folder when unset. */
   VERITY_SANDBOX_WEBHOOK_SECRET: z.string().min(16).optional(),
   /** "false" when the sandbox runs elsewhere (then VERITY_SANDBOX_URL points at it). */
@@ -222,6 +224,11 @@ export function getSandboxWebhookSecret(): string {
   return getEnv().VERITY_SANDBOX_WEBHOOK_SECRET ?? localSecret("sandbox-webhook-secret");
 }
 
+/** The secret outbox deliveries are signed with (same rule as the session secret). */
+export function getOutboxSecret(): string {
+  return getEnv().VERITY_OUTBOX_SECRET ?? localSecret("outbox-secret");
+}
+
 /** The id of the checkpoint key generated into the data folder when none is configured. */
 export const LOCAL_CHECKPOINT_KEY_ID = "local-1";
 
@@ -270,7 +277,7 @@ function localSecret(name: string): string {
   const env = getEnv();
   const file = path.join(env.dataDir, name);
   if (existsSync(file)) return readFileSync(file, "utf8").trim();
-  mkdirSync(env.dataDir, { recursive: true });
+  mkdirSync(env.dataDir, { recursive: true, mode: 0o700 });
   const secret = randomBytes(32).toString("base64url");
   // "wx" fails if another process created it first; then read theirs.
   try {

@@ -1,5 +1,5 @@
 import { getDb, type Db } from "@/lib/db/client";
-import { getEnv } from "@/lib/config/env";
+import { getEnv, getOutboxSecret } from "@/lib/config/env";
 import { isAppError } from "@/lib/core/errors";
 import { childLogger, lineLogger, type Logger } from "@/lib/config/log";
 import { getConnectors, type ConnectorDeps } from "@/lib/connectors/effects";
@@ -217,7 +217,7 @@ export function startServerBackgroundLoop(): BackgroundLoop | null {
     ? { olderThanDays: env.VERITY_AUDIT_RETENTION_DAYS, everyMs: env.VERITY_AUDIT_RETENTION_INTERVAL_MS }
     : undefined;
   const loop = startBackgroundLoop(getDb(), getConnectors(), env.VERITY_RECONCILE_INTERVAL_MS, {
-    deliver: url ? createWebhookDeliverer(url) : undefined,
+    deliver: url ? createWebhookDeliverer(url, getOutboxSecret()) : undefined,
     retention,
     monitorIntervalMs: env.VERITY_MONITOR_INTERVAL_MS,
   });

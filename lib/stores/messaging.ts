@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { z } from "zod";
 import type { Db, Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
@@ -215,23 +216,38 @@ function describeDeliveryError(error: unknown): string {
  * Delivery to an HTTP subscriber: a JSON POST per message, with the message id
  * as Idempotency-Key (at least once means the subscriber sees duplicates after
  * a lost answer, and deduplicates by that id). Any non-2xx is a failure.
+ *
+ * Each delivery is signed as the sandbox signs its webhooks:
+ * `Verity-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`
+ * under VERITY_OUTBOX_SECRET, so the subscriber can tell Verity's
+ * announcements from anyone's POST and refuse an old one replayed
+ * (lib/connectors/sandbox/webhook-signature.ts verifyWebhookSignature checks
+ * exactly this). Each attempt is signed afresh: a retry carries a new time.
  */
-export function createWebhookDeliverer(url: string, options: { timeoutMs?: number } = {}): Deliver {
+export function createWebhookDeliverer(url: string, secret: string, options: { timeoutMs?: number } = {}): Deliver {
   const timeoutMs = options.timeoutMs ?? 5_000;
   return async (message) => {
     let res: Response;
+    const body = JSON.stringify({
+      id: message.id,
+      topic: message.topic,
+      task_id: message.taskId,
+      payload: message.payload,
+      created_at: message.createdAt.toISOString(),
+      attempt: message.attempts,
+    });
+    const t = Math.floor(Date.now() / 1000);
+    const signature = `t=${t},v1=${createHmac("sha256", secret).update(`${t}.${body}`).digest("hex")}`;
     try {
       res = await fetch(url, {
         method: "POST",
-        headers: { "Content-Type": "application/json", "Idempotency-Key": message.id, "User-Agent": "verity-outbox" },
-        body: JSON.stringify({
-          id: message.id,
-          topic: message.topic,
-          task_id: message.taskId,
-          payload: message.payload,
-          created_at: message.createdAt.toISOString(),
-          attempt: message.attempts,
-        }),
+        headers: {
+          "Content-Type": "application/json",
+          "Idempotency-Key": message.id,
+          "User-Agent": "verity-outbox",
+          "Verity-Signature": signature,
+        },
+        body,
         signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {

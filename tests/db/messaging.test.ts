@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { performEffect } from "@/lib/connectors/effects";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
+import { verifyWebhookSignature } from "@/lib/connectors/sandbox/webhook-signature";
 import {
   createWebhookDeliverer,
   dispatchOutbox,
@@ -23,6 +24,7 @@ import { useTestDatabase } from "@/tests/helpers/use-test-database";
 import { post, receiver, sleepMs } from "@/tests/sandbox/helpers";
 
 const db = useTestDatabase();
+const outboxSecret = "outbox-secret-for-tests-0123456789abcdef";
 
 const event = (id: string, payload: Record<string, unknown> = { n: 1 }) => ({
   event_id: id,
@@ -303,7 +305,7 @@ describe("outbox", () => {
 
   it("the webhook deliverer posts each message with its id as Idempotency-Key; a non-2xx is a failure", async () => {
     const ok = await receiver();
-    const deliver = createWebhookDeliverer(ok.url);
+    const deliver = createWebhookDeliverer(ok.url, outboxSecret);
     const message: OutboxMessageView = {
       id: "out_1",
       taskId: "task_1",
@@ -326,10 +328,38 @@ describe("outbox", () => {
       res.statusCode = 500;
       res.end("no");
     });
-    await expect(createWebhookDeliverer(down.url)(message)).rejects.toThrow("subscriber answered 500");
-    await expect(createWebhookDeliverer("http://user:secret@127.0.0.1:2/hook")(message)).rejects.toThrow(
+    await expect(createWebhookDeliverer(down.url, outboxSecret)(message)).rejects.toThrow("subscriber answered 500");
+    await expect(createWebhookDeliverer("http://user:secret@127.0.0.1:2/hook", outboxSecret)(message)).rejects.toThrow(
       /^subscriber unreachable/,
     );
-    await expect(createWebhookDeliverer("http://user:secret@127.0.0.1:2/hook")(message)).rejects.not.toThrow(/secret/);
+    await expect(
+      createWebhookDeliverer("http://user:secret@127.0.0.1:2/hook", outboxSecret)(message),
+    ).rejects.not.toThrow(/secret/);
+  });
+
+  it("signs each delivery so that a receiver verifies it as it verifies the sandbox's webhooks (issue 11)", async () => {
+    const ok = await receiver();
+    const message: OutboxMessageView = {
+      id: "out_2",
+      taskId: null,
+      topic: "task.completed",
+      payload: { task_id: "t" },
+      attempts: 3,
+      createdAt: new Date(),
+    };
+    await createWebhookDeliverer(ok.url, outboxSecret)(message);
+    const { headers, body } = ok.received[0]!;
+    const header = headers["verity-signature"] as string | undefined;
+    expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(verifyWebhookSignature({ secret: outboxSecret, header: header ?? null, body })).toBe(true);
+    // Another secret, an edited body, or an old delivery replayed: refused.
+    expect(verifyWebhookSignature({ secret: "x".repeat(32), header: header ?? null, body })).toBe(false);
+    expect(verifyWebhookSignature({ secret: outboxSecret, header: header ?? null, body: body.replace("t", "T") })).toBe(
+      false,
+    );
+    const t = Number(/t=(\d+)/.exec(header!)![1]);
+    expect(verifyWebhookSignature({ secret: outboxSecret, header: header ?? null, body, nowSeconds: t + 3600 })).toBe(
+      false,
+    );
   });
 });
