@@ -28,8 +28,8 @@ export function GateApprovals({
   if (rules.length === 0) return null;
   const terminal = def?.states[task.status]?.terminal === true;
   return (
-    <section className="card" aria-labelledby="gates-heading">
-      <h2 id="gates-heading">Approvals</h2>
+    <section className="card" aria-labelledby="gate-approvals-heading">
+      <h2 id="gate-approvals-heading">Approvals</h2>
       <p className="subtle">
         These gates are a person&apos;s decision: agents cannot set them. Each approval is recorded with its reason.
       </p>
