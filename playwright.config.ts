@@ -14,6 +14,8 @@ const sandboxPort = Number(process.env.E2E_SANDBOX_PORT ?? port + 1010);
 process.env.SANDBOX_PORT = String(sandboxPort);
 process.env.VERITY_DATA_DIR = dataDir;
 
+const signOutSpecs = ["**/e2e/console/auth.spec.ts", "**/e2e/api/sign-in-security.spec.ts"];
+
 export default defineConfig({
   testDir: "e2e",
   timeout: 60_000,
@@ -22,6 +24,13 @@ export default defineConfig({
   workers: 2,
   retries: 0,
   reporter: [["list"], ["json", { outputFile: "test-results/e2e.json" }]],
+  // Signing out ends every session of that person (the session version is
+  // per user), so the specs that sign a shared demo account out run last,
+  // after every spec that holds a session of the same account.
+  projects: [
+    { name: "console and API", testIgnore: signOutSpecs },
+    { name: "sign-out", testMatch: signOutSpecs, dependencies: ["console and API"] },
+  ],
   use: {
     baseURL: `http://localhost:${port}`,
     trace: "retain-on-failure",
