@@ -1,5 +1,6 @@
 import type { Metadata, Viewport } from "next";
 import type { ReactNode } from "react";
+import { connection } from "next/server";
 import { Providers } from "@/components/providers";
 import "./globals.css";
 
@@ -10,7 +11,12 @@ export const metadata: Metadata = {
 
 export const viewport: Viewport = { colorScheme: "light" };
 
-export default function RootLayout({ children }: { children: ReactNode }) {
+/**
+ * Every page renders per request: its scripts carry that request's CSP nonce
+ * (proxy.ts), which a page prerendered at build time could not.
+ */
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  await connection();
   return (
     <html lang="en">
       <body>

@@ -2,7 +2,7 @@ import type { DashboardData } from "@/lib/adapters/console/dashboard/dashboard";
 import { executionListHref } from "@/lib/adapters/console/executions/executions-query";
 import { pluralize } from "@/lib/adapters/console/shared/format";
 import { formatDuration } from "@/lib/core/format-duration";
-import { taskListHref } from "@/lib/adapters/console/tasks/task-list-query";
+import { taskListHref } from "@/lib/adapters/console/tasks/task-list-href";
 
 /**
  * The dashboard in words and links (pure, shared by the server render and

@@ -38,15 +38,7 @@ export function parseTaskListParams(searchParams: Record<string, string | string
   };
 }
 
-export function taskListHref(params: Partial<TaskListParams>): string {
-  const search = new URLSearchParams();
-  for (const key of ["workflow", "status", "q", "cursor"] as const) {
-    const value = params[key];
-    if (value) search.set(key, value);
-  }
-  const query = search.toString();
-  return query ? `/tasks?${query}` : "/tasks";
-}
+export { taskListHref } from "@/lib/adapters/console/tasks/task-list-href";
 
 export function hasFilters(params: TaskListParams): boolean {
   return Boolean(params.status || params.workflow || params.q);

@@ -1,0 +1,15 @@
+/**
+ * The task list's URL for a set of filters. Apart from task-list-query.ts
+ * because client components (the dashboard's links) need it, and that module
+ * reaches the workflow definitions, whose digests pull node:crypto's browser
+ * polyfill, and its eval probes, into the page.
+ */
+export function taskListHref(params: { workflow?: string; status?: string; q?: string; cursor?: string }): string {
+  const search = new URLSearchParams();
+  for (const key of ["workflow", "status", "q", "cursor"] as const) {
+    const value = params[key];
+    if (value) search.set(key, value);
+  }
+  const query = search.toString();
+  return query ? `/tasks?${query}` : "/tasks";
+}
