@@ -141,11 +141,15 @@ function Results({ params, result }: { params: AuditSearchParams; result: AuditS
   );
 }
 
-/** A GET form to the export route: the current filters as hidden fields, the format as the button pressed. */
+/**
+ * A POST form to the export route: the current filters as hidden fields, the
+ * format as the button pressed. POST because an export is recorded, and a
+ * session GET is refused (app/api/v1/audit/export/route.ts).
+ */
 function ExportForm({ params, disabled }: { params: AuditSearchParams; disabled: boolean }) {
   const hidden = auditSearchFields.filter((k) => k !== "cursor" && k !== "order" && params[k]);
   return (
-    <form method="get" action="/api/v1/audit/export" className="audit-export">
+    <form method="post" action="/api/v1/audit/export" className="audit-export">
       <p>
         {hasAuditFilters(params) ? "Every entry these filters select" : "The whole log"}, oldest first, with seq,
         prev_hash and hash on every line: verify it with <span className="mono">POST /api/v1/audit/verify</span> or{" "}
@@ -163,7 +167,8 @@ function ExportForm({ params, disabled }: { params: AuditSearchParams; disabled:
         </button>
       </div>
       <p className="hint">
-        Link for scripts: <span className="mono">{auditExportHref(params, "jsonl")}</span>
+        For scripts, with an API token (<span className="mono">Authorization: Bearer …</span>):{" "}
+        <span className="mono">GET {auditExportHref(params, "jsonl")}</span>
       </p>
     </form>
   );

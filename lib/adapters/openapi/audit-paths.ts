@@ -69,7 +69,7 @@ export function auditPaths(): Record<string, JsonSchema> {
         operationId: "exportAudit",
         summary: "A range of the log as JSON Lines or CSV, streamed; the export itself is recorded",
         description:
-          "Permission audit:export. Every line has seq, prev_hash and hash: verify the file with POST /api/v1/audit/verify or offline (docs/audit.md). " +
+          "Permission audit:export, with a bearer token (a console session is refused here: it exports with POST). Every line has seq, prev_hash and hash: verify the file with POST /api/v1/audit/verify or offline (docs/audit.md). " +
           "An error after the first byte ends the transfer with an error, never a short file that looks whole.",
         parameters: queryParameters(AuditSearchExportQuerySchema),
         responses: {
@@ -82,6 +82,26 @@ export function auditPaths(): Record<string, JsonSchema> {
             },
           },
           ...problems(400, 401, 403),
+        },
+      },
+      post: {
+        tags: ["audit"],
+        operationId: "exportAuditByPost",
+        summary: "The same export, the filters as form fields: how the console takes one",
+        description:
+          "Permission audit:export, with a bearer token or the console session (from the console's own origin). The filters as application/x-www-form-urlencoded fields, or in the query string without a body. Every line has seq, prev_hash and hash: verify the file with POST /api/v1/audit/verify or offline (docs/audit.md). " +
+          "An error after the first byte ends the transfer with an error, never a short file that looks whole.",
+        parameters: queryParameters(AuditSearchExportQuerySchema),
+        responses: {
+          200: {
+            description: "The entries, one per line (CSV: with a header row).",
+            headers: { "Content-Disposition": { schema: { type: "string" } } },
+            content: {
+              "application/x-ndjson": { schema: { type: "string" } },
+              "text/csv": { schema: { type: "string" } },
+            },
+          },
+          ...problems(400, 401, 403, 413),
         },
       },
     },
