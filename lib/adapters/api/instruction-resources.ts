@@ -28,12 +28,9 @@ export const InstructionResourceSchema = z.object({
     description:
       "Decided by who is authenticated, not by source: a person's instruction; the requester's words relayed by an agent when they forbid, or when they allow and no person has decided the topic; never an agent's memory.",
   }),
-  unauthorized_because: z
-    .string()
-    .optional()
-    .meta({
-      description: "Why a relayed allow does not count: a person decided the topic, and only a person may allow it.",
-    }),
+  unauthorized_because: z.string().optional().meta({
+    description: "Why a relayed allow does not count: a person decided the topic, and only a person may allow it.",
+  }),
   supersedes_id: z
     .string()
     .nullable()
