@@ -102,24 +102,26 @@ describe("a start killed at any point on PostgreSQL", () => {
     const migrated = openDatabase({ kind: "postgres", url: db.url }, { poolSize: 2 });
     await migrateDatabase(migrated.adapterFactory);
     await migrated.close();
-    // A session of the test's own takes the audit chain heads: the first
-    // task's transaction stalls on its audit entry, after its task row.
+    // A session of the test's own holds the transition log against writers
+    // (reads still pass): the first task's transaction stalls on its
+    // creation transition, after its task row. Not the audit chain heads:
+    // the seed's token issues write audit entries before any task does.
     const blocker = new pg.Client({ connectionString: db.url });
     const observer = new pg.Client({ connectionString: db.url });
     await Promise.all([blocker.connect(), observer.connect()]);
     await blocker.query("BEGIN");
-    await blocker.query("LOCK TABLE audit_streams IN ACCESS EXCLUSIVE MODE");
+    await blocker.query("LOCK TABLE transitions IN EXCLUSIVE MODE");
     const blockerPid = (await blocker.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
     const worker = startWorker(db.spec);
     try {
       const stalled = await waitForBackendBehind(observer, blockerPid);
-      expect(stalled.query).toMatch(/INSERT INTO audit_entries/);
-      // Its transaction has written the task and its first transition (uncommitted, so invisible here).
+      expect(stalled.query).toMatch(/INSERT INTO "?(public"?\.)?"?transitions/);
+      // Its transaction has written the task (uncommitted, so invisible here).
       const written = await observer.query<{ rel: string }>(
         "SELECT relation::regclass::text AS rel FROM pg_locks WHERE pid = $1 AND mode = 'RowExclusiveLock' ORDER BY 1",
         [stalled.pid],
       );
-      expect(written.rows.map((r) => r.rel)).toEqual(expect.arrayContaining(["tasks", "transitions"]));
+      expect(written.rows.map((r) => r.rel)).toEqual(expect.arrayContaining(["tasks"]));
       expect((await observer.query("SELECT id FROM tasks")).rows).toEqual([]);
       worker.kill();
       expect((await worker.exited).signal).toBe("SIGKILL");
