@@ -136,7 +136,12 @@ test("GET /workflows lists definitions with digests; tasks are pinned to one", a
     }>;
   };
   // Every shipped version is listed: tasks pinned to an old digest still run under it.
-  expect(items.map((w) => `${w.name} v${w.version}`).sort()).toEqual(["agent-task v1", "agent-task v2", "delivery v1"]);
+  expect(items.map((w) => `${w.name} v${w.version}`).sort()).toEqual([
+    "agent-task v1",
+    "agent-task v2",
+    "delivery v1",
+    "delivery v2",
+  ]);
   for (const w of items) expect(w.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
   // New tasks are created under the newest version.
   const agentTask = items.filter((w) => w.name === "agent-task").sort((a, b) => b.version - a.version)[0]!;
@@ -204,6 +209,8 @@ test("GET /openapi.json is an OpenAPI 3.1 document of every path, public", async
         "/api/v1/alerts/{id}/resolve",
         "/api/v1/monitor/runs",
         "/api/v1/tasks/{id}/instructions",
+        "/api/v1/tasks/{id}/delegations",
+        "/api/v1/tasks/{id}/delegations/{delegationId}",
       ].sort(),
     );
     expect(Object.keys(doc.paths["/api/v1/tasks/{id}/transitions"]!).sort()).toEqual(["get", "post"]);
