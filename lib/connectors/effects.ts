@@ -72,7 +72,8 @@ export type EffectLookup =
 export type EffectOutcome =
   { kind: "succeeded"; record: ProviderRecord; evidence: ProviderEvidence } | FailedOutcome | UnknownOutcome;
 
-function refundRecord(r: Refund): ProviderRecord {
+/** The provider's records in the tool's request vocabulary: what the reconciler and a failover compare. */
+export function refundRecord(r: Refund): ProviderRecord {
   return {
     id: r.id,
     amount_cents: r.amountCents,
@@ -85,7 +86,7 @@ function refundRecord(r: Refund): ProviderRecord {
   };
 }
 
-function noteRecord(n: Note): ProviderRecord {
+export function noteRecord(n: Note): ProviderRecord {
   return {
     id: n.id,
     customer_id: n.customerId,

@@ -1,5 +1,11 @@
 import type { Note, ProviderEvidence, Refund } from "@/lib/connectors/types";
-import { recordMismatches, type ConnectorDeps, type ProviderRecord } from "@/lib/connectors/effects";
+import {
+  noteRecord,
+  recordMismatches,
+  refundRecord,
+  type ConnectorDeps,
+  type ProviderRecord,
+} from "@/lib/connectors/effects";
 import type { Db } from "@/lib/db/client";
 import { AppError, isAppError } from "@/lib/core/errors";
 import { sleep } from "@/lib/core/sleep";
@@ -459,8 +465,8 @@ async function lookupByKey(
     tool === "payments.refund"
       ? await deps.payments
           .lookupRefund(key)
-          .then((a) => (a.kind === "found" ? { ...a, record: refundRecordOf(a.refund) } : a))
-      : await deps.crm.lookupNote(key).then((a) => (a.kind === "found" ? { ...a, record: noteRecordOf(a.note) } : a));
+          .then((a) => (a.kind === "found" ? { ...a, record: refundRecord(a.refund) } : a))
+      : await deps.crm.lookupNote(key).then((a) => (a.kind === "found" ? { ...a, record: noteRecord(a.note) } : a));
   switch (answer.kind) {
     case "found":
       return { kind: "found", record: answer.record, evidence: answer.evidence };
@@ -473,31 +479,6 @@ async function lookupByKey(
         inFlight: answer.reason === "in_flight",
       };
   }
-}
-
-/** The provider's records in the tool's request vocabulary, as lib/connectors/effects.ts shapes them for the reconciler. */
-function refundRecordOf(r: Refund): ProviderRecord {
-  return {
-    id: r.id,
-    amount_cents: r.amountCents,
-    currency: r.currency,
-    charge_id: r.chargeId,
-    customer_id: r.customerId,
-    metadata: r.metadata,
-    idempotency_key: r.idempotencyKey,
-    created_at: r.createdAt,
-  };
-}
-
-function noteRecordOf(n: Note): ProviderRecord {
-  return {
-    id: n.id,
-    customer_id: n.customerId,
-    text: n.text,
-    metadata: n.metadata,
-    idempotency_key: n.idempotencyKey,
-    created_at: n.createdAt,
-  };
 }
 
 /** Along the workflow's edges the worker may take, shortest first: recordIntent starts from RUNNING. */
