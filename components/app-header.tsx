@@ -17,6 +17,7 @@ export async function AppHeader({ principal }: { principal: Principal }) {
     ...(can(principal, "audit:read") ? [consoleLinks.audit] : []),
     consoleLinks.workflows,
     ...(can(principal, "people:manage") ? [consoleLinks.people] : []),
+    ...(can(principal, "agents:manage") ? [consoleLinks.agents] : []),
   ];
   return (
     <header className="app-header">

@@ -27,7 +27,9 @@ export type Permission =
   | "instructions:read"
   | "instructions:write"
   /** Create people, change their roles, disable and enable them (lib/use-cases/people/). */
-  | "people:manage";
+  | "people:manage"
+  /** Create agents, revoke and rotate their tokens (lib/use-cases/agents/). */
+  | "agents:manage";
 
 export const permissionsByRole: Record<Role, readonly Permission[]> = {
   operator: [
@@ -78,6 +80,7 @@ export const permissionsByRole: Record<Role, readonly Permission[]> = {
     "instructions:read",
     "instructions:write",
     "people:manage",
+    "agents:manage",
   ],
   // Agents relay what they were told (source agent_memory or user); only people's instructions are authorized.
   agent: [

@@ -13,8 +13,9 @@
  */
 import { parseArgs } from "node:util";
 import { agentIdentity, type AgentScopes } from "@/lib/model/agent-scopes";
-import { listApiTokens, listTokenIdentities, type ApiTokenView } from "@/lib/stores/api-tokens";
+import { listApiTokens, type ApiTokenView } from "@/lib/stores/api-tokens";
 import { createAgent } from "@/lib/use-cases/agents/create-agent";
+import { listAgents, tokenStateOf } from "@/lib/use-cases/agents/list-agents";
 import { cliActor, requireArg, usageFailure, UsageError, withCliDatabase } from "@/programs/cli/cli-database";
 import { parseDurationArg } from "@/programs/cli/durations";
 
@@ -67,20 +68,21 @@ export async function runAgentsCommand(argv: string[]): Promise<number> {
       }
       case "list":
         return await withCliDatabase(async ({ db }) => {
-          const agents = await listTokenIdentities(db);
+          const agents = await listAgents(db);
           if (values.json)
             console.log(
               JSON.stringify(
                 agents.map((a) => ({
                   identity: a.identity,
                   name: a.name,
-                  tokens: a.tokens,
-                  active_tokens: a.activeTokens,
+                  tokens: a.tokens.length,
+                  active_tokens: a.liveTokens,
                 })),
               ),
             );
           else
-            for (const a of agents) console.log(`${a.identity.padEnd(50)} ${a.activeTokens}/${a.tokens} tokens live`);
+            for (const a of agents)
+              console.log(`${a.identity.padEnd(50)} ${a.liveTokens}/${a.tokens.length} tokens live`);
           return 0;
         });
       case "tokens": {
@@ -91,7 +93,7 @@ export async function runAgentsCommand(argv: string[]): Promise<number> {
           else
             for (const t of tokens)
               console.log(
-                `${t.id}  ${t.prefix}…  ${stateOf(t).padEnd(8)} created ${t.createdAt.toISOString()}  expires ${t.expiresAt?.toISOString() ?? "never"}  last used ${t.lastUsedAt?.toISOString() ?? "never"}`,
+                `${t.id}  ${t.prefix}…  ${tokenStateOf(t, new Date()).padEnd(8)} created ${t.createdAt.toISOString()}  expires ${t.expiresAt?.toISOString() ?? "never"}  last used ${t.lastUsedAt?.toISOString() ?? "never"}`,
               );
           return 0;
         });
@@ -113,12 +115,6 @@ function nameList(value: string | undefined): AgentScopes["workflows"] {
     .filter((s) => s !== "");
 }
 
-function stateOf(t: ApiTokenView): string {
-  if (t.revokedAt) return "revoked";
-  if (t.expiresAt && t.expiresAt <= new Date()) return "expired";
-  return "live";
-}
-
 /** A token as the CLI shows it again: never the secret. */
 export function tokenJson(t: ApiTokenView) {
   return {
@@ -126,7 +122,7 @@ export function tokenJson(t: ApiTokenView) {
     identity: t.identity,
     prefix: t.prefix,
     scopes: t.scopes,
-    state: stateOf(t),
+    state: tokenStateOf(t, new Date()),
     created_at: t.createdAt.toISOString(),
     expires_at: t.expiresAt?.toISOString() ?? null,
     last_used_at: t.lastUsedAt?.toISOString() ?? null,

@@ -8,7 +8,8 @@
  *                                         the old one works for the overlap (default 1h), then expires
  */
 import { parseArgs } from "node:util";
-import { revokeApiToken, rotateApiToken } from "@/lib/stores/api-tokens";
+import { revokeAgentToken } from "@/lib/use-cases/agents/revoke-agent-token";
+import { rotateAgentToken } from "@/lib/use-cases/agents/rotate-agent-token";
 import { tokenJson } from "@/programs/cli/agents";
 import { cliActor, requireArg, usageFailure, UsageError, withCliDatabase } from "@/programs/cli/cli-database";
 import { parseDurationArg } from "@/programs/cli/durations";
@@ -35,7 +36,7 @@ export async function runTokensCommand(argv: string[]): Promise<number> {
       case "revoke": {
         const id = requireArg(rest[0], "<id>");
         return await withCliDatabase(async ({ db }) => {
-          const token = await revokeApiToken(db, id, cliActor);
+          const { token } = await revokeAgentToken(db, { token_id: id }, cliActor);
           if (values.json) console.log(JSON.stringify({ id: token.id, ...tokenJson(token) }));
           else console.log(`revoked ${token.id} (${token.identity}) at ${token.revokedAt?.toISOString()}`);
           return 0;
@@ -45,19 +46,23 @@ export async function runTokensCommand(argv: string[]): Promise<number> {
         const id = requireArg(rest[0], "<id>");
         const overlapMs = parseDurationArg(values.overlap ?? "1h", "--overlap");
         return await withCliDatabase(async ({ db }) => {
-          const rotated = await rotateApiToken(db, id, { overlapMs }, cliActor);
+          const rotated = await rotateAgentToken(
+            db,
+            { token_id: id, overlap_seconds: Math.round(overlapMs / 1000) },
+            cliActor,
+          );
           if (values.json)
             console.log(
               JSON.stringify({
                 identity: rotated.view.identity,
                 token: rotated.token,
-                token_id: rotated.id,
+                token_id: rotated.view.id,
                 previous: { id: rotated.previous.id, expires_at: rotated.previous.expiresAt?.toISOString() ?? null },
               }),
             );
           else {
             console.log(
-              `new token ${rotated.id} for ${rotated.view.identity}; ${id} stops working at ${rotated.previous.expiresAt?.toISOString()}`,
+              `new token ${rotated.view.id} for ${rotated.view.identity}; ${id} stops working at ${rotated.previous.expiresAt?.toISOString()}`,
             );
             console.log(`token (shown once, store it now): ${rotated.token}`);
           }

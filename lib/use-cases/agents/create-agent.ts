@@ -2,7 +2,9 @@ import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import { parseOrThrow } from "@/lib/core/validation";
-import { agentIdentity, AgentNameSchema, AgentScopesSchema } from "@/lib/model/agent-scopes";
+import { agentIdentity, AgentNameSchema, AgentScopesSchema, type AgentScopes } from "@/lib/model/agent-scopes";
+import { toolNames } from "@/lib/model/executions/tools";
+import { workflowNames } from "@/lib/model/workflows";
 import type { AuditActor } from "@/lib/model/audit/audit-chain";
 import { issueApiToken, type ApiTokenView } from "@/lib/stores/api-tokens";
 
@@ -28,6 +30,7 @@ export async function createAgent(
       errors: [{ field: "expires_at", message: "must be in the future" }],
     });
   }
+  requireRegisteredNames(input.scopes);
   const identity = agentIdentity(input.name);
   if ((await db.apiToken.count({ where: { identity } })) > 0) {
     throw new AppError(
@@ -42,4 +45,28 @@ export async function createAgent(
     actor,
   );
   return { identity, token, view };
+}
+
+/**
+ * A scope naming a workflow or tool this server does not have grants
+ * nothing and hides a typo ("agent_task"): refused, naming the field.
+ * "*" stays every name, present and future.
+ */
+function requireRegisteredNames(scopes: AgentScopes): void {
+  const errors = [
+    ...unknownNames(scopes.workflows, workflowNames).map((name) => ({
+      field: "scopes.workflows",
+      message: `${name} is not a registered workflow (${workflowNames.join(", ")})`,
+    })),
+    ...unknownNames(scopes.tools, toolNames).map((name) => ({
+      field: "scopes.tools",
+      message: `${name} is not a registered tool (${toolNames.join(", ")})`,
+    })),
+  ];
+  if (errors.length > 0)
+    throw new AppError("validation_failed", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
+}
+
+function unknownNames(list: AgentScopes["workflows"], known: readonly string[]): string[] {
+  return list === "*" ? [] : list.filter((name) => !known.includes(name));
 }

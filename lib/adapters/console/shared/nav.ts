@@ -18,4 +18,5 @@ export const consoleLinks = {
   audit: { href: "/audit", label: "Audit log" },
   workflows: { href: "/workflows", label: "Workflows" },
   people: { href: "/admin/people", label: "People" },
+  agents: { href: "/admin/agents", label: "Agents" },
 } as const satisfies Record<string, NavLink>;
