@@ -1,4 +1,6 @@
 import { defineConfig } from "@playwright/test";
+import { oidcClient, oidcRoleMap } from "./e2e/oidc/accounts";
+import { deployment, oidcProvider } from "./e2e/deployment/servers";
 
 /**
  * Browser and HTTP tests against a real production build on a throwaway
@@ -15,6 +17,8 @@ process.env.SANDBOX_PORT = String(sandboxPort);
 process.env.VERITY_DATA_DIR = dataDir;
 
 const signOutSpecs = ["**/e2e/console/auth.spec.ts", "**/e2e/api/sign-in-security.spec.ts"];
+// Against the second server, "a real deployment" (e2e/deployment/servers.ts), not the demo.
+const deploymentSpecs = ["**/e2e/deployment/*.spec.ts"];
 
 export default defineConfig({
   testDir: "e2e",
@@ -28,8 +32,22 @@ export default defineConfig({
   // per user), so the specs that sign a shared demo account out run last,
   // after every spec that holds a session of the same account.
   projects: [
-    { name: "console and API", testIgnore: signOutSpecs },
+    { name: "console and API", testIgnore: [...signOutSpecs, ...deploymentSpecs] },
     { name: "sign-out", testMatch: signOutSpecs, dependencies: ["console and API"] },
+    // The first admin is created on the empty database before anyone signs in
+    // there with single sign-on (which would create the first account); both
+    // run beside the demo server's projects, on the second server.
+    {
+      name: "deployment: first admin",
+      testMatch: "**/e2e/deployment/first-admin.spec.ts",
+      use: { baseURL: deployment.baseURL },
+    },
+    {
+      name: "deployment: single sign-on",
+      testMatch: "**/e2e/deployment/single-sign-on.spec.ts",
+      dependencies: ["deployment: first admin"],
+      use: { baseURL: deployment.baseURL },
+    },
   ],
   use: {
     baseURL: `http://localhost:${port}`,
@@ -49,21 +67,59 @@ export default defineConfig({
       ],
     },
   },
-  webServer: {
-    command: `rm -rf '${dataDir}' && npx tsx scripts/start.ts`,
-    // The sandbox provider gets its own port too, so e2e runs beside `npm start`.
-    env: {
-      VERITY_DATA_DIR: dataDir,
-      PORT: String(port),
-      SANDBOX_PORT: String(sandboxPort),
-      VERITY_RECONCILE_INTERVAL_MS: "1000",
-      VERITY_E2E_LONG_HISTORY: process.env.VERITY_E2E_LONG_HISTORY ?? "20000",
+  // Playwright starts these in order, each once the one before answers: the
+  // deployment server starts after the demo server's build is done and finds
+  // it up to date (scripts/start.ts buildIsStale), so there is one build and
+  // never two at once.
+  webServer: [
+    {
+      command: `rm -rf '${dataDir}' && npx tsx scripts/start.ts`,
+      // The sandbox provider gets its own port too, so e2e runs beside `npm start`.
+      env: {
+        VERITY_DATA_DIR: dataDir,
+        PORT: String(port),
+        SANDBOX_PORT: String(sandboxPort),
+        VERITY_RECONCILE_INTERVAL_MS: "1000",
+        VERITY_E2E_LONG_HISTORY: process.env.VERITY_E2E_LONG_HISTORY ?? "20000",
+      },
+      url: `http://localhost:${port}/api/health`,
+      // The build, and (VERITY_E2E_LONG_HISTORY) a 20,000-transition task seeded
+      // meanwhile: about a minute on a quiet machine, ten on a shared 2-core box.
+      timeout: 1_500_000,
+      reuseExistingServer: false,
+      stdout: "pipe",
     },
-    url: `http://localhost:${port}/api/health`,
-    // The build, and (VERITY_E2E_LONG_HISTORY) a 20,000-transition task seeded
-    // meanwhile: about a minute on a quiet machine, ten on a shared 2-core box.
-    timeout: 1_500_000,
-    reuseExistingServer: false,
-    stdout: "pipe",
-  },
+    {
+      // A real OpenID Connect provider (oidc-provider) for single sign-on.
+      command: "npx tsx e2e/oidc/provider.ts",
+      url: `${oidcProvider.issuer}/.well-known/openid-configuration`,
+      timeout: 60_000,
+      reuseExistingServer: false,
+      stdout: "pipe",
+    },
+    {
+      // "A real deployment": the same build, its own empty database, no demo
+      // data, single sign-on beside passwords. Its output is kept in a file
+      // as well, where the first-admin spec reads the one-time setup link
+      // that scripts/start.ts prints.
+      command: `rm -rf '${deployment.dataDir}' '${deployment.log}' && npx tsx scripts/start.ts 2>&1 | tee '${deployment.log}'`,
+      env: {
+        VERITY_DATA_DIR: deployment.dataDir,
+        PORT: String(deployment.port),
+        SANDBOX_PORT: String(deployment.sandboxPort),
+        VERITY_DEMO_DATA: "false",
+        VERITY_E2E_LONG_HISTORY: "0",
+        VERITY_OIDC_ISSUER: oidcProvider.issuer,
+        VERITY_OIDC_CLIENT_ID: oidcClient.id,
+        VERITY_OIDC_CLIENT_SECRET: oidcClient.secret,
+        VERITY_OIDC_ROLE_CLAIM: "groups",
+        VERITY_OIDC_ROLE_MAP: oidcRoleMap,
+      },
+      url: `${deployment.baseURL}/api/health`,
+      // Migrating a new embedded database and starting Next: no build (see above).
+      timeout: 300_000,
+      reuseExistingServer: false,
+      stdout: "pipe",
+    },
+  ],
 });

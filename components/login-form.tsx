@@ -20,8 +20,14 @@ function describeSignInError(code: string): string {
       return "That username and password do not match. Check both and try again.";
     case "SignInUnavailable":
       return "Sign-in is unavailable right now: the user database could not be reached. Try again in a moment.";
+    // The signIn callback refused the provider's answer (lib/adapters/auth/next-auth-options.ts).
     case "AccessDenied":
-      return "Single sign-on worked, but your account there has no Verity role (or this account is disabled). Ask an administrator.";
+      return "You signed in with single sign-on, but Verity did not let you in: none of your groups there maps to a Verity role, or your Verity account is disabled. Ask an administrator to add you to a group that Verity accepts.";
+    // next-auth's codes for a provider that could not be reached or gave an answer it could not use.
+    case "OAuthSignin":
+    case "OAuthCallback":
+    case "Callback":
+      return "Single sign-on did not complete: the sign-on provider could not be reached or its answer could not be used. Try again; if it keeps failing, tell an administrator (the server log says more).";
     case "SessionRequired":
       return "Sign in to see that page.";
     default:

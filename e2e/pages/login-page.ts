@@ -18,7 +18,8 @@ export class LoginPage {
   constructor(readonly page: Page) {
     this.username = page.getByLabel("Username");
     this.password = page.getByLabel("Password");
-    this.submit = page.getByRole("button", { name: "Sign in" });
+    // Exact: where single sign-on is on, "Sign in with single sign-on" is a button too.
+    this.submit = page.getByRole("button", { name: "Sign in", exact: true });
     this.error = page.locator("#login-error");
   }
 
