@@ -7,6 +7,7 @@ import { createWebhookDeliverer, dispatchOutbox, type Deliver } from "@/lib/stor
 import { reconcileDue, verifySettled } from "@/lib/use-cases/reconciliation/reconciler";
 import { runMonitorPass } from "@/lib/use-cases/monitor/run-monitor-pass";
 import { scheduledRetention, type RetentionSchedule } from "@/lib/use-cases/audit/audit-retention";
+import { pruneConsoleSessions } from "@/lib/stores/console-sessions";
 
 /**
  * The server's background work, one tick at a time: reconcile what is due,
@@ -16,8 +17,11 @@ import { scheduledRetention, type RetentionSchedule } from "@/lib/use-cases/audi
  * several processes at once (CAS for corrections, SKIP LOCKED claims for the
  * outbox), so running one loop per server instance needs no coordination.
  *
+ * Now and then (housekeepingIntervalMs) it also deletes rows that no longer
+ * stand for anything: console sessions long past their expiry.
+ *
  * It logs what changed at info (executions settled or corrected, messages
- * delivered, retention runs), alerts it raised at warn and failures at
+ * delivered, retention runs, rows pruned), alerts it raised at warn and failures at
  * error; what each tick looked at only at debug. An idle server, whose
  * verifier asks the provider about every recently settled execution each
  * minute, prints nothing.
@@ -37,7 +41,17 @@ export interface BackgroundLoopOptions {
   monitorIntervalMs?: number;
   /** Audit retention (VERITY_AUDIT_RETENTION_DAYS); without one, audit entries are kept forever. */
   retention?: RetentionSchedule;
+  /** Pruning of spent rows (console sessions) at most this often; default 10 minutes, the first tick included. */
+  housekeepingIntervalMs?: number;
 }
+
+/**
+ * A console session row is kept this long past its expiry, then deleted: long
+ * enough to answer "which sessions did this person have last month" from the
+ * table while anyone still asks; the audit log keeps every sign-in (with its
+ * session id) and sign-out for as long as audit retention does.
+ */
+export const CONSOLE_SESSION_ROW_RETENTION_MS = 30 * 24 * 60 * 60_000;
 
 export interface TickReport {
   reconciled: number;
@@ -66,6 +80,8 @@ export function startBackgroundLoop(
   const verifyEvery = Math.max(1, options.verifyEvery ?? 12);
   let ticks = 0;
   let lastMonitorAt = 0;
+  let lastHousekeepingAt = 0;
+  const housekeepingEvery = options.housekeepingIntervalMs ?? 10 * 60_000;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<TickReport> | null = null;
@@ -159,6 +175,13 @@ export function startBackgroundLoop(
             `${dispatched.failed} outbox message(s) not delivered, retried later: ${dispatched.errors[0]?.error ?? ""}`,
           );
       }
+    }
+    if (Date.now() - lastHousekeepingAt >= housekeepingEvery) {
+      lastHousekeepingAt = Date.now();
+      await step("housekeeping", report, async () => {
+        const sessions = await pruneConsoleSessions(db, new Date(Date.now() - CONSOLE_SESSION_ROW_RETENTION_MS));
+        if (sessions > 0) log.info(`pruned ${sessions} console session row(s) expired over 30 days ago`);
+      });
     }
     if (retain) {
       // Last: a large cut is a long transaction, and the steps above are the urgent ones.

@@ -44,16 +44,6 @@ export async function verifyUserCredentials(
   return { principal: principalOfRow(row), sessionVersion: row.sessionVersion, passwordHash: row.passwordHash };
 }
 
-export type UserSessionState = { principal: Principal; sessionVersion: number; disabledAt: Date | null };
-
-/** Re-reads a signed-in user on every request, so a bumped session version, a disable or a changed role takes effect at once. */
-export async function getUserSessionState(db: Db | Tx, userId: string): Promise<UserSessionState | null> {
-  const row = await db.user.findUnique({ where: { id: userId } });
-  return row
-    ? { principal: principalOfRow(row), sessionVersion: row.sessionVersion, disabledAt: row.disabledAt }
-    : null;
-}
-
 /**
  * Replaces a hash made with weaker parameters after a successful sign-in
  * proved the password. Guarded on the old hash: a password changed meanwhile
@@ -72,13 +62,6 @@ export async function replaceWeakPasswordHash(
   return count === 1;
 }
 
-/** Ends every open session of the person (sign-out): tokens carry the version they were issued at. */
-export async function endUserSessions(tx: Db | Tx, userId: string): Promise<number | null> {
-  const rows = await tx.$queryRaw<Array<{ session_version: number }>>`
-    UPDATE users SET session_version = session_version + 1, updated_at = now() WHERE id = ${userId} RETURNING session_version`;
-  return rows[0]?.session_version ?? null;
-}
-
 function principalOfRow(row: { id: string; username: string; role: Role; displayName: string }): Principal {
   return {
     kind: "user",
@@ -90,8 +73,10 @@ function principalOfRow(row: { id: string; username: string; role: Role; display
 }
 
 // People management (lib/use-cases/people/). Every change to who may act —
-// role, disabled — bumps session_version in the same statement, so a
-// session issued before it ends on its next request.
+// role, disabled — bumps session_version in the same statement: a sign-in
+// whose password was checked before the change cannot open its session after
+// it (lib/stores/console-sessions.ts openConsoleSession). The sessions
+// already open are ended by the use case, in the same transaction.
 
 /** A person as the console and the CLI list them; never the password hash. */
 export interface PersonRow {
@@ -137,7 +122,7 @@ export async function lockEnabledAdmins(tx: Tx): Promise<string[]> {
   return rows.map((r) => r.id);
 }
 
-/** Sets the role; null when the person does not exist or already has it. Ends their sessions. */
+/** Sets the role; null when the person does not exist or already has it. */
 export async function setUserRole(tx: Db | Tx, userId: string, role: Role): Promise<PersonRow | null> {
   const { count } = await tx.user.updateMany({
     where: { id: userId, role: { not: role } },
@@ -146,7 +131,7 @@ export async function setUserRole(tx: Db | Tx, userId: string, role: Role): Prom
   return count === 1 ? getPerson(tx, { id: userId }) : null;
 }
 
-/** Disables (at `at`) or enables (null); null when nothing changed (unknown, or already so). Ends their sessions. */
+/** Disables (at `at`) or enables (null); null when nothing changed (unknown, or already so). */
 export async function setUserDisabled(tx: Db | Tx, userId: string, at: Date | null): Promise<PersonRow | null> {
   const { count } = await tx.user.updateMany({
     where: { id: userId, disabledAt: at ? null : { not: null } },
@@ -176,15 +161,15 @@ export async function deleteUsers(tx: Tx, ids: readonly string[]): Promise<numbe
  * The person behind a single sign-on subject: found by `oidc_subject`, or
  * created with the mapped role (no usable password: the stored hash is not
  * a scrypt hash, so no password verifies). Null for a disabled person. A
- * mapped role that changed since the last sign-in is applied, ending that
- * person's other sessions like any role change. The username is the
+ * mapped role that changed since the last sign-in is applied (`roleChanged`:
+ * the caller ends the person's other sessions, as for any role change). The username is the
  * provider's, suffixed when another account already holds it: a single
  * sign-on never takes over an existing account by its name.
  */
 export async function linkOidcUser(
   tx: Tx,
   input: { subject: string; username: string; displayName: string; role: Role },
-): Promise<{ principal: Principal; sessionVersion: number; created: boolean } | null> {
+): Promise<{ principal: Principal; sessionVersion: number; created: boolean; roleChanged: boolean } | null> {
   const existing = await tx.user.findUnique({ where: { oidcSubject: input.subject } });
   if (existing?.disabledAt) return null;
   if (existing) {
@@ -195,7 +180,12 @@ export async function linkOidcUser(
             where: { id: existing.id },
             data: { role: input.role, sessionVersion: { increment: 1 }, updatedAt: new Date() },
           });
-    return { principal: principalOfRow(row), sessionVersion: row.sessionVersion, created: false };
+    return {
+      principal: principalOfRow(row),
+      sessionVersion: row.sessionVersion,
+      created: false,
+      roleChanged: row !== existing,
+    };
   }
   let username = input.username;
   for (let n = 2; await tx.user.findUnique({ where: { username } }); n++) username = `${input.username}-${n}`;
@@ -209,5 +199,5 @@ export async function linkOidcUser(
       oidcSubject: input.subject,
     },
   });
-  return { principal: principalOfRow(row), sessionVersion: row.sessionVersion, created: true };
+  return { principal: principalOfRow(row), sessionVersion: row.sessionVersion, created: true, roleChanged: false };
 }

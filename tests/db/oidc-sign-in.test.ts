@@ -45,10 +45,15 @@ describe("single sign-on", () => {
 
   it("links the same subject again, applying a changed role and ending the older sessions", async () => {
     const first = await signInWithOidc(db, oidcIdentityOf(claims(["verity-ops"]))!);
-    const claimsBefore = { sessionVersion: first!.sessionVersion, signedInAtMs: Date.now() };
+    const before = { sessionId: first!.sessionId, userId: first!.principal.id };
     const promoted = await signInWithOidc(db, oidcIdentityOf(claims(["verity-ops", "verity-admins"]))!);
     expect(promoted?.principal).toMatchObject({ id: first!.principal.id, role: "admin" });
-    expect((await checkSession(db, first!.principal.id, claimsBefore)).standing).toBe("revoked");
+    expect((await checkSession(db, before)).standing).toBe("ended");
+    const after = { sessionId: promoted!.sessionId, userId: promoted!.principal.id };
+    expect(await checkSession(db, after)).toMatchObject({ standing: "valid", principal: { role: "admin" } });
+    // The same role again is not a change: the session just opened stays.
+    await signInWithOidc(db, oidcIdentityOf(claims(["verity-ops", "verity-admins"]))!);
+    expect((await checkSession(db, after)).standing).toBe("valid");
     expect(await db.user.count({ where: { oidcSubject: `${issuer}#abc-123` } })).toBe(1);
   });
 

@@ -3,16 +3,17 @@ import { can, requirePermission, type Permission, type Principal, type Role } fr
 import type { AuditActor } from "@/lib/model/audit/audit-chain";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
 import { childLogger } from "@/lib/config/log";
+import { getEnv } from "@/lib/config/env";
 import { hashPassword, needsRehash } from "@/lib/core/passwords";
 import { addressThrottle, usernameThrottle } from "@/lib/model/auth/sign-in-throttle";
 import { forgiveSignInAttempt, reserveSignInAttempt } from "@/lib/stores/sign-in-throttles";
+import { linkOidcUser, replaceWeakPasswordHash, verifyUserCredentials } from "@/lib/stores/users";
 import {
-  endUserSessions,
-  getUserSessionState,
-  linkOidcUser,
-  replaceWeakPasswordHash,
-  verifyUserCredentials,
-} from "@/lib/stores/users";
+  endConsoleSession,
+  endUserConsoleSessions,
+  openConsoleSession,
+  readConsoleSession,
+} from "@/lib/stores/console-sessions";
 
 /**
  * Sign-ins and denied permissions in the audit log. Separate from
@@ -35,7 +36,7 @@ function actorOfPrincipal(principal: Principal): AuditActor {
 }
 
 export type PasswordSignIn =
-  | { kind: "signed_in"; principal: Principal; sessionVersion: number }
+  | { kind: "signed_in"; principal: Principal; sessionId: string }
   | { kind: "invalid" }
   | { kind: "throttled"; retryAt: Date };
 
@@ -48,7 +49,8 @@ export type PasswordSignIn =
  * and each entry is a hash-chained row. The password is never recorded; the
  * username typed is (it is how an auditor tells a forgotten password from
  * someone trying names). A hash made with weaker scrypt parameters is
- * replaced now that the password is known.
+ * replaced now that the password is known. The sign-in opens its own
+ * console session in the transaction of its audit entry, which names it.
  */
 export async function signInWithPassword(
   db: Db,
@@ -85,7 +87,19 @@ export async function signInWithPassword(
   await forgiveSignInAttempt(db, { clear: [userKey.key], forgive: keys.filter((k) => k !== userKey) }, now);
   // Hashed before the transaction: scrypt takes most of a second, the transaction only the write.
   const strongerHash = needsRehash(candidate.passwordHash) ? await hashPassword(password) : null;
-  await db.$transaction(async (tx) => {
+  const sessionId = await db.$transaction(async (tx) => {
+    const session = await openConsoleSession(
+      tx,
+      {
+        userId: principal.id,
+        checkedSessionVersion: candidate.sessionVersion,
+        method: "password",
+        maxAgeMs: maxAgeMs(),
+      },
+      now,
+    );
+    // The person was disabled or re-roled between the password check and now: that change wins.
+    if (!session) return null;
     const rehashed = strongerHash
       ? await replaceWeakPasswordHash(tx, principal.id, candidate.passwordHash, strongerHash)
       : false;
@@ -93,24 +107,50 @@ export async function signInWithPassword(
       action: "auth.signed_in",
       actor: actorOfPrincipal(principal),
       subject: { type: "user", id: principal.id },
-      details: { username, role: principal.role, method: "password", ...(rehashed ? { password_rehashed: true } : {}) },
+      details: {
+        username,
+        role: principal.role,
+        method: "password",
+        session_id: session.id,
+        ...(rehashed ? { password_rehashed: true } : {}),
+      },
     });
+    return session.id;
   });
-  return { kind: "signed_in", principal, sessionVersion: candidate.sessionVersion };
+  return sessionId ? { kind: "signed_in", principal, sessionId } : { kind: "invalid" };
+}
+
+function maxAgeMs(): number {
+  return getEnv().VERITY_SESSION_MAX_AGE_HOURS * 3_600_000;
 }
 
 /**
  * A single sign-on: the person linked (or created) by their provider
  * subject with the mapped role, recorded like a password sign-in; null when
- * that person is disabled.
+ * that person is disabled. A mapped role that changed ends the person's
+ * other sessions, as an administrator's role change does.
  */
 export async function signInWithOidc(
   db: Db,
   identity: { subject: string; username: string; displayName: string; role: Role },
-): Promise<{ principal: Principal; sessionVersion: number } | null> {
+  now = new Date(),
+): Promise<{ principal: Principal; sessionId: string } | null> {
   return db.$transaction(async (tx) => {
     const linked = await linkOidcUser(tx, identity);
     if (!linked) return null;
+    const ended = linked.roleChanged ? await endUserConsoleSessions(tx, linked.principal.id, "role_changed", now) : 0;
+    const session = await openConsoleSession(
+      tx,
+      {
+        userId: linked.principal.id,
+        checkedSessionVersion: linked.sessionVersion,
+        method: "oidc",
+        maxAgeMs: maxAgeMs(),
+      },
+      now,
+    );
+    // linkOidcUser read the row in this transaction; only a disable committed since can refuse it.
+    if (!session) return null;
     await appendAuditEntry(tx, {
       action: "auth.signed_in",
       actor: actorOfPrincipal(linked.principal),
@@ -119,24 +159,30 @@ export async function signInWithOidc(
         username: identity.username,
         role: linked.principal.role,
         method: "oidc",
+        session_id: session.id,
         ...(linked.created ? { account_created: true } : {}),
+        ...(linked.roleChanged ? { role_changed: true, sessions_ended: ended } : {}),
       },
     });
-    return { principal: linked.principal, sessionVersion: linked.sessionVersion };
+    return { principal: linked.principal, sessionId: session.id };
   });
 }
 
-/** Sign-out ends every session of the person: their session version moves on, recorded. */
-export async function signOutEverywhere(db: Db, userId: string): Promise<void> {
+/**
+ * Sign-out ends this session only, recorded; the person's sessions in other
+ * browsers stay. Signing out of a session already ended (or not this
+ * person's) changes and records nothing.
+ */
+export async function signOut(db: Db, claims: { sessionId: string; userId: string }, now = new Date()): Promise<void> {
   await db.$transaction(async (tx) => {
-    const state = await getUserSessionState(tx, userId);
-    if (!state) return;
-    const version = await endUserSessions(tx, userId);
+    const session = await readConsoleSession(tx, claims.sessionId, now);
+    if (!session || session.userId !== claims.userId) return;
+    if (!(await endConsoleSession(tx, claims.sessionId, "signed_out", now))) return;
     await appendAuditEntry(tx, {
       action: "auth.signed_out",
-      actor: actorOfPrincipal(state.principal),
-      subject: { type: "user", id: userId },
-      details: { session_version: version },
+      actor: actorOfPrincipal(session.principal),
+      subject: { type: "user", id: claims.userId },
+      details: { session_id: claims.sessionId },
     });
   });
 }

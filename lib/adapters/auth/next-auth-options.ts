@@ -4,21 +4,24 @@ import { z } from "zod";
 import { getDb } from "@/lib/db/client";
 import { getAuthSecret } from "@/lib/config/env";
 import { childLogger } from "@/lib/config/log";
-import { signInWithOidc, signInWithPassword, signOutEverywhere } from "@/lib/adapters/auth/audit-trail";
+import { signInWithOidc, signInWithPassword, signOut } from "@/lib/adapters/auth/audit-trail";
 import { oidcIdentityOf, oidcProviderId, oidcProviders } from "@/lib/adapters/auth/oidc";
 import { sameOriginPath } from "@/lib/adapters/auth/callback-url";
-import { checkSession } from "@/lib/adapters/auth/session-check";
+import { checkSessionOncePerRequest } from "@/lib/adapters/auth/session-check";
 
 const log = childLogger("auth");
 
 /**
- * next-auth v4 with the credentials provider and a JWT session. The token
- * carries the user id, the user's session version at sign-in and the time of
- * the sign-in; everything else (role, name, whether the person may still be
- * signed in) is re-read from the users table on every request
+ * next-auth v4 with the credentials provider and a JWT session. Each sign-in
+ * opens its own console_sessions row (in the transaction of its audit entry);
+ * the token carries the user id and that row's id (`sid`), nothing else.
+ * Whether the session still stands, and the person's role and name, are
+ * re-read from the row and the users table on every request
  * (lib/adapters/auth/session-check.ts). next-auth's `maxAge` is the idle
  * expiry, renewed by each refresh; VERITY_SESSION_MAX_AGE_HOURS bounds a
- * session's whole life, counted from `signed_in_at`, which no refresh moves.
+ * session's whole life, from the row's created_at, which no refresh moves.
+ * A token from before per-sign-in sessions has no `sid` and is refused: the
+ * person signs in once more.
  */
 
 /** Error codes the sign-in page turns into words (next-auth passes them as `?error=`). */
@@ -36,8 +39,7 @@ const CredentialsSchema = z.object({
 
 const TokenClaimsSchema = z.object({
   sub: z.string().min(1),
-  session_version: z.number().int(),
-  signed_in_at: z.number(),
+  sid: z.string().min(1),
 });
 
 /**
@@ -90,7 +92,7 @@ export function getAuthOptions(): NextAuthOptions {
               return {
                 id: result.principal.id,
                 name: result.principal.displayName,
-                sessionVersion: result.sessionVersion,
+                sessionId: result.sessionId,
               };
             case "throttled":
               throw new Error(`${signInErrorCodes.throttled}.${result.retryAt.getTime()}`);
@@ -113,22 +115,21 @@ export function getAuthOptions(): NextAuthOptions {
         Object.assign(user, {
           id: linked.principal.id,
           name: linked.principal.displayName,
-          sessionVersion: linked.sessionVersion,
+          sessionId: linked.sessionId,
         });
         return true;
       },
       async jwt({ token, user }) {
         if (user) {
-          const { sessionVersion } = user as { sessionVersion?: number };
-          return { sub: user.id, session_version: sessionVersion ?? 0, signed_in_at: Date.now() };
+          const { sessionId } = user as { sessionId?: string };
+          // Both sign-in paths open a session row before next-auth gets here; without one there is no session.
+          if (!sessionId) throw new SessionEnded("session without a console session row");
+          return { sub: user.id, sid: sessionId };
         }
         const claims = TokenClaimsSchema.safeParse(token);
         // Thrown, next-auth answers an empty session and clears the cookie instead of renewing it.
         if (!claims.success) throw new SessionEnded("session token without its claims");
-        const { standing } = await checkSession(getDb(), claims.data.sub, {
-          sessionVersion: claims.data.session_version,
-          signedInAtMs: claims.data.signed_in_at,
-        });
+        const { standing } = await checkSessionOncePerRequest(getDb(), claims.data.sid, claims.data.sub);
         if (standing !== "valid") throw new SessionEnded(`session ${standing}`);
         return token;
       },
@@ -136,8 +137,7 @@ export function getAuthOptions(): NextAuthOptions {
         return {
           expires: session.expires,
           userId: token.sub,
-          sessionVersion: token.session_version,
-          signedInAt: token.signed_in_at,
+          sessionId: token.sid,
         } as typeof session;
       },
       // Every redirect next-auth makes (after sign-in, sign-out, an error) stays on this site.
@@ -147,11 +147,11 @@ export function getAuthOptions(): NextAuthOptions {
     },
     events: {
       async signOut({ token }) {
-        const userId = typeof token?.sub === "string" ? token.sub : null;
+        const claims = TokenClaimsSchema.safeParse(token);
         // A failure here leaves the saved cookie alive; next-auth would only log it, so say what it means.
-        if (userId)
-          await signOutEverywhere(getDb(), userId).catch((error: unknown) =>
-            log.error({ err: error, userId }, "sign-out: could not end the user's sessions"),
+        if (claims.success)
+          await signOut(getDb(), { sessionId: claims.data.sid, userId: claims.data.sub }).catch((error: unknown) =>
+            log.error({ err: error, sessionId: claims.data.sid }, "sign-out: could not end the session"),
           );
       },
     },

@@ -1,22 +1,35 @@
+import { cache } from "react";
 import type { Db } from "@/lib/db/client";
 import { getEnv } from "@/lib/config/env";
 import { sessionStanding, type SessionClaims, type SessionStanding } from "@/lib/model/auth/session-standing";
 import type { Principal } from "@/lib/model/permissions";
-import { getUserSessionState } from "@/lib/stores/users";
+import { readConsoleSession } from "@/lib/stores/console-sessions";
 
 /**
- * A session token's claims against the users row, read now: every page,
- * action and route (through getSessionPrincipal) and every refresh of the
- * cookie (next-auth's jwt callback) ask this, so a sign-out, a disable or a
- * role change is seen on the very next request.
+ * A session token's claims against its console_sessions row and its user,
+ * read now in one statement: every page, action and route (through
+ * getSessionPrincipal) and every refresh of the cookie (next-auth's jwt
+ * callback) ask this, so a sign-out, a disable or a role change is seen on
+ * the very next request.
  */
 export async function checkSession(
   db: Db,
-  userId: string,
   claims: SessionClaims,
   now = new Date(),
 ): Promise<{ standing: SessionStanding; principal: Principal | null }> {
-  const state = await getUserSessionState(db, userId);
+  const state = await readConsoleSession(db, claims.sessionId, now);
   const standing = sessionStanding(claims, state, now, getEnv().VERITY_SESSION_MAX_AGE_HOURS * 3_600_000);
   return { standing, principal: standing === "valid" && state ? state.principal : null };
 }
+
+/**
+ * checkSession once per request for the same claims: a page's
+ * getServerSession runs next-auth's jwt callback, which checks, and then
+ * getSessionPrincipal needs the principal; React's request cache makes that
+ * one database round trip. Outside a React request (a route handler, a
+ * test) it is checkSession itself.
+ */
+export const checkSessionOncePerRequest = cache(
+  (db: Db, sessionId: string, userId: string): ReturnType<typeof checkSession> =>
+    checkSession(db, { sessionId, userId }),
+);

@@ -8,19 +8,20 @@ import { recordPermissionDenied, requirePermissionRecorded } from "@/lib/adapter
 import { can, type Permission, type Principal } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
 import { sameOriginPath } from "@/lib/adapters/auth/callback-url";
-import { checkSession } from "@/lib/adapters/auth/session-check";
+import { checkSessionOncePerRequest } from "@/lib/adapters/auth/session-check";
 
 const SessionSchema = z.object({
   userId: z.string().min(1),
-  sessionVersion: z.number().int(),
-  signedInAt: z.number(),
+  sessionId: z.string().min(1),
 });
 
 /**
  * The signed-in person, re-read from the database for this request (cached
  * for the rest of it). Null when there is no valid session: none, a user
- * gone or disabled, a session version moved on (sign-out, or an
- * administrator's change), or past the absolute lifetime.
+ * gone or disabled, this session ended (its sign-out, or an administrator's
+ * change ending all of the person's), or past the absolute lifetime. The
+ * check next-auth's jwt callback made for getServerSession is the same one,
+ * made once (checkSessionOncePerRequest).
  */
 export const getSessionPrincipal = cache(async (): Promise<Principal | null> => {
   // Marks the render as per-request before anything reads the auth secret:
@@ -28,10 +29,7 @@ export const getSessionPrincipal = cache(async (): Promise<Principal | null> => 
   await connection();
   const session = SessionSchema.safeParse(await getServerSession(getAuthOptions()));
   if (!session.success) return null;
-  const { principal } = await checkSession(getDb(), session.data.userId, {
-    sessionVersion: session.data.sessionVersion,
-    signedInAtMs: session.data.signedInAt,
-  });
+  const { principal } = await checkSessionOncePerRequest(getDb(), session.data.sessionId, session.data.userId);
   return principal?.kind === "user" ? principal : null;
 });
 

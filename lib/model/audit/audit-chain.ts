@@ -51,7 +51,7 @@ export const auditActions = [
   "auth.sign_in_failed",
   // A username or an address reached the sign-in throttle's limit: one entry per block, with the count, never one per attempt.
   "auth.sign_in_throttled",
-  // A person signed out: every session of theirs ended (the session version bumped).
+  // A person signed out: that one console session ended (details.session_id); their other sessions stay.
   "auth.signed_out",
   "auth.denied",
   "annotation.added",

@@ -6,7 +6,7 @@ import { appendAuditEntry } from "@/lib/stores/audit-log";
 import { setUserDisabled, type PersonRow } from "@/lib/stores/users";
 import { lockPersonForChange } from "@/lib/use-cases/people/person-guards";
 
-/** Lets a disabled person sign in again (with their password as it was); the session version bumps as with every change. */
+/** Lets a disabled person sign in again (with their password as it was); the disable ended their sessions, so there are none to end. */
 export async function enablePerson(db: Db, userId: string, actor: AuditActor): Promise<PersonRow> {
   return db.$transaction(async (tx) => {
     const { person } = await lockPersonForChange(tx, userId);
