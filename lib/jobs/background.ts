@@ -8,6 +8,8 @@ import { reconcileDue, verifySettled } from "@/lib/use-cases/reconciliation/reco
 import { runMonitorPass } from "@/lib/use-cases/monitor/run-monitor-pass";
 import { scheduledRetention, type RetentionSchedule } from "@/lib/use-cases/audit/audit-retention";
 import { pruneConsoleSessions } from "@/lib/stores/console-sessions";
+import { pruneSignInThrottles } from "@/lib/stores/sign-in-throttles";
+import { addressThrottle, usernameThrottle } from "@/lib/model/auth/sign-in-throttle";
 
 /**
  * The server's background work, one tick at a time: reconcile what is due,
@@ -18,7 +20,8 @@ import { pruneConsoleSessions } from "@/lib/stores/console-sessions";
  * outbox), so running one loop per server instance needs no coordination.
  *
  * Now and then (housekeepingIntervalMs) it also deletes rows that no longer
- * stand for anything: console sessions long past their expiry.
+ * stand for anything: console sessions long past their expiry, and sign-in
+ * throttle counters whose window has passed.
  *
  * It logs what changed at info (executions settled or corrected, messages
  * delivered, retention runs, rows pruned), alerts it raised at warn and failures at
@@ -41,7 +44,7 @@ export interface BackgroundLoopOptions {
   monitorIntervalMs?: number;
   /** Audit retention (VERITY_AUDIT_RETENTION_DAYS); without one, audit entries are kept forever. */
   retention?: RetentionSchedule;
-  /** Pruning of spent rows (console sessions) at most this often; default 10 minutes, the first tick included. */
+  /** Pruning of spent rows (console sessions, sign-in throttles) at most this often; default 10 minutes, the first tick included. */
   housekeepingIntervalMs?: number;
 }
 
@@ -181,6 +184,9 @@ export function startBackgroundLoop(
       await step("housekeeping", report, async () => {
         const sessions = await pruneConsoleSessions(db, new Date(Date.now() - CONSOLE_SESSION_ROW_RETENTION_MS));
         if (sessions > 0) log.info(`pruned ${sessions} console session row(s) expired over 30 days ago`);
+        const throttleWindowMs = Math.max(usernameThrottle.windowMs, addressThrottle.windowMs);
+        const throttles = await pruneSignInThrottles(db, new Date(), throttleWindowMs);
+        if (throttles > 0) log.info(`pruned ${throttles} sign-in throttle counter(s) whose window had passed`);
       });
     }
     if (retain) {

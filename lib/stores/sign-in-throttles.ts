@@ -88,3 +88,18 @@ export async function forgiveSignInAttempt(
     }
   });
 }
+
+/**
+ * Deletes the counters that no longer count: not blocked, and quiet for a
+ * whole window since their run started or their last block ended. For such
+ * a row countAttempt already starts afresh, exactly as for a key with no row,
+ * so deleting it changes no verdict. `windowMs` must be the longest window
+ * of any rule whose keys live here. Without this, every username and address
+ * anyone ever tried would stay a row for ever.
+ */
+export async function pruneSignInThrottles(db: Db, now: Date, windowMs: number): Promise<number> {
+  const quietSince = new Date(now.getTime() - windowMs);
+  return db.$executeRaw`
+    DELETE FROM sign_in_throttles
+     WHERE GREATEST(window_started_at, COALESCE(blocked_until, window_started_at)) <= ${quietSince}`;
+}
