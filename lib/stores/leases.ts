@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Db, Tx } from "@/lib/db/client";
+import { appendAuditEntry } from "@/lib/stores/audit-log";
 import { AppError } from "@/lib/core/errors";
 import { newId } from "@/lib/core/ids";
 import type { Actor } from "@/lib/model/actor";
@@ -58,7 +59,7 @@ function toView(row: LeaseRow): LeaseView {
  * other acquire while a lease is live is a conflict, the same identity's
  * included. One statement: two workers racing for it cannot both win.
  */
-export async function acquireLease(db: Db, taskId: string, raw: unknown, actor: Actor): Promise<LeaseView> {
+export async function acquireLease(db: Db | Tx, taskId: string, raw: unknown, actor: Actor): Promise<LeaseView> {
   const { ttl_seconds, lease_id } = parseOrThrow(LeaseRequestSchema, raw ?? {});
   const task = await db.task.findUnique({ where: { id: taskId }, select: { id: true } });
   if (!task) throw new AppError("not_found", `Task ${taskId} does not exist.`);
@@ -92,6 +93,55 @@ export async function acquireLease(db: Db, taskId: string, raw: unknown, actor: 
       expiresAt: held?.expiresAt.toISOString(),
     },
   );
+}
+
+/**
+ * Takes the task's lease even while another identity holds it live (the
+ * caller checked the take_over_leases scope): in one transaction, under the
+ * lease row's lock, the holder's lease ends and the taker's begins with the
+ * next fencing token, so the old holder's next write is refused by the task
+ * CAS; and the audit log records who took it from whom, with both tokens, in
+ * the same transaction. A lease that is free, expired or the taker's own by
+ * the time the lock is held is acquired as usual (no take-over, no entry).
+ */
+export async function takeOverLease(
+  db: Db,
+  taskId: string,
+  raw: unknown,
+  actor: Actor,
+): Promise<{ lease: LeaseView; takenFrom: LeaseView | null }> {
+  const { ttl_seconds, lease_id } = parseOrThrow(LeaseRequestSchema, raw ?? {});
+  return db.$transaction(async (tx) => {
+    const held = await tx.$queryRaw<LeaseRow[]>`
+      SELECT task_id, lease_id, holder, fencing_token, expires_at, acquired_at, renewed_at
+        FROM leases WHERE task_id = ${taskId} AND expires_at > now() AND holder <> ${actor.identity}
+         FOR UPDATE`;
+    const previous = held[0] ? toView(held[0]) : null;
+    if (!previous) return { lease: await acquireLease(tx, taskId, { ttl_seconds, lease_id }, actor), takenFrom: null };
+    const rows = await tx.$queryRaw<LeaseRow[]>`
+      UPDATE leases
+         SET lease_id = ${lease_id ?? newId("lease")}, holder = ${actor.identity}, fencing_token = fencing_token + 1,
+             acquired_at = now(), expires_at = now() + make_interval(secs => ${ttl_seconds}), renewed_at = now()
+       WHERE task_id = ${taskId}
+      RETURNING task_id, lease_id, holder, fencing_token, expires_at, acquired_at, renewed_at`;
+    const lease = toView(rows[0]!);
+    await appendAuditEntry(tx, {
+      action: "lease.taken_over",
+      actor,
+      subject: { type: "task", id: taskId },
+      taskId,
+      details: {
+        from: previous.holder,
+        previous_lease_id: previous.leaseId,
+        previous_fencing_token: previous.fencingToken,
+        previous_expires_at: previous.expiresAt.toISOString(),
+        lease_id: lease.leaseId,
+        fencing_token: lease.fencingToken,
+        expires_at: lease.expiresAt.toISOString(),
+      },
+    });
+    return { lease, takenFrom: previous };
+  });
 }
 
 /** Extends a live lease; refused when the token is no longer current. */

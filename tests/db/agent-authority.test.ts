@@ -427,6 +427,23 @@ describe("scope matrix over the API", () => {
     expect(taken.status).toBe(200);
     expect(taken.body.holder).toBe("spiffe://verity.local/agent/supervisor");
     expect(BigInt(taken.body.fencing_token as string)).toBeGreaterThan(BigInt(held.body.fencing_token as string));
+    // The take-over has its own audit entry, in the task's chain: who took it from whom, both tokens.
+    const entries = await db.auditEntry.findMany({ where: { taskId: task.id, action: "lease.taken_over" } });
+    expect(entries).toMatchObject([
+      {
+        stream: `task:${task.id}`,
+        actor: "spiffe://verity.local/agent/supervisor",
+        actorKind: "agent",
+        details: {
+          from: "spiffe://verity.local/agent/agent-a",
+          previous_lease_id: held.body.lease_id,
+          previous_fencing_token: held.body.fencing_token,
+          lease_id: taken.body.lease_id,
+          fencing_token: taken.body.fencing_token,
+        },
+      },
+    ]);
+
     // A's old token is fenced off.
     const stale = await call(transitionsRoute.POST, "POST", `/api/v1/tasks/${task.id}/transitions`, {
       token: tokens.a,
@@ -434,5 +451,19 @@ describe("scope matrix over the API", () => {
       body: { to: "CANCELLED", expected_version: task.version, fencing_token: held.body.fencing_token },
     });
     expect(stale.status).toBe(409);
+    // Taking a lease that is free by then is no take-over, even when asked as one: no second entry.
+    await call(releaseRoute.POST, "POST", `/api/v1/tasks/${task.id}/lease/release`, {
+      token: tokens.supervisor,
+      params: { id: task.id },
+      body: {},
+      headers: { "Fencing-Token": taken.body.fencing_token as string },
+    });
+    const again = await call(leaseRoute.POST, "POST", `/api/v1/tasks/${task.id}/lease`, {
+      token: tokens.delegate,
+      params: { id: task.id },
+      body: { take_over: true },
+    });
+    expect(again.status).toBe(200);
+    expect(await db.auditEntry.count({ where: { taskId: task.id, action: "lease.taken_over" } })).toBe(1);
   });
 });

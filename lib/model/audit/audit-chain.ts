@@ -75,6 +75,8 @@ export const auditActions = [
   "agent.token_rotated",
   "task.delegated",
   "task.undelegated",
+  // An agent with the take_over_leases scope took another agent's live lease (lib/stores/leases.ts takeOverLease).
+  "lease.taken_over",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 export const AuditActionSchema = z.enum(auditActions);

@@ -6,13 +6,7 @@ import { getEnv } from "@/lib/config/env";
 import { mayTakeOverLeases } from "@/lib/model/agent-scopes";
 import { actorOf, type Principal } from "@/lib/model/permissions";
 import { isTakeOver, leaseTtlError } from "@/lib/model/task-authority";
-import {
-  acquireLease,
-  fenceLeaseInTransaction,
-  getLease,
-  LeaseRequestSchema,
-  type LeaseView,
-} from "@/lib/stores/leases";
+import { acquireLease, getLease, LeaseRequestSchema, takeOverLease, type LeaseView } from "@/lib/stores/leases";
 import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
 
 /** The lease request as the API takes it: the store's fields and `take_over`. */
@@ -24,8 +18,9 @@ export const AcquireTaskLeaseInputSchema = LeaseRequestSchema.extend({
 /**
  * POST /api/v1/tasks/{id}/lease: the task within reach and its workflow in
  * scope, the ttl under the cap, and a take-over of someone else's live
- * lease only with the scope. Without `take_over` a live lease is a 409 as
- * it always was.
+ * lease only with the scope (audited as `lease.taken_over`, naming both
+ * holders and both fencing tokens). Without `take_over` a live lease is a
+ * 409 as it always was.
  */
 export async function acquireTaskLease(db: Db, principal: Principal, taskId: string, raw: unknown): Promise<LeaseView> {
   await requireTaskReach(db, principal, taskId, { drive: true });
@@ -39,8 +34,8 @@ export async function acquireTaskLease(db: Db, principal: Principal, taskId: str
         { scope: "take_over_leases" },
       );
     }
-    // Ends the holder's lease and raises the token: its next write is refused by the task CAS.
-    await db.$transaction((tx) => fenceLeaseInTransaction(tx, taskId));
+    // The holder's lease ends and the token rises: its next write is refused by the task CAS.
+    return (await takeOverLease(db, taskId, request, actorOf(principal))).lease;
   }
   return acquireLease(db, taskId, request, actorOf(principal));
 }
