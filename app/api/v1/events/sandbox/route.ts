@@ -1,14 +1,26 @@
+import { z } from "zod";
 import { getDb } from "@/lib/db/client";
 import { receiveSandboxWebhook } from "@/lib/use-cases/reconciliation/reconciler";
 import { getEnv, getSandboxWebhookSecret } from "@/lib/config/env";
 import { AppError } from "@/lib/core/errors";
 import { assertJsonContentType, readBodyBytes } from "@/lib/adapters/http/body";
 import { validationError } from "@/lib/adapters/http/problem";
+import { parseInput } from "@/lib/adapters/api/context";
+import { boundedJson, scanJsonTextDepth } from "@/lib/core/json-bounds";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 import { HEADER } from "@/lib/connectors/sandbox/contract";
 import { verifyWebhookSignature } from "@/lib/connectors/sandbox/webhook-signature";
 
 export const dynamic = "force-dynamic";
+
+/**
+ * No webhook nests this deep: JSON.parse and every walk after it recurse, so
+ * deeper text is refused before it is parsed, naming the member it is in.
+ */
+const MAX_WEBHOOK_DEPTH = 64;
+
+/** Each member of the event (`data`, the refund, above all) bounded like every free-form JSON field. */
+const WebhookEnvelopeSchema = z.record(z.string(), boundedJson(z.unknown()));
 
 /**
  * The sandbox provider's webhooks (`{id: "evt_…", type: "refund.succeeded",
@@ -40,6 +52,9 @@ export const POST = withProblems(async (request) => {
       `Missing, malformed, stale or wrong ${HEADER.signature}: this endpoint takes only the sandbox provider's signed webhooks.`,
     );
   }
+  const depth = scanJsonTextDepth(text, MAX_WEBHOOK_DEPTH);
+  if (depth.tooDeep)
+    throw validationError([{ field: depth.member ?? "", message: `nests deeper than ${MAX_WEBHOOK_DEPTH} levels` }]);
   let payload: unknown;
   try {
     payload = JSON.parse(text);
@@ -48,6 +63,7 @@ export const POST = withProblems(async (request) => {
       { field: "", message: `malformed JSON: ${error instanceof SyntaxError ? error.message : "unparseable"}` },
     ]);
   }
+  parseInput(WebhookEnvelopeSchema, payload);
   const received = await receiveSandboxWebhook(getDb(), payload);
   const eventId = (payload as { id?: unknown }).id;
   const headers: Record<string, string> = received.duplicate ? { "Idempotent-Replayed": "true" } : {};
