@@ -48,7 +48,7 @@ function ShownOnce({ token }: { token: ShownOnceToken }) {
     }
   };
   return (
-    <div className="token-once">
+    <div className="token-once" data-token-id={token.id}>
       <label htmlFor={id}>Token for {token.identity} (shown once)</label>
       <div className="token-once__row">
         <input
@@ -228,8 +228,13 @@ export function TokenControls({ tokenId, prefix, live }: { tokenId: string; pref
   const revoke = useAgentsForm(revokeTokenAction);
   const [confirming, setConfirming] = useState(false);
   const confirmButton = useRef<HTMLButtonElement>(null);
+  const revokeButton = useRef<HTMLButtonElement>(null);
+  const wasConfirming = useRef(false);
+  // Keyboard focus follows the question: onto it when asked, back to Revoke… when it closes.
   useEffect(() => {
     if (confirming) confirmButton.current?.focus();
+    else if (wasConfirming.current) revokeButton.current?.focus();
+    wasConfirming.current = confirming;
   }, [confirming]);
   const state = revoke.state.status !== "idle" ? revoke.state : rotate.state;
   return (
@@ -280,6 +285,7 @@ export function TokenControls({ tokenId, prefix, live }: { tokenId: string; pref
             </form>
           ) : (
             <button
+              ref={revokeButton}
               type="button"
               className="button button--small button--danger"
               disabled={revoke.pending}

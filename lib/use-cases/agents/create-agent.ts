@@ -35,7 +35,7 @@ export async function createAgent(
   if ((await db.apiToken.count({ where: { identity } })) > 0) {
     throw new AppError(
       "validation_failed",
-      `name: agent ${input.name} exists already; rotate its token (tokens rotate <id>) instead`,
+      `name: agent ${input.name} exists already; rotate its token instead (Rotate on /admin/agents, or tokens rotate <id>)`,
       { errors: [{ field: "name", message: "exists already" }] },
     );
   }
