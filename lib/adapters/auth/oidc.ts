@@ -51,6 +51,22 @@ export function oidcProviders(): Provider[] {
       authorization: { params: { scope: "openid profile email" } },
       idToken: true,
       checks: ["pkce", "state"],
+      // The claims are the ID token's and the userinfo endpoint's together.
+      // OpenID Connect Core 5.4 has a provider return the profile and email
+      // scopes' claims (where a groups claim usually rides) from userinfo
+      // rather than in the ID token whenever it issues an access token, as in
+      // this code flow; reading the ID token alone refused everyone at such a
+      // provider. Where both name a claim the ID token's signed value wins;
+      // openid-client's userinfo() checks that its subject is the ID token's.
+      userinfo: {
+        async request({ tokens, client }) {
+          // next-auth types the tokens as plain parameters; they are openid-client's TokenSet (core/lib/oauth/callback.js).
+          const tokenSet = tokens as Exclude<Parameters<typeof client.userinfo>[0], string>;
+          const fromIdToken = tokenSet.claims();
+          if (!client.issuer.metadata.userinfo_endpoint) return fromIdToken;
+          return { ...(await client.userinfo(tokenSet)), ...fromIdToken };
+        },
+      },
       profile(profile: Record<string, unknown>) {
         return { id: String(profile.sub), name: typeof profile.name === "string" ? profile.name : null };
       },
