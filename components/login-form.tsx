@@ -23,11 +23,11 @@ function describeSignInError(code: string): string {
     // The signIn callback refused the provider's answer (lib/adapters/auth/next-auth-options.ts).
     case "AccessDenied":
       return "You signed in with single sign-on, but Verity did not let you in: none of your groups there maps to a Verity role, or your Verity account is disabled. Ask an administrator to add you to a group that Verity accepts.";
-    // next-auth's codes for a provider that could not be reached or gave an answer it could not use.
+    // next-auth's codes for a sign-on cancelled at the provider (Callback), a provider that could not be reached or an answer it could not use.
     case "OAuthSignin":
     case "OAuthCallback":
     case "Callback":
-      return "Single sign-on did not complete: the sign-on provider could not be reached or its answer could not be used. Try again; if it keeps failing, tell an administrator (the server log says more).";
+      return "Single sign-on did not complete: it was cancelled at the sign-on provider, or the provider could not be reached, or its answer could not be used. Try again; if it keeps failing, tell an administrator (the server's log says which).";
     case "SessionRequired":
       return "Sign in to see that page.";
     default:
@@ -46,6 +46,8 @@ export function LoginForm({
   singleSignOn?: boolean;
 }) {
   const [error, setError] = useState<string | null>(initialError ? describeSignInError(initialError) : null);
+  // Only a wrong or missing username and password marks the fields: a refused single sign-on or a pause is not about them.
+  const [fieldsInvalid, setFieldsInvalid] = useState(false);
   const [pending, setPending] = useState(false);
   const passwordRef = useRef<HTMLInputElement>(null);
 
@@ -56,14 +58,17 @@ export function LoginForm({
     const password = String(data.get("password") ?? "");
     if (!username || !password) {
       setError("Enter both your username and your password.");
+      setFieldsInvalid(true);
       return;
     }
     setPending(true);
     setError(null);
+    setFieldsInvalid(false);
     try {
       const result = await signIn("credentials", { redirect: false, username, password, callbackUrl });
       if (!result || result.error) {
         setError(describeSignInError(result?.error ?? "Unknown"));
+        setFieldsInvalid(result?.error === "CredentialsSignin");
         setPending(false);
         if (passwordRef.current) {
           passwordRef.current.value = "";
@@ -97,7 +102,7 @@ export function LoginForm({
           spellCheck={false}
           required
           autoFocus
-          aria-invalid={error ? true : undefined}
+          aria-invalid={fieldsInvalid || undefined}
         />
       </div>
       <div className="field">
@@ -109,7 +114,7 @@ export function LoginForm({
           autoComplete="current-password"
           required
           ref={passwordRef}
-          aria-invalid={error ? true : undefined}
+          aria-invalid={fieldsInvalid || undefined}
         />
       </div>
       <button type="submit" className="button button--primary button--block" disabled={pending}>

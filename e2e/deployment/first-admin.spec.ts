@@ -47,6 +47,7 @@ test("the one-time setup link creates the first admin, who signs in; the link th
   await expect(page.getByText("Demo accounts")).toHaveCount(0);
   await login.fill("admin", "admin-demo");
   await expect(login.error).toContainText("do not match", { timeout: answer });
+  await expect(login.username).toHaveAttribute("aria-invalid", "true");
 
   // A second tab holds the form open, to submit it after the link is used.
   const otherContext = await browser.newContext();

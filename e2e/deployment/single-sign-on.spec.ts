@@ -16,7 +16,12 @@ import { deployment, oidcProvider } from "./servers";
 const answer = 30_000;
 
 /** Verity's sign-in page → "Sign in with single sign-on" → the provider's sign-in and consent → back to Verity. */
-async function signInWithSso(page: Page, account: OidcAccount, callbackUrl = "/tasks"): Promise<void> {
+async function signInWithSso(
+  page: Page,
+  account: OidcAccount,
+  callbackUrl = "/tasks",
+  consent: "Allow" | "Deny" = "Allow",
+): Promise<void> {
   const login = new LoginPage(page);
   await login.goto(callbackUrl);
   await page.getByRole("button", { name: "Sign in with single sign-on" }).click();
@@ -28,7 +33,7 @@ async function signInWithSso(page: Page, account: OidcAccount, callbackUrl = "/t
   await page.getByLabel("Password").fill(account.password);
   await page.getByRole("button", { name: "Sign in" }).click();
   await expect(page.getByRole("heading", { name: "Allow Verity?", level: 1 })).toBeVisible({ timeout: answer });
-  await page.getByRole("button", { name: "Allow" }).click();
+  await page.getByRole("button", { name: consent }).click();
   await page.waitForURL((url) => url.origin === deployment.baseURL, { timeout: answer });
 }
 
@@ -108,6 +113,9 @@ test.describe("single sign-on", () => {
     const login = new LoginPage(page);
     await expect(login.error).toContainText("none of your groups there maps to a Verity role");
     await expect(login.error).toContainText("Ask an administrator");
+    // Not a wrong password: the password form is not marked as at fault.
+    await expect(login.username).not.toHaveAttribute("aria-invalid");
+    await expect(login.password).not.toHaveAttribute("aria-invalid");
     await expect(page.getByRole("button", { name: "Sign in with single sign-on" })).toBeVisible();
     await page.screenshot({ path: test.info().outputPath("sso-refused.png"), fullPage: true });
     await page.setViewportSize({ width: 390, height: 844 });
@@ -122,5 +130,15 @@ test.describe("single sign-on", () => {
     await expect(people.row(oidcAccounts.admin.login)).toBeVisible();
     await expect(people.row(oidcAccounts.unmapped.login)).toHaveCount(0);
     await admin.close();
+  });
+
+  test("a consent denied at the provider comes back to the sign-in page as a sign-on that did not complete", async ({
+    page,
+  }) => {
+    await signInWithSso(page, oidcAccounts.operator, "/tasks", "Deny");
+    await page.waitForURL((url) => url.pathname === "/login");
+    await expect(new LoginPage(page).error).toContainText("Single sign-on did not complete");
+    await page.goto("/tasks");
+    await page.waitForURL((url) => url.pathname === "/login");
   });
 });

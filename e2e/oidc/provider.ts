@@ -42,11 +42,12 @@ const provider = new Provider(oidcProvider.issuer, {
       }),
     };
   },
-  // Verity asks for "openid profile email" and reads the ID token's claims
-  // (lib/adapters/auth/oidc.ts), so the groups ride with the profile scope
-  // and are put in the ID token, as an identity provider is configured for it.
+  // Verity asks for "openid profile email"; the groups ride with the profile
+  // scope. oidc-provider's default, as OpenID Connect Core 5.4 says, returns
+  // a scope's claims from the userinfo endpoint, not in the ID token, when an
+  // access token is issued: Verity must read them there too
+  // (lib/adapters/auth/oidc.ts).
   claims: { openid: ["sub"], profile: ["name", "preferred_username", "groups"], email: ["email"] },
-  conformIdTokenClaims: false,
   pkce: { required: () => true },
   features: { devInteractions: { enabled: false } },
   interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
