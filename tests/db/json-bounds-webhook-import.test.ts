@@ -60,7 +60,6 @@ async function postWebhook(body: string, signed = true) {
   if (signed) headers["Sandbox-Signature"] = signWebhook(secret, body, Math.floor(Date.now() / 1000));
   const response = await sandboxWebhookRoute.POST(
     new Request("http://localhost/api/v1/events/sandbox", { method: "POST", headers, body }),
-    { params: Promise.resolve({}) },
   );
   return {
     status: response.status,
