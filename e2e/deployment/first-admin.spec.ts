@@ -9,6 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import { expect, test, type Page } from "@playwright/test";
+import { axeViolations } from "../pages/axe";
 import { LoginPage } from "../pages/login-page";
 import { PeoplePage } from "../pages/people-page";
 import { deployment } from "./servers";
@@ -60,6 +61,8 @@ test("the one-time setup link creates the first admin, who signs in; the link th
   // Bad input says why and creates nothing: the link still works afterwards.
   await fillSetup(page, "rosa", "Rosa Admin", "rosa's long passphrase", "rosa's other passphrase");
   await expect(page.getByText("The two passwords differ")).toBeVisible({ timeout: answer });
+  expect(await axeViolations(page)).toEqual([]);
+  await page.screenshot({ path: test.info().outputPath("setup-form.png"), fullPage: true });
   await fillSetup(page, "rosa", "Rosa Admin", "rosa's long passphrase");
   const done = page.getByRole("status").filter({ hasText: "first admin" });
   await expect(done).toContainText("Rosa Admin (rosa) is this deployment's first admin.", { timeout: answer });
@@ -83,6 +86,9 @@ test("the one-time setup link creates the first admin, who signs in; the link th
   await other.goto(link);
   await expect(other.getByRole("alert").filter({ hasText: "This setup link does not work" })).toBeVisible();
   await expect(other.getByRole("form", { name: "Create the first admin" })).toHaveCount(0);
+  await other.setViewportSize({ width: 390, height: 844 });
+  expect(await axeViolations(other)).toEqual([]);
+  await other.screenshot({ path: test.info().outputPath("setup-link-used-phone.png"), fullPage: true });
   await otherContext.close();
 
   await people.goto();

@@ -10,6 +10,7 @@
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { LoginPage } from "../pages/login-page";
 import { PeoplePage } from "../pages/people-page";
+import { axeViolations } from "../pages/axe";
 import { oidcAccounts, type OidcAccount } from "../oidc/accounts";
 import { deployment, oidcProvider } from "./servers";
 
@@ -61,6 +62,7 @@ test.describe("single sign-on", () => {
     await expect(login.password).toBeVisible();
     await expect(login.submit).toBeVisible();
     await expect(page.getByRole("button", { name: "Sign in with single sign-on" })).toBeVisible();
+    expect(await axeViolations(page)).toEqual([]);
     await page.screenshot({ path: test.info().outputPath("login-with-sso.png"), fullPage: true });
 
     await signInWithSso(page, oidcAccounts.operator, "/tasks");
@@ -117,8 +119,10 @@ test.describe("single sign-on", () => {
     await expect(login.username).not.toHaveAttribute("aria-invalid");
     await expect(login.password).not.toHaveAttribute("aria-invalid");
     await expect(page.getByRole("button", { name: "Sign in with single sign-on" })).toBeVisible();
+    expect(await axeViolations(page)).toEqual([]);
     await page.screenshot({ path: test.info().outputPath("sso-refused.png"), fullPage: true });
     await page.setViewportSize({ width: 390, height: 844 });
+    expect(await axeViolations(page)).toEqual([]);
     await page.screenshot({ path: test.info().outputPath("sso-refused-phone.png"), fullPage: true });
     // Not signed in: the console sends her back to sign in.
     await page.goto("/tasks");
