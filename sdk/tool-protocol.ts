@@ -299,6 +299,9 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
+/** The server's refusals of a success report after asking the provider (lib/use-cases/reconciliation/confirm-at-provider.ts). */
+const unconfirmedInvariants = ["success_confirmed_by_provider", "success_matches_provider_record"];
+
 async function recordOutcomeOf(
   ledger: ExecutionLedger,
   execution: Execution,
@@ -348,6 +351,23 @@ async function recordOutcomeOf(
         error: why,
       });
       return { kind: "unknown", execution: u.execution, task: u.task, error: why, leaseConflict: u.lease_conflict };
+    }
+    if (body.outcome === "succeeded" && unconfirmedInvariants.some((i) => error.hasInvariant(i))) {
+      // The server asked the provider, whose record does not bear the tool's
+      // success out (nothing under the key, or another effect). Left SENT, the
+      // attempt would wait out the reconciler's timeout; as unknown it is
+      // reconciled now. Any other status: someone settled it (below).
+      const current = await ledger.getExecution(execution.id);
+      if (current.status === "SENT") {
+        const why = clip(`the provider's record does not confirm the success the tool reported: ${error.detail}`);
+        const u = await ledger.recordOutcome(execution.id, {
+          ...base,
+          outcome: "unknown",
+          evidence: body.evidence,
+          error: why,
+        });
+        return { kind: "unknown", execution: u.execution, task: u.task, error: why, leaseConflict: u.lease_conflict };
+      }
     }
     // Someone settled the execution first (the provider's webhook, the
     // reconciler, a reviewer): their record stands, and is the answer. So

@@ -80,6 +80,28 @@ class LedgerApi extends AgentApi {
     });
   }
 
+  /**
+   * The refund made at the provider with the execution's key and id, as an
+   * agent makes it: the server confirms a reported success against the
+   * provider's record. Its webhook goes to the sink, so the worker's own
+   * report settles it.
+   */
+  async refundAtProvider(
+    execution: Pick<Execution, "id" | "task_id" | "idempotency_key">,
+  ): Promise<{ id: string; idempotency_key: string; metadata: Record<string, string> }> {
+    const call = await fetch(`${provider.url}/v1/refunds`, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        "Idempotency-Key": execution.idempotency_key,
+        "X-Sandbox-Webhook-Url": sink.url,
+      },
+      body: JSON.stringify({ ...refundRequest, metadata: { execution_id: execution.id, task_id: execution.task_id } }),
+    });
+    expect(call.status, await call.clone().text()).toBe(200);
+    return (await call.json()) as { id: string; idempotency_key: string; metadata: Record<string, string> };
+  }
+
   outcome(executionId: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {
     return this.request.post(`/api/v1/executions/${executionId}/outcome`, { data: body, headers });
   }
@@ -214,12 +236,12 @@ test("a replayed step gets the receipt: the call is not made again", async ({ re
   const task = await api.runningTask();
   const { execution } = await api.proceed(task);
   await api.sent(execution);
-  const evidence = { idempotency_key: execution.idempotency_key, id: "re_receipt" };
+  const evidence = await api.refundAtProvider(execution);
   const done = (await (
     await api.outcome(execution.id, {
       attempt_id: execution.attempt_id,
       outcome: "succeeded",
-      result: { refund_id: "re_receipt" },
+      result: { refund_id: evidence.id },
       evidence,
     })
   ).json()) as { task: TaskBody };
@@ -236,7 +258,7 @@ test("a replayed step gets the receipt: the call is not made again", async ({ re
   expect(receipt.execution).toMatchObject({
     id: execution.id,
     status: "SUCCEEDED",
-    result: { refund_id: "re_receipt" },
+    result: { refund_id: evidence.id },
   });
   // Nothing was written: the task is where the outcome left it.
   expect(receipt.task).toMatchObject({ status: "RUNNING", version: done.task.version });
@@ -277,13 +299,32 @@ test("success without evidence naming the execution is refused (422), and the ex
   expect((await api.execution(execution.id)).status).toBe("SENT");
   expect((await api.task(task.id)).status).toBe("WAITING_FOR_TOOL");
 
-  // Evidence naming the execution id (as the provider's metadata carries it) is enough.
+  // Evidence that names the execution but was written by the agent, with no call behind it
+  // (issue 11's reproduction: it was accepted and the task moved on), is checked against the
+  // provider's record of a refund: it has none, so the report is refused and nothing moves.
+  const selfMade = await api.outcome(execution.id, {
+    attempt_id: execution.attempt_id,
+    outcome: "succeeded",
+    evidence: { execution_id: execution.id },
+  });
+  const refused = await expectProblem(selfMade, 422, "invariant-violated");
+  expect(invariantsOf(refused)).toEqual(["success_confirmed_by_provider"]);
+  expect(String(refused.detail)).toContain("The provider has nothing under key");
+  expect((await api.execution(execution.id)).status).toBe("SENT");
+  expect((await api.task(task.id)).status).toBe("WAITING_FOR_TOOL");
+  expect(await refundsOfTask(provider.url, task.id)).toHaveLength(0);
+
+  // Once the refund is made, evidence naming the execution id (as the provider's metadata carries it) is enough.
+  const made = await api.refundAtProvider(execution);
   const ok = await api.outcome(execution.id, {
     attempt_id: execution.attempt_id,
     outcome: "succeeded",
-    evidence: { id: "re_1", metadata: { execution_id: execution.id } },
+    evidence: { id: made.id, metadata: { execution_id: execution.id } },
   });
   expect(ok.status(), await ok.text()).toBe(200);
+  expect(((await ok.json()) as { execution: Execution }).execution.evidence).toMatchObject({
+    confirmed_at_provider: { record: { id: made.id, idempotency_key: execution.idempotency_key } },
+  });
 });
 
 test("an unknown outcome sends the task to RECONCILING, and a retry is refused until it is reconciled", async ({
@@ -534,12 +575,13 @@ test("an outcome under a stale fencing token is recorded (200 with lease_conflic
     ).status(),
   ).toBe(204);
   const second = await api.lease(task.id, 60);
+  const late = await api.refundAtProvider(execution);
 
   const report = {
     attempt_id: execution.attempt_id,
     outcome: "succeeded",
-    result: { refund_id: "re_late" },
-    evidence: { id: "re_late", idempotency_key: execution.idempotency_key },
+    result: { refund_id: late.id },
+    evidence: { id: late.id, idempotency_key: execution.idempotency_key },
   };
   const res = await api.outcome(execution.id, report, { "Fencing-Token": first.fencing_token });
   expect(res.status(), await res.text()).toBe(200);
@@ -548,7 +590,7 @@ test("an outcome under a stale fencing token is recorded (200 with lease_conflic
     task: TaskBody;
     lease_conflict: { detail: string; lease: Lease | null } | null;
   };
-  expect(body.execution).toMatchObject({ status: "SUCCEEDED", result: { refund_id: "re_late" } });
+  expect(body.execution).toMatchObject({ status: "SUCCEEDED", result: { refund_id: late.id } });
   expect(body.task).toMatchObject({ status: "WAITING_FOR_TOOL", version: waiting.version });
   expect(res.headers()["etag"]).toBe(`"${waiting.version}"`);
   expect(body.lease_conflict?.lease).toMatchObject({ fencing_token: second.fencing_token, active: true });
@@ -564,7 +606,7 @@ test("an outcome under a stale fencing token is recorded (200 with lease_conflic
   expect(replay.status(), await replay.text()).toBe(200);
   expect((await replay.json()) as IntentBody).toMatchObject({
     kind: "receipt",
-    execution: { id: execution.id, result: { refund_id: "re_late" } },
+    execution: { id: execution.id, result: { refund_id: late.id } },
   });
   const moved = await api.transition(
     task.id,

@@ -21,9 +21,11 @@ import {
   connectorsFor,
   failure,
   lostAnswer,
+  providerLosesItsRecords,
   refund,
   refundExecution,
   runningTask,
+  successMadeAt,
   taskStatusOf,
 } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
@@ -219,20 +221,13 @@ describe("reconcile", () => {
     expect(await hasOpenDivergence(db, execution.taskId)).toBe(false);
   });
 
-  it("a success the provider has never heard of: still diverged, the attempt recorded, the alert stays open and blocking", async () => {
+  it("a success the provider has since lost: still diverged, the attempt recorded, the alert stays open and blocking", async () => {
     const s = await sandbox();
     const execution = await refundExecution(db);
-    // The worker claims success without ever calling the provider.
-    await recordOutcome(
-      db,
-      execution.id,
-      {
-        attempt_id: execution.attemptId,
-        outcome: "succeeded",
-        evidence: { idempotency_key: execution.idempotencyKey },
-      },
-      agent,
-    );
+    // The provider confirmed the refund when it was reported, then lost its record.
+    const deps = connectorsFor(s.url);
+    await recordOutcome(db, execution.id, await successMadeAt(deps, execution), agent, deps);
+    await providerLosesItsRecords(s.url);
     const verified = await verifySettled(db, connectorsFor(s.url));
     const raised = verified.raised.find((r) => r.executionId === execution.id);
     expect(raised?.kind).toBe("effect_missing_at_provider");

@@ -33,6 +33,7 @@ import {
   failure,
   refund,
   refundsUnderKey,
+  successMadeAt,
   unreachable,
 } from "@/tests/helpers/effects";
 import { signedV1Checkpoint } from "@/tests/helpers/checkpoints";
@@ -93,7 +94,7 @@ async function drive(task: { id: string; version: number }, path: string[]): Pro
 const triggers = async (taskId: string) =>
   (await listCheckpoints(db, taskId)).map((c) => [c.trigger, c.stateVersion, c.snapshotStatus]);
 
-/** A refund (or CRM note) through the ledger, the provider's answer simulated with evidence naming the execution. */
+/** A refund (or CRM note) through the ledger, made at a sandbox provider and reported with its record. */
 async function effect(
   task: { id: string; version: number },
   toolCallId: string,
@@ -108,16 +109,10 @@ async function effect(
   );
   if (intent.kind !== "proceed" || !intent.task) throw new Error("expected proceed");
   await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
-  const outcome = await recordOutcome(
-    db,
-    intent.execution.id,
-    {
-      attempt_id: intent.execution.attemptId,
-      outcome: "succeeded",
-      evidence: { execution_id: intent.execution.id, id: `re_${toolCallId}` },
-    },
-    agent,
-  );
+  const provider = await sandbox();
+  const deps = connectorsFor(provider.url);
+  const row = await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
+  const outcome = await recordOutcome(db, row.id, await successMadeAt(deps, row), agent, deps);
   return { task: { id: task.id, version: outcome.task!.version }, execution: outcome.execution };
 }
 
@@ -520,6 +515,7 @@ describe("restoring a checkpoint", () => {
           evidence: { ...outcome.evidence, record: outcome.record },
         },
         agent,
+        connectors,
       );
       return { kind: "called", version: recorded.task!.version, executionId: row.id };
     }

@@ -36,7 +36,7 @@ describe("the refund agent's runs under provider faults", () => {
       const s = await sandbox();
       const agent = (seed: number) =>
         new RefundAgent({
-          client: new EngineBackedClient(db, refundBot, { callTimeoutMs: 1_000 }),
+          client: new EngineBackedClient(db, refundBot, { callTimeoutMs: 1_000, provider: connectorsFor(s.url) }),
           sandboxUrl: s.url,
           identity: refundBot.identity,
           callTimeoutMs: 1_000,

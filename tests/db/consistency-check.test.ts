@@ -63,7 +63,8 @@ async function completedRefund(
   if (intent.kind !== "proceed") throw new Error(`intent: ${intent.kind}`);
   await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
   const row = await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
-  const outcome = await performEffect(row, connectorsFor(baseUrl));
+  const deps = connectorsFor(baseUrl);
+  const outcome = await performEffect(row, deps);
   if (outcome.kind !== "succeeded") throw new Error(`refund: ${outcome.kind}`);
   const recorded = await recordOutcome(
     db,
@@ -76,6 +77,7 @@ async function completedRefund(
       next_status: "VALIDATING",
     },
     agent,
+    deps,
   );
   const validating = recorded.task?.version;
   if (validating === undefined) throw new Error("the task did not move on");
@@ -274,7 +276,8 @@ describe("broken data: each problem found by name", () => {
         if (intent.kind !== "proceed") throw new Error(intent.kind);
         await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
         const row = await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
-        const outcome = await performEffect(row, connectorsFor(s.url));
+        const deps = connectorsFor(s.url);
+        const outcome = await performEffect(row, deps);
         if (outcome.kind !== "succeeded") throw new Error(outcome.kind);
         const moved = await recordOutcome(
           db,
@@ -285,6 +288,7 @@ describe("broken data: each problem found by name", () => {
             evidence: { ...outcome.evidence, record: outcome.record },
           },
           agent,
+          deps,
         );
         await transitionTask(
           db,

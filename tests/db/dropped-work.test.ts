@@ -63,8 +63,8 @@ interface NextFault {
 class FaultyClient extends EngineBackedClient {
   next: NextFault = {};
 
-  constructor() {
-    super(db, agentActor, { callTimeoutMs: 5_000 });
+  constructor(sandboxUrl: string) {
+    super(db, agentActor, { callTimeoutMs: 5_000, provider: connectorsFor(sandboxUrl) });
   }
 
   override async recordIntent(taskId: string, body: RecordIntentBody) {
@@ -108,7 +108,7 @@ let orders = 0;
 
 async function setUp() {
   const s = await sandbox();
-  const client = new FaultyClient();
+  const client = new FaultyClient(s.url);
   const agent = new RefundAgent({
     client,
     sandboxUrl: s.url,
@@ -268,9 +268,10 @@ describe("the reconciler's two 'nothing happened' settlements say a retry is saf
   async function retryThroughSdk(taskId: string, sandboxUrl: string) {
     const task = await db.task.findUniqueOrThrow({ where: { id: taskId } });
     const calls: ToolCallContext[] = [];
-    const payments = connectorsFor(sandboxUrl).payments;
+    const provider = connectorsFor(sandboxUrl);
+    const payments = provider.payments;
     const result = await executeToolProtocol(
-      engineLedger(db, refundBot),
+      engineLedger(db, refundBot, { deps: provider }),
       {
         taskId,
         toolCallId: "refund-1",

@@ -12,6 +12,8 @@ import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
 import { isAppError } from "@/lib/core/errors";
 import { openTestPglite } from "@/tests/helpers/pglite";
+import { connectorsFor, successMadeAt } from "@/tests/helpers/effects";
+import { sandbox } from "@/tests/sandbox/helpers";
 
 const agent: Actor = { identity: "spiffe://verity.local/agent/refund-bot", kind: "agent" };
 const refund = { amount_cents: 2500, currency: "usd", charge_id: "ch_1", customer_id: "cus_1" };
@@ -98,17 +100,10 @@ describe("execution ledger", () => {
       ),
     );
     expect(noEvidence.invariants).toEqual(["success_requires_matching_evidence"]);
-    const done = await recordOutcome(
-      db,
-      execution.id,
-      {
-        attempt_id: execution.attemptId,
-        outcome: "succeeded",
-        result: { id: "re_1" },
-        evidence: { idempotency_key: execution.idempotencyKey, id: "re_1" },
-      },
-      agent,
-    );
+    const s = await sandbox();
+    const deps = connectorsFor(s.url);
+    const report = await successMadeAt(deps, await getExecutionRowOrThrow(db, execution.id));
+    const done = await recordOutcome(db, execution.id, report, agent, deps);
     expect(done.execution.status).toBe("SUCCEEDED");
     expect(done.task?.status).toBe("RUNNING");
     const replay = await recordIntent(
@@ -118,7 +113,7 @@ describe("execution ledger", () => {
       agent,
     );
     expect(replay.kind).toBe("receipt");
-    expect(replay.execution.result).toEqual({ id: "re_1" });
+    expect(replay.execution.result).toEqual(report.result);
   });
 
   it("an unknown outcome sends the task to RECONCILING and refuses an irreversible retry until reconciled", async () => {

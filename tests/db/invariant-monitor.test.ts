@@ -11,7 +11,15 @@ import { acquireLease } from "@/lib/stores/leases";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
-import { agent, alice, failure, refundExecution, runningTask, unreachable } from "@/tests/helpers/effects";
+import {
+  agent,
+  alice,
+  failure,
+  noteExecution,
+  refundExecution,
+  runningTask,
+  unreachable,
+} from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 
 /**
@@ -312,7 +320,8 @@ describe("task rows edited outside Verity", () => {
 
 describe("tool success without matching evidence", () => {
   it("a success whose evidence names our key and another execution, and one whose evidence is missing", async () => {
-    const named = await refundExecution(db);
+    // Notes: a reversible effect's success stands on the worker's evidence (a refund's is confirmed at the provider).
+    const named = await noteExecution(db);
     // The engine's own check accepts evidence that names our key among others.
     await recordOutcome(
       db,
@@ -324,7 +333,7 @@ describe("tool success without matching evidence", () => {
       },
       agent,
     );
-    const missing = await refundExecution(db);
+    const missing = await noteExecution(db);
     // Proof sent as `result` only: accepted, but nothing is stored as evidence.
     await recordOutcome(
       db,

@@ -29,6 +29,7 @@ import {
   refund,
   refundExecution,
   refundsUnderKey,
+  successMadeAt,
   taskStatusOf,
   unreachable,
 } from "@/tests/helpers/effects";
@@ -128,6 +129,7 @@ describe("reconcileExecution", () => {
       execution.id,
       { attempt_id: retry.execution.attemptId, outcome: "succeeded", result: second.record, evidence: second.record },
       agent,
+      connectorsFor(s.url),
     );
     expect(done.execution.status).toBe("SUCCEEDED");
     expect(await refundsUnderKey(s.url, execution.idempotencyKey)).toBe(1);
@@ -402,18 +404,12 @@ describe("verifySettled", () => {
     const s = await sandbox();
     const deps = connectorsFor(s.url);
 
-    // Recorded succeeded, but the provider has nothing (a worker that reported success it never got).
+    // Recorded succeeded, but the provider has nothing: it confirmed the refund when it was
+    // reported and has lost its record since (a second sandbox stands for it before the loss).
     const missing = await refundExecution(own);
-    await recordOutcome(
-      own,
-      missing.id,
-      {
-        attempt_id: missing.attemptId,
-        outcome: "succeeded",
-        evidence: { idempotency_key: missing.idempotencyKey, id: "re_imagined" },
-      },
-      agent,
-    );
+    const beforeTheLoss = connectorsFor((await sandbox()).url);
+    const missingReport = await successMadeAt(beforeTheLoss, missing);
+    await recordOutcome(own, missing.id, missingReport, agent, beforeTheLoss);
 
     // Recorded failed, but the provider has the refund.
     const found = await refundExecution(own);
@@ -429,7 +425,13 @@ describe("verifySettled", () => {
     const fine = await refundExecution(own);
     const ok = await performEffect(fine, deps);
     if (ok.kind !== "succeeded") throw new Error("expected success");
-    await recordOutcome(own, fine.id, { attempt_id: fine.attemptId, outcome: "succeeded", evidence: ok.record }, agent);
+    await recordOutcome(
+      own,
+      fine.id,
+      { attempt_id: fine.attemptId, outcome: "succeeded", evidence: ok.record },
+      agent,
+      deps,
+    );
 
     // Completed, then written around the rules: a mandatory subtask reopened.
     const { task } = await createTask(
@@ -468,7 +470,7 @@ describe("verifySettled", () => {
     const byKind = Object.fromEntries(alerts.map((a) => [a.kind, a]));
     expect(byKind.effect_missing_at_provider?.internal).toMatchObject({
       execution_status: "SUCCEEDED",
-      evidence: { id: "re_imagined" },
+      evidence: { id: missingReport.result.id },
     });
     expect(byKind.effect_missing_at_provider?.external).toMatchObject({
       lookup: "not_found",

@@ -7,7 +7,9 @@ import { acquireLease, releaseLease, type LeaseView } from "@/lib/stores/leases"
 import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import type { Actor } from "@/lib/model/actor";
-import { agent, failure, refund, runningTask, unreachable } from "@/tests/helpers/effects";
+import { performEffect, type ConnectorDeps } from "@/lib/connectors/effects";
+import { agent, connectorsFor, failure, refund, runningTask, unreachable } from "@/tests/helpers/effects";
+import { sandbox } from "@/tests/sandbox/helpers";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 
 /**
@@ -29,10 +31,19 @@ interface TakenOver {
   execution: ExecutionView;
   a: LeaseView;
   b: LeaseView;
+  /** The provider A called, which the engine asks to confirm a success. */
+  deps: ConnectorDeps;
+  /** The refund's id at the provider when A's call was made (`made`), else null. */
+  refundId: string | null;
 }
 
-/** A sends a refund under its lease; its lease ends (released here: no clock involved) and B takes the task over before A reports. */
-async function takenOverWhileSent(): Promise<TakenOver> {
+/**
+ * A sends a refund under its lease (`made`: and the provider makes it); its
+ * lease ends (released here: no clock involved) and B takes the task over
+ * before A reports.
+ */
+async function takenOverWhileSent(options: { made?: boolean } = {}): Promise<TakenOver> {
+  const deps = connectorsFor((await sandbox()).url);
   const task = await runningTask(db);
   const a = await acquireLease(db, task.id, {}, workerA);
   const intent = await recordIntent(
@@ -49,16 +60,25 @@ async function takenOverWhileSent(): Promise<TakenOver> {
   );
   if (intent.kind !== "proceed" || !intent.task) throw new Error("expected a new intent");
   await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, workerA);
+  let refundId: string | null = null;
+  if (options.made) {
+    const made = await performEffect(
+      await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } }),
+      deps,
+    );
+    if (made.kind !== "succeeded") throw new Error(`the provider did not make the refund: ${made.message}`);
+    refundId = made.record.id;
+  }
   await releaseLease(db, task.id, a.fencingToken, workerA);
   const b = await acquireLease(db, task.id, {}, workerB);
   expect(BigInt(b.fencingToken)).toBeGreaterThan(BigInt(a.fencingToken));
-  return { taskId: task.id, version: intent.task.version, execution: intent.execution, a, b };
+  return { taskId: task.id, version: intent.task.version, execution: intent.execution, a, b, deps, refundId };
 }
 
-const evidenceFor = (e: ExecutionView) => ({
-  id: "re_123",
-  idempotency_key: e.idempotencyKey,
-  metadata: { execution_id: e.id },
+const evidenceFor = (s: TakenOver) => ({
+  id: s.refundId,
+  idempotency_key: s.execution.idempotencyKey,
+  metadata: { execution_id: s.execution.id },
 });
 
 async function taskRow(taskId: string) {
@@ -68,19 +88,19 @@ async function taskRow(taskId: string) {
 
 describe("an outcome reported under a stale fencing token", () => {
   it("records the success, leaves the task where it is, and says the lease was taken over; a retry of the report says the same", async () => {
-    const s = await takenOverWhileSent();
+    const s = await takenOverWhileSent({ made: true });
     const before = await taskRow(s.taskId);
     expect(before.status).toBe("WAITING_FOR_TOOL");
 
     const report = {
       attempt_id: s.execution.attemptId,
       outcome: "succeeded",
-      result: { refund_id: "re_123" },
-      evidence: evidenceFor(s.execution),
+      result: { refund_id: s.refundId },
+      evidence: evidenceFor(s),
       fencing_token: s.a.fencingToken,
     };
-    const recorded = await recordOutcome(db, s.execution.id, report, workerA);
-    expect(recorded.execution).toMatchObject({ status: "SUCCEEDED", result: { refund_id: "re_123" } });
+    const recorded = await recordOutcome(db, s.execution.id, report, workerA, s.deps);
+    expect(recorded.execution).toMatchObject({ status: "SUCCEEDED", result: { refund_id: s.refundId } });
     expect(recorded.task).toBeNull();
     expect(recorded.leaseConflict?.lease).toMatchObject({ holder: workerB.identity, fencingToken: s.b.fencingToken });
     expect(recorded.leaseConflict?.message).toContain(`Fencing token ${s.a.fencingToken} is not the current lease`);
@@ -93,7 +113,7 @@ describe("an outcome reported under a stale fencing token", () => {
     });
 
     // The first answer was lost and A's client sends the report again.
-    const again = await recordOutcome(db, s.execution.id, report, workerA);
+    const again = await recordOutcome(db, s.execution.id, report, workerA, s.deps);
     expect(again).toMatchObject({
       execution: { status: "SUCCEEDED", version: recorded.execution.version },
       task: null,
@@ -102,17 +122,18 @@ describe("an outcome reported under a stale fencing token", () => {
   });
 
   it("the new lease holder finds the receipt, makes no call, and moves the task on; the stale worker's next write is refused", async () => {
-    const s = await takenOverWhileSent();
+    const s = await takenOverWhileSent({ made: true });
     await recordOutcome(
       db,
       s.execution.id,
       {
         attempt_id: s.execution.attemptId,
         outcome: "succeeded",
-        evidence: evidenceFor(s.execution),
+        evidence: evidenceFor(s),
         fencing_token: s.a.fencingToken,
       },
       workerA,
+      s.deps,
     );
 
     const replay = await recordIntent(
@@ -164,6 +185,7 @@ describe("an outcome reported under a stale fencing token", () => {
           fencing_token: s.a.fencingToken,
         },
         workerA,
+        s.deps,
       ),
     );
     expect(refused).toMatchObject({ code: "invariant_violated", invariants: ["success_requires_matching_evidence"] });
@@ -177,6 +199,7 @@ describe("an outcome reported under a stale fencing token", () => {
       s.execution.id,
       { attempt_id: s.execution.attemptId, outcome: "failed", error: "card_declined", fencing_token: s.a.fencingToken },
       workerA,
+      s.deps,
     );
     expect(recorded).toMatchObject({
       execution: { status: "FAILED" },
@@ -216,6 +239,7 @@ describe("an outcome reported under a stale fencing token", () => {
       s.execution.id,
       { attempt_id: s.execution.attemptId, outcome: "unknown", error: "timeout", fencing_token: s.a.fencingToken },
       workerA,
+      s.deps,
     );
     expect(recorded).toMatchObject({ execution: { status: "OUTCOME_UNKNOWN" }, task: null });
     expect(recorded.leaseConflict).not.toBeNull();
@@ -225,27 +249,29 @@ describe("an outcome reported under a stale fencing token", () => {
   });
 
   it("an agent reporting without a token under another's live lease is treated the same; with the current token the task moves", async () => {
-    const s = await takenOverWhileSent();
+    const s = await takenOverWhileSent({ made: true });
     const tokenless = await recordOutcome(
       db,
       s.execution.id,
-      { attempt_id: s.execution.attemptId, outcome: "succeeded", evidence: evidenceFor(s.execution) },
+      { attempt_id: s.execution.attemptId, outcome: "succeeded", evidence: evidenceFor(s) },
       workerA,
+      s.deps,
     );
     expect(tokenless).toMatchObject({ execution: { status: "SUCCEEDED" }, task: null });
     expect(tokenless.leaseConflict?.message).toContain(`Task ${s.taskId} is leased by another worker`);
 
-    const fresh = await takenOverWhileSent();
+    const fresh = await takenOverWhileSent({ made: true });
     const current = await recordOutcome(
       db,
       fresh.execution.id,
       {
         attempt_id: fresh.execution.attemptId,
         outcome: "succeeded",
-        evidence: evidenceFor(fresh.execution),
+        evidence: evidenceFor(fresh),
         fencing_token: fresh.b.fencingToken,
       },
       workerB,
+      fresh.deps,
     );
     expect(current).toMatchObject({ leaseConflict: null, task: { status: "RUNNING", version: fresh.version + 1 } });
   });

@@ -54,6 +54,25 @@ export async function refundExecution(
   return db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
 }
 
+/** A CRM note's intent, marked SENT: a reversible effect, whose success report stands on its own evidence. */
+export async function noteExecution(db: Db): Promise<Execution> {
+  const task = await runningTask(db);
+  const intent = await recordIntent(
+    db,
+    task.id,
+    {
+      tool_call_id: "note-1",
+      tool: "crm.add_note",
+      request: { customer_id: "cus_1", text: "refund issued" },
+      expected_version: task.version,
+    },
+    agent,
+  );
+  expect(intent.kind).toBe("proceed");
+  await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
+  return db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
+}
+
 export function executionRow(db: Db, id: string): Promise<Execution> {
   return db.execution.findUniqueOrThrow({ where: { id } });
 }
@@ -142,4 +161,42 @@ export async function lostAnswer(
   const outcome = await call;
   expect(outcome.kind).toBe("unknown");
   return outcome;
+}
+
+/**
+ * The execution's effect made at the provider, as a worker makes it, and the
+ * success report a worker then sends: the provider's record as result and
+ * evidence. An irreversible effect's success is recorded only when the
+ * provider holds it (lib/use-cases/reconciliation/confirm-at-provider.ts),
+ * so a test that needs a recorded refund makes one; `deps` goes to
+ * recordOutcome so that the engine asks the same provider.
+ */
+export async function successMadeAt(
+  deps: ConnectorDeps,
+  execution: Execution,
+): Promise<{
+  attempt_id: string;
+  outcome: "succeeded";
+  result: Record<string, unknown>;
+  evidence: Record<string, unknown>;
+}> {
+  const outcome = await performEffect(execution, deps);
+  if (outcome.kind !== "succeeded") throw new Error(`the provider did not make the effect: ${outcome.message}`);
+  return {
+    attempt_id: execution.attemptId,
+    outcome: "succeeded",
+    result: outcome.record,
+    evidence: { ...outcome.record, provider: outcome.evidence },
+  };
+}
+
+/**
+ * The provider loses every record it holds (POST /__sandbox/reset): how a
+ * success that was confirmed when it was reported comes to be one the
+ * provider "never saw", the state the reconciler's and the consistency
+ * checker's provider checks exist to find.
+ */
+export async function providerLosesItsRecords(baseUrl: string): Promise<void> {
+  const res = await fetch(`${baseUrl}/__sandbox/reset`, { method: "POST" });
+  if (!res.ok) throw new Error(`sandbox reset answered ${res.status}`);
 }

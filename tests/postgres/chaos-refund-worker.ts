@@ -75,6 +75,11 @@ async function live(job: WorkerJob): Promise<string> {
     payments: new SandboxPaymentConnector({ baseUrl: job.sandboxUrl, faults: job.faults, timeoutMs: 1_500 }),
     crm: new SandboxCrmConnector({ baseUrl: job.sandboxUrl, timeoutMs: 1_500 }),
   };
+  // The engine's own line to the same provider, which confirms a reported refund; the faults are the worker's calls'.
+  const provider = {
+    payments: new SandboxPaymentConnector({ baseUrl: job.sandboxUrl, timeoutMs: 1_500 }),
+    crm: new SandboxCrmConnector({ baseUrl: job.sandboxUrl, timeoutMs: 1_500 }),
+  };
   const faultPoint = (point: FaultPoint) => {
     if (job.killAt === point) process.kill(process.pid, "SIGKILL");
   };
@@ -158,6 +163,7 @@ async function live(job: WorkerJob): Promise<string> {
                 fencing_token,
               },
               actor,
+              provider,
             );
           } else if (outcome.kind === "failed") {
             await recordOutcome(

@@ -2,6 +2,8 @@ import { intentIdOf, noteRequestOf, orderOf, refundRequestOf, type Order } from 
 import { NOTE_CALL, REFUND_CALL, refundSubtasks } from "@/programs/agent/plan";
 import { RefundAgent } from "@/programs/agent/refund-agent";
 import type { Db } from "@/lib/db/client";
+import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
+import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
 import type { PlannedCall } from "@/lib/use-cases/failover/failover";
 import type { Actor } from "@/lib/model/actor";
 import { EngineBackedClient } from "./failover-engine-client";
@@ -39,8 +41,13 @@ export function plannedCallsOf(order: Order): PlannedCall[] {
   ];
 }
 
-export function engineClientOf(db: Db): EngineBackedClient {
-  return new EngineBackedClient(db, failoverAgent, { callTimeoutMs: CALL_TIMEOUT_MS });
+/** `sandboxUrl`: the provider the agent calls, which the engine asks too. */
+export function engineClientOf(db: Db, sandboxUrl: string): EngineBackedClient {
+  const provider = {
+    payments: new SandboxPaymentConnector({ baseUrl: sandboxUrl, timeoutMs: CALL_TIMEOUT_MS }),
+    crm: new SandboxCrmConnector({ baseUrl: sandboxUrl, timeoutMs: CALL_TIMEOUT_MS }),
+  };
+  return new EngineBackedClient(db, failoverAgent, { callTimeoutMs: CALL_TIMEOUT_MS, provider });
 }
 
 /** The task RefundAgent.run creates first, with the same body, so the agent's own create is then a replay. */

@@ -2,6 +2,7 @@ import { leaseResource } from "@/lib/adapters/api/lease-resources";
 import { executionResource } from "@/lib/adapters/api/execution-resources";
 import { taskResource, transitionResource } from "@/lib/adapters/api/task-resources";
 import type { Db } from "@/lib/db/client";
+import type { ConnectorDeps } from "@/lib/connectors/effects";
 import { listExecutions } from "@/lib/stores/execution-store";
 import { getInstructionLedger } from "@/lib/stores/instructions";
 import { instructionLedgerResource } from "@/lib/adapters/api/instruction-resources";
@@ -37,13 +38,19 @@ import { api, engineLedger } from "@/tests/sdk/engine-ledger";
 export class EngineBackedClient extends VerityClient {
   private readonly ledger: ExecutionLedger;
 
+  /**
+   * `provider`: the payment provider and CRM the engine itself asks (a
+   * success report's confirmation, lib/use-cases/reconciliation/confirm-at-provider.ts):
+   * the same sandbox the agent calls, as a deployment's server and its
+   * workers share one provider.
+   */
   constructor(
     private readonly db: Db,
     private readonly actor: Actor,
-    options: { callTimeoutMs: number },
+    options: { callTimeoutMs: number; provider: ConnectorDeps },
   ) {
     super({ baseUrl: "engine://in-process", token: "unused", callTimeoutMs: options.callTimeoutMs });
-    this.ledger = engineLedger(db, actor);
+    this.ledger = engineLedger(db, actor, { deps: options.provider });
   }
 
   override createTask(input: CreateTaskInput) {

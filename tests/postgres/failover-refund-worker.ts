@@ -50,7 +50,7 @@ async function main(): Promise<void> {
   }
   const handle = openDatabase({ kind: "postgres", url: env.url }, { poolSize: env.concurrency + 1 });
   const db = handle.db;
-  const client = engineClientOf(db);
+  const client = engineClientOf(db, env.sandboxUrl);
   const agent = refundAgentOf(client, env.sandboxUrl, { seed: env.seed, faults: env.faults });
   // Lookups only: recording the calls lost with the primary never causes an effect.
   const deps = {

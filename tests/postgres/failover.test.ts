@@ -129,7 +129,7 @@ describe("regional failover: primary lost mid-traffic, standby from backup plus 
       const primaryDatabase = primary!;
 
       // ── Traffic on the primary ─────────────────────────────────────────
-      const client = engineClientOf(primaryDatabase.db);
+      const client = engineClientOf(primaryDatabase.db, sandbox.url);
       for (const [i, order] of orders.entries()) await createRefundTask(client, order, taskIds[i]!);
       const firstWave = partition(orders.slice(0, FIRST_WAVE), WORKERS).map((slice) =>
         startWorker(primaryDatabase.url, "run", slice),

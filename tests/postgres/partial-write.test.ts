@@ -32,6 +32,8 @@ import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
+import { connectorsFor, successMadeAt } from "@/tests/helpers/effects";
+import { sandbox } from "@/tests/sandbox/helpers";
 import type { PartialWriteCommand, PartialWriteMessage } from "./partial-write-worker";
 
 const agent: Actor = { identity: "spiffe://verity.test/agent/partial-write", kind: "agent" };
@@ -237,12 +239,9 @@ describe("a connection killed mid-transaction leaves no partial state", () => {
     );
     if (intent.kind !== "proceed") throw new Error("expected a new intent");
     const sent = await markSent(database.db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
-    const report = {
-      attempt_id: sent.attemptId,
-      outcome: "succeeded",
-      result: { refund_id: "re_partial" },
-      evidence: { idempotency_key: sent.idempotencyKey, id: "re_partial" },
-    };
+    // The refund is made at a provider, which the engine asks before it records the success.
+    const deps = connectorsFor((await sandbox()).url);
+    const report = await successMadeAt(deps, await database.db.execution.findUniqueOrThrow({ where: { id: sent.id } }));
     const before = await everyTable();
     const taskBefore = await taskRow(task.id);
 
@@ -251,7 +250,7 @@ describe("a connection killed mid-transaction leaves no partial state", () => {
       lock: "LOCK TABLE transitions IN EXCLUSIVE MODE",
       stallsOn: /tasks|transitions/,
       written: { table: "executions", id: sent.id },
-      write: () => recordOutcome(database.db, sent.id, report, agent),
+      write: () => recordOutcome(database.db, sent.id, report, agent, deps),
     });
 
     expect(await taskRow(task.id)).toEqual(taskBefore);
@@ -265,7 +264,7 @@ describe("a connection killed mid-transaction leaves no partial state", () => {
     expect(await count("outbox_messages WHERE task_id = $1", [task.id])).toBe(0);
     expect(await everyTable()).toEqual(before);
 
-    const retry = await recordOutcome(database.db, sent.id, report, agent);
+    const retry = await recordOutcome(database.db, sent.id, report, agent, deps);
     expect(retry).toMatchObject({
       execution: { status: "SUCCEEDED" },
       task: { status: "RUNNING", version: taskBefore.version + 1 },

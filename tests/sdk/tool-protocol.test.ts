@@ -172,6 +172,26 @@ describe("executeTool fault points", () => {
 });
 
 describe("executeTool outcomes", () => {
+  it("a tool that claims a refund it never made is UNKNOWN, not success; the reconciler then finds nothing and a retry is safe", async () => {
+    const task = await runningTask();
+    const claimed = await executeToolProtocol(
+      ledger,
+      { taskId: task.id, toolCallId: "refund", tool: "payments.refund", request, expectedVersion: task.version },
+      async (ctx) => ({ outcome: "succeeded", evidence: { execution_id: ctx.executionId } }),
+      { defaultCallTimeoutMs: 5_000 },
+    );
+    expect(claimed).toMatchObject({
+      kind: "unknown",
+      execution: { status: "OUTCOME_UNKNOWN" },
+      task: { status: "RECONCILING" },
+    });
+    if (claimed.kind !== "unknown") return;
+    expect(claimed.error).toContain("the provider's record does not confirm the success the tool reported");
+    expect(await refundsOf(task.id)).toBe(0);
+    const reconciled = await reconcileExecution(db, claimed.execution.id, providerDeps());
+    expect(reconciled).toMatchObject({ action: "reconciled_failed", lookup: "not_found" });
+  });
+
   it("a call that returns no valid outcome is UNKNOWN", async () => {
     const task = await runningTask();
     const result = await executeToolProtocol(

@@ -15,7 +15,8 @@ export function evidenceProblem(evidence: unknown, execution: Pick<Execution, "i
     for (const k of ["idempotency_key", "idempotencyKey"]) if (typeof node[k] === "string") keys.add(node[k]);
     for (const k of ["execution_id", "executionId"]) if (typeof node[k] === "string") ids.add(node[k]);
     if (depth >= 2) return;
-    for (const nested of ["metadata", "record", "refund", "note"]) {
+    // confirmed_at_provider: the provider's own record, added by the engine when it confirmed the success.
+    for (const nested of ["metadata", "record", "refund", "note", "confirmed_at_provider"]) {
       const child = node[nested];
       if (isRecord(child)) collect(child, depth + 1);
     }

@@ -22,7 +22,7 @@ import { parseOrThrow, clientIdSchema } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
 import { handFailureToPeople } from "@/lib/use-cases/reviews/hand-failure-to-people";
 import { type CorrectionMove } from "@/lib/use-cases/executions/settle-task";
-import { getConnectors, type ConnectorDeps } from "@/lib/connectors/effects";
+import { getConnectors, type ConnectorDeps, type ProviderRecord } from "@/lib/connectors/effects";
 import {
   confirmReportedSuccess,
   settleSuccessAfterFailure,
@@ -30,6 +30,7 @@ import {
 import { fencingTokenSchema, jsonObjectSchema } from "@/lib/use-cases/executions/input-fields";
 import { leaseConflictOf, type LeaseConflict } from "@/lib/use-cases/executions/lease-fencing";
 import { moveTaskAfterTool } from "@/lib/use-cases/executions/move-task-after-tool";
+import { confirmAtProvider } from "@/lib/use-cases/reconciliation/confirm-at-provider";
 
 export const RecordOutcomeInputSchema = z.strictObject({
   attempt_id: clientIdSchema,
@@ -55,6 +56,23 @@ export interface OutcomeResult {
   leaseConflict: LeaseConflict | null;
 }
 
+export interface RecordOutcomeOptions {
+  /**
+   * For the engine's own callers that asked the provider already and judged
+   * its record themselves (the regional failover, whose record names the
+   * lost primary's execution under the same key: lib/use-cases/failover/):
+   * that lookup, in place of asking again. Never taken from a request.
+   */
+  confirmedByCaller?: ConfirmedByCaller;
+}
+
+export interface ConfirmedByCaller {
+  record: ProviderRecord;
+  provider: unknown;
+  /** Why the caller holds the record to be this execution's effect. */
+  why: string;
+}
+
 /**
  * The provider's answer is a fact about the external world, not the
  * worker's opinion of the task: it is recorded even when the worker's lease
@@ -69,6 +87,7 @@ export async function recordOutcome(
   raw: unknown,
   actor: Actor,
   deps?: ConnectorDeps,
+  options: RecordOutcomeOptions = {},
 ): Promise<OutcomeResult> {
   const input = parseOrThrow(RecordOutcomeInputSchema, raw);
   const existing = await getExecutionRowOrThrow(db, executionId);
@@ -103,18 +122,26 @@ export async function recordOutcome(
       },
     );
   }
+  const settled =
+    target === "SUCCEEDED"
+      ? await successAsConfirmed(db, existing, input, actor, deps, options.confirmedByCaller)
+      : null;
+  const status = settled?.status ?? target;
+  const evidence = settled ? settled.evidence : input.evidence;
   return db.$transaction(async (tx) => {
-    const row = await moveExecution(tx, existing, target, actor, {
-      reason: input.outcome === "unknown" ? `outcome unknown: ${input.error ?? "no answer"}` : input.outcome,
-      evidence: input.evidence,
+    const row = await moveExecution(tx, existing, status, actor, {
+      reason:
+        settled?.reason ??
+        (input.outcome === "unknown" ? `outcome unknown: ${input.error ?? "no answer"}` : input.outcome),
+      evidence,
       data: {
         result: (input.result ?? Prisma.JsonNull) as Prisma.InputJsonValue,
-        evidence: (input.evidence ?? Prisma.JsonNull) as Prisma.InputJsonValue,
+        evidence: (evidence ?? Prisma.JsonNull) as Prisma.InputJsonValue,
         error: input.error ?? null,
-        settledAt: target === "OUTCOME_UNKNOWN" ? null : new Date(),
+        settledAt: status === "OUTCOME_UNKNOWN" ? null : new Date(),
       },
     });
-    if (target === "FAILED" && isPastAttemptLimit(row)) {
+    if (status === "FAILED" && isPastAttemptLimit(row)) {
       const handed = await handFailureToPeople(tx, row);
       return {
         execution: toExecutionView(handed.execution),
@@ -123,7 +150,7 @@ export async function recordOutcome(
       };
     }
     const next =
-      target === "SUCCEEDED" ? (input.next_status ?? "RUNNING") : target === "FAILED" ? "RUNNING" : "RECONCILING";
+      status === "SUCCEEDED" ? (input.next_status ?? "RUNNING") : status === "FAILED" ? "RUNNING" : "RECONCILING";
     try {
       const task = await moveTaskAfterTool(tx, row, next, actor, `${row.tool} ${input.outcome}`, input.fencing_token);
       return { execution: toExecutionView(row), task, leaseConflict: null };
@@ -139,6 +166,58 @@ export async function recordOutcome(
       };
     }
   });
+}
+
+/**
+ * How a success report for a SENT attempt is recorded. An irreversible
+ * effect's success stands only on the provider's record
+ * (confirm-at-provider.ts): a matching record is added to the evidence and
+ * the attempt is SUCCEEDED; no record, or a different one, refuses the report
+ * (422) and changes nothing; a provider that cannot be asked now records the
+ * attempt OUTCOME_UNKNOWN, and the task waits in RECONCILING for the
+ * reconciler's lookup, which settles it either way. A reversible effect's
+ * report stands on its evidence, as before; the reconciler checks those after
+ * the fact (effect_missing_at_provider).
+ */
+async function successAsConfirmed(
+  db: Db,
+  existing: Execution,
+  input: z.infer<typeof RecordOutcomeInputSchema>,
+  actor: Actor,
+  deps: ConnectorDeps | undefined,
+  byCaller: ConfirmedByCaller | undefined,
+): Promise<{ status: ExecutionStatus; evidence: Record<string, unknown> | undefined; reason: string }> {
+  if (!existing.irreversible) return { status: "SUCCEEDED", evidence: input.evidence, reason: "succeeded" };
+  if (byCaller)
+    return {
+      status: "SUCCEEDED",
+      evidence: {
+        ...(input.evidence ?? {}),
+        confirmed_at_provider: { record: byCaller.record, provider: byCaller.provider, why: byCaller.why },
+      },
+      reason: `succeeded, confirmed by the provider's record ${byCaller.record.id} (${byCaller.why})`,
+    };
+  const found = await confirmAtProvider(
+    db,
+    existing,
+    { result: input.result, evidence: input.evidence },
+    actor,
+    deps ?? getConnectors(),
+  );
+  const confirmation = { record: found.record, provider: found.provider };
+  const evidence = { ...(input.evidence ?? {}), confirmed_at_provider: confirmation };
+  if (found.record)
+    return {
+      status: "SUCCEEDED",
+      evidence,
+      reason: `succeeded, confirmed by the provider's record ${found.record.id}`,
+    };
+  const provider = found.provider as { reason?: string; message?: string };
+  return {
+    status: "OUTCOME_UNKNOWN",
+    evidence,
+    reason: `success reported, but the provider could not be asked to confirm it (${provider.reason ?? "unknown"}: ${provider.message ?? "no answer"}); the reconciler's lookup settles it`,
+  };
 }
 
 export interface CorrectedOutcome extends OutcomeResult {

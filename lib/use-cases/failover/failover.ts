@@ -361,6 +361,14 @@ export async function recordCallsLostWithPrimary(
           fencing_token: lease.fencing_token,
         },
         worker,
+        deps,
+        {
+          confirmedByCaller: {
+            record: lost.record,
+            provider: lost.evidence,
+            why: `regional failover: the record names ${lost.executionId}, the lost primary's execution of this call`,
+          },
+        },
       );
       outcomes.push({
         kind: "recorded_lost_effect",

@@ -1,8 +1,9 @@
 import type { Db, Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import type { Execution, Prisma } from "@/lib/generated/prisma/client";
-import { lookupEffect, recordMismatches, type ConnectorDeps, type ProviderRecord } from "@/lib/connectors/effects";
-import { raiseDivergence, resolveExecutionAlertsInTransaction } from "@/lib/use-cases/alerts/divergence";
+import type { ConnectorDeps } from "@/lib/connectors/effects";
+import { resolveExecutionAlertsInTransaction } from "@/lib/use-cases/alerts/divergence";
+import { confirmAtProvider, type SuccessEvidence } from "@/lib/use-cases/reconciliation/confirm-at-provider";
 import { evidenceMatchesExecution, retryableStatuses } from "@/lib/model/executions/execution-rules";
 import { moveExecution } from "@/lib/stores/execution-store";
 import { enqueueOutbox } from "@/lib/stores/messaging";
@@ -35,17 +36,6 @@ import type { Actor } from "@/lib/model/actor";
  * A record that differs from the request is not our effect and corrects
  * nothing: it is raised (effect_mismatch) for people.
  */
-
-export interface SuccessEvidence {
-  /** Where the provider's word came from. */
-  source: "report" | "lookup" | "webhook";
-  /** The provider's record, when it was read (a lookup, a webhook); null when only the worker's report carries the evidence. */
-  record: ProviderRecord | null;
-  /** The worker's report (its result and evidence), when there is one. */
-  reported?: { result?: unknown; evidence?: unknown };
-  /** The provider's answer around it: the lookup's evidence, the event's id, or why the provider could not be asked. */
-  provider: unknown;
-}
 
 export interface SuccessAfterFailure {
   execution: Execution;
@@ -138,11 +128,11 @@ export async function settleSuccessAfterFailure(
  * A worker reports success for an execution already settled as failed: the
  * evidence must name the execution (Invariant 4, as for any success), and
  * the provider is asked what it holds under the key before anything is
- * corrected — its record, found and matching the request, is the evidence;
- * "nothing under the key" means the report is not believed and the failure
- * stands (422); a record of something else is raised for people (422). A
- * provider that cannot be asked leaves the report's own evidence, which is
- * what a success of a SENT attempt rests on too.
+ * corrected (confirm-at-provider.ts): its record, found and matching the
+ * request, is the evidence; "nothing under the key" means the report is
+ * not believed and the failure stands (422); a record of something else is
+ * raised for people (422). A provider that cannot be asked leaves the
+ * report's own evidence.
  */
 export async function confirmReportedSuccess(
   db: Db,
@@ -165,70 +155,7 @@ export async function confirmReportedSuccess(
       },
     );
   }
-  const reported = {
-    ...(report.result ? { result: report.result } : {}),
-    ...(report.evidence ? { evidence: report.evidence } : {}),
-  };
-  const lookup = await lookupEffect(row, deps);
-  switch (lookup.kind) {
-    case "found": {
-      const mismatches = recordMismatches(row, lookup.record);
-      if (mismatches.length === 0)
-        return {
-          source: "report",
-          record: lookup.record,
-          reported,
-          provider: { lookup: "found", evidence: lookup.evidence },
-        };
-      const alert = await db.$transaction((tx) =>
-        raiseDivergence(
-          tx,
-          {
-            taskId: row.taskId,
-            executionId: row.id,
-            kind: "effect_mismatch",
-            message: `A success was reported for ${row.tool} (recorded ${row.status}), but the provider's record ${lookup.record.id} under key ${row.idempotencyKey} differs from the request in ${mismatches.join(", ")}.`,
-            internal: {
-              execution_status: row.status,
-              request: row.request,
-              idempotency_key: row.idempotencyKey,
-              reported,
-            },
-            external: { record: lookup.record, provider: lookup.evidence, mismatches },
-          },
-          actor,
-        ),
-      );
-      throw new AppError(
-        "invariant_violated",
-        `The provider's record ${lookup.record.id} under key ${row.idempotencyKey} differs from the request in ${mismatches.join(", ")}: it is not this effect, so the recorded ${row.status} stands and alert ${alert.id} asks people to look.`,
-        {
-          violations: [
-            { invariant: "success_matches_provider_record", message: `mismatches: ${mismatches.join(", ")}` },
-          ],
-          executionId: row.id,
-        },
-      );
-    }
-    case "not_found":
-      throw new AppError(
-        "invariant_violated",
-        `The provider has nothing under key ${row.idempotencyKey}: the success reported for execution ${row.id} is not confirmed, and the recorded ${row.status} stands.`,
-        {
-          violations: [
-            { invariant: "success_confirmed_by_provider", message: `lookup of ${row.idempotencyKey}: not found` },
-          ],
-          executionId: row.id,
-        },
-      );
-    case "unknown":
-      return {
-        source: "report",
-        record: null,
-        reported,
-        provider: { lookup: "unknown", reason: lookup.reason, message: lookup.message },
-      };
-  }
+  return confirmAtProvider(db, row, report, actor, deps);
 }
 
 function effectIdOf(reported: SuccessEvidence["reported"]): string | undefined {

@@ -14,7 +14,8 @@ import {
   loadCheckpointInspector,
   loadTaskCheckpoints,
 } from "@/lib/adapters/console/checkpoints/checkpoints";
-import { agent, refund } from "@/tests/helpers/effects";
+import { agent, connectorsFor, refund, successMadeAt } from "@/tests/helpers/effects";
+import { sandbox } from "@/tests/sandbox/helpers";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 
 /**
@@ -49,16 +50,9 @@ async function taskWithHistory() {
   );
   if (intent.kind !== "proceed") throw new Error("expected proceed");
   await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
-  const outcome = await recordOutcome(
-    db,
-    intent.execution.id,
-    {
-      attempt_id: intent.execution.attemptId,
-      outcome: "succeeded",
-      evidence: { execution_id: intent.execution.id, id: "re_1" },
-    },
-    agent,
-  );
+  const deps = connectorsFor((await sandbox()).url);
+  const sent = await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
+  const outcome = await recordOutcome(db, sent.id, await successMadeAt(deps, sent), agent, deps);
   task = { id: task.id, version: outcome.task!.version };
   const late = (await createCheckpoint(db, task.id, { expected_version: task.version }, engineer)).checkpoint;
   return { task, early, late, executionId: intent.execution.id };
