@@ -33,11 +33,19 @@ export function SetupForm({ token }: { token: string }) {
       <input type="hidden" name="token" value={token} />
       <div className="field">
         <label htmlFor="setup-username">Username</label>
-        <input id="setup-username" name="username" required autoComplete="username" spellCheck={false} maxLength={64} />
+        <input
+          id="setup-username"
+          type="text"
+          name="username"
+          required
+          autoComplete="username"
+          spellCheck={false}
+          maxLength={64}
+        />
       </div>
       <div className="field">
         <label htmlFor="setup-display-name">Display name</label>
-        <input id="setup-display-name" name="displayName" required autoComplete="name" maxLength={100} />
+        <input id="setup-display-name" type="text" name="displayName" required autoComplete="name" maxLength={100} />
       </div>
       <div className="field">
         <label htmlFor="setup-password">Password (at least 12 characters)</label>

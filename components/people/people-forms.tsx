@@ -1,11 +1,12 @@
 "use client";
 
-import type { FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent } from "react";
 import {
   changeRoleAction,
   createPersonAction,
   disablePersonAction,
   enablePersonAction,
+  resetPasswordAction,
 } from "@/app/(console)/admin/people/actions";
 import { idlePeopleForm, type PeopleFormState } from "@/lib/adapters/console/people/people-form";
 import { personRoles } from "@/lib/model/people/person-fields";
@@ -38,6 +39,11 @@ export function PeopleAnswer({ state }: { state: PeopleFormState }) {
               Initial password: <code data-testid="initial-password">{state.initialPassword}</code>
             </p>
           ) : null}
+          {state.oneTimePassword ? (
+            <p>
+              One-time password: <code data-testid="one-time-password">{state.oneTimePassword}</code>
+            </p>
+          ) : null}
         </div>
       );
     case "conflict":
@@ -63,11 +69,19 @@ export function CreatePersonForm() {
       <div className="people-form__row">
         <div className="field">
           <label htmlFor="person-username">Username</label>
-          <input id="person-username" name="username" required autoComplete="off" spellCheck={false} maxLength={64} />
+          <input
+            id="person-username"
+            type="text"
+            name="username"
+            required
+            autoComplete="off"
+            spellCheck={false}
+            maxLength={64}
+          />
         </div>
         <div className="field">
           <label htmlFor="person-display-name">Display name</label>
-          <input id="person-display-name" name="displayName" required maxLength={100} autoComplete="off" />
+          <input id="person-display-name" type="text" name="displayName" required maxLength={100} autoComplete="off" />
         </div>
         <div className="field">
           <label htmlFor="person-role">Role</label>
@@ -97,15 +111,25 @@ export function PersonControls({
   username,
   role,
   disabled,
+  canResetPassword,
 }: {
   userId: string;
   username: string;
   role: string;
   disabled: boolean;
+  /** A password account that is not the admin's own (theirs is changed at /account). */
+  canResetPassword: boolean;
 }) {
   const roleForm = usePeopleForm(changeRoleAction);
   const statusForm = usePeopleForm(disabled ? enablePersonAction : disablePersonAction);
-  const state = statusForm.state.status !== "idle" ? statusForm.state : roleForm.state;
+  const resetForm = usePeopleForm(resetPasswordAction);
+  // The reset's answer carries the one-time password: it stays on top until something else is answered after it.
+  const state =
+    resetForm.state.status !== "idle"
+      ? resetForm.state
+      : statusForm.state.status !== "idle"
+        ? statusForm.state
+        : roleForm.state;
   return (
     <div className="people-controls">
       <PeopleAnswer state={state} />
@@ -135,6 +159,68 @@ export function PersonControls({
           {disabled ? "Enable" : "Disable"}
         </button>
       </form>
+      {canResetPassword ? <ResetPasswordControl userId={userId} username={username} form={resetForm} /> : null}
     </div>
+  );
+}
+
+/**
+ * Reset password…, then a question naming what it does: the person's
+ * sessions end at once and their current password stops working.
+ */
+function ResetPasswordControl({
+  userId,
+  username,
+  form,
+}: {
+  userId: string;
+  username: string;
+  form: ReturnType<typeof usePeopleForm>;
+}) {
+  const [confirming, setConfirming] = useState(false);
+  const confirmButton = useRef<HTMLButtonElement>(null);
+  const resetButton = useRef<HTMLButtonElement>(null);
+  const wasConfirming = useRef(false);
+  // Keyboard focus follows the question: onto it when asked, back to Reset password… when it closes.
+  useEffect(() => {
+    if (confirming) confirmButton.current?.focus();
+    else if (wasConfirming.current) resetButton.current?.focus();
+    wasConfirming.current = confirming;
+  }, [confirming]);
+  if (!confirming)
+    return (
+      <button
+        ref={resetButton}
+        type="button"
+        className="button button--small"
+        disabled={form.pending}
+        onClick={() => setConfirming(true)}
+      >
+        {form.pending ? "Resetting…" : "Reset password…"}
+      </button>
+    );
+  return (
+    <form
+      onSubmit={(e) => {
+        form.onSubmit(e);
+        setConfirming(false);
+      }}
+      aria-label={`Reset the password of ${username}`}
+      className="people-controls__confirm"
+    >
+      <input type="hidden" name="userId" value={userId} />
+      <p>
+        Give <code>{username}</code> a new one-time password? Their current password stops working and their open
+        sessions end now.
+      </p>
+      <div className="button-row">
+        <button ref={confirmButton} type="submit" className="button button--small button--danger">
+          Reset password
+        </button>
+        <button type="button" className="button button--small" onClick={() => setConfirming(false)}>
+          Keep it
+        </button>
+      </div>
+    </form>
   );
 }
