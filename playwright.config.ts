@@ -16,7 +16,6 @@ const sandboxPort = Number(process.env.E2E_SANDBOX_PORT ?? port + 1010);
 process.env.SANDBOX_PORT = String(sandboxPort);
 process.env.VERITY_DATA_DIR = dataDir;
 
-const signOutSpecs = ["**/e2e/console/auth.spec.ts", "**/e2e/api/sign-in-security.spec.ts"];
 // Against the second server, "a real deployment" (e2e/deployment/servers.ts), not the demo.
 const deploymentSpecs = ["**/e2e/deployment/*.spec.ts"];
 
@@ -28,12 +27,10 @@ export default defineConfig({
   workers: 2,
   retries: 0,
   reporter: [["list"], ["json", { outputFile: "test-results/e2e.json" }]],
-  // Signing out ends every session of that person (the session version is
-  // per user), so the specs that sign a shared demo account out run last,
-  // after every spec that holds a session of the same account.
+  // Signing out ends only that browser's session (console_sessions), so the
+  // specs that sign a shared demo account out run beside the others.
   projects: [
-    { name: "console and API", testIgnore: [...signOutSpecs, ...deploymentSpecs] },
-    { name: "sign-out", testMatch: signOutSpecs, dependencies: ["console and API"] },
+    { name: "console and API", testIgnore: deploymentSpecs },
     // The first admin is created on the empty database before anyone signs in
     // there with single sign-on (which would create the first account); both
     // run beside the demo server's projects, on the second server.

@@ -7,8 +7,8 @@ import { demoPasswords, LoginPage, type DemoUser } from "../pages/login-page";
  * proxy sets it), so the per-address sign-in throttle these tests exercise
  * never reaches the other specs' 127.0.0.1.
  *
- * Signing out ends every session of that person (the session version moves
- * on), so this file signs out only as `admin`, whom the other specs use least.
+ * Signing out ends only that session (console_sessions), so signing the
+ * shared `admin` out here leaves the other specs' sessions of it alone.
  */
 type Playwright = PlaywrightWorkerArgs["playwright"];
 

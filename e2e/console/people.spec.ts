@@ -30,7 +30,7 @@ test.describe("people", () => {
     await people.row(username).getByRole("button", { name: "Disable" }).click();
     await expect(people.row(username)).toContainText("disabled", { timeout: answer });
 
-    // Their next request finds the session ended (session_version bumped).
+    // Their next request finds the session ended (the disable ended all of their console sessions).
     await them.goto("/tasks");
     await them.waitForURL((url) => url.pathname === "/login");
     await login.fill(username, password);
