@@ -5,20 +5,30 @@ import { countWaitingReviews } from "@/lib/adapters/console/reviews/reviews";
 import { consoleLinks } from "@/lib/adapters/console/shared/nav";
 import { NavLinks } from "@/components/nav-links";
 import { SignOutButton } from "@/components/sign-out-button";
+import "@/components/account/account.css";
 
-export async function AppHeader({ principal }: { principal: Principal }) {
-  const openReviews = await countWaitingReviews(getDb());
+export async function AppHeader({
+  principal,
+  passwordMustChange = false,
+}: {
+  principal: Principal;
+  /** Holding a one-time password, the person may open /account only: no sections to offer (nor a queue to poll). */
+  passwordMustChange?: boolean;
+}) {
+  const openReviews = passwordMustChange ? 0 : await countWaitingReviews(getDb());
   // Only the sections this role may open; every page still checks on the server.
-  const links = [
-    consoleLinks.dashboard,
-    consoleLinks.tasks,
-    consoleLinks.reviews,
-    ...(can(principal, "alerts:read") ? [consoleLinks.alerts] : []),
-    ...(can(principal, "audit:read") ? [consoleLinks.audit] : []),
-    consoleLinks.workflows,
-    ...(can(principal, "people:manage") ? [consoleLinks.people] : []),
-    ...(can(principal, "agents:manage") ? [consoleLinks.agents] : []),
-  ];
+  const links = passwordMustChange
+    ? []
+    : [
+        consoleLinks.dashboard,
+        consoleLinks.tasks,
+        consoleLinks.reviews,
+        ...(can(principal, "alerts:read") ? [consoleLinks.alerts] : []),
+        ...(can(principal, "audit:read") ? [consoleLinks.audit] : []),
+        consoleLinks.workflows,
+        ...(can(principal, "people:manage") ? [consoleLinks.people] : []),
+        ...(can(principal, "agents:manage") ? [consoleLinks.agents] : []),
+      ];
   return (
     <header className="app-header">
       <div className="app-header__inner">
@@ -31,12 +41,11 @@ export async function AppHeader({ principal }: { principal: Principal }) {
         </Link>
         <NavLinks openReviews={openReviews} links={links} />
         <div className="app-header__user">
-          <span className="who">
+          <Link href="/account" className="who who--link" title={`Your account (${principal.identity})`}>
+            <span className="visually-hidden">Your account: </span>
             <span className="who__name">{principal.displayName}</span>
-            <span className="role-badge" title={`Signed in as ${principal.identity}`}>
-              {principal.role}
-            </span>
-          </span>
+            <span className="role-badge">{principal.role}</span>
+          </Link>
           <SignOutButton />
         </div>
       </div>

@@ -1,5 +1,5 @@
 import type { ReactNode } from "react";
-import { getSessionPrincipal } from "@/lib/adapters/auth/session";
+import { getConsoleSession } from "@/lib/adapters/auth/session";
 import { AppHeader } from "@/components/app-header";
 
 /**
@@ -8,10 +8,11 @@ import { AppHeader } from "@/components/app-header";
  * page without a session redirects to /login with its own address.
  */
 export default async function ConsoleLayout({ children }: { children: ReactNode }) {
-  const principal = await getSessionPrincipal();
+  // The header for a person with a one-time password too: /account is theirs, and so is signing out.
+  const session = await getConsoleSession();
   return (
     <>
-      {principal ? <AppHeader principal={principal} /> : null}
+      {session ? <AppHeader principal={session.principal} passwordMustChange={session.passwordMustChange} /> : null}
       <main id="main" className="page" tabIndex={-1}>
         {children}
       </main>

@@ -13,7 +13,8 @@ export function PeopleView({ people, me }: { people: PersonRow[]; me: string }) 
         </div>
         <p className="lede">
           Who may sign in to the console, and with which role. A role change or a disable takes effect at once: the
-          person&apos;s open sessions end on their next request. Every change is recorded in the audit log. Agents have
+          person&apos;s open sessions end on their next request. A password reset issues a one-time password, shown
+          once, which the person must replace when they sign in. Every change is recorded in the audit log. Agents have
           tokens, not accounts.
         </p>
       </header>
@@ -54,6 +55,11 @@ export function PeopleView({ people, me }: { people: PersonRow[]; me: string }) 
                     ) : (
                       "active"
                     )}
+                    {!p.hasPassword ? (
+                      <span className="people-note">single sign-on only</span>
+                    ) : p.passwordMustChange ? (
+                      <span className="people-note">one-time password, not yet replaced</span>
+                    ) : null}
                   </td>
                   <td>
                     <DateTime value={p.createdAt} />
@@ -65,6 +71,7 @@ export function PeopleView({ people, me }: { people: PersonRow[]; me: string }) 
                       username={p.username}
                       role={p.role}
                       disabled={p.disabledAt !== null}
+                      canResetPassword={p.hasPassword && p.id !== me}
                     />
                   </td>
                 </tr>

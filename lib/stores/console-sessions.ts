@@ -41,7 +41,12 @@ export async function openConsoleSession(
   return rows[0] ? { id, expiresAt } : null;
 }
 
-export type ConsoleSessionState = SessionRecord & { sessionId: string; principal: Principal };
+export type ConsoleSessionState = SessionRecord & {
+  sessionId: string;
+  principal: Principal;
+  /** The person's password is a one-time one: the console lets them only replace it (lib/adapters/auth/session.ts). */
+  passwordMustChange: boolean;
+};
 
 type StateRow = {
   id: string;
@@ -53,6 +58,7 @@ type StateRow = {
   display_name: string;
   role: Role;
   disabled_at: Date | null;
+  password_must_change: boolean;
 };
 
 /**
@@ -73,7 +79,8 @@ export async function readConsoleSession(
        WHERE id = ${sessionId} AND ended_at IS NULL AND expires_at > ${now} AND last_seen_at < ${staleBefore}
       RETURNING id
     )
-    SELECT s.id, s.user_id, s.created_at, s.expires_at, s.ended_at, u.username, u.display_name, u.role::text AS role, u.disabled_at
+    SELECT s.id, s.user_id, s.created_at, s.expires_at, s.ended_at, u.username, u.display_name, u.role::text AS role, u.disabled_at,
+           u.password_must_change
       FROM console_sessions s JOIN users u ON u.id = s.user_id
      WHERE s.id = ${sessionId}`;
   const row = rows[0];
@@ -85,6 +92,7 @@ export async function readConsoleSession(
     expiresAt: new Date(row.expires_at),
     endedAt: row.ended_at ? new Date(row.ended_at) : null,
     userDisabledAt: row.disabled_at ? new Date(row.disabled_at) : null,
+    passwordMustChange: row.password_must_change,
     principal: {
       kind: "user",
       id: row.user_id,
@@ -111,18 +119,21 @@ export async function endConsoleSession(
 
 /**
  * Ends every open session of the person, in the caller's transaction (the
- * disable or role change it follows from, with its audit entry). Returns how
- * many were open and not yet expired.
+ * disable, role or password change it follows from, with its audit entry),
+ * but `keepSessionId` when given: a person changing their own password stays
+ * signed in where they changed it. Returns how many were open and not yet
+ * expired.
  */
 export async function endUserConsoleSessions(
   tx: Db | Tx,
   userId: string,
   reason: SessionEndReason,
   now = new Date(),
+  keepSessionId: string | null = null,
 ): Promise<number> {
   const rows = await tx.$queryRaw<Array<{ live: boolean }>>`
     UPDATE console_sessions SET ended_at = ${now}, ended_reason = ${reason}
-     WHERE user_id = ${userId} AND ended_at IS NULL
+     WHERE user_id = ${userId} AND ended_at IS NULL AND id IS DISTINCT FROM ${keepSessionId}
     RETURNING expires_at > ${now} AS live`;
   return rows.filter((r) => r.live).length;
 }

@@ -7,7 +7,14 @@ import { newId } from "@/lib/core/ids";
 
 export async function createUser(
   db: Db | Tx,
-  input: { username: string; displayName: string; role: Role; password: string },
+  input: {
+    username: string;
+    displayName: string;
+    role: Role;
+    password: string;
+    /** A one-time password someone handed over: the person must choose their own before anything else. */
+    passwordMustChange?: boolean;
+  },
 ): Promise<Principal> {
   const row = await db.user.create({
     data: {
@@ -16,6 +23,7 @@ export async function createUser(
       displayName: input.displayName,
       role: input.role,
       passwordHash: await hashPassword(input.password),
+      passwordMustChange: input.passwordMustChange ?? false,
     },
   });
   return {
@@ -87,6 +95,10 @@ export interface PersonRow {
   disabledAt: Date | null;
   createdAt: Date;
   sessionVersion: number;
+  /** Their password is a one-time one they have not replaced yet. */
+  passwordMustChange: boolean;
+  /** False for a person who signs in only through single sign-on: there is no password to change or reset. */
+  hasPassword: boolean;
 }
 
 const personColumns = {
@@ -97,14 +109,60 @@ const personColumns = {
   disabledAt: true,
   createdAt: true,
   sessionVersion: true,
+  passwordMustChange: true,
+  passwordHash: true,
 } as const;
 
+type PersonColumns = Omit<PersonRow, "hasPassword"> & { passwordHash: string };
+
+/** The hash itself never leaves this module with a person: only whether there is one. */
+function personOfRow({ passwordHash, ...row }: PersonColumns): PersonRow {
+  return { ...row, hasPassword: isPasswordHash(passwordHash) };
+}
+
+/** A single sign-on account stores a marker no password verifies against (linkOidcUser), not a scrypt hash. */
+function isPasswordHash(stored: string): boolean {
+  return stored.startsWith("scrypt$");
+}
+
 export async function listPeople(db: Db | Tx): Promise<PersonRow[]> {
-  return db.user.findMany({ select: personColumns, orderBy: { username: "asc" } });
+  const rows = await db.user.findMany({ select: personColumns, orderBy: { username: "asc" } });
+  return rows.map(personOfRow);
 }
 
 export async function getPerson(db: Db | Tx, where: { id: string } | { username: string }): Promise<PersonRow | null> {
-  return db.user.findUnique({ where, select: personColumns });
+  const row = await db.user.findUnique({ where, select: personColumns });
+  return row ? personOfRow(row) : null;
+}
+
+/** The stored hash (for verifying a person's current password); never shown anywhere. */
+export async function readPasswordHash(db: Db | Tx, userId: string): Promise<string | null> {
+  const row = await db.user.findUnique({ where: { id: userId }, select: { passwordHash: true } });
+  return row?.passwordHash ?? null;
+}
+
+/**
+ * A new password, guarded on the hash it replaces when `previousHash` is
+ * given (a person's own change, verified against it: a change made meanwhile
+ * is not overwritten, null). Bumps session_version like every change to who
+ * may act: a sign-in that checked the old password cannot open its session
+ * after this. `mustChange` marks a one-time password an admin issued.
+ */
+export async function setUserPassword(
+  tx: Db | Tx,
+  userId: string,
+  input: { previousHash: string | null; passwordHash: string; mustChange: boolean },
+): Promise<PersonRow | null> {
+  const { count } = await tx.user.updateMany({
+    where: { id: userId, ...(input.previousHash === null ? {} : { passwordHash: input.previousHash }) },
+    data: {
+      passwordHash: input.passwordHash,
+      passwordMustChange: input.mustChange,
+      sessionVersion: { increment: 1 },
+      updatedAt: new Date(),
+    },
+  });
+  return count === 1 ? getPerson(tx, { id: userId }) : null;
 }
 
 export async function countPeople(db: Db | Tx): Promise<number> {

@@ -8,11 +8,14 @@
  *   users role <username> <role>
  *   users disable <username>
  *   users enable <username>
+ *   users reset-password <username> [--json]
  *
  * Without --password-stdin an initial password is generated and printed
- * once (only its hash is stored); with it, the password is the first line
- * of standard input (a pipe, never an argument: arguments are visible to
- * every user of the machine).
+ * once (only its hash is stored), and the person must replace it at their
+ * first sign-in; with it, the password is the first line of standard input
+ * (a pipe, never an argument: arguments are visible to every user of the
+ * machine) and stays theirs. reset-password prints a new one-time password
+ * once, ends the person's sessions, and has it replaced at the next sign-in.
  */
 import { parseArgs } from "node:util";
 import { AppError } from "@/lib/core/errors";
@@ -23,6 +26,7 @@ import { changePersonRole } from "@/lib/use-cases/people/change-person-role";
 import { createPerson } from "@/lib/use-cases/people/create-person";
 import { disablePerson } from "@/lib/use-cases/people/disable-person";
 import { enablePerson } from "@/lib/use-cases/people/enable-person";
+import { resetPersonPassword } from "@/lib/use-cases/people/reset-person-password";
 import { cliActor, requireArg, usageFailure, UsageError, withCliDatabase } from "@/programs/cli/cli-database";
 
 const usage = `usage: npm run -s verity -- users <command>
@@ -30,7 +34,8 @@ const usage = `usage: npm run -s verity -- users <command>
   list [--json]
   role <username> <role>
   disable <username>
-  enable <username>`;
+  enable <username>
+  reset-password <username> [--json]`;
 
 export async function runUsersCommand(argv: string[]): Promise<number> {
   let parsed;
@@ -68,7 +73,9 @@ export async function runUsersCommand(argv: string[]): Promise<number> {
           else {
             console.log(`created ${person.username} (${person.role}), id ${person.id}`);
             if (initialPassword)
-              console.log(`initial password (shown once, hand it over and have it changed): ${initialPassword}`);
+              console.log(
+                `initial password (shown once; hand it over privately, they choose their own at first sign-in): ${initialPassword}`,
+              );
           }
           return 0;
         });
@@ -80,7 +87,7 @@ export async function runUsersCommand(argv: string[]): Promise<number> {
           else
             for (const p of people)
               console.log(
-                `${p.username.padEnd(20)} ${p.role.padEnd(9)} ${p.disabledAt ? "disabled" : "active  "} ${p.displayName}`,
+                `${p.username.padEnd(20)} ${p.role.padEnd(9)} ${p.disabledAt ? "disabled" : "active  "} ${p.displayName}${p.passwordMustChange ? " (one-time password not yet replaced)" : ""}`,
               );
           return 0;
         });
@@ -113,6 +120,32 @@ export async function runUsersCommand(argv: string[]): Promise<number> {
           return 0;
         });
       }
+      case "reset-password": {
+        const username = requireArg(rest[0], "<username>");
+        return await withCliDatabase(async ({ db }) => {
+          const { person, oneTimePassword, sessionsEnded } = await resetPersonPassword(
+            db,
+            (await personOrThrow(db, username)).id,
+            cliActor,
+            "cli",
+          );
+          if (values.json)
+            console.log(
+              JSON.stringify({
+                person: personJson(person),
+                one_time_password: oneTimePassword,
+                sessions_ended: sessionsEnded,
+              }),
+            );
+          else {
+            console.log(`${person.username} has a new password; ${sessionsEnded} open session(s) ended`);
+            console.log(
+              `one-time password (shown once; hand it over privately, they choose their own at next sign-in): ${oneTimePassword}`,
+            );
+          }
+          return 0;
+        });
+      }
       default:
         throw new UsageError(command ? `unknown command "users ${command}"` : "missing a command");
     }
@@ -135,6 +168,7 @@ function personJson(p: PersonRow) {
     role: p.role,
     disabled_at: p.disabledAt?.toISOString() ?? null,
     created_at: p.createdAt.toISOString(),
+    password_must_change: p.passwordMustChange,
   };
 }
 

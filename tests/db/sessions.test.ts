@@ -46,7 +46,7 @@ describe("sessions", () => {
     const laptop = await signIn();
     expect(phone.sessionId).not.toBe(laptop.sessionId);
     await signOut(db, phone);
-    expect(await checkSession(db, phone)).toEqual({ standing: "ended", principal: null });
+    expect(await checkSession(db, phone)).toEqual({ standing: "ended", principal: null, passwordMustChange: false });
     expect(await checkSession(db, laptop)).toMatchObject({ standing: "valid", principal: { id: userId } });
     const row = await db.consoleSession.findUniqueOrThrow({ where: { id: phone.sessionId } });
     expect(row).toMatchObject({ endedReason: "signed_out", method: "password" });
@@ -70,8 +70,8 @@ describe("sessions", () => {
     const a = await signIn();
     const b = await signIn();
     await changePersonRole(db, userId, "auditor", admin);
-    expect(await checkSession(db, a)).toEqual({ standing: "ended", principal: null });
-    expect(await checkSession(db, b)).toEqual({ standing: "ended", principal: null });
+    expect(await checkSession(db, a)).toEqual({ standing: "ended", principal: null, passwordMustChange: false });
+    expect(await checkSession(db, b)).toEqual({ standing: "ended", principal: null, passwordMustChange: false });
     const [entry] = await auditOf("user.role_changed");
     expect((entry?.details as { sessions_ended: number }).sessions_ended).toBeGreaterThanOrEqual(2);
     expect(await checkSession(db, await signIn())).toMatchObject({ standing: "valid", principal: { role: "auditor" } });
@@ -80,13 +80,17 @@ describe("sessions", () => {
   it("a disable ends every session, a sign-in is refused; enabled again, the old sessions stay ended", async () => {
     const claims = await signIn();
     await disablePerson(db, userId, admin);
-    expect(await checkSession(db, claims)).toEqual({ standing: "disabled", principal: null });
+    expect(await checkSession(db, claims)).toEqual({
+      standing: "disabled",
+      principal: null,
+      passwordMustChange: false,
+    });
     expect(await db.consoleSession.findUniqueOrThrow({ where: { id: claims.sessionId } })).toMatchObject({
       endedReason: "disabled",
     });
     expect(await signInWithPassword(db, { username: "ada", password, address: null })).toEqual({ kind: "invalid" });
     await enablePerson(db, userId, admin);
-    expect(await checkSession(db, claims)).toEqual({ standing: "ended", principal: null });
+    expect(await checkSession(db, claims)).toEqual({ standing: "ended", principal: null, passwordMustChange: false });
     expect(await db.consoleSession.count({ where: { userId, endedAt: null } })).toBe(0);
   });
 
@@ -110,7 +114,11 @@ describe("sessions", () => {
     const claims = await signIn(signedInAt);
     const hours = (h: number) => new Date(signedInAt.getTime() + h * 3_600_000);
     expect((await checkSession(db, claims, hours(11.99))).standing).toBe("valid");
-    expect(await checkSession(db, claims, hours(12))).toEqual({ standing: "expired", principal: null });
+    expect(await checkSession(db, claims, hours(12))).toEqual({
+      standing: "expired",
+      principal: null,
+      passwordMustChange: false,
+    });
     const row = await db.consoleSession.findUniqueOrThrow({ where: { id: claims.sessionId } });
     expect(row.expiresAt.getTime() - row.createdAt.getTime()).toBe(12 * 3_600_000);
   });

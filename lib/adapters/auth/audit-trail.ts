@@ -5,7 +5,7 @@ import { appendAuditEntry } from "@/lib/stores/audit-log";
 import { childLogger } from "@/lib/config/log";
 import { getEnv } from "@/lib/config/env";
 import { hashPassword, needsRehash } from "@/lib/core/passwords";
-import { addressThrottle, usernameThrottle } from "@/lib/model/auth/sign-in-throttle";
+import { addressThrottle, usernameThrottle, usernameThrottleKey } from "@/lib/model/auth/sign-in-throttle";
 import { forgiveSignInAttempt, reserveSignInAttempt } from "@/lib/stores/sign-in-throttles";
 import { linkOidcUser, replaceWeakPasswordHash, verifyUserCredentials } from "@/lib/stores/users";
 import {
@@ -58,7 +58,7 @@ export async function signInWithPassword(
   now = new Date(),
 ): Promise<PasswordSignIn> {
   const { username, password, address } = input;
-  const userKey = { key: `user:${username.toLowerCase()}`, rule: usernameThrottle };
+  const userKey = { key: usernameThrottleKey(username), rule: usernameThrottle };
   const keys = address ? [userKey, { key: `address:${address}`, rule: addressThrottle }] : [userKey];
   const reservation = await reserveSignInAttempt(db, keys, now);
   if (!reservation.allowed) return { kind: "throttled", retryAt: reservation.retryAt };

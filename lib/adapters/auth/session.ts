@@ -9,28 +9,55 @@ import { can, type Permission, type Principal } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
 import { sameOriginPath } from "@/lib/adapters/auth/callback-url";
 import { checkSessionOncePerRequest } from "@/lib/adapters/auth/session-check";
+import { AppError } from "@/lib/core/errors";
 
 const SessionSchema = z.object({
   userId: z.string().min(1),
   sessionId: z.string().min(1),
 });
 
+/** Where a person with a one-time password is sent, and the only console page they may open. */
+export const accountPath = "/account";
+
+export const passwordMustChangeMessage =
+  "Your password is a one-time password: choose your own under Account (/account) first.";
+
+export type ConsoleSession = { principal: Principal; sessionId: string; passwordMustChange: boolean };
+
 /**
- * The signed-in person, re-read from the database for this request (cached
- * for the rest of it). Null when there is no valid session: none, a user
- * gone or disabled, this session ended (its sign-out, or an administrator's
- * change ending all of the person's), or past the absolute lifetime. The
- * check next-auth's jwt callback made for getServerSession is the same one,
- * made once (checkSessionOncePerRequest).
+ * This request's console session, re-read from the database (cached for the
+ * rest of the request). Null when there is no valid session: none, a user
+ * gone or disabled, this session ended (its sign-out, or a change ending all
+ * of the person's), or past the absolute lifetime. The check next-auth's jwt
+ * callback made for getServerSession is the same one, made once
+ * (checkSessionOncePerRequest). Only the account page and its action read
+ * this directly: they are what a person holding a one-time password may use.
  */
-export const getSessionPrincipal = cache(async (): Promise<Principal | null> => {
+export const getConsoleSession = cache(async (): Promise<ConsoleSession | null> => {
   // Marks the render as per-request before anything reads the auth secret:
   // `next build` must neither prerender a signed-in page nor create the secret.
   await connection();
   const session = SessionSchema.safeParse(await getServerSession(getAuthOptions()));
   if (!session.success) return null;
-  const { principal } = await checkSessionOncePerRequest(getDb(), session.data.sessionId, session.data.userId);
-  return principal?.kind === "user" ? principal : null;
+  const { principal, passwordMustChange } = await checkSessionOncePerRequest(
+    getDb(),
+    session.data.sessionId,
+    session.data.userId,
+  );
+  return principal?.kind === "user" ? { principal, sessionId: session.data.sessionId, passwordMustChange } : null;
+});
+
+/**
+ * The signed-in person, for everything but /account. Null as well while the
+ * person still holds a one-time password (users.password_must_change): every
+ * page (authorizePage sends them to /account), server action
+ * (requireSessionPermission says why), console JSON route and session-auth
+ * API route passes here, so none of them serves a password someone else
+ * has read. Bearer tokens never do: agents are not people.
+ */
+export const getSessionPrincipal = cache(async (): Promise<Principal | null> => {
+  const session = await getConsoleSession();
+  return session && !session.passwordMustChange ? session.principal : null;
 });
 
 export function loginPath(returnTo: string): string {
@@ -45,8 +72,10 @@ export type PageAccess = { ok: true; principal: Principal } | { ok: false; princ
  * the reason in words, rendered by the page.
  */
 export async function authorizePage(permission: Permission, returnTo: string): Promise<PageAccess> {
-  const principal = await getSessionPrincipal();
-  if (!principal) redirect(loginPath(returnTo));
+  const session = await getConsoleSession();
+  if (!session) redirect(loginPath(returnTo));
+  if (session.passwordMustChange) redirect(accountPath);
+  const { principal } = session;
   if (!can(principal, permission)) {
     await recordPermissionDenied(getDb(), principal, permission, `page ${sameOriginPath(returnTo)}`);
     return {
@@ -63,5 +92,6 @@ export async function authorizePage(permission: Permission, returnTo: string): P
  * permission, or the AppError to show; a refusal is recorded in the audit log.
  */
 export async function requireSessionPermission(permission: Permission, where: string): Promise<Principal> {
+  if ((await getConsoleSession())?.passwordMustChange) throw new AppError("forbidden", passwordMustChangeMessage);
   return requirePermissionRecorded(getDb(), await getSessionPrincipal(), permission, where);
 }

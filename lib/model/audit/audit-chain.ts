@@ -66,6 +66,9 @@ export const auditActions = [
   "user.role_changed",
   "user.disabled",
   "user.enabled",
+  // A person chose a new password (their other sessions ended), or an admin issued them a one-time one (all ended).
+  "user.password_changed",
+  "user.password_reset",
   "setup.link_issued",
   // The demo accounts removed from a database leaving the demo (npm run verity -- demo purge).
   "demo.purged",

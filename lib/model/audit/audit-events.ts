@@ -294,7 +294,13 @@ export function instructionRecordedAuditEntry(row: TaskInstruction, actor: Audit
  * password or its hash.
  */
 export function personAuditEntry(
-  action: "user.created" | "user.role_changed" | "user.disabled" | "user.enabled",
+  action:
+    | "user.created"
+    | "user.role_changed"
+    | "user.disabled"
+    | "user.enabled"
+    | "user.password_changed"
+    | "user.password_reset",
   person: { id: string; username: string; role: string; sessionVersion: number },
   actor: AuditActor,
   details: Record<string, unknown> = {},

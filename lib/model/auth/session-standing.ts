@@ -9,7 +9,7 @@
  */
 
 /** Why a session row was ended; a session that ran out is `expired`, never ended. */
-export type SessionEndReason = "signed_out" | "disabled" | "role_changed";
+export type SessionEndReason = "signed_out" | "disabled" | "role_changed" | "password_changed" | "password_reset";
 
 export type SessionClaims = { sessionId: string; userId: string };
 

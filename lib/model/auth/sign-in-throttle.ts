@@ -34,6 +34,11 @@ export const addressThrottle: ThrottleRule = {
   maxBlockMs: 60 * 60_000,
 };
 
+/** The username's counter: sign-in and a change of password (its current password) count against the same one. */
+export function usernameThrottleKey(username: string): string {
+  return `user:${username.toLowerCase()}`;
+}
+
 export type ThrottleCounter = { failures: number; windowStartedAt: Date; blockedUntil: Date | null };
 
 export type AttemptVerdict =

@@ -15,8 +15,9 @@ export type CreatedVia = "console" | "cli";
 /**
  * Creates a person with a password: the one given, or an initial one
  * generated here and returned once (shown to the admin, stored only as its
- * scrypt hash) for the admin to hand over. With the audit entry in the same
- * transaction. A taken username is a 400 naming the field.
+ * scrypt hash) for the admin to hand over, which the person must replace at
+ * their first sign-in (password_must_change). With the audit entry in the
+ * same transaction. A taken username is a 400 naming the field.
  */
 export async function createPerson(
   db: Db,
@@ -33,6 +34,8 @@ export async function createPerson(
         displayName: input.display_name,
         role: input.role,
         password: input.password ?? initialPassword!,
+        // Someone else read a generated password: only the person's own choice may stay.
+        passwordMustChange: initialPassword !== null,
       });
       const row = (await getPerson(tx, { id: created.id }))!;
       await appendAuditEntry(
@@ -55,7 +58,7 @@ export async function createPerson(
   }
 }
 
-/** 20 characters of base64url: 120 bits, typed once and then changed. */
-function generateInitialPassword(): string {
+/** 20 characters of base64url: 120 bits, typed once and then changed (created here, or reset: reset-person-password.ts). */
+export function generateInitialPassword(): string {
   return randomBytes(15).toString("base64url");
 }

@@ -11,6 +11,7 @@ import { changePersonRole } from "@/lib/use-cases/people/change-person-role";
 import { createPerson } from "@/lib/use-cases/people/create-person";
 import { disablePerson } from "@/lib/use-cases/people/disable-person";
 import { enablePerson } from "@/lib/use-cases/people/enable-person";
+import { resetPersonPassword } from "@/lib/use-cases/people/reset-person-password";
 
 /**
  * The people page's writes. Each checks people:manage itself (the page
@@ -46,7 +47,7 @@ export const createPersonAction: FormAction<PeopleFormState> = sessionFormAction
     );
     return {
       status: "done",
-      message: `${person.displayName} (${person.username}) can sign in as ${person.role} with this initial password. It is shown only now: hand it over privately.`,
+      message: `${person.displayName} (${person.username}) can sign in as ${person.role} with this initial password, and must then choose their own. It is shown only now: hand it over privately.`,
       initialPassword: initialPassword ?? undefined,
     };
   },
@@ -87,5 +88,20 @@ export const enablePersonAction: FormAction<PeopleFormState> = sessionFormAction
   async run({ userId }, { actor }) {
     const person = await enablePerson(getDb(), userId, actor);
     return { status: "done", message: `${person.username} may sign in again.` };
+  },
+});
+
+export const resetPasswordAction: FormAction<PeopleFormState> = sessionFormAction({
+  ...peopleForm,
+  name: "resetPasswordAction",
+  schema: PersonFormSchema,
+  async run({ userId }, { actor }) {
+    const { person, oneTimePassword, sessionsEnded } = await resetPersonPassword(getDb(), userId, actor, "console");
+    const sessions = sessionsEnded === 1 ? "1 open session" : `${sessionsEnded} open sessions`;
+    return {
+      status: "done",
+      message: `${person.username} has a new one-time password (${sessions} ended). It is shown only now: hand it over privately; they choose their own at their next sign-in.`,
+      oneTimePassword,
+    };
   },
 });

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "users" ADD COLUMN     "password_must_change" BOOLEAN NOT NULL DEFAULT false;
