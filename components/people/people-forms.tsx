@@ -192,7 +192,7 @@ function ResetPasswordControl({
       <button
         ref={resetButton}
         type="button"
-        className="button button--small"
+        className="button button--small people-controls__reset"
         disabled={form.pending}
         onClick={() => setConfirming(true)}
       >
