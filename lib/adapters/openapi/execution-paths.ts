@@ -147,6 +147,10 @@ export function executionPaths(): Record<string, JsonSchema> {
         summary: "Record what the tool call did: succeeded, failed or unknown",
         description:
           "succeeded needs evidence naming this execution (its id, e.g. in metadata.execution_id, or its idempotency key), else 422 success_requires_matching_evidence. " +
+          "For an irreversible tool (payments.refund) the server then asks the provider for its record under the key: a matching record is added to the " +
+          "evidence (confirmed_at_provider); nothing under the key is 422 success_confirmed_by_provider and a record of something else 422 " +
+          "success_matches_provider_record (an effect_mismatch alert raised), the execution staying SENT either way; a provider that cannot be asked " +
+          "records OUTCOME_UNKNOWN and the task waits in RECONCILING for the reconciler's lookup. " +
           "failed means the provider stated nothing happened; a timeout or lost answer is unknown, and sends the task to RECONCILING. " +
           "The task moves in the same transaction. A repeated report of the same outcome is answered again and writes nothing. " +
           "A failure that would be safe to retry but is the tool's last attempt (execution.retry.code attempt_limit) goes to a review instead: the execution " +
