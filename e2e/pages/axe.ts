@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { Page } from "@playwright/test";
+import type { AxeResults, RunOptions } from "axe-core";
 
 /**
  * axe-core run inside the page. The script is evaluated through the
@@ -20,19 +21,17 @@ export interface AxeViolation {
 export async function axeViolations(page: Page): Promise<AxeViolation[]> {
   await page.evaluate(axeSource);
   return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: Document, options: unknown) => Promise<AxeResults> } })
+    // The script above defines window.axe; its API is axe-core's own.
+    const axe = (window as unknown as { axe: { run: (context: Document, options: RunOptions) => Promise<AxeResults> } })
       .axe;
-    interface AxeResults {
-      violations: Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: string[] }> }>;
-    }
     const results = await axe.run(document, {
       runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] },
     });
     return results.violations.map((v) => ({
       id: v.id,
-      impact: v.impact,
+      impact: v.impact ?? null,
       help: v.help,
-      targets: v.nodes.map((n) => n.target.join(" ")),
+      targets: v.nodes.map((n) => n.target.map(String).join(" ")),
     }));
   });
 }
