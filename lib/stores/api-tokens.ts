@@ -93,6 +93,26 @@ export async function issueApiToken(
   });
 }
 
+/**
+ * The first token of a new identity, or null when the identity has tokens
+ * already. The check and the insert hold a transaction-scoped advisory lock
+ * on the identity: without it two creates of one name, both seeing none,
+ * would both issue (api_tokens allows many rows per identity, for rotation).
+ */
+export async function issueFirstApiToken(
+  db: Db,
+  input: IssueApiTokenInput,
+  actor: AuditActor,
+): Promise<{ token: string; id: string; view: ApiTokenView } | null> {
+  return db.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`api_tokens:${input.identity}`}, 0))`;
+    if ((await tx.apiToken.count({ where: { identity: input.identity } })) > 0) return null;
+    const { token, row } = await insertToken(tx, input);
+    await appendAuditEntry(tx, tokenAuditEntry("agent.token_issued", row, actor, { role: row.role }));
+    return { token, id: row.id, view: viewOf(row) };
+  });
+}
+
 /** An identity's tokens, newest first, revoked and expired ones included (so the list says why a token stopped working). */
 export async function listApiTokens(db: Db, identity: string): Promise<ApiTokenView[]> {
   const rows = await db.apiToken.findMany({ where: { identity }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });

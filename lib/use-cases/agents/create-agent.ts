@@ -6,7 +6,7 @@ import { agentIdentity, AgentNameSchema, AgentScopesSchema, type AgentScopes } f
 import { toolNames } from "@/lib/model/executions/tools";
 import { workflowNames } from "@/lib/model/workflows";
 import type { AuditActor } from "@/lib/model/audit/audit-chain";
-import { issueApiToken, type ApiTokenView } from "@/lib/stores/api-tokens";
+import { issueFirstApiToken, type ApiTokenView } from "@/lib/stores/api-tokens";
 
 export const CreateAgentInputSchema = z.strictObject({
   name: AgentNameSchema,
@@ -32,19 +32,19 @@ export async function createAgent(
   }
   requireRegisteredNames(input.scopes);
   const identity = agentIdentity(input.name);
-  if ((await db.apiToken.count({ where: { identity } })) > 0) {
+  const issued = await issueFirstApiToken(
+    db,
+    { name: input.name, identity, scopes: input.scopes, expiresAt: input.expires_at },
+    actor,
+  );
+  if (!issued) {
     throw new AppError(
       "validation_failed",
       `name: agent ${input.name} exists already; rotate its token instead (Rotate on /admin/agents, or tokens rotate <id>)`,
       { errors: [{ field: "name", message: "exists already" }] },
     );
   }
-  const { token, view } = await issueApiToken(
-    db,
-    { name: input.name, identity, scopes: input.scopes, expiresAt: input.expires_at },
-    actor,
-  );
-  return { identity, token, view };
+  return { identity, token: issued.token, view: issued.view };
 }
 
 /**
