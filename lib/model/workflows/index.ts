@@ -2,12 +2,24 @@ import type { GateName } from "@/lib/model/tasks/task-state";
 import type { GateRule, WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
 import { agentTaskV1, agentTaskV2 } from "@/lib/model/workflows/agent-task";
 import { deliveryV1, deliveryV2 } from "@/lib/model/workflows/delivery";
+import { validateWorkflowDefinition } from "@/lib/model/workflows/validate-definition";
 
 /**
  * Every definition ever shipped stays here: tasks pin a digest, and a task
  * created under version 1 keeps running under version 1 after version 2 ships.
  */
 export const workflowDefinitions: readonly WorkflowDefinition[] = [agentTaskV1, agentTaskV2, deliveryV1, deliveryV2];
+
+// The shipped definitions pass the validator a published one must pass, so a
+// broken edit to one fails at start-up naming every problem, not on some
+// task's first transition. Four small documents: about a millisecond, once.
+for (const { digest, edges: _expanded, ...data } of workflowDefinitions) {
+  const checked = validateWorkflowDefinition(data);
+  if (!checked.ok) {
+    const problems = checked.problems.map((p) => `${p.path}: ${p.message}`).join("; ");
+    throw new Error(`workflow ${data.name} v${data.version} (${digest}) is invalid: ${problems}`);
+  }
+}
 
 export function getWorkflowByDigest(digest: string): WorkflowDefinition | undefined {
   return workflowDefinitions.find((d) => d.digest === digest);

@@ -1,0 +1,316 @@
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type { z } from "zod";
+import { workflowDefinitions } from "@/lib/model/workflows";
+import { agentTaskV1 } from "@/lib/model/workflows/agent-task";
+import { deliveryV1, deliveryV2 } from "@/lib/model/workflows/delivery";
+import {
+  declaredEdges,
+  validateWorkflowDefinition,
+  type WorkflowDefinitionDocumentSchema,
+} from "@/lib/model/workflows/validate-definition";
+import type { WorkflowDefinition, WorkflowDefinitionData } from "@/lib/model/workflows/workflow-definition";
+
+/** The document a shipped definition would be published as: its data, without what defineWorkflow derives. */
+function documentOf(def: WorkflowDefinition): WorkflowDefinitionData {
+  const { digest: _digest, edges: _edges, ...data } = structuredClone(def);
+  return data;
+}
+
+const agentTask = documentOf(agentTaskV1);
+const delivery = documentOf(deliveryV1);
+const deliveryWithGates = documentOf(deliveryV2);
+const nextTransition = `$.transitions[${agentTask.transitions.length}]`;
+
+function codesAndPaths(doc: unknown) {
+  const result = validateWorkflowDefinition(doc);
+  return {
+    problems: result.ok ? [] : result.problems.map(({ code, path }) => ({ code, path })),
+    warnings: result.warnings.map(({ code, path }) => ({ code, path })),
+  };
+}
+
+describe("the document schema", () => {
+  it("is exactly WorkflowDefinitionData, so a published document round-trips into the engine's type", () => {
+    expectTypeOf<z.infer<typeof WorkflowDefinitionDocumentSchema>>().toEqualTypeOf<WorkflowDefinitionData>();
+  });
+});
+
+describe("validateWorkflowDefinition on the shipped definitions", () => {
+  it.each(workflowDefinitions.map((def) => [`${def.name} v${def.version}`, def] as const))(
+    "%s validates with no problem and no warning, and comes back unchanged",
+    (_, def) => {
+      const result = validateWorkflowDefinition(documentOf(def));
+      expect(result).toEqual({ ok: true, definition: documentOf(def), warnings: [] });
+    },
+  );
+
+  it.each(workflowDefinitions.map((def) => [`${def.name} v${def.version}`, def] as const))(
+    "%s: the validator's edges are the engine's edges, in the engine's order",
+    (_, def) => {
+      expect(declaredEdges(documentOf(def)).map((e) => `${e.from}>${e.to}`)).toEqual(
+        def.edges.map((e) => `${e.from}>${e.to}`),
+      );
+    },
+  );
+});
+
+type Row = [rule: string, doc: unknown, problems: Array<{ code: string; path: string }>];
+
+const graphRows: Row[] = [
+  [
+    "an edge to an unknown state",
+    {
+      ...agentTask,
+      transitions: [...agentTask.transitions, { from: "RUNNING", to: "DONE", by: ["agent"], description: "x" }],
+    },
+    [{ code: "unknown_state", path: `${nextTransition}.to` }],
+  ],
+  [
+    "an edge from an unknown state",
+    {
+      ...agentTask,
+      transitions: [...agentTask.transitions, { from: "IDLE", to: "RUNNING", by: ["agent"], description: "x" }],
+    },
+    [{ code: "unknown_state", path: `${nextTransition}.from` }],
+  ],
+  [
+    "an unknown initial state (reachability is not reported from it)",
+    { ...agentTask, initial: "START" },
+    [{ code: "unknown_state", path: "$.initial" }],
+  ],
+  [
+    "a rejection naming an unknown state",
+    { ...agentTask, rejections: agentTask.rejections.map((r, i) => (i === 0 ? { ...r, from: "WAITING" } : r)) },
+    [{ code: "unknown_state", path: "$.rejections[0].from" }],
+  ],
+  [
+    "a from-any edge to an unknown state",
+    {
+      ...delivery,
+      fromAnyNonTerminal: [...(delivery.fromAnyNonTerminal ?? []), { to: "aborted", by: ["user"], description: "x" }],
+    },
+    [{ code: "unknown_state", path: "$.fromAnyNonTerminal[3].to" }],
+  ],
+  [
+    "an unreachable state",
+    { ...agentTask, states: { ...agentTask.states, ORPHAN: { description: "Nothing leads here." } } },
+    [{ code: "unreachable_state", path: "$.states.ORPHAN" }],
+  ],
+  [
+    "a state reached only by the from-any edges it lost",
+    { ...agentTask, fromAnyNonTerminal: undefined },
+    [{ code: "unreachable_state", path: "$.states.CANCELLED" }],
+  ],
+  [
+    "a non-terminal state with no path to a terminal one",
+    {
+      ...agentTask,
+      states: {
+        ...Object.fromEntries(Object.entries(agentTask.states).filter(([name]) => name !== "CANCELLED")),
+        PARKED: { description: "A dead end." },
+      },
+      transitions: [...agentTask.transitions, { from: "RUNNING", to: "PARKED", by: ["agent"], description: "Park" }],
+      fromAnyNonTerminal: undefined,
+    },
+    [{ code: "no_path_to_terminal", path: "$.states.PARKED" }],
+  ],
+  [
+    "a duplicate edge with the same actors",
+    { ...agentTask, transitions: [...agentTask.transitions, agentTask.transitions[0]] },
+    [{ code: "duplicate_edge", path: nextTransition }],
+  ],
+  [
+    "a duplicate edge with other actors (the engine would never consult the second)",
+    { ...agentTask, transitions: [...agentTask.transitions, { ...agentTask.transitions[0]!, by: ["user"] }] },
+    [{ code: "duplicate_edge", path: nextTransition }],
+  ],
+  [
+    "an explicit edge that a from-any edge duplicates",
+    {
+      ...agentTask,
+      transitions: [...agentTask.transitions, { from: "RUNNING", to: "CANCELLED", by: ["user"], description: "x" }],
+    },
+    [{ code: "duplicate_edge", path: "$.fromAnyNonTerminal[0]" }],
+  ],
+  [
+    "a terminal state with an outgoing edge",
+    {
+      ...agentTask,
+      transitions: [
+        ...agentTask.transitions,
+        { from: "COMPLETED", to: "RUNNING", by: ["user"], description: "Reopen" },
+      ],
+    },
+    [{ code: "terminal_has_edges", path: `${nextTransition}.from` }],
+  ],
+  [
+    "success on a non-terminal state",
+    { ...agentTask, states: { ...agentTask.states, VALIDATING: { description: "x", success: true } } },
+    [{ code: "success_not_terminal", path: "$.states.VALIDATING.success" }],
+  ],
+  [
+    "a rejection contradicting an edge",
+    {
+      ...agentTask,
+      transitions: [
+        ...agentTask.transitions,
+        { from: "RUNNING", to: "COMPLETED", by: ["agent"], description: "Skip validation" },
+      ],
+    },
+    [{ code: "rejection_contradicts_edge", path: "$.rejections[1]" }],
+  ],
+  [
+    "no terminal state (each state's missing path is not repeated)",
+    {
+      ...delivery,
+      states: Object.fromEntries(
+        Object.entries(delivery.states).map(([k, s]) => [k, { ...s, terminal: undefined, success: undefined }]),
+      ),
+    },
+    [{ code: "no_terminal_state", path: "$.states" }],
+  ],
+];
+
+const shapeRows: Row[] = [
+  ["a number", 5, [{ code: "wrong_type", path: "$" }]],
+  ["null", null, [{ code: "wrong_type", path: "$" }]],
+  ["a list", [agentTask], [{ code: "wrong_type", path: "$" }]],
+  ["a version given as a string", { ...agentTask, version: "1" }, [{ code: "wrong_type", path: "$.version" }]],
+  ["version 0", { ...agentTask, version: 0 }, [{ code: "too_small", path: "$.version" }]],
+  ["a missing title", { ...agentTask, title: undefined }, [{ code: "missing_field", path: "$.title" }]],
+  ["an empty description", { ...agentTask, description: " " }, [{ code: "too_small", path: "$.description" }]],
+  [
+    "a field the model does not have (tools per state come with the registry)",
+    { ...agentTask, states: { ...agentTask.states, RUNNING: { description: "x", tools: ["payments.refund"] } } },
+    [{ code: "unknown_field", path: "$.states.RUNNING.tools" }],
+  ],
+  [
+    "a top-level field the model does not have",
+    { ...agentTask, checkpoints: [] },
+    [{ code: "unknown_field", path: "$.checkpoints" }],
+  ],
+  ["a workflow name with spaces", { ...agentTask, name: "Agent Task" }, [{ code: "invalid_name", path: "$.name" }]],
+  [
+    "a state name with spaces (reported once, not also as unreachable)",
+    { ...agentTask, states: { ...agentTask.states, "on hold": { description: "x" } } },
+    [{ code: "invalid_name", path: '$.states["on hold"]' }],
+  ],
+  [
+    "an unknown guard kind",
+    {
+      ...agentTask,
+      transitions: agentTask.transitions.map((t, i) => (i === 7 ? { ...t, guards: [{ kind: "all_tests_green" }] } : t)),
+    },
+    [{ code: "unknown_guard", path: "$.transitions[7].guards[0].kind" }],
+  ],
+  [
+    "a guard naming an unknown gate",
+    {
+      ...delivery,
+      transitions: delivery.transitions.map((t, i) =>
+        i === 0 ? { ...t, guards: [{ kind: "gates_true", gates: ["plan_aproved"] }] } : t,
+      ),
+    },
+    [{ code: "unknown_gate", path: "$.transitions[0].guards[0].gates[0]" }],
+  ],
+  [
+    "a state requiring an unknown gate",
+    {
+      ...delivery,
+      states: { ...delivery.states, implementing: { description: "x", requiresGates: ["design_approved"] } },
+    },
+    [{ code: "unknown_gate", path: "$.states.implementing.requiresGates[0]" }],
+  ],
+  [
+    "a gate rule for an unknown gate",
+    {
+      ...deliveryWithGates,
+      gates: { ...deliveryWithGates.gates, code_owner_approved: { roles: ["engineer"], description: "x" } },
+    },
+    [{ code: "unknown_gate", path: "$.gates.code_owner_approved" }],
+  ],
+  [
+    "four eyes against an unknown gate",
+    {
+      ...deliveryWithGates,
+      gates: {
+        ...deliveryWithGates.gates,
+        deployment_approved: { roles: ["operator"], notSetBySameAs: ["security_review"], description: "x" },
+      },
+    },
+    [{ code: "unknown_gate", path: "$.gates.deployment_approved.notSetBySameAs[0]" }],
+  ],
+  [
+    "a gate rule naming an unknown role",
+    {
+      ...deliveryWithGates,
+      gates: { ...deliveryWithGates.gates, security_approved: { roles: ["engineer", "security"], description: "x" } },
+    },
+    [{ code: "unknown_role", path: "$.gates.security_approved.roles[1]" }],
+  ],
+  [
+    "an edge taken by an unknown kind of actor",
+    { ...agentTask, transitions: agentTask.transitions.map((t, i) => (i === 0 ? { ...t, by: ["robot"] } : t)) },
+    [{ code: "unknown_actor", path: "$.transitions[0].by[0]" }],
+  ],
+  [
+    "an edge nobody may take",
+    { ...agentTask, transitions: agentTask.transitions.map((t, i) => (i === 0 ? { ...t, by: [] } : t)) },
+    [{ code: "too_small", path: "$.transitions[0].by" }],
+  ],
+];
+
+describe("validateWorkflowDefinition on one bad document per rule", () => {
+  it.each(graphRows)("graph: %s", (_, doc, problems) => {
+    expect(codesAndPaths(doc).problems).toEqual(problems);
+  });
+
+  it.each(shapeRows)("shape: %s", (_, doc, problems) => {
+    expect(codesAndPaths(doc).problems).toEqual(problems);
+  });
+
+  it("says each problem in words, naming what is wrong", () => {
+    const result = validateWorkflowDefinition({
+      ...deliveryWithGates,
+      gates: { ...deliveryWithGates.gates, security_approved: { roles: ["security"], description: "x" } },
+      transitions: [...delivery.transitions, { from: "complete", to: "planning", by: ["user"], description: "Reopen" }],
+    });
+    expect(result.ok).toBe(false);
+    expect(result.ok ? [] : result.problems.map((p) => p.message)).toEqual([
+      '"security" is not a role. The roles are operator, auditor, engineer, admin, agent.',
+      "complete is terminal: a task that has ended cannot move on to planning.",
+    ]);
+  });
+});
+
+describe("validateWorkflowDefinition with several problems", () => {
+  it("lists every problem, shape and graph alike, not only the first", () => {
+    const doc = {
+      ...agentTask,
+      version: "1",
+      states: { ...agentTask.states, ORPHAN: { description: "Nothing leads here.", tools: [] } },
+      transitions: [
+        ...agentTask.transitions,
+        { ...agentTask.transitions[0]!, by: ["robot"] },
+        { from: "RUNNING", to: "COMPLETED", by: ["agent"], description: "Skip validation" },
+      ],
+    };
+    expect(codesAndPaths(doc).problems).toEqual([
+      { code: "wrong_type", path: "$.version" },
+      { code: "unknown_field", path: "$.states.ORPHAN.tools" },
+      { code: "unknown_actor", path: `${nextTransition}.by[0]` },
+      { code: "duplicate_edge", path: nextTransition },
+      { code: "rejection_contradicts_edge", path: "$.rejections[1]" },
+      { code: "unreachable_state", path: "$.states.ORPHAN" },
+    ]);
+  });
+});
+
+describe("a workflow without a success state", () => {
+  it("is valid, with a warning: nothing in the engine needs one, but such a task can never succeed", () => {
+    const doc = { ...agentTask, states: { ...agentTask.states, COMPLETED: { description: "Done.", terminal: true } } };
+    const result = validateWorkflowDefinition(doc);
+    expect(result.ok).toBe(true);
+    expect(codesAndPaths(doc).warnings).toEqual([{ code: "no_success_state", path: "$.states" }]);
+  });
+});
