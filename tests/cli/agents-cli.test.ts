@@ -1,11 +1,6 @@
-import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase } from "@/lib/db/client";
+import { describe, expect, it } from "vitest";
 import { authenticateApiToken } from "@/lib/stores/api-tokens";
+import { useCliDataDir } from "@/tests/cli/cli-harness";
 
 /**
  * `npm run -s verity -- agents …` and `tokens …` as real processes (tsx, as
@@ -13,30 +8,7 @@ import { authenticateApiToken } from "@/lib/stores/api-tokens";
  * which the CLI creates and migrates itself. The folder belongs to one
  * process at a time, so the checks open it only after the commands exit.
  */
-const run = promisify(execFile);
-let dataDir: string;
-
-beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(tmpdir(), "verity-cli-"));
-});
-afterAll(async () => rm(dataDir, { recursive: true, force: true }));
-
-async function verity(...args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, ["--import", "tsx", "scripts/verity.ts", ...args], {
-    env: { ...process.env, VERITY_DATA_DIR: dataDir, VERITY_LOG_LEVEL: "silent" },
-    timeout: 240_000,
-  });
-  return stdout;
-}
-
-async function withDatabase<T>(work: (db: ReturnType<typeof openDatabase>["db"]) => Promise<T>): Promise<T> {
-  const handle = openDatabase({ kind: "pglite", dir: path.join(dataDir, "pglite") });
-  try {
-    return await work(handle.db);
-  } finally {
-    await handle.close();
-  }
-}
+const { verity, withDatabase } = useCliDataDir("verity-cli-");
 
 describe("verity agents / tokens CLI", () => {
   it("creates a scoped agent, lists its tokens without the secret, rotates with an overlap and revokes", async () => {

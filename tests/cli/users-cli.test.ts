@@ -1,43 +1,15 @@
-import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { verifyPassword } from "@/lib/core/passwords";
-import { openDatabase } from "@/lib/db/client";
 import { listAuditEntries } from "@/lib/stores/audit-log";
 import { getPerson, readPasswordHash } from "@/lib/stores/users";
+import { useCliDataDir } from "@/tests/cli/cli-harness";
 
 /**
  * `npm run -s verity -- users create / reset-password` as real processes
  * (tsx, as the npm script runs it) against a temporary embedded database
  * folder, opened by the checks only after the commands exit.
  */
-const run = promisify(execFile);
-let dataDir: string;
-
-beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(tmpdir(), "verity-users-cli-"));
-});
-afterAll(async () => rm(dataDir, { recursive: true, force: true }));
-
-async function verity(...args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, ["--import", "tsx", "scripts/verity.ts", ...args], {
-    env: { ...process.env, VERITY_DATA_DIR: dataDir, VERITY_LOG_LEVEL: "silent" },
-    timeout: 240_000,
-  });
-  return stdout;
-}
-
-async function withDatabase<T>(work: (db: ReturnType<typeof openDatabase>["db"]) => Promise<T>): Promise<T> {
-  const handle = openDatabase({ kind: "pglite", dir: path.join(dataDir, "pglite") });
-  try {
-    return await work(handle.db);
-  } finally {
-    await handle.close();
-  }
-}
+const { verity, withDatabase } = useCliDataDir("verity-users-cli-");
 
 describe("verity users CLI and passwords", () => {
   it("a created person's generated password must be replaced; reset-password prints a new one once and records it", async () => {
