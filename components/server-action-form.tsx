@@ -1,7 +1,7 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { startTransition, useActionState } from "react";
+import { startTransition, useActionState, type ReactNode } from "react";
 
 /**
  * What the console's decision forms share: calling a server action that may
@@ -76,6 +76,44 @@ export function ActionFeedback({ notice }: { notice: ActionNotice | null }) {
               ))}
             </ul>
           ) : null}
+        </div>
+      );
+  }
+}
+
+/**
+ * The answer above a form whose every answer is one message (people,
+ * agents, retention): done in green, with what it shows only once
+ * (`shownOnce`: a token, a one-time password); a conflict in amber; an
+ * error in red.
+ */
+export function MessageAnswer({
+  state,
+  shownOnce,
+}: {
+  state: { status: "idle" } | { status: "done" | "conflict" | "error"; message: string };
+  shownOnce?: ReactNode;
+}) {
+  switch (state.status) {
+    case "idle":
+      return null;
+    case "done":
+      return (
+        <div className="notice notice--success" role="status">
+          <p>{state.message}</p>
+          {shownOnce}
+        </div>
+      );
+    case "conflict":
+      return (
+        <div className="notice notice--warning" role="alert">
+          {state.message}
+        </div>
+      );
+    case "error":
+      return (
+        <div className="notice notice--error" role="alert">
+          {state.message}
         </div>
       );
   }

@@ -12,7 +12,7 @@ import {
   type ShownOnceToken,
 } from "@/lib/adapters/console/agents/agents-form";
 import { formatDateTime } from "@/lib/adapters/console/shared/format";
-import { useServerActionForm } from "@/components/server-action-form";
+import { MessageAnswer, useServerActionForm } from "@/components/server-action-form";
 
 const lostAnswer: AgentsFormState = {
   status: "error",
@@ -81,29 +81,12 @@ function ShownOnce({ token }: { token: ShownOnceToken }) {
 }
 
 export function AgentsAnswer({ state }: { state: AgentsFormState }) {
-  switch (state.status) {
-    case "idle":
-      return null;
-    case "done":
-      return (
-        <div className="notice notice--success" role="status">
-          <p>{state.message}</p>
-          {state.token ? <ShownOnce token={state.token} /> : null}
-        </div>
-      );
-    case "conflict":
-      return (
-        <div className="notice notice--warning" role="alert">
-          {state.message}
-        </div>
-      );
-    case "error":
-      return (
-        <div className="notice notice--error" role="alert">
-          {state.message}
-        </div>
-      );
-  }
+  return (
+    <MessageAnswer
+      state={state}
+      shownOnce={state.status === "done" && state.token ? <ShownOnce token={state.token} /> : null}
+    />
+  );
 }
 
 function ScopeChoices({

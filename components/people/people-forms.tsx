@@ -10,7 +10,7 @@ import {
 } from "@/app/(console)/admin/people/actions";
 import { idlePeopleForm, type PeopleFormState } from "@/lib/adapters/console/people/people-form";
 import { personRoles } from "@/lib/model/people/person-fields";
-import { useServerActionForm } from "@/components/server-action-form";
+import { MessageAnswer, useServerActionForm } from "@/components/server-action-form";
 
 const lostAnswer: PeopleFormState = {
   status: "error",
@@ -27,13 +27,12 @@ function usePeopleForm(action: (previous: PeopleFormState, formData: FormData) =
 }
 
 export function PeopleAnswer({ state }: { state: PeopleFormState }) {
-  switch (state.status) {
-    case "idle":
-      return null;
-    case "done":
-      return (
-        <div className="notice notice--success" role="status">
-          <p>{state.message}</p>
+  if (state.status !== "done") return <MessageAnswer state={state} />;
+  return (
+    <MessageAnswer
+      state={state}
+      shownOnce={
+        <>
           {state.initialPassword ? (
             <p>
               Initial password: <code data-testid="initial-password">{state.initialPassword}</code>
@@ -44,21 +43,10 @@ export function PeopleAnswer({ state }: { state: PeopleFormState }) {
               One-time password: <code data-testid="one-time-password">{state.oneTimePassword}</code>
             </p>
           ) : null}
-        </div>
-      );
-    case "conflict":
-      return (
-        <div className="notice notice--warning" role="alert">
-          {state.message}
-        </div>
-      );
-    case "error":
-      return (
-        <div className="notice notice--error" role="alert">
-          {state.message}
-        </div>
-      );
-  }
+        </>
+      }
+    />
+  );
 }
 
 export function CreatePersonForm() {

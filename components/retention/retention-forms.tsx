@@ -3,7 +3,7 @@
 import type { FormEvent, ReactNode } from "react";
 import { applyRetentionAction, placeHoldAction, releaseHoldAction } from "@/app/(console)/audit/retention/actions";
 import { idleRetentionForm, type RetentionFormState } from "@/lib/adapters/console/retention/retention-form";
-import { useServerActionForm } from "@/components/server-action-form";
+import { MessageAnswer, useServerActionForm } from "@/components/server-action-form";
 
 const lostAnswer: RetentionFormState = {
   status: "error",
@@ -23,31 +23,6 @@ function useRetentionForm(
     form.submit(event.currentTarget, submitter);
   };
   return { ...form, onSubmit };
-}
-
-function Answer({ state }: { state: RetentionFormState }) {
-  switch (state.status) {
-    case "idle":
-      return null;
-    case "done":
-      return (
-        <div className="notice notice--success" role="status">
-          {state.message}
-        </div>
-      );
-    case "conflict":
-      return (
-        <div className="notice notice--warning" role="alert">
-          {state.message}
-        </div>
-      );
-    case "error":
-      return (
-        <div className="notice notice--error" role="alert">
-          {state.message}
-        </div>
-      );
-  }
 }
 
 function fieldError(state: RetentionFormState, ...names: string[]): string | undefined {
@@ -97,7 +72,7 @@ export function PlaceHoldForm() {
   const reasonError = fieldError(state, "reason");
   return (
     <form id="place-hold-form" onSubmit={onSubmit} className="retention-form" aria-label="Place a legal hold">
-      <Answer state={state} />
+      <MessageAnswer state={state} />
       <div className="retention-form__row">
         <Field
           id="hold-task"
@@ -151,7 +126,7 @@ export function ReleaseHoldForm({ holdId }: { holdId: string }) {
   const id = `release-${holdId}`;
   return (
     <form onSubmit={onSubmit} className="retention-release" aria-label={`Release legal hold ${holdId}`}>
-      <Answer state={state} />
+      <MessageAnswer state={state} />
       <input type="hidden" name="holdId" value={holdId} />
       <label htmlFor={id} className="visually-hidden">
         Reason for releasing {holdId}
@@ -183,7 +158,7 @@ export function ApplyRetentionForm({ defaultDays }: { defaultDays: number }) {
   const confirmError = fieldError(state, "confirm");
   return (
     <form onSubmit={onSubmit} className="retention-form" aria-label="Apply retention now">
-      <Answer state={state} />
+      <MessageAnswer state={state} />
       <div className="retention-form__row">
         <Field id="retention-days" label="Delete entries older than (days)" error={daysError}>
           <input
