@@ -82,7 +82,7 @@ export function ApprovalsCard({
   thresholdCents: number;
 }) {
   const state = approvalState(review, viewer);
-  const threshold = formatMoney(thresholdCents, review.currency);
+  const threshold = formatMoney(thresholdCents, review.currency ?? "usd");
   const pending = isUndecided(review.status) && state.approvers.length > 0 && state.approvers.length < state.required;
   return (
     <section className="card" aria-labelledby="approvals-heading">

@@ -12,7 +12,7 @@ export function reviewTitle(review: ReviewItem): string {
   const money = formatMoney(review.amountCents, review.currency);
   return review.execution.tool === "payments.refund"
     ? `Refund of ${money} to ${review.customerId}`
-    : `${review.execution.tool}: ${money} for ${review.customerId}`;
+    : `${review.execution.tool}${review.amountCents === null ? "" : `: ${money}`}${review.customerId ? ` for ${review.customerId}` : ""}`;
 }
 
 export function ReviewHeading({ review, live }: { review: ReviewItem; live: ReactNode }) {

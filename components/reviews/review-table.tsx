@@ -53,7 +53,7 @@ export function ReviewTable({
                     </span>
                   ) : null}
                 </th>
-                <td className="mono">{r.customerId}</td>
+                <td className="mono">{r.customerId ?? "—"}</td>
                 <td>
                   <Link href={`/tasks/${encodeURIComponent(r.taskId)}`} className="mono task-link">
                     {r.taskId}
@@ -86,7 +86,8 @@ export function ReviewTable({
                     {waiting && !approvals.viewerDecided ? "Review" : "View"}
                     <span className="visually-hidden">
                       {" "}
-                      the frozen {r.execution.tool} of {money} for {r.customerId}
+                      the frozen {r.execution.tool} of {money}
+                      {r.customerId ? ` for ${r.customerId}` : ""}
                     </span>
                   </Link>
                 </td>

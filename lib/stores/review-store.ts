@@ -58,9 +58,9 @@ export interface ReviewView {
   taskId: string;
   executionId: string;
   reason: string;
-  amountCents: number;
-  currency: string;
-  customerId: string;
+  amountCents: number | null;
+  currency: string | null;
+  customerId: string | null;
   requiredApprovals: number;
   /** The current round: 1, then one more each time the review reopens. */
   round: number;

@@ -25,8 +25,13 @@ function moneyFormat(currency: string): Intl.NumberFormat | null {
   return format;
 }
 
-/** Minor units to money, with the currency's own number of decimals (JPY has none, USD two). */
-export function formatMoney(amountMinor: number, currency: string): string {
+/**
+ * Minor units to money, with the currency's own number of decimals (JPY has
+ * none, USD two). A review of a tool that moves no money (a deploy) has no
+ * amount: it reads "no amount", never "$0.00".
+ */
+export function formatMoney(amountMinor: number | null, currency: string | null): string {
+  if (amountMinor === null || currency === null) return "no amount";
   const format = moneyFormat(currency);
   if (!format) return `${amountMinor} ${currency.toUpperCase()} (minor units)`;
   const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
