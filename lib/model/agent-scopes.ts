@@ -19,6 +19,15 @@ export const AgentScopesSchema = z.strictObject({
   workflows: nameListSchema,
   tools: nameListSchema,
   take_over_leases: z.boolean(),
+  /**
+   * The registries this token may publish to (a team's CI publishing its
+   * workflow definitions and tools). Absent on tokens issued before it
+   * existed, which is none.
+   */
+  publish: z
+    .array(z.enum(["workflows", "tools"]))
+    .max(2)
+    .optional(),
 });
 export type AgentScopes = z.infer<typeof AgentScopesSchema>;
 
@@ -37,6 +46,11 @@ export function mayUseWorkflow(scopes: AgentScopes, workflow: string): boolean {
 /** Whether the token may record an intent to call this tool. */
 export function mayCallTool(scopes: AgentScopes, tool: string): boolean {
   return includes(scopes.tools, tool);
+}
+
+/** Whether the token may publish workflow definitions or register tools. */
+export function mayPublishTo(scopes: AgentScopes, registry: "workflows" | "tools"): boolean {
+  return scopes.publish?.includes(registry) ?? false;
 }
 
 /** Whether the token may take a live lease away from another identity. */

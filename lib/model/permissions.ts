@@ -1,7 +1,7 @@
 import type { Role } from "@/lib/generated/prisma/enums";
 import type { Actor } from "@/lib/model/actor";
 import { AppError } from "@/lib/core/errors";
-import type { AgentScopes } from "@/lib/model/agent-scopes";
+import { mayPublishTo, type AgentScopes } from "@/lib/model/agent-scopes";
 
 export type { Role };
 
@@ -29,13 +29,21 @@ export type Permission =
   /** Create people, change their roles, disable and enable them (lib/use-cases/people/). */
   | "people:manage"
   /** Create agents, revoke and rotate their tokens (lib/use-cases/agents/). */
-  | "agents:manage";
+  | "agents:manage"
+  /** Publish a workflow definition version to the registry. Admins; an agent only with the `publish` scope. */
+  | "workflows:publish"
+  /** Move running tasks to a newer version of their workflow (a dry-run plan, then a CAS transition). */
+  | "workflows:migrate"
+  | "tools:read"
+  /** Register, version and retire tools. Admins; an agent only with the `publish` scope. */
+  | "tools:register";
 
 export const permissionsByRole: Record<Role, readonly Permission[]> = {
   operator: [
     "tasks:read",
     "tasks:transition",
     "workflows:read",
+    "tools:read",
     "checkpoints:read",
     "alerts:read",
     "alerts:act",
@@ -47,6 +55,7 @@ export const permissionsByRole: Record<Role, readonly Permission[]> = {
   auditor: [
     "tasks:read",
     "workflows:read",
+    "tools:read",
     "checkpoints:read",
     "audit:read",
     "audit:export",
@@ -57,6 +66,8 @@ export const permissionsByRole: Record<Role, readonly Permission[]> = {
   engineer: [
     "tasks:read",
     "workflows:read",
+    "workflows:migrate",
+    "tools:read",
     "checkpoints:read",
     "checkpoints:create",
     "checkpoints:restore",
@@ -70,6 +81,10 @@ export const permissionsByRole: Record<Role, readonly Permission[]> = {
     "tasks:create",
     "tasks:transition",
     "workflows:read",
+    "workflows:publish",
+    "workflows:migrate",
+    "tools:read",
+    "tools:register",
     "checkpoints:read",
     "checkpoints:create",
     "audit:read",
@@ -88,6 +103,7 @@ export const permissionsByRole: Record<Role, readonly Permission[]> = {
     "tasks:create",
     "tasks:transition",
     "workflows:read",
+    "tools:read",
     "checkpoints:read",
     "checkpoints:create",
     "instructions:read",
@@ -118,6 +134,25 @@ export function requirePermission(principal: Principal | null | undefined, permi
     });
   }
   return principal;
+}
+
+/**
+ * Publishing to a registry: an admin, or an agent whose token carries the
+ * `publish` scope for it (a team's CI publishing its workflows). Any other
+ * agent is refused naming the scope, any other person naming the permission.
+ */
+export function requireRegistryAuthority(
+  principal: Principal | null | undefined,
+  registry: "workflows" | "tools",
+): Principal {
+  if (principal?.kind === "agent" && principal.scopes) {
+    if (mayPublishTo(principal.scopes, registry)) return principal;
+    throw new AppError("forbidden", `This token's scopes do not include publishing ${registry}.`, {
+      scope: "publish",
+      registry,
+    });
+  }
+  return requirePermission(principal, registry === "workflows" ? "workflows:publish" : "tools:register");
 }
 
 export function userIdentity(username: string): string {
