@@ -69,6 +69,23 @@ const envSchema = z.object({
   VERITY_OUTBOX_SECRET: z.string().min(32, "VERITY_OUTBOX_SECRET must be at least 32 characters").optional(),
   /** Shared secret of the sandbox's signed webhooks; generated into the data folder when unset. */
   VERITY_SANDBOX_WEBHOOK_SECRET: z.string().min(16).optional(),
+  /**
+   * Secret Verity signs its lookup requests to a tool owner's endpoint with
+   * (reconciliation method "http": `Verity-Signature`, the outbox's scheme);
+   * generated into the data folder when unset.
+   */
+  VERITY_LOOKUP_SECRET: z.string().min(32, "VERITY_LOOKUP_SECRET must be at least 32 characters").optional(),
+  /**
+   * Which provider `payments.refund` reaches: the sandbox's own API (the
+   * default) or Stripe's (lib/connectors/stripe/), at STRIPE_API_BASE
+   * (https://api.stripe.com when unset; the sandbox speaks the same subset on
+   * its /stripe prefix) with STRIPE_API_KEY.
+   */
+  VERITY_PAYMENTS_PROVIDER: z.enum(["sandbox", "stripe"]).default("sandbox"),
+  STRIPE_API_BASE: z.url().optional(),
+  STRIPE_API_KEY: z.string().min(1).optional(),
+  /** Stripe's webhook signing secret (whsec_…) for POST /api/v1/events/stripe. */
+  STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
   /** "false" when the sandbox runs elsewhere (then VERITY_SANDBOX_URL points at it). */
   VERITY_START_SANDBOX: z
     .enum(["true", "false"])
@@ -227,6 +244,11 @@ export function getSandboxWebhookSecret(): string {
 /** The secret outbox deliveries are signed with (same rule as the session secret). */
 export function getOutboxSecret(): string {
   return getEnv().VERITY_OUTBOX_SECRET ?? localSecret("outbox-secret");
+}
+
+/** The secret lookup requests to a tool owner are signed with (same rule as the session secret). */
+export function getLookupSecret(): string {
+  return getEnv().VERITY_LOOKUP_SECRET ?? localSecret("lookup-secret");
 }
 
 /** The id of the checkpoint key generated into the data folder when none is configured. */
