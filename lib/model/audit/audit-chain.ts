@@ -80,6 +80,14 @@ export const auditActions = [
   "task.undelegated",
   // An agent with the take_over_leases scope took another agent's live lease (lib/stores/leases.ts takeOverLease).
   "lease.taken_over",
+  // The tool registry (lib/stores/tool-registry.ts): a tool's version registered, a tool retired.
+  "tool.registered",
+  "tool.retired",
+  // A worker-reconciled tool's lookup queue (lib/stores/effect-lookups.ts): queued, claimed under a lease, answered, expired.
+  "lookup.queued",
+  "lookup.claimed",
+  "lookup.answered",
+  "lookup.expired",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 export const AuditActionSchema = z.enum(auditActions);
@@ -108,6 +116,10 @@ export const auditSubjectTypes = [
   "deployment",
   "api_token",
   "task_delegation",
+  // A registered tool (subject id = its name); its entries join the system stream.
+  "tool",
+  // A question about an effect, answered by a tool's worker (lib/stores/effect-lookups.ts).
+  "effect_lookup",
 ] as const;
 export type AuditSubjectType = (typeof auditSubjectTypes)[number];
 
