@@ -161,11 +161,24 @@ export interface NoteRequest {
   metadata: ExecutionMetadata;
 }
 
+/**
+ * What a lookup may use besides the key. A provider with a lookup by key (the
+ * sandbox) needs neither; Stripe has none, so its connector searches the
+ * charge's refunds, and while the last request under the key may still be
+ * processing an empty search is not yet "not found".
+ */
+export interface RefundLookupScope {
+  /** The charge the refund is for. */
+  chargeId?: string;
+  /** When the last request under the key was sent; null when it never was. */
+  sentAt?: Date | null;
+}
+
 export interface PaymentConnector {
   readonly provider: string;
   refund(request: RefundRequest, options?: CallOptions): Promise<RefundOutcome>;
   /** What the provider holds under the key: the reconciler's question after an unknown. */
-  lookupRefund(idempotencyKey: string, options?: CallOptions): Promise<RefundLookup>;
+  lookupRefund(idempotencyKey: string, options?: CallOptions, scope?: RefundLookupScope): Promise<RefundLookup>;
 }
 
 export interface CrmConnector {
