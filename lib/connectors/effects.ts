@@ -1,5 +1,6 @@
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
+import { stripePaymentConnectorFromSettings } from "@/lib/connectors/stripe/payment";
 import type {
   CallOptions,
   CrmConnector,
@@ -29,11 +30,21 @@ export interface ConnectorDeps {
 
 let cached: ConnectorDeps | undefined;
 
-/** The sandbox provider and CRM at the configured URL (VERITY_SANDBOX_URL, or the local sandbox on SANDBOX_PORT). */
+/**
+ * The CRM of the sandbox at the configured URL (VERITY_SANDBOX_URL, or the
+ * local sandbox on SANDBOX_PORT), and the payment provider
+ * VERITY_PAYMENTS_PROVIDER names: that sandbox (the default) or Stripe at
+ * STRIPE_API_BASE with STRIPE_API_KEY.
+ */
 export function getConnectors(): ConnectorDeps {
   if (cached) return cached;
-  const baseUrl = getEnv().sandboxUrl;
-  cached = { payments: new SandboxPaymentConnector({ baseUrl }), crm: new SandboxCrmConnector({ baseUrl }) };
+  const env = getEnv();
+  const baseUrl = env.sandboxUrl;
+  const payments =
+    env.VERITY_PAYMENTS_PROVIDER === "stripe"
+      ? stripePaymentConnectorFromSettings(env)
+      : new SandboxPaymentConnector({ baseUrl });
+  cached = { payments, crm: new SandboxCrmConnector({ baseUrl }) };
   return cached;
 }
 
@@ -116,7 +127,12 @@ export async function lookupEffect(
   const tool = toolOf(execution);
   switch (tool) {
     case "payments.refund": {
-      const found = await deps.payments.lookupRefund(execution.idempotencyKey, call);
+      // Stripe has no lookup by key: its connector searches the charge's refunds, and needs to know when the call went out.
+      const charge = RefundRequestSchema.safeParse(execution.request);
+      const found = await deps.payments.lookupRefund(execution.idempotencyKey, call, {
+        chargeId: charge.success ? charge.data.charge_id : undefined,
+        sentAt: execution.sentAt,
+      });
       return found.kind === "found"
         ? { kind: "found", record: refundRecord(found.refund), evidence: found.evidence }
         : found;
