@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { ActorKind } from "@/lib/model/workflows/workflow-definition";
-import { GateNameSchema } from "@/lib/model/tasks/task-state";
+import { ArtifactsSchema, GateNameSchema } from "@/lib/model/tasks/task-state";
 
 /**
  * What the API sends: each lib/adapters/api/<resource>-resources.ts holds the
@@ -27,6 +27,11 @@ export const InvariantViolationSchema = z.object({
 export const GuardSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("gates_true"), gates: z.array(GateNameSchema) }),
   z.object({ kind: z.literal("mandatory_subtasks_completed") }),
+  z.object({
+    kind: z.literal("artifact_present"),
+    artifact: ArtifactsSchema.keyof(),
+  }),
+  z.object({ kind: z.literal("budget_within_commitment") }),
 ]);
 
 export const ProblemSchema = z.looseObject({

@@ -7,6 +7,7 @@ import {
   nextSteps,
 } from "@/lib/model/tasks/transition-rules";
 import {
+  defineWorkflow,
   findEdge,
   isTerminal,
   type ActorKind,
@@ -272,6 +273,52 @@ describe("delivery: gates", () => {
     expect(evaluateTransition(def, current, { to: "reviewing", patch: {}, actorKind: "user" })).toMatchObject({
       reason: "actor_not_permitted",
     });
+  });
+});
+
+describe("the declared guards a registered workflow may put on an edge", () => {
+  const def = defineWorkflow({
+    ...deliveryV1,
+    name: "delivery-guarded",
+    transitions: deliveryV1.transitions.map((t) =>
+      t.from === "planning" && t.to === "implementing"
+        ? { ...t, guards: [{ kind: "artifact_present", artifact: "implementation_plan" }] }
+        : t.from === "testing" && t.to === "complete"
+          ? { ...t, guards: [...(t.guards ?? []), { kind: "budget_within_commitment" }] }
+          : t,
+    ),
+  });
+  const agent = { actorKind: "agent" as const };
+  const planning = makeState(def, "planning", { gates: gatesTrue(["plan_approved"]) });
+
+  it("artifact_present refuses leaving with the artifact absent or blank, naming the guard", () => {
+    for (const artifacts of [{}, { implementation_plan: "  " }]) {
+      const result = evaluateTransition(def, { ...planning, artifacts }, { ...agent, to: "implementing", patch: {} });
+      expect(invariantsOf(result)).toEqual(["guard_artifact_present"]);
+      expect(result.ok ? "" : result.violations[0]?.message).toContain("implementation_plan");
+    }
+  });
+
+  it("artifact_present holds once the artifact is in the state, or arrives with the transition's patch", () => {
+    const withPlan = { ...planning, artifacts: { implementation_plan: "Step 1." } };
+    expect(evaluateTransition(def, withPlan, { ...agent, to: "implementing", patch: {} }).ok).toBe(true);
+    const patched = evaluateTransition(def, planning, {
+      ...agent,
+      to: "implementing",
+      patch: { artifacts: { implementation_plan: "Step 1." } },
+    });
+    expect(invariantsOf(patched)).toEqual([]);
+  });
+
+  it("budget_within_commitment refuses leaving once spending passes the commitment, naming the guard", () => {
+    const testing = makeState(def, "testing", { gates: gatesTrue(gateNames) });
+    expect(evaluateTransition(def, testing, { ...agent, to: "complete", patch: {} }).ok).toBe(true);
+    const over = evaluateTransition(def, testing, {
+      ...agent,
+      to: "complete",
+      patch: { budget: { currency_spent_usd: 11 } },
+    });
+    expect(invariantsOf(over)).toContain("guard_budget_within_commitment");
   });
 });
 

@@ -134,6 +134,24 @@ export function evaluateGuard(guard: Guard, state: TaskState, from: string): Inv
             message: `Completion requires every mandatory subtask completed; still open: ${open.join(", ")}.`,
           };
     }
+    case "artifact_present": {
+      const value = state.artifacts[guard.artifact];
+      // A blank plan or an empty file list is no artifact: the guard exists to stop a stage being left with nothing to show.
+      const present = Array.isArray(value) ? value.length > 0 : typeof value === "string" && value.trim() !== "";
+      return present
+        ? undefined
+        : {
+            invariant: "guard_artifact_present",
+            message: `Cannot leave ${from} before artifact ${guard.artifact} is present (guard artifact_present).`,
+          };
+    }
+    case "budget_within_commitment":
+      return state.budget.currency_spent_usd <= state.budget.currency_committed_usd
+        ? undefined
+        : {
+            invariant: "guard_budget_within_commitment",
+            message: `Cannot leave ${from}: spent ${state.budget.currency_spent_usd} USD exceeds the committed ${state.budget.currency_committed_usd} USD (guard budget_within_commitment).`,
+          };
   }
 }
 

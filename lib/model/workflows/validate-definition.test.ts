@@ -180,9 +180,47 @@ const shapeRows: Row[] = [
   ["a missing title", { ...agentTask, title: undefined }, [{ code: "missing_field", path: "$.title" }]],
   ["an empty description", { ...agentTask, description: " " }, [{ code: "too_small", path: "$.description" }]],
   [
-    "a field the model does not have (tools per state come with the registry)",
-    { ...agentTask, states: { ...agentTask.states, RUNNING: { description: "x", tools: ["payments.refund"] } } },
-    [{ code: "unknown_field", path: "$.states.RUNNING.tools" }],
+    "a state field the model does not have",
+    { ...agentTask, states: { ...agentTask.states, RUNNING: { description: "x", timeout: 30 } } },
+    [{ code: "unknown_field", path: "$.states.RUNNING.timeout" }],
+  ],
+  [
+    "a tool name outside the tools' alphabet",
+    { ...agentTask, states: { ...agentTask.states, RUNNING: { description: "x", tools: ["Payments Refund"] } } },
+    [{ code: "invalid_name", path: "$.states.RUNNING.tools[0]" }],
+  ],
+  [
+    "a checkpoint boundary that is not a boolean",
+    { ...agentTask, states: { ...agentTask.states, RUNNING: { description: "x", checkpoint: "yes" } } },
+    [{ code: "wrong_type", path: "$.states.RUNNING.checkpoint" }],
+  ],
+  [
+    "an artifact guard naming an unknown artifact",
+    {
+      ...delivery,
+      transitions: delivery.transitions.map((t, i) =>
+        i === 0 ? { ...t, guards: [{ kind: "artifact_present", artifact: "design_doc" }] } : t,
+      ),
+    },
+    [{ code: "unknown_artifact", path: "$.transitions[0].guards[0].artifact" }],
+  ],
+  [
+    "an artifact guard naming no artifact",
+    {
+      ...delivery,
+      transitions: delivery.transitions.map((t, i) => (i === 0 ? { ...t, guards: [{ kind: "artifact_present" }] } : t)),
+    },
+    [{ code: "unknown_artifact", path: "$.transitions[0].guards[0].artifact" }],
+  ],
+  [
+    "a budget guard with a field it does not take",
+    {
+      ...delivery,
+      transitions: delivery.transitions.map((t, i) =>
+        i === 0 ? { ...t, guards: [{ kind: "budget_within_commitment", limit: 5 }] } : t,
+      ),
+    },
+    [{ code: "unknown_field", path: "$.transitions[0].guards[0].limit" }],
   ],
   [
     "a top-level field the model does not have",
@@ -288,7 +326,7 @@ describe("validateWorkflowDefinition with several problems", () => {
     const doc = {
       ...agentTask,
       version: "1",
-      states: { ...agentTask.states, ORPHAN: { description: "Nothing leads here.", tools: [] } },
+      states: { ...agentTask.states, ORPHAN: { description: "Nothing leads here.", tool: [] } },
       transitions: [
         ...agentTask.transitions,
         { ...agentTask.transitions[0]!, by: ["robot"] },
@@ -297,7 +335,7 @@ describe("validateWorkflowDefinition with several problems", () => {
     };
     expect(codesAndPaths(doc).problems).toEqual([
       { code: "wrong_type", path: "$.version" },
-      { code: "unknown_field", path: "$.states.ORPHAN.tools" },
+      { code: "unknown_field", path: "$.states.ORPHAN.tool" },
       { code: "unknown_actor", path: `${nextTransition}.by[0]` },
       { code: "duplicate_edge", path: nextTransition },
       { code: "rejection_contradicts_edge", path: "$.rejections[1]" },
@@ -312,5 +350,70 @@ describe("a workflow without a success state", () => {
     const result = validateWorkflowDefinition(doc);
     expect(result.ok).toBe(true);
     expect(codesAndPaths(doc).warnings).toEqual([{ code: "no_success_state", path: "$.states" }]);
+  });
+});
+
+/** A delivery document using every optional field a registered workflow may use. */
+const deliveryWithEverything: WorkflowDefinitionData = {
+  ...deliveryWithGates,
+  name: "delivery-plus",
+  states: {
+    ...deliveryWithGates.states,
+    planning: { description: "Writing the plan.", tools: [] },
+    testing: {
+      description: "Tests, security review and the release.",
+      requiresGates: ["plan_approved", "implementation_complete", "review_passed"],
+      tools: ["deploy.release", "crm.add_note"],
+      checkpoint: true,
+    },
+  },
+  transitions: deliveryWithGates.transitions.map((t) =>
+    t.from === "planning" && t.to === "implementing"
+      ? {
+          ...t,
+          guards: [
+            ...(t.guards ?? []),
+            { kind: "artifact_present", artifact: "implementation_plan" },
+            { kind: "budget_within_commitment" },
+          ],
+        }
+      : t,
+  ),
+};
+
+describe("validateWorkflowDefinition on the optional fields (tools, checkpoint, the declared guards)", () => {
+  it("accepts them, and returns the document unchanged", () => {
+    expect(validateWorkflowDefinition(deliveryWithEverything)).toEqual({
+      ok: true,
+      definition: deliveryWithEverything,
+      warnings: [],
+    });
+  });
+
+  const knownTools = ["payments.refund", "crm.add_note", "deploy.release"];
+
+  it("accepts tools that are all known when a list of known tools is passed", () => {
+    expect(validateWorkflowDefinition(deliveryWithEverything, { knownTools }).ok).toBe(true);
+  });
+
+  it("rejects each unknown tool at its path when a list of known tools is passed", () => {
+    const doc = {
+      ...deliveryWithEverything,
+      states: {
+        ...deliveryWithEverything.states,
+        reviewing: { ...deliveryWithEverything.states.reviewing!, tools: ["crm.add_note", "git.force_push"] },
+        testing: { ...deliveryWithEverything.states.testing!, tools: ["deploy.releese"] },
+      },
+    };
+    const result = validateWorkflowDefinition(doc, { knownTools });
+    expect(result.ok ? [] : result.problems.map(({ code, path }) => ({ code, path }))).toEqual([
+      { code: "unknown_tool", path: "$.states.reviewing.tools[1]" },
+      { code: "unknown_tool", path: "$.states.testing.tools[0]" },
+    ]);
+    expect(result.ok ? "" : result.problems[0]?.message).toBe(
+      '"git.force_push" is not a registered tool. The tools are payments.refund, crm.add_note, deploy.release.',
+    );
+    // Without the list the model cannot know, and checks the names' form only.
+    expect(validateWorkflowDefinition(doc).ok).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Role } from "@/lib/generated/prisma/enums";
-import { gateNames, GateNameSchema } from "@/lib/model/tasks/task-state";
+import { ArtifactsSchema, gateNames, GateNameSchema } from "@/lib/model/tasks/task-state";
 import type { ActorKind, WorkflowDefinitionData } from "@/lib/model/workflows/workflow-definition";
 
 /**
@@ -30,6 +30,8 @@ type ProblemCode =
   | "unknown_gate"
   | "unknown_role"
   | "unknown_actor"
+  | "unknown_artifact"
+  | "unknown_tool"
   // Meaning (from the graph)
   | "unknown_state"
   | "unreachable_state"
@@ -64,11 +66,20 @@ const InvariantNameSchema = z
   .string()
   .max(64, "At most 64 characters.")
   .regex(/^[a-z][a-z0-9_]*$/, "Lower-case letters, digits and _ only, starting with a letter.");
+// The alphabet of tool names in agent token scopes and the tool registry: `payments.refund`.
+const ToolNameSchema = z
+  .string()
+  .max(64, "At most 64 characters.")
+  .regex(/^[a-z0-9][a-z0-9._-]*$/, "Lower-case letters, digits, . _ - only, starting with a letter or digit.");
 const TextSchema = z.string().trim().min(1, "Must not be empty.").max(2000, "At most 2000 characters.");
+
+const artifactNames = ArtifactsSchema.keyof().options;
 
 const GuardSchema = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("gates_true"), gates: z.array(GateNameSchema).min(1, "Name at least one gate.") }),
   z.strictObject({ kind: z.literal("mandatory_subtasks_completed") }),
+  z.strictObject({ kind: z.literal("artifact_present"), artifact: z.enum(artifactNames) }),
+  z.strictObject({ kind: z.literal("budget_within_commitment") }),
 ]);
 
 const guardKinds = GuardSchema.options.map((option) => option.shape.kind.value);
@@ -88,6 +99,8 @@ const StateSchema = z.strictObject({
   terminal: z.boolean().optional(),
   success: z.boolean().optional(),
   requiresGates: z.array(GateNameSchema).optional(),
+  tools: z.array(ToolNameSchema).optional(),
+  checkpoint: z.boolean().optional(),
 });
 
 const GateRuleSchema = z.strictObject({
@@ -130,9 +143,18 @@ const GraphSkeletonSchema = z.looseObject({
 });
 type GraphSkeleton = z.infer<typeof GraphSkeletonSchema>;
 
-export function validateWorkflowDefinition(doc: unknown): WorkflowValidation {
+export interface ValidationOptions {
+  /**
+   * The tools a state may name. Left out, tool names are checked for their
+   * form only: the model does not know the tool registry, its caller does.
+   */
+  knownTools?: readonly string[];
+}
+
+export function validateWorkflowDefinition(doc: unknown, options: ValidationOptions = {}): WorkflowValidation {
   const shape = WorkflowDefinitionDocumentSchema.safeParse(doc);
   const problems = shape.success ? [] : shape.error.issues.flatMap((issue) => problemsOfIssue(issue, doc));
+  if (shape.success && options.knownTools) problems.push(...unknownTools(shape.data, options.knownTools));
   const skeleton = GraphSkeletonSchema.safeParse(doc);
   const warnings: Problem[] = [];
   if (skeleton.success) {
@@ -295,6 +317,22 @@ function graphProblems(doc: GraphSkeleton): { problems: Problem[]; warnings: Pro
   return { problems, warnings };
 }
 
+function unknownTools(def: WorkflowDefinitionData, knownTools: readonly string[]): Problem[] {
+  return Object.entries(def.states).flatMap(([name, state]) =>
+    (state.tools ?? []).flatMap((tool, i) =>
+      knownTools.includes(tool)
+        ? []
+        : [
+            {
+              path: `${statePath(name)}.tools[${i}]`,
+              code: "unknown_tool" as const,
+              message: `"${tool}" is not a registered tool. The tools are ${knownTools.join(", ") || "none"}.`,
+            },
+          ],
+    ),
+  );
+}
+
 function closure(start: string[], edges: DeclaredEdge[], direction: "forward" | "backward"): Set<string> {
   const seen = new Set(start);
   const queue = [...start];
@@ -385,6 +423,12 @@ function invalidValue(values: readonly unknown[], path: string, found: unknown):
       path,
       code: "unknown_role",
       message: `${describe(found)} is not a role. The roles are ${roles.join(", ")}.`,
+    };
+  if (same(artifactNames))
+    return {
+      path,
+      code: "unknown_artifact",
+      message: `${describe(found)} is not an artifact. The artifacts are ${artifactNames.join(", ")}.`,
     };
   if (same(actorKinds))
     return {

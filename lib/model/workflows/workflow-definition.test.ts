@@ -3,6 +3,7 @@ import {
   defineWorkflow,
   edgesFrom,
   isTerminal,
+  toolsAllowedIn,
   type WorkflowDefinition,
   type WorkflowDefinitionData,
 } from "@/lib/model/workflows/workflow-definition";
@@ -85,6 +86,24 @@ describe("defineWorkflow", () => {
   });
 });
 
+describe("toolsAllowedIn", () => {
+  const withTools = defineWorkflow({
+    ...tiny,
+    states: { ...tiny.states, a: { description: "A", tools: ["crm.add_note"] }, b: { description: "B", tools: [] } },
+  });
+
+  it("is the state's list, an empty list meaning no tool", () => {
+    expect(toolsAllowedIn(withTools, "a")).toEqual(["crm.add_note"]);
+    expect(toolsAllowedIn(withTools, "b")).toEqual([]);
+  });
+
+  it("is any where the state says nothing (every shipped definition), and nothing for an unknown state", () => {
+    expect(toolsAllowedIn(withTools, "done")).toBe("any");
+    expect(toolsAllowedIn(agentTaskV1, "RUNNING")).toBe("any");
+    expect(toolsAllowedIn(withTools, "nowhere")).toEqual([]);
+  });
+});
+
 describe.each(workflowDefinitions.map((d) => [`${d.name} v${d.version}`, d] as const))(
   "shipped definition %s",
   (_label, def) => {
@@ -132,6 +151,17 @@ describe("shipped digests", () => {
     expect({ agentTask: agentTaskV1.digest, delivery: deliveryV1.digest }).toEqual({
       agentTask: AGENT_TASK_V1_DIGEST,
       delivery: DELIVERY_V1_DIGEST,
+    });
+  });
+
+  // The registry's optional fields (tools, checkpoint, the declared guards) are left out of every
+  // shipped definition, so adding them to the format changed none of the four digests.
+  it("of every shipped version are the ones tasks in the field are pinned to", () => {
+    expect(Object.fromEntries(workflowDefinitions.map((d) => [`${d.name} v${d.version}`, d.digest]))).toEqual({
+      "agent-task v1": AGENT_TASK_V1_DIGEST,
+      "agent-task v2": "sha256:880baa9d8ca4750bb0c98b3ddf4af21984a3c5202afa91d896a12fc78dca33a4",
+      "delivery v1": DELIVERY_V1_DIGEST,
+      "delivery v2": "sha256:1aa1fb55a5173fa5fe7154b3bbb393e72ee1a49cf098c549e9be9c0fdf365711",
     });
   });
 

@@ -1,6 +1,6 @@
 import { digestOf } from "@/lib/core/canonical-json";
 import type { Role } from "@/lib/generated/prisma/enums";
-import type { GateName } from "@/lib/model/tasks/task-state";
+import type { GateName, TaskState } from "@/lib/model/tasks/task-state";
 
 /**
  * Workflow definitions are data: states, transitions, guards and named
@@ -10,11 +10,19 @@ import type { GateName } from "@/lib/model/tasks/task-state";
  */
 export type ActorKind = "agent" | "user" | "system";
 
+export type ArtifactName = keyof TaskState["artifacts"];
+
 export type Guard =
   /** Every listed gate must be true once the transition's patch is applied: a gate may be set and its stage left in one CAS. */
   | { kind: "gates_true"; gates: GateName[] }
   /** Every mandatory subtask must be COMPLETED. */
-  | { kind: "mandatory_subtasks_completed" };
+  | { kind: "mandatory_subtasks_completed" }
+  /** The named artifact is present and not empty (a blank string or an empty list is absent), once the patch is applied. */
+  | { kind: "artifact_present"; artifact: ArtifactName }
+  /** Spent stays within the committed budget, once the patch is applied. */
+  | { kind: "budget_within_commitment" };
+
+export type GuardKind = Guard["kind"];
 
 export interface StateDefinition {
   description: string;
@@ -23,6 +31,14 @@ export interface StateDefinition {
   success?: boolean;
   /** Gates that must be true while the task is in this state. */
   requiresGates?: GateName[];
+  /**
+   * The tools an intent may be recorded for while the task is in this state.
+   * Absent: any tool in the agent's scope (every shipped definition). An
+   * empty list: no tool at all.
+   */
+  tools?: string[];
+  /** Entering this state is a checkpoint boundary: the transition takes a checkpoint in its transaction. */
+  checkpoint?: boolean;
 }
 
 export interface TransitionDefinition {
@@ -101,6 +117,19 @@ export function isTerminal(def: WorkflowDefinition, status: string): boolean {
 
 export function edgesFrom(def: WorkflowDefinition, status: string): TransitionDefinition[] {
   return def.edges.filter((e) => e.from === status);
+}
+
+/**
+ * The tools an intent may be recorded for in `status`: the state's list, or
+ * "any" where the definition says nothing (then the agent's token scope is
+ * the only limit, as before definitions could say). An unknown status
+ * allows nothing: a task in a state its workflow does not have is broken,
+ * and no effect should start from it.
+ */
+export function toolsAllowedIn(def: WorkflowDefinition, status: string): readonly string[] | "any" {
+  const state = def.states[status];
+  if (!state) return [];
+  return state.tools ?? "any";
 }
 
 export function findEdge(def: WorkflowDefinition, from: string, to: string): TransitionDefinition | undefined {

@@ -48,6 +48,10 @@ export function describeGuard(guard: Guard): string {
       return `gate${guard.gates.length > 1 ? "s" : ""} ${guard.gates.join(", ")} true`;
     case "mandatory_subtasks_completed":
       return "every mandatory subtask completed";
+    case "artifact_present":
+      return `artifact ${guard.artifact} present`;
+    case "budget_within_commitment":
+      return "spending within the committed budget";
   }
 }
 
