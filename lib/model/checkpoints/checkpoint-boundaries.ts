@@ -11,7 +11,8 @@ import type { CheckpointTrigger } from "@/lib/model/checkpoints/checkpoint-schem
  * and pay only for this comparison.
  *
  * One checkpoint per transition, the most significant reason first:
- * cancelled / terminal > escalated > gate opened > artifacts validated.
+ * cancelled / terminal > escalated > a state the workflow declares a
+ * boundary (`checkpoint: true`) > gate opened > artifacts validated.
  * The irreversible-effect boundary is taken by recordIntent, with the intent.
  */
 export function automaticCheckpointTrigger(
@@ -22,6 +23,7 @@ export function automaticCheckpointTrigger(
   if (after.status !== before.status) {
     if (def.states[after.status]?.terminal) return isCancellation(after.status) ? "cancelled" : "terminal";
     if (isEscalation(after.status)) return "escalated";
+    if (def.states[after.status]?.checkpoint === true) return "state_boundary";
   }
   if (gateNames.some((g) => after.gates[g] && !before.gates[g])) return "gate_opened";
   if (!sameArtifacts(before.artifacts, after.artifacts)) return "artifacts_validated";

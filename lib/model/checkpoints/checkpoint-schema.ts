@@ -45,6 +45,7 @@ export const checkpointTriggers = [
   "escalated",
   "cancelled",
   "terminal",
+  "state_boundary",
 ] as const;
 export const CheckpointTriggerSchema = z.enum(checkpointTriggers);
 export type CheckpointTrigger = z.infer<typeof CheckpointTriggerSchema>;
@@ -57,6 +58,7 @@ export const checkpointTriggerDescriptions: Record<CheckpointTrigger, string> = 
   escalated: "Escalated to a person",
   cancelled: "Cancelled",
   terminal: "Reached a terminal state",
+  state_boundary: "Entered a state its workflow declares a checkpoint boundary",
 };
 
 /** What verification checks, in the order it reports them (lib/model/checkpoints/checkpoint-integrity.ts). */

@@ -129,6 +129,7 @@ export const triggerLabels: Record<CheckpointTrigger, string> = {
   escalated: "Escalated",
   cancelled: "Cancelled",
   terminal: "Terminal state",
+  state_boundary: "Workflow boundary",
 };
 
 export function describeTrigger(trigger: CheckpointTrigger): { label: string; description: string } {
