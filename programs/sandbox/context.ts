@@ -3,6 +3,7 @@ import type { Logger } from "@/lib/config/log";
 import type { FaultPlan, GlobalFaults } from "@/programs/sandbox/faults";
 import type { SandboxStore } from "@/programs/sandbox/store";
 import type { WebhookSender } from "@/programs/sandbox/webhooks";
+import type { StripeCharges } from "@/programs/sandbox/stripe/charges";
 
 /** What every route handler gets: the sandbox's parts, built once in server.ts. */
 export interface SandboxContext {
@@ -16,6 +17,15 @@ export interface SandboxContext {
   allowReset: boolean;
   maxBodyBytes: number;
   log: Logger;
+  /** The /stripe surface's own parts: its charges, and where its Stripe-signed events go. */
+  stripe: StripeSurface;
+}
+
+export interface StripeSurface {
+  charges: StripeCharges;
+  webhookUrl: string | undefined;
+  /** Signs the events (Stripe-Signature) when set; Verity's STRIPE_WEBHOOK_SECRET. */
+  webhookSecret: string | undefined;
 }
 
 /** One request: its faults are decided before the handler runs. */

@@ -57,6 +57,10 @@ export interface Mutation<T extends SandboxRefund | SandboxNote> {
   build: () => T;
   /** Runs once, right after the commit, whatever the response will be. */
   afterCommit?: (body: T) => void;
+  /** The stored body as this surface puts it on the wire (the Stripe surface: Stripe's refund object); as stored by default. */
+  present?: (body: T) => unknown;
+  /** A key in use, or reused with other parameters, in this surface's error shape; the sandbox's 409s by default. */
+  conflict?: (kind: "mismatch" | "in_flight", key: string) => { status: number; body: unknown };
 }
 
 export async function runIdempotentMutation<T extends SandboxRefund | SandboxNote>(
@@ -65,12 +69,20 @@ export async function runIdempotentMutation<T extends SandboxRefund | SandboxNot
   m: Mutation<T>,
 ): Promise<void> {
   const claim = ctx.store.keys.claim(m.namespace, m.key, m.fingerprint);
+  const present = m.present ?? ((body: T) => body);
+  if (m.conflict && (claim.kind === "mismatch" || claim.kind === "in_flight")) {
+    if (claim.kind === "mismatch") ctx.counters.keyMismatches++;
+    else ctx.counters.inFlightConflicts++;
+    const answer = m.conflict(claim.kind, m.key);
+    return sendJson(rc.res, answer.status, answer.body);
+  }
   switch (claim.kind) {
     case "replay":
       ctx.counters.replays++;
       // The stored response travels the same faulty network as a first answer.
       if (!(await sleep(rc.plan.latencyMs, ctx.lifetime))) return void rc.res.destroy();
-      return deliver(rc, claim.response.status, claim.response.body, { [HEADER.replayed]: "true" });
+      // Stored under this fingerprint, so by this surface: the body is its T.
+      return deliver(rc, claim.response.status, present(claim.response.body as T), { [HEADER.replayed]: "true" });
     case "mismatch":
       ctx.counters.keyMismatches++;
       return sendError(
@@ -132,7 +144,7 @@ export async function runIdempotentMutation<T extends SandboxRefund | SandboxNot
   }
 
   m.afterCommit?.(body);
-  deliver(rc, 200, body);
+  deliver(rc, 200, present(body));
 }
 
 /**

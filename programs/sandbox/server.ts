@@ -25,6 +25,14 @@
  *   POST /__sandbox/reset                  403 reset_disabled unless started with allowReset
  *   GET  /__sandbox/health                 200 {ok: true}
  *
+ *   /stripe/v1/…: the subset of Stripe's API that lib/connectors/stripe uses,
+ *   on the same store (programs/sandbox/routes/stripe.ts):
+ *   POST /stripe/v1/refunds                form-encoded {charge, amount?, reason?, metadata[k]}
+ *        400 idempotency_error (key reused with other params) · 402, 429 (X-Sandbox-Stripe-Error)
+ *   GET  /stripe/v1/refunds[?charge=&limit=&starting_after=]   Stripe's list, newest first
+ *   GET  /stripe/v1/refunds/:id · GET /stripe/v1/charges/:id
+ *   POST /__sandbox/stripe/charges         {id?, amount, currency, customer?}: a charge to refund
+ *
  * Request headers: Idempotency-Key, X-Sandbox-Fault (per-request faults,
  * replacing the global ones), X-Sandbox-Webhook-Url (where this refund's
  * event goes). Every response has Request-Id. Errors are
@@ -49,6 +57,7 @@ import { deliver, internalError, notProcessed } from "@/programs/sandbox/mutatio
 import { routes, type Method } from "@/programs/sandbox/routes";
 import { sleep } from "@/lib/core/sleep";
 import { SandboxStore } from "@/programs/sandbox/store";
+import { StripeCharges } from "@/programs/sandbox/stripe/charges";
 import { WebhookSender } from "@/programs/sandbox/webhooks";
 
 export interface SandboxOptions {
@@ -61,6 +70,10 @@ export interface SandboxOptions {
   webhookUrl?: string;
   /** Signs webhook deliveries (Sandbox-Signature) when set. */
   webhookSecret?: string;
+  /** Where the /stripe surface's events (charge.refunded, refund.updated) go. */
+  stripeWebhookUrl?: string;
+  /** Signs them with Stripe's scheme (Stripe-Signature): Verity's STRIPE_WEBHOOK_SECRET. */
+  stripeWebhookSecret?: string;
   webhookDelivery?: { attempts?: number; baseDelayMs?: number; timeoutMs?: number };
   /** Enables POST /__sandbox/reset: tests only. */
   allowReset?: boolean;
@@ -107,6 +120,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     allowReset: options.allowReset ?? false,
     maxBodyBytes: options.maxBodyBytes ?? 65_536,
     log: options.logger ?? (options.log ? lineLogger(options.log) : childLogger("sandbox")),
+    stripe: {
+      charges: new StripeCharges(),
+      webhookUrl: options.stripeWebhookUrl,
+      webhookSecret: options.stripeWebhookSecret,
+    },
   };
 
   const server = createServer((req, res) => void handle(ctx, req, res));

@@ -49,9 +49,27 @@ export class WebhookSender {
 
   /** Queues the event; `copies` 2 is the duplicate_webhook fault, delivered one after the other. */
   send(url: string, event: WebhookEvent, copies: 1 | 2 = 1): void {
-    const body = JSON.stringify(event);
+    const secret = this.options.secret;
+    this.sendSigned(
+      url,
+      JSON.stringify(event),
+      (body, t): Record<string, string> => (secret ? { [HEADER.signature]: signWebhook(secret, body, t) } : {}),
+      copies,
+    );
+  }
+
+  /**
+   * Any body with the headers `sign` makes for each attempt (at its own
+   * time): the Stripe surface's events go this way, with Stripe-Signature.
+   */
+  sendSigned(
+    url: string,
+    body: string,
+    sign: (body: string, timestampSeconds: number) => Record<string, string>,
+    copies: 1 | 2 = 1,
+  ): void {
     const run = (async () => {
-      for (let i = 0; i < copies; i++) await this.deliver(url, body);
+      for (let i = 0; i < copies; i++) await this.deliver(url, body, sign);
     })();
     this.pending.add(run);
     void run.finally(() => this.pending.delete(run));
@@ -70,8 +88,12 @@ export class WebhookSender {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
   }
 
-  private async deliver(url: string, body: string): Promise<void> {
-    const { signal, secret } = this.options;
+  private async deliver(
+    url: string,
+    body: string,
+    sign: (body: string, timestampSeconds: number) => Record<string, string>,
+  ): Promise<void> {
+    const { signal } = this.options;
     for (let attempt = 1; attempt <= this.attempts; attempt++) {
       if (signal.aborted) return;
       this.counters.attempts++;
@@ -79,8 +101,8 @@ export class WebhookSender {
         const headers: Record<string, string> = {
           "Content-Type": "application/json",
           "User-Agent": "verity-sandbox-webhooks",
+          ...sign(body, Math.floor(Date.now() / 1000)),
         };
-        if (secret) headers[HEADER.signature] = signWebhook(secret, body, Math.floor(Date.now() / 1000));
         const res = await fetch(url, {
           method: "POST",
           headers,

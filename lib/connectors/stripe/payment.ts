@@ -78,7 +78,20 @@ function stripeClient(options: StripeConnectorOptions): Stripe {
 
 type StripeRefund = Stripe.Refund;
 
-function idOf(value: string | { id: string } | null): string | null {
+/** The fields of Stripe's refund the connector reads: the package's own type, or an event's payload parsed by ./webhooks.ts. */
+export interface StripeRefundFields {
+  id: string;
+  amount: number;
+  currency: string;
+  charge: string | { id: string } | null;
+  customer?: string | { id: string } | null;
+  metadata: Record<string, string> | null;
+  created: number;
+  status?: string | null;
+  failure_reason?: string;
+}
+
+function idOf(value: string | { id: string } | null | undefined): string | null {
   return typeof value === "string" ? value : (value?.id ?? null);
 }
 
@@ -87,7 +100,7 @@ function idOf(value: string | { id: string } | null): string | null {
  * the refund names one; for a charge without a customer it is the one Verity
  * wrote into metadata, which proves nothing and is documented as such.
  */
-export function refundFromStripe(r: StripeRefund): Refund {
+export function refundFromStripe(r: StripeRefundFields): Refund {
   const metadata = { ...(r.metadata ?? {}) };
   return {
     id: r.id,
@@ -122,7 +135,7 @@ function evidenceOf(
 }
 
 /** A refund that Stripe has not finished is not a success yet, and not a failure: a lookup later says which. */
-function unsettledOf(r: StripeRefund, status: number): UnknownOutcome | null {
+export function unsettledOf(r: StripeRefundFields, status?: number): UnknownOutcome | null {
   switch (r.status) {
     case "succeeded":
       return null;

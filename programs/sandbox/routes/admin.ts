@@ -51,6 +51,7 @@ export async function reset(ctx: SandboxContext, rc: RequestContext): Promise<vo
       "This sandbox was started without allowReset.",
     );
   await ctx.store.reset();
+  ctx.stripe.charges.clear();
   ctx.faults.clear();
   ctx.webhooks.resetStats();
   Object.assign(ctx.counters, newCounters());

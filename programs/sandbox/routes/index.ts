@@ -2,6 +2,13 @@ import type { RequestContext, SandboxContext } from "@/programs/sandbox/context"
 import { getFaults, getStats, health, reset, setFaults } from "@/programs/sandbox/routes/admin";
 import { createNote, listCustomerNotes, listNotes } from "@/programs/sandbox/routes/crm";
 import { createRefund, getRefund, listRefunds } from "@/programs/sandbox/routes/refunds";
+import {
+  registerCharge,
+  stripeCreateRefund,
+  stripeGetCharge,
+  stripeGetRefund,
+  stripeListRefunds,
+} from "@/programs/sandbox/routes/stripe";
 
 export type Method = "GET" | "POST";
 export type Handler = (ctx: SandboxContext, rc: RequestContext, ...params: string[]) => Promise<void>;
@@ -23,6 +30,10 @@ export const routes: Route[] = [
     isAdmin: false,
   },
   { pattern: /^\/v1\/crm\/notes$/, methods: { GET: listNotes }, isAdmin: false },
+  { pattern: /^\/stripe\/v1\/refunds$/, methods: { GET: stripeListRefunds, POST: stripeCreateRefund }, isAdmin: false },
+  { pattern: /^\/stripe\/v1\/refunds\/([^/]+)$/, methods: { GET: stripeGetRefund }, isAdmin: false },
+  { pattern: /^\/stripe\/v1\/charges\/([^/]+)$/, methods: { GET: stripeGetCharge }, isAdmin: false },
+  { pattern: /^\/__sandbox\/stripe\/charges$/, methods: { POST: registerCharge }, isAdmin: true },
   { pattern: /^\/__sandbox\/stats$/, methods: { GET: getStats }, isAdmin: true },
   { pattern: /^\/__sandbox\/faults$/, methods: { GET: getFaults, POST: setFaults }, isAdmin: true },
   { pattern: /^\/__sandbox\/reset$/, methods: { POST: reset }, isAdmin: true },
