@@ -16,6 +16,9 @@ export const sandboxEnvSchema = z.object({
   SANDBOX_JOURNAL: z.string().min(1).optional(),
   SANDBOX_WEBHOOK_URL: z.url().optional(),
   SANDBOX_WEBHOOK_SECRET: z.string().min(16, "SANDBOX_WEBHOOK_SECRET must be at least 16 characters").optional(),
+  /** Where the /stripe surface's events go (Verity's /api/v1/events/stripe), signed with SANDBOX_STRIPE_WEBHOOK_SECRET. */
+  SANDBOX_STRIPE_WEBHOOK_URL: z.url().optional(),
+  SANDBOX_STRIPE_WEBHOOK_SECRET: z.string().min(16).optional(),
   SANDBOX_ALLOW_RESET: flag.default(false),
   /** Global faults from the start, comma-separated: "drop_response,latency=200". */
   SANDBOX_FAULTS: z.string().optional(),
@@ -42,6 +45,8 @@ export function sandboxOptionsFromEnv(env: Record<string, string | undefined>): 
     journalPath: journal === "memory" ? undefined : path.resolve(journal),
     webhookUrl: e.SANDBOX_WEBHOOK_URL,
     webhookSecret: e.SANDBOX_WEBHOOK_SECRET,
+    stripeWebhookUrl: e.SANDBOX_STRIPE_WEBHOOK_URL,
+    stripeWebhookSecret: e.SANDBOX_STRIPE_WEBHOOK_SECRET,
     allowReset: e.SANDBOX_ALLOW_RESET,
     faults: faults?.length
       ? { faults, probability: e.SANDBOX_FAULT_PROBABILITY, seed: e.SANDBOX_FAULT_SEED }
