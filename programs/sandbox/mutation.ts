@@ -4,6 +4,7 @@ import {
   MAX_IDEMPOTENCY_KEY_LENGTH,
   type SandboxNote,
   type SandboxRefund,
+  type SandboxRelease,
 } from "@/lib/connectors/sandbox/contract";
 import type { RequestContext, SandboxContext } from "@/programs/sandbox/context";
 import { headerOf, sendError, sendJson, SandboxHttpError } from "@/programs/sandbox/http";
@@ -49,7 +50,7 @@ export function idempotencyKeyOf(req: IncomingMessage): string {
   return key;
 }
 
-export interface Mutation<T extends SandboxRefund | SandboxNote> {
+export interface Mutation<T extends SandboxRefund | SandboxNote | SandboxRelease> {
   namespace: Namespace;
   key: string;
   /** Digest of method, path and parameters: what "the same request" means. */
@@ -63,7 +64,7 @@ export interface Mutation<T extends SandboxRefund | SandboxNote> {
   conflict?: (kind: "mismatch" | "in_flight", key: string) => { status: number; body: unknown };
 }
 
-export async function runIdempotentMutation<T extends SandboxRefund | SandboxNote>(
+export async function runIdempotentMutation<T extends SandboxRefund | SandboxNote | SandboxRelease>(
   ctx: SandboxContext,
   rc: RequestContext,
   m: Mutation<T>,

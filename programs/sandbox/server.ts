@@ -20,6 +20,8 @@
  *   POST /v1/crm/customers/:id/notes       Idempotency-Key required, {text, metadata?}; as refunds
  *   GET  /v1/crm/customers/:id/notes       200 {data: [note]}
  *   GET  /v1/crm/notes?idempotency_key=K   200 {data: [note] | [], in_flight}
+ *   POST /v1/releases                      Idempotency-Key required, {service, version, environment, commit, metadata?}; as refunds
+ *   GET  /v1/releases?idempotency_key=K    200 {data: [release] | [], in_flight} (without the key: every release)
  *   GET  /__sandbox/stats                  counts, duplicates prevented, webhook and consistency figures
  *   GET|POST /__sandbox/faults             {faults: [...], probability?, seed?, scope?: "writes" | "all"}
  *   POST /__sandbox/reset                  403 reset_disabled unless started with allowReset

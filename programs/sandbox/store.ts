@@ -1,4 +1,11 @@
-import { noteSchema, refundSchema, type SandboxNote, type SandboxRefund } from "@/lib/connectors/sandbox/contract";
+import {
+  noteSchema,
+  refundSchema,
+  releaseSchema,
+  type SandboxNote,
+  type SandboxRefund,
+  type SandboxRelease,
+} from "@/lib/connectors/sandbox/contract";
 import { IdempotencyStore } from "@/programs/sandbox/idempotency-store";
 import {
   memoryJournal,
@@ -21,6 +28,8 @@ export class SandboxStore {
   private readonly refundByKey = new Map<string, SandboxRefund>();
   private readonly notes: SandboxNote[] = [];
   private readonly noteByKey = new Map<string, SandboxNote>();
+  private readonly releases: SandboxRelease[] = [];
+  private readonly releaseByKey = new Map<string, SandboxRelease>();
 
   private constructor(private readonly journal: Journal) {}
 
@@ -47,7 +56,7 @@ export class SandboxStore {
     namespace: Namespace,
     key: string,
     fingerprint: string,
-    body: SandboxRefund | SandboxNote,
+    body: SandboxRefund | SandboxNote | SandboxRelease,
   ): Promise<void> {
     const record: JournalRecord = {
       v: 1,
@@ -81,6 +90,13 @@ export class SandboxStore {
         this.noteByKey.set(key, note);
         return;
       }
+      case "releases": {
+        const release = releaseSchema.parse(record.body);
+        this.keys.complete("releases", key, record.fingerprint, { status: record.status, body: release });
+        this.releases.push(release);
+        this.releaseByKey.set(key, release);
+        return;
+      }
     }
   }
 
@@ -104,8 +120,16 @@ export class SandboxStore {
     return customerId === undefined ? [...this.notes] : this.notes.filter((n) => n.customer_id === customerId);
   }
 
-  counts(): { refunds: number; notes: number } {
-    return { refunds: this.refunds.length, notes: this.notes.length };
+  releaseByIdempotencyKey(key: string): SandboxRelease | undefined {
+    return this.releaseByKey.get(key);
+  }
+
+  listReleases(): readonly SandboxRelease[] {
+    return this.releases;
+  }
+
+  counts(): { refunds: number; notes: number; releases: number } {
+    return { refunds: this.refunds.length, notes: this.notes.length, releases: this.releases.length };
   }
 
   /** Forgets everything, on disk too. Only /__sandbox/reset calls this. */
@@ -117,6 +141,8 @@ export class SandboxStore {
     this.refundByKey.clear();
     this.notes.length = 0;
     this.noteByKey.clear();
+    this.releases.length = 0;
+    this.releaseByKey.clear();
   }
 
   close(): Promise<void> {

@@ -66,6 +66,34 @@ export const noteSchema = z.object({
 export type SandboxNote = z.infer<typeof noteSchema>;
 
 /**
+ * The release service of the delivery scenario: a deploy of a service's
+ * version to an environment, applied at most once per idempotency key like
+ * every other effect here. Verity has no connector for it: the tool
+ * `deploy.release` is registered, and its workers answer Verity's lookups by
+ * asking this service (programs/agent/delivery/).
+ */
+export const createReleaseBodySchema = z.strictObject({
+  service: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "lower-case letters, digits and -"),
+  version: z.string().min(1).max(64),
+  environment: z.enum(["staging", "production"]),
+  commit: z.string().regex(/^[0-9a-f]{7,40}$/, "a git commit id"),
+  metadata: metadataSchema.optional(),
+});
+
+export const releaseSchema = z.object({
+  id: z.string().startsWith("rel_"),
+  status: z.literal("deployed"),
+  service: z.string(),
+  version: z.string(),
+  environment: z.string(),
+  commit: z.string(),
+  metadata: metadataSchema,
+  idempotency_key: z.string(),
+  created_at: z.iso.datetime(),
+});
+export type SandboxRelease = z.infer<typeof releaseSchema>;
+
+/**
  * A list. `in_flight` is present on lookups by idempotency key: true when a
  * request with that key is being processed right now, so an empty `data` is
  * not yet a final "no such effect".
@@ -75,6 +103,7 @@ export function listSchema<T extends z.ZodType>(item: T) {
 }
 export const refundListSchema = listSchema(refundSchema);
 export const noteListSchema = listSchema(noteSchema);
+export const releaseListSchema = listSchema(releaseSchema);
 
 export const webhookEventSchema = z.object({
   id: z.string().startsWith("evt_"),
