@@ -51,7 +51,6 @@ export const stripeEventSchema = z.discriminatedUnion("type", [
     data: z.object({ object: chargeEventObjectSchema }),
   }),
 ]);
-export type StripeRefundEvent = z.infer<typeof stripeEventSchema>;
 
 export type StripeSignatureCheck =
   | { ok: true; event: Stripe.Event }

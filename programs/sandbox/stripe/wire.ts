@@ -91,7 +91,6 @@ export function stripeRefundOf(r: SandboxRefund) {
     transfer_reversal: null,
   };
 }
-export type StripeRefundObject = ReturnType<typeof stripeRefundOf>;
 
 /** Reads `application/x-www-form-urlencoded`, the only body Stripe's v1 API takes. */
 export async function readFormBody(req: IncomingMessage, maxBytes: number): Promise<URLSearchParams> {
