@@ -19,6 +19,7 @@ import path from "node:path";
 import { openDatabase } from "@/lib/db/client";
 import { ensureEmbeddedDataDir } from "@/lib/db/embedded-init";
 import { migrateDatabase, MigrationError } from "@/lib/db/migrate";
+import { registerBuiltInWorkflows } from "@/lib/stores/workflow-registry";
 import { isLongHistoryComplete, seedLongHistoryTask } from "@/programs/demo/long-history";
 import { planDemoRuns } from "@/programs/demo/plan";
 import {
@@ -96,6 +97,9 @@ try {
   // marker is written: a start killed anywhere in here is completed by the next.
   const applied = await migrateDatabase(handle.adapterFactory, { log: (line) => console.log(`verity: ${line}`) });
   if (applied.length) console.log(`verity: applied migrations ${applied.join(", ")}`);
+  // Before the seed: its tasks are created under the registry's versions.
+  const registered = await registerBuiltInWorkflows(handle.db);
+  if (registered.length) console.log(`verity: registered the shipped workflows ${registered.join(", ")}`);
   if (env.VERITY_DEMO_DATA) {
     const seed = await ensureDemoData(handle, { extraTasks: 40 });
     seedId = seed.seedId;

@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { getLatestWorkflow } from "@/lib/model/workflows";
+import { getLatestKnownWorkflow } from "@/lib/model/workflows";
 import { statusTone } from "@/lib/adapters/console/shared/status";
 import { formatInteger } from "@/lib/adapters/console/shared/format";
 import { taskListHref, type TaskListParams } from "@/lib/adapters/console/tasks/task-list-query";
@@ -20,7 +20,7 @@ export function StatusSummary({ counts, params }: { counts: StatusCount[]; param
         Tasks by status
       </h2>
       {workflows.map((workflow) => {
-        const def = getLatestWorkflow(workflow);
+        const def = getLatestKnownWorkflow(workflow);
         const order = def ? Object.keys(def.states) : [];
         const rows = counts
           .filter((c) => c.workflow === workflow)

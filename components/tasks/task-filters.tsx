@@ -1,10 +1,15 @@
 import Link from "next/link";
 import { plainOptions, SelectFilter } from "@/components/select-filter";
-import { statusOptionsByWorkflow, type TaskListParams } from "@/lib/adapters/console/tasks/task-list-query";
+import type { statusOptionsByWorkflow, TaskListParams } from "@/lib/adapters/console/tasks/task-list-query";
 
 /** A plain GET form: filters land in the URL and work without JavaScript. */
-export function TaskFilters({ params }: { params: TaskListParams }) {
-  const groups = statusOptionsByWorkflow();
+export function TaskFilters({
+  params,
+  groups,
+}: {
+  params: TaskListParams;
+  groups: ReturnType<typeof statusOptionsByWorkflow>;
+}) {
   return (
     <form method="get" action="/tasks" className="filters" role="search" aria-label="Filter tasks">
       <SelectFilter

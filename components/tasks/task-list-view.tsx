@@ -23,7 +23,7 @@ export function TaskListView({ params, list }: { params: TaskListParams; list: T
         </p>
       </header>
       <StatusSummary counts={list.counts} params={params} />
-      <TaskFilters params={params} />
+      <TaskFilters params={params} groups={list.workflows} />
       {!list.ok ? (
         <EmptyState title="This page link no longer works" tone="error">
           <p>{list.message}</p>

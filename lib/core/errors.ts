@@ -5,6 +5,8 @@
  */
 export type AppErrorCode =
   | "validation_failed"
+  /** A well-formed document (a workflow or tool definition) that breaks the format's rules: every problem at its JSON path. */
+  | "definition_invalid"
   | "unauthenticated"
   | "forbidden"
   | "not_found"
@@ -17,6 +19,7 @@ export type AppErrorCode =
 
 export const httpStatusByCode: Record<AppErrorCode, number> = {
   validation_failed: 400,
+  definition_invalid: 422,
   unauthenticated: 401,
   forbidden: 403,
   not_found: 404,
@@ -30,6 +33,7 @@ export const httpStatusByCode: Record<AppErrorCode, number> = {
 
 export const titleByCode: Record<AppErrorCode, string> = {
   validation_failed: "The request is invalid",
+  definition_invalid: "The definition is invalid",
   unauthenticated: "Authentication required",
   forbidden: "Not allowed",
   not_found: "Not found",

@@ -1,3 +1,4 @@
+import { loadNewWorkflowDefinitions } from "@/lib/stores/workflow-registry";
 import { getDb, type Db } from "@/lib/db/client";
 import { getEnv, getOutboxSecret } from "@/lib/config/env";
 import { isAppError } from "@/lib/core/errors";
@@ -107,6 +108,9 @@ export function startBackgroundLoop(
     const report: TickReport = { reconciled: 0, conflicts: 0, alertsRaised: 0, delivered: 0, errors: 0 };
     // What this tick looked at, for the one debug line at its end.
     const looked: Record<string, number> = {};
+    // First: the passes below read task rows themselves and their rules need
+    // each task's definition, including one another process just published.
+    await step("workflows", report, () => loadNewWorkflowDefinitions(db));
     const reconciled = await step("reconcile", report, () =>
       reconcileDue(db, deps, { lookupTimeoutMs: options.lookupTimeoutMs }),
     );

@@ -1,6 +1,7 @@
 import { openDatabase, type DatabaseHandle } from "@/lib/db/client";
 import { ensureEmbeddedDataDir } from "@/lib/db/embedded-init";
 import { migrateDatabase } from "@/lib/db/migrate";
+import { registerBuiltInWorkflows } from "@/lib/stores/workflow-registry";
 import { getEnv } from "@/lib/config/env";
 import type { AuditActor } from "@/lib/model/audit/audit-chain";
 import { isAppError } from "@/lib/core/errors";
@@ -18,6 +19,7 @@ export async function withCliDatabase(work: (handle: DatabaseHandle) => Promise<
   const handle = openDatabase(database, { poolSize: 2 });
   try {
     await migrateDatabase(handle.adapterFactory, { log: () => {} });
+    await registerBuiltInWorkflows(handle.db);
     return await work(handle);
   } catch (error) {
     if (!isAppError(error)) throw error;

@@ -1,3 +1,4 @@
+import { registerBuiltInWorkflows } from "@/lib/stores/workflow-registry";
 import { issueApiToken } from "@/lib/stores/api-tokens";
 import { sha256Hex } from "@/lib/core/canonical-json";
 import type { DatabaseHandle, Db } from "@/lib/db/client";
@@ -177,6 +178,9 @@ export async function seedDemoData(db: Db, options: SeedOptions = {}): Promise<{
   const fault = options.faultPoint ?? (() => {});
   const existing = await seedMarkerOf(db);
   if (existing) return { tasks: 0, seedId: existing };
+  // The demo tasks are created under the registry's versions. A start has
+  // registered them already (scripts/start.ts); a seed on its own does it too.
+  await registerBuiltInWorkflows(db);
   for (const user of demoUsers) {
     if (await db.user.findUnique({ where: { username: user.username }, select: { id: true } })) continue;
     await createUser(db, user);

@@ -3,6 +3,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { inject } from "vitest";
 import { newPrismaClient, type Db } from "@/lib/db/client";
+import { registerBuiltInWorkflows } from "@/lib/stores/workflow-registry";
 
 export interface TestDatabase {
   db: Db;
@@ -29,6 +30,8 @@ export async function openTestPglite(): Promise<TestDatabase> {
   await pglite.waitReady;
   const adapterFactory = new PrismaPGlite(pglite);
   const db = newPrismaClient(adapterFactory);
+  // What every start does after migrating (scripts/start.ts): new tasks are created under the registry's versions.
+  await registerBuiltInWorkflows(db);
   return {
     db,
     adapterFactory,

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { openDatabase, type DatabaseHandle } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
+import { registerBuiltInWorkflows } from "@/lib/stores/workflow-registry";
 
 /**
  * Throwaway PostgreSQL databases for tests and benchmarks. Plain module (no
@@ -69,6 +70,7 @@ export async function createPostgresTestDatabase(options: { poolSize?: number } 
     handle = openDatabase({ kind: "postgres", url }, options);
     const applied = await migrateDatabase(handle.adapterFactory);
     if (applied.length === 0) throw new Error(`migrateDatabase applied no migration to the empty database ${name}`);
+    await registerBuiltInWorkflows(handle.db);
     return { ...handle, url, name, drop };
   } catch (error) {
     await drop().catch(() => {});

@@ -2,6 +2,8 @@ import type { Metadata } from "next";
 import { authorizePage } from "@/lib/adapters/auth/session";
 import { loadTaskList } from "@/lib/adapters/console/tasks/task-list";
 import { parseTaskListParams, taskListHref } from "@/lib/adapters/console/tasks/task-list-query";
+import { getDb } from "@/lib/db/client";
+import { listWorkflowNames } from "@/lib/stores/workflow-registry";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { TaskListView } from "@/components/tasks/task-list-view";
 
@@ -12,7 +14,7 @@ export default async function TasksPage({
 }: {
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  const params = parseTaskListParams(await searchParams);
+  const params = parseTaskListParams(await searchParams, await listWorkflowNames(getDb()));
   const access = await authorizePage("tasks:read", taskListHref(params));
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
   return <TaskListView params={params} list={await loadTaskList(params)} />;

@@ -45,6 +45,9 @@
  *   409 idempotency-conflict the id was used before with a different request
  *   413 payload-too-large    max_bytes
  *   422 invariant-violated   violations: [{ invariant, message }]
+ *   422 definition-invalid   problems: [{ path, code, message }] — every problem of a published
+ *                            definition at its JSON path (`$.transitions[3].to`), and the
+ *                            same as errors: [{ field, message }]
  *   500 internal-error       request_id only: the cause is logged on the server, never sent
  */
 import { AppError, httpStatusByCode, titleByCode, type AppErrorCode, type FieldError } from "@/lib/core/errors";

@@ -6,10 +6,10 @@ import {
   ref,
   type SchemaEntries,
 } from "@/lib/adapters/openapi/shared-components";
-import { workflowNames } from "@/lib/model/workflows";
 import { WorkflowListSchema, WorkflowResourceSchema } from "@/lib/adapters/api/workflow-resources";
 
-const workflowName = { name: "name", in: "path", required: true, schema: { type: "string", enum: workflowNames } };
+// A plain string: the registry's names are data, and a workflow published after this document was read is still served.
+const workflowName = { name: "name", in: "path", required: true, schema: { type: "string", maxLength: 64 } };
 
 export const workflowResponseSchemas: SchemaEntries = [
   ["Workflow", WorkflowResourceSchema],

@@ -88,6 +88,10 @@ export const auditActions = [
   "lookup.claimed",
   "lookup.answered",
   "lookup.expired",
+  // The workflow registry (lib/stores/workflow-registry.ts): a version published, or a shipped one registered at start.
+  "workflow.published",
+  // A running task moved to a newer version of its workflow (lib/use-cases/workflows/apply-workflow-migration.ts).
+  "task.workflow_migrated",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 export const AuditActionSchema = z.enum(auditActions);
@@ -120,6 +124,8 @@ export const auditSubjectTypes = [
   "tool",
   // A question about an effect, answered by a tool's worker (lib/stores/effect-lookups.ts).
   "effect_lookup",
+  // A workflow version in the registry (subject id = its digest); its entries join the system stream.
+  "workflow_version",
 ] as const;
 export type AuditSubjectType = (typeof auditSubjectTypes)[number];
 

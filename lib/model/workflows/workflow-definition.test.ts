@@ -7,7 +7,13 @@ import {
   type WorkflowDefinition,
   type WorkflowDefinitionData,
 } from "@/lib/model/workflows/workflow-definition";
-import { getLatestWorkflow, getWorkflowByDigest, workflowDefinitions, workflowNames } from "@/lib/model/workflows";
+import {
+  gateRulesOf,
+  getLatestKnownWorkflow,
+  getWorkflowByDigest,
+  rememberWorkflowDefinition,
+  workflowDefinitions,
+} from "@/lib/model/workflows";
 import { agentTaskV1 } from "@/lib/model/workflows/agent-task";
 import { deliveryV1 } from "@/lib/model/workflows/delivery";
 
@@ -130,8 +136,7 @@ describe.each(workflowDefinitions.map((d) => [`${d.name} v${d.version}`, d] as c
 
     it("is found by its digest and is the latest of its name", () => {
       expect(getWorkflowByDigest(def.digest)).toBe(def);
-      expect(getLatestWorkflow(def.name)?.version).toBeGreaterThanOrEqual(def.version);
-      expect(workflowNames).toContain(def.name);
+      expect(getLatestKnownWorkflow(def.name)?.version).toBeGreaterThanOrEqual(def.version);
     });
   },
 );
@@ -167,7 +172,36 @@ describe("shipped digests", () => {
 
   it("an unknown digest finds nothing", () => {
     expect(getWorkflowByDigest("sha256:0000")).toBeUndefined();
-    expect(getLatestWorkflow("no-such-workflow")).toBeUndefined();
+    expect(getLatestKnownWorkflow("no-such-workflow")).toBeUndefined();
+  });
+});
+
+describe("the cache of definitions by digest", () => {
+  it("remembers a published definition under its digest, once", () => {
+    const def = defineWorkflow({ ...tiny, name: "tiny-cached" });
+    expect(getWorkflowByDigest(def.digest)).toBeUndefined();
+    const { digest: _d, edges: _e, ...data } = def;
+    const remembered = rememberWorkflowDefinition(data, def.digest);
+    expect(remembered.digest).toBe(def.digest);
+    expect(getWorkflowByDigest(def.digest)).toBe(remembered);
+    expect(rememberWorkflowDefinition(structuredClone(data), def.digest)).toBe(remembered);
+  });
+
+  it("refuses content stored under a digest it does not have: rules nobody published", () => {
+    const def = defineWorkflow({ ...tiny, name: "tiny-tampered" });
+    const { digest: _d, edges: _e, ...data } = def;
+    expect(() => rememberWorkflowDefinition({ ...data, title: "Edited in the table" }, def.digest)).toThrow(
+      /digests to/,
+    );
+    expect(getWorkflowByDigest(def.digest)).toBeUndefined();
+  });
+});
+
+describe("gateRulesOf", () => {
+  it("gives a shipped version without rules the newest shipped version's, a published one only its own", () => {
+    expect(Object.keys(gateRulesOf(deliveryV1)).sort()).toEqual(["deployment_approved", "security_approved"]);
+    const published = defineWorkflow({ ...deliveryV1, version: 7, title: "Delivery without human gates" });
+    expect(gateRulesOf(published)).toEqual({});
   });
 });
 

@@ -9,6 +9,7 @@ import { describeLease, leaseRefusal, leaseViewOf } from "@/lib/model/leases/lea
 import { transitionAuditEntry } from "@/lib/model/audit/audit-events";
 import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
 import { appendAuditEntry, auditEntryInsertSql } from "@/lib/stores/audit-log";
+import { loadWorkflowDefinitions } from "@/lib/stores/workflow-registry";
 import {
   toTaskView,
   toTransitionView,
@@ -57,7 +58,12 @@ export async function findTaskRow(db: Db | Tx, taskId: string): Promise<Task | n
      WHERE id = ${taskId}`,
     { prepare: "read_task" },
   );
-  return rows[0] ?? null;
+  const row = rows[0] ?? null;
+  // Every rule that reads this row asks for its definition synchronously
+  // (getWorkflowByDigest): a version published by another process since this
+  // one started is loaded here, once; after that this is a map lookup.
+  if (row) await loadWorkflowDefinitions(db, [row.workflowDigest]);
+  return row;
 }
 
 export interface NewTask {

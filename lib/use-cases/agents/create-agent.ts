@@ -4,7 +4,7 @@ import { AppError } from "@/lib/core/errors";
 import { parseOrThrow } from "@/lib/core/validation";
 import { agentIdentity, AgentNameSchema, AgentScopesSchema, type AgentScopes } from "@/lib/model/agent-scopes";
 import { toolNames } from "@/lib/model/executions/tools";
-import { workflowNames } from "@/lib/model/workflows";
+import { listWorkflowNames } from "@/lib/stores/workflow-registry";
 import type { AuditActor } from "@/lib/model/audit/audit-chain";
 import { issueFirstApiToken, type ApiTokenView } from "@/lib/stores/api-tokens";
 
@@ -30,7 +30,7 @@ export async function createAgent(
       errors: [{ field: "expires_at", message: "must be in the future" }],
     });
   }
-  requireRegisteredNames(input.scopes);
+  requireRegisteredNames(input.scopes, await listWorkflowNames(db));
   const identity = agentIdentity(input.name);
   const issued = await issueFirstApiToken(
     db,
@@ -52,7 +52,7 @@ export async function createAgent(
  * nothing and hides a typo ("agent_task"): refused, naming the field.
  * "*" stays every name, present and future.
  */
-function requireRegisteredNames(scopes: AgentScopes): void {
+function requireRegisteredNames(scopes: AgentScopes, workflowNames: readonly string[]): void {
   const errors = [
     ...unknownNames(scopes.workflows, workflowNames).map((name) => ({
       field: "scopes.workflows",

@@ -6,7 +6,7 @@ import { mayReachTask, needsDelegationLookup } from "@/lib/model/task-authority"
 import { isDelegate } from "@/lib/stores/task-delegations";
 import type { TaskView } from "@/lib/stores/tasks/task-views";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
-import { workflowNames } from "@/lib/model/workflows";
+import { findWorkflowVersion } from "@/lib/stores/workflow-registry";
 
 /**
  * POST /api/v1/tasks: the workflow must be in the token's scopes; the
@@ -20,8 +20,8 @@ export async function createTaskInScope(
   principal: Principal,
 ): Promise<{ task: TaskView; created: boolean }> {
   const workflow = (rawInput as { workflow?: unknown } | null)?.workflow;
-  // Anything but a known workflow's name is createTask's 400 to word.
-  if (typeof workflow === "string" && workflowNames.includes(workflow))
+  // Anything but a registered workflow's name is createTask's 400 to word.
+  if (typeof workflow === "string" && (await findWorkflowVersion(db, workflow)))
     requireWorkflowInScope(principal.scopes, workflow);
   const result = await createTask(db, rawInput, actorOf(principal));
   if (result.created) return result;

@@ -4,13 +4,7 @@ import { getEnv } from "@/lib/config/env";
 import { AppError, isAppError } from "@/lib/core/errors";
 import type { Execution, Prisma } from "@/lib/generated/prisma/client";
 import { webhookEventSchema } from "@/lib/connectors/sandbox/contract";
-import {
-  lookupEffect,
-  recordMismatches,
-  type ConnectorDeps,
-  type EffectLookup,
-  type ProviderRecord,
-} from "@/lib/connectors/effects";
+import { recordMismatches, type ConnectorDeps, type EffectLookup, type ProviderRecord } from "@/lib/connectors/effects";
 import { raiseDivergence, type DivergenceKind } from "@/lib/use-cases/alerts/divergence";
 import {
   notAppliedResult,
@@ -32,7 +26,9 @@ import { moveTaskAfterSettlement } from "@/lib/use-cases/executions/settle-task"
 import { settleSuccessAfterFailure } from "@/lib/use-cases/reconciliation/success-after-failure";
 import type { TaskView } from "@/lib/stores/tasks/task-views";
 import type { Actor } from "@/lib/model/actor";
-import { workflowDefinitions } from "@/lib/model/workflows";
+import { knownWorkflowDefinitions } from "@/lib/model/workflows";
+import { lookUpEffect } from "@/lib/use-cases/tools/look-up-effect";
+import { toolOfExecutionOrThrow } from "@/lib/use-cases/tools/tool-of-execution";
 
 /**
  * Reconciliation: internal state → external verification → corrected state
@@ -127,6 +123,8 @@ export async function reconcileExecution(
 ): Promise<ReconcileResult> {
   const now = options.now ?? new Date();
   const row = await getExecutionRowOrThrow(db, executionId);
+  // Its attempt limit and identity fields are the recorded version's.
+  await toolOfExecutionOrThrow(db, row);
   const why = dueReason(row, now, options.sentTimeoutMs ?? getEnv().VERITY_SENT_TIMEOUT_MS);
   const base = { executionId, from: row.status };
   if (!why) return { ...base, action: "not_due", execution: toExecutionView(row), task: null };
@@ -152,7 +150,11 @@ export async function reconcileExecution(
   // The lookup is outside any transaction: a provider call never holds a
   // database transaction open. The CAS below is against the version read
   // before it, so a change meanwhile makes this pass a no-op.
-  const lookup = await lookupEffect(row, deps, { timeoutMs: options.lookupTimeoutMs });
+  const lookup = await lookUpEffect(db, row, deps, { timeoutMs: options.lookupTimeoutMs }, now);
+  // A worker lookup queued or claimed and not yet due: the tool's workers
+  // are asked, so nothing is decided yet; past its deadline it is `lookup_expired`, below.
+  if (lookup.kind === "unknown" && lookup.reason === "lookup_pending")
+    return { ...base, action: "not_due", execution: toExecutionView(row), task: null, lookup: lookup.kind };
   return db.$transaction(async (tx): Promise<ReconcileResult> => {
     switch (lookup.kind) {
       case "found": {
@@ -246,7 +248,7 @@ export async function reconcileRecordedFailure(
   const base = { executionId, from: row.status };
   if (!retryableStatuses.includes(row.status))
     return { ...base, action: "not_due", execution: toExecutionView(row), task: null };
-  const lookup = await lookupEffect(row, deps, { timeoutMs: options.lookupTimeoutMs });
+  const lookup = await lookUpEffect(db, row, deps, { timeoutMs: options.lookupTimeoutMs });
   if (lookup.kind !== "found" || recordMismatches(row, lookup.record).length > 0) {
     return { ...base, action: "not_due", execution: toExecutionView(row), task: null, lookup: lookup.kind };
   }
@@ -512,7 +514,10 @@ export async function verifySettled(
     take: limit,
   });
   for (const row of settled) {
-    const lookup = await lookupEffect(row, deps, { timeoutMs: options.lookupTimeoutMs });
+    // Only tools someone can be asked about at any time: a worker lookup is queued for an unknown outcome, not for every settled call.
+    const method = (await toolOfExecutionOrThrow(db, row)).reconciliation.method;
+    if (method === "worker" || method === "manual") continue;
+    const lookup = await lookUpEffect(db, row, deps, { timeoutMs: options.lookupTimeoutMs });
     summary.checked++;
     if (lookup.kind === "unknown") {
       summary.unknown++;
@@ -563,7 +568,7 @@ export async function verifySettled(
   // subtask open, so a completed task that has one was written around them.
   const successStatuses = [
     ...new Set(
-      workflowDefinitions.flatMap((d) =>
+      knownWorkflowDefinitions().flatMap((d) =>
         Object.entries(d.states)
           .filter(([, s]) => s.success)
           .map(([name]) => name),

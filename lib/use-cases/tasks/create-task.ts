@@ -14,7 +14,7 @@ import {
   TASK_STATE_SCHEMA_VERSION,
   type TaskState,
 } from "@/lib/model/tasks/task-state";
-import { getLatestWorkflow, workflowNames } from "@/lib/model/workflows";
+import { findLatestWorkflow, listWorkflowNames } from "@/lib/stores/workflow-registry";
 import { assertValidState } from "@/lib/stores/tasks/task-state-checks";
 import { insertTask } from "@/lib/stores/tasks/task-store";
 import type { TaskView } from "@/lib/stores/tasks/task-views";
@@ -42,10 +42,14 @@ export async function createTask(
   actor: Actor,
 ): Promise<{ task: TaskView; created: boolean }> {
   const input = parseOrThrow(CreateTaskInputSchema, rawInput);
-  const def = getLatestWorkflow(input.workflow);
+  // The registry's newest version, read here rather than from this process's
+  // cache: a version published a moment ago by another process (the CLI,
+  // another server) is what new tasks get.
+  const def = await findLatestWorkflow(db, input.workflow);
   if (!def) {
-    throw new AppError("validation_failed", `workflow: unknown workflow; expected one of ${workflowNames.join(", ")}`, {
-      errors: [{ field: "workflow", message: `unknown workflow; expected one of ${workflowNames.join(", ")}` }],
+    const names = (await listWorkflowNames(db)).join(", ");
+    throw new AppError("validation_failed", `workflow: unknown workflow; expected one of ${names}`, {
+      errors: [{ field: "workflow", message: `unknown workflow; expected one of ${names}` }],
     });
   }
   const taskId = input.task_id ?? newId("task");

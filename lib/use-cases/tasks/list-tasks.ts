@@ -4,6 +4,7 @@ import { keysetCursor, keysetParts } from "@/lib/core/keyset-cursor";
 import type { Prisma } from "@/lib/generated/prisma/client";
 import { parseOrThrow } from "@/lib/core/validation";
 import { toTaskView, type TaskView } from "@/lib/stores/tasks/task-views";
+import { loadWorkflowDefinitions } from "@/lib/stores/workflow-registry";
 
 export const ListTasksQuerySchema = z.strictObject({
   status: z.string().min(1).max(64).optional(),
@@ -55,6 +56,11 @@ export async function listTasks(
     orderBy: [{ updatedAt: "desc" }, { id: "desc" }],
     take: query.limit + 1,
   });
+  // The console and the API draw each task by its definition: load those published elsewhere.
+  await loadWorkflowDefinitions(
+    db,
+    rows.map((r) => r.workflowDigest),
+  );
   const items = rows.slice(0, query.limit).map(toTaskView);
   const last = items[items.length - 1];
   return { items, nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null };

@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { authorizePage } from "@/lib/adapters/auth/session";
 import { getDb } from "@/lib/db/client";
 import { toolNames } from "@/lib/model/executions/tools";
-import { workflowNames } from "@/lib/model/workflows";
+import { listWorkflowNames } from "@/lib/stores/workflow-registry";
 import { listAgents } from "@/lib/use-cases/agents/list-agents";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { AgentsView } from "@/components/agents/agents-view";
@@ -17,5 +17,7 @@ export default async function AgentsPage() {
         reason={`${access.reason} Only administrators create agents and revoke or rotate their tokens.`}
       />
     );
-  return <AgentsView agents={await listAgents(getDb())} workflows={workflowNames} tools={toolNames} />;
+  const db = getDb();
+  const [agents, workflows] = await Promise.all([listAgents(db), listWorkflowNames(db)]);
+  return <AgentsView agents={agents} workflows={workflows} tools={toolNames} />;
 }

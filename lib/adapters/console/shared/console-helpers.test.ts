@@ -7,20 +7,23 @@ import { parseTaskListParams, taskListHref } from "@/lib/adapters/console/tasks/
 import { describeGuard, shortIdentity } from "@/lib/adapters/console/shared/format";
 
 describe("task list URL", () => {
+  const names = ["agent-task", "delivery"];
   it("reads filters from the query string, dropping empty values and unknown workflows", () => {
-    expect(parseTaskListParams({ status: "RUNNING", workflow: "agent-task", q: "  task_01 ", cursor: "abc" })).toEqual({
+    expect(
+      parseTaskListParams({ status: "RUNNING", workflow: "agent-task", q: "  task_01 ", cursor: "abc" }, names),
+    ).toEqual({
       status: "RUNNING",
       workflow: "agent-task",
       q: "task_01",
       cursor: "abc",
     });
-    expect(parseTaskListParams({ status: "", workflow: "no-such-workflow", q: ["a", "b"] })).toEqual({
+    expect(parseTaskListParams({ status: "", workflow: "no-such-workflow", q: ["a", "b"] }, names)).toEqual({
       status: undefined,
       workflow: undefined,
       q: "a",
       cursor: undefined,
     });
-    expect(parseTaskListParams({ q: "x".repeat(500) })).toEqual({
+    expect(parseTaskListParams({ q: "x".repeat(500) }, names)).toEqual({
       status: undefined,
       workflow: undefined,
       q: undefined,

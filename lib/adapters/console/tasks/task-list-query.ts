@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { workflowDefinitions, workflowNames } from "@/lib/model/workflows";
+import type { WorkflowDefinitionData } from "@/lib/model/workflows/workflow-definition";
 
 /**
  * The task list's URL is its state: filters, search and cursor live in the
@@ -27,7 +27,11 @@ const TaskListParamsSchema = z.object({
 export type TaskListParams = z.infer<typeof TaskListParamsSchema>;
 
 /** Unknown or malformed values are dropped rather than failing the page; a bad cursor is reported by listTasks. */
-export function parseTaskListParams(searchParams: Record<string, string | string[] | undefined>): TaskListParams {
+export function parseTaskListParams(
+  searchParams: Record<string, string | string[] | undefined>,
+  /** The registry's names (lib/stores/workflow-registry.ts listWorkflowNames). */
+  workflowNames: readonly string[],
+): TaskListParams {
   const parsed = TaskListParamsSchema.safeParse(searchParams);
   const params = parsed.success
     ? parsed.data
@@ -44,12 +48,15 @@ export function hasFilters(params: TaskListParams): boolean {
   return Boolean(params.status || params.workflow || params.q);
 }
 
-/** Status options for the filter, grouped by workflow in definition order (latest version of each). */
-export function statusOptionsByWorkflow(): Array<{ workflow: string; statuses: string[] }> {
-  return workflowNames.map((name) => {
-    const statuses = new Set<string>();
-    for (const def of workflowDefinitions)
-      if (def.name === name) for (const s of Object.keys(def.states)) statuses.add(s);
-    return { workflow: name, statuses: [...statuses] };
-  });
+/** Status options for the filter, grouped by workflow, each in its definitions' order, every version's states. */
+export function statusOptionsByWorkflow(
+  definitions: ReadonlyArray<Pick<WorkflowDefinitionData, "name" | "states">>,
+): Array<{ workflow: string; statuses: string[] }> {
+  const byName = new Map<string, Set<string>>();
+  for (const def of definitions) {
+    const statuses = byName.get(def.name) ?? new Set<string>();
+    for (const s of Object.keys(def.states)) statuses.add(s);
+    byName.set(def.name, statuses);
+  }
+  return [...byName].map(([workflow, statuses]) => ({ workflow, statuses: [...statuses] }));
 }

@@ -2,16 +2,31 @@ import { getDb } from "@/lib/db/client";
 import { listTasks, type TaskPage } from "@/lib/use-cases/tasks/list-tasks";
 import { countTasksByStatus } from "@/lib/use-cases/tasks/task-queries";
 import { isAppError } from "@/lib/core/errors";
-import { taskListPageSize, type TaskListParams } from "@/lib/adapters/console/tasks/task-list-query";
+import {
+  statusOptionsByWorkflow,
+  taskListPageSize,
+  type TaskListParams,
+} from "@/lib/adapters/console/tasks/task-list-query";
+import { listWorkflowVersionViews } from "@/lib/stores/workflow-registry";
 
-export type TaskListData =
-  | { ok: true; page: TaskPage; counts: Awaited<ReturnType<typeof countTasksByStatus>>; newestToken: string }
-  | { ok: false; message: string; counts: Awaited<ReturnType<typeof countTasksByStatus>>; newestToken: string };
+interface TaskListFrame {
+  counts: Awaited<ReturnType<typeof countTasksByStatus>>;
+  newestToken: string;
+  /** The filter's workflows and their statuses, from the registry. */
+  workflows: ReturnType<typeof statusOptionsByWorkflow>;
+}
+
+export type TaskListData = TaskListFrame & ({ ok: true; page: TaskPage } | { ok: false; message: string });
 
 /** The task list page's data: one page of tasks, the counts strip, and the live-refresh token. */
 export async function loadTaskList(params: TaskListParams): Promise<TaskListData> {
   const db = getDb();
-  const [counts, newest] = await Promise.all([countTasksByStatus(db), listTasks(db, { limit: 1 })]);
+  const [counts, newest, versions] = await Promise.all([
+    countTasksByStatus(db),
+    listTasks(db, { limit: 1 }),
+    listWorkflowVersionViews(db),
+  ]);
+  const workflows = statusOptionsByWorkflow(versions.map((v) => v.definition));
   // Same token as /api/console/tasks/latest: the newest change anywhere.
   const newestToken = newest.items[0] ? `${newest.items[0].id}@${newest.items[0].version}` : "empty";
   try {
@@ -22,11 +37,11 @@ export async function loadTaskList(params: TaskListParams): Promise<TaskListData
       cursor: params.cursor,
       limit: taskListPageSize,
     });
-    return { ok: true, page, counts, newestToken };
+    return { ok: true, page, counts, newestToken, workflows };
   } catch (error) {
     // A hand-edited or outdated cursor is the only expected failure here; say what to do about it.
     if (isAppError(error) && error.code === "validation_failed")
-      return { ok: false, message: error.message, counts, newestToken };
+      return { ok: false, message: error.message, counts, newestToken, workflows };
     throw error;
   }
 }
