@@ -190,6 +190,7 @@ test("GET /openapi.json is an OpenAPI 3.1 document of every path, public", async
         "/api/v1/tasks/{id}/lease/release",
         "/api/v1/events",
         "/api/v1/events/sandbox",
+        "/api/v1/events/stripe",
         "/api/v1/workflows",
         "/api/v1/workflows/{name}",
         "/api/v1/tasks/{id}/checkpoints",
