@@ -1,0 +1,130 @@
+import type { Execution, Task, TaskPatch } from "@/sdk";
+
+/**
+ * The demo coding agent's decisions, pure: from the task and its ledger to
+ * the next step, so a first run, a rerun and a resume after SIGKILL are the
+ * same loop (as the refund agent's programs/agent/plan.ts). The agent never
+ * decides what a person must: it writes the plan and waits for an operator
+ * to approve it, and it waits again for an engineer's security approval and
+ * an operator's deployment approval before it releases.
+ */
+
+/** The registered workflow (programs/seed/registry/software-delivery.workflow.json). */
+export const DELIVERY_WORKFLOW = "software-delivery";
+/** The registered tool (programs/seed/registry/deploy-release.tool.json). */
+export const RELEASE_TOOL = "deploy.release";
+/** The one release of a change: its tool_call_id, so a resumed agent asks for the same call. */
+export const RELEASE_CALL = "release";
+
+/** A change the agent carries from plan to release. */
+export interface Change {
+  id: string;
+  service: string;
+  version: string;
+  commit: string;
+  environment: "staging" | "production";
+  summary: string;
+}
+
+export type DeliveryOutcome =
+  | "completed"
+  /** Waiting for a person: the plan's approval, or security and deployment approval. */
+  | "waiting_for_people"
+  /** The release's outcome is not known yet: its workers answer the server's lookup. */
+  | "reconciling"
+  | "failed"
+  | "in_flight"
+  | "error";
+
+export type DeliveryStep =
+  | { kind: "transition"; to?: string; patch?: TaskPatch; reason: string }
+  | { kind: "release" }
+  /** A SENT release found on resume: the worker that sent it is gone, so its outcome is unknown. */
+  | { kind: "record_unknown"; execution: Execution }
+  | { kind: "stop"; outcome: DeliveryOutcome; detail: string };
+
+const succeeded = new Set(["SUCCEEDED", "RECONCILED_SUCCEEDED"]);
+const unresolved = new Set(["SENT", "OUTCOME_UNKNOWN", "NEEDS_HUMAN"]);
+
+export function releaseRequestOf(change: Change): Record<string, string> {
+  return { service: change.service, version: change.version, environment: change.environment, commit: change.commit };
+}
+
+function filled(value: unknown): boolean {
+  return Array.isArray(value) ? value.length > 0 : typeof value === "string" && value.trim().length > 0;
+}
+
+export function planDeliveryStep(task: Task, executions: readonly Execution[], change: Change): DeliveryStep {
+  const { gates, artifacts } = task.state;
+  switch (task.status) {
+    case "planning":
+      if (!filled(artifacts.implementation_plan))
+        return {
+          kind: "transition",
+          patch: {
+            artifacts: { implementation_plan: `Plan for ${change.service} ${change.version}: ${change.summary}` },
+          },
+          reason: "Implementation plan written",
+        };
+      if (!gates.plan_approved)
+        return { kind: "stop", outcome: "waiting_for_people", detail: "the plan waits for an operator's approval" };
+      return { kind: "transition", to: "implementing", reason: "Plan approved: implementing" };
+    case "implementing":
+      return {
+        kind: "transition",
+        to: "reviewing",
+        patch: {
+          artifacts: { code_files: [`services/${change.service}/src/release-${change.version}.ts`] },
+          gates: { implementation_complete: true },
+        },
+        reason: "Implementation complete",
+      };
+    case "reviewing":
+      return {
+        kind: "transition",
+        to: "testing",
+        patch: {
+          artifacts: { review_report: `Reviewed ${change.commit}: no findings` },
+          gates: { review_passed: true },
+        },
+        reason: "Review passed",
+      };
+    case "testing":
+      if (!gates.tests_passing || !filled(artifacts.test_results))
+        return {
+          kind: "transition",
+          patch: { artifacts: { test_results: "128 passed, 0 failed" }, gates: { tests_passing: true } },
+          reason: "Tests pass",
+        };
+      if (!gates.security_approved || !gates.deployment_approved) {
+        const waiting = [
+          gates.security_approved ? null : "an engineer's security approval",
+          gates.deployment_approved ? null : "an operator's deployment approval",
+        ].filter(Boolean);
+        return {
+          kind: "stop",
+          outcome: "waiting_for_people",
+          detail: `the release waits for ${waiting.join(" and ")}`,
+        };
+      }
+      return { kind: "transition", to: "releasing", reason: "Every gate approved: releasing" };
+    case "releasing": {
+      const release = executions.find((e) => e.tool_call_id === RELEASE_CALL);
+      if (!release || release.status === "INTENT_RECORDED") return { kind: "release" };
+      if (succeeded.has(release.status))
+        return { kind: "transition", to: "complete", reason: `Released: ${release.tool} ${release.status}` };
+      if (release.status === "SENT") return { kind: "record_unknown", execution: release };
+      if (unresolved.has(release.status))
+        return {
+          kind: "stop",
+          outcome: "reconciling",
+          detail: `the release is ${release.status}: the server asks the tool's workers whether it happened`,
+        };
+      return { kind: "stop", outcome: "failed", detail: `the release is ${release.status}: a person decides` };
+    }
+    case "complete":
+      return { kind: "stop", outcome: "completed", detail: "released" };
+    default:
+      return { kind: "stop", outcome: "failed", detail: `the task is ${task.status}` };
+  }
+}
