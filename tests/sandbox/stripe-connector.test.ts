@@ -274,3 +274,52 @@ describe("the lookup by metadata", () => {
     ).toMatchObject({ kind: "unknown", reason: "server_error", httpStatus: 500 });
   });
 });
+
+describe("a chaos run on the Stripe surface", () => {
+  it("ends with exactly one refund per execution when every unknown is looked up and retried under its key", async () => {
+    const { s, stripe } = await setup({ timeoutMs: 150, inFlightMs: 0 });
+    await post(`${s.url}/__sandbox/stripe/charges`, {
+      id: "ch_chaos",
+      amount: 1_000_000,
+      currency: "usd",
+      customer: "cus_42",
+    });
+    await post(`${s.url}/__sandbox/faults`, {
+      faults: ["error_before_commit", "error_after_commit", "timeout_after_commit", "drop_response", "latency=5"],
+      probability: 0.5,
+      seed: 99,
+      scope: "all",
+    });
+    const executions = Array.from({ length: 20 }, (_, i) => `exec_${i}`);
+    const ids = new Map<string, string>();
+    let unknowns = 0;
+    for (const executionId of executions) {
+      const r = request(`refund:${executionId}`, {
+        chargeId: "ch_chaos",
+        amountCents: 100,
+        metadata: { executionId, taskId: "task_chaos" },
+      });
+      for (let attempt = 0; !ids.has(executionId); attempt++) {
+        if (attempt >= 50) throw new Error(`no definite outcome for ${executionId} after 50 attempts`);
+        const outcome = await stripe.refund(r);
+        if (outcome.kind === "succeeded") ids.set(executionId, outcome.refund.id);
+        else if (outcome.kind === "failed" && !outcome.retryable) throw new Error(`refused: ${outcome.message}`);
+        else if (outcome.kind === "unknown") {
+          unknowns++;
+          const found = await stripe.lookupRefund(r.idempotencyKey, {}, { chargeId: "ch_chaos", sentAt: null });
+          if (found.kind === "found") ids.set(executionId, found.refund.id);
+        }
+      }
+    }
+    await post(`${s.url}/__sandbox/faults`, { faults: [] });
+    expect(unknowns).toBeGreaterThan(5);
+    const refunds = (await listRefunds(s.url)).filter((x) => x.charge_id === "ch_chaos");
+    expect(refunds).toHaveLength(executions.length);
+    expect(new Set(refunds.map((x) => x.metadata.execution_id))).toEqual(new Set(executions));
+    expect(new Set(refunds.map((x) => x.id))).toEqual(new Set(ids.values()));
+    expect((await get(`${s.url}/__sandbox/stats`)).json.consistency).toEqual({
+      duplicate_refunds_by_execution: 0,
+      duplicate_refunds_by_idempotency_key: 0,
+    });
+  });
+});
