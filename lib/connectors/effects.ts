@@ -11,9 +11,14 @@ import type {
   Refund,
   UnknownOutcome,
 } from "@/lib/connectors/types";
-import { getEnv } from "@/lib/config/env";
+import { HttpToolLookupConnector } from "@/lib/connectors/tool-lookup/http-lookup";
+import { digestOf } from "@/lib/core/canonical-json";
+import { getEnv, getLookupSecret } from "@/lib/config/env";
 import type { Execution } from "@/lib/generated/prisma/client";
 import { CrmNoteRequestSchema, RefundRequestSchema, type ToolName } from "@/lib/model/executions/tools";
+import { isBuiltInTool } from "@/lib/model/tools/built-in-tools";
+import { pointerAsField, valueAtPointer } from "@/lib/model/tools/json-pointer";
+import { knownToolVersion } from "@/lib/model/tools/known-tool-versions";
 
 /**
  * The external systems the engine itself talks to (the reconciler, the review
@@ -26,6 +31,8 @@ import { CrmNoteRequestSchema, RefundRequestSchema, type ToolName } from "@/lib/
 export interface ConnectorDeps {
   payments: PaymentConnector;
   crm: CrmConnector;
+  /** Registered tools' `http` lookups (lib/connectors/tool-lookup/http-lookup.ts); signed with VERITY_LOOKUP_SECRET when absent. */
+  toolLookups?: HttpToolLookupConnector;
 }
 
 let cached: ConnectorDeps | undefined;
@@ -49,23 +56,19 @@ export function getConnectors(): ConnectorDeps {
 }
 
 /**
- * How long each tool's provider remembers an idempotency key. Inside the
- * window a retry under the same key is answered with the first result; past
- * it the provider may treat the key as new, so an effect whose outcome is
- * still unknown by then can no longer be retried safely (the invariant
- * monitor raises unknown_outcome_expired). 24 h is Stripe's; the sandbox
- * keeps keys for its lifetime, so this is the binding limit.
+ * How long the tool's provider remembers an idempotency key (the
+ * definition's idempotency_window_seconds: 24 h for the built-ins, Stripe's).
+ * Inside the window a retry under the same key is answered with the first
+ * result; past it the provider may treat the key as new, so an effect whose
+ * outcome is still unknown by then can no longer be retried safely (the
+ * invariant monitor raises unknown_outcome_expired). VERITY_IDEMPOTENCY_WINDOW_MS
+ * overrides every tool's (tests shorten it); a tool version this process
+ * has not read gets 24 h.
  */
-export const idempotencyWindowMsByTool: Record<ToolName, number> = {
-  "payments.refund": 24 * 60 * 60 * 1000,
-  "crm.add_note": 24 * 60 * 60 * 1000,
-};
-
-/** The tool's window, or VERITY_IDEMPOTENCY_WINDOW_MS when set (tests shorten it). */
-export function idempotencyWindowMs(tool: string): number {
+export function idempotencyWindowMs(tool: string, version?: number | null): number {
   const override = getEnv().VERITY_IDEMPOTENCY_WINDOW_MS;
   if (override !== undefined) return override;
-  return (idempotencyWindowMsByTool as Record<string, number>)[tool] ?? 24 * 60 * 60 * 1000;
+  return (knownToolVersion(tool, version)?.idempotency_window_seconds ?? 24 * 60 * 60) * 1000;
 }
 
 /** A provider's record of an effect, in the vocabulary of the tool's request. */
@@ -118,12 +121,38 @@ export function toolOf(execution: Pick<Execution, "tool">): ToolName {
   }
 }
 
-/** What the provider holds under the execution's idempotency key: the question asked before any correction. */
+/**
+ * What the provider holds under the execution's idempotency key: the
+ * question asked before any correction. The built-in tools ask Verity's
+ * connectors; a registered tool reconciled over `http` asks its owner's
+ * lookup endpoint. The engine asks through lib/use-cases/tools/look-up-effect.ts,
+ * which also answers the `worker` and `manual` methods (they need the database).
+ */
 export async function lookupEffect(
   execution: Execution,
   deps: ConnectorDeps,
   call: CallOptions = {},
 ): Promise<EffectLookup> {
+  if (!isBuiltInTool(execution.tool)) {
+    const def = knownToolVersion(execution.tool, execution.toolVersion);
+    if (def?.reconciliation.method !== "http")
+      throw new Error(
+        `lookupEffect: ${execution.tool}@${execution.toolVersion ?? "?"} is not looked up over http here`,
+      );
+    const lookups = deps.toolLookups ?? new HttpToolLookupConnector({ secret: getLookupSecret() });
+    return lookups.lookup(
+      def.reconciliation.url,
+      {
+        tool: execution.tool,
+        toolVersion: def.version,
+        idempotencyKey: execution.idempotencyKey,
+        executionId: execution.id,
+        taskId: execution.taskId,
+        request: execution.request as Record<string, unknown>,
+      },
+      call,
+    );
+  }
   const tool = toolOf(execution);
   switch (tool) {
     case "payments.refund": {
@@ -192,15 +221,17 @@ export async function performEffect(
  * either.
  */
 export function recordMismatches(
-  execution: Pick<Execution, "id" | "tool" | "request" | "idempotencyKey">,
+  execution: Pick<Execution, "id" | "tool" | "request" | "idempotencyKey"> & { toolVersion?: number | null },
   record: ProviderRecord,
 ): string[] {
-  const request = execution.request as Record<string, unknown>;
-  const fields =
-    toolOf(execution) === "payments.refund"
-      ? ["amount_cents", "currency", "charge_id", "customer_id"]
-      : ["customer_id", "text"];
-  const mismatches = fields.filter((f) => record[f] !== request[f]);
+  // The tool's identity fields, from the version the call was recorded under.
+  const def = knownToolVersion(execution.tool, execution.toolVersion);
+  if (!def) throw new Error(`execution of unknown tool ${execution.tool}@${execution.toolVersion ?? "?"}`);
+  const sameValue = (a: unknown, b: unknown) =>
+    a === b || (a !== undefined && b !== undefined && digestOf(a) === digestOf(b));
+  const mismatches = def.identity_fields
+    .filter((p) => !sameValue(valueAtPointer(record, p), valueAtPointer(execution.request, p)))
+    .map(pointerAsField);
   if (record.idempotency_key !== execution.idempotencyKey) mismatches.push("idempotency_key");
   const executionId = record.metadata.execution_id;
   if (executionId !== undefined && executionId !== execution.id) mismatches.push("metadata.execution_id");

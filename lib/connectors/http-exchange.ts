@@ -16,6 +16,8 @@ export interface ExchangeRequest {
   method: "GET" | "POST";
   headers?: Record<string, string>;
   body?: unknown;
+  /** The exact bytes of a JSON body, when the caller signed them (a signature covers bytes, not values). */
+  rawBody?: string;
 }
 
 /**
@@ -62,11 +64,12 @@ export async function exchange(
   options.signal?.addEventListener("abort", onCallerAbort, { once: true });
   try {
     const headers: Record<string, string> = { Accept: "application/json", ...request.headers };
-    if (request.body !== undefined) headers["Content-Type"] = "application/json";
+    const body = request.rawBody ?? (request.body === undefined ? undefined : JSON.stringify(request.body));
+    if (body !== undefined) headers["Content-Type"] = "application/json";
     const res = await fetch(request.url, {
       method: request.method,
       headers,
-      body: request.body === undefined ? undefined : JSON.stringify(request.body),
+      body,
       signal: controller.signal,
     });
     const text = await res.text();

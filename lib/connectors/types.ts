@@ -104,6 +104,11 @@ export const unknownReasons = [
   // or not ours at all): the lookup, not this answer, says what happened.
   "idempotency_key_reused",
   "unreachable", // lookups only: the provider could not be asked
+  // Lookups of registered tools (lib/use-cases/tools/look-up-effect.ts):
+  "bad_signature", // the tool owner's answer was unsigned or signed with another secret: not its word
+  "lookup_pending", // a worker lookup is queued or claimed and not yet answered: wait, do not escalate
+  "lookup_expired", // no worker answered before the lookup's deadline
+  "manual", // the tool's reconciliation is manual: nobody but a person can say
 ] as const;
 export type UnknownReason = (typeof unknownReasons)[number];
 

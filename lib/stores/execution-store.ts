@@ -34,6 +34,8 @@ export interface ExecutionView {
   attemptId: string;
   idempotencyKey: string;
   tool: string;
+  /** The tool version the call was recorded under (null: recorded before the registry, a built-in's). */
+  toolVersion?: number | null;
   irreversible: boolean;
   request: Record<string, unknown>;
   status: ExecutionStatus;
@@ -69,6 +71,7 @@ export function toExecutionView(row: Execution): ExecutionView {
     attemptId: row.attemptId,
     idempotencyKey: row.idempotencyKey,
     tool: row.tool,
+    toolVersion: row.toolVersion,
     irreversible: row.irreversible,
     request: row.request as Record<string, unknown>,
     status: row.status,

@@ -9,7 +9,7 @@ import { instructionRecordedAuditEntry } from "@/lib/model/audit/audit-events";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
 import { parseOrThrow, clientIdSchema } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
-import { toolNames, tools, type ToolName } from "@/lib/model/executions/tools";
+import { toolDefinitionOf } from "@/lib/stores/tool-registry";
 
 /**
  * The owner of `task_instructions`: each task's versioned, append-only
@@ -335,19 +335,26 @@ function ledgerConflict(taskId: string, expected: number, current: number, last:
 
 /** Irreversible executions of tools governed by `topic` that have left and are not settled. */
 async function inFlightOn(tx: Tx, taskId: string, topic: string): Promise<string[]> {
-  const governed = toolNames.filter((t) => tools[t].irreversible && tools[t].topic === topic);
-  if (governed.length === 0) return [];
   const rows = await tx.execution.findMany({
     where: {
       taskId,
-      tool: { in: governed },
+      irreversible: true,
       status: { in: ["SENT", "OUTCOME_UNKNOWN", "NEEDS_HUMAN"] },
       sentAt: { not: null },
     },
-    select: { id: true },
+    select: { id: true, tool: true, toolVersion: true },
     orderBy: { createdAt: "asc" },
   });
-  return rows.map((r) => r.id);
+  // The topic of the version each call was recorded under (built in or registered).
+  const governed: string[] = [];
+  for (const r of rows) if ((await toolDefinitionOf(tx, r.tool, r.toolVersion))?.topic === topic) governed.push(r.id);
+  return governed;
+}
+
+/** A tool as the guard sees it: its name (for the words) and the topic that governs it. */
+export interface GovernedTool {
+  name: string;
+  topic: string;
 }
 
 export async function getInstructionLedger(db: Db | Tx, taskId: string): Promise<InstructionLedger> {
@@ -416,17 +423,17 @@ function quote(i: InstructionView): string {
  * `current`. Null: it may be sent.
  */
 export function judgeInstructions(
-  tool: ToolName,
+  tool: GovernedTool,
   reliedOn: InstructionView | null,
   current: InstructionView | null,
 ): InstructionBlock | null {
-  const topic = tools[tool].topic;
+  const topic = tool.topic;
   const block = (kind: InstructionBlockKind, why: string): InstructionBlock => ({
     kind,
     topic,
     reliedOn,
     current,
-    message: `${tool} was not sent: ${why} A person decides in the review queue.`,
+    message: `${tool.name} was not sent: ${why} A person decides in the review queue.`,
   });
   if (reliedOn) {
     if (!reliedOn.authorized) {
@@ -460,11 +467,11 @@ export function judgeInstructions(
 export async function checkInstructionGuard(
   tx: Tx,
   taskId: string,
-  tool: ToolName,
+  tool: GovernedTool,
   instructionId: string | null,
 ): Promise<InstructionBlock | null> {
   await tx.$queryRaw`SELECT 1 FROM tasks WHERE id = ${taskId} FOR KEY SHARE`;
-  const topic = tools[tool].topic;
+  const topic = tool.topic;
   const [reliedOn, current] = await Promise.all([
     instructionId
       ? tx.taskInstruction.findUnique({ where: { id: instructionId } }).then((r) => (r ? toInstructionView(r) : null))
@@ -478,7 +485,7 @@ export async function checkInstructionGuard(
 /** An instruction_id that is not this task's instruction on the tool's topic is a mistake of the caller: refused, nothing written. */
 export function assertReliable(
   taskId: string,
-  tool: ToolName,
+  tool: GovernedTool,
   instructionId: string,
   reliedOn: InstructionView | null,
 ): void {
@@ -491,11 +498,11 @@ export function assertReliable(
       },
     );
   }
-  const topic = tools[tool].topic;
+  const topic = tool.topic;
   if (reliedOn.topic !== topic) {
     throw new AppError(
       "validation_failed",
-      `instruction_id: ${instructionId} is about ${reliedOn.topic}; ${tool} is governed by ${topic}.`,
+      `instruction_id: ${instructionId} is about ${reliedOn.topic}; ${tool.name} is governed by ${topic}.`,
       {
         errors: [{ field: "instruction_id", message: `is about ${reliedOn.topic}, not ${topic}` }],
       },

@@ -12,7 +12,8 @@ import {
 } from "@/lib/model/audit/audit-events";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
 import type { Actor } from "@/lib/model/actor";
-import { RefundRequestSchema } from "@/lib/model/executions/tools";
+import { valueAtPointer } from "@/lib/model/tools/json-pointer";
+import { toolDefinitionOf } from "@/lib/stores/tool-registry";
 
 /**
  * The owner of `reviews` and `review_decisions` rows: an irreversible action
@@ -116,21 +117,38 @@ export function approvalsOf(review: ReviewWithDecisions): ReviewDecision[] {
   return currentRound(review).filter((d) => d.kind === "approve_execute");
 }
 
-/** What the queue shows of the frozen action: amount, currency and customer of the refund (a note moves no money). */
-function termsOf(execution: Execution): {
-  amountCents: number;
-  currency: string;
-  customerId: string;
+/**
+ * What the queue shows of the frozen action, from where the tool version's
+ * definition says its request holds them: the amount and currency (four
+ * eyes at or above VERITY_FOUR_EYES_THRESHOLD_CENTS, in the request's minor
+ * units) and the customer, when the request names one. A tool that moves no
+ * money has no amount and needs one approval. An amount the definition
+ * promises but the request does not hold as an integer needs two: the
+ * request was validated against the schema, so that is a fault, and a
+ * fault never lowers the bar.
+ */
+async function termsOf(
+  tx: Tx,
+  execution: Execution,
+): Promise<{
+  amountCents: number | null;
+  currency: string | null;
+  customerId: string | null;
   requiredApprovals: number;
-} {
-  const refund = RefundRequestSchema.safeParse(execution.request);
+}> {
+  const def = await toolDefinitionOf(tx, execution.tool, execution.toolVersion);
   const request = execution.request as Record<string, unknown>;
-  const amountCents = refund.success ? refund.data.amount_cents : 0;
-  const fourEyes = execution.irreversible && amountCents >= getEnv().VERITY_FOUR_EYES_THRESHOLD_CENTS;
+  const customerId = typeof request.customer_id === "string" ? request.customer_id : null;
+  if (!def?.amount) return { amountCents: null, currency: null, customerId, requiredApprovals: 1 };
+  const amount = valueAtPointer(request, def.amount.amount_pointer);
+  const currency = valueAtPointer(request, def.amount.currency_pointer);
+  const amountCents = typeof amount === "number" && Number.isSafeInteger(amount) ? amount : null;
+  const fourEyes =
+    execution.irreversible && (amountCents === null || amountCents >= getEnv().VERITY_FOUR_EYES_THRESHOLD_CENTS);
   return {
     amountCents,
-    currency: refund.success ? refund.data.currency : "",
-    customerId: typeof request.customer_id === "string" ? request.customer_id : "",
+    currency: typeof currency === "string" ? currency : null,
+    customerId,
     requiredApprovals: fourEyes ? 2 : 1,
   };
 }
@@ -179,7 +197,7 @@ export async function openReview(tx: Tx, execution: Execution, reason: string, a
       taskId: execution.taskId,
       executionId: execution.id,
       reason: reason.slice(0, 2000),
-      ...termsOf(execution),
+      ...(await termsOf(tx, execution)),
       status: "OPEN",
       version: 1,
     },

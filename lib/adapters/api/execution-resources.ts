@@ -12,7 +12,6 @@ import { InstructionGuardSchema, instructionGuardResource } from "@/lib/adapters
 import { LeaseResourceSchema, leaseResource } from "@/lib/adapters/api/lease-resources";
 import { TaskResourceSchema, taskResource } from "@/lib/adapters/api/task-resources";
 import type { TaskView } from "@/lib/stores/tasks/task-views";
-import { toolNames } from "@/lib/model/executions/tools";
 
 /** The wire shapes of the execution ledger: one tool call's attempts and events, and the answers to an intent and an outcome. */
 export const ExecutionStatusSchema = z.enum(Object.keys(executionMoves) as [ExecutionStatus, ...ExecutionStatus[]]);
@@ -30,7 +29,11 @@ export const ExecutionResourceSchema = z.object({
   idempotency_key: z.string().meta({
     description: "Send it to the provider: the same for every attempt of the call, so the effect happens at most once.",
   }),
-  tool: z.enum(toolNames),
+  tool: z.string().meta({ description: "A built-in or registered tool (GET /api/v1/tools)." }),
+  tool_version: z.int().nullable().meta({
+    description:
+      "The tool version the call was recorded under: its schema, irreversibility and reconciliation are that version's.",
+  }),
   irreversible: z.boolean().meta({
     description:
       "The server's fact about the tool: an irreversible call whose outcome is unknown is never retried before reconciliation.",
@@ -159,7 +162,8 @@ export function executionResource(e: ExecutionView): ExecutionResource {
     attempt: e.attempt,
     attempt_id: e.attemptId,
     idempotency_key: e.idempotencyKey,
-    tool: e.tool as ExecutionResource["tool"],
+    tool: e.tool,
+    tool_version: e.toolVersion ?? null,
     irreversible: e.irreversible,
     request: e.request,
     status: e.status,

@@ -28,7 +28,10 @@ export const executionMoves: Record<ExecutionStatus, readonly ExecutionStatus[]>
   RECONCILED_FAILED: ["INTENT_RECORDED", "CANCELLED", "RECONCILED_SUCCEEDED", "NEEDS_HUMAN"],
   // A person may accept the provider's evidence, approve a re-execution with
   // the same key (a new attempt goes straight out), or reject it.
-  NEEDS_HUMAN: ["RECONCILED_SUCCEEDED", "SENT", "CANCELLED", "NEEDS_HUMAN"],
+  // INTENT_RECORDED: a registered tool's approved re-execution, which Verity
+  // holds no credentials to send: a new attempt under the same key, released
+  // to the agent holding the task (lib/use-cases/reviews/decide-review.ts).
+  NEEDS_HUMAN: ["RECONCILED_SUCCEEDED", "SENT", "CANCELLED", "NEEDS_HUMAN", "INTENT_RECORDED"],
   CANCELLED: [],
 };
 
@@ -110,11 +113,13 @@ export function retryAdviceOf(e: {
   status: ExecutionStatus;
   attempt: number;
   tool: string;
+  /** The tool version the call was recorded under (executions.tool_version); null before the registry. */
+  toolVersion?: number | null;
   result: unknown;
   error: string | null;
 }): RetryAdvice | null {
   if (!retryableStatuses.includes(e.status)) return null;
-  const maxAttempts = maxAttemptsOf(e.tool);
+  const maxAttempts = maxAttemptsOf(e.tool, e.toolVersion);
   const stated = statedRetry(e.result, e.error);
   const advice = (safe: boolean, code: RetryCode, reason: string): RetryAdvice => ({
     safe,

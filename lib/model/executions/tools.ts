@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { builtInToolDefinitions } from "@/lib/model/tools/built-in-tools";
+import { knownToolVersion } from "@/lib/model/tools/known-tool-versions";
 
 /**
  * The external tools Verity knows, as data. Whether a tool is irreversible
@@ -34,16 +36,16 @@ export const tools = {
   "payments.refund": {
     irreversible: true,
     request: RefundRequestSchema,
-    description: "Refund a charge (money leaves: irreversible)",
-    topic: "refund",
-    maxAttempts: 2,
+    description: builtInToolDefinitions["payments.refund"].description,
+    topic: builtInToolDefinitions["payments.refund"].topic,
+    maxAttempts: builtInToolDefinitions["payments.refund"].max_attempts,
   },
   "crm.add_note": {
     irreversible: false,
     request: CrmNoteRequestSchema,
-    description: "Add a note to a customer in the CRM",
-    topic: "customer_note",
-    maxAttempts: 2,
+    description: builtInToolDefinitions["crm.add_note"].description,
+    topic: builtInToolDefinitions["crm.add_note"].topic,
+    maxAttempts: builtInToolDefinitions["crm.add_note"].max_attempts,
   },
 } as const;
 
@@ -51,8 +53,12 @@ export type ToolName = keyof typeof tools;
 export const toolNames = Object.keys(tools) as [ToolName, ...ToolName[]];
 export const ToolNameSchema = z.enum(toolNames);
 
-/** The tool's attempt limit; 1 for a tool this server does not know (no retry is advised for it). */
-export function maxAttemptsOf(tool: string): number {
-  const known = ToolNameSchema.safeParse(tool);
-  return known.success ? tools[known.data].maxAttempts : 1;
+/**
+ * The tool's attempt limit: the version the call was recorded under (a
+ * built-in, or a registered version this process has read:
+ * lib/model/tools/known-tool-versions.ts); 1 for a tool this server does
+ * not know (no retry is advised for it).
+ */
+export function maxAttemptsOf(tool: string, version?: number | null): number {
+  return knownToolVersion(tool, version)?.max_attempts ?? 1;
 }

@@ -2,7 +2,8 @@ import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { AppError, isAppError } from "@/lib/core/errors";
 import type { DivergenceAlert, Execution } from "@/lib/generated/prisma/client";
-import { lookupEffect, recordMismatches, type ConnectorDeps, type EffectLookup } from "@/lib/connectors/effects";
+import { recordMismatches, type ConnectorDeps, type EffectLookup } from "@/lib/connectors/effects";
+import { lookUpEffect } from "@/lib/use-cases/tools/look-up-effect";
 import { recordAlertReconciliation, type ReconcileFinding } from "@/lib/use-cases/alerts/divergence";
 import { retryableStatuses } from "@/lib/model/executions/execution-rules";
 import {
@@ -95,7 +96,7 @@ export async function reconcileAlert(
   }
   const execution = await db.execution.findUnique({ where: { id: alert.executionId } });
   if (!execution) throw new AppError("not_found", `Execution ${alert.executionId} does not exist.`);
-  const lookup = await lookupEffect(execution, deps, { timeoutMs: options.lookupTimeoutMs });
+  const lookup = await lookUpEffect(db, execution, deps, { timeoutMs: options.lookupTimeoutMs });
   const finding = judgeAgreement(execution, lookup);
   const updated = await recordAlertReconciliation(
     db,

@@ -12,7 +12,7 @@ import {
 } from "@/lib/stores/execution-store";
 import { parseOrThrow, clientIdSchema } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
-import type { ToolName } from "@/lib/model/executions/tools";
+import { toolOfExecutionOrThrow } from "@/lib/use-cases/tools/tool-of-execution";
 import { checkInstructionGuard } from "@/lib/stores/instructions";
 import { moveTaskAfterSettlement } from "@/lib/use-cases/executions/settle-task";
 import { fencingTokenSchema } from "@/lib/use-cases/executions/input-fields";
@@ -60,7 +60,8 @@ export async function markSent(db: Db, executionId: string, raw: unknown, actor:
     if (actor.kind === "agent")
       await refuseUnlessLeaseCurrent(tx, existing.taskId, token, actor, `Attempt ${existing.attemptId} was not sent`);
     if (existing.irreversible) {
-      const block = await checkInstructionGuard(tx, existing.taskId, existing.tool as ToolName, existing.instructionId);
+      const tool = await toolOfExecutionOrThrow(tx, existing);
+      const block = await checkInstructionGuard(tx, existing.taskId, tool, existing.instructionId);
       if (block) {
         const frozen = await freezeBeforeSending(tx, existing, block, actor);
         await moveTaskAfterSettlement(

@@ -21,7 +21,14 @@ import { type TaskView } from "@/lib/stores/tasks/task-views";
 import { parseOrThrow, clientIdSchema } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
 import { takeCheckpointInTransaction } from "@/lib/stores/checkpoint-store";
-import { ToolNameSchema, tools } from "@/lib/model/executions/tools";
+import { tools } from "@/lib/model/executions/tools";
+import { builtInDefinitionOf, BUILT_IN_TOOL_VERSION } from "@/lib/model/tools/built-in-tools";
+import { requestProblems } from "@/lib/model/tools/request-schema";
+import type { ToolDefinition } from "@/lib/model/tools/tool-definition";
+import { ToolNameSchema } from "@/lib/model/tools/validate-tool-definition";
+import { getWorkflowByDigest } from "@/lib/model/workflows";
+import { toolsAllowedIn } from "@/lib/model/workflows/workflow-definition";
+import { getNewestToolVersion, getToolVersion } from "@/lib/stores/tool-registry";
 import { checkInstructionGuard } from "@/lib/stores/instructions";
 import { fencingTokenSchema, jsonObjectSchema } from "@/lib/use-cases/executions/input-fields";
 import { freezeBeforeSending } from "@/lib/use-cases/executions/freeze-before-sending";
@@ -47,6 +54,7 @@ import { refuseUnlessLeaseCurrent } from "@/lib/use-cases/executions/lease-fenci
 export const RecordIntentInputSchema = z.strictObject({
   /** The logical call within the task; stable across retries and crashes. */
   tool_call_id: clientIdSchema,
+  /** A built-in or registered tool (GET /api/v1/tools); its newest version is recorded with the intent. */
   tool: ToolNameSchema,
   request: jsonObjectSchema,
   /** The task's version: the intent and the task's move to WAITING_FOR_TOOL commit together under CAS. */
@@ -82,19 +90,23 @@ export type IntentResult =
 
 export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: Actor): Promise<IntentResult> {
   const input = parseOrThrow(RecordIntentInputSchema, raw);
-  const tool = tools[input.tool];
-  const request = parseRequest(tool.request, input.request);
-  const requestDigest = digestOf({ tool: input.tool, request });
   const existing = await db.execution.findUnique({
     where: { taskId_toolCallId: { taskId, toolCallId: input.tool_call_id } },
   });
-  if (existing) return continueExisting(db, existing, input, requestDigest, actor);
+  // A recorded call keeps the version it was recorded under, even after a newer one or a retirement.
+  const tool = existing
+    ? await toolVersionOf(db, existing.tool, existing.toolVersion, input.tool)
+    : await toolForNewIntent(db, input.tool);
+  const request = parseRequest(tool, input.request);
+  const requestDigest = digestOf({ tool: input.tool, request });
+  if (existing) return continueExisting(db, existing, input, requestDigest, actor, tool);
   if (tool.irreversible) await refuseWhileDiverged(db, taskId);
   const now = new Date();
   try {
     return await db.$transaction(async (tx): Promise<IntentResult> => {
+      await refuseUnlessAllowedInState(tx, taskId, input.expected_version, tool);
       const block = tool.irreversible
-        ? await checkInstructionGuard(tx, taskId, input.tool, input.instruction_id ?? null)
+        ? await checkInstructionGuard(tx, taskId, tool, input.instruction_id ?? null)
         : null;
       const { task } = await transitionTaskInTransaction(
         tx,
@@ -124,6 +136,7 @@ export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: 
           attemptId: `${id}.1`,
           idempotencyKey: idempotencyKeyOf(taskId, input.tool_call_id),
           tool: input.tool,
+          toolVersion: tool.version,
           irreversible: tool.irreversible,
           request: request as Prisma.InputJsonValue,
           requestDigest,
@@ -152,7 +165,7 @@ export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: 
       const twin = await db.execution.findUnique({
         where: { taskId_toolCallId: { taskId, toolCallId: input.tool_call_id } },
       });
-      if (twin) return continueExisting(db, twin, input, requestDigest, actor);
+      if (twin) return continueExisting(db, twin, input, requestDigest, actor, tool);
     }
     throw error;
   }
@@ -175,6 +188,7 @@ async function continueExisting(
   input: z.infer<typeof RecordIntentInputSchema>,
   requestDigest: string,
   actor: Actor,
+  tool: ToolDefinition,
 ): Promise<IntentResult> {
   if (existing.requestDigest !== requestDigest || existing.tool !== input.tool) {
     throw new AppError(
@@ -200,6 +214,8 @@ async function continueExisting(
         actor,
         `Attempt ${existing.attemptId} is not yours to send`,
       );
+    const released = await takeUpReleasedCall(db, existing, input, actor, tool);
+    if (released) return released;
     return { kind: "proceed", execution: toExecutionView(existing), task: null };
   }
   if (unresolvedStatuses.includes(existing.status)) {
@@ -228,9 +244,8 @@ async function continueExisting(
   // A new attempt relies on what it names now (an agent that re-read the ledger), else on what the first one named.
   const instructionId = input.instruction_id ?? existing.instructionId;
   return db.$transaction(async (tx): Promise<IntentResult> => {
-    const block = existing.irreversible
-      ? await checkInstructionGuard(tx, existing.taskId, input.tool, instructionId)
-      : null;
+    await refuseUnlessAllowedInState(tx, existing.taskId, input.expected_version, tool);
+    const block = existing.irreversible ? await checkInstructionGuard(tx, existing.taskId, tool, instructionId) : null;
     const { task } = await transitionTaskInTransaction(
       tx,
       existing.taskId,
@@ -300,7 +315,21 @@ async function refuseWhileDiverged(db: Db | Tx, taskId: string): Promise<void> {
   }
 }
 
-function parseRequest<S extends z.ZodType>(schema: S, request: unknown): z.infer<S> {
+/**
+ * The request against the tool version's schema: a built-in's zod schema
+ * (which its connector parses with), a registered tool's JSON Schema (Ajv).
+ * Either way a 400 naming each field as `request.<field>`.
+ */
+function parseRequest(tool: ToolDefinition, request: Record<string, unknown>): Record<string, unknown> {
+  const builtIn = builtInDefinitionOf(tool.name, tool.version);
+  if (builtIn) return parseBuiltInRequest(tools[tool.name as keyof typeof tools].request, request);
+  const problems = requestProblems(tool.request_schema, request);
+  if (problems.length === 0) return request;
+  const errors = problems.map((p) => ({ field: p.field ? `request.${p.field}` : "request", message: p.message }));
+  throw new AppError("validation_failed", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
+}
+
+function parseBuiltInRequest<S extends z.ZodType>(schema: S, request: unknown): z.infer<S> {
   try {
     return parseOrThrow(schema, request);
   } catch (error) {
@@ -313,4 +342,110 @@ function parseRequest<S extends z.ZodType>(schema: S, request: unknown): z.infer
     }
     throw error;
   }
+}
+
+/**
+ * The version a new intent is recorded under: a built-in's, or the newest
+ * registered one. A tool nobody registered is a 400 on `tool`; a retired
+ * one takes no new intents (422 naming it); calls already recorded under
+ * it are not affected (they keep their version: toolVersionOf).
+ */
+async function toolForNewIntent(db: Db, name: string): Promise<ToolDefinition> {
+  const builtIn = builtInDefinitionOf(name, BUILT_IN_TOOL_VERSION);
+  if (builtIn) return builtIn;
+  const newest = await getNewestToolVersion(db, name);
+  if (!newest)
+    throw new AppError("validation_failed", `tool: ${name} is not a registered tool.`, {
+      errors: [{ field: "tool", message: `${name} is not a registered tool` }],
+    });
+  if (newest.retiredAt)
+    throw new AppError(
+      "invariant_violated",
+      `Tool ${name} was retired on ${newest.retiredAt.toISOString()} by ${newest.retiredBy ?? "someone"}: it takes no new intents. Calls already recorded under it settle as before.`,
+      { violations: [{ invariant: "tool_not_retired", message: `${name} is retired` }], tool: name },
+    );
+  return newest.definition;
+}
+
+async function toolVersionOf(db: Db, name: string, version: number | null, asked: string): Promise<ToolDefinition> {
+  // A different tool under the same call id is the caller's mistake, answered by continueExisting.
+  if (name !== asked) return toolForNewIntent(db, asked);
+  const def =
+    builtInDefinitionOf(name, version) ?? (version === null ? null : await toolDefinitionOfVersion(db, name, version));
+  if (!def) throw new Error(`tool ${name}@${version ?? "?"} of a recorded call is not registered here`);
+  return def;
+}
+
+async function toolDefinitionOfVersion(db: Db, name: string, version: number): Promise<ToolDefinition | null> {
+  return (await getToolVersion(db, name, version))?.definition ?? null;
+}
+
+/**
+ * The task's workflow may name the tools each state allows
+ * (toolsAllowedIn, lib/model/workflows): a call outside them is refused,
+ * 422 naming the invariant, before anything is written. Read in the
+ * intent's transaction; the task CAS that follows is against the same
+ * version, so the state checked is the state the intent leaves.
+ */
+async function refuseUnlessAllowedInState(
+  tx: Tx,
+  taskId: string,
+  expectedVersion: number,
+  tool: ToolDefinition,
+): Promise<void> {
+  const task = await tx.task.findUnique({
+    where: { id: taskId },
+    select: { status: true, version: true, workflowDigest: true },
+  });
+  // A missing task or a stale version is the CAS's to refuse, in its own words.
+  if (!task || task.version !== expectedVersion) return;
+  const def = getWorkflowByDigest(task.workflowDigest);
+  if (!def) return;
+  const allowed = toolsAllowedIn(def, task.status);
+  if (allowed === "any" || allowed.includes(tool.name)) return;
+  throw new AppError(
+    "invariant_violated",
+    `${tool.name} is not allowed in ${task.status} by workflow ${def.name} v${def.version}${allowed.length ? ` (allowed there: ${allowed.join(", ")})` : " (no tool is allowed there)"}.`,
+    {
+      violations: [{ invariant: "tool_allowed_in_state", message: `${tool.name} in ${task.status}` }],
+      tool: tool.name,
+      status: task.status,
+    },
+  );
+}
+
+/**
+ * A call a person released to its agent (a registered tool's "approve &
+ * execute", lib/use-cases/reviews/decide-review.ts): the attempt waits in
+ * INTENT_RECORDED and the task in RUNNING. The agent holding the task
+ * takes it up by recording the same intent again: the task moves to
+ * WAITING_FOR_TOOL (CAS on its version, the lease's fencing token), and the
+ * agent sends the same attempt under the same key. Null when the task is
+ * already waiting for it (the ordinary resumed send).
+ */
+async function takeUpReleasedCall(
+  db: Db,
+  existing: Execution,
+  input: z.infer<typeof RecordIntentInputSchema>,
+  actor: Actor,
+  tool: ToolDefinition,
+): Promise<IntentResult | null> {
+  const task = await db.task.findUnique({ where: { id: existing.taskId }, select: { status: true } });
+  if (task?.status !== "RUNNING") return null;
+  return db.$transaction(async (tx): Promise<IntentResult> => {
+    const { task: moved } = await transitionTaskInTransaction(
+      tx,
+      existing.taskId,
+      {
+        expected_version: input.expected_version,
+        to: "WAITING_FOR_TOOL",
+        fencing_token: input.fencing_token,
+        reason: `sending ${existing.tool} (${existing.toolCallId}) as released by a review`,
+      },
+      actor,
+    );
+    if (tool.irreversible) await checkpointBeforeEffect(tx, moved, actor);
+    // The attempt itself does not move: markSent records the sender's lease as it does for any attempt.
+    return { kind: "proceed", execution: toExecutionView(existing), task: moved };
+  });
 }

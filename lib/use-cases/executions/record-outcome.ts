@@ -31,6 +31,7 @@ import { fencingTokenSchema, jsonObjectSchema } from "@/lib/use-cases/executions
 import { leaseConflictOf, type LeaseConflict } from "@/lib/use-cases/executions/lease-fencing";
 import { moveTaskAfterTool } from "@/lib/use-cases/executions/move-task-after-tool";
 import { confirmAtProvider } from "@/lib/use-cases/reconciliation/confirm-at-provider";
+import { toolOfExecutionOrThrow } from "@/lib/use-cases/tools/tool-of-execution";
 
 export const RecordOutcomeInputSchema = z.strictObject({
   attempt_id: clientIdSchema,
@@ -92,6 +93,8 @@ export async function recordOutcome(
   const input = parseOrThrow(RecordOutcomeInputSchema, raw);
   const existing = await getExecutionRowOrThrow(db, executionId);
   if (existing.attemptId !== input.attempt_id) throw staleAttempt(existing, input.attempt_id);
+  // The recorded version's attempt limit and identity fields decide below.
+  await toolOfExecutionOrThrow(db, existing);
   const target: ExecutionStatus =
     input.outcome === "succeeded" ? "SUCCEEDED" : input.outcome === "failed" ? "FAILED" : "OUTCOME_UNKNOWN";
   // A retried report of the same outcome is answered, not applied twice; the

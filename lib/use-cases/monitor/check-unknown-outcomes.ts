@@ -1,20 +1,24 @@
 import { formatDuration } from "@/lib/core/format-duration";
 import { raiseViolation, type CheckReport, type PassContext } from "@/lib/use-cases/monitor/monitor-pass-context";
+import { toolDefinitionOf } from "@/lib/stores/tool-registry";
 
 /** Unknown outcomes older than the provider's idempotency window. */
 export async function checkUnknownOutcomes(ctx: PassContext, report: CheckReport): Promise<void> {
   const tools = await ctx.db.execution.findMany({
     where: { status: { in: ["OUTCOME_UNKNOWN", "SENT"] } },
-    distinct: ["tool"],
-    select: { tool: true },
+    distinct: ["tool", "toolVersion"],
+    select: { tool: true, toolVersion: true },
   });
-  for (const { tool } of tools) {
-    const windowMs = ctx.windowOf(tool);
+  for (const { tool, toolVersion } of tools) {
+    // Each version's own window: read, so the pure window rule knows the version.
+    await toolDefinitionOf(ctx.db, tool, toolVersion);
+    const windowMs = ctx.windowOf(tool, toolVersion);
     const cutoff = new Date(ctx.now.getTime() - windowMs);
     // Past the window the set is small and stays small (each is alerted once); oldest first, a batch a pass.
     const rows = await ctx.db.execution.findMany({
       where: {
         tool,
+        toolVersion,
         status: { in: ["OUTCOME_UNKNOWN", "SENT"] },
         OR: [{ sentAt: { lt: cutoff } }, { sentAt: null, createdAt: { lt: cutoff } }],
       },

@@ -1,7 +1,8 @@
 import type { Db } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import type { Execution } from "@/lib/generated/prisma/client";
-import { lookupEffect, recordMismatches, type ConnectorDeps, type ProviderRecord } from "@/lib/connectors/effects";
+import { recordMismatches, type ConnectorDeps, type ProviderRecord } from "@/lib/connectors/effects";
+import { lookUpEffect } from "@/lib/use-cases/tools/look-up-effect";
 import { raiseDivergence } from "@/lib/use-cases/alerts/divergence";
 import type { Actor } from "@/lib/model/actor";
 
@@ -46,7 +47,7 @@ export async function confirmAtProvider(
   };
   // What is left standing when the report is refused, in words.
   const stands = row.status === "SENT" ? "the execution stays SENT" : `the recorded ${row.status} stands`;
-  const lookup = await lookupEffect(row, deps);
+  const lookup = await lookUpEffect(db, row, deps);
   switch (lookup.kind) {
     case "found": {
       const mismatches = recordMismatches(row, lookup.record);

@@ -2,14 +2,9 @@ import { z } from "zod";
 import type { Db, Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import type { Prisma, Execution, Review } from "@/lib/generated/prisma/client";
+import type { ToolDefinition } from "@/lib/model/tools/tool-definition";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
-import {
-  lookupEffect,
-  performEffect,
-  recordMismatches,
-  type ConnectorDeps,
-  type EffectOutcome,
-} from "@/lib/connectors/effects";
+import { performEffect, recordMismatches, type ConnectorDeps, type EffectOutcome } from "@/lib/connectors/effects";
 import { hasOpenDivergence } from "@/lib/use-cases/alerts/divergence";
 import {
   getExecutionRowOrThrow,
@@ -41,6 +36,8 @@ import { parseOrThrow } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
 import { handFailureToPeople } from "@/lib/use-cases/reviews/hand-failure-to-people";
 import { isNeverSent } from "@/lib/use-cases/reviews/review-views";
+import { lookUpEffect } from "@/lib/use-cases/tools/look-up-effect";
+import { toolOfExecutionOrThrow } from "@/lib/use-cases/tools/tool-of-execution";
 
 /**
  * A person's decision on a frozen action (lib/stores/review-store.ts owns
@@ -121,7 +118,16 @@ export async function decideReview(
       `Execution ${execution.id} is ${execution.status}, not waiting for a decision.`,
     );
   }
-  const context: DecisionContext = { review, execution, input, actor, deps, callTimeoutMs: options.callTimeoutMs };
+  const tool = await toolOfExecutionOrThrow(db, execution);
+  const context: DecisionContext = {
+    review,
+    execution,
+    tool,
+    input,
+    actor,
+    deps,
+    callTimeoutMs: options.callTimeoutMs,
+  };
   try {
     switch (input.decision) {
       case "escalate":
@@ -148,6 +154,8 @@ export async function decideReview(
 interface DecisionContext {
   review: ReviewWithDecisions;
   execution: Execution;
+  /** The tool version the call was recorded under. */
+  tool: ToolDefinition;
   input: DecideReviewInput;
   actor: Actor;
   deps: ConnectorDeps;
@@ -197,7 +205,7 @@ async function acceptEvidence(db: Db, c: DecisionContext): Promise<DecideResult>
     );
   }
   // Asked now, not taken from what anyone saw earlier: the decision rests on the provider's current record.
-  const lookup = await lookupEffect(c.execution, c.deps, { timeoutMs: c.callTimeoutMs });
+  const lookup = await lookUpEffect(db, c.execution, c.deps, { timeoutMs: c.callTimeoutMs });
   if (lookup.kind !== "found") {
     const said =
       lookup.kind === "not_found" ? "has no such effect" : `could not be asked (${lookup.reason}: ${lookup.message})`;
@@ -276,6 +284,7 @@ async function approveExecute(db: Db, c: DecisionContext): Promise<DecideResult>
   }
 
   const approvers = [...approvalsOf(c.review).map((d) => d.actor), c.actor.identity];
+  if (c.tool.reconciliation.method !== "connector") return releaseToAgent(db, c, approvers);
   // Write-ahead: SENT (a new attempt under the same idempotency key) commits
   // before the request leaves. Nothing about the task moves yet: until the
   // provider answers, it is still in people's hands.
@@ -320,6 +329,65 @@ async function approveExecute(db: Db, c: DecisionContext): Promise<DecideResult>
       outcome: outcome.kind,
     };
   }
+}
+
+/**
+ * "Approve & execute" for a registered tool. Verity holds no credentials
+ * for a tool it did not write, so it cannot send the call itself; the honest
+ * equivalent is to release it: a new attempt under the same idempotency key
+ * (INTENT_RECORDED), the review APPROVED, and the task back to RUNNING, in
+ * one transaction. The agent holding the task takes it up by recording the
+ * same intent again (recordIntent moves the task to WAITING_FOR_TOOL) and
+ * sends it under that key, so the provider applies it at most once; its
+ * outcome is recorded and reconciled like any other attempt's, and an
+ * unknown one comes back to this queue as the review's next round.
+ */
+async function releaseToAgent(db: Db, c: DecisionContext, approvers: string[]): Promise<DecideResult> {
+  return db.$transaction(async (tx) => {
+    const task = await tx.task.findUnique({ where: { id: c.execution.taskId }, select: { status: true } });
+    if (task?.status !== "WAITING_FOR_HUMAN") {
+      throw violation(
+        "task_waiting_for_human",
+        `Task ${c.execution.taskId} is ${task?.status ?? "gone"}; the action is released only while its task waits for this decision.`,
+      );
+    }
+    const review = await casReview(tx, c.review, { status: "APPROVED", decidedAt: new Date() });
+    await recordDecision(tx, c, review);
+    const firstSend = isNeverSent(c.execution);
+    const attempt = firstSend ? c.execution.attempt : c.execution.attempt + 1;
+    const released = await moveExecution(tx, c.execution, "INTENT_RECORDED", c.actor, {
+      reason: `released to the task's agent to send (attempt ${attempt}, the same idempotency key) on the approval of ${approvers.join(" and ")}: ${c.input.reason}`,
+      data: {
+        attempt,
+        attemptId: `${c.execution.id}.${attempt}`,
+        sentAt: null,
+        settledAt: null,
+        error: null,
+        leaseToken: null,
+      },
+    });
+    await appendAuditEntry(
+      tx,
+      reviewClosedAuditEntry(
+        review,
+        `approved: released to the agent holding the task, to send under the same key`,
+        c.actor,
+      ),
+    );
+    const moved = await moveTaskAfterSettlement(
+      tx,
+      released,
+      "RUNNING",
+      c.actor,
+      `review ${review.id}: ${released.tool} released to its agent to send under key ${released.idempotencyKey}`,
+    );
+    return {
+      review: await reviewViewIn(tx, review.id),
+      execution: toExecutionView(released),
+      task: moved,
+      executed: false,
+    };
+  });
 }
 
 async function recordReExecution(

@@ -2,7 +2,7 @@ import type { Db } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import { guardOf, listExecutionEvents, type ExecutionView } from "@/lib/stores/execution-store";
 import { getCurrentInstruction, getInstructionsByIds } from "@/lib/stores/instructions";
-import { ToolNameSchema, tools } from "@/lib/model/executions/tools";
+import { toolDefinitionOf } from "@/lib/stores/tool-registry";
 import { isNeverSent, toReviewListItems, type ReviewDetail } from "@/lib/use-cases/reviews/review-views";
 
 export async function getReview(db: Db, reviewId: string): Promise<ReviewDetail | null> {
@@ -24,9 +24,10 @@ export async function getReview(db: Db, reviewId: string): Promise<ReviewDetail 
 export async function instructionsOf(db: Db, execution: ExecutionView): Promise<ReviewDetail["instructions"]> {
   const guard = await guardOf(db, execution.id);
   if (guard) return { ...guard, frozenByGuard: true };
-  const tool = ToolNameSchema.safeParse(execution.tool);
-  if (!tool.success) return null;
-  const topic = tools[tool.data].topic;
+  const row = await db.execution.findUnique({ where: { id: execution.id }, select: { toolVersion: true } });
+  const tool = await toolDefinitionOf(db, execution.tool, row?.toolVersion ?? null);
+  if (!tool) return null;
+  const topic = tool.topic;
   const [reliedOn] = execution.instructionId ? await getInstructionsByIds(db, [execution.instructionId]) : [];
   const current = await getCurrentInstruction(db, execution.taskId, topic);
   if (!reliedOn && !current) return null;

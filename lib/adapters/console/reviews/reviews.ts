@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import type { Db } from "@/lib/db/client";
 import { getEnv } from "@/lib/config/env";
-import { getConnectors, lookupEffect, recordMismatches } from "@/lib/connectors/effects";
+import { getConnectors, recordMismatches } from "@/lib/connectors/effects";
+import { lookUpEffect } from "@/lib/use-cases/tools/look-up-effect";
 import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import { getReview } from "@/lib/use-cases/reviews/get-review";
 import { listReviews } from "@/lib/use-cases/reviews/list-reviews";
@@ -108,7 +109,7 @@ export async function askProvider(db: Db, review: ReviewItem): Promise<ProviderL
   const provider = review.execution.tool === "payments.refund" ? deps.payments.provider : deps.crm.provider;
   try {
     const row = await getExecutionRowOrThrow(db, review.executionId);
-    const lookup = await lookupEffect(row, deps, { timeoutMs: lookupTimeoutMs });
+    const lookup = await lookUpEffect(db, row, deps, { timeoutMs: lookupTimeoutMs });
     switch (lookup.kind) {
       case "found":
         return {

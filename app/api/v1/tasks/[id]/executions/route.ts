@@ -6,7 +6,7 @@ import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { listExecutions } from "@/lib/stores/execution-store";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
 import { requireToolInScope } from "@/lib/model/agent-scopes";
-import { ToolNameSchema } from "@/lib/model/executions/tools";
+import { ToolNameSchema } from "@/lib/model/tools/validate-tool-definition";
 import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
 import { etagOf } from "@/lib/adapters/http/preconditions";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
@@ -31,7 +31,7 @@ export const POST = withProblems(async (request, { params }: Context) => {
   const db = getDb();
   const body = withWritePreconditions(await readApiJson(request), request.headers);
   await requireTaskReach(db, principal, id, { drive: true });
-  // An unknown tool is recordIntent's 400 to word; a known one must be in the token's scopes.
+  // A malformed tool name is recordIntent's 400 to word; any other, built in or registered, must be in the token's scopes.
   const tool = ToolNameSchema.safeParse((body as { tool?: unknown } | null)?.tool);
   if (tool.success) requireToolInScope(principal.scopes, tool.data);
   const result = await recordIntent(db, id, body, actorOf(principal));

@@ -1,0 +1,73 @@
+import type { ToolDefinition } from "@/lib/model/tools/tool-definition";
+
+/**
+ * The two tools Verity ships, as the first registered ones (version 1,
+ * registered at every start, idempotently: lib/use-cases/tools/register-built-in-tools.ts).
+ * Their request schemas are the JSON Schema of the zod schemas in
+ * lib/model/executions/tools.ts, which the built-in connectors still parse
+ * with (that file takes the rest of its facts from here); their
+ * reconciliation is Verity's own connectors (lib/connectors/effects.ts).
+ */
+export type BuiltInToolName = "payments.refund" | "crm.add_note";
+export const BUILT_IN_TOOL_VERSION = 1;
+
+const DAY_SECONDS = 24 * 60 * 60;
+
+export const builtInToolDefinitions: Record<BuiltInToolName, ToolDefinition> = {
+  "payments.refund": {
+    name: "payments.refund",
+    version: BUILT_IN_TOOL_VERSION,
+    description: "Refund a charge (money leaves: irreversible)",
+    irreversible: true,
+    request_schema: {
+      type: "object",
+      additionalProperties: false,
+      required: ["amount_cents", "currency", "charge_id", "customer_id"],
+      properties: {
+        amount_cents: { type: "integer", minimum: 1, maximum: 100_000_000 },
+        currency: { type: "string", pattern: "^[a-z]{3}$" },
+        charge_id: { type: "string", minLength: 1, maxLength: 128 },
+        customer_id: { type: "string", minLength: 1, maxLength: 128 },
+      },
+    },
+    topic: "refund",
+    // Stripe's; the sandbox keeps keys for its lifetime, so this is the binding limit.
+    idempotency_window_seconds: DAY_SECONDS,
+    amount: { amount_pointer: "/amount_cents", currency_pointer: "/currency" },
+    identity_fields: ["/amount_cents", "/currency", "/charge_id", "/customer_id"],
+    // Two, so a lone refusal is retried once and a refusal that persists is
+    // seen by someone rather than retried forever.
+    max_attempts: 2,
+    reconciliation: { method: "connector" },
+  },
+  "crm.add_note": {
+    name: "crm.add_note",
+    version: BUILT_IN_TOOL_VERSION,
+    description: "Add a note to a customer in the CRM",
+    irreversible: false,
+    request_schema: {
+      type: "object",
+      additionalProperties: false,
+      required: ["customer_id", "text"],
+      properties: {
+        customer_id: { type: "string", minLength: 1, maxLength: 128 },
+        text: { type: "string", minLength: 1, maxLength: 2000 },
+      },
+    },
+    topic: "customer_note",
+    idempotency_window_seconds: DAY_SECONDS,
+    identity_fields: ["/customer_id", "/text"],
+    max_attempts: 2,
+    reconciliation: { method: "connector" },
+  },
+};
+
+export function isBuiltInTool(name: string): name is BuiltInToolName {
+  return Object.hasOwn(builtInToolDefinitions, name);
+}
+
+/** The built-in definition of an execution's tool, when it is one (recorded before the registry, tool_version null, or version 1). */
+export function builtInDefinitionOf(name: string, version: number | null): ToolDefinition | null {
+  if (!isBuiltInTool(name)) return null;
+  return version === null || version === BUILT_IN_TOOL_VERSION ? builtInToolDefinitions[name] : null;
+}
