@@ -20,6 +20,7 @@ import { openDatabase } from "@/lib/db/client";
 import { ensureEmbeddedDataDir } from "@/lib/db/embedded-init";
 import { migrateDatabase, MigrationError } from "@/lib/db/migrate";
 import { registerBuiltInWorkflows } from "@/lib/stores/workflow-registry";
+import { registerBuiltInTools } from "@/lib/use-cases/tools/register-built-in-tools";
 import { isLongHistoryComplete, seedLongHistoryTask } from "@/programs/demo/long-history";
 import { planDemoRuns } from "@/programs/demo/plan";
 import {
@@ -100,6 +101,9 @@ try {
   // Before the seed: its tasks are created under the registry's versions.
   const registered = await registerBuiltInWorkflows(handle.db);
   if (registered.length) console.log(`verity: registered the shipped workflows ${registered.join(", ")}`);
+  // The shipped tools likewise (idempotent: an unchanged definition writes nothing).
+  const tools = await registerBuiltInTools(handle.db);
+  if (tools.length) console.log(`verity: registered the shipped tools ${tools.join(", ")}`);
   if (env.VERITY_DEMO_DATA) {
     const seed = await ensureDemoData(handle, { extraTasks: 40 });
     seedId = seed.seedId;

@@ -4,6 +4,7 @@ import { PrismaPGlite } from "pglite-prisma-adapter";
 import { inject } from "vitest";
 import { newPrismaClient, type Db } from "@/lib/db/client";
 import { registerBuiltInWorkflows } from "@/lib/stores/workflow-registry";
+import { registerBuiltInTools } from "@/lib/use-cases/tools/register-built-in-tools";
 
 export interface TestDatabase {
   db: Db;
@@ -32,6 +33,7 @@ export async function openTestPglite(): Promise<TestDatabase> {
   const db = newPrismaClient(adapterFactory);
   // What every start does after migrating (scripts/start.ts): new tasks are created under the registry's versions.
   await registerBuiltInWorkflows(db);
+  await registerBuiltInTools(db);
   return {
     db,
     adapterFactory,

@@ -3,6 +3,7 @@ import pg from "pg";
 import { openDatabase, type DatabaseHandle } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
 import { registerBuiltInWorkflows } from "@/lib/stores/workflow-registry";
+import { registerBuiltInTools } from "@/lib/use-cases/tools/register-built-in-tools";
 
 /**
  * Throwaway PostgreSQL databases for tests and benchmarks. Plain module (no
@@ -71,6 +72,7 @@ export async function createPostgresTestDatabase(options: { poolSize?: number } 
     const applied = await migrateDatabase(handle.adapterFactory);
     if (applied.length === 0) throw new Error(`migrateDatabase applied no migration to the empty database ${name}`);
     await registerBuiltInWorkflows(handle.db);
+    await registerBuiltInTools(handle.db);
     return { ...handle, url, name, drop };
   } catch (error) {
     await drop().catch(() => {});
