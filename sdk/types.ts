@@ -20,7 +20,10 @@ import type {
   RecordInstructionResultResource,
 } from "@/lib/adapters/api/instruction-resources";
 import type { TaskPatch } from "@/lib/model/tasks/task-state";
-import type { ToolName } from "@/lib/model/executions/tools";
+import type { ToolName as BuiltInToolName } from "@/lib/model/executions/tools";
+
+/** A built-in tool, or any tool registered on the server (GET /api/v1/tools); `string & {}` keeps the built-ins' completion. */
+export type ToolName = BuiltInToolName | (string & {});
 
 export type {
   InstructionGuardResource as InstructionGuard,
@@ -35,7 +38,6 @@ export type {
   LeaseResource as Lease,
   TaskResource as Task,
   TaskPatch,
-  ToolName,
   TransitionResource as Transition,
 };
 

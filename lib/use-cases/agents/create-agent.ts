@@ -3,7 +3,8 @@ import type { Db } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import { parseOrThrow } from "@/lib/core/validation";
 import { agentIdentity, AgentNameSchema, AgentScopesSchema, type AgentScopes } from "@/lib/model/agent-scopes";
-import { toolNames } from "@/lib/model/executions/tools";
+import { toolNames as builtInToolNames } from "@/lib/model/executions/tools";
+import { listToolNames } from "@/lib/stores/tool-registry";
 import { listWorkflowNames } from "@/lib/stores/workflow-registry";
 import type { AuditActor } from "@/lib/model/audit/audit-chain";
 import { issueFirstApiToken, type ApiTokenView } from "@/lib/stores/api-tokens";
@@ -30,7 +31,9 @@ export async function createAgent(
       errors: [{ field: "expires_at", message: "must be in the future" }],
     });
   }
-  requireRegisteredNames(input.scopes, await listWorkflowNames(db));
+  // Registered tools, retired ones too: a scope names what a token may call, and a retired tool refuses on its own.
+  const toolNames = [...new Set([...builtInToolNames, ...(await listToolNames(db))])];
+  requireRegisteredNames(input.scopes, await listWorkflowNames(db), toolNames);
   const identity = agentIdentity(input.name);
   const issued = await issueFirstApiToken(
     db,
@@ -52,7 +55,11 @@ export async function createAgent(
  * nothing and hides a typo ("agent_task"): refused, naming the field.
  * "*" stays every name, present and future.
  */
-function requireRegisteredNames(scopes: AgentScopes, workflowNames: readonly string[]): void {
+function requireRegisteredNames(
+  scopes: AgentScopes,
+  workflowNames: readonly string[],
+  toolNames: readonly string[],
+): void {
   const errors = [
     ...unknownNames(scopes.workflows, workflowNames).map((name) => ({
       field: "scopes.workflows",
