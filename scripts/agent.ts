@@ -6,6 +6,7 @@
 import { parseAgentConfig, usage, UsageError } from "@/programs/agent/config";
 import { formatReport, RefundAgent, runRefundAgent } from "@/programs/agent/refund-agent";
 import { getEnv } from "@/lib/config/env";
+import { StripePaymentConnector } from "@/lib/connectors/stripe/payment";
 import { killAtFaultPoints, VerityClient } from "@/sdk";
 import { demoAgent } from "@/lib/config/demo-accounts";
 
@@ -25,7 +26,22 @@ if (config === "help") {
   process.exit(0);
 }
 
-const sandboxUrl = getEnv().sandboxUrl;
+const env = getEnv();
+const sandboxUrl = env.sandboxUrl;
+// Where the server reconciles, the agent refunds: Stripe (or the sandbox's Stripe surface) when so configured.
+const payments =
+  env.VERITY_PAYMENTS_PROVIDER === "stripe"
+    ? (faultHeader: string | undefined) =>
+        new StripePaymentConnector({
+          apiKey: env.STRIPE_API_KEY ?? "",
+          apiBase: env.STRIPE_API_BASE,
+          ...(faultHeader ? { headers: { "X-Sandbox-Fault": faultHeader } } : {}),
+        })
+    : undefined;
+if (payments && !env.STRIPE_API_KEY) {
+  console.error("agent: VERITY_PAYMENTS_PROVIDER=stripe needs STRIPE_API_KEY");
+  process.exit(2);
+}
 const client = new VerityClient({
   baseUrl: config.verityUrl,
   token: config.token,
@@ -43,6 +59,7 @@ const agent = new RefundAgent({
   faultRate: config.faultRate,
   seed: config.seed,
   webhookUrl: config.webhookUrl,
+  ...(payments ? { payments } : {}),
   log,
 });
 
@@ -50,7 +67,8 @@ const what = config.resume ? "resuming unfinished tasks" : `${config.tasks} task
 const faults = config.faults.length
   ? `, faults ${config.faults.join(",")} at rate ${config.faultRate} (seed ${config.seed})`
   : "";
-console.log(`agent: ${what} against ${config.verityUrl}, sandbox ${sandboxUrl}${faults}`);
+const provider = payments ? `Stripe at ${env.STRIPE_API_BASE ?? "api.stripe.com"}` : `sandbox ${sandboxUrl}`;
+console.log(`agent: ${what} against ${config.verityUrl}, ${provider}${faults}`);
 const { reports, totals } = await runRefundAgent(agent, config, (r) => console.log(formatReport(r)));
 const parts = Object.entries(totals)
   .filter(([, n]) => n > 0)

@@ -1,6 +1,6 @@
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
-import type { FailedOutcome, ProviderEvidence, UnknownOutcome } from "@/lib/connectors/types";
+import type { FailedOutcome, PaymentConnector, ProviderEvidence, UnknownOutcome } from "@/lib/connectors/types";
 import {
   FaultChooser,
   faultHeaderOf,
@@ -64,6 +64,13 @@ export interface RefundAgentOptions {
   seed: number;
   /** Where the provider sends this agent's refund events (X-Sandbox-Webhook-Url); default: the provider's own setting. */
   webhookUrl?: string;
+  /**
+   * The payment provider to refund through, given the sandbox fault header
+   * of this call (when one was drawn); default: the sandbox's own API at
+   * `sandboxUrl`. With VERITY_PAYMENTS_PROVIDER=stripe, scripts/agent.ts
+   * passes Stripe's connector, so the agent refunds where the server looks.
+   */
+  payments?: (faultHeader: string | undefined) => PaymentConnector;
   log: (line: string) => void;
 }
 
@@ -276,11 +283,13 @@ export class RefundAgent {
   }
 
   private async refund(ctx: ToolCallContext, order: Order, fault: string | undefined): Promise<ToolOutcome> {
-    const payments = new SandboxPaymentConnector({
-      baseUrl: this.options.sandboxUrl,
-      faults: fault ? [faultHeaderOf(fault)] : undefined,
-      webhookUrl: this.options.webhookUrl,
-    });
+    const payments =
+      this.options.payments?.(fault ? faultHeaderOf(fault) : undefined) ??
+      new SandboxPaymentConnector({
+        baseUrl: this.options.sandboxUrl,
+        faults: fault ? [faultHeaderOf(fault)] : undefined,
+        webhookUrl: this.options.webhookUrl,
+      });
     const out = await payments.refund(
       {
         idempotencyKey: ctx.idempotencyKey,
