@@ -157,6 +157,13 @@ const sandbox = env.VERITY_START_SANDBOX
       journalPath: path.join(env.dataDir, "sandbox", "journal.jsonl"),
       webhookUrl: `http://localhost:${env.PORT}/api/v1/events/sandbox`,
       webhookSecret: getSandboxWebhookSecret(),
+      // Its Stripe surface's events, signed as Stripe signs them, for a Verity set up with STRIPE_API_BASE=<sandbox>/stripe.
+      ...(env.STRIPE_WEBHOOK_SECRET
+        ? {
+            stripeWebhookUrl: `http://localhost:${env.PORT}/api/v1/events/stripe`,
+            stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET,
+          }
+        : {}),
       log: (line) => console.log(`sandbox: ${line}`),
     })
   : undefined;
