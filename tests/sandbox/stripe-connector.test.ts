@@ -141,6 +141,31 @@ describe("refunds through the stripe package", () => {
     });
   });
 
+  it("the customer is Stripe's: another customer's charge is not a success; a charge without one takes the request's", async () => {
+    const { s, stripe } = await setup();
+    await post(`${s.url}/__sandbox/stripe/charges`, {
+      id: "ch_other",
+      amount: 10_000,
+      currency: "usd",
+      customer: "cus_other",
+    });
+    await post(`${s.url}/__sandbox/stripe/charges`, {
+      id: "ch_guest",
+      amount: 10_000,
+      currency: "usd",
+      customer: null,
+    });
+    expect(await stripe.refund(request("k1", { chargeId: "ch_other" }))).toMatchObject({
+      kind: "unknown",
+      reason: "unexpected_response",
+      message: expect.stringContaining("customer"),
+    });
+    expect(await stripe.refund(request("k2", { chargeId: "ch_guest" }))).toMatchObject({
+      kind: "succeeded",
+      refund: { customerId: "cus_42", metadata: { customer_id: "cus_42" } },
+    });
+  });
+
   it("a wrong API key is refused (401): failed, nothing stored", async () => {
     const s = await sandbox();
     const outcome = await new StripePaymentConnector({ apiKey: "sk_live_x", apiBase: `${s.url}/stripe` }).refund(

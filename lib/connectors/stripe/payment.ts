@@ -223,7 +223,7 @@ export class StripePaymentConnector implements PaymentConnector {
       response.amount !== request.amountCents && "amount",
       response.currency !== request.currency && "currency",
       idOf(response.charge) !== request.chargeId && "charge",
-      response.customer !== null && idOf(response.customer) !== request.customerId && "customer",
+      idOf(response.customer) !== null && idOf(response.customer) !== request.customerId && "customer",
       response.metadata?.execution_id !== metadata.execution_id && "metadata.execution_id",
       response.metadata?.idempotency_key !== request.idempotencyKey && "metadata.idempotency_key",
     ].filter(Boolean);
