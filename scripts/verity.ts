@@ -8,11 +8,16 @@ import { runAgentsCommand } from "@/programs/cli/agents";
 import { runDemoCommand } from "@/programs/cli/demo";
 import { runUsersCommand } from "@/programs/cli/users";
 import { runTokensCommand } from "@/programs/cli/tokens";
+import { runWorkflowsCommand } from "@/programs/cli/workflows";
 
 const groups: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
   users: { help: "people: create, list, role, disable, enable", run: runUsersCommand },
   agents: { help: "agent identities: create (prints the token once), list, tokens <name>", run: runAgentsCommand },
   tokens: { help: "agent tokens by id: revoke, rotate --overlap 1h", run: runTokensCommand },
+  workflows: {
+    help: "the workflow registry: publish <file>, list, get <name> [--version N]",
+    run: runWorkflowsCommand,
+  },
   demo: { help: "purge: remove the demo accounts from a database leaving the demo", run: runDemoCommand },
 };
 

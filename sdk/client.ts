@@ -31,6 +31,30 @@ import type {
   TransitionPage,
   TransitionResult,
 } from "./types";
+import type { WorkflowVersionResource as WorkflowVersion } from "@/lib/adapters/api/workflow-resources";
+import type { WorkflowDefinitionData } from "@/lib/model/workflows/workflow-definition";
+import type {
+  LookupResourceSchema,
+  ToolDetailSchema,
+  ToolListSchema,
+  ToolVersionResource as ToolVersion,
+} from "@/lib/adapters/api/tool-resources";
+import type { ToolDefinition } from "@/lib/model/tools/tool-definition";
+import type { z } from "zod";
+
+type ToolList = z.infer<typeof ToolListSchema>;
+type ToolDetail = z.infer<typeof ToolDetailSchema>;
+/** A lookup a worker claimed: the call's key and request, and the fencing token its answer carries. */
+export type Lookup = z.infer<typeof LookupResourceSchema>;
+/** A worker's answer about an effect (the provider's record must carry its id and idempotency_key). */
+export type LookupAnswer =
+  | { result: "found"; record: Record<string, unknown> & { id: string; idempotency_key: string }; evidence?: Record<string, unknown> }
+  | { result: "not_found"; evidence?: Record<string, unknown> }
+  | { result: "unknown"; reason?: string };
+export interface AnsweredLookup {
+  lookup: Lookup;
+  reconciled: { action: string; execution: Execution } | null;
+}
 
 /**
  * A client of Verity's agent API (/api/v1) for any agent process: plain
@@ -243,6 +267,88 @@ export class VerityClient implements ExecutionLedger {
       ...(input.source ? { source: input.source } : {}),
     };
     return this.send<RecordInstructionResult>("POST", `/api/v1/tasks/${enc(taskId)}/instructions`, body);
+  }
+
+  // ── workflows ──────────────────────────────────────────────────────────
+
+  /**
+   * A workflow version from the registry: the newest, or `version`. Its
+   * `definition` is exactly what publishWorkflow accepts: fetch, edit (with
+   * a higher version), publish.
+   */
+  getWorkflow(name: string, version?: number): Promise<WorkflowVersion> {
+    return this.send<WorkflowVersion>(
+      "GET",
+      version === undefined
+        ? `/api/v1/workflows/${enc(name)}`
+        : `/api/v1/workflows/${enc(name)}/versions/${enc(String(version))}`,
+    );
+  }
+
+  /**
+   * Publishes a definition (an admin's token, or one with the publish scope
+   * for workflows). Safe to retry: the same content again is answered as
+   * already published. Other content under a published version throws a
+   * 409 naming its digest; an invalid definition a 422 whose `problems` list
+   * every problem at its JSON path.
+   */
+  publishWorkflow(definition: WorkflowDefinitionData): Promise<WorkflowVersion> {
+    return this.send<WorkflowVersion>("POST", "/api/v1/workflows", definition);
+  }
+
+  // ── tools ──────────────────────────────────────────────────────────────
+
+  /** Every tool, built in and registered, with its newest version. */
+  async listTools(): Promise<ToolList["items"]> {
+    return (await this.send<ToolList>("GET", "/api/v1/tools")).items;
+  }
+
+  /** One tool with every version, newest first; each `definition` is what registerTool accepts. */
+  getTool(name: string): Promise<ToolDetail> {
+    return this.send<ToolDetail>("GET", `/api/v1/tools/${enc(name)}`);
+  }
+
+  /**
+   * Registers a tool or a new version (an admin's token, or one with the
+   * publish scope for tools). Safe to retry: the same content again is
+   * answered as already registered; other content under a registered
+   * version throws a 409, an invalid definition a 422 whose `problems` list
+   * every problem at its JSON path.
+   */
+  registerTool(definition: ToolDefinition): Promise<ToolVersion> {
+    return this.send<ToolVersion>("POST", "/api/v1/tools", definition);
+  }
+
+  /** Retires a tool: no new intents; calls already recorded settle as before. Safe to retry. */
+  retireTool(name: string, reason: string): Promise<ToolDetail> {
+    return this.send<ToolDetail>("POST", `/api/v1/tools/${enc(name)}/retire`, { reason });
+  }
+
+  /**
+   * Claims the oldest open lookup of a worker-reconciled tool (a token whose
+   * scopes cover the tool); null when there is none. A retry after a lost
+   * answer may claim a second lookup: the first is freed when its lease
+   * runs out, so nothing is lost, only delayed.
+   */
+  async claimLookup(tool: string, options: { leaseSeconds?: number } = {}): Promise<Lookup | null> {
+    const claimed = await this.send<Lookup | undefined>(
+      "POST",
+      `/api/v1/tools/${enc(tool)}/lookups/claim`,
+      options.leaseSeconds === undefined ? {} : { lease_seconds: options.leaseSeconds },
+    );
+    return claimed ?? null;
+  }
+
+  /**
+   * Answers a claimed lookup under its fencing token; the server reconciles
+   * the call by it at once. Safe to retry while the claim holds: a repeat of
+   * the same answer is refused only once another worker has claimed it.
+   */
+  answerLookup(lookup: Pick<Lookup, "id" | "fencing_token">, answer: LookupAnswer): Promise<AnsweredLookup> {
+    return this.send<AnsweredLookup>("POST", `/api/v1/lookups/${enc(lookup.id)}/answer`, {
+      ...answer,
+      fencing_token: lookup.fencing_token,
+    });
   }
 
   // ── events ─────────────────────────────────────────────────────────────

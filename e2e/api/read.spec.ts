@@ -121,7 +121,7 @@ test("GET /tasks/{id}/next lists the agent's next transitions with what blocks e
   expect(after).toMatchObject({ status: "cancelled", terminal: true, steps: [] });
 });
 
-test("GET /workflows lists definitions with digests; tasks are pinned to one", async ({ request }) => {
+test("GET /workflows lists the registry's versions with digests; tasks are pinned to one", async ({ request }) => {
   const api = new AgentApi(request);
   const res = await request.get("/api/v1/workflows");
   expect(res.status()).toBe(200);
@@ -130,24 +130,29 @@ test("GET /workflows lists definitions with digests; tasks are pinned to one", a
       name: string;
       version: number;
       digest: string;
-      initial: string;
-      states: Array<{ name: string; terminal: boolean }>;
-      edges: Array<{ from: string; to: string; by: string[] }>;
+      built_in: boolean;
+      definition: {
+        initial: string;
+        states: Record<string, { terminal?: boolean }>;
+        transitions: Array<{ from: string; to: string; by: string[] }>;
+      };
     }>;
   };
-  // Every shipped version is listed: tasks pinned to an old digest still run under it.
-  expect(items.map((w) => `${w.name} v${w.version}`).sort()).toEqual([
-    "agent-task v1",
-    "agent-task v2",
-    "delivery v1",
-    "delivery v2",
-  ]);
+  // Every shipped version is registered: tasks pinned to an old digest still run under it.
+  expect(
+    items
+      .filter((w) => w.built_in)
+      .map((w) => `${w.name} v${w.version}`)
+      .sort(),
+  ).toEqual(["agent-task v1", "agent-task v2", "delivery v1", "delivery v2"]);
   for (const w of items) expect(w.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
   // New tasks are created under the newest version.
   const agentTask = items.filter((w) => w.name === "agent-task").sort((a, b) => b.version - a.version)[0]!;
-  expect(agentTask.initial).toBe("RECEIVED");
-  expect(agentTask.states.find((s) => s.name === "COMPLETED")?.terminal).toBe(true);
-  expect(agentTask.edges).toContainEqual(expect.objectContaining({ from: "VALIDATING", to: "COMPLETED" }));
+  expect(agentTask.definition.initial).toBe("RECEIVED");
+  expect(agentTask.definition.states.COMPLETED?.terminal).toBe(true);
+  expect(agentTask.definition.transitions).toContainEqual(
+    expect.objectContaining({ from: "VALIDATING", to: "COMPLETED" }),
+  );
 
   const task = await api.createAgentTask();
   expect(task.workflow.digest).toBe(agentTask.digest);
@@ -193,6 +198,9 @@ test("GET /openapi.json is an OpenAPI 3.1 document of every path, public", async
         "/api/v1/events/stripe",
         "/api/v1/workflows",
         "/api/v1/workflows/{name}",
+        "/api/v1/workflows/{name}/versions/{version}",
+        "/api/v1/workflows/migrations/plan",
+        "/api/v1/workflows/migrations",
         "/api/v1/tasks/{id}/checkpoints",
         "/api/v1/tasks/{id}/checkpoints/restores",
         "/api/v1/checkpoints/{id}",
@@ -226,7 +234,8 @@ test("GET /openapi.json is an OpenAPI 3.1 document of every path, public", async
       "TransitionRequest",
       "CreateTaskRequest",
       "Problem",
-      "Workflow",
+      "WorkflowVersion",
+      "WorkflowDefinition",
       "NextSteps",
     ]) {
       expect(doc.components.schemas, name).toHaveProperty(name);

@@ -45,7 +45,7 @@ import {
   taskRequestSchemas,
   taskResponseSchemas,
 } from "@/lib/adapters/openapi/task-paths";
-import { workflowPaths, workflowResponseSchemas } from "@/lib/adapters/openapi/workflow-paths";
+import { workflowPaths, workflowRequestSchemas, workflowResponseSchemas } from "@/lib/adapters/openapi/workflow-paths";
 
 /**
  * The OpenAPI 3.1 document of /api/v1, generated from the zod schemas the
@@ -68,6 +68,7 @@ function buildDocument(): JsonSchema {
       ...instructionRequestSchemas,
       ...alertRequestSchemas,
       ...monitorRequestSchemas,
+      ...workflowRequestSchemas,
     ],
     "input",
   );

@@ -69,7 +69,7 @@ const problemStatuses = {
   409: "Version conflict (`current_version`), lease conflict (another holder, or a stale fencing token: nothing was written; an outcome report is the exception, see recordOutcome), or an id reused for a different request.",
   413: "The body is larger than the server's limit (`max_bytes`).",
   415: "The body is not application/json.",
-  422: "The change would break an invariant: `violations` names each one.",
+  422: "The change would break an invariant (`violations` names each one), or a published definition is invalid (`problems` lists each at its JSON path).",
   500: "Unexpected server error; `request_id` is in the server log.",
 } as const;
 type ProblemStatus = keyof typeof problemStatuses;

@@ -55,7 +55,9 @@ const roles = Object.values(Role);
 const WorkflowNameSchema = z
   .string()
   .max(64, "At most 64 characters.")
-  .regex(/^[a-z0-9][a-z0-9._-]*$/, "Lower-case letters, digits, . _ - only, starting with a letter or digit.");
+  .regex(/^[a-z0-9][a-z0-9._-]*$/, "Lower-case letters, digits, . _ - only, starting with a letter or digit.")
+  // /api/v1/workflows/migrations is the migrations endpoint: a workflow of that name could never be read.
+  .refine((name) => name !== "migrations", "migrations is reserved: /api/v1/workflows/migrations is an endpoint.");
 // State names are stored as a task's status and shown in URLs and filters: no spaces or punctuation.
 const StateNameSchema = z
   .string()
@@ -154,7 +156,7 @@ export interface ValidationOptions {
 export function validateWorkflowDefinition(doc: unknown, options: ValidationOptions = {}): WorkflowValidation {
   const shape = WorkflowDefinitionDocumentSchema.safeParse(doc);
   const problems = shape.success ? [] : shape.error.issues.flatMap((issue) => problemsOfIssue(issue, doc));
-  if (shape.success && options.knownTools) problems.push(...unknownTools(shape.data, options.knownTools));
+  if (options.knownTools) problems.push(...unknownTools(doc, options.knownTools));
   const skeleton = GraphSkeletonSchema.safeParse(doc);
   const warnings: Problem[] = [];
   if (skeleton.success) {
@@ -317,10 +319,15 @@ function graphProblems(doc: GraphSkeleton): { problems: Problem[]; warnings: Pro
   return { problems, warnings };
 }
 
-function unknownTools(def: WorkflowDefinitionData, knownTools: readonly string[]): Problem[] {
-  return Object.entries(def.states).flatMap(([name, state]) =>
-    (state.tools ?? []).flatMap((tool, i) =>
-      knownTools.includes(tool)
+/** Read loosely, like the graph: a misspelled role elsewhere does not hide an unknown tool. */
+function unknownTools(doc: unknown, knownTools: readonly string[]): Problem[] {
+  const states = valueAt(doc, ["states"]);
+  if (states === null || typeof states !== "object" || Array.isArray(states)) return [];
+  return Object.entries(states as Record<string, unknown>).flatMap(([name, state]) => {
+    const tools = valueAt(state, ["tools"]);
+    if (!Array.isArray(tools)) return [];
+    return tools.flatMap((tool: unknown, i) =>
+      typeof tool !== "string" || knownTools.includes(tool)
         ? []
         : [
             {
@@ -329,8 +336,8 @@ function unknownTools(def: WorkflowDefinitionData, knownTools: readonly string[]
               message: `"${tool}" is not a registered tool. The tools are ${knownTools.join(", ") || "none"}.`,
             },
           ],
-    ),
-  );
+    );
+  });
 }
 
 function closure(start: string[], edges: DeclaredEdge[], direction: "forward" | "backward"): Set<string> {

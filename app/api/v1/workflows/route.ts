@@ -1,14 +1,43 @@
-import { requireApiPrincipal } from "@/lib/adapters/api/context";
-import { workflowResource } from "@/lib/adapters/api/workflow-resources";
-import { workflowDefinitions } from "@/lib/model/workflows";
+import { readApiJson, requireApiPrincipal } from "@/lib/adapters/api/context";
+import {
+  requireWorkflowPublisherRecorded,
+  workflowListResource,
+  workflowVersionResource,
+} from "@/lib/adapters/api/workflow-resources";
+import { getDb } from "@/lib/db/client";
+import { actorOf } from "@/lib/model/permissions";
+import { listWorkflowVersions } from "@/lib/use-cases/workflows/list-workflow-versions";
+import { publishWorkflow } from "@/lib/use-cases/workflows/publish-workflow";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
 
-/** Every workflow definition this server runs, all versions, with digests, states and edges. */
+/** Every version in the registry, shipped and published, with who published it, when, and its tasks. */
 export const GET = withProblems(async (request) => {
   await requireApiPrincipal(request, "workflows:read");
-  return json({ items: workflowDefinitions.map(workflowResource) });
+  return json(workflowListResource(await listWorkflowVersions(getDb())));
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);
+/**
+ * Publish a definition: 201 when new, 200 when this exact content is already
+ * published under its name and version (a replay), 409 when other content
+ * is, 422 listing every problem at its JSON path. Admins, or a token with
+ * the publish scope for workflows.
+ */
+export const POST = withProblems(async (request) => {
+  const db = getDb();
+  const principal = await requireApiPrincipal(request, "workflows:read");
+  await requireWorkflowPublisherRecorded(db, principal, `${request.method} ${new URL(request.url).pathname}`);
+  const { kind, version } = await publishWorkflow(db, await readApiJson(request), actorOf(principal));
+  const location = `/api/v1/workflows/${encodeURIComponent(version.name)}/versions/${version.version}`;
+  return json(workflowVersionResource(version), {
+    status: kind === "published" ? 201 : 200,
+    headers: {
+      Location: location,
+      ETag: `"${version.digest}"`,
+      ...(kind === "published" ? {} : { "Idempotent-Replayed": "true" }),
+    },
+  });
+});
+
+export const { PUT, PATCH, DELETE } = otherMethods(["GET", "POST"]);

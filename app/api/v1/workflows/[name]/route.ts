@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { parseQuery, requireApiPrincipal } from "@/lib/adapters/api/context";
-import { workflowResource } from "@/lib/adapters/api/workflow-resources";
-import { workflowDefinitions } from "@/lib/model/workflows";
-import { AppError } from "@/lib/core/errors";
+import { workflowVersionResource } from "@/lib/adapters/api/workflow-resources";
+import { getDb } from "@/lib/db/client";
+import { getWorkflow } from "@/lib/use-cases/workflows/get-workflow";
 import { queryOf } from "@/lib/adapters/http/query";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
@@ -10,20 +10,13 @@ export const dynamic = "force-dynamic";
 
 const WorkflowQuerySchema = z.strictObject({ version: z.coerce.number().int().min(1).optional() });
 
-/** One workflow definition: the newest version, or `?version=N`. */
+/** The newest version of a workflow (or `?version=N`, the same as /versions/N). */
 export const GET = withProblems(async (request, { params }: { params: Promise<{ name: string }> }) => {
   await requireApiPrincipal(request, "workflows:read");
   const { name } = await params;
   const { version } = parseQuery(WorkflowQuerySchema, queryOf(request.url));
-  const def = workflowDefinitions
-    .filter((d) => d.name === name && (version === undefined || d.version === version))
-    .sort((a, b) => b.version - a.version)[0];
-  if (!def)
-    throw new AppError(
-      "not_found",
-      version === undefined ? `Workflow ${name} does not exist.` : `Workflow ${name} has no version ${version}.`,
-    );
-  return json(workflowResource(def), { headers: { ETag: `"${def.digest}"` } });
+  const found = await getWorkflow(getDb(), name, version);
+  return json(workflowVersionResource(found), { headers: { ETag: `"${found.digest}"` } });
 });
 
 export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);
