@@ -2,6 +2,7 @@ import { z } from "zod";
 import { digestOf } from "@/lib/core/canonical-json";
 import { newId } from "@/lib/core/ids";
 import { signWebhook } from "@/lib/connectors/sandbox/webhook-signature";
+import { STRIPE_SIGNATURE_HEADER } from "@/lib/connectors/stripe/webhooks";
 import { HEADER, type SandboxRefund } from "@/lib/connectors/sandbox/contract";
 import type { RequestContext, SandboxContext } from "@/programs/sandbox/context";
 import { fromZodIssues, headerOf, readJsonBody, sendJson, SandboxHttpError } from "@/programs/sandbox/http";
@@ -14,7 +15,6 @@ import {
   readFormBody,
   SANDBOX_STRIPE_API_VERSION,
   STRIPE_ERROR_HEADER,
-  STRIPE_SIGNATURE_HEADER,
   stripeRefundOf,
   StripeHttpError,
   type StripeEvent,

@@ -8,7 +8,6 @@ import type { SandboxRefund } from "@/lib/connectors/sandbox/contract";
  * its error body `{error: {type, code?, message, param?}}`.
  */
 
-export const STRIPE_SIGNATURE_HEADER = "Stripe-Signature";
 /** Test-only: the Stripe error this request gets before anything is stored (a decline, a rate limit). */
 export const STRIPE_ERROR_HEADER = "X-Sandbox-Stripe-Error";
 /** The API version the sandbox's objects and events follow (the stripe package's own is newer; the fields used are the same). */
