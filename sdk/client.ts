@@ -48,7 +48,11 @@ type ToolDetail = z.infer<typeof ToolDetailSchema>;
 export type Lookup = z.infer<typeof LookupResourceSchema>;
 /** A worker's answer about an effect (the provider's record must carry its id and idempotency_key). */
 export type LookupAnswer =
-  | { result: "found"; record: Record<string, unknown> & { id: string; idempotency_key: string }; evidence?: Record<string, unknown> }
+  | {
+      result: "found";
+      record: Record<string, unknown> & { id: string; idempotency_key: string };
+      evidence?: Record<string, unknown>;
+    }
   | { result: "not_found"; evidence?: Record<string, unknown> }
   | { result: "unknown"; reason?: string };
 export interface AnsweredLookup {

@@ -46,6 +46,7 @@ import {
   taskResponseSchemas,
 } from "@/lib/adapters/openapi/task-paths";
 import { workflowPaths, workflowRequestSchemas, workflowResponseSchemas } from "@/lib/adapters/openapi/workflow-paths";
+import { toolPaths, toolRequestSchemas, toolResponseSchemas } from "@/lib/adapters/openapi/tool-paths";
 
 /**
  * The OpenAPI 3.1 document of /api/v1, generated from the zod schemas the
@@ -69,6 +70,7 @@ function buildDocument(): JsonSchema {
       ...alertRequestSchemas,
       ...monitorRequestSchemas,
       ...workflowRequestSchemas,
+      ...toolRequestSchemas,
     ],
     "input",
   );
@@ -82,6 +84,7 @@ function buildDocument(): JsonSchema {
     [
       ...taskResponseSchemas,
       ...workflowResponseSchemas,
+      ...toolResponseSchemas,
       ...problemSchemas,
       ...executionResponseSchemas,
       ...leaseResponseSchemas,
@@ -116,6 +119,7 @@ function buildDocument(): JsonSchema {
       { name: "instructions" },
       { name: "alerts" },
       { name: "workflows" },
+      { name: "tools" },
       { name: "meta" },
     ],
     paths: {
@@ -131,6 +135,7 @@ function buildDocument(): JsonSchema {
       ...alertPaths(),
       ...monitorPaths(),
       ...workflowPaths(),
+      ...toolPaths(),
       "/api/v1/openapi.json": {
         get: {
           tags: ["meta"],

@@ -45,7 +45,7 @@ export async function registerTool(db: Db, doc: unknown, actor: Actor): Promise<
 
 function definitionProblems(problems: ToolProblem[]): AppError {
   return new AppError(
-    "invariant_violated",
+    "definition_invalid",
     `The tool definition has ${problems.length} problem${problems.length === 1 ? "" : "s"}: ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`.slice(
       0,
       2000,
@@ -53,7 +53,6 @@ function definitionProblems(problems: ToolProblem[]): AppError {
     {
       problems,
       errors: problems.map((p) => ({ field: p.path, message: p.message })),
-      violations: [{ invariant: "tool_definition_valid", message: `${problems.length} problem(s)` }],
     },
   );
 }
