@@ -27,7 +27,8 @@ import { requestProblems } from "@/lib/model/tools/request-schema";
 import type { ToolDefinition } from "@/lib/model/tools/tool-definition";
 import { ToolNameSchema } from "@/lib/model/tools/validate-tool-definition";
 import { getWorkflowByDigest } from "@/lib/model/workflows";
-import { toolsAllowedIn } from "@/lib/model/workflows/workflow-definition";
+import { toolsAllowedIn, type WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
+import { ledgerMove } from "@/lib/model/workflows/ledger-states";
 import { getNewestToolVersion, getToolVersion } from "@/lib/stores/tool-registry";
 import { checkInstructionGuard } from "@/lib/stores/instructions";
 import { fencingTokenSchema, jsonObjectSchema } from "@/lib/use-cases/executions/input-fields";
@@ -104,7 +105,7 @@ export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: 
   const now = new Date();
   try {
     return await db.$transaction(async (tx): Promise<IntentResult> => {
-      await refuseUnlessAllowedInState(tx, taskId, input.expected_version, tool);
+      const def = await refuseUnlessAllowedInState(tx, taskId, input.expected_version, tool);
       const block = tool.irreversible
         ? await checkInstructionGuard(tx, taskId, tool, input.instruction_id ?? null)
         : null;
@@ -114,13 +115,13 @@ export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: 
         block
           ? {
               expected_version: input.expected_version,
-              to: "WAITING_FOR_HUMAN",
+              ...ledgerMove(def, "WAITING_FOR_HUMAN"),
               fencing_token: input.fencing_token,
               reason: block.message.slice(0, 1000),
             }
           : {
               expected_version: input.expected_version,
-              to: "WAITING_FOR_TOOL",
+              ...ledgerMove(def, "WAITING_FOR_TOOL"),
               fencing_token: input.fencing_token,
               reason: `calling ${input.tool} (${input.tool_call_id})`,
             },
@@ -244,7 +245,7 @@ async function continueExisting(
   // A new attempt relies on what it names now (an agent that re-read the ledger), else on what the first one named.
   const instructionId = input.instruction_id ?? existing.instructionId;
   return db.$transaction(async (tx): Promise<IntentResult> => {
-    await refuseUnlessAllowedInState(tx, existing.taskId, input.expected_version, tool);
+    const def = await refuseUnlessAllowedInState(tx, existing.taskId, input.expected_version, tool);
     const block = existing.irreversible ? await checkInstructionGuard(tx, existing.taskId, tool, instructionId) : null;
     const { task } = await transitionTaskInTransaction(
       tx,
@@ -252,13 +253,13 @@ async function continueExisting(
       block
         ? {
             expected_version: input.expected_version,
-            to: "WAITING_FOR_HUMAN",
+            ...ledgerMove(def, "WAITING_FOR_HUMAN"),
             fencing_token: input.fencing_token,
             reason: block.message.slice(0, 1000),
           }
         : {
             expected_version: input.expected_version,
-            to: "WAITING_FOR_TOOL",
+            ...ledgerMove(def, "WAITING_FOR_TOOL"),
             fencing_token: input.fencing_token,
             reason: `retrying ${existing.tool} (${existing.toolCallId}) after a known failure`,
           },
@@ -392,17 +393,16 @@ async function refuseUnlessAllowedInState(
   taskId: string,
   expectedVersion: number,
   tool: ToolDefinition,
-): Promise<void> {
+): Promise<WorkflowDefinition | undefined> {
   const task = await tx.task.findUnique({
     where: { id: taskId },
     select: { status: true, version: true, workflowDigest: true },
   });
+  const def = task ? getWorkflowByDigest(task.workflowDigest) : undefined;
   // A missing task or a stale version is the CAS's to refuse, in its own words.
-  if (!task || task.version !== expectedVersion) return;
-  const def = getWorkflowByDigest(task.workflowDigest);
-  if (!def) return;
+  if (!task || task.version !== expectedVersion || !def) return def;
   const allowed = toolsAllowedIn(def, task.status);
-  if (allowed === "any" || allowed.includes(tool.name)) return;
+  if (allowed === "any" || allowed.includes(tool.name)) return def;
   throw new AppError(
     "invariant_violated",
     `${tool.name} is not allowed in ${task.status} by workflow ${def.name} v${def.version}${allowed.length ? ` (allowed there: ${allowed.join(", ")})` : " (no tool is allowed there)"}.`,

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { getWorkflowByDigest } from "@/lib/model/workflows";
+import { waitsForPeople } from "@/lib/model/workflows/ledger-states";
 import type { Db, Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import type { Prisma, Execution, Review } from "@/lib/generated/prisma/client";
@@ -289,8 +291,11 @@ async function approveExecute(db: Db, c: DecisionContext): Promise<DecideResult>
   // before the request leaves. Nothing about the task moves yet: until the
   // provider answers, it is still in people's hands.
   const { review: approved, sent } = await db.$transaction(async (tx) => {
-    const task = await tx.task.findUnique({ where: { id: c.execution.taskId }, select: { status: true } });
-    if (task?.status !== "WAITING_FOR_HUMAN") {
+    const task = await tx.task.findUnique({
+      where: { id: c.execution.taskId },
+      select: { status: true, workflowDigest: true },
+    });
+    if (!waitsForPeople(task ? getWorkflowByDigest(task.workflowDigest) : undefined, task?.status)) {
       throw violation(
         "task_waiting_for_human",
         `Task ${c.execution.taskId} is ${task?.status ?? "gone"}; the action is executed only while its task waits for this decision.`,
@@ -344,8 +349,11 @@ async function approveExecute(db: Db, c: DecisionContext): Promise<DecideResult>
  */
 async function releaseToAgent(db: Db, c: DecisionContext, approvers: string[]): Promise<DecideResult> {
   return db.$transaction(async (tx) => {
-    const task = await tx.task.findUnique({ where: { id: c.execution.taskId }, select: { status: true } });
-    if (task?.status !== "WAITING_FOR_HUMAN") {
+    const task = await tx.task.findUnique({
+      where: { id: c.execution.taskId },
+      select: { status: true, workflowDigest: true },
+    });
+    if (!waitsForPeople(task ? getWorkflowByDigest(task.workflowDigest) : undefined, task?.status)) {
       throw violation(
         "task_waiting_for_human",
         `Task ${c.execution.taskId} is ${task?.status ?? "gone"}; the action is released only while its task waits for this decision.`,
