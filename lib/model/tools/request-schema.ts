@@ -23,8 +23,15 @@ export interface SchemaProblem {
 export function schemaProblems(schema: unknown): SchemaProblem[] {
   if (schema === null || typeof schema !== "object" || Array.isArray(schema))
     return [{ field: "", message: "A request schema is a JSON Schema object." }];
-  if (!ajv.validateSchema(schema))
-    return (ajv.errors ?? []).map((e) => ({ field: dotted(e.instancePath), message: e.message ?? "invalid" }));
+  if (!ajv.validateSchema(schema)) {
+    // The meta-schema reports one mistake several ways (an enum, then each branch of an anyOf): the first says it best.
+    const byField = new Map<string, SchemaProblem>();
+    for (const e of ajv.errors ?? []) {
+      const field = dotted(e.instancePath);
+      if (!byField.has(field)) byField.set(field, { field, message: e.message ?? "invalid" });
+    }
+    return [...byField.values()];
+  }
   try {
     compiled(schema as Record<string, unknown>);
     return [];
