@@ -1,23 +1,167 @@
 import { expect, test } from "@playwright/test";
+import { axeViolations } from "../pages/axe";
 import { signIn } from "../pages/login-page";
+import { WorkflowsPage } from "../pages/workflows-page";
 
-test("the workflows page shows each definition with its digest, graph and edge table", async ({ page }) => {
-  await signIn(page, "engineer", "/workflows");
-  // Every shipped version stays listed: tasks pinned to an old digest still run under it.
-  for (const [name, version] of [
-    ["agent-task", 1],
-    ["agent-task", 2],
-    ["delivery", 1],
-  ] as const) {
-    const card = page.getByRole("region", { name: new RegExp(`${name} v${version}`) });
-    await expect(card.getByRole("img", { name: `State machine of ${name} v${version}` })).toBeVisible();
-    await expect(card).toContainText("sha256:");
-    await expect(card.getByRole("table", { name: `Transitions of ${name} v${version}` })).toBeVisible();
-  }
-  const agentTask = page.getByRole("region", { name: /agent-task v1/ });
-  const resolve = agentTask.getByRole("row", { name: /WAITING_FOR_HUMAN HUMAN_RESOLVED/ });
-  await expect(resolve).toContainText("person");
-  await expect(agentTask.getByRole("table", { name: /Transitions refused on purpose/ })).toContainText(
-    "completion_requires_validation",
-  );
+test.describe("the workflows registry", () => {
+  test("lists every workflow with its versions newest first, the current one marked, who published each and its tasks", async ({
+    page,
+  }) => {
+    test.setTimeout(120_000);
+    await signIn(page, "engineer", "/workflows");
+    const workflows = new WorkflowsPage(page);
+    await expect(page.getByRole("heading", { level: 1, name: "Workflows" })).toBeVisible();
+    // Every shipped version stays listed: tasks pinned to an old digest still run under it.
+    for (const [title, name] of [
+      ["Agent task", "agent-task"],
+      ["Delivery", "delivery"],
+    ] as const) {
+      const versions = workflows
+        .versions(name)
+        .getByRole("listitem")
+        .filter({ has: page.getByRole("link", { name: /^v\d+$/ }) });
+      await expect(versions.first().getByRole("link", { name: "v2", exact: true })).toBeVisible();
+      await expect(versions.nth(1).getByRole("link", { name: "v1", exact: true })).toBeVisible();
+      await expect(versions.first()).toContainText("current");
+      await expect(versions.nth(1)).not.toContainText("current");
+      await expect(versions.first()).toContainText("shipped with Verity");
+      await expect(versions.first()).toContainText("sha256:");
+      await expect(workflows.entry(title).getByText("New tasks get")).toContainText("v2");
+    }
+    // The demo's refund runs are agent-task v2 tasks: a count, linking to the task list filtered to the workflow.
+    const agentTaskV2 = workflows.versions("agent-task").getByRole("listitem").first();
+    const tasks = agentTaskV2.getByRole("link", { name: /^\d+ tasks?$/ });
+    await expect(tasks).toHaveAttribute("href", "/tasks?workflow=agent-task");
+    // The full digest is a hover away (and on the clipboard).
+    await expect(agentTaskV2.locator("code[title^='sha256:']")).toHaveAttribute("title", /^sha256:[0-9a-f]{64}$/);
+    await expect(agentTaskV2.getByRole("button", { name: "Copy the digest of agent-task v2" })).toBeVisible();
+    await workflows.checkAtBothWidths("workflows", async () => {
+      await expect(workflows.versions("delivery")).toBeVisible();
+    });
+  });
+
+  test("a version shows each state with its transitions, who may take them, its gates and its rejections", async ({
+    page,
+  }) => {
+    test.setTimeout(120_000);
+    await signIn(page, "engineer", "/workflows");
+    const workflows = new WorkflowsPage(page);
+    await workflows.versions("agent-task").getByRole("link", { name: "v1", exact: true }).click();
+    await page.waitForURL("**/workflows/agent-task/1");
+    await expect(page.getByRole("heading", { level: 1 })).toContainText("Agent task");
+    await expect(page.getByRole("heading", { level: 1 })).toContainText("superseded");
+    await expect(page.getByText("New tasks get")).toContainText("v2");
+    await expect(workflows.states("agent-task v1").getByRole("listitem").first()).toContainText("RECEIVED");
+    // A person resolves an escalation; in v1 Verity itself may not (v2 added that).
+    await expect(workflows.edge("WAITING_FOR_HUMAN", "HUMAN_RESOLVED")).toContainText("person");
+    await expect(workflows.edge("WAITING_FOR_HUMAN", "HUMAN_RESOLVED")).not.toContainText("system");
+    await expect(workflows.edge("VALIDATING", "COMPLETED")).toContainText("every mandatory subtask completed");
+    await expect(workflows.edge("any active state", "CANCELLED")).toContainText("Cancel");
+    await expect(page.getByRole("list", { name: "Transitions refused on purpose in agent-task v1" })).toContainText(
+      "completion_requires_validation",
+    );
+    await expect(page.getByText(/sha256:[0-9a-f]{64}/)).toBeVisible();
+    // The diagram at a wide screen, the list alone on a phone (where a diagram would be illegible).
+    await workflows.checkAtBothWidths("workflow-version", async () => {
+      await expect(workflows.state("VALIDATING")).toBeVisible();
+    });
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await expect(page.getByRole("img", { name: "State machine of agent-task v1" })).toBeVisible();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await expect(page.getByRole("img", { name: "State machine of agent-task v1" })).toBeHidden();
+
+    // Delivery: who sets each gate, and the v1 tasks that follow v2's rule about it.
+    await page.goto("/workflows/delivery/2");
+    await expect(workflows.gate("delivery v2", "deployment_approved")).toContainText(
+      "operator or admin, not whoever set security_approved",
+    );
+    await expect(workflows.gate("delivery v2", "plan_approved")).toContainText("whoever may move the task");
+    await page.goto("/workflows/delivery/1");
+    await expect(workflows.gate("delivery v1", "security_approved")).toContainText("its tasks follow v2's rule");
+  });
+
+  test("a comparison says what a version changed, and two versions can be picked", async ({ page }) => {
+    test.setTimeout(120_000);
+    await signIn(page, "auditor", "/workflows");
+    const workflows = new WorkflowsPage(page);
+    // An auditor reads the registry but is offered no migration.
+    await expect(page.getByRole("link", { name: /Plan moving/ })).toHaveCount(0);
+    await workflows.versions("agent-task").getByRole("link", { name: "What changed since v1" }).click();
+    await page.waitForURL("**/workflows/agent-task/compare?from=1&to=2");
+    await expect(page.getByRole("heading", { level: 2, name: "6 changes from v1 to v2" })).toBeVisible();
+    const edges = page.getByRole("region", { name: "Transitions" });
+    await expect(edges.getByRole("listitem").filter({ hasText: "WAITING_FOR_TOOL → RECONCILING" })).toContainText(
+      "added",
+    );
+    await expect(edges.getByRole("listitem").filter({ hasText: "any active state → CANCELLED" })).toContainText(
+      "now also taken by Verity itself",
+    );
+    await workflows.checkAtBothWidths("workflow-compare", async () => {
+      await expect(edges).toBeVisible();
+    });
+
+    // The default without a choice: the newest against the one before it; then pick the other way round.
+    await page.goto("/workflows/delivery/compare");
+    await expect(page.getByRole("heading", { level: 2, name: "2 changes from v1 to v2" })).toBeVisible();
+    await expect(page.getByRole("region", { name: "Who sets the gates" })).toContainText("deployment_approved");
+    await page.getByLabel("Older").selectOption("2");
+    await page.getByLabel("Newer").selectOption("1");
+    await page.getByRole("button", { name: "Compare" }).click();
+    await page.waitForURL("**/workflows/delivery/compare?from=2&to=1");
+    await expect(page.getByRole("region", { name: "Who sets the gates" }).getByRole("listitem").first()).toContainText(
+      "removed",
+    );
+
+    // A version that is not there is said in words, with the choice kept.
+    await page.goto("/workflows/delivery/compare?from=9&to=2");
+    await expect(page.getByRole("alert").filter({ hasText: "not a version" })).toHaveText(
+      "9 is not a version of delivery; it has v2, v1.",
+    );
+    await expect(page.getByLabel("Older")).toBeVisible();
+    expect(await axeViolations(page)).toEqual([]);
+  });
+
+  test("a workflow or version that does not exist is a page that says so", async ({ page }) => {
+    await signIn(page, "operator", "/workflows/no-such-workflow/1");
+    await expect(page.getByRole("heading", { level: 1, name: "No such workflow version" })).toBeVisible();
+    await page.goto("/workflows/delivery/99");
+    await expect(page.getByRole("heading", { level: 1, name: "No such workflow version" })).toBeVisible();
+  });
+
+  test("moving tasks is an engineer's: an operator is told why not", async ({ page }) => {
+    await signIn(page, "operator", "/workflows/delivery/migrate");
+    await expect(page.getByText("does not include the workflows:migrate permission")).toBeVisible();
+    await expect(page.getByRole("form", { name: "State mapping" })).toHaveCount(0);
+  });
+
+  test("an engineer plans a move between versions: the mapping defaults to same-named states, the plan says what it would do", async ({
+    page,
+  }) => {
+    test.setTimeout(120_000);
+    await signIn(page, "engineer", "/workflows/delivery/migrate");
+    const workflows = new WorkflowsPage(page);
+    await expect(page.getByRole("heading", { level: 1 })).toHaveText("Move delivery tasks from v1 to v2");
+    const mapping = page.getByRole("form", { name: "State mapping" });
+    // Every active state of v1 maps to its namesake in v2; finished tasks are never moved.
+    for (const state of ["planning", "implementing", "reviewing", "testing"])
+      await expect(mapping.getByLabel(state, { exact: true })).toHaveValue(state);
+    await expect(mapping.getByLabel("complete", { exact: true })).toHaveCount(0);
+    await mapping.getByRole("button", { name: "Plan the move" }).click();
+    // The demo's delivery runs are all on v2: the dry run finds nothing on v1 to move, and says so.
+    const plan = page.getByRole("region", { name: /^Plan: 0 of 0 tasks can move/ });
+    await expect(plan).toContainText("No active task is on v1");
+    await expect(page.getByRole("form", { name: "Apply the plan" })).toHaveCount(0);
+    // Changing the mapping after planning is flagged before anything could be applied.
+    await mapping.getByLabel("testing", { exact: true }).selectOption("reviewing");
+    await expect(plan).toContainText("The mapping changed since this plan was made");
+    await workflows.checkAtBothWidths("workflow-migrate", async () => {
+      await expect(mapping).toBeVisible();
+    });
+    // Moving backwards is refused in words, with the choice of versions kept.
+    await page.goto("/workflows/delivery/migrate?from=2&to=1");
+    await expect(page.getByRole("alert").filter({ hasText: "Tasks move only" })).toContainText(
+      "v1 is not newer than v2",
+    );
+    await expect(page.getByLabel("Tasks on")).toHaveValue("2");
+  });
 });

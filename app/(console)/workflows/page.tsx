@@ -1,8 +1,10 @@
 import type { Metadata } from "next";
+import { can } from "@/lib/model/permissions";
 import { authorizePage } from "@/lib/adapters/auth/session";
-import { workflowDefinitions } from "@/lib/model/workflows";
+import { getDb } from "@/lib/db/client";
+import { loadWorkflowRegistry } from "@/lib/adapters/console/workflows/workflow-pages";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
-import { WorkflowCard } from "@/components/workflow/workflow-card";
+import { WorkflowRegistryView } from "@/components/workflows/workflow-registry-view";
 
 export const metadata: Metadata = { title: "Workflows" };
 
@@ -10,17 +12,9 @@ export default async function WorkflowsPage() {
   const access = await authorizePage("workflows:read", "/workflows");
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
   return (
-    <>
-      <header className="page-header">
-        <h1>Workflows</h1>
-        <p className="lede">
-          Each workflow is a state machine defined as data. Tasks pin the digest of the definition they were created
-          with, so a task keeps its rules when a new version ships.
-        </p>
-      </header>
-      {workflowDefinitions.map((def) => (
-        <WorkflowCard key={def.digest} def={def} />
-      ))}
-    </>
+    <WorkflowRegistryView
+      workflows={await loadWorkflowRegistry(getDb())}
+      canMigrate={can(access.principal, "workflows:migrate")}
+    />
   );
 }

@@ -8,7 +8,17 @@ import { workflowStatesOf } from "@/lib/adapters/console/workflows/workflow-stat
 describe("workflowStatesOf", () => {
   it("lists each state with the edges out of it, who may take them and their guards in words", () => {
     const { states, fromAnyActive } = workflowStatesOf(deliveryV2);
-    expect(states.map((s) => s.name)).toEqual(Object.keys(deliveryV2.states));
+    // In the order work flows: active states breadth-first from the initial one, then the ends, success first.
+    expect(states.map((s) => s.name)).toEqual([
+      "planning",
+      "implementing",
+      "reviewing",
+      "testing",
+      "complete",
+      "failed",
+      "cancelled",
+      "expired",
+    ]);
     const planning = states.find((s) => s.name === "planning")!;
     expect(planning).toMatchObject({ initial: true, terminal: false, tools: "any", checkpoint: false });
     expect(planning.edges).toEqual([
@@ -27,6 +37,14 @@ describe("workflowStatesOf", () => {
       ["cancelled", true],
       ["expired", true],
     ]);
+  });
+
+  it("orders states by the flow, not by the document's keys (the registry's JSONB reorders them)", () => {
+    const scrambled = { ...agentTaskV1, states: Object.fromEntries(Object.entries(agentTaskV1.states).reverse()) };
+    const names = workflowStatesOf(scrambled).states.map((s) => s.name);
+    expect(names.slice(0, 4)).toEqual(["RECEIVED", "PLANNING", "READY", "RUNNING"]);
+    expect(names.slice(-3)).toEqual(["COMPLETED", "CANCELLED", "PERMANENTLY_FAILED"]);
+    expect(names).toEqual(workflowStatesOf(agentTaskV1).states.map((s) => s.name));
   });
 
   it("names every gate the definition uses, who sets it and where it is required or guarded", () => {

@@ -49,6 +49,40 @@ export interface WorkflowStates {
 }
 
 /**
+ * The states in the order work flows through them: breadth-first from the
+ * initial state along the transitions as declared, the active states first
+ * and the terminal ones after (success first), then any the transitions do not reach. Not
+ * the document's key order: a definition read back from the registry's
+ * JSONB has its keys in PostgreSQL's order (shortest first), which would
+ * list "done" before "planning".
+ */
+export function orderedStateNames(
+  def: Pick<WorkflowDefinitionData, "initial" | "states" | "transitions" | "fromAnyNonTerminal">,
+): string[] {
+  const seen = new Set<string>([def.initial]);
+  const queue = [def.initial];
+  for (let state = queue.shift(); state !== undefined; state = queue.shift()) {
+    const next = [...def.transitions.filter((t) => t.from === state).map((t) => t.to)];
+    if (def.states[state]?.terminal !== true) next.push(...(def.fromAnyNonTerminal ?? []).map((t) => t.to));
+    for (const to of next)
+      if (!seen.has(to) && def.states[to]) {
+        seen.add(to);
+        queue.push(to);
+      }
+  }
+  const reached = [...seen].filter((name) => def.states[name]);
+  const rest = Object.keys(def.states).filter((name) => !seen.has(name));
+  const terminal = (name: string) => def.states[name]?.terminal === true;
+  const success = (name: string) => terminal(name) && def.states[name]?.success === true;
+  return [
+    ...reached.filter((n) => !terminal(n)),
+    ...reached.filter(success),
+    ...reached.filter((n) => terminal(n) && !success(n)),
+    ...rest,
+  ];
+}
+
+/**
  * `gateRulesFallback`: the rules a task on this version follows when the
  * version declares none (the newest version's, gateRulesOf), and that
  * version's number.
@@ -65,17 +99,20 @@ export function workflowStatesOf(
     guards: (t.guards ?? []).map(describeGuard),
     description: t.description,
   });
-  const states = Object.entries(def.states).map(([name, s]): StateItem => ({
-    name,
-    description: s.description,
-    initial: name === def.initial,
-    terminal: s.terminal === true,
-    success: s.success === true,
-    requiresGates: s.requiresGates ?? [],
-    tools: s.tools ?? "any",
-    checkpoint: s.checkpoint === true,
-    edges: def.transitions.filter((t) => t.from === name).map(outgoing),
-  }));
+  const states = orderedStateNames(def).map((name): StateItem => {
+    const s = def.states[name]!;
+    return {
+      name,
+      description: s.description,
+      initial: name === def.initial,
+      terminal: s.terminal === true,
+      success: s.success === true,
+      requiresGates: s.requiresGates ?? [],
+      tools: s.tools ?? "any",
+      checkpoint: s.checkpoint === true,
+      edges: def.transitions.filter((t) => t.from === name).map(outgoing),
+    };
+  });
   return {
     states,
     fromAnyActive: (def.fromAnyNonTerminal ?? []).map(outgoing),
@@ -99,7 +136,8 @@ function gatesOf(
     note(gate);
     map.set(gate, [...(map.get(gate) ?? []), where]);
   };
-  for (const [name, s] of Object.entries(def.states)) for (const g of s.requiresGates ?? []) push(requiredBy, g, name);
+  for (const name of orderedStateNames(def))
+    for (const g of def.states[name]?.requiresGates ?? []) push(requiredBy, g, name);
   const edges = [
     ...def.transitions,
     ...(def.fromAnyNonTerminal ?? []).map((t) => ({ ...t, from: "any active state" })),
