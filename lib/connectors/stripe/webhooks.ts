@@ -75,7 +75,8 @@ export function verifyStripeSignature(input: {
     return { ok: true, event };
   } catch (error) {
     if (error instanceof Stripe.errors.StripeSignatureVerificationError)
-      return { ok: false, refused: "signature", why: error.message };
+      // The package's message goes on about forwarding proxies and links its docs: its first line says what failed.
+      return { ok: false, refused: "signature", why: error.message.split("\n")[0]?.trim() || "bad signature" };
     // constructEvent parses only after the signature held.
     if (error instanceof SyntaxError) return { ok: false, refused: "body", why: `malformed JSON: ${error.message}` };
     throw error;
