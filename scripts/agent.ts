@@ -5,6 +5,8 @@
  */
 import { parseAgentConfig, usage, UsageError } from "@/programs/agent/config";
 import { formatReport, RefundAgent, runRefundAgent } from "@/programs/agent/refund-agent";
+import { DeliveryAgent, formatDeliveryReport } from "@/programs/agent/delivery/delivery-agent";
+import { runDeliveryAgent } from "@/programs/agent/delivery/run-delivery";
 import { getEnv } from "@/lib/config/env";
 import { StripePaymentConnector } from "@/lib/connectors/stripe/payment";
 import { killAtFaultPoints, VerityClient } from "@/sdk";
@@ -48,6 +50,39 @@ const client = new VerityClient({
   faultPoint: killAtFaultPoints(config.killAt, (point) => console.log(`agent: VERITY_FAULT_KILL_AT=${point}: SIGKILL`)),
 });
 const log = config.verbose ? (line: string) => console.log(line) : () => undefined;
+
+if (config.scenario === "delivery") {
+  const releaseService = { baseUrl: sandboxUrl, timeoutMs: config.callTimeoutMs };
+  const delivery = new DeliveryAgent({
+    client,
+    releaseService,
+    identity: config.identity,
+    leaseTtlSeconds: config.leaseTtlSeconds,
+    leaseWaitMs: config.leaseWaitMs,
+    log,
+  });
+  const what = config.resume ? "resuming unfinished deliveries" : `${config.tasks} change(s), run ${config.runId}`;
+  console.log(`agent: delivery, ${what} against ${config.verityUrl}, release service ${sandboxUrl}`);
+  const { reports, totals } = await runDeliveryAgent(
+    delivery,
+    {
+      client,
+      releaseService,
+      tasks: config.tasks,
+      runId: config.runId,
+      resume: config.resume,
+      ...(config.resumeRunId ? { resumeRunId: config.resumeRunId } : {}),
+      settleWaitMs: config.settleWaitMs,
+      log,
+    },
+    (r) => console.log(formatDeliveryReport(r)),
+  );
+  const parts = Object.entries(totals)
+    .filter(([, n]) => n > 0)
+    .map(([outcome, n]) => `${n} ${outcome}`);
+  console.log(`agent: ${reports.length} task(s): ${parts.join(", ") || "nothing to do"}`);
+  process.exit(totals.error > 0 ? 1 : 0);
+}
 const agent = new RefundAgent({
   client,
   sandboxUrl,

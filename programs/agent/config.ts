@@ -21,6 +21,10 @@ export const agentEnvSchema = z.object({
 });
 
 export interface AgentConfig {
+  /** refund (agent-task, the default) or delivery (the registered software-delivery workflow). */
+  scenario: "refund" | "delivery";
+  /** delivery: how long to answer release lookups while a release's outcome is being settled. */
+  settleWaitMs: number;
   verityUrl: string;
   token: string;
   identity: string;
@@ -53,6 +57,12 @@ lookup-order, issue-refund, notify-customer, driven to COMPLETED under a
 lease, every external call through Verity's execution ledger.
 
 Options:
+  --scenario NAME        refund (default): the refund workflow above; delivery: the demo
+                         coding agent on the registered software-delivery workflow (plan,
+                         implement, review, test, release through deploy.release), which
+                         stops where a person must approve and continues when run again
+  --settle-wait-ms N     delivery: how long to answer the release service's lookups while
+                         a release's outcome is settled (default 60000)
   --tasks N              tasks to create and run (default 3)
   --amount-cents N       refund amount per task (default 2500)
   --currency CODE        lower-case ISO 4217 (default usd)
@@ -87,6 +97,8 @@ for reconciliation or review); 1 on a protocol error; 2 on bad usage.`;
 const positiveInt = (max: number) => z.coerce.number().int().min(1).max(max);
 
 const argsSchema = z.object({
+  scenario: z.enum(["refund", "delivery"]).default("refund"),
+  "settle-wait-ms": z.coerce.number().int().min(0).max(600_000).default(60_000),
   tasks: positiveInt(10_000).default(3),
   "amount-cents": positiveInt(99_999_999).default(2500),
   currency: z
@@ -147,6 +159,8 @@ export function parseAgentConfig(
         tasks: { type: "string" },
         "amount-cents": { type: "string" },
         currency: { type: "string" },
+        scenario: { type: "string" },
+        "settle-wait-ms": { type: "string" },
         faults: { type: "string" },
         "fault-rate": { type: "string" },
         seed: { type: "string" },
@@ -178,6 +192,8 @@ export function parseAgentConfig(
   }
   const a = args.data;
   return {
+    scenario: a.scenario,
+    settleWaitMs: a["settle-wait-ms"],
     verityUrl: e.data.VERITY_URL,
     token: e.data.VERITY_TOKEN ?? defaults.token,
     identity: e.data.VERITY_AGENT_IDENTITY ?? defaults.identity,

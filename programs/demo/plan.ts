@@ -1,5 +1,6 @@
 import { FaultChooser, orderOf, taskIdOf } from "@/programs/agent/order";
 import type { FaultPoint } from "@/sdk/tool-protocol";
+import { DEMO_DELIVERY_RUN } from "@/programs/agent/delivery/plan";
 
 /**
  * What the first `npm start` of a demo database shows, as real runs of the
@@ -199,6 +200,18 @@ export function agentInvocationOf(run: DemoRun): AgentInvocation {
 export function resumeInvocationOf(runId: string = DEMO_RUN_PREFIX): AgentInvocation {
   return {
     args: ["--resume", "--run-id", runId, "--call-timeout-ms", String(DEMO_CALL_TIMEOUT_MS)],
+    env: { VERITY_FAULT_KILL_AT: "" },
+  };
+}
+
+/**
+ * The demo coding agent continuing the changes the seed left it: it releases
+ * the one every person has approved (a real deploy, settled through its own
+ * lookup worker) and finds the other two still waiting for people.
+ */
+export function deliveryInvocation(): AgentInvocation {
+  return {
+    args: ["--scenario", "delivery", "--resume", "--run-id", DEMO_DELIVERY_RUN, "--lease-wait-ms", "0"],
     env: { VERITY_FAULT_KILL_AT: "" },
   };
 }

@@ -3,6 +3,7 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, re
 import path from "node:path";
 import {
   agentInvocationOf,
+  deliveryInvocation,
   deviationsFromPlan,
   nextDemoStep,
   resumeInvocationOf,
@@ -10,6 +11,7 @@ import {
   type DemoRun,
 } from "@/programs/demo/plan";
 import { isVerityApiError, VerityClient } from "@/sdk";
+import { DEMO_DELIVERY_RUN } from "@/programs/agent/delivery/plan";
 
 /**
  * Carries out the demo plan (programs/demo/plan.ts) against a running server:
@@ -157,6 +159,11 @@ export async function runDemoAgentRuns(runs: readonly DemoRun[], options: DemoRu
       log(`${run.runId}: a new worker resumed it: ${describeExit(run, resumed)}`);
     }
   });
+
+  if (!signal?.aborted) {
+    const delivery = await runAgent(deliveryInvocation(), options);
+    log(`${DEMO_DELIVERY_RUN}: ${delivery.summary} — the coding agent on the registered software-delivery workflow`);
+  }
 
   let statuses = await readStatuses(client, runs);
   let finished = false;

@@ -1,4 +1,10 @@
 import { registerBuiltInWorkflows } from "@/lib/stores/workflow-registry";
+import { registerTool } from "@/lib/use-cases/tools/register-tool";
+import { publishWorkflow } from "@/lib/use-cases/workflows/publish-workflow";
+import { changesOf, deliveryTaskIdOf, intentIdOfChange } from "@/programs/agent/delivery/delivery-agent";
+import { DELIVERY_WORKFLOW, DEMO_DELIVERY_RUN, RELEASE_TOOL, type Change } from "@/programs/agent/delivery/plan";
+import deployReleaseTool from "@/programs/seed/registry/deploy-release.tool.json" with { type: "json" };
+import softwareDeliveryWorkflow from "@/programs/seed/registry/software-delivery.workflow.json" with { type: "json" };
 import { issueApiToken } from "@/lib/stores/api-tokens";
 import { sha256Hex } from "@/lib/core/canonical-json";
 import type { DatabaseHandle, Db } from "@/lib/db/client";
@@ -127,6 +133,52 @@ const deliveryScripts: Array<{ intent: string; steps: Step[] }> = [
   { intent: "spike-vector-search", steps: [{ to: "expired", reason: "time box ran out" }] },
 ];
 
+/**
+ * Changes on the registered software-delivery workflow, as the demo coding
+ * agent (programs/agent/delivery/) leaves them: one waits for an operator to
+ * approve its plan, one for security and deployment approval, and one has
+ * every approval and is released by the first start's demo run of the agent
+ * (a real deploy at the sandbox's release service, reconciled through the
+ * agent's lookup worker). Ids and intents are the agent's own, so
+ * `npm run agent -- --scenario delivery --resume --run-id demo` continues them.
+ */
+const deliveryChanges: Array<{ change: Change; steps: Step[] }> = (() => {
+  const [plan, approvals, release] = changesOf(DEMO_DELIVERY_RUN, 3) as [Change, Change, Change];
+  const planned = (c: Change): Step => ({
+    patch: { artifacts: { implementation_plan: `Plan for ${c.service} ${c.version}: ${c.summary}` } },
+    reason: "Implementation plan written",
+  });
+  const toTesting = (c: Change): Step[] => [
+    planned(c),
+    { approve: { gate: "plan_approved", by: "operator" }, reason: "scope and rollback plan agreed" },
+    { to: "implementing" },
+    {
+      to: "reviewing",
+      patch: {
+        artifacts: { code_files: [`services/${c.service}/src/release-${c.version}.ts`] },
+        gates: { implementation_complete: true },
+      },
+    },
+    {
+      to: "testing",
+      patch: { artifacts: { review_report: `Reviewed ${c.commit}: no findings` }, gates: { review_passed: true } },
+    },
+    { patch: { artifacts: { test_results: "128 passed, 0 failed" }, gates: { tests_passing: true } } },
+  ];
+  return [
+    { change: plan, steps: [planned(plan)] },
+    { change: approvals, steps: toTesting(approvals) },
+    {
+      change: release,
+      steps: [
+        ...toTesting(release),
+        { approve: { gate: "security_approved", by: "engineer" }, reason: "no new input surface" },
+        { approve: { gate: "deployment_approved", by: "operator" }, reason: "inside the deploy window" },
+      ],
+    },
+  ];
+})();
+
 /** A demo person, as the console's session would present them: who approves the seeded human gates. */
 function demoPrincipal(username: string): Principal {
   const user = demoUsers.find((u) => u.username === username);
@@ -181,6 +233,11 @@ export async function seedDemoData(db: Db, options: SeedOptions = {}): Promise<{
   // The demo tasks are created under the registry's versions. A start has
   // registered them already (scripts/start.ts); a seed on its own does it too.
   await registerBuiltInWorkflows(db);
+  // The delivery scenario's tool and workflow, registered as a team would
+  // (the same use cases as POST /api/v1/tools and /api/v1/workflows);
+  // registering the same document again is answered as already registered.
+  await registerTool(db, deployReleaseTool, { identity: seedActor.identity, kind: "system" });
+  await publishWorkflow(db, softwareDeliveryWorkflow, seedActor);
   for (const user of demoUsers) {
     if (await db.user.findUnique({ where: { username: user.username }, select: { id: true } })) continue;
     await createUser(db, user);
@@ -197,8 +254,7 @@ export async function seedDemoData(db: Db, options: SeedOptions = {}): Promise<{
     await fault("seed:token:observer");
   const agent: Actor = { identity: demoAgent.identity, kind: "agent" };
   let tasks = 0;
-  const run = async (workflow: string, intent: string, steps: Step[]) => {
-    const taskId = `demo-${intent}`;
+  const run = async (workflow: string, intent: string, steps: Step[], taskId = `demo-${intent}`) => {
     // Versions are gapless and every step makes one: step i takes the task from version i + 1.
     let version = await getTaskVersion(db, taskId);
     if (version === null) {
@@ -240,12 +296,14 @@ export async function seedDemoData(db: Db, options: SeedOptions = {}): Promise<{
   };
   for (const s of agentTaskScripts) await run("agent-task", s.intent, s.steps);
   for (const s of deliveryScripts) await run("delivery", s.intent, s.steps);
+  for (const d of deliveryChanges)
+    await run(DELIVERY_WORKFLOW, intentIdOfChange(d.change), d.steps, deliveryTaskIdOf(d.change));
   const repeatable = agentTaskScripts.filter((s) => !s.once);
   for (let i = 0; i < (options.extraTasks ?? 0); i++) {
     const s = repeatable[i % repeatable.length]!;
     await run("agent-task", `${s.intent}-${i}`, s.steps);
   }
-  // The completion marker, last. Scoped to what the demo agent uses: both workflows, both tools, no take-over.
+  // The completion marker, last. Scoped to what the demo agent uses: its workflows and tools, no take-over.
   const { id: seedId } = await issueApiToken(
     db,
     {
@@ -253,8 +311,8 @@ export async function seedDemoData(db: Db, options: SeedOptions = {}): Promise<{
       identity: demoAgent.identity,
       token: demoAgent.token,
       scopes: {
-        workflows: ["agent-task", "delivery"],
-        tools: ["payments.refund", "crm.add_note"],
+        workflows: ["agent-task", "delivery", DELIVERY_WORKFLOW],
+        tools: ["payments.refund", "crm.add_note", RELEASE_TOOL],
         take_over_leases: false,
       },
     },

@@ -16,6 +16,9 @@ export const RELEASE_TOOL = "deploy.release";
 /** The one release of a change: its tool_call_id, so a resumed agent asks for the same call. */
 export const RELEASE_CALL = "release";
 
+/** The run id of the changes the demo seed leaves for this agent (programs/seed/seed.ts). */
+export const DEMO_DELIVERY_RUN = "demo-delivery";
+
 /** A change the agent carries from plan to release. */
 export interface Change {
   id: string;
