@@ -173,13 +173,6 @@ export async function findLatestWorkflow(db: Db | Tx, name: string): Promise<Wor
   return view ? (getWorkflowByDigest(view.digest) ?? null) : null;
 }
 
-export async function findWorkflowByDigest(db: Db | Tx, digest: string): Promise<WorkflowDefinition | null> {
-  const known = getWorkflowByDigest(digest);
-  if (known) return known;
-  const row = await db.workflowVersion.findUnique({ where: { digest } });
-  return row ? (getWorkflowByDigest(toView(row).digest) ?? null) : null;
-}
-
 /** Every name in the registry, sorted. */
 export async function listWorkflowNames(db: Db | Tx): Promise<string[]> {
   const rows = await db.workflowVersion.findMany({

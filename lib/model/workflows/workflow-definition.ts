@@ -22,8 +22,6 @@ export type Guard =
   /** Spent stays within the committed budget, once the patch is applied. */
   | { kind: "budget_within_commitment" };
 
-export type GuardKind = Guard["kind"];
-
 export interface StateDefinition {
   description: string;
   terminal?: boolean;

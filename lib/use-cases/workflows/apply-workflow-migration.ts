@@ -26,7 +26,6 @@ export const WorkflowMigrationApplyInputSchema = z.strictObject({
     .max(MAX_TASKS_PER_MIGRATION),
   reason: z.string().trim().min(1, "say why these tasks move").max(500),
 });
-export type WorkflowMigrationApplyInput = z.input<typeof WorkflowMigrationApplyInputSchema>;
 
 export type MigrationTaskResult =
   | { task_id: string; outcome: "migrated"; version: number; status: string; from: MigrationTaskPlan["from"] }

@@ -30,7 +30,6 @@ export const WorkflowMigrationPlanInputSchema = z
     message: "name the tasks (task_ids) or the version they are on (from_digest), one of the two",
     path: ["task_ids"],
   });
-export type WorkflowMigrationPlanInput = z.input<typeof WorkflowMigrationPlanInputSchema>;
 
 export interface WorkflowMigrationPlan {
   workflow: string;
