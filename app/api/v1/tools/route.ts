@@ -1,4 +1,5 @@
-import { readApiJson, requireApiPrincipal } from "@/lib/adapters/api/context";
+import { readApiJson } from "@/lib/adapters/api/context";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { requireToolRegistrarRecorded, toolListResource, toolVersionResource } from "@/lib/adapters/api/tool-resources";
 import { getDb } from "@/lib/db/client";
 import { actorOf } from "@/lib/model/permissions";
@@ -10,7 +11,7 @@ export const dynamic = "force-dynamic";
 
 /** Every tool, built in and registered, with its newest version. */
 export const GET = withProblems(async (request) => {
-  await requireApiPrincipal(request, "tools:read");
+  await requireApiOrSessionPrincipal(request, "tools:read");
   return json(toolListResource(await listTools(getDb())));
 });
 
@@ -22,7 +23,7 @@ export const GET = withProblems(async (request) => {
  */
 export const POST = withProblems(async (request) => {
   const db = getDb();
-  const principal = await requireApiPrincipal(request, "tools:read");
+  const principal = await requireApiOrSessionPrincipal(request, "tools:read");
   await requireToolRegistrarRecorded(db, principal, `${request.method} ${new URL(request.url).pathname}`);
   const { kind, version } = await registerTool(db, await readApiJson(request), actorOf(principal));
   return json(toolVersionResource(version), {

@@ -1,4 +1,4 @@
-import { requireApiPrincipal } from "@/lib/adapters/api/context";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { toolDetailResource } from "@/lib/adapters/api/tool-resources";
 import { getDb } from "@/lib/db/client";
 import { getToolOrThrow } from "@/lib/use-cases/tools/get-tool";
@@ -10,7 +10,7 @@ type Context = { params: Promise<{ name: string }> };
 
 /** One tool: its newest version and every version, newest first, each with its definition as registered. */
 export const GET = withProblems(async (request, { params }: Context) => {
-  await requireApiPrincipal(request, "tools:read");
+  await requireApiOrSessionPrincipal(request, "tools:read");
   const { name } = await params;
   return json(toolDetailResource(await getToolOrThrow(getDb(), name)));
 });

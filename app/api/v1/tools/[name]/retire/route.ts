@@ -1,4 +1,5 @@
-import { readApiJson, requireApiPrincipal } from "@/lib/adapters/api/context";
+import { readApiJson } from "@/lib/adapters/api/context";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { requireToolRegistrarRecorded, toolDetailResource } from "@/lib/adapters/api/tool-resources";
 import { getDb } from "@/lib/db/client";
 import { actorOf } from "@/lib/model/permissions";
@@ -13,7 +14,7 @@ type Context = { params: Promise<{ name: string }> };
 /** Retire a tool (`{"reason": …}`): no new intents from now on; calls already recorded settle as before. */
 export const POST = withProblems(async (request, { params }: Context) => {
   const db = getDb();
-  const principal = await requireApiPrincipal(request, "tools:read");
+  const principal = await requireApiOrSessionPrincipal(request, "tools:read");
   await requireToolRegistrarRecorded(db, principal, `${request.method} ${new URL(request.url).pathname}`);
   const { name } = await params;
   await retireTool(db, name, await readApiJson(request), actorOf(principal));
