@@ -181,6 +181,12 @@ export function CreateAgentForm({ workflows, tools }: { workflows: readonly stri
         <label className="agent-form__check">
           <input type="checkbox" name="takeOver" /> May take over another agent&apos;s live lease
         </label>
+        <label className="agent-form__check">
+          <input type="checkbox" name="publishWorkflows" /> May publish workflow definitions
+        </label>
+        <label className="agent-form__check">
+          <input type="checkbox" name="publishTools" /> May register tools
+        </label>
         <div className="field">
           <label htmlFor="agent-expires">Token expires after</label>
           <select id="agent-expires" name="expiresIn" defaultValue={defaultTokenLifetime}>

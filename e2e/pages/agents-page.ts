@@ -27,12 +27,17 @@ export class AgentsPage {
     workflows: string[];
     tools: string[];
     takeOver?: boolean;
+    /** The registries it may publish to. */
+    publish?: Array<"workflows" | "tools">;
     expiresIn?: string;
   }): Promise<void> {
     await this.createForm.getByLabel("Name").fill(agent.name);
     for (const w of agent.workflows) await this.createForm.getByLabel(w, { exact: true }).check();
     for (const t of agent.tools) await this.createForm.getByLabel(t, { exact: true }).check();
     if (agent.takeOver) await this.createForm.getByLabel("May take over another agent's live lease").check();
+    if (agent.publish?.includes("workflows"))
+      await this.createForm.getByLabel("May publish workflow definitions").check();
+    if (agent.publish?.includes("tools")) await this.createForm.getByLabel("May register tools").check();
     if (agent.expiresIn)
       await this.createForm.getByLabel("Token expires after").selectOption({ label: agent.expiresIn });
   }

@@ -48,6 +48,8 @@ const CreateAgentFormSchema = z.looseObject({
   allWorkflows: z.string().optional(),
   allTools: z.string().optional(),
   takeOver: z.string().optional(),
+  publishWorkflows: z.string().optional(),
+  publishTools: z.string().optional(),
   expiresIn: z.enum(lifetimeValues, "Choose how long the token lives."),
 });
 
@@ -69,12 +71,21 @@ export const createAgentAction: FormAction<AgentsFormState> = sessionFormAction(
         message: "Choose the workflows this agent may create and drive (at least one, or every workflow).",
       };
     const tools: AgentScopes["tools"] = form.allTools === "on" ? "*" : checkedNames(form, "tool:");
+    // A team's CI publishing its definitions: the registries this token may write to (requireRegistryAuthority).
+    const publish = (["workflows", "tools"] as const).filter(
+      (registry) => form[registry === "workflows" ? "publishWorkflows" : "publishTools"] === "on",
+    );
     const seconds = tokenLifetimes.find((l) => l.value === form.expiresIn)?.seconds ?? null;
     const { identity, token, view } = await createAgent(
       getDb(),
       {
         name: form.name.trim(),
-        scopes: { workflows, tools, take_over_leases: form.takeOver === "on" },
+        scopes: {
+          workflows,
+          tools,
+          take_over_leases: form.takeOver === "on",
+          ...(publish.length > 0 ? { publish } : {}),
+        },
         expires_at: seconds === null ? null : new Date(Date.now() + seconds * 1000),
       },
       actor,

@@ -1,4 +1,5 @@
-import { readApiJson, requireApiPrincipal } from "@/lib/adapters/api/context";
+import { readApiJson } from "@/lib/adapters/api/context";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import {
   requireWorkflowPublisherRecorded,
   workflowListResource,
@@ -14,7 +15,7 @@ export const dynamic = "force-dynamic";
 
 /** Every version in the registry, shipped and published, with who published it, when, and its tasks. */
 export const GET = withProblems(async (request) => {
-  await requireApiPrincipal(request, "workflows:read");
+  await requireApiOrSessionPrincipal(request, "workflows:read");
   return json(workflowListResource(await listWorkflowVersions(getDb())));
 });
 
@@ -26,7 +27,7 @@ export const GET = withProblems(async (request) => {
  */
 export const POST = withProblems(async (request) => {
   const db = getDb();
-  const principal = await requireApiPrincipal(request, "workflows:read");
+  const principal = await requireApiOrSessionPrincipal(request, "workflows:read");
   await requireWorkflowPublisherRecorded(db, principal, `${request.method} ${new URL(request.url).pathname}`);
   const { kind, version } = await publishWorkflow(db, await readApiJson(request), actorOf(principal));
   const location = `/api/v1/workflows/${encodeURIComponent(version.name)}/versions/${version.version}`;

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { parseQuery, requireApiPrincipal } from "@/lib/adapters/api/context";
+import { parseQuery } from "@/lib/adapters/api/context";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { workflowVersionResource } from "@/lib/adapters/api/workflow-resources";
 import { getDb } from "@/lib/db/client";
 import { getWorkflow } from "@/lib/use-cases/workflows/get-workflow";
@@ -12,7 +13,7 @@ const WorkflowQuerySchema = z.strictObject({ version: z.coerce.number().int().mi
 
 /** The newest version of a workflow (or `?version=N`, the same as /versions/N). */
 export const GET = withProblems(async (request, { params }: { params: Promise<{ name: string }> }) => {
-  await requireApiPrincipal(request, "workflows:read");
+  await requireApiOrSessionPrincipal(request, "workflows:read");
   const { name } = await params;
   const { version } = parseQuery(WorkflowQuerySchema, queryOf(request.url));
   const found = await getWorkflow(getDb(), name, version);

@@ -1,4 +1,5 @@
-import { readApiJson, requireApiPrincipal } from "@/lib/adapters/api/context";
+import { readApiJson } from "@/lib/adapters/api/context";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { migrationResultResource } from "@/lib/adapters/api/workflow-resources";
 import { getDb } from "@/lib/db/client";
 import { actorOf } from "@/lib/model/permissions";
@@ -13,7 +14,7 @@ export const dynamic = "force-dynamic";
  * of the new version). 200 with each task's outcome.
  */
 export const POST = withProblems(async (request) => {
-  const principal = await requireApiPrincipal(request, "workflows:migrate");
+  const principal = await requireApiOrSessionPrincipal(request, "workflows:migrate");
   return json(
     migrationResultResource(await applyWorkflowMigration(getDb(), await readApiJson(request), actorOf(principal))),
   );

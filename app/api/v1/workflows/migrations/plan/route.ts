@@ -1,4 +1,5 @@
-import { readApiJson, requireApiPrincipal } from "@/lib/adapters/api/context";
+import { readApiJson } from "@/lib/adapters/api/context";
+import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { migrationPlanResource } from "@/lib/adapters/api/workflow-resources";
 import { getDb } from "@/lib/db/client";
 import { planWorkflowMigration } from "@/lib/use-cases/workflows/plan-workflow-migration";
@@ -8,7 +9,7 @@ export const dynamic = "force-dynamic";
 
 /** The dry run of moving running tasks to a newer version: per task, where it would go and what refuses it. Writes nothing. */
 export const POST = withProblems(async (request) => {
-  await requireApiPrincipal(request, "workflows:migrate");
+  await requireApiOrSessionPrincipal(request, "workflows:migrate");
   return json(migrationPlanResource(await planWorkflowMigration(getDb(), await readApiJson(request))));
 });
 
