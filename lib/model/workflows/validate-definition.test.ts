@@ -229,6 +229,11 @@ const shapeRows: Row[] = [
   ],
   ["a workflow name with spaces", { ...agentTask, name: "Agent Task" }, [{ code: "invalid_name", path: "$.name" }]],
   [
+    "the reserved workflow name (the migrations endpoint)",
+    { ...agentTask, name: "migrations" },
+    [{ code: "invalid_value", path: "$.name" }],
+  ],
+  [
     "a state name with spaces (reported once, not also as unreachable)",
     { ...agentTask, states: { ...agentTask.states, "on hold": { description: "x" } } },
     [{ code: "invalid_name", path: '$.states["on hold"]' }],
