@@ -25,42 +25,6 @@ export type LookupAnswer =
   | { result: "not_found"; evidence?: Record<string, unknown> }
   | { result: "unknown"; reason?: string };
 
-export interface LookupView {
-  id: string;
-  executionId: string;
-  tool: string;
-  idempotencyKey: string;
-  status: LookupRow["status"];
-  version: number;
-  claimedBy: string | null;
-  fencingToken: number;
-  leaseExpiresAt: Date | null;
-  deadlineAt: Date;
-  answer: LookupAnswer | null;
-  answeredBy: string | null;
-  createdAt: Date;
-  answeredAt: Date | null;
-}
-
-export function toLookupView(row: LookupRow): LookupView {
-  return {
-    id: row.id,
-    executionId: row.executionId,
-    tool: row.tool,
-    idempotencyKey: row.idempotencyKey,
-    status: row.status,
-    version: row.version,
-    claimedBy: row.claimedBy,
-    fencingToken: row.fencingToken,
-    leaseExpiresAt: row.leaseExpiresAt,
-    deadlineAt: row.deadlineAt,
-    answer: (row.answer as LookupAnswer | null) ?? null,
-    answeredBy: row.answeredBy,
-    createdAt: row.createdAt,
-    answeredAt: row.answeredAt,
-  };
-}
-
 /** The lookup of the execution's current attempt. */
 export function lookupIdOf(execution: Pick<Execution, "attemptId">): string {
   return `lookup:${execution.attemptId}`;

@@ -43,7 +43,6 @@ export const LookupAnswerSchema = z.discriminatedUnion("result", [
   z.strictObject({ idempotency_key: z.string(), result: z.literal("not_found") }),
   z.strictObject({ idempotency_key: z.string(), result: z.literal("unknown"), reason: z.string().max(500).optional() }),
 ]);
-export type LookupAnswer = z.infer<typeof LookupAnswerSchema>;
 
 /** The record as the engine compares it: the provider's own fields, with metadata always present. */
 export function providerRecordOf(record: z.infer<typeof recordSchema>): ProviderRecord {

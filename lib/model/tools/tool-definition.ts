@@ -23,13 +23,6 @@ export type ToolReconciliation =
   | { method: "http"; url: string }
   | { method: "worker"; deadline_seconds: number }
   | { method: "manual" };
-export type ReconciliationMethod = ToolReconciliation["method"];
-export const reconciliationMethods = [
-  "connector",
-  "http",
-  "worker",
-  "manual",
-] as const satisfies readonly ReconciliationMethod[];
 
 /** Where a request holds the money it moves (JSON pointers into the request). */
 export interface ToolAmount {
