@@ -106,7 +106,13 @@ export async function askProvider(db: Db, review: ReviewItem): Promise<ProviderL
     };
   }
   const deps = getConnectors();
-  const provider = review.execution.tool === "payments.refund" ? deps.payments.provider : deps.crm.provider;
+  // A registered tool's provider is its owner's, asked through its reconciliation method (docs/tools.md).
+  const provider =
+    review.execution.tool === "payments.refund"
+      ? deps.payments.provider
+      : review.execution.tool === "crm.add_note"
+        ? deps.crm.provider
+        : `${review.execution.tool}'s owner`;
   try {
     const row = await getExecutionRowOrThrow(db, review.executionId);
     const lookup = await lookUpEffect(db, row, deps, { timeoutMs: lookupTimeoutMs });
