@@ -66,7 +66,7 @@ async function newTask(
     {
       workflow: "agent-task",
       intent_id: "refund-order",
-      budget: { currency_committed_usd: 10 },
+      budget: { currency_committed_usd: 50 },
       subtasks: options.subtasks,
       task_id: options.id,
     },
@@ -719,7 +719,7 @@ describe("a standby rolled forward from the primary's checkpoint", () => {
         workflow: "agent-task",
         task_id: "task_failover_1",
         intent_id: "refund-order",
-        budget: { currency_committed_usd: 10 },
+        budget: { currency_committed_usd: 50 },
       };
       for (const target of [db, standby.db]) {
         const { task } = await createTask(target, input, agent);

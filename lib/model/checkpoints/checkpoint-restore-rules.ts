@@ -9,6 +9,7 @@ import { checkChangeInvariants, checkStateInvariants } from "@/lib/model/tasks/t
 import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
 import type { PlannedEffect, RestoreEffects, RestoreKind, RestoreRefusal } from "@/lib/model/checkpoints/restore-plan";
 import type { IntegrityReport, StateDiffEntry } from "@/lib/model/checkpoints/checkpoint-reports";
+import { reservationsOverCommitment, type Reservation } from "@/lib/model/executions/budget-reservation";
 
 /**
  * The rules of a restore, as pure functions over what the database said
@@ -167,6 +168,12 @@ export interface RestoreDecisionInput {
   rewind: boolean;
   hasOpenDivergence: boolean;
   effects: RestoreEffects;
+  /**
+   * The task's live reservations now (its execution rows, never the
+   * checkpoint's budget_consumed): the restored task resumes with them, so
+   * they must fit the current commitment. Absent: none.
+   */
+  liveReservations?: readonly Reservation[];
 }
 
 export interface RestoreDecision {
@@ -234,7 +241,12 @@ export function decideRestore(input: RestoreDecisionInput): RestoreDecision {
     );
   }
   const resulting = resultingStateOf(snapshot, current);
-  const violations = [...checkStateInvariants(def, resulting), ...checkChangeInvariants(current, resulting)];
+  const overBudget = reservationsOverCommitment(resulting.budget.currency_committed_usd, input.liveReservations ?? []);
+  const violations = [
+    ...checkStateInvariants(def, resulting),
+    ...checkChangeInvariants(current, resulting),
+    ...(overBudget ? [overBudget] : []),
+  ];
   if (violations.length > 0) {
     return refuse(
       "invalid_state",

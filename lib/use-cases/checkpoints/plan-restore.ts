@@ -7,6 +7,7 @@ import { verifyStoredCheckpoint } from "@/lib/model/checkpoints/checkpoint-integ
 import { currentPolicyVersion } from "@/lib/model/checkpoints/checkpoint-policy";
 import { classifyEffects, decideRestore, diffStates } from "@/lib/model/checkpoints/checkpoint-restore-rules";
 import { hasOpenDivergence } from "@/lib/use-cases/alerts/divergence";
+import { liveReservationsAmong } from "@/lib/model/executions/budget-reservation";
 import type { TaskView } from "@/lib/stores/tasks/task-views";
 import { parseOrThrow } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
@@ -74,6 +75,7 @@ export async function buildRestorePlan(
     rewind,
     hasOpenDivergence: diverged,
     effects,
+    liveReservations: liveReservationsAmong(executions),
   });
   const refusalCode = decision.refusal?.code;
   const fallback =

@@ -34,6 +34,9 @@ import { checkInstructionGuard } from "@/lib/stores/instructions";
 import { fencingTokenSchema, jsonObjectSchema } from "@/lib/use-cases/executions/input-fields";
 import { freezeBeforeSending } from "@/lib/use-cases/executions/freeze-before-sending";
 import { refuseUnlessLeaseCurrent } from "@/lib/use-cases/executions/lease-fencing";
+import { reservationOf } from "@/lib/model/executions/budget-reservation";
+import { getTask } from "@/lib/use-cases/tasks/task-queries";
+import { refuseUnlessReservationFits } from "@/lib/use-cases/executions/budget-reservation";
 
 /**
  * The first step of the write-ahead ledger of external side effects (its
@@ -127,6 +130,10 @@ export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: 
             },
         actor,
       );
+      // The reservation commits with the intent and its task CAS, or neither does.
+      const reservation = reservationOf(tool, request);
+      if (reservation)
+        await refuseUnlessReservationFits(tx, taskId, task.state.budget.currency_committed_usd, reservation);
       const id = newId("exec");
       const row = await tx.execution.create({
         data: {
@@ -148,6 +155,8 @@ export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: 
           updatedAt: now,
           instructionId: input.instruction_id ?? null,
           leaseToken: input.fencing_token === undefined ? null : BigInt(input.fencing_token),
+          reservedMinor: reservation && reservation !== "unreadable" ? reservation.minor : null,
+          reservedCurrency: reservation && reservation !== "unreadable" ? reservation.currency : null,
         },
       });
       await appendEvent(tx, row, null, "intent recorded", undefined, actor);
@@ -215,6 +224,7 @@ async function continueExisting(
         actor,
         `Attempt ${existing.attemptId} is not yours to send`,
       );
+    await refuseUnlessStillFits(db, existing, tool);
     const released = await takeUpReleasedCall(db, existing, input, actor, tool);
     if (released) return released;
     return { kind: "proceed", execution: toExecutionView(existing), task: null };
@@ -265,6 +275,16 @@ async function continueExisting(
           },
       actor,
     );
+    // The failure released this call's reservation; the new attempt makes it again, against today's limit.
+    const reservation = reservationOf(tool, existing.request);
+    if (reservation)
+      await refuseUnlessReservationFits(
+        tx,
+        existing.taskId,
+        task.state.budget.currency_committed_usd,
+        reservation,
+        existing.id,
+      );
     const attempt = existing.attempt + 1;
     const row = await moveExecution(tx, existing, "INTENT_RECORDED", actor, {
       reason: `attempt ${attempt} after a known failure`,
@@ -282,6 +302,25 @@ async function continueExisting(
     if (existing.irreversible) await checkpointBeforeEffect(tx, task, actor);
     return { kind: "proceed" as const, execution: toExecutionView(row), task };
   });
+}
+
+/**
+ * A never-sent attempt being resumed holds its reservation already; it is
+ * checked again against the commitment as it is now (lowered since, or
+ * other calls reserved after a restore), never trusted from before.
+ */
+async function refuseUnlessStillFits(db: Db, existing: Execution, tool: ToolDefinition): Promise<void> {
+  const reservation = reservationOf(tool, existing.request);
+  if (!reservation) return;
+  const task = await getTask(db, existing.taskId);
+  if (!task) return;
+  await refuseUnlessReservationFits(
+    db,
+    existing.taskId,
+    task.state.budget.currency_committed_usd,
+    reservation,
+    existing.id,
+  );
 }
 
 /** The answer to a retry of an intent the guard froze: the same words, the same review. */

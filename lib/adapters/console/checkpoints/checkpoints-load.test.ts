@@ -36,7 +36,7 @@ async function step(task: { id: string; version: number }, to: string) {
 async function taskWithHistory() {
   const { task: created } = await createTask(
     db,
-    { workflow: "agent-task", intent_id: "refund-order", budget: { currency_committed_usd: 10 } },
+    { workflow: "agent-task", intent_id: "refund-order", budget: { currency_committed_usd: 50 } },
     agent,
   );
   let task = { id: created.id, version: created.version };

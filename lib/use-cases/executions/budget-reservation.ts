@@ -1,0 +1,52 @@
+import type { Db, Tx } from "@/lib/db/client";
+import { AppError } from "@/lib/core/errors";
+import {
+  liveReservationsAmong,
+  reservationRefusalOf,
+  reservationReleasedStatuses,
+  type Reservation,
+} from "@/lib/model/executions/budget-reservation";
+
+/**
+ * The task's live reservations (lib/model/executions/budget-reservation.ts):
+ * its executions holding one whose effect may still happen or has happened.
+ * `except` leaves out the execution being (re-)reserved.
+ */
+async function liveReservationsOf(db: Db | Tx, taskId: string, except?: string): Promise<Reservation[]> {
+  const rows = await db.execution.findMany({
+    where: {
+      taskId,
+      reservedMinor: { not: null },
+      status: { notIn: [...reservationReleasedStatuses] },
+      ...(except ? { id: { not: except } } : {}),
+    },
+    select: { status: true, reservedMinor: true, reservedCurrency: true },
+  });
+  return liveReservationsAmong(rows);
+}
+
+/**
+ * Refuses (422 invariant_violated, nothing written: the caller's transaction
+ * rolls back) a reservation that does not fit the task's commitment as it
+ * is now. Called after the intent's task CAS, so the task's row is locked
+ * and no other intent of the task can reserve between this read and the
+ * commit.
+ */
+export async function refuseUnlessReservationFits(
+  db: Db | Tx,
+  taskId: string,
+  committedUsd: number,
+  requested: Reservation | "unreadable",
+  except?: string,
+): Promise<void> {
+  const live = await liveReservationsOf(db, taskId, except);
+  const refusal = reservationRefusalOf({ committedUsd, live, requested });
+  if (!refusal) return;
+  throw new AppError("invariant_violated", refusal.message, {
+    violations: [refusal.violation],
+    committedMinor: refusal.committedMinor,
+    reservedMinor: refusal.reservedMinor,
+    requestedMinor: refusal.requestedMinor,
+    currency: refusal.currency,
+  });
+}
