@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import { useRef, useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent } from "react";
 import { applyMigrationAction, planMigrationAction } from "@/app/(console)/workflows/[name]/migrate/actions";
 import {
   idleMigrationApply,
@@ -68,8 +68,6 @@ export function MigrationPanel({ name, fromVersion, toVersion, fromStates, toSta
     if (result.status === "done") {
       setSpent(String(formData.get("plannedAt")));
       setReason("");
-      // Focus follows the answer, so a keyboard or screen-reader user lands on what happened.
-      requestAnimationFrame(() => resultRef.current?.focus());
     }
     return result;
   };
@@ -80,6 +78,11 @@ export function MigrationPanel({ name, fromVersion, toVersion, fromStates, toSta
   } = useServerActionForm(applyOnce, idleMigrationApply, {
     lostAnswer: { status: "error", message: lostMigrationAnswer },
   });
+
+  // Focus follows the answer, so a keyboard or screen-reader user lands on what happened, not on <body>.
+  useEffect(() => {
+    if (applyState.status !== "idle") resultRef.current?.focus();
+  }, [applyState]);
 
   const plan = planState.status === "done" ? planState : null;
   const planIsCurrent = plan !== null && samePlanMapping(plan.plan, mapping) && spent !== plan.plannedAt;
@@ -274,7 +277,12 @@ function ApplyFeedback({ state }: { state: MigrationApplyFormState }) {
       );
     case "done":
       return (
-        <div className="notice notice--success" role="status">
+        <div
+          className={
+            state.results.some((r) => r.outcome === "refused") ? "notice notice--warning" : "notice notice--success"
+          }
+          role="status"
+        >
           <p className="notice__title">{state.message}</p>
           <ul className="wf-results" aria-label="What happened to each task">
             {state.results.map((r) => (

@@ -2,6 +2,36 @@ import { expect, test } from "@playwright/test";
 import { axeViolations } from "../pages/axe";
 import { signIn } from "../pages/login-page";
 import { WorkflowsPage } from "../pages/workflows-page";
+import { everyWorkflowToken, publish, signedInRequest, TaskDriver } from "../pages/workflow-seed";
+import type { WorkflowDefinitionData } from "@/lib/model/workflows/workflow-definition";
+
+const runId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+
+/** A workflow of this run's own: v2 requires the review's approval while building. */
+function shipTrain(version: 1 | 2): WorkflowDefinitionData {
+  return {
+    name: `ship-${runId}`,
+    version,
+    title: "Ship train",
+    description: "Plan a change, build it, ship it.",
+    initial: "planning",
+    states: {
+      planning: { description: "Planning the change." },
+      building: {
+        description: "Building it.",
+        ...(version === 2 ? { requiresGates: ["review_passed" as const] } : {}),
+      },
+      shipped: { description: "Shipped.", terminal: true, success: true },
+      dropped: { description: "Dropped.", terminal: true },
+    },
+    transitions: [
+      { from: "planning", to: "building", by: ["agent"], description: "Build" },
+      { from: "building", to: "shipped", by: ["agent"], description: "Ship" },
+    ],
+    fromAnyNonTerminal: [{ to: "dropped", by: ["agent", "user"], description: "Drop" }],
+    rejections: [],
+  };
+}
 
 test.describe("the workflows registry", () => {
   test("lists every workflow with its versions newest first, the current one marked, who published each and its tasks", async ({
@@ -163,5 +193,69 @@ test.describe("the workflows registry", () => {
       "v1 is not newer than v2",
     );
     await expect(page.getByLabel("Tasks on")).toHaveValue("2");
+  });
+
+  test("an engineer moves a published workflow's running tasks to its newer version: a plan per task, a refusal in words, a stale one refused, the rest moved", async ({
+    page,
+    browser,
+    playwright,
+    baseURL,
+  }) => {
+    test.setTimeout(180_000);
+    const name = `ship-${runId}`;
+    const admin = await signedInRequest(playwright, baseURL, "admin");
+    const adminPage = await browser.newPage();
+    const driver = new TaskDriver(admin, await everyWorkflowToken(adminPage, `ship-bot-${runId}`));
+    await adminPage.close();
+    await publish(admin, shipTrain(1));
+    const waiting = await driver.create(name, `ship-${runId}-a`);
+    const overtaken = await driver.create(name, `ship-${runId}-b`);
+    const building = await driver.move(await driver.create(name, `ship-${runId}-c`), "building");
+    await publish(admin, shipTrain(2));
+
+    await signIn(page, "engineer", "/workflows");
+    const workflows = new WorkflowsPage(page);
+    await expect(workflows.versions(name).getByRole("listitem").nth(1)).toContainText("3 tasks");
+    await workflows.entry(`Ship train ${name}`).getByRole("link", { name: "Plan moving them to v2" }).click();
+    await page.waitForURL(`**/workflows/${name}/migrate?from=1&to=2`);
+    const mapping = page.getByRole("form", { name: "State mapping" });
+    await expect(mapping.getByLabel("building", { exact: true })).toHaveValue("building");
+    await mapping.getByRole("button", { name: "Plan the move" }).click();
+
+    const plan = page.getByRole("region", { name: "Plan: 2 of 3 tasks can move" });
+    const item = (id: string) =>
+      plan.getByRole("listitem").filter({ has: page.getByRole("link", { name: id, exact: true }) });
+    await expect(item(waiting.id)).toContainText("planning → planning");
+    await expect(item(waiting.id)).toContainText("Can move");
+    // v2 requires the review's approval in building: that task would break it, and the plan says so.
+    await expect(item(building.id)).toContainText("Refused");
+    await expect(item(building.id)).toContainText("review_passed");
+    await workflows.checkAtBothWidths("workflow-migration-plan", async () => {
+      await expect(plan).toBeVisible();
+    });
+
+    // One planned task moves on before the confirmation: it is refused as stale and keeps its state.
+    await driver.move(overtaken, "building");
+    const apply = page.getByRole("form", { name: "Apply the plan" });
+    await apply.getByRole("button", { name: "Move 2 tasks to v2" }).click();
+    await expect(apply.getByRole("alert")).toContainText("Give a reason");
+    await apply.getByLabel("Reason (required)").fill("v2 asks for the review before building");
+    await apply.getByRole("button", { name: "Move 2 tasks to v2" }).click();
+    const result = page.locator(".wf-migration-result");
+    await expect(result).toContainText(`Moved 1 of 2 tasks to ${name} v2; 1 refused and left as they were.`);
+    await expect(result).toBeFocused();
+    const outcome = (id: string) =>
+      result.getByRole("listitem").filter({ has: page.getByRole("link", { name: id, exact: true }) });
+    await expect(outcome(waiting.id)).toContainText("moved: now on v2 in planning");
+    await expect(outcome(overtaken.id)).toContainText("moved since the plan");
+    await workflows.checkAtBothWidths("workflow-migration-result", async () => {
+      await expect(result).toBeVisible();
+    });
+
+    // The registry counts it on v2 now; the refused ones stay on v1.
+    await page.goto("/workflows");
+    await expect(workflows.versions(name).getByRole("listitem").first()).toContainText("1 task");
+    await expect(workflows.versions(name).getByRole("listitem").nth(1)).toContainText("2 tasks");
+    await admin.dispose();
   });
 });

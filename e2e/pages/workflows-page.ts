@@ -5,9 +5,9 @@ import { axeViolations } from "./axe";
 export class WorkflowsPage {
   constructor(readonly page: Page) {}
 
-  /** A workflow's entry on /workflows. */
-  entry(title: string): Locator {
-    return this.page.getByRole("region", { name: new RegExp(`^${title} `) });
+  /** A workflow's entry on /workflows, by the start of its heading ("Delivery", or "Delivery delivery"). */
+  entry(heading: string): Locator {
+    return this.page.getByRole("region", { name: new RegExp(`^${heading}\\b`) });
   }
 
   versions(name: string): Locator {

@@ -1,0 +1,64 @@
+import { expect, type APIRequestContext, type Page, type PlaywrightWorkerArgs } from "@playwright/test";
+import type { WorkflowDefinitionData } from "@/lib/model/workflows/workflow-definition";
+import { AgentsPage } from "./agents-page";
+import { demoPasswords, signIn, type DemoUser } from "./login-page";
+
+/**
+ * A workflow of the test's own, published and driven the way a team would:
+ * an admin publishes it with their console session (people have no API
+ * tokens), an agent token created in the console with every workflow in its
+ * scope creates and moves its tasks over the API.
+ */
+export async function signedInRequest(
+  playwright: PlaywrightWorkerArgs["playwright"],
+  baseURL: string | undefined,
+  user: DemoUser,
+): Promise<APIRequestContext> {
+  const context = await playwright.request.newContext({ baseURL });
+  const { csrfToken } = (await (await context.get("/api/auth/csrf")).json()) as { csrfToken: string };
+  const res = await context.post("/api/auth/callback/credentials", {
+    form: { csrfToken, username: user, password: demoPasswords[user], json: "true" },
+  });
+  expect(res.status(), await res.text()).toBeLessThan(400);
+  return context;
+}
+
+export async function publish(admin: APIRequestContext, doc: WorkflowDefinitionData): Promise<void> {
+  const res = await admin.post("/api/v1/workflows", { data: doc });
+  expect(res.status(), await res.text()).toBe(201);
+}
+
+/** An agent whose token reaches every workflow, present and future, made by an admin in the console. */
+export async function everyWorkflowToken(page: Page, name: string): Promise<string> {
+  await signIn(page, "admin", "/admin/agents");
+  const agents = new AgentsPage(page);
+  await agents.fillCreate({ name, workflows: [], tools: [] });
+  await agents.createForm.getByLabel("Every workflow, including ones added later").check();
+  await agents.submitCreate();
+  return (await agents.shownToken(agents.createForm)).secret;
+}
+
+export class TaskDriver {
+  constructor(
+    private readonly request: APIRequestContext,
+    private readonly token: string,
+  ) {}
+
+  private async post(url: string, data: unknown): Promise<{ id: string; version: number; status: string }> {
+    const res = await this.request.post(url, { data, headers: { Authorization: `Bearer ${this.token}` } });
+    expect(res.ok(), `${url} → ${res.status()} ${await res.text()}`).toBe(true);
+    const body = (await res.json()) as { task?: { id: string; version: number; status: string } };
+    return body.task ?? (body as unknown as { id: string; version: number; status: string });
+  }
+
+  create(workflow: string, id: string) {
+    return this.post("/api/v1/tasks", { workflow, task_id: id, intent_id: `intent-${id}` });
+  }
+
+  move(task: { id: string; version: number }, to: string) {
+    return this.post(`/api/v1/tasks/${encodeURIComponent(task.id)}/transitions`, {
+      expected_version: task.version,
+      to,
+    });
+  }
+}
