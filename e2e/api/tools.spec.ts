@@ -1,0 +1,303 @@
+import { expect, test, type APIRequestContext, type Page, type PlaywrightWorkerArgs } from "@playwright/test";
+import { AgentApi, authHeaders, expectProblem, uniqueId, type Problem, type TaskBody } from "./agent-api";
+import { AgentsPage } from "../pages/agents-page";
+import { demoPasswords, signIn, type DemoUser } from "../pages/login-page";
+
+/**
+ * The tool registry over HTTP: an admin (the console session) registers a
+ * tool, a new version of it, retires it; bad definitions are 422 with every
+ * problem at its JSON path; an agent without the publish scope is refused,
+ * one with it registers; and a registered tool is called end to end by an
+ * agent over the API, its request checked against the registered schema.
+ */
+
+interface ToolVersionBody {
+  definition: Record<string, unknown> & { name: string; version: number };
+  name: string;
+  version: number;
+  digest: string;
+  built_in: boolean;
+  registered_by: string;
+  retired_at: string | null;
+}
+type DefinitionProblem = Problem & { problems?: Array<{ path: string; message: string }> };
+
+async function signedIn(
+  playwright: PlaywrightWorkerArgs["playwright"],
+  baseURL: string | undefined,
+  user: DemoUser,
+): Promise<APIRequestContext> {
+  const context = await playwright.request.newContext({ baseURL, extraHTTPHeaders: {} });
+  const { csrfToken } = (await (await context.get("/api/auth/csrf")).json()) as { csrfToken: string };
+  const res = await context.post("/api/auth/callback/credentials", {
+    form: { csrfToken, username: user, password: demoPasswords[user], json: "true" },
+  });
+  expect(res.status(), await res.text()).toBeLessThan(400);
+  return context;
+}
+
+/** A reversible CRM-like tool of this run's own, reconciled by people (nothing irreversible hangs on it). */
+function ticketTool(name: string) {
+  return {
+    name,
+    version: 1,
+    description: "Open a ticket in the team's tracker",
+    irreversible: false,
+    request_schema: {
+      type: "object",
+      additionalProperties: false,
+      required: ["title", "priority"],
+      properties: {
+        title: { type: "string", minLength: 1, maxLength: 200 },
+        priority: { type: "string", enum: ["low", "high"] },
+      },
+    },
+    topic: "tickets",
+    idempotency_window_seconds: 86_400,
+    identity_fields: ["/title"],
+    max_attempts: 2,
+    reconciliation: { method: "manual" },
+  };
+}
+
+const toolName = () =>
+  uniqueId("e2e.tickets")
+    .toLowerCase()
+    .replace(/[^a-z0-9.-]/g, "-");
+
+/** An agent created in the console: every workflow, the tools given (or every tool), optionally the publish scope for tools. */
+async function agentToken(page: Page, options: { publish: boolean; everyTool: boolean }): Promise<string> {
+  await signIn(page, "admin", "/admin/agents");
+  const agents = new AgentsPage(page);
+  await agents.fillCreate({
+    name: uniqueId("tools").toLowerCase(),
+    workflows: [],
+    tools: [],
+    publish: options.publish ? ["tools"] : [],
+  });
+  await agents.createForm.getByLabel("Every workflow, including ones added later").check();
+  if (options.everyTool) await agents.createForm.getByLabel("Every tool, including ones added later").check();
+  await agents.submitCreate();
+  return (await agents.shownToken(agents.createForm)).secret;
+}
+
+test("an admin registers a tool, a new version and retires it; versions are immutable", async ({
+  playwright,
+  baseURL,
+}) => {
+  const admin = await signedIn(playwright, baseURL, "admin");
+  const def = ticketTool(toolName());
+  const created = await admin.post("/api/v1/tools", { data: def });
+  expect(created.status(), await created.text()).toBe(201);
+  const v1 = (await created.json()) as ToolVersionBody;
+  expect(v1).toMatchObject({
+    name: def.name,
+    version: 1,
+    built_in: false,
+    registered_by: "spiffe://verity.local/user/admin",
+  });
+  expect(v1.definition).toEqual(def);
+
+  const replay = await admin.post("/api/v1/tools", { data: def });
+  expect(replay.status()).toBe(200);
+  expect(replay.headers()["idempotent-replayed"]).toBe("true");
+  await expectProblem(
+    await admin.post("/api/v1/tools", { data: { ...def, description: "Other words" } }),
+    409,
+    "idempotency-conflict",
+  );
+
+  // Fetch → edit → register: `definition` is exactly what POST accepts.
+  const fetched = (await (await admin.get(`/api/v1/tools/${def.name}`)).json()) as { newest: ToolVersionBody };
+  const v2res = await admin.post("/api/v1/tools", {
+    data: { ...fetched.newest.definition, version: 2, max_attempts: 3 },
+  });
+  expect(v2res.status(), await v2res.text()).toBe(201);
+  const detail = (await (await admin.get(`/api/v1/tools/${def.name}`)).json()) as {
+    versions: ToolVersionBody[];
+    retired: boolean;
+  };
+  expect(detail.versions.map((v) => v.version)).toEqual([2, 1]);
+  expect(detail.retired).toBe(false);
+
+  const listed = (await (await admin.get("/api/v1/tools")).json()) as {
+    items: Array<{ name: string; newest: ToolVersionBody }>;
+  };
+  expect(listed.items.map((t) => t.name)).toEqual(
+    expect.arrayContaining(["payments.refund", "crm.add_note", def.name]),
+  );
+  expect(listed.items.find((t) => t.name === "payments.refund")?.newest.built_in).toBe(true);
+
+  await expectProblem(await admin.post(`/api/v1/tools/${def.name}/retire`, { data: {} }), 400, "validation-failed");
+  const retired = await admin.post(`/api/v1/tools/${def.name}/retire`, {
+    data: { reason: "moved to the new tracker" },
+  });
+  expect(retired.status(), await retired.text()).toBe(200);
+  const after = (await retired.json()) as { retired: boolean; versions: ToolVersionBody[] };
+  expect(after.retired).toBe(true);
+  expect(after.versions.every((v) => v.retired_at !== null)).toBe(true);
+  await expectProblem(await admin.get("/api/v1/tools/e2e.nobody-registered-this"), 404, "not-found");
+  await admin.dispose();
+});
+
+test("bad definitions: 422 listing every problem at its JSON path; a built-in's name is taken", async ({
+  playwright,
+  baseURL,
+}) => {
+  const admin = await signedIn(playwright, baseURL, "admin");
+  const def = ticketTool(toolName());
+  const shape = (await expectProblem(
+    await admin.post("/api/v1/tools", {
+      data: { ...def, version: 0, colour: "red", reconciliation: { method: "http" } },
+    }),
+    422,
+    "definition-invalid",
+  )) as DefinitionProblem;
+  expect(shape.problems?.map((p) => p.path).sort()).toEqual(["$.colour", "$.reconciliation.url", "$.version"]);
+  const meaning = (await expectProblem(
+    await admin.post("/api/v1/tools", {
+      data: {
+        ...def,
+        irreversible: true,
+        identity_fields: ["/title", "/assignee"],
+        amount: { amount_pointer: "/title", currency_pointer: "/currency" },
+        compensating_tool: "e2e.no-such-tool",
+        request_schema: {
+          ...def.request_schema,
+          properties: { ...def.request_schema.properties, priority: { type: "strnig" } },
+        },
+      },
+    }),
+    422,
+    "definition-invalid",
+  )) as DefinitionProblem;
+  expect(meaning.problems?.map((p) => p.path)).toEqual([
+    "$.request_schema.properties.priority.type",
+    "$.compensating_tool",
+  ]);
+  const fixedSchema = (await expectProblem(
+    await admin.post("/api/v1/tools", {
+      data: {
+        ...def,
+        irreversible: true,
+        identity_fields: ["/title", "/assignee"],
+        amount: { amount_pointer: "/title", currency_pointer: "/currency" },
+      },
+    }),
+    422,
+    "definition-invalid",
+  )) as DefinitionProblem;
+  expect(fixedSchema.problems?.map((p) => p.path)).toEqual([
+    "$.amount.amount_pointer",
+    "$.amount.currency_pointer",
+    "$.identity_fields[1]",
+  ]);
+  expect(fixedSchema.errors?.map((e) => e.field)).toContain("$.identity_fields[1]");
+  const taken = (await expectProblem(
+    await admin.post("/api/v1/tools", { data: { ...def, name: "payments.refund" } }),
+    422,
+    "definition-invalid",
+  )) as DefinitionProblem;
+  expect(taken.problems?.map((p) => p.path)).toEqual(["$.name"]);
+  await admin.dispose();
+});
+
+test("an agent without the publish scope is refused naming it; one with it registers", async ({ page, request }) => {
+  const def = ticketTool(toolName());
+  const refused = await expectProblem(
+    await request.post("/api/v1/tools", { data: def, headers: authHeaders }),
+    403,
+    "forbidden",
+  );
+  expect(refused).toMatchObject({ scope: "publish", registry: "tools" });
+  await expectProblem(
+    await request.post(`/api/v1/tools/crm.add_note/retire`, { data: { reason: "x" }, headers: authHeaders }),
+    403,
+    "forbidden",
+  );
+  const ci = await agentToken(page, { publish: true, everyTool: false });
+  const ok = await request.post("/api/v1/tools", { data: def, headers: { Authorization: `Bearer ${ci}` } });
+  expect(ok.status(), await ok.text()).toBe(201);
+  expect(((await ok.json()) as ToolVersionBody).registered_by).toMatch(/^spiffe:\/\/verity\.local\/agent\//);
+});
+
+test("a registered tool called end to end over HTTP: its schema checks the request, a retired tool takes no new intents", async ({
+  page,
+  playwright,
+  baseURL,
+}) => {
+  const admin = await signedIn(playwright, baseURL, "admin");
+  const def = ticketTool(toolName());
+  expect((await admin.post("/api/v1/tools", { data: def })).status()).toBe(201);
+  const token = await agentToken(page, { publish: false, everyTool: true });
+  const agentContext = await playwright.request.newContext({
+    baseURL,
+    extraHTTPHeaders: { Authorization: `Bearer ${token}` },
+  });
+  const api = new AgentApi(agentContext);
+  let task: TaskBody = await api.drive(await api.createAgentTask(), ["PLANNING", "READY", "RUNNING"]);
+
+  const intentPath = `/api/v1/tasks/${task.id}/executions`;
+  const bad = await expectProblem(
+    await agentContext.post(intentPath, {
+      data: {
+        tool_call_id: "ticket-1",
+        tool: def.name,
+        request: { title: "", priority: "urgent", extra: 1 },
+        expected_version: task.version,
+      },
+    }),
+    400,
+    "validation-failed",
+  );
+  expect(bad.errors?.map((e) => e.field).sort()).toEqual(["request.extra", "request.priority", "request.title"]);
+
+  const intent = await agentContext.post(intentPath, {
+    data: {
+      tool_call_id: "ticket-1",
+      tool: def.name,
+      request: { title: "Printer on fire", priority: "high" },
+      expected_version: task.version,
+    },
+  });
+  expect(intent.status(), await intent.text()).toBe(201);
+  const proceed = (await intent.json()) as {
+    kind: string;
+    execution: { id: string; attempt_id: string; tool_version: number; irreversible: boolean };
+  };
+  expect(proceed).toMatchObject({ kind: "proceed", execution: { tool_version: 1, irreversible: false } });
+  const sent = await agentContext.post(`/api/v1/executions/${proceed.execution.id}/sent`, {
+    data: { attempt_id: proceed.execution.attempt_id },
+  });
+  expect(sent.status(), await sent.text()).toBe(200);
+  const outcome = await agentContext.post(`/api/v1/executions/${proceed.execution.id}/outcome`, {
+    data: {
+      attempt_id: proceed.execution.attempt_id,
+      outcome: "succeeded",
+      evidence: { execution_id: proceed.execution.id, ticket: "T-1" },
+      next_status: "RUNNING",
+    },
+  });
+  expect(outcome.status(), await outcome.text()).toBe(200);
+  task = await api.task(task.id);
+  expect(task.status).toBe("RUNNING");
+
+  expect(
+    (await admin.post(`/api/v1/tools/${def.name}/retire`, { data: { reason: "tracker replaced" } })).status(),
+  ).toBe(200);
+  const retired = await expectProblem(
+    await agentContext.post(intentPath, {
+      data: {
+        tool_call_id: "ticket-2",
+        tool: def.name,
+        request: { title: "Another", priority: "low" },
+        expected_version: task.version,
+      },
+    }),
+    422,
+    "invariant-violated",
+  );
+  expect(retired.violations?.map((v) => v.invariant)).toEqual(["tool_not_retired"]);
+  await agentContext.dispose();
+  await admin.dispose();
+});
