@@ -57,7 +57,7 @@ export async function createTask(
       task_id: id,
       intent_id: `intent-${id}`,
       subtasks: workflow === "agent-task" ? refundSubtasks : undefined,
-      budget: { currency_committed_usd: 5 },
+      budget: { currency_committed_usd: 10_000 },
     }),
   );
 }
