@@ -45,7 +45,9 @@ export async function runLookupWorker(options: LookupWorkerOptions): Promise<voi
         continue;
       }
       const answer = await options.lookup(claimed);
-      options.onAnswered?.(await options.client.answerLookup(claimed, answer));
+      // Answered first, told after: `onAnswered?.(await …)` would skip the answer itself when no one listens.
+      const answered = await options.client.answerLookup(claimed, answer);
+      options.onAnswered?.(answered);
     } catch (error) {
       options.onError?.(error, claimed);
       await sleep(pollMs, options.signal);
