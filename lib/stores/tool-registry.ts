@@ -78,19 +78,21 @@ export async function insertToolVersion(
         registeredBy: options.actor.identity,
       },
     });
-    await appendAuditEntry(tx, {
-      action: "tool.registered",
-      actor: options.actor,
-      subject: { type: "tool", id: def.name },
-      details: {
-        tool: def.name,
-        version: def.version,
-        digest,
-        built_in: options.builtIn,
-        irreversible: def.irreversible,
-        reconciliation: def.reconciliation.method,
-      },
-    });
+    // A shipped tool is part of the release, not anyone's act (its row says when it arrived): as for shipped workflows.
+    if (!options.builtIn)
+      await appendAuditEntry(tx, {
+        action: "tool.registered",
+        actor: options.actor,
+        subject: { type: "tool", id: def.name },
+        details: {
+          tool: def.name,
+          version: def.version,
+          digest,
+          built_in: options.builtIn,
+          irreversible: def.irreversible,
+          reconciliation: def.reconciliation.method,
+        },
+      });
     return { kind: "registered", version: toView(row) };
   } catch (error) {
     // A twin request inserted the same id between the read and the insert.

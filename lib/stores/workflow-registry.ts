@@ -83,7 +83,8 @@ export async function registerBuiltInWorkflows(db: Db): Promise<string[]> {
         VALUES (${def.digest}, ${def.name}, ${def.version}, ${JSON.stringify(documentOf(def))}::jsonb, true, ${startActor.identity})
         ON CONFLICT DO NOTHING
         RETURNING digest`;
-      if (rows.length === 1) await appendAuditEntry(tx, publishedAuditEntry(def, true, startActor));
+      // Not audited: a shipped definition is part of the release, not anyone's act; its row says
+      // when it arrived (published_at, built_in). The audit log records publications by people and agents.
       return rows.length === 1;
     });
     if (inserted) registered.push(`${def.name} v${def.version}`);

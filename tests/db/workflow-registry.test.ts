@@ -77,7 +77,7 @@ const release: WorkflowDefinitionData = {
 };
 
 describe("the shipped definitions", () => {
-  it("are registered at start under their own digests, once, each with its audit entry", async () => {
+  it("are registered at start under their own digests, once, as part of the release (not audited as anyone's act)", async () => {
     const rows = await db.workflowVersion.findMany({ orderBy: [{ name: "asc" }, { version: "asc" }] });
     expect(rows.map((r) => [r.name, r.version, r.digest, r.builtIn])).toEqual(
       workflowDefinitions.map((d) => [d.name, d.version, d.digest, true]),
@@ -85,8 +85,7 @@ describe("the shipped definitions", () => {
     // A second start, and a third, register nothing and audit nothing.
     expect(await registerBuiltInWorkflows(db)).toEqual([]);
     expect(await registerBuiltInWorkflows(db)).toEqual([]);
-    const entries = await db.auditEntry.findMany({ where: { action: "workflow.published" } });
-    expect(entries.map((e) => e.subjectId).sort()).toEqual(workflowDefinitions.map((d) => d.digest).sort());
+    expect(await db.auditEntry.count({ where: { action: "workflow.published" } })).toBe(0);
     // Each stored definition is the published form: it digests to the digest it is stored under.
     for (const row of rows)
       expect(defineWorkflow(row.definition as unknown as WorkflowDefinitionData).digest).toBe(row.digest);
