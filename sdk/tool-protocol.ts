@@ -59,6 +59,12 @@ export interface ExecuteToolInput {
   /** The task instruction this call relies on (e.g. the current "refund" instruction's id). */
   instructionId?: string;
   /**
+   * This call is a compensation: it undoes that known-succeeded execution of
+   * the same task, through the compensating tool the execution's tool
+   * declares. Its own toolCallId gives it its own idempotency key.
+   */
+  compensatesExecutionId?: string;
+  /**
    * false: return the first known failure instead of retrying it; the
    * default retries while the server's advice (execution.retry.safe) says a
    * retry under the same key is safe, up to the tool's attempt limit.
@@ -185,6 +191,7 @@ async function attemptOnce(
       expected_version: input.expectedVersion,
       ...(input.fencingToken ? { fencing_token: input.fencingToken } : {}),
       ...(input.instructionId ? { instruction_id: input.instructionId } : {}),
+      ...(input.compensatesExecutionId ? { compensates_execution_id: input.compensatesExecutionId } : {}),
     });
   } catch (error) {
     const executionId = unresolvedExecutionOf(error);

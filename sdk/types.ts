@@ -106,6 +106,8 @@ export interface RecordIntentBody {
   fencing_token?: string;
   /** The task instruction the call relies on: an irreversible call whose instruction is no longer current is frozen for review. */
   instruction_id?: string;
+  /** A compensation: the known-succeeded execution of this task it undoes (its tool's compensating tool). */
+  compensates_execution_id?: string;
 }
 
 export interface RecordInstructionInput {

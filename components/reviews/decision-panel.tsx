@@ -30,11 +30,14 @@ interface Props {
   executeBlockedBy: string | null;
   /** The action was frozen before it was ever sent (the task's instructions): there is no provider evidence to accept. */
   neverSent?: boolean;
+  /** The tool that undoes this call's effect; null: no "accept & compensate" is offered (the server refuses it too). */
+  compensatingTool?: string | null;
 }
 
 const buttonClass: Record<ReviewDecisionKind, string> = {
   approve_execute: "button button--primary",
   approve_accept_evidence: "button button--primary-soft",
+  approve_compensate: "button",
   reject: "button button--danger",
   escalate: "button",
 };
@@ -42,6 +45,7 @@ const buttonClass: Record<ReviewDecisionKind, string> = {
 const pendingText: Record<ReviewDecisionKind, string> = {
   approve_execute: "Recording your approval and sending the request under the same key…",
   approve_accept_evidence: "Recording your approval of the provider's evidence…",
+  approve_compensate: "Recording the provider's evidence and the compensation…",
   reject: "Recording the rejection…",
   escalate: "Escalating…",
 };
@@ -63,6 +67,7 @@ export function DecisionPanel({
   idempotencyKey,
   executeBlockedBy,
   neverSent = false,
+  compensatingTool = null,
 }: Props) {
   const [reason, setReason] = useState("");
   const [reasonError, setReasonError] = useState<string | null>(null);
@@ -123,39 +128,43 @@ export function DecisionPanel({
             maxLength={reasonMaxLength}
           />
           <ul className="decision-buttons">
-            {decisionKinds.map((kind) => {
-              const info = decisionInfo[kind];
-              const helpId = `decision-help-${kind}`;
-              const blocked =
-                kind === "approve_execute"
-                  ? executeBlockedBy
-                  : kind === "approve_accept_evidence" && neverSent
-                    ? "this action was never sent, so the provider has nothing to show; approve sending it, or reject it."
-                    : null;
-              let help = info.help;
-              if (kind === "approve_execute") {
-                help = `${help} Key: ${idempotencyKey}.`;
-                if (!lastApproval)
-                  help = `${help} This is approval ${approvalsGiven + 1} of ${requiredApprovals}: nothing is sent until a different operator approves too.`;
-              }
-              return (
-                <li key={kind}>
-                  <button
-                    type="submit"
-                    name="decision"
-                    value={kind}
-                    className={buttonClass[kind]}
-                    disabled={pending || blocked !== null}
-                    aria-describedby={helpId}
-                  >
-                    {info.button}
-                  </button>
-                  <p id={helpId} className={blocked ? "blocked-reason" : "decision-help"}>
-                    {blocked ? `Not now: ${blocked}` : help}
-                  </p>
-                </li>
-              );
-            })}
+            {decisionKinds
+              .filter((kind) => kind !== "approve_compensate" || compensatingTool !== null)
+              .map((kind) => {
+                const info = decisionInfo[kind];
+                const helpId = `decision-help-${kind}`;
+                const blocked =
+                  kind === "approve_execute"
+                    ? executeBlockedBy
+                    : (kind === "approve_accept_evidence" || kind === "approve_compensate") && neverSent
+                      ? "this action was never sent, so the provider has nothing to show; approve sending it, or reject it."
+                      : null;
+                let help = info.help;
+                if (kind === "approve_compensate" && compensatingTool)
+                  help = `${help} Compensating tool: ${compensatingTool}.`;
+                if (kind === "approve_execute") {
+                  help = `${help} Key: ${idempotencyKey}.`;
+                  if (!lastApproval)
+                    help = `${help} This is approval ${approvalsGiven + 1} of ${requiredApprovals}: nothing is sent until a different operator approves too.`;
+                }
+                return (
+                  <li key={kind}>
+                    <button
+                      type="submit"
+                      name="decision"
+                      value={kind}
+                      className={buttonClass[kind]}
+                      disabled={pending || blocked !== null}
+                      aria-describedby={helpId}
+                    >
+                      {info.button}
+                    </button>
+                    <p id={helpId} className={blocked ? "blocked-reason" : "decision-help"}>
+                      {blocked ? `Not now: ${blocked}` : help}
+                    </p>
+                  </li>
+                );
+              })}
           </ul>
           <p className="hint">
             Applies to version {version} of this review. If another operator decides first, nothing is overwritten: you

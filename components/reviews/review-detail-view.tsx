@@ -87,6 +87,7 @@ export function ReviewDetailView({
               approvalsGiven={approvals.approvers.length}
               idempotencyKey={review.execution.idempotencyKey}
               neverSent={instructions?.neverSent === true && instructions.frozenByGuard}
+              compensatingTool={data.compensatingTool}
               executeBlockedBy={
                 review.openAlerts.length
                   ? `the task has ${review.openAlerts.length === 1 ? "an open divergence alert" : `${review.openAlerts.length} open divergence alerts`}; nothing irreversible proceeds until it is resolved on the task page.`

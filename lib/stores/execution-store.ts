@@ -2,6 +2,7 @@ import type { Db, Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import { Prisma, type Execution } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/core/ids";
+import { digestOf } from "@/lib/core/canonical-json";
 import type { Actor } from "@/lib/model/actor";
 import { executionAuditEntry } from "@/lib/model/audit/audit-events";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
@@ -50,6 +51,8 @@ export interface ExecutionView {
   settledAt: Date | null;
   /** The instruction the call relies on, if it named one. */
   instructionId?: string | null;
+  /** The known-succeeded execution of the same task this one undoes (lib/use-cases/executions/compensation.ts), if it is a compensation. */
+  compensatesId?: string | null;
   /** For a settled failure (FAILED, RECONCILED_FAILED): whether a new attempt under the same key is safe now, and why; null otherwise. */
   retry?: RetryAdvice | null;
 }
@@ -85,6 +88,7 @@ export function toExecutionView(row: Execution): ExecutionView {
     sentAt: row.sentAt,
     settledAt: row.settledAt,
     instructionId: row.instructionId,
+    compensatesId: row.compensatesId,
     retry: retryAdviceOf(row),
   };
 }
@@ -92,6 +96,63 @@ export function toExecutionView(row: Execution): ExecutionView {
 /** The idempotency key of a logical call: the same for every attempt, so the provider applies it at most once. */
 export function idempotencyKeyOf(taskId: string, toolCallId: string): string {
   return `vrt:${taskId}:${toolCallId}`;
+}
+
+/**
+ * What identifies a call's request, so a retry that changed it is refused
+ * (idempotency_conflict): the tool, the request as validated, and for a
+ * compensation the effect it undoes. An ordinary call's digest is the one
+ * it had before compensations existed.
+ */
+export function intentDigestOf(tool: string, request: Record<string, unknown>, compensatesId?: string | null): string {
+  return digestOf({ tool, request, ...(compensatesId ? { compensates: compensatesId } : {}) });
+}
+
+export interface NewIntent {
+  taskId: string;
+  toolCallId: string;
+  tool: string;
+  toolVersion: number | null;
+  irreversible: boolean;
+  request: Record<string, unknown>;
+  instructionId: string | null;
+  leaseToken: bigint | null;
+  reserved: { minor: number; currency: string } | null;
+  compensatesId: string | null;
+  /** The first event's words. */
+  reason: string;
+}
+
+/** A call's first attempt, INTENT_RECORDED, with its event and audit entry: the one place an execution row is created. */
+export async function insertIntent(tx: Tx, intent: NewIntent, actor: Actor, now = new Date()): Promise<Execution> {
+  const id = newId("exec");
+  const row = await tx.execution.create({
+    data: {
+      id,
+      taskId: intent.taskId,
+      toolCallId: intent.toolCallId,
+      attempt: 1,
+      attemptId: `${id}.1`,
+      idempotencyKey: idempotencyKeyOf(intent.taskId, intent.toolCallId),
+      tool: intent.tool,
+      toolVersion: intent.toolVersion,
+      irreversible: intent.irreversible,
+      request: intent.request as Prisma.InputJsonValue,
+      requestDigest: intentDigestOf(intent.tool, intent.request, intent.compensatesId),
+      status: "INTENT_RECORDED",
+      version: 1,
+      createdBy: actor.identity,
+      createdAt: now,
+      updatedAt: now,
+      instructionId: intent.instructionId,
+      leaseToken: intent.leaseToken,
+      reservedMinor: intent.reserved?.minor ?? null,
+      reservedCurrency: intent.reserved?.currency ?? null,
+      compensatesId: intent.compensatesId,
+    },
+  });
+  await appendEvent(tx, row, null, intent.reason, undefined, actor);
+  return row;
 }
 
 export async function moveExecution(

@@ -35,6 +35,7 @@ import { toolDefinitionOf } from "@/lib/stores/tool-registry";
 export const reviewDecisionKinds = [
   "approve_execute",
   "approve_accept_evidence",
+  "approve_compensate",
   "reject",
   "escalate",
 ] as const satisfies readonly ReviewDecisionKind[];

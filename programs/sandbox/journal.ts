@@ -18,7 +18,7 @@ import { z } from "zod";
  * One process per journal file; nothing here locks it.
  */
 
-export const namespaces = ["refunds", "crm_notes", "releases"] as const;
+export const namespaces = ["refunds", "crm_notes", "releases", "rollbacks"] as const;
 export type Namespace = (typeof namespaces)[number];
 
 export const journalRecordSchema = z.object({

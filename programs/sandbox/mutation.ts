@@ -5,6 +5,7 @@ import {
   type SandboxNote,
   type SandboxRefund,
   type SandboxRelease,
+  type SandboxRollback,
 } from "@/lib/connectors/sandbox/contract";
 import type { RequestContext, SandboxContext } from "@/programs/sandbox/context";
 import { headerOf, sendError, sendJson, SandboxHttpError } from "@/programs/sandbox/http";
@@ -50,7 +51,7 @@ export function idempotencyKeyOf(req: IncomingMessage): string {
   return key;
 }
 
-export interface Mutation<T extends SandboxRefund | SandboxNote | SandboxRelease> {
+export interface Mutation<T extends SandboxRefund | SandboxNote | SandboxRelease | SandboxRollback> {
   namespace: Namespace;
   key: string;
   /** Digest of method, path and parameters: what "the same request" means. */
@@ -64,7 +65,7 @@ export interface Mutation<T extends SandboxRefund | SandboxNote | SandboxRelease
   conflict?: (kind: "mismatch" | "in_flight", key: string) => { status: number; body: unknown };
 }
 
-export async function runIdempotentMutation<T extends SandboxRefund | SandboxNote | SandboxRelease>(
+export async function runIdempotentMutation<T extends SandboxRefund | SandboxNote | SandboxRelease | SandboxRollback>(
   ctx: SandboxContext,
   rc: RequestContext,
   m: Mutation<T>,

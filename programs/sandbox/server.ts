@@ -22,6 +22,8 @@
  *   GET  /v1/crm/notes?idempotency_key=K   200 {data: [note] | [], in_flight}
  *   POST /v1/releases                      Idempotency-Key required, {service, version, environment, commit, metadata?}; as refunds
  *   GET  /v1/releases?idempotency_key=K    200 {data: [release] | [], in_flight} (without the key: every release)
+ *   POST /v1/rollbacks                     Idempotency-Key required, the release's {service, version, environment, commit}; 400 release_not_deployed
+ *   GET  /v1/rollbacks?idempotency_key=K   as releases
  *   GET  /__sandbox/stats                  counts, duplicates prevented, webhook and consistency figures
  *   GET|POST /__sandbox/faults             {faults: [...], probability?, seed?, scope?: "writes" | "all"}
  *   POST /__sandbox/reset                  403 reset_disabled unless started with allowReset

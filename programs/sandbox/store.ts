@@ -2,9 +2,11 @@ import {
   noteSchema,
   refundSchema,
   releaseSchema,
+  rollbackSchema,
   type SandboxNote,
   type SandboxRefund,
   type SandboxRelease,
+  type SandboxRollback,
 } from "@/lib/connectors/sandbox/contract";
 import { IdempotencyStore } from "@/programs/sandbox/idempotency-store";
 import {
@@ -30,6 +32,8 @@ export class SandboxStore {
   private readonly noteByKey = new Map<string, SandboxNote>();
   private readonly releases: SandboxRelease[] = [];
   private readonly releaseByKey = new Map<string, SandboxRelease>();
+  private readonly rollbacks: SandboxRollback[] = [];
+  private readonly rollbackByKey = new Map<string, SandboxRollback>();
 
   private constructor(private readonly journal: Journal) {}
 
@@ -56,7 +60,7 @@ export class SandboxStore {
     namespace: Namespace,
     key: string,
     fingerprint: string,
-    body: SandboxRefund | SandboxNote | SandboxRelease,
+    body: SandboxRefund | SandboxNote | SandboxRelease | SandboxRollback,
   ): Promise<void> {
     const record: JournalRecord = {
       v: 1,
@@ -97,6 +101,13 @@ export class SandboxStore {
         this.releaseByKey.set(key, release);
         return;
       }
+      case "rollbacks": {
+        const rollback = rollbackSchema.parse(record.body);
+        this.keys.complete("rollbacks", key, record.fingerprint, { status: record.status, body: rollback });
+        this.rollbacks.push(rollback);
+        this.rollbackByKey.set(key, rollback);
+        return;
+      }
     }
   }
 
@@ -128,8 +139,37 @@ export class SandboxStore {
     return this.releases;
   }
 
-  counts(): { refunds: number; notes: number; releases: number } {
-    return { refunds: this.refunds.length, notes: this.notes.length, releases: this.releases.length };
+  /** The newest deployed release of exactly this service, version, environment and commit. */
+  deployedRelease(of: {
+    service: string;
+    version: string;
+    environment: string;
+    commit: string;
+  }): SandboxRelease | undefined {
+    return this.releases.findLast(
+      (r) =>
+        r.service === of.service &&
+        r.version === of.version &&
+        r.environment === of.environment &&
+        r.commit === of.commit,
+    );
+  }
+
+  rollbackByIdempotencyKey(key: string): SandboxRollback | undefined {
+    return this.rollbackByKey.get(key);
+  }
+
+  listRollbacks(): readonly SandboxRollback[] {
+    return this.rollbacks;
+  }
+
+  counts(): { refunds: number; notes: number; releases: number; rollbacks: number } {
+    return {
+      refunds: this.refunds.length,
+      notes: this.notes.length,
+      releases: this.releases.length,
+      rollbacks: this.rollbacks.length,
+    };
   }
 
   /** Forgets everything, on disk too. Only /__sandbox/reset calls this. */
@@ -143,6 +183,8 @@ export class SandboxStore {
     this.noteByKey.clear();
     this.releases.length = 0;
     this.releaseByKey.clear();
+    this.rollbacks.length = 0;
+    this.rollbackByKey.clear();
   }
 
   close(): Promise<void> {

@@ -2,8 +2,15 @@ import { registerBuiltInWorkflows } from "@/lib/stores/workflow-registry";
 import { registerTool } from "@/lib/use-cases/tools/register-tool";
 import { publishWorkflow } from "@/lib/use-cases/workflows/publish-workflow";
 import { changesOf, deliveryTaskIdOf, intentIdOfChange } from "@/programs/agent/delivery/delivery-agent";
-import { DELIVERY_WORKFLOW, DEMO_DELIVERY_RUN, RELEASE_TOOL, type Change } from "@/programs/agent/delivery/plan";
+import {
+  DELIVERY_WORKFLOW,
+  DEMO_DELIVERY_RUN,
+  RELEASE_TOOL,
+  ROLLBACK_TOOL,
+  type Change,
+} from "@/programs/agent/delivery/plan";
 import deployReleaseTool from "@/programs/seed/registry/deploy-release.tool.json" with { type: "json" };
+import deployRollbackTool from "@/programs/seed/registry/deploy-rollback.tool.json" with { type: "json" };
 import softwareDeliveryWorkflow from "@/programs/seed/registry/software-delivery.workflow.json" with { type: "json" };
 import { issueApiToken } from "@/lib/stores/api-tokens";
 import { sha256Hex } from "@/lib/core/canonical-json";
@@ -236,6 +243,8 @@ export async function seedDemoData(db: Db, options: SeedOptions = {}): Promise<{
   // The delivery scenario's tool and workflow, registered as a team would
   // (the same use cases as POST /api/v1/tools and /api/v1/workflows);
   // registering the same document again is answered as already registered.
+  // The compensating tool first: a tool may name only a registered one.
+  await registerTool(db, deployRollbackTool, { identity: seedActor.identity, kind: "system" });
   await registerTool(db, deployReleaseTool, { identity: seedActor.identity, kind: "system" });
   await publishWorkflow(db, softwareDeliveryWorkflow, seedActor);
   for (const user of demoUsers) {
@@ -312,7 +321,7 @@ export async function seedDemoData(db: Db, options: SeedOptions = {}): Promise<{
       token: demoAgent.token,
       scopes: {
         workflows: ["agent-task", "delivery", DELIVERY_WORKFLOW],
-        tools: ["payments.refund", "crm.add_note", RELEASE_TOOL],
+        tools: ["payments.refund", "crm.add_note", RELEASE_TOOL, ROLLBACK_TOOL],
         take_over_leases: false,
       },
     },

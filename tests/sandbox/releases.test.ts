@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { releaseListSchema } from "@/lib/connectors/sandbox/contract";
+import { releaseListSchema, rollbackListSchema } from "@/lib/connectors/sandbox/contract";
 import { startSandbox } from "@/programs/sandbox/server";
 import { get, post, sandbox, tempDir } from "./helpers";
 
@@ -47,6 +47,27 @@ describe("the release service", () => {
     expect(bad.status).toBe(400);
     expect(bad.json.error).toMatchObject({ param: "environment" });
     expect((await releases(s.url)).data.map((r) => r.version)).toEqual(["2.4.0"]);
+  });
+
+  it("rolls a deployed release back once per key, and refuses one that was never deployed, applying nothing", async () => {
+    const s = await sandbox();
+    const deployed = await post(`${s.url}/v1/releases`, release(), { "Idempotency-Key": "deploy-1" });
+    const first = await post(`${s.url}/v1/rollbacks`, release(), { "Idempotency-Key": "undo-1" });
+    expect(first.status).toBe(200);
+    expect(first.json).toMatchObject({
+      status: "rolled_back",
+      release_id: deployed.json.id,
+      idempotency_key: "undo-1",
+    });
+    const again = await post(`${s.url}/v1/rollbacks`, release(), { "Idempotency-Key": "undo-1" });
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(again.json).toEqual(first.json);
+    const never = await post(`${s.url}/v1/rollbacks`, release({ version: "9.9.9" }), { "Idempotency-Key": "undo-2" });
+    expect(never.status).toBe(400);
+    expect(never.json.error).toMatchObject({ code: "release_not_deployed" });
+    const lookup = await fetch(`${s.url}/v1/rollbacks?idempotency_key=undo-1`);
+    expect(rollbackListSchema.parse(await lookup.json()).data.map((r) => r.id)).toEqual([first.json.id]);
+    expect((await get(`${s.url}/__sandbox/stats`)).json).toMatchObject({ releases: 1, rollbacks: 1 });
   });
 
   it("keeps its releases in the journal across a restart", async () => {

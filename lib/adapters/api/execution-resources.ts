@@ -55,6 +55,10 @@ export const ExecutionResourceSchema = z.object({
     .string()
     .nullable()
     .meta({ description: "The task instruction this call relies on (see /tasks/{id}/instructions), if it named one." }),
+  compensates_execution_id: z.string().nullable().meta({
+    description:
+      "Set on a compensation: the known-succeeded execution of the same task it undoes, through the compensating tool that execution's tool declares.",
+  }),
   retry: z
     .object({
       safe: z.boolean().meta({
@@ -177,6 +181,7 @@ export function executionResource(e: ExecutionView): ExecutionResource {
     sent_at: e.sentAt?.toISOString() ?? null,
     settled_at: e.settledAt?.toISOString() ?? null,
     instruction_id: e.instructionId ?? null,
+    compensates_execution_id: e.compensatesId ?? null,
     retry: retryResource(e.retry ?? null),
   };
 }

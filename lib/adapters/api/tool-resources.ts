@@ -35,6 +35,7 @@ export const ToolDefinitionDocumentSchema = z
       .meta({ description: "JSON pointers of the request fields the provider's record must repeat." }),
     max_attempts: z.int().min(1).max(10),
     compensating_tool: z.string().optional(),
+    compensation_request: z.record(z.string(), z.string()).optional(),
     reconciliation: JsonObject.meta({
       description:
         '{"method":"http","url":…} | {"method":"worker","deadline_seconds":…} | {"method":"manual"}; the built-ins use {"method":"connector"}.',

@@ -94,6 +94,28 @@ export const releaseSchema = z.object({
 export type SandboxRelease = z.infer<typeof releaseSchema>;
 
 /**
+ * A rollback undoes a deployed release (deploy.rollback, the compensating
+ * tool of deploy.release): the release is named by what it deployed, the
+ * compensated call's own request. Applied at most once per key; a rollback
+ * of a release that was never deployed is a 400 that applied nothing.
+ */
+export const createRollbackBodySchema = createReleaseBodySchema.extend({});
+
+export const rollbackSchema = z.object({
+  id: z.string().startsWith("rbk_"),
+  status: z.literal("rolled_back"),
+  release_id: z.string().startsWith("rel_"),
+  service: z.string(),
+  version: z.string(),
+  environment: z.string(),
+  commit: z.string(),
+  metadata: metadataSchema,
+  idempotency_key: z.string(),
+  created_at: z.iso.datetime(),
+});
+export type SandboxRollback = z.infer<typeof rollbackSchema>;
+
+/**
  * A list. `in_flight` is present on lookups by idempotency key: true when a
  * request with that key is being processed right now, so an empty `data` is
  * not yet a final "no such effect".
@@ -104,6 +126,7 @@ export function listSchema<T extends z.ZodType>(item: T) {
 export const refundListSchema = listSchema(refundSchema);
 export const noteListSchema = listSchema(noteSchema);
 export const releaseListSchema = listSchema(releaseSchema);
+export const rollbackListSchema = listSchema(rollbackSchema);
 
 export const webhookEventSchema = z.object({
   id: z.string().startsWith("evt_"),
@@ -121,6 +144,7 @@ export type WebhookEvent = z.infer<typeof webhookEventSchema>;
 export const errorCodes = [
   "parameter_invalid", // 400: a body field, query parameter or header is invalid; nothing stored
   "idempotency_key_missing", // 400: POST without Idempotency-Key; nothing stored
+  "release_not_deployed", // 400: a rollback of a release that was never deployed; nothing stored
   "resource_missing", // 404
   "method_not_allowed", // 405
   "reset_disabled", // 403: /__sandbox/reset on a sandbox started without allowReset

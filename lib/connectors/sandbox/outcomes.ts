@@ -57,6 +57,7 @@ function outcomeOfErrorCode(code: ErrorCode, status: number, message: string): F
       // failure that would let the task fail over a refund that was made.
       return { kind: "unknown", reason: "idempotency_key_reused", message, httpStatus: status };
     case "resource_missing":
+    case "release_not_deployed":
     case "method_not_allowed":
     case "reset_disabled":
       return failed("rejected", false);

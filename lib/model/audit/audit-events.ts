@@ -93,6 +93,8 @@ export function executionAuditEntry(
       attempt: row.attempt,
       attempt_id: row.attemptId,
       irreversible: row.irreversible,
+      // A compensation names the effect it undoes, so the audit log alone links the two.
+      ...(row.compensatesId ? { compensates_execution_id: row.compensatesId } : {}),
       from_status: from,
       to_status: row.status,
       version: row.version,

@@ -54,6 +54,15 @@ export interface ToolDefinition {
   max_attempts: number;
   /** The tool that undoes a known-succeeded effect of this one, if any. */
   compensating_tool?: string;
+  /**
+   * How a person's compensation (a review's "accept evidence & compensate")
+   * builds the compensating tool's request from the effect it undoes: each
+   * field a JSON pointer into `{ request, result }` of that execution, e.g.
+   * `{ "release_id": "/result/release_id" }`. Absent: the effect's own
+   * request. An agent compensating (recordIntent's `compensates_execution_id`)
+   * writes its own request; either way the compensating tool's schema checks it.
+   */
+  compensation_request?: Record<string, string>;
   reconciliation: ToolReconciliation;
 }
 

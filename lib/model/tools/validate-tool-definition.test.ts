@@ -142,6 +142,21 @@ describe("validateToolDefinition", () => {
     ],
     ["a compensating tool nobody registered", { ...deploy, compensating_tool: "deploy.undo" }, ["$.compensating_tool"]],
     ["a tool compensating itself", { ...deploy, compensating_tool: "deploy.release" }, ["$.compensating_tool"]],
+    [
+      "a compensation request with no compensating tool",
+      { ...deploy, compensation_request: { service: "/request/service" } },
+      ["$.compensation_request"],
+    ],
+    [
+      "a compensation request pointing outside the effect's request and result",
+      { ...payout, compensating_tool: "payments.refund", compensation_request: { payee: "/payee" } },
+      ["$.compensation_request.payee"],
+    ],
+    [
+      "a compensation request reading a field the request schema does not declare",
+      { ...payout, compensating_tool: "payments.refund", compensation_request: { payee: "/request/account" } },
+      ["$.compensation_request.payee"],
+    ],
   ];
   it.each(cases)("refuses %s, at its JSON path", (_name, doc, paths) => {
     const result = validateToolDefinition(doc, { toolExists: known });

@@ -74,6 +74,18 @@ const ToolDefinitionShape = z.strictObject({
   identity_fields: z.array(PointerSchema).max(32),
   max_attempts: z.number().int().min(1).max(10),
   compensating_tool: ToolNameSchema.optional(),
+  compensation_request: z
+    .record(
+      z.string().regex(/^[a-z_][a-z0-9_]{0,63}$/, "A request field name: lower-case letters, digits and _."),
+      z
+        .string()
+        .max(256)
+        .regex(
+          /^\/(request|result)(\/[^/]*)+$/,
+          "A JSON pointer into the compensated execution: /request/… or /result/….",
+        ),
+    )
+    .optional(),
   reconciliation: ReconciliationSchema,
 });
 
@@ -131,6 +143,20 @@ export function validateToolDefinition(doc: unknown, options: ToolValidationOpti
       problems.push({ path: "$.compensating_tool", message: "A tool cannot compensate itself." });
     else if (options.toolExists && !options.toolExists(def.compensating_tool))
       problems.push({ path: "$.compensating_tool", message: `${def.compensating_tool} is not a registered tool.` });
+  }
+  if (def.compensation_request !== undefined) {
+    if (def.compensating_tool === undefined)
+      problems.push({
+        path: "$.compensation_request",
+        message: "A compensation request needs a compensating_tool to send it to.",
+      });
+    // What the effect's request holds is known from its schema; its result is the provider's, unchecked until used.
+    else if (schemaUsable)
+      for (const [field, pointer] of Object.entries(def.compensation_request))
+        if (pointer.startsWith("/request/"))
+          problems.push(
+            ...pointerProblems(def.request_schema, pointer.slice("/request".length), `$.compensation_request.${field}`),
+          );
   }
   if (def.reconciliation.method === "connector" && !options.builtIn)
     problems.push({

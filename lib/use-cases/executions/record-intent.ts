@@ -1,16 +1,14 @@
 import { z } from "zod";
-import { digestOf } from "@/lib/core/canonical-json";
 import type { Db, Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
-import type { Prisma, Execution } from "@/lib/generated/prisma/client";
-import { newId } from "@/lib/core/ids";
+import type { Execution } from "@/lib/generated/prisma/client";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
 import { hasOpenDivergence } from "@/lib/use-cases/alerts/divergence";
 import { retryableStatuses, succeededStatuses, unresolvedStatuses } from "@/lib/model/executions/execution-rules";
 import {
-  appendEvent,
   guardOf,
-  idempotencyKeyOf,
+  insertIntent,
+  intentDigestOf,
   moveExecution,
   toExecutionView,
   type ExecutionView,
@@ -37,6 +35,8 @@ import { refuseUnlessLeaseCurrent } from "@/lib/use-cases/executions/lease-fenci
 import { reservationOf } from "@/lib/model/executions/budget-reservation";
 import { getTask } from "@/lib/use-cases/tasks/task-queries";
 import { refuseUnlessReservationFits } from "@/lib/use-cases/executions/budget-reservation";
+import { refuseSecondCompensation, refuseUnlessCompensable } from "@/lib/use-cases/executions/compensation";
+import { parseToolRequest, toolForNewIntent } from "@/lib/use-cases/executions/tool-request";
 
 /**
  * The first step of the write-ahead ledger of external side effects (its
@@ -70,6 +70,12 @@ export const RecordIntentInputSchema = z.strictObject({
    * authorized one on the tool's topic is frozen for review, not sent.
    */
   instruction_id: clientIdSchema.optional(),
+  /**
+   * This call undoes that known-succeeded execution of the same task, whose
+   * tool names this tool as its compensating tool (compensation.ts). It is
+   * part of the call's identity: a replay must name the same effect.
+   */
+  compensates_execution_id: clientIdSchema.optional(),
 });
 
 export type IntentResult =
@@ -101,14 +107,16 @@ export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: 
   const tool = existing
     ? await toolVersionOf(db, existing.tool, existing.toolVersion, input.tool)
     : await toolForNewIntent(db, input.tool);
-  const request = parseRequest(tool, input.request);
-  const requestDigest = digestOf({ tool: input.tool, request });
+  const request = parseToolRequest(tool, input.request);
+  const compensates = input.compensates_execution_id;
+  const requestDigest = intentDigestOf(input.tool, request, compensates);
   if (existing) return continueExisting(db, existing, input, requestDigest, actor, tool);
   if (tool.irreversible) await refuseWhileDiverged(db, taskId);
   const now = new Date();
   try {
     return await db.$transaction(async (tx): Promise<IntentResult> => {
       const def = await refuseUnlessAllowedInState(tx, taskId, input.expected_version, tool);
+      if (compensates) await refuseUnlessCompensable(tx, taskId, compensates, tool);
       const block = tool.irreversible
         ? await checkInstructionGuard(tx, taskId, tool, input.instruction_id ?? null)
         : null;
@@ -134,32 +142,24 @@ export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: 
       const reservation = reservationOf(tool, request);
       if (reservation)
         await refuseUnlessReservationFits(tx, taskId, task.state.budget.currency_committed_usd, reservation);
-      const id = newId("exec");
-      const row = await tx.execution.create({
-        data: {
-          id,
+      const row = await insertIntent(
+        tx,
+        {
           taskId,
           toolCallId: input.tool_call_id,
-          attempt: 1,
-          attemptId: `${id}.1`,
-          idempotencyKey: idempotencyKeyOf(taskId, input.tool_call_id),
           tool: input.tool,
           toolVersion: tool.version,
           irreversible: tool.irreversible,
-          request: request as Prisma.InputJsonValue,
-          requestDigest,
-          status: "INTENT_RECORDED",
-          version: 1,
-          createdBy: actor.identity,
-          createdAt: now,
-          updatedAt: now,
+          request,
           instructionId: input.instruction_id ?? null,
           leaseToken: input.fencing_token === undefined ? null : BigInt(input.fencing_token),
-          reservedMinor: reservation && reservation !== "unreadable" ? reservation.minor : null,
-          reservedCurrency: reservation && reservation !== "unreadable" ? reservation.currency : null,
+          reserved: reservation && reservation !== "unreadable" ? reservation : null,
+          compensatesId: compensates ?? null,
+          reason: compensates ? `intent recorded: compensates ${compensates}` : "intent recorded",
         },
-      });
-      await appendEvent(tx, row, null, "intent recorded", undefined, actor);
+        actor,
+        now,
+      );
       if (block) {
         const frozen = await freezeBeforeSending(tx, row, block, actor);
         return { kind: "blocked", ...frozen, task };
@@ -176,6 +176,8 @@ export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: 
         where: { taskId_toolCallId: { taskId, toolCallId: input.tool_call_id } },
       });
       if (twin) return continueExisting(db, twin, input, requestDigest, actor, tool);
+      // Or another call compensated the same effect first (executions.compensates_id is unique).
+      if (compensates) await refuseSecondCompensation(db, compensates);
     }
     throw error;
   }
@@ -353,58 +355,6 @@ async function refuseWhileDiverged(db: Db | Tx, taskId: string): Promise<void> {
       },
     );
   }
-}
-
-/**
- * The request against the tool version's schema: a built-in's zod schema
- * (which its connector parses with), a registered tool's JSON Schema (Ajv).
- * Either way a 400 naming each field as `request.<field>`.
- */
-function parseRequest(tool: ToolDefinition, request: Record<string, unknown>): Record<string, unknown> {
-  const builtIn = builtInDefinitionOf(tool.name, tool.version);
-  if (builtIn) return parseBuiltInRequest(tools[tool.name as keyof typeof tools].request, request);
-  const problems = requestProblems(tool.request_schema, request);
-  if (problems.length === 0) return request;
-  const errors = problems.map((p) => ({ field: p.field ? `request.${p.field}` : "request", message: p.message }));
-  throw new AppError("validation_failed", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
-}
-
-function parseBuiltInRequest<S extends z.ZodType>(schema: S, request: unknown): z.infer<S> {
-  try {
-    return parseOrThrow(schema, request);
-  } catch (error) {
-    if (error instanceof AppError && error.details.errors) {
-      const errors = error.details.errors.map((e) => ({
-        field: e.field ? `request.${e.field}` : "request",
-        message: e.message,
-      }));
-      throw new AppError("validation_failed", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
-    }
-    throw error;
-  }
-}
-
-/**
- * The version a new intent is recorded under: a built-in's, or the newest
- * registered one. A tool nobody registered is a 400 on `tool`; a retired
- * one takes no new intents (422 naming it); calls already recorded under
- * it are not affected (they keep their version: toolVersionOf).
- */
-async function toolForNewIntent(db: Db, name: string): Promise<ToolDefinition> {
-  const builtIn = builtInDefinitionOf(name, BUILT_IN_TOOL_VERSION);
-  if (builtIn) return builtIn;
-  const newest = await getNewestToolVersion(db, name);
-  if (!newest)
-    throw new AppError("validation_failed", `tool: ${name} is not a registered tool.`, {
-      errors: [{ field: "tool", message: `${name} is not a registered tool` }],
-    });
-  if (newest.retiredAt)
-    throw new AppError(
-      "invariant_violated",
-      `Tool ${name} was retired on ${newest.retiredAt.toISOString()} by ${newest.retiredBy ?? "someone"}: it takes no new intents. Calls already recorded under it settle as before.`,
-      { violations: [{ invariant: "tool_not_retired", message: `${name} is retired` }], tool: name },
-    );
-  return newest.definition;
 }
 
 async function toolVersionOf(db: Db, name: string, version: number | null, asked: string): Promise<ToolDefinition> {

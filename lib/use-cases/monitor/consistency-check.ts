@@ -605,6 +605,10 @@ function checkEffects(
   people: People,
 ): void {
   const summary = ctx.checks.effects;
+  // Effects undone by a compensation known to have happened: the money came back.
+  const compensated = new Set(
+    executions.filter((e) => e.compensatesId !== null && succeeded.has(e.status)).map((e) => e.compensatesId),
+  );
   for (const e of executions) {
     summary.examined++;
     const task = tasks.get(e.taskId);
@@ -647,7 +651,7 @@ function checkEffects(
           details: { task_status: task.status, execution_status: e.status },
         });
       }
-    } else if (isFailureStatus(task.status) && e.irreversible && succeeded.has(e.status)) {
+    } else if (isFailureStatus(task.status) && e.irreversible && succeeded.has(e.status) && !compensated.has(e.id)) {
       const owners = people.ofBoth(e.taskId, task.status, e.id);
       const message = `Task ${e.taskId} is ${task.status}, yet its irreversible ${e.tool} call ${e.toolCallId} is ${e.status}: the money left and the task says it failed.`;
       if (owners.length > 0) ctx.withPeople.push({ taskId: e.taskId, executionId: e.id, message, with: owners });

@@ -10,6 +10,7 @@ import { performEffect, recordMismatches, type ConnectorDeps, type EffectOutcome
 import { hasOpenDivergence } from "@/lib/use-cases/alerts/divergence";
 import {
   getExecutionRowOrThrow,
+  insertIntent,
   isPastAttemptLimit,
   moveExecution,
   toExecutionView,
@@ -33,13 +34,19 @@ import {
   type ReviewWithDecisions,
 } from "@/lib/stores/review-store";
 import { moveTaskAfterSettlement } from "@/lib/use-cases/executions/settle-task";
-import { type TaskView } from "@/lib/stores/tasks/task-views";
+import { toTaskView, type TaskView } from "@/lib/stores/tasks/task-views";
+import { findTaskRow } from "@/lib/stores/tasks/task-store";
 import { parseOrThrow } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
 import { handFailureToPeople } from "@/lib/use-cases/reviews/hand-failure-to-people";
 import { isNeverSent } from "@/lib/use-cases/reviews/review-views";
 import { lookUpEffect } from "@/lib/use-cases/tools/look-up-effect";
 import { toolOfExecutionOrThrow } from "@/lib/use-cases/tools/tool-of-execution";
+import { compensationRequestOf } from "@/lib/model/tools/compensation";
+import { reservationOf } from "@/lib/model/executions/budget-reservation";
+import { refuseUnlessReservationFits } from "@/lib/use-cases/executions/budget-reservation";
+import { refuseSecondCompensation } from "@/lib/use-cases/executions/compensation";
+import { parseToolRequest, toolForNewIntent } from "@/lib/use-cases/executions/tool-request";
 
 /**
  * A person's decision on a frozen action (lib/stores/review-store.ts owns
@@ -80,6 +87,8 @@ export interface DecideResult {
   executed: boolean;
   /** What the provider answered to the re-execution. */
   outcome?: EffectOutcome["kind"];
+  /** "Accept evidence & compensate": the compensation recorded and released to the task's agent. */
+  compensation?: ExecutionView;
 }
 
 /**
@@ -138,6 +147,8 @@ export async function decideReview(
         return await reject(db, context);
       case "approve_accept_evidence":
         return await acceptEvidence(db, context);
+      case "approve_compensate":
+        return await acceptAndCompensate(db, context);
       case "approve_execute":
         return await approveExecute(db, context);
     }
@@ -199,7 +210,11 @@ async function reject(db: Db, c: DecisionContext): Promise<DecideResult> {
   });
 }
 
-async function acceptEvidence(db: Db, c: DecisionContext): Promise<DecideResult> {
+/** The provider's record of the effect, asked now, matching the request field by field; or the refusal, in words. */
+async function acceptedEvidenceOrRefuse(
+  db: Db,
+  c: DecisionContext,
+): Promise<{ record: { id: string } & Record<string, unknown>; evidence: Record<string, unknown> }> {
   if (isNeverSent(c.execution)) {
     throw violation(
       "accept_evidence_requires_sent_action",
@@ -237,28 +252,150 @@ async function acceptEvidence(db: Db, c: DecisionContext): Promise<DecideResult>
     record: lookup.record,
     provider: lookup.evidence,
   };
+  return { record: lookup.record, evidence };
+}
+
+async function acceptEvidence(db: Db, c: DecisionContext): Promise<DecideResult> {
+  const accepted = await acceptedEvidenceOrRefuse(db, c);
   return db.$transaction(async (tx) => {
     const review = await casReview(tx, c.review, { status: "APPROVED", decidedAt: new Date() });
     await recordDecision(tx, c, review);
-    const execution = await moveExecution(tx, c.execution, "RECONCILED_SUCCEEDED", c.actor, {
-      reason: `evidence accepted by ${c.actor.identity}: ${c.input.reason}`,
-      evidence,
-      data: {
-        result: lookup.record as Prisma.InputJsonValue,
-        evidence: evidence as unknown as Prisma.InputJsonValue,
-        error: null,
-        settledAt: new Date(),
-      },
-    });
+    const execution = await settleAsAccepted(tx, c, accepted);
     const task = await moveTaskAfterSettlement(
       tx,
       execution,
       "VALIDATING",
       c.actor,
-      `review ${review.id}: the provider's record ${lookup.record.id} accepted as evidence`,
+      `review ${review.id}: the provider's record ${accepted.record.id} accepted as evidence`,
     );
     return { review: await reviewViewIn(tx, review.id), execution: toExecutionView(execution), task, executed: false };
   });
+}
+
+async function settleAsAccepted(
+  tx: Tx,
+  c: DecisionContext,
+  accepted: Awaited<ReturnType<typeof acceptedEvidenceOrRefuse>>,
+): Promise<Execution> {
+  return moveExecution(tx, c.execution, "RECONCILED_SUCCEEDED", c.actor, {
+    reason: `evidence accepted by ${c.actor.identity}: ${c.input.reason}`,
+    evidence: accepted.evidence,
+    data: {
+      result: accepted.record as Prisma.InputJsonValue,
+      evidence: accepted.evidence as unknown as Prisma.InputJsonValue,
+      error: null,
+      settledAt: new Date(),
+    },
+  });
+}
+
+/**
+ * "Accept evidence & compensate" (seed 000: "if uncertain, compensate or
+ * human-gate"): the provider's record says the effect happened, and the
+ * person decides it must not stand. In one transaction the effect is
+ * settled RECONCILED_SUCCEEDED on that record, and its compensation is
+ * recorded as a call of its own (INTENT_RECORDED under its own key, linked
+ * by compensates_id, the request built by the tool's compensation_request
+ * and checked by the compensating tool's schema) and released to the
+ * task's agent, which sends it as it sends any released call; its outcome
+ * is recorded and reconciled like any other. Verity sends nothing itself:
+ * it holds no credentials for the tools it did not write.
+ */
+async function acceptAndCompensate(db: Db, c: DecisionContext): Promise<DecideResult> {
+  const compensatingName = c.tool.compensating_tool;
+  if (!compensatingName)
+    throw violation(
+      "compensating_tool_declared",
+      `${c.execution.tool} v${c.tool.version} declares no compensating tool: its effect cannot be undone by a tool call. Accept the evidence, or reject.`,
+    );
+  const accepted = await acceptedEvidenceOrRefuse(db, c);
+  const compensating = await toolForNewIntent(db, compensatingName);
+  const built = compensationRequestOf(c.tool, {
+    request: c.execution.request as Record<string, unknown>,
+    result: accepted.record,
+  });
+  if (!built.ok)
+    throw violation(
+      "compensation_request_complete",
+      `The compensation's request cannot be built: ${built.missing.map((m) => `${m.field} (${m.pointer})`).join(", ")} not found in the effect's request or the provider's record.`,
+    );
+  const request = parseToolRequest(compensating, built.request);
+  const toolCallId = compensationCallIdOf(c.execution.toolCallId);
+  return db.$transaction(async (tx) => {
+    const task = await tx.task.findUnique({
+      where: { id: c.execution.taskId },
+      select: { status: true, workflowDigest: true },
+    });
+    if (!waitsForPeople(task ? getWorkflowByDigest(task.workflowDigest) : undefined, task?.status)) {
+      throw violation(
+        "task_waiting_for_human",
+        `Task ${c.execution.taskId} is ${task?.status ?? "gone"}; a compensation is released only while its task waits for this decision.`,
+      );
+    }
+    await refuseSecondCompensation(tx, c.execution.id);
+    const review = await casReview(tx, c.review, { status: "APPROVED", decidedAt: new Date() });
+    await recordDecision(tx, c, review);
+    const execution = await settleAsAccepted(tx, c, accepted);
+    const reservation = reservationOf(compensating, request);
+    const compensation = await insertIntent(
+      tx,
+      {
+        taskId: c.execution.taskId,
+        toolCallId,
+        tool: compensating.name,
+        toolVersion: compensating.version,
+        irreversible: compensating.irreversible,
+        request,
+        instructionId: null,
+        leaseToken: null,
+        reserved: reservation && reservation !== "unreadable" ? reservation : null,
+        compensatesId: execution.id,
+        reason: `compensation of ${execution.id} (${execution.tool}, the provider's record ${accepted.record.id}) decided by ${c.actor.identity}, released to the task's agent to send: ${c.input.reason}`,
+      },
+      c.actor,
+    );
+    await appendAuditEntry(
+      tx,
+      reviewClosedAuditEntry(
+        review,
+        `approved: the effect accepted and compensated by ${compensating.name} (${compensation.id}), released to the agent holding the task`,
+        c.actor,
+      ),
+    );
+    const moved = await moveTaskAfterSettlement(
+      tx,
+      compensation,
+      "RUNNING",
+      c.actor,
+      `review ${review.id}: ${execution.tool} accepted on the provider's record ${accepted.record.id}; ${compensating.name} released to its agent to undo it (${compensation.id})`,
+    );
+    if (reservation)
+      await refuseUnlessReservationFits(
+        tx,
+        c.execution.taskId,
+        (moved ?? (await taskViewIn(tx, c.execution.taskId))).state.budget.currency_committed_usd,
+        reservation,
+        compensation.id,
+      );
+    return {
+      review: await reviewViewIn(tx, review.id),
+      execution: toExecutionView(execution),
+      task: moved,
+      executed: false,
+      compensation: toExecutionView(compensation),
+    };
+  });
+}
+
+async function taskViewIn(tx: Tx, taskId: string): Promise<TaskView> {
+  const row = await findTaskRow(tx, taskId);
+  if (!row) throw new AppError("not_found", `Task ${taskId} does not exist.`);
+  return toTaskView(row);
+}
+
+/** The compensation's own logical call: its own idempotency key, never the effect's. */
+function compensationCallIdOf(toolCallId: string): string {
+  return `compensate.${toolCallId}`.slice(0, 128);
 }
 
 async function approveExecute(db: Db, c: DecisionContext): Promise<DecideResult> {

@@ -5,11 +5,12 @@ import {
   RELEASE_CALL,
   RELEASE_TOOL,
   releaseRequestOf,
+  ROLLBACK_TOOL,
   type Change,
   type DeliveryOutcome,
   type DeliveryStep,
 } from "@/programs/agent/delivery/plan";
-import { deploy, type ReleaseServiceOptions } from "@/programs/agent/delivery/release-service";
+import { deploy, rollBack, type ReleaseServiceOptions } from "@/programs/agent/delivery/release-service";
 
 /**
  * The demo coding agent (`npm run agent -- --scenario delivery`): per change,
@@ -107,7 +108,7 @@ export class DeliveryAgent {
         const change = changeOfIntent(task.intent_id);
         if (!change || task.created_by !== this.options.identity) continue;
         if (runId && !change.id.startsWith(`${runId}-`)) continue;
-        if (["complete", "failed", "cancelled"].includes(task.status)) continue;
+        if (["complete", "rolled_back", "failed", "cancelled"].includes(task.status)) continue;
         found.push({ taskId: task.id, change });
       }
       cursor = page.next_cursor ?? undefined;
@@ -201,6 +202,34 @@ export class DeliveryAgent {
             ),
         );
         log(`  ${task.id} ${RELEASE_CALL}: ${result.kind} (${result.execution.status})`);
+        return;
+      }
+      case "rollback": {
+        // The call a person recorded: sent exactly as recorded (its tool_call_id, request and link), under its own key.
+        const request = step.execution.request as Record<string, string>;
+        const result = await client.executeTool(
+          {
+            taskId: task.id,
+            toolCallId: step.execution.tool_call_id,
+            tool: ROLLBACK_TOOL,
+            request,
+            expectedVersion: task.version,
+            fencingToken: lease.fencingToken,
+            callTimeoutMs: this.options.releaseService.timeoutMs,
+            ...(step.execution.compensates_execution_id
+              ? { compensatesExecutionId: step.execution.compensates_execution_id }
+              : {}),
+          },
+          (ctx) =>
+            rollBack(
+              this.options.releaseService,
+              ctx.idempotencyKey,
+              request,
+              { execution_id: ctx.executionId, task_id: ctx.taskId },
+              ctx.signal,
+            ),
+        );
+        log(`  ${task.id} ${step.execution.tool_call_id}: ${result.kind} (${result.execution.status})`);
         return;
       }
     }

@@ -102,6 +102,39 @@ describe("the coding agent's plan", () => {
     });
   });
 
+  it("sends the rollback a person recorded, under its own call, and ends rolled back once it is known to have happened", () => {
+    const releasing = task("releasing");
+    const rollback = (status: string): Execution =>
+      ({
+        id: "exec_b",
+        tool_call_id: "compensate.release",
+        tool: "deploy.rollback",
+        status,
+        compensates_execution_id: "exec_r",
+      }) as Execution;
+    const released = release("RECONCILED_SUCCEEDED");
+    expect(planDeliveryStep(releasing, [released, rollback("INTENT_RECORDED")], change)).toEqual({
+      kind: "rollback",
+      execution: rollback("INTENT_RECORDED"),
+    });
+    expect(planDeliveryStep(releasing, [released, rollback("SENT")], change)).toMatchObject({
+      kind: "record_unknown",
+      execution: { id: "exec_b" },
+    });
+    expect(planDeliveryStep(releasing, [released, rollback("NEEDS_HUMAN")], change)).toMatchObject({
+      kind: "stop",
+      outcome: "reconciling",
+    });
+    expect(planDeliveryStep(releasing, [released, rollback("SUCCEEDED")], change)).toMatchObject({
+      kind: "transition",
+      to: "rolled_back",
+    });
+    // A compensation of something else is not this release's.
+    expect(
+      planDeliveryStep(releasing, [released, { ...rollback("SUCCEEDED"), compensates_execution_id: "exec_x" }], change),
+    ).toMatchObject({ kind: "transition", to: "complete" });
+  });
+
   it("keeps the change in the intent id, so a resumed agent releases the same thing", () => {
     for (const c of changesOf("demo", 4))
       expect(changeOfIntent(intentIdOfChange(c))).toMatchObject({ ...c, summary: expect.any(String) });

@@ -15,6 +15,8 @@ export const DELIVERY_WORKFLOW = "software-delivery";
 export const RELEASE_TOOL = "deploy.release";
 /** The one release of a change: its tool_call_id, so a resumed agent asks for the same call. */
 export const RELEASE_CALL = "release";
+/** deploy.release's compensating tool (programs/seed/registry/deploy-rollback.tool.json). */
+export const ROLLBACK_TOOL = "deploy.rollback";
 
 /** The run id of the changes the demo seed leaves for this agent (programs/seed/seed.ts). */
 export const DEMO_DELIVERY_RUN = "demo-delivery";
@@ -42,6 +44,8 @@ export type DeliveryOutcome =
 export type DeliveryStep =
   | { kind: "transition"; to?: string; patch?: TaskPatch; reason: string }
   | { kind: "release" }
+  /** A person decided the release must not stand: send its compensation, recorded and released to this agent. */
+  | { kind: "rollback"; execution: Execution }
   /** A SENT release found on resume: the worker that sent it is gone, so its outcome is unknown. */
   | { kind: "record_unknown"; execution: Execution }
   | { kind: "stop"; outcome: DeliveryOutcome; detail: string };
@@ -113,6 +117,8 @@ export function planDeliveryStep(task: Task, executions: readonly Execution[], c
       return { kind: "transition", to: "releasing", reason: "Every gate approved: releasing" };
     case "releasing": {
       const release = executions.find((e) => e.tool_call_id === RELEASE_CALL);
+      const rollback = release && executions.find((e) => e.compensates_execution_id === release.id);
+      if (rollback) return rollbackStep(rollback);
       if (!release || release.status === "INTENT_RECORDED") return { kind: "release" };
       if (succeeded.has(release.status))
         return { kind: "transition", to: "complete", reason: `Released: ${release.tool} ${release.status}` };
@@ -127,7 +133,28 @@ export function planDeliveryStep(task: Task, executions: readonly Execution[], c
     }
     case "complete":
       return { kind: "stop", outcome: "completed", detail: "released" };
+    case "rolled_back":
+      return { kind: "stop", outcome: "completed", detail: "released, then rolled back on a person's decision" };
     default:
       return { kind: "stop", outcome: "failed", detail: `the task is ${task.status}` };
   }
+}
+
+/**
+ * The release's compensation, recorded by a person's review decision
+ * ("accept evidence & compensate") and left for this agent to send: the
+ * same loop as the release itself, under the compensation's own key.
+ */
+function rollbackStep(rollback: Execution): DeliveryStep {
+  if (rollback.status === "INTENT_RECORDED") return { kind: "rollback", execution: rollback };
+  if (succeeded.has(rollback.status))
+    return { kind: "transition", to: "rolled_back", reason: `Rolled back: ${rollback.tool} ${rollback.status}` };
+  if (rollback.status === "SENT") return { kind: "record_unknown", execution: rollback };
+  if (unresolved.has(rollback.status))
+    return {
+      kind: "stop",
+      outcome: "reconciling",
+      detail: `the rollback is ${rollback.status}: the server asks the tool's workers whether it happened`,
+    };
+  return { kind: "stop", outcome: "failed", detail: `the rollback is ${rollback.status}: a person decides` };
 }

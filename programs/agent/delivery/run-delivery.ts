@@ -2,8 +2,8 @@ import { sleep } from "@/lib/core/sleep";
 import type { VerityClient } from "@/sdk";
 import { runLookupWorker } from "@/sdk/lookup-worker";
 import { changesOf, type DeliveryAgent, type DeliveryReport } from "@/programs/agent/delivery/delivery-agent";
-import { RELEASE_CALL, RELEASE_TOOL, type DeliveryOutcome } from "@/programs/agent/delivery/plan";
-import { lookUpRelease, type ReleaseServiceOptions } from "@/programs/agent/delivery/release-service";
+import { RELEASE_TOOL, ROLLBACK_TOOL, type DeliveryOutcome } from "@/programs/agent/delivery/plan";
+import { lookUpRelease, lookUpRollback, type ReleaseServiceOptions } from "@/programs/agent/delivery/release-service";
 
 export interface DeliveryRun {
   client: VerityClient;
@@ -29,7 +29,7 @@ const settled = new Set([
 /**
  * One run of the coding agent: its changes (or, with --resume, its
  * unfinished tasks) driven as far as people let them, while this process
- * also serves as a worker of deploy.release, answering the server's lookups
+ * also serves as a worker of deploy.release and deploy.rollback, answering the server's lookups
  * from the release service. A release whose outcome is unknown (the agent
  * that sent it was killed before it heard back) is settled by exactly that:
  * the server asks, a worker looks the key up and answers with the release
@@ -42,20 +42,23 @@ export async function runDeliveryAgent(
   onReport: (r: DeliveryReport) => void,
 ): Promise<{ reports: DeliveryReport[]; totals: Record<DeliveryOutcome, number> }> {
   const stop = new AbortController();
-  const worker = runLookupWorker({
-    client: run.client,
-    tool: RELEASE_TOOL,
-    signal: stop.signal,
-    pollIntervalMs: 500,
-    lookup: async (question) => {
-      const found = await lookUpRelease(run.releaseService, question.idempotency_key);
-      run.log(`  lookup ${question.id} (${question.idempotency_key}): ${found.result}`);
-      if (found.result === "found")
-        return { result: "found", record: found.record, evidence: { release_id: found.record.id } };
-      return found;
-    },
-    onError: (error) => run.log(`  lookup worker: ${error instanceof Error ? error.message : String(error)}`),
-  });
+  const workerOf = (tool: string, lookUp: typeof lookUpRelease | typeof lookUpRollback) =>
+    runLookupWorker({
+      client: run.client,
+      tool,
+      signal: stop.signal,
+      pollIntervalMs: 500,
+      lookup: async (question) => {
+        const found = await lookUp(run.releaseService, question.idempotency_key);
+        run.log(`  lookup ${question.id} (${question.idempotency_key}): ${found.result}`);
+        if (found.result === "found")
+          return { result: "found", record: found.record, evidence: { record_id: found.record.id } };
+        return found;
+      },
+      onError: (error) => run.log(`  lookup worker: ${error instanceof Error ? error.message : String(error)}`),
+    });
+  // A worker of each tool this agent sends: the release, and its compensation.
+  const workers = [workerOf(RELEASE_TOOL, lookUpRelease), workerOf(ROLLBACK_TOOL, lookUpRollback)];
   const reports: DeliveryReport[] = [];
   try {
     const jobs = run.resume
@@ -77,20 +80,19 @@ export async function runDeliveryAgent(
     }
   } finally {
     stop.abort();
-    await worker;
+    await Promise.all(workers);
   }
   const totals = { completed: 0, waiting_for_people: 0, reconciling: 0, failed: 0, in_flight: 0, error: 0 };
   for (const r of reports) totals[r.outcome]++;
   return { reports, totals };
 }
 
-/** Until the release of the task is settled, or settleWaitMs: the lookup worker above does the settling. */
+/** Until no call of the task (its release, its rollback) is still being settled, or settleWaitMs: the lookup workers above do the settling. */
 async function waitForRelease(run: DeliveryRun, taskId: string): Promise<void> {
   const until = Date.now() + run.settleWaitMs;
   while (Date.now() < until) {
     const executions = await run.client.listExecutions(taskId);
-    const release = executions.find((e) => e.tool_call_id === RELEASE_CALL);
-    if (!release || settled.has(release.status)) return;
+    if (executions.every((e) => settled.has(e.status) || e.status === "INTENT_RECORDED")) return;
     await sleep(500);
   }
 }

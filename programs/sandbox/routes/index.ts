@@ -2,7 +2,7 @@ import type { RequestContext, SandboxContext } from "@/programs/sandbox/context"
 import { getFaults, getStats, health, reset, setFaults } from "@/programs/sandbox/routes/admin";
 import { createNote, listCustomerNotes, listNotes } from "@/programs/sandbox/routes/crm";
 import { createRefund, getRefund, listRefunds } from "@/programs/sandbox/routes/refunds";
-import { createRelease, listReleases } from "@/programs/sandbox/routes/releases";
+import { createRelease, createRollback, listReleases, listRollbacks } from "@/programs/sandbox/routes/releases";
 import {
   registerCharge,
   stripeCreateRefund,
@@ -32,6 +32,7 @@ export const routes: Route[] = [
   },
   { pattern: /^\/v1\/crm\/notes$/, methods: { GET: listNotes }, isAdmin: false },
   { pattern: /^\/v1\/releases$/, methods: { GET: listReleases, POST: createRelease }, isAdmin: false },
+  { pattern: /^\/v1\/rollbacks$/, methods: { GET: listRollbacks, POST: createRollback }, isAdmin: false },
   { pattern: /^\/stripe\/v1\/refunds$/, methods: { GET: stripeListRefunds, POST: stripeCreateRefund }, isAdmin: false },
   { pattern: /^\/stripe\/v1\/refunds\/([^/]+)$/, methods: { GET: stripeGetRefund }, isAdmin: false },
   { pattern: /^\/stripe\/v1\/charges\/([^/]+)$/, methods: { GET: stripeGetCharge }, isAdmin: false },

@@ -123,6 +123,13 @@ export const decisionInfo: Record<
     fourEyes: false,
     help: "The provider shows the effect happened: record it as succeeded without sending anything. Refused unless the provider's record matches the request.",
   },
+  approve_compensate: {
+    button: "Accept evidence & compensate",
+    past: "accepted the provider's evidence and compensated it",
+    approval: true,
+    fourEyes: false,
+    help: "The provider shows the effect happened, and it must not stand: record it as succeeded, then undo it through its compensating tool, a call of its own under its own key that the task's agent sends. Refused unless the provider's record matches the request.",
+  },
   reject: {
     button: "Reject",
     past: "rejected",

@@ -22,6 +22,8 @@ export interface ReviewDetailData {
   events: ExecutionEventView[];
   /** The four-eyes threshold in force, for the explanation. */
   fourEyesThresholdCents: number;
+  /** The tool that undoes this call's effect (its tool version's compensating_tool), or null: no "accept & compensate". */
+  compensatingTool: string | null;
 }
 
 /** What the provider says now, asked when the page renders. */

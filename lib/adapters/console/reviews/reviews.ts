@@ -4,6 +4,7 @@ import { getEnv } from "@/lib/config/env";
 import { getConnectors, recordMismatches } from "@/lib/connectors/effects";
 import { lookUpEffect } from "@/lib/use-cases/tools/look-up-effect";
 import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
+import { toolDefinitionOf } from "@/lib/stores/tool-registry";
 import { getReview } from "@/lib/use-cases/reviews/get-review";
 import { listReviews } from "@/lib/use-cases/reviews/list-reviews";
 import { type DecideResult } from "@/lib/use-cases/reviews/decide-review";
@@ -82,7 +83,13 @@ export async function loadReviewDetail(db: Db, reviewId: string): Promise<Review
   const detail = await getReview(db, reviewId);
   if (!detail) return null;
   const { events, ...review } = detail;
-  return { review, events, fourEyesThresholdCents: getEnv().VERITY_FOUR_EYES_THRESHOLD_CENTS };
+  const tool = await toolDefinitionOf(db, review.execution.tool, review.execution.toolVersion ?? null);
+  return {
+    review,
+    events,
+    fourEyesThresholdCents: getEnv().VERITY_FOUR_EYES_THRESHOLD_CENTS,
+    compensatingTool: tool?.compensating_tool ?? null,
+  };
 }
 
 /** Moves with the review, its execution, its task and the task's open alerts: whatever the page shows. */
@@ -161,6 +168,12 @@ export function describeDecisionOutcome(result: DecideResult, decision: ReviewDe
         status: "done",
         tone: "success",
         message: `Accepted the provider's evidence: recorded as ${execution.status} without sending anything.${taskNow}`,
+      };
+    case "approve_compensate":
+      return {
+        status: "done",
+        tone: "success",
+        message: `Accepted the provider's evidence (${execution.status}) and recorded its compensation${result.compensation ? `, ${result.compensation.tool} (${result.compensation.id})` : ""}: the task's agent sends it under its own key.${taskNow}`,
       };
     case "approve_execute": {
       if (!result.executed) {
