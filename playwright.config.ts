@@ -50,6 +50,10 @@ export default defineConfig({
     baseURL: `http://localhost:${port}`,
     trace: "retain-on-failure",
     screenshot: "only-on-failure",
+    // Playwright's defaults wait forever: a step that hangs (a navigation
+    // that never comes) should fail naming itself, not as the test's timeout.
+    navigationTimeout: 90_000,
+    actionTimeout: 45_000,
     launchOptions: {
       executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
       args: [

@@ -33,12 +33,12 @@ test.describe("sessions", () => {
       const login = new LoginPage(there);
       await login.goto("/tasks");
       await login.fill(username, password);
-      await there.waitForURL((url) => url.pathname === "/tasks");
+      await there.waitForURL((url) => url.pathname === "/tasks", { timeout: answer });
       await expect(there.getByRole("banner")).toContainText("Sam Sessions");
     };
     const expectSignedOut = async (there: Page) => {
       await there.goto("/tasks");
-      await there.waitForURL((url) => url.pathname === "/login");
+      await there.waitForURL((url) => url.pathname === "/login", { timeout: answer });
     };
     try {
       // The initial password is one-time: replaced first (e2e/console/passwords.spec.ts), on a browser of its own.
@@ -47,7 +47,7 @@ test.describe("sessions", () => {
       const firstLogin = new LoginPage(firstPage);
       await firstLogin.goto("/tasks");
       await firstLogin.fill(username, initialPassword);
-      await firstPage.waitForURL((url) => url.pathname === "/account");
+      await firstPage.waitForURL((url) => url.pathname === "/account", { timeout: answer });
       await new AccountPage(firstPage).replaceOneTimePassword(initialPassword, password);
       await first.close();
 
@@ -55,7 +55,7 @@ test.describe("sessions", () => {
       await signInThere(laptop);
 
       await phone.getByRole("button", { name: "Sign out" }).click();
-      await phone.waitForURL((url) => url.pathname === "/login");
+      await phone.waitForURL((url) => url.pathname === "/login", { timeout: answer });
       await expectSignedOut(phone);
       // The laptop's session is its own: it still serves pages.
       await laptop.goto("/tasks");
