@@ -1,6 +1,11 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { expect, test, type APIRequestContext, type Page, type PlaywrightWorkerArgs } from "@playwright/test";
+import { getLookupSecret } from "@/lib/config/env";
+import { signWebhook, verifyWebhookSignature } from "@/lib/connectors/sandbox/webhook-signature";
 import { AgentApi, authHeaders, expectProblem, uniqueId, type Problem, type TaskBody } from "./agent-api";
 import { AgentsPage } from "../pages/agents-page";
+import { ReviewDetailPage, ReviewQueuePage } from "../pages/reviews-page";
 import { demoPasswords, signIn, type DemoUser } from "../pages/login-page";
 
 /**
@@ -300,4 +305,217 @@ test("a registered tool called end to end over HTTP: its schema checks the reque
   expect(retired.violations?.map((v) => v.invariant)).toEqual(["tool_not_retired"]);
   await agentContext.dispose();
   await admin.dispose();
+});
+
+/**
+ * A tool owner's lookup endpoint, run by this test: Verity's signed questions
+ * are answered from `modes` (by idempotency key), signed with the server's
+ * lookup secret (the data folder's, as the server reads it).
+ */
+async function ownersLookupEndpoint(modes: Map<string, "unknown" | "found">) {
+  const secret = getLookupSecret();
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+    req.on("end", () => {
+      const signed = verifyWebhookSignature({
+        secret,
+        header: (req.headers["verity-signature"] as string | undefined) ?? null,
+        body,
+      });
+      const question = signed
+        ? (JSON.parse(body) as { idempotency_key: string; execution_id: string; request: Record<string, unknown> })
+        : null;
+      const key = question?.idempotency_key ?? "";
+      const answer = !question
+        ? { error: "bad signature" }
+        : modes.get(key) === "found"
+          ? {
+              idempotency_key: key,
+              result: "found",
+              record: {
+                id: `po_${question.execution_id}`,
+                idempotency_key: key,
+                metadata: { execution_id: question.execution_id },
+                ...question.request,
+              },
+            }
+          : { idempotency_key: key, result: "unknown", reason: "the payout is still processing" };
+      const text = JSON.stringify(answer);
+      res.writeHead(question ? 200 : 401, {
+        "Content-Type": "application/json",
+        "Verity-Signature": signWebhook(secret, text, Math.floor(Date.now() / 1000)),
+      });
+      res.end(text);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/lookup`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+test("compensation: an operator accepts the provider's record and compensates it in the review; the agent sends the compensation under its own key", async ({
+  page,
+  playwright,
+  baseURL,
+  browser,
+}) => {
+  test.setTimeout(180_000);
+  const modes = new Map<string, "unknown" | "found">();
+  const owner = await ownersLookupEndpoint(modes);
+  const admin = await signedIn(playwright, baseURL, "admin");
+  const payoutName = toolName().replace("tickets", "payout");
+  const undoName = `${payoutName}.undo`;
+  const schema = {
+    type: "object",
+    additionalProperties: false,
+    required: ["amount_minor", "currency", "payee"],
+    properties: {
+      amount_minor: { type: "integer", minimum: 1 },
+      currency: { type: "string", pattern: "^[a-z]{3}$" },
+      payee: { type: "string", minLength: 1 },
+    },
+  };
+  const common = {
+    version: 1,
+    irreversible: true,
+    topic: "payout",
+    idempotency_window_seconds: 86_400,
+    identity_fields: ["/amount_minor", "/currency", "/payee"],
+    max_attempts: 2,
+    reconciliation: { method: "http", url: owner.url },
+  };
+  const undo = {
+    ...common,
+    name: undoName,
+    description: "Claw a payout back",
+    request_schema: {
+      ...schema,
+      required: [...schema.required, "payout_id"],
+      properties: { ...schema.properties, payout_id: { type: "string", minLength: 1 } },
+    },
+  };
+  const payoutTool = {
+    ...common,
+    name: payoutName,
+    description: "Send a payout",
+    request_schema: schema,
+    compensating_tool: undoName,
+    compensation_request: {
+      amount_minor: "/request/amount_minor",
+      currency: "/request/currency",
+      payee: "/request/payee",
+      payout_id: "/result/id",
+    },
+  };
+  // The compensating tool first: a definition may name only a registered one.
+  const early = (await expectProblem(
+    await admin.post("/api/v1/tools", { data: payoutTool }),
+    422,
+    "definition-invalid",
+  )) as DefinitionProblem;
+  expect(early.problems?.map((p) => p.path)).toEqual(["$.compensating_tool"]);
+  expect((await admin.post("/api/v1/tools", { data: undo })).status()).toBe(201);
+  expect((await admin.post("/api/v1/tools", { data: payoutTool })).status()).toBe(201);
+
+  const token = await agentToken(page, { publish: false, everyTool: true });
+  const agentContext = await playwright.request.newContext({
+    baseURL,
+    extraHTTPHeaders: { Authorization: `Bearer ${token}` },
+  });
+  const api = new AgentApi(agentContext);
+  const task: TaskBody = await api.drive(await api.createAgentTask(), ["PLANNING", "READY", "RUNNING"]);
+  const payout = { amount_minor: 4200, currency: "eur", payee: "acct_closed" };
+  const intent = await agentContext.post(`/api/v1/tasks/${task.id}/executions`, {
+    data: { tool_call_id: "payout-1", tool: payoutName, request: payout, expected_version: task.version },
+  });
+  expect(intent.status(), await intent.text()).toBe(201);
+  const call = ((await intent.json()) as { execution: { id: string; attempt_id: string; idempotency_key: string } })
+    .execution;
+  // The call leaves, its answer is lost: unknown, and the owner cannot say either, so a person decides.
+  modes.set(call.idempotency_key, "unknown");
+  expect(
+    (await agentContext.post(`/api/v1/executions/${call.id}/sent`, { data: { attempt_id: call.attempt_id } })).status(),
+  ).toBe(200);
+  const lost = await agentContext.post(`/api/v1/executions/${call.id}/outcome`, {
+    data: { attempt_id: call.attempt_id, outcome: "unknown", error: "the connection dropped" },
+  });
+  expect(lost.status(), await lost.text()).toBe(200);
+  await expect
+    .poll(async () => (await (await agentContext.get(`/api/v1/executions/${call.id}`)).json()).status, {
+      timeout: 60_000,
+    })
+    .toBe("NEEDS_HUMAN");
+  // Now the owner finds the payout: it was made, to an account that is closed.
+  modes.set(call.idempotency_key, "found");
+
+  const context = await browser.newContext();
+  const operator = await context.newPage();
+  await signIn(operator, "operator", "/reviews");
+  const queue = new ReviewQueuePage(operator);
+  await queue.open(task.id);
+  const review = new ReviewDetailPage(operator);
+  await expect(review.lookup).toContainText(`po_${call.id}`, { timeout: 30_000 });
+  await expect(review.button("Accept evidence & compensate")).toBeVisible();
+  await expect(review.panel).toContainText(`Compensating tool: ${undoName}`);
+  await review.decide("Accept evidence & compensate", "paid to a closed account: claw it back");
+  await expect(review.done).toContainText("recorded its compensation", { timeout: 30_000 });
+  await expect(review.status).toContainText("Approved");
+  await context.close();
+
+  // The agent finds the compensation in its ledger, released to it, and sends it as recorded.
+  const ledger = (await (await agentContext.get(`/api/v1/tasks/${task.id}/executions`)).json()) as {
+    items: Array<{
+      id: string;
+      tool: string;
+      tool_call_id: string;
+      status: string;
+      request: Record<string, unknown>;
+      idempotency_key: string;
+      compensates_execution_id: string | null;
+    }>;
+  };
+  const original = ledger.items.find((e) => e.id === call.id);
+  const compensation = ledger.items.find((e) => e.compensates_execution_id === call.id);
+  expect(original?.status).toBe("RECONCILED_SUCCEEDED");
+  expect(compensation).toMatchObject({
+    tool: undoName,
+    status: "INTENT_RECORDED",
+    request: { ...payout, payout_id: `po_${call.id}` },
+  });
+  expect(compensation!.idempotency_key).not.toBe(call.idempotency_key);
+  const running = await api.task(task.id);
+  expect(running.status).toBe("RUNNING");
+  const taken = await agentContext.post(`/api/v1/tasks/${task.id}/executions`, {
+    data: {
+      tool_call_id: compensation!.tool_call_id,
+      tool: undoName,
+      request: compensation!.request,
+      expected_version: running.version,
+      compensates_execution_id: call.id,
+    },
+  });
+  expect(taken.status(), await taken.text()).toBe(200);
+  expect(await taken.json()).toMatchObject({ kind: "proceed", execution: { id: compensation!.id } });
+  // A second compensation of the same payout is refused, in words naming the invariant.
+  const again = await expectProblem(
+    await agentContext.post(`/api/v1/tasks/${task.id}/executions`, {
+      data: {
+        tool_call_id: "undo-again",
+        tool: undoName,
+        request: compensation!.request,
+        expected_version: (await api.task(task.id)).version,
+        compensates_execution_id: call.id,
+      },
+    }),
+    422,
+    "invariant-violated",
+  );
+  expect(again.violations?.map((v) => v.invariant)).toEqual(["one_compensation_per_effect"]);
+  await agentContext.dispose();
+  await admin.dispose();
+  await owner.close();
 });

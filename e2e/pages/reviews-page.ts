@@ -34,6 +34,9 @@ export class ReviewQueuePage {
   }
 }
 
+export type ReviewDecisionButton =
+  "Approve & execute" | "Accept provider's evidence" | "Accept evidence & compensate" | "Reject" | "Escalate";
+
 export class ReviewDetailPage {
   readonly title: Locator;
   readonly status: Locator;
@@ -73,14 +76,11 @@ export class ReviewDetailPage {
     return decodeURIComponent(new URL(this.page.url()).pathname.split("/").pop() ?? "");
   }
 
-  button(name: "Approve & execute" | "Accept provider's evidence" | "Reject" | "Escalate"): Locator {
+  button(name: ReviewDecisionButton): Locator {
     return this.panel.getByRole("button", { name, exact: true });
   }
 
-  async decide(
-    name: "Approve & execute" | "Accept provider's evidence" | "Reject" | "Escalate",
-    reason: string,
-  ): Promise<void> {
+  async decide(name: ReviewDecisionButton, reason: string): Promise<void> {
     await this.reason.fill(reason);
     await this.button(name).click();
   }
