@@ -6,13 +6,15 @@ import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
 import { getDb } from "@/lib/db/client";
 import { getConnectors } from "@/lib/connectors/effects";
 import { decideReview } from "@/lib/use-cases/reviews/decide-review";
+import { reviewDecisionKinds } from "@/lib/stores/review-store";
 import { describeConflict, describeDecisionOutcome } from "@/lib/adapters/console/reviews/reviews";
 import { reasonMaxLength, type DecisionFormState } from "@/lib/adapters/console/reviews/reviews-form";
 
 const DecisionFormSchema = z.object({
   reviewId: z.string().min(1).max(256),
   expectedVersion: z.coerce.number().int().min(1),
-  decision: z.enum(["approve_execute", "approve_accept_evidence", "reject", "escalate"]),
+  // The engine's own list: a decision it learns is a decision the form can send.
+  decision: z.enum(reviewDecisionKinds),
   reason: z
     .string()
     .trim()

@@ -1,5 +1,6 @@
 import type { AuditBreak } from "@/lib/model/audit/audit-chain";
 import type { AuditEntry, AuditVerification } from "@/lib/stores/audit-log";
+import type { ReviewDecisionKind } from "@/lib/stores/review-store";
 import { auditEventKindLabels, kindOfAction, type AuditEventKind } from "@/lib/use-cases/audit/audit-search";
 import { formatInteger, pluralize } from "@/lib/adapters/console/shared/format";
 
@@ -64,9 +65,10 @@ const executionWords: Record<string, string> = {
   "reconciliation.needs_human": "reconciliation could not tell: frozen for a person",
 };
 
-const decisionWords: Record<string, string> = {
+const decisionWords: Record<ReviewDecisionKind, string> & Record<string, string | undefined> = {
   approve_execute: "approved: execute again under the same key",
   approve_accept_evidence: "approved: accept the provider's evidence",
+  approve_compensate: "approved: accept the provider's evidence and compensate it",
   reject: "rejected",
   escalate: "escalated",
 };
