@@ -463,7 +463,7 @@ test("compensation: an operator accepts the provider's record and compensates it
   await expect(review.panel).toContainText(`Compensating tool: ${undoName}`);
   await review.decide("Accept evidence & compensate", "paid to a closed account: claw it back");
   await expect(review.done).toContainText("recorded its compensation", { timeout: 30_000 });
-  await expect(review.status).toContainText("Approved");
+  await expect(review.status).toContainText("APPROVED");
   await context.close();
 
   // The agent finds the compensation in its ledger, released to it, and sends it as recorded.
