@@ -16,6 +16,11 @@ const sandboxPort = Number(process.env.E2E_SANDBOX_PORT ?? port + 1010);
 process.env.SANDBOX_PORT = String(sandboxPort);
 process.env.VERITY_DATA_DIR = dataDir;
 
+// scrypt at its interactive floor on the test servers: every spec signs in,
+// and at OWASP's 2^17 the hashing was a large part of the servers' CPU
+// (lib/core/passwords.ts; the default is checked by its unit test).
+const testScryptN = "16384";
+
 // Against the second server, "a real deployment" (e2e/deployment/servers.ts), not the demo.
 const deploymentSpecs = ["**/e2e/deployment/*.spec.ts"];
 
@@ -48,7 +53,10 @@ export default defineConfig({
   ],
   use: {
     baseURL: `http://localhost:${port}`,
-    trace: "retain-on-failure",
+    // DOM snapshots and sources, no screencast: the screencast's frames were
+    // half the test side's CPU on two cores (docs/testing.md), and a failure
+    // keeps its screenshot and error context besides.
+    trace: { mode: "retain-on-failure", screenshots: false, snapshots: true, sources: true },
     screenshot: "only-on-failure",
     // Playwright's defaults wait forever: a step that hangs (a navigation
     // that never comes) should fail naming itself, not as the test's timeout.
@@ -82,6 +90,7 @@ export default defineConfig({
         SANDBOX_PORT: String(sandboxPort),
         VERITY_RECONCILE_INTERVAL_MS: "1000",
         VERITY_E2E_LONG_HISTORY: process.env.VERITY_E2E_LONG_HISTORY ?? "20000",
+        VERITY_PASSWORD_SCRYPT_N: testScryptN,
       },
       url: `http://localhost:${port}/api/health`,
       // The build, and (VERITY_E2E_LONG_HISTORY) a 20,000-transition task seeded
@@ -115,6 +124,7 @@ export default defineConfig({
         VERITY_OIDC_CLIENT_SECRET: oidcClient.secret,
         VERITY_OIDC_ROLE_CLAIM: "groups",
         VERITY_OIDC_ROLE_MAP: oidcRoleMap,
+        VERITY_PASSWORD_SCRYPT_N: testScryptN,
       },
       url: `${deployment.baseURL}/api/health`,
       // Migrating a new embedded database and starting Next: no build (see above).
