@@ -9,6 +9,10 @@ export default defineConfig({
     // Migrates one PGlite database per run and hands its tarball to every
     // test file (tests/helpers/pglite.ts): ~1 s per file instead of ~10 s.
     globalSetup: ["tests/helpers/global-setup.ts"],
+    // scrypt at its interactive floor (2^14) for the hashes the tests make:
+    // hundreds of sign-ins at OWASP's 2^17 were minutes of the suite's CPU.
+    // lib/core/passwords.test.ts checks the default itself.
+    env: { VERITY_PASSWORD_SCRYPT_N: "16384" },
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // Database tests each open their own PGlite or PostgreSQL database; on a

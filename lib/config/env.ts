@@ -35,6 +35,21 @@ const envSchema = z.object({
   /** The external systems' base URL (the sandbox provider by default; `npm start` runs it on SANDBOX_PORT). */
   VERITY_SANDBOX_URL: z.url().optional(),
   SANDBOX_PORT: z.coerce.number().int().min(1).max(65535).default(4010),
+  /**
+   * scrypt's cost N for new password hashes (lib/core/passwords.ts): OWASP's
+   * 2^17 by default. A power of two from 2^14, the scrypt paper's interactive
+   * floor; the test servers use that floor so that hundreds of sign-ins do not
+   * dominate the suite's time. Every hash carries its own N, so hashes made
+   * under another setting still verify, and a weaker one is rehashed at the
+   * next sign-in.
+   */
+  VERITY_PASSWORD_SCRYPT_N: z.coerce
+    .number()
+    .int()
+    .min(2 ** 14)
+    .max(2 ** 20)
+    .refine((n) => Number.isInteger(Math.log2(n)), "VERITY_PASSWORD_SCRYPT_N must be a power of two")
+    .default(2 ** 17),
   /** Irreversible actions at or above this amount need two different operators' approval. */
   VERITY_FOUR_EYES_THRESHOLD_CENTS: z.coerce.number().int().min(0).default(50_000),
   /** How often the server reconciles unknown outcomes and delivers the outbox; 0 turns the loop off. */
@@ -244,6 +259,11 @@ export function getSandboxWebhookSecret(): string {
 /** The secret outbox deliveries are signed with (same rule as the session secret). */
 export function getOutboxSecret(): string {
   return getEnv().VERITY_OUTBOX_SECRET ?? localSecret("outbox-secret");
+}
+
+/** scrypt's N for new password hashes (VERITY_PASSWORD_SCRYPT_N). */
+export function passwordScryptN(): number {
+  return getEnv().VERITY_PASSWORD_SCRYPT_N;
 }
 
 /** The secret lookup requests to a tool owner are signed with (same rule as the session secret). */

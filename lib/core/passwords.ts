@@ -3,11 +3,12 @@ import { randomBytes, scrypt, timingSafeEqual } from "node:crypto";
 /**
  * scrypt from node:crypto: memory-hard, no native dependency to install.
  * Parameters at OWASP's current guidance (N=2^17, r=8, p=1: 128 MiB per
- * hash). Each hash carries its own parameters, so hashes made under older,
- * weaker ones still verify and are replaced on the next successful sign-in
- * (needsRehash).
+ * hash) unless the caller passes another N (VERITY_PASSWORD_SCRYPT_N,
+ * lib/config/env.ts). Each hash carries its own parameters, so hashes made
+ * under older, weaker ones still verify and are replaced on the next
+ * successful sign-in (needsRehash).
  */
-const N = 2 ** 17;
+export const defaultScryptN = 2 ** 17;
 const r = 8;
 const p = 1;
 const keyLength = 32;
@@ -38,10 +39,10 @@ function parseHash(stored: string): ParsedHash | null {
   };
 }
 
-export async function hashPassword(password: string): Promise<string> {
+export async function hashPassword(password: string, n = defaultScryptN): Promise<string> {
   const salt = randomBytes(16);
-  const key = await derive(password, salt, N, r, p);
-  return `scrypt$${N}$${r}$${p}$${salt.toString("base64url")}$${key.toString("base64url")}`;
+  const key = await derive(password, salt, n, r, p);
+  return `scrypt$${n}$${r}$${p}$${salt.toString("base64url")}$${key.toString("base64url")}`;
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
@@ -51,12 +52,13 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return actual.length === parsed.key.length && timingSafeEqual(actual, parsed.key);
 }
 
-/** True when `stored` was made with weaker parameters than hashPassword uses today. */
-export function needsRehash(stored: string): boolean {
+/** True when `stored` was made with weaker parameters than hashPassword uses today (at cost `n`). */
+export function needsRehash(stored: string, n = defaultScryptN): boolean {
   const parsed = parseHash(stored);
-  return parsed !== null && (parsed.n < N || parsed.r < r || parsed.p < p || parsed.key.length < keyLength);
+  return parsed !== null && (parsed.n < n || parsed.r < r || parsed.p < p || parsed.key.length < keyLength);
 }
 
 /** A valid hash of nothing anyone knows, at today's parameters: verifying against it costs the same as a real check. */
-export const unusablePasswordHash =
-  "scrypt$131072$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+export function unusablePasswordHash(n = defaultScryptN): string {
+  return `scrypt$${n}$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`;
+}

@@ -1,5 +1,6 @@
 import type { Db, Tx } from "@/lib/db/client";
 import { hashPassword, unusablePasswordHash, verifyPassword } from "@/lib/core/passwords";
+import { passwordScryptN } from "@/lib/config/env";
 import { userIdentity, type Principal, type Role } from "@/lib/model/permissions";
 import { newId } from "@/lib/core/ids";
 
@@ -22,7 +23,7 @@ export async function createUser(
       username: input.username,
       displayName: input.displayName,
       role: input.role,
-      passwordHash: await hashPassword(input.password),
+      passwordHash: await hashPassword(input.password, passwordScryptN()),
       passwordMustChange: input.passwordMustChange ?? false,
     },
   });
@@ -47,7 +48,7 @@ export async function verifyUserCredentials(
   password: string,
 ): Promise<SignInCandidate | null> {
   const row = await db.user.findUnique({ where: { username } });
-  const ok = await verifyPassword(password, row?.passwordHash ?? unusablePasswordHash);
+  const ok = await verifyPassword(password, row?.passwordHash ?? unusablePasswordHash(passwordScryptN()));
   if (!row || !ok || row.disabledAt) return null;
   return { principal: principalOfRow(row), sessionVersion: row.sessionVersion, passwordHash: row.passwordHash };
 }

@@ -2,6 +2,7 @@ import { scryptSync } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { signInWithPassword } from "@/lib/adapters/auth/audit-trail";
 import { needsRehash, verifyPassword } from "@/lib/core/passwords";
+import { passwordScryptN } from "@/lib/config/env";
 import { listAuditEntries } from "@/lib/stores/audit-log";
 import { createUser } from "@/lib/stores/users";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
@@ -113,15 +114,16 @@ describe("password hashes made with weaker parameters", () => {
   it("are verified, then replaced at today's parameters on the next successful sign-in", async () => {
     const user = await createUser(db, { username: "ken", displayName: "Ken", role: "operator", password: "unused" });
     const salt = Buffer.from("0123456789abcdef");
-    const legacy = `scrypt$16384$8$1$${salt.toString("base64url")}$${scryptSync(password, salt, 32, { N: 16384, r: 8, p: 1 }).toString("base64url")}`;
+    // Weaker than any allowed setting (r=4: VERITY_PASSWORD_SCRYPT_N bounds N, never r).
+    const legacy = `scrypt$16384$4$1$${salt.toString("base64url")}$${scryptSync(password, salt, 32, { N: 16384, r: 4, p: 1 }).toString("base64url")}`;
     await db.user.update({ where: { id: user.id }, data: { passwordHash: legacy } });
 
     const result = await signInWithPassword(db, { username: "ken", password, address: null });
     expect(result).toMatchObject({ kind: "signed_in", principal: { id: user.id } });
     const { passwordHash } = await db.user.findUniqueOrThrow({ where: { id: user.id } });
     expect(passwordHash).not.toBe(legacy);
-    expect(passwordHash.startsWith("scrypt$131072$8$1$")).toBe(true);
-    expect(needsRehash(passwordHash)).toBe(false);
+    expect(passwordHash.startsWith(`scrypt$${passwordScryptN()}$8$1$`)).toBe(true);
+    expect(needsRehash(passwordHash, passwordScryptN())).toBe(false);
     expect(await verifyPassword(password, passwordHash)).toBe(true);
     const signedIn = (await listAuditEntries(db, {}, { limit: 1000 })).items.filter(
       (e) => e.action === "auth.signed_in" && e.subjectId === user.id,

@@ -3,7 +3,7 @@ import { can, requirePermission, type Permission, type Principal, type Role } fr
 import type { AuditActor } from "@/lib/model/audit/audit-chain";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
 import { childLogger } from "@/lib/config/log";
-import { getEnv } from "@/lib/config/env";
+import { getEnv, passwordScryptN } from "@/lib/config/env";
 import { hashPassword, needsRehash } from "@/lib/core/passwords";
 import { addressThrottle, usernameThrottle, usernameThrottleKey } from "@/lib/model/auth/sign-in-throttle";
 import { forgiveSignInAttempt, reserveSignInAttempt } from "@/lib/stores/sign-in-throttles";
@@ -86,7 +86,8 @@ export async function signInWithPassword(
   const { principal } = candidate;
   await forgiveSignInAttempt(db, { clear: [userKey.key], forgive: keys.filter((k) => k !== userKey) }, now);
   // Hashed before the transaction: scrypt takes most of a second, the transaction only the write.
-  const strongerHash = needsRehash(candidate.passwordHash) ? await hashPassword(password) : null;
+  const n = passwordScryptN();
+  const strongerHash = needsRehash(candidate.passwordHash, n) ? await hashPassword(password, n) : null;
   const sessionId = await db.$transaction(async (tx) => {
     const session = await openConsoleSession(
       tx,

@@ -1,6 +1,7 @@
 import type { Db } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import { hashPassword, verifyPassword } from "@/lib/core/passwords";
+import { passwordScryptN } from "@/lib/config/env";
 import { parseOrThrow } from "@/lib/core/validation";
 import type { AuditActor } from "@/lib/model/audit/audit-chain";
 import { personAuditEntry } from "@/lib/model/audit/audit-events";
@@ -77,7 +78,7 @@ export async function changeOwnPassword(
   await forgiveSignInAttempt(db, { clear: [userKey.key], forgive: [] }, now);
 
   // Hashed before the transaction: scrypt takes most of a second, the transaction only the write.
-  const passwordHash = await hashPassword(change.new_password);
+  const passwordHash = await hashPassword(change.new_password, passwordScryptN());
   return db.$transaction(async (tx) => {
     const after = await setUserPassword(tx, person.id, { previousHash, passwordHash, mustChange: false });
     if (!after)

@@ -1,6 +1,7 @@
 import type { Db } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import { hashPassword } from "@/lib/core/passwords";
+import { passwordScryptN } from "@/lib/config/env";
 import type { AuditActor } from "@/lib/model/audit/audit-chain";
 import { personAuditEntry } from "@/lib/model/audit/audit-events";
 import { userIdentity } from "@/lib/model/permissions";
@@ -40,7 +41,7 @@ export async function resetPersonPassword(
       { violations: [{ invariant: "password_account", message: "Only a password account has a password to reset." }] },
     );
   const oneTimePassword = generateInitialPassword();
-  const passwordHash = await hashPassword(oneTimePassword);
+  const passwordHash = await hashPassword(oneTimePassword, passwordScryptN());
   return db.$transaction(async (tx) => {
     const after = await setUserPassword(tx, person.id, { previousHash: null, passwordHash, mustChange: true });
     if (!after) throw new AppError("not_found", `No person with id ${userId}.`);
