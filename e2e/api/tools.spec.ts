@@ -498,7 +498,7 @@ test("compensation: an operator accepts the provider's record and compensates it
       compensates_execution_id: call.id,
     },
   });
-  expect(taken.status(), await taken.text()).toBe(200);
+  expect(taken.status(), await taken.text()).toBe(201);
   expect(await taken.json()).toMatchObject({ kind: "proceed", execution: { id: compensation!.id } });
   // A second compensation of the same payout is refused, in words naming the invariant.
   const again = await expectProblem(
