@@ -13,6 +13,11 @@ import {
   type RetryAdvice,
 } from "@/lib/model/executions/execution-rules";
 import { getInstructionsByIds, type InstructionBlock, type InstructionView } from "@/lib/stores/instructions";
+import {
+  liveReservationsAmong,
+  reservationReleasedStatuses,
+  type Reservation,
+} from "@/lib/model/executions/budget-reservation";
 
 /**
  * The owner of `executions` and `execution_events` rows: every status move
@@ -243,6 +248,30 @@ export async function listExecutions(db: Db, taskId: string): Promise<ExecutionV
 
 export async function listExecutionEvents(db: Db, executionId: string) {
   return db.executionEvent.findMany({ where: { executionId }, orderBy: { createdAt: "asc" } });
+}
+
+/**
+ * The task's reservations that still count (lib/model/executions/budget-reservation.ts):
+ * its executions holding one whose effect may still happen or has happened.
+ * `except` leaves out the execution being (re-)reserved; `sentOnly` keeps
+ * only calls that have left (their effect may have happened or did).
+ */
+export async function liveReservationsOfTask(
+  db: Db | Tx,
+  taskId: string,
+  options: { except?: string; sentOnly?: boolean } = {},
+): Promise<Reservation[]> {
+  const rows = await db.execution.findMany({
+    where: {
+      taskId,
+      reservedMinor: { not: null },
+      status: { notIn: [...reservationReleasedStatuses] },
+      ...(options.except ? { id: { not: options.except } } : {}),
+      ...(options.sentOnly ? { sentAt: { not: null } } : {}),
+    },
+    select: { status: true, reservedMinor: true, reservedCurrency: true },
+  });
+  return liveReservationsAmong(rows);
 }
 
 /** The instructions the guard named when it froze `executionId`, from the freezing event; null if it was not frozen by the guard. */

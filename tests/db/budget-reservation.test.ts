@@ -192,6 +192,27 @@ describe("budget reservation", () => {
     expect(await executionRow(db, intent.execution.id)).toMatchObject({ status: "INTENT_RECORDED", attempt: 1 });
   });
 
+  it("a commitment is not lowered below what its sent calls reserved, nor withdrawn", async () => {
+    const task = await runningTaskCommitting(30);
+    const intent = await refundIntent(task, "refund-1", refund);
+    await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
+    const waiting = await getTaskOrThrow(db, task.id);
+    const lower = (usd: number) =>
+      transitionTask(
+        db,
+        task.id,
+        { expected_version: waiting.version, patch: { budget: { currency_committed_usd: usd } } },
+        agent,
+      );
+    // 25 USD may already have left: 10 cannot hold it.
+    expect((await failure(lower(10))).invariants).toEqual(["budget_within_commitment"]);
+    // 0 would mean no limit at all.
+    expect((await failure(lower(0))).invariants).toEqual(["budget_commitment_kept"]);
+    expect((await getTaskOrThrow(db, task.id)).version).toBe(waiting.version);
+    // What still holds the sent call is a change like any other.
+    expect((await lower(25)).task.state.budget.currency_committed_usd).toBe(25);
+  });
+
   it("a cost in another currency is refused against a USD commitment rather than converted", async () => {
     const task = await runningTaskCommitting(1000);
     const refused = await failure(refundIntent(task, "refund-1", { ...refund, currency: "eur" }));
@@ -222,13 +243,23 @@ describe("budget reservation", () => {
     const allowed = await planRestore(db, checkpoint.id, { rewind: true }, engineer);
     expect(allowed).toMatchObject({ allowed: true, reauthorization: { budget: { committedUsd: 30 } } });
 
-    // The commitment lowered below what the task holds: the checkpoint (taken at 30 USD, nothing reserved) does not count.
-    const lowered = await transitionTask(
-      db,
-      task.id,
-      { expected_version: done.task.version, patch: { budget: { currency_committed_usd: 20 } } },
-      agent,
+    // Lowering the commitment below a call that left is refused as a change now; a task whose commitment
+    // was lowered before that rule held is stored below what it holds, and the checkpoint (taken at
+    // 30 USD, nothing reserved) must not count for it.
+    const refusedChange = await failure(
+      transitionTask(
+        db,
+        task.id,
+        { expected_version: done.task.version, patch: { budget: { currency_committed_usd: 20 } } },
+        agent,
+      ),
     );
+    expect(refusedChange.invariants).toEqual(["budget_within_commitment"]);
+    const row = await db.task.findUniqueOrThrow({ where: { id: task.id } });
+    const stored = row.state as { budget: { currency_committed_usd: number } };
+    stored.budget.currency_committed_usd = 20;
+    await db.task.update({ where: { id: task.id }, data: { state: stored } });
+    const lowered = { task: { version: row.version } };
     const plan = await planRestore(db, checkpoint.id, { rewind: true }, engineer);
     expect(plan.allowed).toBe(false);
     expect(plan.refusal?.code).toBe("invalid_state");

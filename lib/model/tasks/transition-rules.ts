@@ -102,6 +102,13 @@ export function checkChangeInvariants(before: TaskState, after: TaskState): Inva
       message: `Consumed budget cannot go down (${shrunk.join(", ")}).`,
     });
   }
+  // 0 declares no limit (lib/model/executions/budget-reservation.ts): setting a declared one to 0 would lift it.
+  if (before.budget.currency_committed_usd > 0 && after.budget.currency_committed_usd === 0) {
+    violations.push({
+      invariant: "budget_commitment_kept",
+      message: `The task committed ${before.budget.currency_committed_usd} USD; a declared commitment can be changed but not withdrawn (0 would mean no limit).`,
+    });
+  }
   const unflagged = before.subtasks.filter(
     (s) => s.mandatory && after.subtasks.find((a) => a.id === s.id)?.mandatory === false,
   );

@@ -23,6 +23,8 @@ import {
   type TransitionRecord,
 } from "@/lib/stores/tasks/task-store";
 import { toTaskView, type TaskView, type TransitionResult } from "@/lib/stores/tasks/task-views";
+import { liveReservationsOfTask } from "@/lib/stores/execution-store";
+import { reservationsOverCommitment } from "@/lib/model/executions/budget-reservation";
 
 /**
  * A checked change of a task: read it, check the transition against its
@@ -147,6 +149,7 @@ export async function prepareTransition(
   };
   // After: the exact document about to be written is re-validated.
   assertValidState(def, next);
+  await refuseCommitmentBelowReservations(db, taskId, current, next);
   const record: TransitionRecord = {
     id: transitionId,
     taskId,
@@ -162,6 +165,27 @@ export async function prepareTransition(
     createdAt: now,
   };
   return { before, next, record, checkpointTrigger: automaticCheckpointTrigger(def, current, next) };
+}
+
+/**
+ * A lowered commitment must still hold what the task's calls that have
+ * left reserved: their money may be gone, checked against the old
+ * commitment when their intents were recorded. A call not sent yet may
+ * stay over it: it is checked against the commitment as it is then when it
+ * is resumed (record-intent.ts), and refused. Read before the CAS, which is
+ * safe because every intent that reserves moves the task's version in its
+ * own CAS: of the two, one loses and is checked again.
+ */
+async function refuseCommitmentBelowReservations(
+  db: Db | Tx,
+  taskId: string,
+  before: TaskState,
+  after: TaskState,
+): Promise<void> {
+  const committed = after.budget.currency_committed_usd;
+  if (committed === 0 || committed >= before.budget.currency_committed_usd) return;
+  const over = reservationsOverCommitment(committed, await liveReservationsOfTask(db, taskId, { sentOnly: true }));
+  if (over) throw new AppError("invariant_violated", over.message, { violations: [over] });
 }
 
 export function transitionResultOf({ before, next, record }: PreparedTransition): TransitionResult {

@@ -1,29 +1,7 @@
 import type { Db, Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
-import {
-  liveReservationsAmong,
-  reservationRefusalOf,
-  reservationReleasedStatuses,
-  type Reservation,
-} from "@/lib/model/executions/budget-reservation";
-
-/**
- * The task's live reservations (lib/model/executions/budget-reservation.ts):
- * its executions holding one whose effect may still happen or has happened.
- * `except` leaves out the execution being (re-)reserved.
- */
-async function liveReservationsOf(db: Db | Tx, taskId: string, except?: string): Promise<Reservation[]> {
-  const rows = await db.execution.findMany({
-    where: {
-      taskId,
-      reservedMinor: { not: null },
-      status: { notIn: [...reservationReleasedStatuses] },
-      ...(except ? { id: { not: except } } : {}),
-    },
-    select: { status: true, reservedMinor: true, reservedCurrency: true },
-  });
-  return liveReservationsAmong(rows);
-}
+import { reservationRefusalOf, type Reservation } from "@/lib/model/executions/budget-reservation";
+import { liveReservationsOfTask } from "@/lib/stores/execution-store";
 
 /**
  * Refuses (422 invariant_violated, nothing written: the caller's transaction
@@ -39,7 +17,7 @@ export async function refuseUnlessReservationFits(
   requested: Reservation | "unreadable",
   except?: string,
 ): Promise<void> {
-  const live = await liveReservationsOf(db, taskId, except);
+  const live = await liveReservationsOfTask(db, taskId, { except });
   const refusal = reservationRefusalOf({ committedUsd, live, requested });
   if (!refusal) return;
   throw new AppError("invariant_violated", refusal.message, {
