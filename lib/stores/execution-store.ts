@@ -126,6 +126,8 @@ export interface NewIntent {
   compensatesId: string | null;
   /** The first event's words. */
   reason: string;
+  /** The first event's evidence (a review's release: `released_by_review`). */
+  evidence?: unknown;
 }
 
 /** A call's first attempt, INTENT_RECORDED, with its event and audit entry: the one place an execution row is created. */
@@ -156,7 +158,7 @@ export async function insertIntent(tx: Tx, intent: NewIntent, actor: Actor, now 
       compensatesId: intent.compensatesId,
     },
   });
-  await appendEvent(tx, row, null, intent.reason, undefined, actor);
+  await appendEvent(tx, row, null, intent.reason, intent.evidence, actor);
   return row;
 }
 
@@ -272,6 +274,23 @@ export async function liveReservationsOfTask(
     select: { status: true, reservedMinor: true, reservedCurrency: true },
   });
   return liveReservationsAmong(rows);
+}
+
+/**
+ * When people released the execution's current attempt to its agent from a
+ * review (decide-review.ts): the moment they approved sending it, over the
+ * instructions as they stood then. Null for an attempt nobody released.
+ */
+export async function releasedByReviewAt(db: Db | Tx, row: Execution): Promise<Date | null> {
+  const events = await db.executionEvent.findMany({
+    where: { executionId: row.id, attemptId: row.attemptId, toStatus: "INTENT_RECORDED" },
+    orderBy: { createdAt: "desc" },
+    select: { evidence: true, createdAt: true },
+  });
+  const release = events.find(
+    (e) => typeof (e.evidence as { released_by_review?: unknown } | null)?.released_by_review === "string",
+  );
+  return release?.createdAt ?? null;
 }
 
 /** The instructions the guard named when it froze `executionId`, from the freezing event; null if it was not frozen by the guard. */

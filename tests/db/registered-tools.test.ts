@@ -8,6 +8,8 @@ import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
 import { decideReview } from "@/lib/use-cases/reviews/decide-review";
 import { registerTool } from "@/lib/use-cases/tools/register-tool";
 import { retireTool } from "@/lib/use-cases/tools/retire-tool";
+import { recordInstruction } from "@/lib/stores/instructions";
+import type { Actor } from "@/lib/model/actor";
 import { getToolOrThrow, listTools } from "@/lib/use-cases/tools/get-tool";
 import { agent, alice, failure, runningTask, taskStatusOf, unreachable } from "@/tests/helpers/effects";
 import {
@@ -157,6 +159,55 @@ describe("the registry", () => {
     const byExecution = new Map(reviews.map((r) => [r.executionId, r]));
     expect(byExecution.get(small.id)).toMatchObject({ amountCents: 100, currency: "eur", requiredApprovals: 1 });
     expect(byExecution.get(large.id)).toMatchObject({ amountCents: 60_000, currency: "eur", requiredApprovals: 2 });
+  });
+});
+
+describe("a registered call the instruction guard froze", () => {
+  const operator: Actor = { identity: "spiffe://verity.local/user/operator", kind: "user" };
+  const versionOf = async (taskId: string) => (await db.task.findUniqueOrThrow({ where: { id: taskId } })).version;
+  it("once people approve it, its agent sends it, unfrozen; an instruction recorded after their approval still stops it", async () => {
+    await registered(db, payoutTool("guard.payout", { method: "manual" }));
+    const forbidLater = async (taskId: string, seq: number, text: string) =>
+      recordInstruction(db, taskId, { topic: "payout", directive: "forbid", text, expected_seq: seq }, operator);
+    const freeze = async () => {
+      const task = await runningTask(db);
+      await forbidLater(task.id, 0, "no payouts today");
+      const frozen = await recordIntent(
+        db,
+        task.id,
+        { tool_call_id: "call-1", tool: "guard.payout", request: payout, expected_version: await versionOf(task.id) },
+        agent,
+      );
+      expect(frozen.kind).toBe("blocked");
+      const review = await db.review.findUniqueOrThrow({ where: { executionId: frozen.execution.id } });
+      const decided = await decideReview(
+        db,
+        review.id,
+        { expected_version: review.version, decision: "approve_execute", reason: "this payee is the exception" },
+        alice,
+        unreachable,
+      );
+      expect(decided.execution.status).toBe("INTENT_RECORDED");
+      const taken = await recordIntent(
+        db,
+        task.id,
+        { tool_call_id: "call-1", tool: "guard.payout", request: payout, expected_version: await versionOf(task.id) },
+        agent,
+      );
+      expect(taken.kind).toBe("proceed");
+      return { taskId: task.id, execution: taken.execution };
+    };
+
+    const approved = await freeze();
+    const sent = await markSent(db, approved.execution.id, { attempt_id: approved.execution.attemptId }, agent);
+    expect(sent.status).toBe("SENT");
+
+    const overtaken = await freeze();
+    await forbidLater(overtaken.taskId, 1, "the payee's account was closed");
+    const stopped = await failure(
+      markSent(db, overtaken.execution.id, { attempt_id: overtaken.execution.attemptId }, agent),
+    );
+    expect(stopped.invariants).toEqual(["instruction_current_before_send"]);
   });
 });
 

@@ -1,11 +1,12 @@
 import { z } from "zod";
-import type { Db } from "@/lib/db/client";
+import type { Db, Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import type { Execution } from "@/lib/generated/prisma/client";
 import {
   getExecutionRowOrThrow,
   illegalMove,
   moveExecution,
+  releasedByReviewAt,
   staleAttempt,
   toExecutionView,
   type ExecutionView,
@@ -13,7 +14,7 @@ import {
 import { parseOrThrow, clientIdSchema } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
 import { toolOfExecutionOrThrow } from "@/lib/use-cases/tools/tool-of-execution";
-import { checkInstructionGuard } from "@/lib/stores/instructions";
+import { checkInstructionGuard, type InstructionBlock } from "@/lib/stores/instructions";
 import { moveTaskAfterSettlement } from "@/lib/use-cases/executions/settle-task";
 import { fencingTokenSchema } from "@/lib/use-cases/executions/input-fields";
 import { freezeBeforeSending } from "@/lib/use-cases/executions/freeze-before-sending";
@@ -24,6 +25,19 @@ export const MarkSentInputSchema = z.strictObject({
   /** The sender's lease; without it, the lease the attempt was recorded under is assumed. */
   fencing_token: fencingTokenSchema.optional(),
 });
+
+/**
+ * People who released this attempt from a review approved sending it over
+ * the instructions as they stood: the same block does not freeze it again.
+ * An instruction recorded after their approval is news they did not weigh,
+ * and still stops it.
+ */
+async function approvedOverBlock(tx: Tx, existing: Execution, block: InstructionBlock): Promise<boolean> {
+  const releasedAt = await releasedByReviewAt(tx, existing);
+  if (!releasedAt) return false;
+  const newest = [block.current, block.reliedOn].filter((i) => i !== null).map((i) => i.createdAt.getTime());
+  return newest.every((t) => t <= releasedAt.getTime());
+}
 
 export async function markSent(db: Db, executionId: string, raw: unknown, actor: Actor): Promise<ExecutionView> {
   const input = parseOrThrow(MarkSentInputSchema, raw);
@@ -62,7 +76,7 @@ export async function markSent(db: Db, executionId: string, raw: unknown, actor:
     if (existing.irreversible) {
       const tool = await toolOfExecutionOrThrow(tx, existing);
       const block = await checkInstructionGuard(tx, existing.taskId, tool, existing.instructionId);
-      if (block) {
+      if (block && !(await approvedOverBlock(tx, existing, block))) {
         const frozen = await freezeBeforeSending(tx, existing, block, actor);
         await moveTaskAfterSettlement(
           tx,

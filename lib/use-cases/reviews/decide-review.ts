@@ -350,6 +350,7 @@ async function acceptAndCompensate(db: Db, c: DecisionContext): Promise<DecideRe
         leaseToken: null,
         reserved: reservation && reservation !== "unreadable" ? reservation : null,
         compensatesId: execution.id,
+        evidence: { released_by_review: review.id, approved_by: [c.actor.identity] },
         reason: `compensation of ${execution.id} (${execution.tool}, the provider's record ${accepted.record.id}) decided by ${c.actor.identity}, released to the task's agent to send: ${c.input.reason}`,
       },
       c.actor,
@@ -502,6 +503,8 @@ async function releaseToAgent(db: Db, c: DecisionContext, approvers: string[]): 
     const attempt = firstSend ? c.execution.attempt : c.execution.attempt + 1;
     const released = await moveExecution(tx, c.execution, "INTENT_RECORDED", c.actor, {
       reason: `released to the task's agent to send (attempt ${attempt}, the same idempotency key) on the approval of ${approvers.join(" and ")}: ${c.input.reason}`,
+      // What markSent reads: people approved sending this attempt over the instructions that froze it.
+      evidence: { released_by_review: review.id, approved_by: approvers },
       data: {
         attempt,
         attemptId: `${c.execution.id}.${attempt}`,
