@@ -54,7 +54,7 @@ export default defineConfig({
   use: {
     baseURL: `http://localhost:${port}`,
     // DOM snapshots and sources, no screencast: the screencast's frames were
-    // half the test side's CPU on two cores (docs/testing.md), and a failure
+    // half the test side's CPU on two cores (docs/architecture.md, Tests), and a failure
     // keeps its screenshot and error context besides.
     trace: { mode: "retain-on-failure", screenshots: false, snapshots: true, sources: true },
     screenshot: "only-on-failure",
