@@ -1,7 +1,6 @@
 import Link from "next/link";
 import { plainOptions, SelectFilter } from "@/components/select-filter";
 import { auditActions } from "@/lib/model/audit/audit-chain";
-import { toolNames } from "@/lib/model/executions/tools";
 import { workflowDefinitions } from "@/lib/model/workflows";
 import { auditEventKinds, auditEventKindLabels } from "@/lib/use-cases/audit/audit-search";
 import { executionMoves } from "@/lib/model/executions/execution-rules";
@@ -12,7 +11,7 @@ const statusNames = [
 ];
 
 /** The search's filters as a plain GET form: the URL is the search (bookmark, share, reload), no JavaScript needed. */
-export function AuditSearchFilters({ params }: { params: AuditSearchParams }) {
+export function AuditSearchFilters({ params, tools }: { params: AuditSearchParams; tools: readonly string[] }) {
   return (
     <form
       method="get"
@@ -90,7 +89,7 @@ export function AuditSearchFilters({ params }: { params: AuditSearchParams }) {
         name="tool"
         label="Tool"
         anyLabel="Any tool"
-        options={plainOptions(toolNames)}
+        options={plainOptions(tools)}
         value={params.tool}
       />
       <div className="field field--grow">

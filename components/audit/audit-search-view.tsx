@@ -27,12 +27,15 @@ export function AuditSearchView({
   result,
   canExport,
   role,
+  tools,
 }: {
   params: AuditSearchParams;
   errors: string[];
   result: AuditSearchResult | null;
   canExport: boolean;
   role: string;
+  /** The tool filter's choices: the built-ins and every registered tool. */
+  tools: readonly string[];
 }) {
   return (
     <>
@@ -45,7 +48,7 @@ export function AuditSearchView({
           committed. Search across tasks, verify the chains, take an export a third party can check. Times are UTC.
         </p>
       </header>
-      <AuditSearchFilters params={params} />
+      <AuditSearchFilters params={params} tools={tools} />
       <div className="audit-layout">
         <section className="card" aria-labelledby="audit-results-heading">
           <h2 id="audit-results-heading">Entries</h2>

@@ -9,7 +9,6 @@ import {
 } from "@/lib/adapters/console/executions/executions-query";
 import { formatDuration } from "@/lib/core/format-duration";
 import { pluralize } from "@/lib/adapters/console/shared/format";
-import { toolNames } from "@/lib/model/executions/tools";
 import { DateTime } from "@/components/date-time";
 import { EmptyState } from "@/components/empty-state";
 import { ExecutionStatusBadge } from "@/components/task/execution-status-badge";
@@ -20,10 +19,13 @@ export function ExecutionListView({
   params,
   list,
   now,
+  tools,
 }: {
   params: ExecutionListParams;
   list: ExecutionListData;
   now: Date;
+  /** Every tool a call can be of: the built-ins and the registered ones. */
+  tools: readonly string[];
 }) {
   const filtered = Boolean(params.status || params.tool);
   return (
@@ -57,7 +59,7 @@ export function ExecutionListView({
           name="tool"
           label="Tool"
           anyLabel="All tools"
-          options={plainOptions(toolNames)}
+          options={plainOptions(tools)}
           value={params.tool}
         />
         <div className="filters__actions">

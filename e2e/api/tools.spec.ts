@@ -71,13 +71,17 @@ const toolName = () =>
     .replace(/[^a-z0-9.-]/g, "-");
 
 /** An agent created in the console: every workflow, the tools given (or every tool), optionally the publish scope for tools. */
-async function agentToken(page: Page, options: { publish: boolean; everyTool: boolean }): Promise<string> {
+async function agentToken(
+  page: Page,
+  options: { publish: boolean; everyTool: boolean; tools?: string[] },
+): Promise<string> {
   await signIn(page, "admin", "/admin/agents");
   const agents = new AgentsPage(page);
   await agents.fillCreate({
     name: uniqueId("tools").toLowerCase(),
     workflows: [],
-    tools: [],
+    // Registered tools are offered beside the built-ins.
+    tools: options.tools ?? [],
     publish: options.publish ? ["tools"] : [],
   });
   await agents.createForm.getByLabel("Every workflow, including ones added later").check();
@@ -421,7 +425,8 @@ test("compensation: an operator accepts the provider's record and compensates it
   expect((await admin.post("/api/v1/tools", { data: undo })).status()).toBe(201);
   expect((await admin.post("/api/v1/tools", { data: payoutTool })).status()).toBe(201);
 
-  const token = await agentToken(page, { publish: false, everyTool: true });
+  // Scoped to exactly the two registered tools, picked in the console like any tool.
+  const token = await agentToken(page, { publish: false, everyTool: false, tools: [payoutName, undoName] });
   const agentContext = await playwright.request.newContext({
     baseURL,
     extraHTTPHeaders: { Authorization: `Bearer ${token}` },

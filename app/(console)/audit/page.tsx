@@ -8,6 +8,7 @@ import { searchAuditEntries } from "@/lib/use-cases/audit/audit-search";
 import { isAppError } from "@/lib/core/errors";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { AuditSearchView, type AuditSearchResult } from "@/components/audit/audit-search-view";
+import { listKnownToolNames } from "@/lib/use-cases/tools/get-tool";
 
 export const metadata: Metadata = { title: "Audit log" };
 
@@ -54,6 +55,7 @@ export default async function AuditPage({
       result={result}
       canExport={can(access.principal, "audit:export")}
       role={access.principal.role}
+      tools={await listKnownToolNames(getDb())}
     />
   );
 }

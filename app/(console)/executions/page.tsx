@@ -4,6 +4,7 @@ import { getDb } from "@/lib/db/client";
 import { loadExecutionList } from "@/lib/adapters/console/executions/executions";
 import { executionListHref, parseExecutionListParams } from "@/lib/adapters/console/executions/executions-query";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
+import { listKnownToolNames } from "@/lib/use-cases/tools/get-tool";
 import { ExecutionListView } from "@/components/executions/execution-list-view";
 
 export const metadata: Metadata = { title: "Executions" };
@@ -16,5 +17,7 @@ export default async function ExecutionsPage({
   const params = parseExecutionListParams(await searchParams);
   const access = await authorizePage("tasks:read", executionListHref(params));
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  return <ExecutionListView params={params} list={await loadExecutionList(getDb(), params)} now={new Date()} />;
+  const db = getDb();
+  const [list, tools] = await Promise.all([loadExecutionList(db, params), listKnownToolNames(db)]);
+  return <ExecutionListView params={params} list={list} now={new Date()} tools={tools} />;
 }

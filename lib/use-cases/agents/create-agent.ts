@@ -1,10 +1,9 @@
 import { z } from "zod";
+import { listKnownToolNames } from "@/lib/use-cases/tools/get-tool";
 import type { Db } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import { parseOrThrow } from "@/lib/core/validation";
 import { agentIdentity, AgentNameSchema, AgentScopesSchema, type AgentScopes } from "@/lib/model/agent-scopes";
-import { toolNames as builtInToolNames } from "@/lib/model/executions/tools";
-import { listToolNames } from "@/lib/stores/tool-registry";
 import { listWorkflowNames } from "@/lib/stores/workflow-registry";
 import type { AuditActor } from "@/lib/model/audit/audit-chain";
 import { issueFirstApiToken, type ApiTokenView } from "@/lib/stores/api-tokens";
@@ -31,8 +30,7 @@ export async function createAgent(
       errors: [{ field: "expires_at", message: "must be in the future" }],
     });
   }
-  // Registered tools, retired ones too: a scope names what a token may call, and a retired tool refuses on its own.
-  const toolNames = [...new Set([...builtInToolNames, ...(await listToolNames(db))])];
+  const toolNames = await listKnownToolNames(db);
   requireRegisteredNames(input.scopes, await listWorkflowNames(db), toolNames);
   const identity = agentIdentity(input.name);
   const issued = await issueFirstApiToken(

@@ -1,6 +1,22 @@
 import type { Db } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
-import { listNewestToolVersions, listToolVersions, type ToolVersionView } from "@/lib/stores/tool-registry";
+import { toolNames as builtInToolNames } from "@/lib/model/executions/tools";
+import {
+  listNewestToolVersions,
+  listToolNames,
+  listToolVersions,
+  type ToolVersionView,
+} from "@/lib/stores/tool-registry";
+
+/**
+ * Every tool name an agent's scope, a filter or a search may name: the
+ * built-ins and every registered tool, retired ones too (a scope names what
+ * a token may call, and a retired tool refuses on its own; its calls stay
+ * searchable).
+ */
+export async function listKnownToolNames(db: Db): Promise<string[]> {
+  return [...new Set([...builtInToolNames, ...(await listToolNames(db))])];
+}
 
 export interface ToolSummary {
   name: string;

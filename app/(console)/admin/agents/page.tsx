@@ -1,9 +1,9 @@
 import type { Metadata } from "next";
 import { authorizePage } from "@/lib/adapters/auth/session";
 import { getDb } from "@/lib/db/client";
-import { toolNames } from "@/lib/model/executions/tools";
 import { listWorkflowNames } from "@/lib/stores/workflow-registry";
 import { listAgents } from "@/lib/use-cases/agents/list-agents";
+import { listKnownToolNames } from "@/lib/use-cases/tools/get-tool";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { AgentsView } from "@/components/agents/agents-view";
 
@@ -18,6 +18,6 @@ export default async function AgentsPage() {
       />
     );
   const db = getDb();
-  const [agents, workflows] = await Promise.all([listAgents(db), listWorkflowNames(db)]);
-  return <AgentsView agents={agents} workflows={workflows} tools={toolNames} />;
+  const [agents, workflows, tools] = await Promise.all([listAgents(db), listWorkflowNames(db), listKnownToolNames(db)]);
+  return <AgentsView agents={agents} workflows={workflows} tools={tools} />;
 }

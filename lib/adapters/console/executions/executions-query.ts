@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { toolNames } from "@/lib/model/executions/tools";
+import { ToolNameSchema } from "@/lib/model/tools/validate-tool-definition";
 import { ExecutionStatus } from "@/lib/generated/prisma/enums";
 
 /**
@@ -41,7 +41,8 @@ export function parseExecutionListParams(
   return {
     status: executionStatuses.find((s) => s === status),
     tool:
-      parsed.data.tool && (toolNames as readonly string[]).includes(parsed.data.tool) ? parsed.data.tool : undefined,
+      // Any well-formed name: a registered tool's calls are filtered like a built-in's.
+      parsed.data.tool && ToolNameSchema.safeParse(parsed.data.tool).success ? parsed.data.tool : undefined,
     cursor: parsed.data.cursor,
   };
 }
