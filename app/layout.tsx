@@ -7,6 +7,15 @@ import "./globals.css";
 export const metadata: Metadata = {
   title: { default: "Verity", template: "%s · Verity" },
   description: "Durable, conflict-safe state for AI agents",
+  // public/: the mark as SVG, a PNG for browsers without SVG icons, the home-screen icons.
+  icons: {
+    icon: [
+      { url: "/favicon.svg", type: "image/svg+xml" },
+      { url: "/favicon-32.png", sizes: "32x32", type: "image/png" },
+    ],
+    apple: "/apple-touch-icon.png",
+  },
+  manifest: "/manifest.webmanifest",
 };
 
 export const viewport: Viewport = { colorScheme: "light" };
