@@ -193,14 +193,14 @@ function CheckpointShape(props: ScatterShapeProps) {
   switch (point.integrity) {
     case "valid":
       return (
-        <g className="ckpt-chart__mark" aria-label={label}>
+        <g className="ckpt-chart__mark" role="img" aria-label={label}>
           <circle cx={cx} cy={cy} r={7} fill={color} stroke={ink.surface} strokeWidth={2} />
           <path d={`M${cx - 3},${cy} l2,2.5 l4,-5`} stroke={ink.surface} strokeWidth={1.6} fill="none" />
         </g>
       );
     case "corrupt":
       return (
-        <g className="ckpt-chart__mark" aria-label={label}>
+        <g className="ckpt-chart__mark" role="img" aria-label={label}>
           <rect x={cx - 7} y={cy - 7} width={14} height={14} rx={2} fill={ink.surface} stroke={color} strokeWidth={2} />
           <path
             d={`M${cx - 4},${cy - 4} L${cx + 4},${cy + 4} M${cx + 4},${cy - 4} L${cx - 4},${cy + 4}`}
@@ -211,7 +211,7 @@ function CheckpointShape(props: ScatterShapeProps) {
       );
     case "unverifiable":
       return (
-        <g className="ckpt-chart__mark" aria-label={label}>
+        <g className="ckpt-chart__mark" role="img" aria-label={label}>
           <path
             d={`M${cx},${cy - 9} L${cx + 8},${cy + 6} L${cx - 8},${cy + 6} Z`}
             fill={ink.surface}

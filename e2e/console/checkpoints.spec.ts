@@ -14,6 +14,7 @@ import {
   takeCheckpoint,
   type SeededCheckpoint,
 } from "../pages/checkpoints-page";
+import { axeViolations } from "../pages/axe";
 import { signIn, type DemoUser } from "../pages/login-page";
 import { captureServerAction, replayServerAction } from "../pages/server-action";
 import { TaskDetailPage } from "../pages/task-detail-page";
@@ -301,6 +302,9 @@ test("the timeline reads with no checkpoint and with fifty, and the list is usab
   await expect(list.chart).toBeVisible();
   await list.timeline.screenshot({ path: `${shots}/timeline-50-chart.png` });
   await page.screenshot({ path: `${shots}/timeline-50.png`, fullPage: true });
+  // Each mark is an image with its name (axe: aria-prohibited-attr on a bare <g> before).
+  await expect(list.chart.getByRole("img", { name: /^Checkpoint of version \d+, / }).first()).toBeVisible();
+  expect(await axeViolations(page)).toEqual([]);
 
   // The newest first; its link opens the inspector from the keyboard.
   await expect(list.rows.first()).toContainText(`version ${busy.version}`);

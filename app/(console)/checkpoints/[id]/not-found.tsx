@@ -3,7 +3,7 @@ import { EmptyState } from "@/components/empty-state";
 
 export default function CheckpointNotFound() {
   return (
-    <EmptyState title="No such checkpoint">
+    <EmptyState level={1} title="No such checkpoint">
       <p>
         There is no checkpoint with that id. It may have been mistyped, or the link came from another Verity
         installation (a standby imports only checkpoints it can verify).

@@ -3,7 +3,7 @@ import { EmptyState } from "@/components/empty-state";
 
 export default function ReviewNotFound() {
   return (
-    <EmptyState title="No such review">
+    <EmptyState level={1} title="No such review">
       <p>
         There is no review with that id. It may have been mistyped, or the link came from another Verity installation.
       </p>

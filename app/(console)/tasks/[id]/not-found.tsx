@@ -3,7 +3,7 @@ import { EmptyState } from "@/components/empty-state";
 
 export default function TaskNotFound() {
   return (
-    <EmptyState title="No such task">
+    <EmptyState level={1} title="No such task">
       <p>
         There is no task with that id. It may have been mistyped, or the link came from another Verity installation.
       </p>
