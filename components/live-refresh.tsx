@@ -69,7 +69,8 @@ export function LiveRefresh({
   } else if (refreshing) {
     text = `Loading the latest ${what}…`;
   } else if (updatedAt) {
-    text = `Live · updated ${updatedAt.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" })}`;
+    // UTC, 24-hour, like every time the lists show (lib/adapters/console/shared/format.ts).
+    text = `Live · updated ${updatedAt.toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false, timeZone: "UTC" })} UTC`;
   } else {
     text = "Live";
   }

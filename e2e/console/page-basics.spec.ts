@@ -1,12 +1,13 @@
 import { expect, test } from "@playwright/test";
+import { createRunningTask } from "../pages/agent-seed";
 import { axeViolations } from "../pages/axe";
 import { signIn } from "../pages/login-page";
 
 /**
  * What every page owes a person before its content: its own h1 (a not-found
  * and a forbidden page included), the console's icon rather than a 404 on
- * every load, and no axe violation on the task list's status chips, whose
- * accessible names now begin with what they show.
+ * every load, no axe violation on the task list's status chips, whose
+ * accessible names now begin with what they show, and times in one format.
  */
 test("not-found and forbidden pages have an h1; the icons load; the task list's chips pass axe", async ({
   page,
@@ -17,6 +18,12 @@ test("not-found and forbidden pages have an h1; the icons load; the task list's 
   const chip = page.getByRole("region", { name: "Tasks by status" }).getByRole("link").first();
   await expect(chip).toHaveAccessibleName(/^[A-Z_]+ \d[\d,]* \S+ tasks?$/);
   expect(await axeViolations(page)).toEqual([]);
+  // A task an agent creates now updates the list; the live label's time is in the lists' own format: UTC, 24-hour.
+  await createRunningTask(request);
+  await expect(page.getByRole("status").filter({ hasText: /^Live/ }).first()).toHaveText(
+    /^Live · updated \d{2}:\d{2}:\d{2} UTC$/,
+    { timeout: 30_000 },
+  );
 
   for (const [path, heading] of [
     ["/no-such-page", "Page not found"],
