@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { ToolDefinition } from "@/lib/model/tools/tool-definition";
+import { ToolNameSchema } from "@/lib/model/tools/tool-name";
 import { pointerTokens, valueAtPointer } from "@/lib/model/tools/json-pointer";
 import { schemaProblems } from "@/lib/model/tools/request-schema";
 
@@ -25,11 +26,6 @@ export interface ToolValidationOptions {
   builtIn?: boolean;
 }
 
-// The alphabet of tool names in agent token scopes: `payments.refund`.
-export const ToolNameSchema = z
-  .string()
-  .max(64, "At most 64 characters.")
-  .regex(/^[a-z0-9][a-z0-9._-]*$/, "Lower-case letters, digits, . _ - only, starting with a letter or digit.");
 // The instruction ledger's topic alphabet (lib/stores/instructions.ts InstructionTopicSchema).
 const TopicSchema = z
   .string()

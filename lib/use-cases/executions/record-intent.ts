@@ -23,7 +23,7 @@ import { tools } from "@/lib/model/executions/tools";
 import { builtInDefinitionOf, BUILT_IN_TOOL_VERSION } from "@/lib/model/tools/built-in-tools";
 import { requestProblems } from "@/lib/model/tools/request-schema";
 import type { ToolDefinition } from "@/lib/model/tools/tool-definition";
-import { ToolNameSchema } from "@/lib/model/tools/validate-tool-definition";
+import { ToolNameSchema } from "@/lib/model/tools/tool-name";
 import { getWorkflowByDigest } from "@/lib/model/workflows";
 import { toolsAllowedIn, type WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
 import { ledgerMove } from "@/lib/model/workflows/ledger-states";

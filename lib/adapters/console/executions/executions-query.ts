@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ToolNameSchema } from "@/lib/model/tools/validate-tool-definition";
+import { ToolNameSchema } from "@/lib/model/tools/tool-name";
 import { ExecutionStatus } from "@/lib/generated/prisma/enums";
 
 /**

@@ -6,7 +6,7 @@ import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { listExecutions } from "@/lib/stores/execution-store";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
 import { requireToolInScope } from "@/lib/model/agent-scopes";
-import { ToolNameSchema } from "@/lib/model/tools/validate-tool-definition";
+import { ToolNameSchema } from "@/lib/model/tools/tool-name";
 import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
 import { etagOf } from "@/lib/adapters/http/preconditions";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
