@@ -226,6 +226,48 @@ describe("a person compensating in a review", () => {
     expect(taken.execution.idempotencyKey).not.toBe(call.idempotencyKey);
   });
 
+  it("takes a call id of its own when the agent already used compensate.<call> for another call", async () => {
+    const task = await runningTask(db);
+    const call = async (toolCallId: string, tool: string) => {
+      const intent = await recordIntent(
+        db,
+        task.id,
+        { tool_call_id: toolCallId, tool, request: payout, expected_version: await versionOf(task.id) },
+        agent,
+      );
+      await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
+      return db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
+    };
+    const other = await call("compensate.call-1", "comp.final");
+    modes.set(other.idempotencyKey, { kind: "found" });
+    await recordOutcome(
+      db,
+      other.id,
+      { attempt_id: other.attemptId, outcome: "succeeded", evidence: { execution_id: other.id } },
+      agent,
+      verity,
+    );
+    const payoutCall = await call("call-1", "comp.payout");
+    modes.set(payoutCall.idempotencyKey, { kind: "unknown" });
+    await recordOutcome(
+      db,
+      payoutCall.id,
+      { attempt_id: payoutCall.attemptId, outcome: "unknown", error: "timeout" },
+      agent,
+    );
+    await reconcileExecution(db, payoutCall.id, verity);
+    const review = await db.review.findUniqueOrThrow({ where: { executionId: payoutCall.id } });
+    modes.set(payoutCall.idempotencyKey, { kind: "found" });
+    const decided = await decideReview(
+      db,
+      review.id,
+      { expected_version: review.version, decision: "approve_compensate", reason: "reverse it" },
+      alice,
+      verity,
+    );
+    expect(decided.compensation?.toolCallId).toBe("compensate.call-1.2");
+  });
+
   it("is refused, the review left open, for a tool with no compensating tool or with no provider record", async () => {
     const final = await reviewOfUnknown("comp.final");
     modes.set(final.call.idempotencyKey, { kind: "found" });

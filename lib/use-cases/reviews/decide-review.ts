@@ -320,7 +320,6 @@ async function acceptAndCompensate(db: Db, c: DecisionContext): Promise<DecideRe
       `The compensation's request cannot be built: ${built.missing.map((m) => `${m.field} (${m.pointer})`).join(", ")} not found in the effect's request or the provider's record.`,
     );
   const request = parseToolRequest(compensating, built.request);
-  const toolCallId = compensationCallIdOf(c.execution.toolCallId);
   return db.$transaction(async (tx) => {
     const task = await tx.task.findUnique({
       where: { id: c.execution.taskId },
@@ -341,7 +340,7 @@ async function acceptAndCompensate(db: Db, c: DecisionContext): Promise<DecideRe
       tx,
       {
         taskId: c.execution.taskId,
-        toolCallId,
+        toolCallId: await compensationCallIdOf(tx, c.execution),
         tool: compensating.name,
         toolVersion: compensating.version,
         irreversible: compensating.irreversible,
@@ -394,9 +393,23 @@ async function taskViewIn(tx: Tx, taskId: string): Promise<TaskView> {
   return toTaskView(row);
 }
 
-/** The compensation's own logical call: its own idempotency key, never the effect's. */
-function compensationCallIdOf(toolCallId: string): string {
-  return `compensate.${toolCallId}`.slice(0, 128);
+/**
+ * The compensation's own logical call: its own idempotency key, never the
+ * effect's; `compensate.<the effect's call>`, or with a number after it when
+ * the task's agent already used that id for a call of its own.
+ */
+async function compensationCallIdOf(tx: Tx, effect: Execution): Promise<string> {
+  const base = `compensate.${effect.toolCallId}`.slice(0, 120);
+  const taken = new Set(
+    (
+      await tx.execution.findMany({
+        where: { taskId: effect.taskId, toolCallId: { startsWith: base } },
+        select: { toolCallId: true },
+      })
+    ).map((e) => e.toolCallId),
+  );
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n++) if (!taken.has(`${base}.${n}`)) return `${base}.${n}`;
 }
 
 async function approveExecute(db: Db, c: DecisionContext): Promise<DecideResult> {
