@@ -321,16 +321,7 @@ async function acceptAndCompensate(db: Db, c: DecisionContext): Promise<DecideRe
     );
   const request = parseToolRequest(compensating, built.request);
   return db.$transaction(async (tx) => {
-    const task = await tx.task.findUnique({
-      where: { id: c.execution.taskId },
-      select: { status: true, workflowDigest: true },
-    });
-    if (!waitsForPeople(task ? getWorkflowByDigest(task.workflowDigest) : undefined, task?.status)) {
-      throw violation(
-        "task_waiting_for_human",
-        `Task ${c.execution.taskId} is ${task?.status ?? "gone"}; a compensation is released only while its task waits for this decision.`,
-      );
-    }
+    await refuseUnlessTaskWaitsForPeople(tx, c.execution.taskId, "a compensation is released");
     await refuseSecondCompensation(tx, c.execution.id);
     const review = await casReview(tx, c.review, { status: "APPROVED", decidedAt: new Date() });
     await recordDecision(tx, c, review);
@@ -442,16 +433,7 @@ async function approveExecute(db: Db, c: DecisionContext): Promise<DecideResult>
   // before the request leaves. Nothing about the task moves yet: until the
   // provider answers, it is still in people's hands.
   const { review: approved, sent } = await db.$transaction(async (tx) => {
-    const task = await tx.task.findUnique({
-      where: { id: c.execution.taskId },
-      select: { status: true, workflowDigest: true },
-    });
-    if (!waitsForPeople(task ? getWorkflowByDigest(task.workflowDigest) : undefined, task?.status)) {
-      throw violation(
-        "task_waiting_for_human",
-        `Task ${c.execution.taskId} is ${task?.status ?? "gone"}; the action is executed only while its task waits for this decision.`,
-      );
-    }
+    await refuseUnlessTaskWaitsForPeople(tx, c.execution.taskId, "the action is executed");
     const review = await casReview(tx, c.review, {});
     await recordDecision(tx, c, review);
     // A never-sent action goes out as the attempt it is; one that left before gets a new attempt under the same key.
@@ -500,16 +482,7 @@ async function approveExecute(db: Db, c: DecisionContext): Promise<DecideResult>
  */
 async function releaseToAgent(db: Db, c: DecisionContext, approvers: string[]): Promise<DecideResult> {
   return db.$transaction(async (tx) => {
-    const task = await tx.task.findUnique({
-      where: { id: c.execution.taskId },
-      select: { status: true, workflowDigest: true },
-    });
-    if (!waitsForPeople(task ? getWorkflowByDigest(task.workflowDigest) : undefined, task?.status)) {
-      throw violation(
-        "task_waiting_for_human",
-        `Task ${c.execution.taskId} is ${task?.status ?? "gone"}; the action is released only while its task waits for this decision.`,
-      );
-    }
+    await refuseUnlessTaskWaitsForPeople(tx, c.execution.taskId, "the action is released");
     const review = await casReview(tx, c.review, { status: "APPROVED", decidedAt: new Date() });
     await recordDecision(tx, c, review);
     const firstSend = isNeverSent(c.execution);
@@ -711,6 +684,16 @@ async function reviewViewIn(tx: Tx, reviewId: string): Promise<ReviewView> {
       include: { decisions: { orderBy: { createdAt: "asc" } } },
     }),
   );
+}
+
+/** What only happens while the task is in people's hands (waitsForPeople): `what` says what, in the refusal. */
+async function refuseUnlessTaskWaitsForPeople(tx: Tx, taskId: string, what: string): Promise<void> {
+  const task = await tx.task.findUnique({ where: { id: taskId }, select: { status: true, workflowDigest: true } });
+  if (!waitsForPeople(task ? getWorkflowByDigest(task.workflowDigest) : undefined, task?.status))
+    throw violation(
+      "task_waiting_for_human",
+      `Task ${taskId} is ${task?.status ?? "gone"}; ${what} only while its task waits for this decision.`,
+    );
 }
 
 function violation(invariant: string, message: string, extra: Record<string, unknown> = {}): AppError {
