@@ -96,22 +96,14 @@ export type SandboxRelease = z.infer<typeof releaseSchema>;
 /**
  * A rollback undoes a deployed release (deploy.rollback, the compensating
  * tool of deploy.release): the release is named by what it deployed, the
- * compensated call's own request. Applied at most once per key; a rollback
- * of a release that was never deployed is a 400 that applied nothing.
+ * compensated call's own request, so its body is a release's
+ * (createReleaseBodySchema). Applied at most once per key; a rollback of a
+ * release that was never deployed is a 400 that applied nothing.
  */
-export const createRollbackBodySchema = createReleaseBodySchema.extend({});
-
-export const rollbackSchema = z.object({
+export const rollbackSchema = releaseSchema.extend({
   id: z.string().startsWith("rbk_"),
   status: z.literal("rolled_back"),
   release_id: z.string().startsWith("rel_"),
-  service: z.string(),
-  version: z.string(),
-  environment: z.string(),
-  commit: z.string(),
-  metadata: metadataSchema,
-  idempotency_key: z.string(),
-  created_at: z.iso.datetime(),
 });
 export type SandboxRollback = z.infer<typeof rollbackSchema>;
 

@@ -1,6 +1,5 @@
 import {
   createReleaseBodySchema,
-  createRollbackBodySchema,
   releaseListSchema,
   rollbackListSchema,
   type SandboxRelease,
@@ -50,7 +49,8 @@ export function rollBack(
   metadata: { execution_id: string; task_id: string },
   signal: AbortSignal,
 ): Promise<ToolOutcome> {
-  const body = createRollbackBodySchema.parse({ ...request, metadata });
+  // A rollback names its release by the release's own request (lib/connectors/sandbox/contract.ts).
+  const body = createReleaseBodySchema.parse({ ...request, metadata });
   return post(options, "/v1/rollbacks", idempotencyKey, body, signal, (json) => {
     const rollback = json as SandboxRollback;
     return {

@@ -1,12 +1,8 @@
 import { digestOf } from "@/lib/core/canonical-json";
 import { newId } from "@/lib/core/ids";
-import {
-  createReleaseBodySchema,
-  createRollbackBodySchema,
-  type SandboxRelease,
-  type SandboxRollback,
-} from "@/lib/connectors/sandbox/contract";
+import { createReleaseBodySchema, type SandboxRelease, type SandboxRollback } from "@/lib/connectors/sandbox/contract";
 import type { RequestContext, SandboxContext } from "@/programs/sandbox/context";
+import type { Namespace } from "@/programs/sandbox/journal";
 import { fromZodIssues, queryOf, readJsonBody, SandboxHttpError, sendJson } from "@/programs/sandbox/http";
 import { idempotencyKeyOf, runIdempotentMutation } from "@/programs/sandbox/mutation";
 
@@ -16,38 +12,53 @@ import { idempotencyKeyOf, runIdempotentMutation } from "@/programs/sandbox/muta
  * it has happened, doing it again is a second release, not a retry.
  */
 
-export async function createRelease(ctx: SandboxContext, rc: RequestContext): Promise<void> {
-  const key = idempotencyKeyOf(rc.req);
+/** A release's body (a rollback's too: it names its release by the release's own request). */
+async function releaseParamsOf(ctx: SandboxContext, rc: RequestContext) {
   const parsed = createReleaseBodySchema.safeParse(await readJsonBody(rc.req, ctx.maxBodyBytes));
   if (!parsed.success) throw fromZodIssues(parsed.error.issues);
-  const params = { ...parsed.data, metadata: parsed.data.metadata ?? {} };
+  return { ...parsed.data, metadata: parsed.data.metadata ?? {} };
+}
+
+/** The fields a release and its rollback share: what was deployed, under which key, when. */
+function releaseFieldsOf(params: Awaited<ReturnType<typeof releaseParamsOf>>, key: string) {
+  return {
+    service: params.service,
+    version: params.version,
+    environment: params.environment,
+    commit: params.commit,
+    metadata: params.metadata,
+    idempotency_key: key,
+    created_at: new Date().toISOString(),
+  };
+}
+
+/** `?idempotency_key=K` answers a lookup (with `in_flight`); without it, every record, oldest first. */
+function sendLookupList<T>(
+  ctx: SandboxContext,
+  rc: RequestContext,
+  namespace: Namespace,
+  all: readonly T[],
+  byKey: (key: string) => T | undefined,
+): void {
+  const key = queryOf(rc.url, ["idempotency_key"]).idempotency_key;
+  if (key === undefined) return sendJson(rc.res, 200, { data: all });
+  const found = byKey(key);
+  sendJson(rc.res, 200, { data: found ? [found] : [], in_flight: !found && ctx.store.keys.isInFlight(namespace, key) });
+}
+
+export async function createRelease(ctx: SandboxContext, rc: RequestContext): Promise<void> {
+  const key = idempotencyKeyOf(rc.req);
+  const params = await releaseParamsOf(ctx, rc);
   await runIdempotentMutation(ctx, rc, {
     namespace: "releases",
     key,
     fingerprint: digestOf({ method: "POST", path: "/v1/releases", params }),
-    build: (): SandboxRelease => ({
-      id: newId("rel"),
-      status: "deployed",
-      service: params.service,
-      version: params.version,
-      environment: params.environment,
-      commit: params.commit,
-      metadata: params.metadata,
-      idempotency_key: key,
-      created_at: new Date().toISOString(),
-    }),
+    build: (): SandboxRelease => ({ id: newId("rel"), status: "deployed", ...releaseFieldsOf(params, key) }),
   });
 }
 
-/** `?idempotency_key=K` answers a lookup; without it, every release, oldest first. */
 export async function listReleases(ctx: SandboxContext, rc: RequestContext): Promise<void> {
-  const key = queryOf(rc.url, ["idempotency_key"]).idempotency_key;
-  if (key === undefined) return sendJson(rc.res, 200, { data: ctx.store.listReleases() });
-  const release = ctx.store.releaseByIdempotencyKey(key);
-  sendJson(rc.res, 200, {
-    data: release ? [release] : [],
-    in_flight: !release && ctx.store.keys.isInFlight("releases", key),
-  });
+  sendLookupList(ctx, rc, "releases", ctx.store.listReleases(), (key) => ctx.store.releaseByIdempotencyKey(key));
 }
 
 /**
@@ -57,9 +68,7 @@ export async function listReleases(ctx: SandboxContext, rc: RequestContext): Pro
  */
 export async function createRollback(ctx: SandboxContext, rc: RequestContext): Promise<void> {
   const key = idempotencyKeyOf(rc.req);
-  const parsed = createRollbackBodySchema.safeParse(await readJsonBody(rc.req, ctx.maxBodyBytes));
-  if (!parsed.success) throw fromZodIssues(parsed.error.issues);
-  const params = { ...parsed.data, metadata: parsed.data.metadata ?? {} };
+  const params = await releaseParamsOf(ctx, rc);
   const release = ctx.store.deployedRelease(params);
   // A replay of a committed rollback answers with it even if the check would now differ.
   if (!release && !ctx.store.rollbackByIdempotencyKey(key))
@@ -78,24 +87,11 @@ export async function createRollback(ctx: SandboxContext, rc: RequestContext): P
       id: newId("rbk"),
       status: "rolled_back",
       release_id: release?.id ?? "rel_unknown",
-      service: params.service,
-      version: params.version,
-      environment: params.environment,
-      commit: params.commit,
-      metadata: params.metadata,
-      idempotency_key: key,
-      created_at: new Date().toISOString(),
+      ...releaseFieldsOf(params, key),
     }),
   });
 }
 
-/** `?idempotency_key=K` answers a lookup; without it, every rollback, oldest first. */
 export async function listRollbacks(ctx: SandboxContext, rc: RequestContext): Promise<void> {
-  const key = queryOf(rc.url, ["idempotency_key"]).idempotency_key;
-  if (key === undefined) return sendJson(rc.res, 200, { data: ctx.store.listRollbacks() });
-  const rollback = ctx.store.rollbackByIdempotencyKey(key);
-  sendJson(rc.res, 200, {
-    data: rollback ? [rollback] : [],
-    in_flight: !rollback && ctx.store.keys.isInFlight("rollbacks", key),
-  });
+  sendLookupList(ctx, rc, "rollbacks", ctx.store.listRollbacks(), (key) => ctx.store.rollbackByIdempotencyKey(key));
 }
