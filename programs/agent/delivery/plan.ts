@@ -118,18 +118,10 @@ export function planDeliveryStep(task: Task, executions: readonly Execution[], c
     case "releasing": {
       const release = executions.find((e) => e.tool_call_id === RELEASE_CALL);
       const rollback = release && executions.find((e) => e.compensates_execution_id === release.id);
-      if (rollback) return rollbackStep(rollback);
-      if (!release || release.status === "INTENT_RECORDED") return { kind: "release" };
-      if (succeeded.has(release.status))
-        return { kind: "transition", to: "complete", reason: `Released: ${release.tool} ${release.status}` };
-      if (release.status === "SENT") return { kind: "record_unknown", execution: release };
-      if (unresolved.has(release.status))
-        return {
-          kind: "stop",
-          outcome: "reconciling",
-          detail: `the release is ${release.status}: the server asks the tool's workers whether it happened`,
-        };
-      return { kind: "stop", outcome: "failed", detail: `the release is ${release.status}: a person decides` };
+      if (rollback)
+        return callStep(rollback, "rollback", { kind: "rollback", execution: rollback }, "rolled_back", "Rolled back");
+      if (!release) return { kind: "release" };
+      return callStep(release, "release", { kind: "release" }, "complete", "Released");
     }
     case "complete":
       return { kind: "stop", outcome: "completed", detail: "released" };
@@ -141,20 +133,28 @@ export function planDeliveryStep(task: Task, executions: readonly Execution[], c
 }
 
 /**
- * The release's compensation, recorded by a person's review decision
- * ("accept evidence & compensate") and left for this agent to send: the
- * same loop as the release itself, under the compensation's own key.
+ * One call's next step, the same for the release and for its compensation
+ * (recorded by a person's review decision, "accept evidence & compensate",
+ * and left for this agent to send under its own key): send it while it is
+ * only an intent, move on once it is known to have happened, report a SENT
+ * one found on resume as unknown, wait while the server reconciles it.
  */
-function rollbackStep(rollback: Execution): DeliveryStep {
-  if (rollback.status === "INTENT_RECORDED") return { kind: "rollback", execution: rollback };
-  if (succeeded.has(rollback.status))
-    return { kind: "transition", to: "rolled_back", reason: `Rolled back: ${rollback.tool} ${rollback.status}` };
-  if (rollback.status === "SENT") return { kind: "record_unknown", execution: rollback };
-  if (unresolved.has(rollback.status))
+function callStep(
+  call: Execution,
+  noun: "release" | "rollback",
+  send: DeliveryStep,
+  doneTo: string,
+  done: string,
+): DeliveryStep {
+  if (call.status === "INTENT_RECORDED") return send;
+  if (succeeded.has(call.status))
+    return { kind: "transition", to: doneTo, reason: `${done}: ${call.tool} ${call.status}` };
+  if (call.status === "SENT") return { kind: "record_unknown", execution: call };
+  if (unresolved.has(call.status))
     return {
       kind: "stop",
       outcome: "reconciling",
-      detail: `the rollback is ${rollback.status}: the server asks the tool's workers whether it happened`,
+      detail: `the ${noun} is ${call.status}: the server asks the tool's workers whether it happened`,
     };
-  return { kind: "stop", outcome: "failed", detail: `the rollback is ${rollback.status}: a person decides` };
+  return { kind: "stop", outcome: "failed", detail: `the ${noun} is ${call.status}: a person decides` };
 }
