@@ -1,8 +1,6 @@
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { expect, test, type APIRequestContext, type Page, type PlaywrightWorkerArgs } from "@playwright/test";
 import { getLookupSecret } from "@/lib/config/env";
-import { signWebhook, verifyWebhookSignature } from "@/lib/connectors/sandbox/webhook-signature";
+import { lookupServer, type LookupMode } from "@/tests/helpers/lookup-server";
 import { AgentApi, authHeaders, expectProblem, uniqueId, type Problem, type TaskBody } from "./agent-api";
 import { AgentsPage } from "../pages/agents-page";
 import { ReviewDetailPage, ReviewQueuePage } from "../pages/reviews-page";
@@ -311,56 +309,6 @@ test("a registered tool called end to end over HTTP: its schema checks the reque
   await admin.dispose();
 });
 
-/**
- * A tool owner's lookup endpoint, run by this test: Verity's signed questions
- * are answered from `modes` (by idempotency key), signed with the server's
- * lookup secret (the data folder's, as the server reads it).
- */
-async function ownersLookupEndpoint(modes: Map<string, "unknown" | "found">) {
-  const secret = getLookupSecret();
-  const server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
-    req.on("end", () => {
-      const signed = verifyWebhookSignature({
-        secret,
-        header: (req.headers["verity-signature"] as string | undefined) ?? null,
-        body,
-      });
-      const question = signed
-        ? (JSON.parse(body) as { idempotency_key: string; execution_id: string; request: Record<string, unknown> })
-        : null;
-      const key = question?.idempotency_key ?? "";
-      const answer = !question
-        ? { error: "bad signature" }
-        : modes.get(key) === "found"
-          ? {
-              idempotency_key: key,
-              result: "found",
-              record: {
-                id: `po_${question.execution_id}`,
-                idempotency_key: key,
-                metadata: { execution_id: question.execution_id },
-                ...question.request,
-              },
-            }
-          : { idempotency_key: key, result: "unknown", reason: "the payout is still processing" };
-      const text = JSON.stringify(answer);
-      res.writeHead(question ? 200 : 401, {
-        "Content-Type": "application/json",
-        "Verity-Signature": signWebhook(secret, text, Math.floor(Date.now() / 1000)),
-      });
-      res.end(text);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/lookup`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
 test("compensation: an operator accepts the provider's record and compensates it in the review; the agent sends the compensation under its own key", async ({
   page,
   playwright,
@@ -368,8 +316,9 @@ test("compensation: an operator accepts the provider's record and compensates it
   browser,
 }) => {
   test.setTimeout(180_000);
-  const modes = new Map<string, "unknown" | "found">();
-  const owner = await ownersLookupEndpoint(modes);
+  // The owner's endpoint, signing with the server's lookup secret (the data folder's, as the server reads it).
+  const modes = new Map<string, LookupMode>();
+  const owner = await lookupServer(getLookupSecret(), modes);
   const admin = await signedIn(playwright, baseURL, "admin");
   const payoutName = toolName().replace("tickets", "payout");
   const undoName = `${payoutName}.undo`;
@@ -441,7 +390,7 @@ test("compensation: an operator accepts the provider's record and compensates it
   const call = ((await intent.json()) as { execution: { id: string; attempt_id: string; idempotency_key: string } })
     .execution;
   // The call leaves, its answer is lost: unknown, and the owner cannot say either, so a person decides.
-  modes.set(call.idempotency_key, "unknown");
+  modes.set(call.idempotency_key, { kind: "unknown" });
   expect(
     (await agentContext.post(`/api/v1/executions/${call.id}/sent`, { data: { attempt_id: call.attempt_id } })).status(),
   ).toBe(200);
@@ -455,7 +404,7 @@ test("compensation: an operator accepts the provider's record and compensates it
     })
     .toBe("NEEDS_HUMAN");
   // Now the owner finds the payout: it was made, to an account that is closed.
-  modes.set(call.idempotency_key, "found");
+  modes.set(call.idempotency_key, { kind: "found" });
 
   const context = await browser.newContext();
   const operator = await context.newPage();

@@ -7,14 +7,8 @@ import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
 import { decideReview } from "@/lib/use-cases/reviews/decide-review";
 import { agent, alice, failure, runningTask, taskStatusOf, unreachable } from "@/tests/helpers/effects";
-import {
-  lookupServer,
-  payout,
-  payoutTool,
-  registered,
-  sentCall,
-  type LookupMode,
-} from "@/tests/helpers/registered-tools";
+import { payout, payoutTool, registered, sentCall } from "@/tests/helpers/registered-tools";
+import { lookupServer, type LookupMode } from "@/tests/helpers/lookup-server";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 
 /**

@@ -12,15 +12,8 @@ import { recordInstruction } from "@/lib/stores/instructions";
 import type { Actor } from "@/lib/model/actor";
 import { getToolOrThrow, listTools } from "@/lib/use-cases/tools/get-tool";
 import { agent, alice, failure, runningTask, taskStatusOf, unreachable } from "@/tests/helpers/effects";
-import {
-  admin,
-  lookupServer,
-  payout,
-  payoutTool,
-  registered,
-  sentCall,
-  type LookupMode,
-} from "@/tests/helpers/registered-tools";
+import { admin, payout, payoutTool, registered, sentCall } from "@/tests/helpers/registered-tools";
+import { lookupServer, type LookupMode } from "@/tests/helpers/lookup-server";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 
 /**
