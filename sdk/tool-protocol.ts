@@ -65,6 +65,13 @@ export interface ExecuteToolInput {
    */
   compensatesExecutionId?: string;
   /**
+   * Ask a person to approve this call before it is sent (the framework's
+   * tool approval): the first attempt comes back `blocked` with the review's
+   * id, and the same call once approved proceeds under its key; rejected, it
+   * is cancelled for good.
+   */
+  approval?: { reason: string };
+  /**
    * false: return the first known failure instead of retrying it; the
    * default retries while the server's advice (execution.retry.safe) says a
    * retry under the same key is safe, up to the tool's attempt limit.
@@ -192,6 +199,7 @@ async function attemptOnce(
       ...(input.fencingToken ? { fencing_token: input.fencingToken } : {}),
       ...(input.instructionId ? { instruction_id: input.instructionId } : {}),
       ...(input.compensatesExecutionId ? { compensates_execution_id: input.compensatesExecutionId } : {}),
+      ...(input.approval ? { approval: input.approval } : {}),
     });
   } catch (error) {
     const executionId = unresolvedExecutionOf(error);

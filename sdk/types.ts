@@ -108,6 +108,8 @@ export interface RecordIntentBody {
   instruction_id?: string;
   /** A compensation: the known-succeeded execution of this task it undoes (its tool's compensating tool). */
   compensates_execution_id?: string;
+  /** Ask a person to approve this call before it is sent: it is frozen into the review queue with this reason. */
+  approval?: { reason: string };
 }
 
 export interface RecordInstructionInput {

@@ -10,6 +10,8 @@ const why: Record<InstructionGuardView["kind"], string> = {
   unauthorized: "This action relied on an instruction nobody authorized (an agent's memory).",
   not_an_allow: "This action relied on an instruction that does not allow it.",
   forbidden: "The current instruction on this topic forbids it.",
+  approval_requested:
+    "The agent asked for a person's approval before sending this action (its framework's tool approval).",
 };
 
 /**
@@ -20,13 +22,18 @@ const why: Record<InstructionGuardView["kind"], string> = {
  */
 export function InstructionConflictCard({ instructions }: { instructions: ReviewInstructions }) {
   const { reliedOn, current, frozenByGuard, neverSent } = instructions;
+  const askedByAgent = frozenByGuard && instructions.kind === "approval_requested";
   return (
     <section
       className={frozenByGuard ? "card instr-conflict instr-conflict--blocked" : "card instr-conflict"}
       aria-labelledby="instr-conflict-heading"
     >
       <h2 id="instr-conflict-heading">
-        {frozenByGuard ? "Blocked by the task's instructions" : "The task's instructions on this action"}
+        {askedByAgent
+          ? "The agent asked for a person's approval"
+          : frozenByGuard
+            ? "Blocked by the task's instructions"
+            : "The task's instructions on this action"}
       </h2>
       {frozenByGuard ? (
         <p>
@@ -41,20 +48,22 @@ export function InstructionConflictCard({ instructions }: { instructions: Review
           they stand now.
         </p>
       )}
-      <div className="instr-conflict__pair">
-        <InstructionSide
-          label="Relied on"
-          instruction={reliedOn}
-          empty="No instruction named: the action relied on none."
-          tone={current && reliedOn && current.id !== reliedOn.id ? "stale" : "plain"}
-        />
-        <InstructionSide
-          label={frozenByGuard && instructions.kind !== "unauthorized" ? "Superseding / current" : "Current"}
-          instruction={current}
-          empty={`No authorized instruction on ${instructions.topic}.`}
-          tone="current"
-        />
-      </div>
+      {askedByAgent ? null : (
+        <div className="instr-conflict__pair">
+          <InstructionSide
+            label="Relied on"
+            instruction={reliedOn}
+            empty="No instruction named: the action relied on none."
+            tone={current && reliedOn && current.id !== reliedOn.id ? "stale" : "plain"}
+          />
+          <InstructionSide
+            label={frozenByGuard && instructions.kind !== "unauthorized" ? "Superseding / current" : "Current"}
+            instruction={current}
+            empty={`No authorized instruction on ${instructions.topic}.`}
+            tone="current"
+          />
+        </div>
+      )}
     </section>
   );
 }

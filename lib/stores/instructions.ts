@@ -398,7 +398,25 @@ export async function getInstructionsByIds(db: Db | Tx, ids: readonly string[]):
 
 // ── The guard ────────────────────────────────────────────────────────────
 
-export type InstructionBlockKind = "superseded" | "unauthorized" | "not_an_allow" | "forbidden";
+/**
+ * Why a call was frozen before it was sent: the instruction guard's four
+ * reasons, or `approval_requested`: the agent's own framework asked for a
+ * person's approval first (AI SDK tool approval, OpenAI Agents needsApproval,
+ * a LangGraph interrupt), so the call waits in the review queue like any
+ * frozen call.
+ */
+export type InstructionBlockKind = "superseded" | "unauthorized" | "not_an_allow" | "forbidden" | "approval_requested";
+
+/** A call the agent asked a person to approve before it is sent, frozen with the agent's reason in words. */
+export function approvalRequestedBlock(tool: GovernedTool, reason: string): InstructionBlock {
+  return {
+    kind: "approval_requested",
+    topic: tool.topic,
+    reliedOn: null,
+    current: null,
+    message: `${tool.name} was not sent: the agent asked for a person's approval first ("${reason}"). A person decides in the review queue.`,
+  };
+}
 
 /** Why an irreversible call may not be sent on the instructions it has. */
 export interface InstructionBlock {

@@ -73,7 +73,10 @@ export const RecordInstructionResultSchema = z.object({
 export type RecordInstructionResultResource = z.infer<typeof RecordInstructionResultSchema>;
 
 export const InstructionGuardSchema = z.object({
-  kind: z.enum(["superseded", "unauthorized", "not_an_allow", "forbidden"]),
+  kind: z.enum(["superseded", "unauthorized", "not_an_allow", "forbidden", "approval_requested"]).meta({
+    description:
+      "Why the call was frozen: the instruction it relied on (superseded, unauthorized, not_an_allow, forbidden), or approval_requested: the agent asked a person to approve it first.",
+  }),
   topic: z.string(),
   relied_on: InstructionResourceSchema.nullable().meta({ description: "The instruction the call named (null: none)." }),
   current: InstructionResourceSchema.nullable().meta({

@@ -28,7 +28,7 @@ import { getWorkflowByDigest } from "@/lib/model/workflows";
 import { toolsAllowedIn, type WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
 import { ledgerMove } from "@/lib/model/workflows/ledger-states";
 import { getNewestToolVersion, getToolVersion } from "@/lib/stores/tool-registry";
-import { checkInstructionGuard } from "@/lib/stores/instructions";
+import { approvalRequestedBlock, checkInstructionGuard } from "@/lib/stores/instructions";
 import { fencingTokenSchema, jsonObjectSchema } from "@/lib/use-cases/executions/input-fields";
 import { freezeBeforeSending } from "@/lib/use-cases/executions/freeze-before-sending";
 import { refuseUnlessLeaseCurrent } from "@/lib/use-cases/executions/lease-fencing";
@@ -76,6 +76,13 @@ export const RecordIntentInputSchema = z.strictObject({
    * part of the call's identity: a replay must name the same effect.
    */
   compensates_execution_id: clientIdSchema.optional(),
+  /**
+   * The agent asks a person to approve this call before it is sent (its
+   * framework's tool approval): the intent is recorded frozen, NEEDS_HUMAN
+   * with a review whose decision releases it (four eyes above the tool's
+   * threshold) or cancels it. A retry of the call answers as the review stands.
+   */
+  approval: z.strictObject({ reason: z.string().trim().min(1, "say why a person should look").max(2000) }).optional(),
 });
 
 export type IntentResult =
@@ -117,9 +124,10 @@ export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: 
     return await db.$transaction(async (tx): Promise<IntentResult> => {
       const def = await refuseUnlessAllowedInState(tx, taskId, input.expected_version, tool);
       if (compensates) await refuseUnlessCompensable(tx, taskId, compensates, tool);
-      const block = tool.irreversible
+      const guarded = tool.irreversible
         ? await checkInstructionGuard(tx, taskId, tool, input.instruction_id ?? null)
         : null;
+      const block = guarded ?? (input.approval ? approvalRequestedBlock(tool, input.approval.reason) : null);
       const { task } = await transitionTaskInTransaction(
         tx,
         taskId,
