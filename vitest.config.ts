@@ -24,7 +24,23 @@ export default defineConfig({
         test: {
           name: "unit+pglite",
           include: ["lib/**/*.test.ts", "programs/**/*.test.ts", "sdk/**/*.test.ts", "tests/**/*.test.ts"],
-          exclude: ["tests/postgres/**"],
+          exclude: ["tests/postgres/**", "tests/live/**"],
+        },
+      },
+      {
+        // Against live servers (tests/live/servers.ts: `npm start`'s script on
+        // both databases, on the production build). Not in a plain `vitest
+        // run`: scripts/run-tests.ts runs it after the Playwright stage has
+        // built, as `vitest run --project live`.
+        extends: true,
+        test: {
+          name: "live",
+          include: ["tests/live/**/*.test.ts"],
+          // The official LangGraph suite calls describe/it/expect as globals.
+          globals: true,
+          globalSetup: ["tests/live/global-setup.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
         },
       },
       {

@@ -7,6 +7,9 @@
  *      order, no cycles), dead code
  *   2. vitest: unit tests, embedded-database tests, PostgreSQL tests
  *   3. Playwright: HTTP API and browser tests against a production build
+ *   4. vitest live: the framework suites (LangGraph's official checkpointer
+ *      suite, the framework adapters) against live servers on that build,
+ *      on the embedded database and on PostgreSQL
  * Each stage runs even when an earlier one failed, so one run shows everything.
  */
 import { spawnSync } from "node:child_process";
@@ -76,22 +79,26 @@ rmSync("test-results/vitest.json", { force: true });
 const vitestStatus = run("npx", [
   "vitest",
   "run",
+  "--project=unit+pglite",
+  "--project=postgres",
   "--reporter=default",
   "--reporter=json",
   "--outputFile.json=test-results/vitest.json",
 ]);
-const vitest = readJson("test-results/vitest.json") as
-  { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number } | undefined;
-tallies.push(
-  vitest
-    ? {
-        stage: "vitest",
-        passed: vitest.numPassedTests,
-        failed: vitest.numFailedTests + (vitestStatus !== 0 && vitest.numFailedTests === 0 ? 1 : 0),
-        skipped: vitest.numPendingTests + vitest.numTodoTests,
-      }
-    : { stage: "vitest", passed: 0, failed: 1, skipped: 0 },
-);
+tallies.push(vitestTally("vitest", vitestStatus, "test-results/vitest.json"));
+
+/** A vitest run's counts from its JSON report; a run that crashed before its tests counts as one failure. */
+function vitestTally(stage: string, status: number, reportPath: string): Tally {
+  const report = readJson(reportPath) as
+    { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number } | undefined;
+  if (!report) return { stage, passed: 0, failed: 1, skipped: 0 };
+  return {
+    stage,
+    passed: report.numPassedTests,
+    failed: report.numFailedTests + (status !== 0 && report.numFailedTests === 0 ? 1 : 0),
+    skipped: report.numPendingTests + report.numTodoTests,
+  };
+}
 
 console.log("\n== Playwright: API and browser ==");
 rmSync("test-results/e2e.json", { force: true });
@@ -109,6 +116,20 @@ tallies.push(
       }
     : { stage: "playwright", passed: 0, failed: 1, skipped: 0 },
 );
+
+// After Playwright, whose demo server built the console: the framework
+// suites run against live servers on that build (tests/live/servers.ts).
+console.log("\n== vitest live: the framework suites against live servers on both databases ==");
+rmSync("test-results/vitest-live.json", { force: true });
+const liveStatus = run("npx", [
+  "vitest",
+  "run",
+  "--project=live",
+  "--reporter=default",
+  "--reporter=json",
+  "--outputFile.json=test-results/vitest-live.json",
+]);
+tallies.push(vitestTally("vitest live", liveStatus, "test-results/vitest-live.json"));
 
 console.log("\n== summary ==");
 for (const t of tallies)

@@ -10,6 +10,14 @@ import {
   type ToolOutcome,
 } from "./tool-protocol";
 import type {
+  GraphCheckpointPage,
+  GraphListQuery,
+  GraphPutBody,
+  GraphPutResult,
+  GraphThread,
+  GraphWritesBody,
+} from "./graph-types";
+import type {
   CreateTaskInput,
   Execution,
   ExecutionDetail,
@@ -96,7 +104,7 @@ export interface VerityClientOptions {
   callTimeoutMs?: number;
 }
 
-type Method = "GET" | "POST";
+type Method = "GET" | "POST" | "DELETE";
 
 export class VerityClient implements ExecutionLedger {
   private readonly baseUrl: string;
@@ -368,14 +376,48 @@ export class VerityClient implements ExecutionLedger {
     });
   }
 
+  // ── LangGraph threads (the wire side of sdk/langgraph's VeritySaver) ────
+
+  /** A thread's Verity task, created on first use; the same task every time after. */
+  ensureGraphThread(input: { namespace: string; threadId: string; workflow?: string }): Promise<GraphThread> {
+    return this.send<GraphThread>("POST", "/api/v1/graph/threads", {
+      namespace: input.namespace,
+      thread_id: input.threadId,
+      ...(input.workflow ? { workflow: input.workflow } : {}),
+    });
+  }
+
+  /** Safe to retry: the same checkpoint again is answered `replayed`, other content under its id is 409. */
+  putGraphCheckpoint(body: GraphPutBody, fencingToken?: string): Promise<GraphPutResult> {
+    return this.send<GraphPutResult>("POST", "/api/v1/graph/checkpoints", withToken(body, fencingToken));
+  }
+
+  /** Safe to retry: a regular write is kept as first written, a special one (idx < 0) replaced by the same. */
+  async putGraphWrites(body: GraphWritesBody, fencingToken?: string): Promise<void> {
+    await this.send<unknown>("POST", "/api/v1/graph/writes", withToken(body, fencingToken));
+  }
+
+  listGraphCheckpoints(query: GraphListQuery): Promise<GraphCheckpointPage> {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(query))
+      if (v !== undefined) params.set(k, typeof v === "object" ? JSON.stringify(v) : String(v));
+    return this.send<GraphCheckpointPage>("GET", `/api/v1/graph/checkpoints?${params.toString()}`);
+  }
+
+  async deleteGraphThread(input: { namespace: string; threadId: string }, fencingToken?: string): Promise<void> {
+    const params = new URLSearchParams({ namespace: input.namespace, thread_id: input.threadId });
+    await this.send<unknown>("DELETE", `/api/v1/graph/threads?${params.toString()}`, undefined, fencingToken);
+  }
+
   // ── transport ──────────────────────────────────────────────────────────
 
-  private async send<T>(method: Method, path: string, body?: unknown): Promise<T> {
+  private async send<T>(method: Method, path: string, body?: unknown, fencingToken?: string): Promise<T> {
     const url = `${this.baseUrl}${path}`;
     const headers: Record<string, string> = {
       Authorization: `Bearer ${this.options.token}`,
       Accept: "application/json, application/problem+json",
     };
+    if (fencingToken) headers["Fencing-Token"] = fencingToken;
     if (body !== undefined) headers["Content-Type"] = "application/json";
     const payload = body === undefined ? undefined : JSON.stringify(body);
     let lastFailure: unknown;
@@ -414,6 +456,10 @@ export class VerityClient implements ExecutionLedger {
     const ceiling = this.retryBaseDelayMs * 2 ** (attempt - 1);
     return ceiling / 2 + Math.random() * (ceiling / 2);
   }
+}
+
+function withToken<B extends object>(body: B, fencingToken: string | undefined): B & { fencing_token?: string } {
+  return fencingToken ? { ...body, fencing_token: fencingToken } : body;
 }
 
 function enc(id: string): string {

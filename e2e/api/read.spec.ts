@@ -225,6 +225,9 @@ test("GET /openapi.json is an OpenAPI 3.1 document of every path, public", async
         "/api/v1/tasks/{id}/instructions",
         "/api/v1/tasks/{id}/delegations",
         "/api/v1/tasks/{id}/delegations/{delegationId}",
+        "/api/v1/graph/threads",
+        "/api/v1/graph/checkpoints",
+        "/api/v1/graph/writes",
       ].sort(),
     );
     expect(Object.keys(doc.paths["/api/v1/tasks/{id}/transitions"]!).sort()).toEqual(["get", "post"]);

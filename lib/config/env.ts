@@ -29,6 +29,8 @@ const envSchema = z.object({
   VERITY_DATA_DIR: z.string().min(1).default(".data"),
   VERITY_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   VERITY_MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(65_536),
+  /** A LangGraph checkpoint or pending-writes body (/api/v1/graph/*): a graph's state, larger than any other request. */
+  VERITY_MAX_GRAPH_BODY_BYTES: z.coerce.number().int().min(65_536).max(104_857_600).default(8_388_608),
   NEXTAUTH_SECRET: z.string().min(32, "NEXTAUTH_SECRET must be at least 32 characters").optional(),
   NEXTAUTH_URL: z.url().optional(),
   PORT: z.coerce.number().int().min(1).max(65535).default(3000),

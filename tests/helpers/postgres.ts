@@ -79,3 +79,13 @@ export async function createPostgresTestDatabase(options: { poolSize?: number } 
     throw error;
   }
 }
+
+/** A new, empty `verity_test_<random>` database for a server process to migrate itself, and how to drop it. */
+export async function createEmptyPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `verity_test_${randomBytes(6).toString("hex")}`;
+  await adminQuery(`CREATE DATABASE ${name}`);
+  return {
+    url: withDatabase(testDatabaseUrl(), name),
+    drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
+}

@@ -35,6 +35,11 @@ export function readApiJson(request: Request): Promise<unknown> {
   return readJsonBody(request, { maxBytes: getEnv().VERITY_MAX_BODY_BYTES });
 }
 
+/** A LangGraph checkpoint or writes body: a graph's state, under its own, larger limit. */
+export function readGraphApiJson(request: Request): Promise<unknown> {
+  return readJsonBody(request, { maxBytes: getEnv().VERITY_MAX_GRAPH_BODY_BYTES });
+}
+
 /**
  * A body that may be left out (lease requests, whose every field has a
  * default or may come from a header): no Content-Type and no bytes is `{}`;

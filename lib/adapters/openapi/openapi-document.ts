@@ -47,6 +47,7 @@ import {
 } from "@/lib/adapters/openapi/task-paths";
 import { workflowPaths, workflowRequestSchemas, workflowResponseSchemas } from "@/lib/adapters/openapi/workflow-paths";
 import { toolPaths, toolRequestSchemas, toolResponseSchemas } from "@/lib/adapters/openapi/tool-paths";
+import { graphPaths, graphRequestSchemas, graphResponseSchemas } from "@/lib/adapters/openapi/graph-paths";
 
 /**
  * The OpenAPI 3.1 document of /api/v1, generated from the zod schemas the
@@ -71,6 +72,7 @@ function buildDocument(): JsonSchema {
       ...monitorRequestSchemas,
       ...workflowRequestSchemas,
       ...toolRequestSchemas,
+      ...graphRequestSchemas,
     ],
     "input",
   );
@@ -94,6 +96,7 @@ function buildDocument(): JsonSchema {
       ...instructionResponseSchemas,
       ...alertResponseSchemas,
       ...monitorResponseSchemas,
+      ...graphResponseSchemas,
     ],
     "output",
   );
@@ -120,6 +123,7 @@ function buildDocument(): JsonSchema {
       { name: "alerts" },
       { name: "workflows" },
       { name: "tools" },
+      { name: "graph" },
       { name: "meta" },
     ],
     paths: {
@@ -136,6 +140,7 @@ function buildDocument(): JsonSchema {
       ...monitorPaths(),
       ...workflowPaths(),
       ...toolPaths(),
+      ...graphPaths(),
       "/api/v1/openapi.json": {
         get: {
           tags: ["meta"],

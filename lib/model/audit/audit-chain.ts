@@ -92,6 +92,10 @@ export const auditActions = [
   "workflow.published",
   // A running task moved to a newer version of its workflow (lib/use-cases/workflows/apply-workflow-migration.ts).
   "task.workflow_migrated",
+  // A LangGraph thread kept by Verity (lib/use-cases/graph/): a checkpoint put, a task's pending writes, the thread's rows deleted.
+  "graph.checkpoint_put",
+  "graph.writes_put",
+  "graph.thread_deleted",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 export const AuditActionSchema = z.enum(auditActions);

@@ -314,3 +314,77 @@ export function personAuditEntry(
     details: { username: person.username, role: person.role, session_version: person.sessionVersion, ...details },
   };
 }
+
+/** What a LangGraph checkpoint put, a task's pending writes, or a thread's deletion changed (lib/use-cases/graph/). */
+export interface GraphAuditFacts {
+  taskId: string;
+  threadId: string;
+  checkpointNs: string;
+  checkpointId?: string;
+  taskVersion: number;
+  actor: AuditActor;
+  at: Date;
+}
+
+export function graphCheckpointAuditEntry(
+  f: GraphAuditFacts & {
+    parentCheckpointId: string | null;
+    forkedFrom: string | null;
+    contentDigest: string;
+    metadata: Record<string, unknown>;
+  },
+): AuditEntryInput {
+  return {
+    action: "graph.checkpoint_put",
+    actor: f.actor,
+    subject: { type: "task", id: f.taskId },
+    taskId: f.taskId,
+    at: f.at,
+    details: {
+      thread_id: f.threadId,
+      checkpoint_ns: f.checkpointNs,
+      checkpoint_id: f.checkpointId ?? null,
+      parent_checkpoint_id: f.parentCheckpointId,
+      forked_from: f.forkedFrom,
+      // The digest of exactly what was stored: a verifier re-computes it from the rows.
+      content_digest: f.contentDigest,
+      step: typeof f.metadata.step === "number" ? f.metadata.step : null,
+      source: typeof f.metadata.source === "string" ? f.metadata.source : null,
+      task_version: f.taskVersion,
+    },
+  };
+}
+
+export function graphWritesAuditEntry(
+  f: GraphAuditFacts & { graphTaskId: string; channels: string[]; contentDigest: string },
+): AuditEntryInput {
+  return {
+    action: "graph.writes_put",
+    actor: f.actor,
+    subject: { type: "task", id: f.taskId },
+    taskId: f.taskId,
+    at: f.at,
+    details: {
+      thread_id: f.threadId,
+      checkpoint_ns: f.checkpointNs,
+      checkpoint_id: f.checkpointId ?? null,
+      graph_task_id: f.graphTaskId,
+      channels: f.channels,
+      content_digest: f.contentDigest,
+      task_version: f.taskVersion,
+    },
+  };
+}
+
+export function graphThreadDeletedAuditEntry(
+  f: GraphAuditFacts & { deleted: { checkpoints: number; blobs: number; writes: number } },
+): AuditEntryInput {
+  return {
+    action: "graph.thread_deleted",
+    actor: f.actor,
+    subject: { type: "task", id: f.taskId },
+    taskId: f.taskId,
+    at: f.at,
+    details: { thread_id: f.threadId, ...f.deleted, task_version: f.taskVersion },
+  };
+}
