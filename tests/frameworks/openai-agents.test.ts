@@ -1,0 +1,3 @@
+import { describeDurableRefunds, useFrameworkEnvironment } from "./durable-refund-cases";
+
+describeDurableRefunds("openai-agents", useFrameworkEnvironment());
