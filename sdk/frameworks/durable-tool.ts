@@ -130,7 +130,8 @@ const VERSION_RETRIES = 3;
 /**
  * Sends one framework tool call through the ledger: intent, sent, call,
  * outcome, or the recorded receipt. Throws only when Verity could not be
- * reached (a VerityNetworkError): calling again is safe then.
+ * reached (a VerityNetworkError): running the same call again is safe then,
+ * and answers "waiting for reconciliation" if the request had left.
  */
 export function runDurableTool<Schema extends z.ZodObject>(
   run: VerityRun,
@@ -141,6 +142,7 @@ export function runDurableTool<Schema extends z.ZodObject>(
   return serialized(run, async () => {
     const toolCallId = await verityToolCallId(spec.name, frameworkCallId);
     const facts = { tool: String(spec.verityTool), toolCallId };
+    let sent: ToolCallContext | undefined;
     for (let attempt = 0; ; attempt++) {
       try {
         const task = await run.verity.getTask(run.taskId);
@@ -157,12 +159,28 @@ export function runDurableTool<Schema extends z.ZodObject>(
             ...(fencingToken ? { fencingToken } : {}),
             ...(instructionId ? { instructionId } : {}),
           },
-          (ctx) => spec.call(input, ctx),
+          (ctx) => {
+            sent = ctx;
+            return spec.call(input, ctx);
+          },
           { faultPoint: run.faultPoint, defaultCallTimeoutMs: run.callTimeoutMs ?? 30_000 },
         );
         return resultOf(execution, facts);
       } catch (error) {
         if (!isVerityApiError(error)) throw error;
+        if (sent) {
+          // Refused after the request left (e.g. the lease was taken over while it was out): it may have happened.
+          return {
+            ...facts,
+            status: "waiting_for_reconciliation",
+            executionId: sent.executionId,
+            idempotencyKey: sent.idempotencyKey,
+            executionStatus: null,
+            message:
+              `${facts.tool} was sent, but Verity refused to record its outcome (${error.detail}). ` +
+              "It may have happened: do not call it again; Verity reconciles it with the provider.",
+          };
+        }
         // The task moved between the read and the intent (nothing was written): read it again.
         if (error.code === "version_conflict" && attempt < VERSION_RETRIES) continue;
         return {

@@ -186,6 +186,11 @@ export function describeDurableRefunds(framework: Framework, env: FrameworkEnvir
       const again = await agentRun(task.id, "call_refund_d");
       expect(only(again.results)).toMatchObject({ status: "waiting_for_reconciliation" });
       expect(again.calls).toEqual([]);
+      // A model that asks again under a new tool call id is refused too: the task waits for reconciliation.
+      const retried = await agentRun(task.id, "call_refund_d2");
+      expect(only(retried.results)).toMatchObject({ status: "refused" });
+      expect(retried.calls).toEqual([]);
+      expect(await refundsAtProvider(task.id)).toBe(1);
 
       const settled = await reconcileExecution(env.db, waiting.executionId ?? "", connectorsFor(env.sandboxUrl));
       expect(settled.execution.status).toBe("RECONCILED_SUCCEEDED");
