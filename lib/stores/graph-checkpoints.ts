@@ -20,6 +20,10 @@ export async function findGraphThread(db: Db | Tx, namespace: string, threadId: 
   return db.graphThread.findUnique({ where: { namespace_threadId: { namespace, threadId } } });
 }
 
+export async function findGraphThreadOfTask(db: Db | Tx, taskId: string): Promise<GraphThread | null> {
+  return db.graphThread.findUnique({ where: { taskId } });
+}
+
 /** The thread's row; a second insert of the same thread (a racing saver) is a no-op. */
 export async function insertGraphThread(
   db: Db | Tx,

@@ -12,6 +12,7 @@ import { ExecutionLedger } from "@/components/task/execution-ledger";
 import { InstructionsPanel } from "@/components/instructions/instructions-panel";
 import { TaskAlerts } from "@/components/alerts/task-alerts";
 import { GateApprovals } from "@/components/gates/gate-approvals";
+import { GraphThreadPanel } from "@/components/graph/graph-thread-panel";
 
 type Props = { params: Promise<{ id: string }> };
 
@@ -58,6 +59,7 @@ export default async function TaskPage({ params }: Props) {
             <TaskAlerts taskId={detail.task.id} principal={access.principal} />
             <InstructionsPanel taskId={detail.task.id} principal={access.principal} />
             <ExecutionLedger effects={effects} principal={access.principal} taskId={detail.task.id} />
+            <GraphThreadPanel taskId={detail.task.id} />
           </>
         }
       />
