@@ -40,7 +40,6 @@ export const EnsureGraphThreadInputSchema = z.strictObject({
   /** The registered workflow the thread's task runs under (its token scope applies). */
   workflow: z.string().min(1).max(64).default("agent-task"),
 });
-export type EnsureGraphThreadInput = z.infer<typeof EnsureGraphThreadInputSchema>;
 
 export const PutGraphCheckpointInputSchema = z.strictObject({
   namespace: GraphNamespaceSchema.default(""),
@@ -66,7 +65,6 @@ export const PutGraphCheckpointInputSchema = z.strictObject({
     .max(2000),
   fencing_token: fencingTokenSchema.optional(),
 });
-export type PutGraphCheckpointInput = z.infer<typeof PutGraphCheckpointInputSchema>;
 
 export const PutGraphWritesInputSchema = z.strictObject({
   namespace: GraphNamespaceSchema.default(""),
@@ -89,7 +87,6 @@ export const PutGraphWritesInputSchema = z.strictObject({
     .max(2000),
   fencing_token: fencingTokenSchema.optional(),
 });
-export type PutGraphWritesInput = z.infer<typeof PutGraphWritesInputSchema>;
 
 export const ListGraphCheckpointsQuerySchema = z.strictObject({
   namespace: GraphNamespaceSchema.default(""),
@@ -117,14 +114,12 @@ export const ListGraphCheckpointsQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(500).default(100),
   cursor: z.string().max(2048).optional(),
 });
-export type ListGraphCheckpointsQuery = z.infer<typeof ListGraphCheckpointsQuerySchema>;
 
 export const DeleteGraphThreadInputSchema = z.strictObject({
   namespace: GraphNamespaceSchema.default(""),
   thread_id: threadIdSchema,
   fencing_token: fencingTokenSchema.optional(),
 });
-export type DeleteGraphThreadInput = z.infer<typeof DeleteGraphThreadInputSchema>;
 
 /**
  * The Verity task of a thread: derived, not stored first, so that two
