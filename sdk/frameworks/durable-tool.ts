@@ -48,6 +48,8 @@ export interface DurableToolSpec<Schema extends z.ZodObject = z.ZodObject> {
   verityTool: ToolName;
   /** The request recorded with the intent and checked against the tool's schema; default the input itself. */
   request?: (input: z.output<Schema>) => Record<string, unknown>;
+  /** Where the task goes after a success: more work (RUNNING, the default) or VALIDATING, when this call is the task's last. */
+  nextStatus?: "RUNNING" | "VALIDATING";
   /** The task instruction the call relies on (the instruction guard checks it). */
   instructionId?: (input: z.output<Schema>) => string | undefined;
   /**
@@ -158,6 +160,7 @@ export function runDurableTool<Schema extends z.ZodObject>(
             expectedVersion: task.version,
             ...(fencingToken ? { fencingToken } : {}),
             ...(instructionId ? { instructionId } : {}),
+            ...(spec.nextStatus ? { nextStatus: spec.nextStatus } : {}),
           },
           (ctx) => {
             sent = ctx;
