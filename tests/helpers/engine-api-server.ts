@@ -3,13 +3,17 @@ import type { AddressInfo } from "node:net";
 import type { ConnectorDeps } from "@/lib/connectors/effects";
 import type { Db } from "@/lib/db/client";
 import type { Actor } from "@/lib/model/actor";
+import { taskResource, transitionResource } from "@/lib/adapters/api/task-resources";
+import { createTask } from "@/lib/use-cases/tasks/create-task";
+import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { isVerityApiError, type RecordIntentBody, type RecordOutcomeBody } from "@/sdk";
-import { engineLedger } from "@/tests/sdk/engine-ledger";
+import { api, engineLedger } from "@/tests/sdk/engine-ledger";
 
 /**
- * The execution ledger's five /api/v1 routes served over real HTTP by the
- * engine on a test database (tests/sdk/engine-ledger.ts: the routes' own
- * engine functions, serializers and problem mapping), so an unmodified
+ * The /api/v1 routes an agent's run needs — the execution ledger's five,
+ * task creation and transitions — served over real HTTP by the engine on a
+ * test database (tests/sdk/engine-ledger.ts: the routes' own engine
+ * functions, serializers and problem mapping), so an unmodified
  * VerityClient — in this process or in a child process that a test
  * SIGKILLs — drives the real engine without a Next server. Every request
  * acts as `actor` (the routes' bearer check is not what these tests are
@@ -22,6 +26,24 @@ export async function serveEngineApi(
 ): Promise<{ url: string; close: () => Promise<void> }> {
   const ledger = engineLedger(db, actor, { deps: options.deps });
   const routes: Array<[method: string, path: RegExp, answer: (id: string, body: unknown) => Promise<unknown>]> = [
+    [
+      "POST",
+      /^\/api\/v1\/tasks()$/,
+      (_, body) => api(async () => taskResource((await createTask(db, body, actor)).task)),
+    ],
+    [
+      "POST",
+      /^\/api\/v1\/tasks\/([^/]+)\/transitions$/,
+      (id, body) =>
+        api(async () => {
+          const result = await transitionTask(db, id, body, actor);
+          return {
+            task: taskResource(result.task),
+            transition: transitionResource(result.transition),
+            replayed: result.replayed,
+          };
+        }),
+    ],
     ["GET", /^\/api\/v1\/tasks\/([^/]+)$/, (id) => ledger.getTask(id)],
     [
       "POST",

@@ -1,0 +1,4 @@
+import { runFromCommandLine } from "../shared/refund-agent";
+import { runLangChainRefundAgent } from "./agent";
+
+await runFromCommandLine("langchain", runLangChainRefundAgent);
