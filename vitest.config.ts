@@ -2,7 +2,18 @@ import path from "node:path";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
-  resolve: { alias: { "@": path.resolve(import.meta.dirname) } },
+  resolve: {
+    // The examples import the SDK by its package name (packages/verity-sdk), as a user's project does.
+    alias: [
+      { find: /^@verity\/sdk$/, replacement: path.resolve(import.meta.dirname, "sdk/index.ts") },
+      { find: /^@verity\/sdk\/langgraph$/, replacement: path.resolve(import.meta.dirname, "sdk/langgraph/index.ts") },
+      {
+        find: /^@verity\/sdk\/(ai-sdk|langchain|openai-agents)$/,
+        replacement: path.resolve(import.meta.dirname, "sdk/frameworks/$1.ts"),
+      },
+      { find: "@", replacement: path.resolve(import.meta.dirname) },
+    ],
+  },
   test: {
     exclude: ["node_modules", "e2e", ".next", ".data"],
     environment: "node",

@@ -27,3 +27,11 @@ export {
   type ToolOutcome,
 } from "./tool-protocol";
 export type * from "./types";
+export {
+  runDurableTool,
+  verityToolCallId,
+  type DurableToolResult,
+  type DurableToolSpec,
+  type VerityRun,
+} from "./frameworks/durable-tool";
+export type * from "./graph-types";

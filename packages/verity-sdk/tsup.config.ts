@@ -10,7 +10,10 @@ import { defineConfig } from "tsup";
 export default defineConfig({
   entry: {
     index: "../../sdk/index.ts",
-    langgraph: "../../sdk/langgraph/verity-saver.ts",
+    langgraph: "../../sdk/langgraph/index.ts",
+    "ai-sdk": "../../sdk/frameworks/ai-sdk.ts",
+    langchain: "../../sdk/frameworks/langchain.ts",
+    "openai-agents": "../../sdk/frameworks/openai-agents.ts",
   },
   format: ["esm"],
   target: "node20",
