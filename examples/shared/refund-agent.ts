@@ -88,8 +88,11 @@ export function sayWhat(result: DurableToolResult | undefined): string {
         : "The refund is done.";
     case "waiting_for_reconciliation":
       return "The refund's outcome is unknown. Verity is reconciling it with the provider; I will not retry it.";
+    case "awaiting_approval":
+      return "The refund waits for a person's approval in Verity's review queue.";
     case "failed":
     case "blocked":
+    case "rejected":
     case "refused":
       return `No refund: ${result.message}`;
   }

@@ -50,6 +50,13 @@ export interface DurableToolSpec<Schema extends z.ZodObject = z.ZodObject> {
   request?: (input: z.output<Schema>) => Record<string, unknown>;
   /** Where the task goes after a success: more work (RUNNING, the default) or VALIDATING, when this call is the task's last. */
   nextStatus?: "RUNNING" | "VALIDATING";
+  /**
+   * A reason in words when this call must be approved by a person before it
+   * is sent (e.g. an amount above a limit): the call waits in Verity's
+   * review queue (four eyes above the threshold) and the same call, run
+   * again, goes as the review decided. Undefined: no approval needed.
+   */
+  approval?: (input: z.output<Schema>) => string | undefined;
   /** The task instruction the call relies on (the instruction guard checks it). */
   instructionId?: (input: z.output<Schema>) => string | undefined;
   /**
@@ -88,6 +95,10 @@ export type DurableToolResult =
   | (CallFacts & { status: "failed"; retryable: boolean; error: string })
   /** The instruction guard stopped it before sending; frozen for people in the review queue. */
   | (CallFacts & { status: "blocked"; reviewId: string })
+  /** Not sent: it waits for a person's approval in the review queue (spec.approval). Run the same call again once decided. */
+  | (CallFacts & { status: "awaiting_approval"; reviewId: string })
+  /** A person rejected this call in the review queue: it is cancelled for good and will never be sent. */
+  | (CallFacts & { status: "rejected" })
   /** Verity refused to record the call (its request, the task's state, its lease): nothing was sent. */
   | (CallFacts & { status: "refused"; code: string });
 
@@ -150,6 +161,7 @@ export function runDurableTool<Schema extends z.ZodObject>(
         const task = await run.verity.getTask(run.taskId);
         const fencingToken = typeof run.fencingToken === "function" ? run.fencingToken() : run.fencingToken;
         const instructionId = spec.instructionId?.(input);
+        const approvalReason = spec.approval?.(input);
         const execution = await executeToolProtocol(
           run.verity,
           {
@@ -161,6 +173,7 @@ export function runDurableTool<Schema extends z.ZodObject>(
             ...(fencingToken ? { fencingToken } : {}),
             ...(instructionId ? { instructionId } : {}),
             ...(spec.nextStatus ? { nextStatus: spec.nextStatus } : {}),
+            ...(approvalReason ? { approval: { reason: approvalReason } } : {}),
           },
           (ctx) => {
             sent = ctx;
@@ -186,6 +199,17 @@ export function runDurableTool<Schema extends z.ZodObject>(
         }
         // The task moved between the read and the intent (nothing was written): read it again.
         if (error.code === "version_conflict" && attempt < VERSION_RETRIES) continue;
+        if (error.hasInvariant("cancelled_execution_final")) {
+          const id = typeof error.problem.execution_id === "string" ? error.problem.execution_id : null;
+          return {
+            ...facts,
+            status: "rejected",
+            executionId: id,
+            idempotencyKey: null,
+            executionStatus: "CANCELLED",
+            message: `${facts.tool} was cancelled in Verity (a person rejected it): it will never be sent. ${error.detail}`,
+          };
+        }
         return {
           ...facts,
           status: "refused",
@@ -245,6 +269,15 @@ function resultOf(x: ToolExecution, facts: { tool: string; toolCallId: string })
           `Do not call it again; the task continues once the provider's record settles it.${leaseNote}`,
       };
     case "blocked":
+      if (x.instructions?.kind === "approval_requested")
+        return {
+          ...base,
+          status: "awaiting_approval",
+          reviewId: x.reviewId,
+          message:
+            `${facts.tool} was not sent: it waits for a person's approval in Verity's review queue (${x.reviewId}). ` +
+            "Do not call it again now; once the review is decided, the same call goes as it says.",
+        };
       return {
         ...base,
         status: "blocked",

@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/lib/db/client";
 import { recordInstruction } from "@/lib/stores/instructions";
 import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
+import { decideReview } from "@/lib/use-cases/reviews/decide-review";
+import { getReviewOrThrow } from "@/lib/use-cases/reviews/get-review";
 import { startSandbox, type Sandbox } from "@/programs/sandbox/server";
 import { VerityClient, type ToolCallContext } from "@/sdk";
 import type { DurableToolResult, VerityRun } from "@/sdk/frameworks/durable-tool";
@@ -80,7 +82,7 @@ export function describeDurableRefunds(framework: Framework, env: FrameworkEnvir
   async function agentRun(
     taskId: string,
     callId: string,
-    options: { faults?: string[] } = {},
+    options: { faults?: string[]; approval?: string } = {},
   ): Promise<AgentRun & { calls: ToolCallContext[] }> {
     const calls: ToolCallContext[] = [];
     const tool = sandboxRefundTool(env.sandboxUrl, { ...options, onCall: (ctx) => calls.push(ctx) });
@@ -198,6 +200,46 @@ export function describeDurableRefunds(framework: Framework, env: FrameworkEnvir
       expect(only(after.results)).toMatchObject({ status: "succeeded", replayed: true });
       expect(after.calls).toEqual([]);
       expect(await refundsAtProvider(task.id)).toBe(1);
+    });
+
+    it("a call that needs approval waits in the review queue; approved, the same call gets the receipt; rejected, it is never sent", async () => {
+      const approval = "refund of a disputed order";
+      const decide = async (reviewId: string, decision: "approve_execute" | "reject") => {
+        const review = await getReviewOrThrow(env.db, reviewId);
+        return decideReview(
+          env.db,
+          reviewId,
+          { expected_version: review.version, decision, reason: `${decision}: checked with the customer` },
+          alice,
+          connectorsFor(env.sandboxUrl),
+        );
+      };
+
+      const task = await runningTask(env.db);
+      const asked = await agentRun(task.id, "call_refund_a", { approval });
+      const waiting = only(asked.results);
+      expect(waiting).toMatchObject({ status: "awaiting_approval", executionStatus: "NEEDS_HUMAN" });
+      expect(asked.finalText).toContain("waits for a person's approval");
+      expect(asked.calls).toEqual([]);
+      expect(await ledgerOf(task.id)).toMatchObject({ taskStatus: "WAITING_FOR_HUMAN" });
+      expect(await refundsAtProvider(task.id)).toBe(0);
+      if (waiting.status !== "awaiting_approval") return;
+      // A person approves in the review queue: Verity sends it once, under the call's key.
+      expect(await decide(waiting.reviewId, "approve_execute")).toMatchObject({ executed: true });
+      const resumed = await agentRun(task.id, "call_refund_a", { approval });
+      expect(only(resumed.results)).toMatchObject({ status: "succeeded", replayed: true });
+      expect(resumed.calls).toEqual([]);
+      expect(await refundsAtProvider(task.id)).toBe(1);
+
+      const other = await runningTask(env.db);
+      const refused = only((await agentRun(other.id, "call_refund_r", { approval })).results);
+      if (refused.status !== "awaiting_approval") throw new Error(`expected awaiting_approval, got ${refused.status}`);
+      await decide(refused.reviewId, "reject");
+      const after = await agentRun(other.id, "call_refund_r", { approval });
+      expect(only(after.results)).toMatchObject({ status: "rejected" });
+      expect(after.finalText).toContain("No refund");
+      expect(after.calls).toEqual([]);
+      expect(await refundsAtProvider(other.id)).toBe(0);
     });
 
     it("the instruction guard's refusal reaches the model in words, and nothing is sent", async () => {

@@ -23,11 +23,12 @@ export type RefundTool = DurableToolSpec<typeof refundInput>;
  * The refund tool: the provider gets the ledger's idempotency key and the
  * execution's id (its evidence names them). `faults`: the sandbox's fault
  * injection on this tool's requests (e.g. drop_response); `onCall` sees
- * every call that reaches the provider.
+ * every call that reaches the provider; `approval`: a person approves each
+ * call first, for this reason.
  */
 export function sandboxRefundTool(
   sandboxUrl: string,
-  options: { faults?: string[]; onCall?: (ctx: ToolCallContext) => void } = {},
+  options: { faults?: string[]; onCall?: (ctx: ToolCallContext) => void; approval?: string } = {},
 ): RefundTool {
   const payments = new SandboxPaymentConnector({ baseUrl: sandboxUrl, faults: options.faults ?? [] });
   return {
@@ -35,6 +36,7 @@ export function sandboxRefundTool(
     description: "Refund a customer's charge (money leaves; cannot be undone)",
     inputSchema: refundInput,
     verityTool: "payments.refund",
+    ...(options.approval ? { approval: () => options.approval } : {}),
     call: async (input, ctx): Promise<ToolOutcome> => {
       options.onCall?.(ctx);
       const out = await payments.refund(
@@ -81,8 +83,11 @@ export function sayWhat(result: DurableToolResult | undefined): string {
       return `Refund done (${result.executionId}).`;
     case "waiting_for_reconciliation":
       return "The refund's outcome is unknown; Verity is reconciling it. I will not retry it.";
+    case "awaiting_approval":
+      return "The refund waits for a person's approval in Verity's review queue.";
     case "failed":
     case "blocked":
+    case "rejected":
     case "refused":
       return `No refund: ${result.message}`;
   }
