@@ -1,11 +1,13 @@
 import Link from "next/link";
-import { can, type Principal } from "@/lib/model/permissions";
+import type { Principal } from "@/lib/model/permissions";
 import { getDb } from "@/lib/db/client";
 import { countWaitingReviews } from "@/lib/adapters/console/reviews/reviews";
-import { consoleLinks } from "@/lib/adapters/console/shared/nav";
+import { navLinksFor } from "@/lib/adapters/console/shared/nav";
+import { HeaderMenu } from "@/components/header-menu";
 import { NavLinks } from "@/components/nav-links";
 import { SignOutButton } from "@/components/sign-out-button";
 import "@/components/account/account.css";
+import "@/components/app-header.css";
 
 export async function AppHeader({
   principal,
@@ -17,18 +19,7 @@ export async function AppHeader({
 }) {
   const openReviews = passwordMustChange ? 0 : await countWaitingReviews(getDb());
   // Only the sections this role may open; every page still checks on the server.
-  const links = passwordMustChange
-    ? []
-    : [
-        consoleLinks.dashboard,
-        consoleLinks.tasks,
-        consoleLinks.reviews,
-        ...(can(principal, "alerts:read") ? [consoleLinks.alerts] : []),
-        ...(can(principal, "audit:read") ? [consoleLinks.audit] : []),
-        consoleLinks.workflows,
-        ...(can(principal, "people:manage") ? [consoleLinks.people] : []),
-        ...(can(principal, "agents:manage") ? [consoleLinks.agents] : []),
-      ];
+  const links = passwordMustChange ? [] : navLinksFor(principal);
   return (
     <header className="app-header">
       <div className="app-header__inner">
@@ -39,15 +30,17 @@ export async function AppHeader({
           <span className="brand__name">Verity</span>
           <span className="brand__tag">operations console</span>
         </Link>
-        <NavLinks openReviews={openReviews} links={links} />
-        <div className="app-header__user">
-          <Link href="/account" className="who who--link" title={`Your account (${principal.identity})`}>
-            <span className="visually-hidden">Your account: </span>
-            <span className="who__name">{principal.displayName}</span>
-            <span className="role-badge">{principal.role}</span>
-          </Link>
-          <SignOutButton />
-        </div>
+        <HeaderMenu>
+          <NavLinks openReviews={openReviews} links={links} />
+          <div className="app-header__user">
+            <Link href="/account" className="who who--link" title={`Your account (${principal.identity})`}>
+              <span className="visually-hidden">Your account: </span>
+              <span className="who__name">{principal.displayName}</span>
+              <span className="role-badge">{principal.role}</span>
+            </Link>
+            <SignOutButton />
+          </div>
+        </HeaderMenu>
       </div>
     </header>
   );

@@ -1,3 +1,5 @@
+import { can, type Permission, type Principal } from "@/lib/model/permissions";
+
 /**
  * The console's sections, as plain data. Not in components/nav-links.tsx:
  * that module is "use client", and a server component (the header) that
@@ -9,14 +11,27 @@ export interface NavLink {
   label: string;
 }
 
-/** The console's sections; the header passes only those the signed-in role may open. */
-export const consoleLinks = {
-  dashboard: { href: "/dashboard", label: "Dashboard" },
-  tasks: { href: "/tasks", label: "Tasks" },
-  reviews: { href: "/reviews", label: "Review queue" },
-  alerts: { href: "/alerts", label: "Alerts" },
-  audit: { href: "/audit", label: "Audit log" },
-  workflows: { href: "/workflows", label: "Workflows" },
-  people: { href: "/admin/people", label: "People" },
-  agents: { href: "/admin/agents", label: "Agents" },
-} as const satisfies Record<string, NavLink>;
+/**
+ * Every section in header order, each with the permission its page checks
+ * (`authorizePage` in app/(console)/…/page.tsx): a role sees a link exactly
+ * when the page would open for it.
+ */
+const consoleSections: ReadonlyArray<NavLink & { permission: Permission }> = [
+  { href: "/dashboard", label: "Dashboard", permission: "tasks:read" },
+  { href: "/tasks", label: "Tasks", permission: "tasks:read" },
+  { href: "/reviews", label: "Review queue", permission: "tasks:read" },
+  { href: "/executions", label: "Executions", permission: "tasks:read" },
+  { href: "/alerts", label: "Alerts", permission: "alerts:read" },
+  { href: "/audit", label: "Audit log", permission: "audit:read" },
+  { href: "/audit/retention", label: "Retention", permission: "audit:retention" },
+  { href: "/workflows", label: "Workflows", permission: "workflows:read" },
+  { href: "/admin/people", label: "People", permission: "people:manage" },
+  { href: "/admin/agents", label: "Agents", permission: "agents:manage" },
+];
+
+/** The sections this principal may open; every page still checks on the server. */
+export function navLinksFor(principal: Pick<Principal, "role">): NavLink[] {
+  return consoleSections
+    .filter((section) => can(principal, section.permission))
+    .map(({ href, label }) => ({ href, label }));
+}
