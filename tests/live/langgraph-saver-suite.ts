@@ -11,13 +11,14 @@ import { VeritySaver } from "@/sdk/langgraph/verity-saver";
  * LangGraph's official checkpointer conformance suite
  * (@langchain/langgraph-checkpoint-validation: put, putWrites, getTuple,
  * list, deleteThread, and the opt-in getDeltaChannelHistory clauses) run
- * against VeritySaver talking HTTP to a live Verity, once on the embedded
- * database and once on PostgreSQL. Each checkpointer the suite creates gets
- * a namespace of its own: the suite reuses thread ids ("1", "thread-1").
+ * against VeritySaver talking HTTP to a live Verity. Each checkpointer the
+ * suite creates gets a namespace of its own: the suite reuses thread ids
+ * ("1", "thread-1"). One file per database, so the two run side by side.
  */
-for (const server of inject("liveServers")) {
+export function runOfficialSuiteOn(database: "embedded" | "postgres"): void {
+  const server = inject("liveServers").find((s) => s.name === database)!;
   const initializer: CheckpointSaverTestInitializer<VeritySaver> = {
-    checkpointerName: `VeritySaver on ${server.name === "embedded" ? "the embedded database" : "PostgreSQL"}`,
+    checkpointerName: `VeritySaver on ${database === "embedded" ? "the embedded database" : "PostgreSQL"}`,
     createCheckpointer: () =>
       new VeritySaver({ baseUrl: server.baseUrl, token: server.token, namespace: `suite-${randomUUID()}` }),
     destroyCheckpointer: (saver) => saver.close(),

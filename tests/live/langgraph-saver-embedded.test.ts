@@ -1,0 +1,3 @@
+import { runOfficialSuiteOn } from "./langgraph-saver-suite";
+
+runOfficialSuiteOn("embedded");
