@@ -17,7 +17,7 @@ const versions = (createRequire(import.meta.url)("../../package.json") as { devD
 const server = inject("liveServers").find((s) => s.name === "embedded")!;
 let project: string;
 
-function sh(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
+function sh(command: string, args: string[], cwd: string, env: Record<string, string> = {}) {
   const result = spawnSync(command, args, {
     cwd,
     env: { ...process.env, ...env },
