@@ -1,7 +1,7 @@
 import { generateText, isStepCount } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
-import { verityTool } from "@/sdk/frameworks/ai-sdk";
-import type { DurableToolResult } from "@/sdk/frameworks/durable-tool";
+import { verityTool } from "@verity/sdk/ai-sdk";
+import type { DurableToolResult } from "@verity/sdk";
 import {
   refundArgsOf,
   runRefundExample,

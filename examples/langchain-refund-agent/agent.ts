@@ -1,6 +1,6 @@
 import { HumanMessage } from "@langchain/core/messages";
 import { createAgent } from "langchain";
-import { verityMiddleware } from "@/sdk/frameworks/langchain";
+import { verityMiddleware } from "@verity/sdk/langchain";
 import { runRefundExample, type ExampleOptions, type ExampleReport } from "../shared/refund-agent";
 import { refundResultOf, scriptedChatModel } from "../shared/scripted-chat-model";
 

@@ -1,6 +1,6 @@
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { END, MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
-import { verityToolNode } from "@/sdk/frameworks/langgraph";
+import { verityToolNode } from "@verity/sdk/langgraph";
 import { runRefundExample, type ExampleOptions, type ExampleReport } from "../shared/refund-agent";
 import { refundResultOf, scriptedChatModel } from "../shared/scripted-chat-model";
 

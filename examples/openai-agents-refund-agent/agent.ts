@@ -1,6 +1,6 @@
 import { Agent, Runner, Usage, type Model, type ModelRequest, type ModelResponse } from "@openai/agents";
-import type { DurableToolResult } from "@/sdk/frameworks/durable-tool";
-import { verityTool } from "@/sdk/frameworks/openai-agents";
+import type { DurableToolResult } from "@verity/sdk";
+import { verityTool } from "@verity/sdk/openai-agents";
 import {
   refundArgsOf,
   runRefundExample,

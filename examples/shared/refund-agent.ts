@@ -1,6 +1,11 @@
 import { z } from "zod";
-import { VerityClient, type ToolOutcome } from "@/sdk";
-import type { DurableToolResult, DurableToolSpec, VerityRun } from "@/sdk/frameworks/durable-tool";
+import {
+  VerityClient,
+  type DurableToolResult,
+  type DurableToolSpec,
+  type ToolOutcome,
+  type VerityRun,
+} from "@verity/sdk";
 
 /**
  * What the four example refund agents share: the task they work on, the

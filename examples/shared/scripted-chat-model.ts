@@ -1,6 +1,6 @@
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
-import type { DurableToolResult } from "@/sdk/frameworks/durable-tool";
+import type { DurableToolResult } from "@verity/sdk";
 import { refundArgsOf, sayWhat } from "./refund-agent";
 
 /** LangChain's fake chat model, scripted: one refund tool call, then what the tool message said. */
