@@ -3,6 +3,7 @@ import { DateTime } from "@/components/date-time";
 import type { AlertRow } from "@/lib/adapters/console/alerts/alerts";
 import { formatDuration } from "@/lib/core/format-duration";
 import { AlertStatusBadge, SeverityBadge } from "@/components/alerts/severity-badge";
+import { TruncatedText } from "@/components/truncated-text";
 
 /** Newest first: severity (colour, word and glyph), what in words, the task, how old, how often seen. */
 export function AlertTable({ rows }: { rows: AlertRow[] }) {
@@ -14,10 +15,16 @@ export function AlertTable({ rows }: { rows: AlertRow[] }) {
           <tr>
             <th scope="col">Severity</th>
             <th scope="col">Alert</th>
-            <th scope="col">Task</th>
-            <th scope="col">Status</th>
+            <th scope="col" className="col-p2">
+              Task
+            </th>
+            <th scope="col" className="col-p2">
+              Status
+            </th>
             <th scope="col">Age</th>
-            <th scope="col">Seen</th>
+            <th scope="col" className="col-p3">
+              Seen
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -33,22 +40,22 @@ export function AlertTable({ rows }: { rows: AlertRow[] }) {
                 <span className="alert-row__message">{r.message}</span>
                 {r.blocking ? <span className="tag tag--danger">blocks irreversible work</span> : null}
               </th>
-              <td>
+              <td className="col-p2">
                 {r.taskId ? (
-                  <Link href={`/tasks/${encodeURIComponent(r.taskId)}`} className="mono task-link">
-                    {r.taskId}
+                  <Link href={`/tasks/${encodeURIComponent(r.taskId)}`} className="task-link">
+                    <TruncatedText value={r.taskId} className="mono" />
                   </Link>
                 ) : (
                   <span className="subtle">no task</span>
                 )}
               </td>
-              <td>
+              <td className="col-p2">
                 <AlertStatusBadge status={r.status} />
               </td>
               <td>
                 <span title={r.createdAt.toISOString()}>{formatDuration(r.ageMs)}</span>
               </td>
-              <td>
+              <td className="col-p3">
                 <span className="alert-row__seen">{r.occurrences}×</span>
                 {r.occurrences > 1 ? (
                   <span className="subtle alert-row__last">

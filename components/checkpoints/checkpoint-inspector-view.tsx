@@ -23,6 +23,8 @@ import { RestoreHistory } from "@/components/checkpoints/restore-history";
 import { RestorePanel } from "@/components/checkpoints/restore-panel";
 import { RestorePlanView } from "@/components/checkpoints/restore-plan-view";
 import { StateDiffTable } from "@/components/checkpoints/state-diff-table";
+import { TableWrap } from "@/components/table-wrap";
+import { TruncatedText } from "@/components/truncated-text";
 import "@/components/checkpoints/checkpoints.css";
 
 /**
@@ -152,7 +154,7 @@ export function CheckpointInspectorView({
               <h2 id="snapshot-heading">Snapshot</h2>
               <p className="subtle">
                 TaskState of version {document.state_snapshot.version}, {document.state_snapshot.status} ·{" "}
-                <span className="mono" title={document.state_snapshot_uri}>
+                <span className="mono ckpt-uri" title={document.state_snapshot_uri}>
                   {document.state_snapshot_uri}
                 </span>
               </p>
@@ -261,33 +263,41 @@ export function CheckpointInspectorView({
               {document.pending_work.length === 0 ? (
                 <p className="subtle">Nothing was pending: no lease, no active agent, no undelivered message.</p>
               ) : (
-                <table className="table table--compact">
-                  <caption className="visually-hidden">Work pending when the checkpoint was taken</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Agent</th>
-                      <th scope="col">Lease or message</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {document.pending_work.map((w, i) => (
-                      <tr key={`${w.agent_id}-${w.lease_id ?? ""}-${w.message_id ?? ""}-${i}`}>
-                        <th scope="row">
-                          <Identity value={w.agent_id} />
-                        </th>
-                        <td className="mono">
-                          {w.lease_id ? (
-                            `lease ${w.lease_id}`
-                          ) : w.message_id ? (
-                            `message ${w.message_id}`
-                          ) : (
-                            <span className="subtle">active agent</span>
-                          )}
-                        </td>
+                <TableWrap label="Pending work">
+                  <table className="table table--compact ckpt-pending">
+                    <caption className="visually-hidden">Work pending when the checkpoint was taken</caption>
+                    <thead>
+                      <tr>
+                        <th scope="col">Agent</th>
+                        <th scope="col">Lease or message</th>
                       </tr>
-                    ))}
-                  </tbody>
-                </table>
+                    </thead>
+                    <tbody>
+                      {document.pending_work.map((w, i) => (
+                        <tr key={`${w.agent_id}-${w.lease_id ?? ""}-${w.message_id ?? ""}-${i}`}>
+                          <th scope="row">
+                            <Identity value={w.agent_id} />
+                          </th>
+                          <td>
+                            {w.lease_id ? (
+                              <>
+                                <span className="ckpt-pending__kind">lease</span>
+                                <TruncatedText value={w.lease_id} className="mono" />
+                              </>
+                            ) : w.message_id ? (
+                              <>
+                                <span className="ckpt-pending__kind">message</span>
+                                <TruncatedText value={w.message_id} className="mono" />
+                              </>
+                            ) : (
+                              <span className="subtle">active agent</span>
+                            )}
+                          </td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </TableWrap>
               )}
               <p className="hint">
                 A restore never hands a lease back: the holder at restore time is fenced, and a worker acquires a new

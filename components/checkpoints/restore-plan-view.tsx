@@ -15,6 +15,7 @@ import {
 import { formatUsd } from "@/lib/adapters/console/shared/format";
 import { ExecutionStatusBadge } from "@/components/task/execution-status-badge";
 import { StateDiffList } from "@/components/checkpoints/state-diff-table";
+import { TableWrap } from "@/components/table-wrap";
 
 /** Refusals about the checkpoint itself are errors; the rest are about the task's moment, and may pass later. */
 const refusedForGood: readonly RestoreRefusalCode[] = ["corrupt", "incompatible", "invalid_state", "terminal"];
@@ -104,33 +105,35 @@ export function RestorePlanView({ plan, afterVerdict }: { plan: RestorePlan; aft
       ) : null}
 
       <h3>Re-authorized, never taken from the checkpoint</h3>
-      <table className="table table--compact ckpt-budget">
-        <caption className="visually-hidden">Budget consumed: in the checkpoint, now, and after the restore</caption>
-        <thead>
-          <tr>
-            <th scope="col">Budget</th>
-            <th scope="col" className="num">
-              Checkpoint
-            </th>
-            <th scope="col" className="num">
-              Now
-            </th>
-            <th scope="col" className="num">
-              After restore
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {budgetLines(plan.reauthorization.budget).map((line) => (
-            <tr key={line.label}>
-              <th scope="row">{line.label}</th>
-              <td className="num mono">{line.checkpoint}</td>
-              <td className="num mono">{line.current}</td>
-              <td className="num mono">{line.resulting}</td>
+      <TableWrap label="Budget: checkpoint, now, after restore">
+        <table className="table table--compact ckpt-budget">
+          <caption className="visually-hidden">Budget consumed: in the checkpoint, now, and after the restore</caption>
+          <thead>
+            <tr>
+              <th scope="col">Budget</th>
+              <th scope="col" className="num">
+                Checkpoint
+              </th>
+              <th scope="col" className="num">
+                Now
+              </th>
+              <th scope="col" className="num">
+                After restore
+              </th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {budgetLines(plan.reauthorization.budget).map((line) => (
+              <tr key={line.label}>
+                <th scope="row">{line.label}</th>
+                <td className="num mono">{line.checkpoint}</td>
+                <td className="num mono">{line.current}</td>
+                <td className="num mono">{line.resulting}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableWrap>
       <ul className="ckpt-reauth">
         <li>
           <strong>Budget:</strong> money, tokens and hops spent stay spent (each is the greater of the two); the limit

@@ -270,39 +270,41 @@ export function DashboardView({ initial }: { initial: DashboardData }) {
           ) : (
             <>
               {d.budget.some((b) => b.usdSpent > 0) ? <BudgetChart data={d.budget} /> : null}
-              <table className="table table--compact dash-table">
-                <caption className="visually-hidden">Budget spent by workflow</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Workflow</th>
-                    <th scope="col" className="num">
-                      Tasks
-                    </th>
-                    <th scope="col" className="num">
-                      USD spent
-                    </th>
-                    <th scope="col" className="num">
-                      USD committed
-                    </th>
-                    <th scope="col" className="num">
-                      Tokens spent
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {d.budget.map((b) => (
-                    <tr key={b.workflow}>
-                      <th scope="row">
-                        <Link href={dashboardLinks.tasksOfWorkflow(b.workflow)}>{b.workflow}</Link>
+              <div className="table-wrap dash-table">
+                <table className="table table--compact">
+                  <caption className="visually-hidden">Budget spent by workflow</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Workflow</th>
+                      <th scope="col" className="num">
+                        Tasks
                       </th>
-                      <td className="num">{formatInteger(b.tasks)}</td>
-                      <td className="num">{formatUsdShort(b.usdSpent)}</td>
-                      <td className="num">{formatUsdShort(b.usdCommitted)}</td>
-                      <td className="num">{formatInteger(b.tokensSpent)}</td>
+                      <th scope="col" className="num">
+                        USD spent
+                      </th>
+                      <th scope="col" className="num col-p2">
+                        USD committed
+                      </th>
+                      <th scope="col" className="num col-p2">
+                        Tokens spent
+                      </th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {d.budget.map((b) => (
+                      <tr key={b.workflow}>
+                        <th scope="row">
+                          <Link href={dashboardLinks.tasksOfWorkflow(b.workflow)}>{b.workflow}</Link>
+                        </th>
+                        <td className="num">{formatInteger(b.tasks)}</td>
+                        <td className="num">{formatUsdShort(b.usdSpent)}</td>
+                        <td className="num col-p2">{formatUsdShort(b.usdCommitted)}</td>
+                        <td className="num col-p2">{formatInteger(b.tokensSpent)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
             </>
           )}
         </ChartCard>

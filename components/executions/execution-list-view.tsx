@@ -12,6 +12,7 @@ import { pluralize } from "@/lib/adapters/console/shared/format";
 import { DateTime } from "@/components/date-time";
 import { EmptyState } from "@/components/empty-state";
 import { ExecutionStatusBadge } from "@/components/task/execution-status-badge";
+import { TruncatedText } from "@/components/truncated-text";
 import "@/components/dashboard/dashboard.css";
 
 /** Every external call across tasks: where the dashboard's "unknown outcomes" lead. */
@@ -160,41 +161,53 @@ function ExecutionTable({ items, now }: { items: ExecutionListItem[]; now: Date 
         <caption className="visually-hidden">Executions</caption>
         <thead>
           <tr>
-            <th scope="col">Execution</th>
+            <th scope="col" className="col-p2">
+              Execution
+            </th>
             <th scope="col">Status</th>
-            <th scope="col">In this status for</th>
-            <th scope="col">Tool</th>
+            <th scope="col" className="col-p2">
+              In this status for
+            </th>
+            <th scope="col" className="col-p2">
+              Tool
+            </th>
             <th scope="col">Task</th>
-            <th scope="col">Idempotency key</th>
-            <th scope="col" className="num">
+            <th scope="col" className="col-p3">
+              Idempotency key
+            </th>
+            <th scope="col" className="num col-p3">
               Attempt
             </th>
-            <th scope="col">Created</th>
+            <th scope="col" className="col-p3">
+              Created
+            </th>
           </tr>
         </thead>
         <tbody>
           {items.map((e) => (
             <tr key={e.id}>
-              <th scope="row" className="mono">
-                {e.id}
+              <th scope="row" className="col-p2">
+                <TruncatedText value={e.id} className="mono" />
               </th>
               <td>
                 <ExecutionStatusBadge status={e.status} />
               </td>
-              <td className="exec-age">
+              <td className="exec-age col-p2">
                 <time dateTime={e.updatedAt.toISOString()} title={e.updatedAt.toISOString()}>
                   {formatDuration(now.getTime() - e.updatedAt.getTime())}
                 </time>
               </td>
-              <td className="mono">{e.tool}</td>
+              <td className="mono col-p2">{e.tool}</td>
               <td>
-                <Link href={`/tasks/${encodeURIComponent(e.taskId)}`} className="task-link mono">
-                  {e.taskId}
+                <Link href={`/tasks/${encodeURIComponent(e.taskId)}`} className="task-link">
+                  <TruncatedText value={e.taskId} className="mono" />
                 </Link>
               </td>
-              <td className="mono">{e.idempotencyKey}</td>
-              <td className="num">{e.attempt}</td>
-              <td>
+              <td className="col-p3">
+                <TruncatedText value={e.idempotencyKey} className="mono" />
+              </td>
+              <td className="num col-p3">{e.attempt}</td>
+              <td className="exec-created col-p3">
                 <DateTime value={e.createdAt} />
               </td>
             </tr>

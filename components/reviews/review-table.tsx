@@ -10,6 +10,7 @@ import type { ReviewItem } from "@/lib/adapters/console/reviews/reviews-view";
 import { StatusBadge } from "@/components/status-badge";
 import { ApprovalMeter } from "@/components/reviews/approval-meter";
 import { WaitingTime } from "@/components/reviews/waiting-time";
+import { TruncatedText } from "@/components/truncated-text";
 
 /** One row per frozen action: the money first, then who, which task, what call, how long, and how far the approvals are. */
 export function ReviewTable({
@@ -28,11 +29,19 @@ export function ReviewTable({
         <thead>
           <tr>
             <th scope="col">Amount</th>
-            <th scope="col">Customer</th>
-            <th scope="col">Task</th>
-            <th scope="col">Intended call</th>
+            <th scope="col" className="col-p2">
+              Customer
+            </th>
+            <th scope="col" className="col-p2">
+              Task
+            </th>
+            <th scope="col" className="col-p3">
+              Intended call
+            </th>
             <th scope="col">{showStatus ? "Waited" : "Waiting"}</th>
-            <th scope="col">Approvals</th>
+            <th scope="col" className="col-p2">
+              Approvals
+            </th>
             <th scope="col">
               <span className="visually-hidden">Open</span>
             </th>
@@ -53,14 +62,14 @@ export function ReviewTable({
                     </span>
                   ) : null}
                 </th>
-                <td className="mono">{r.customerId ?? "—"}</td>
-                <td>
-                  <Link href={`/tasks/${encodeURIComponent(r.taskId)}`} className="mono task-link">
-                    {r.taskId}
+                <td className="mono col-p2">{r.customerId ?? "—"}</td>
+                <td className="col-p2">
+                  <Link href={`/tasks/${encodeURIComponent(r.taskId)}`} className="task-link">
+                    <TruncatedText value={r.taskId} className="mono" />
                   </Link>
                   {r.task ? <StatusBadge status={r.task.status} def={undefined} /> : null}
                 </td>
-                <td>
+                <td className="col-p3">
                   <span className="mono">{r.execution.tool}</span>
                   <span
                     className="mono subtle review-row__key"
@@ -72,7 +81,7 @@ export function ReviewTable({
                 <td>
                   <WaitingTime waitedMs={r.waitingMs} running={waiting} />
                 </td>
-                <td>
+                <td className="col-p2">
                   <span className="approvals-cell">
                     <ApprovalMeter state={approvals} />
                     <span>{approvalHeadline(approvals, r.status)}</span>
