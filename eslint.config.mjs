@@ -13,6 +13,7 @@ export default tseslint.config(
       "lib/generated/**",
       "test-results/**",
       "playwright-report/**",
+      "packages/*/dist/**",
       "stubs/**",
       "**/*.mjs",
       "**/*.cjs",
