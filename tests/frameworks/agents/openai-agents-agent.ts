@@ -1,16 +1,21 @@
 import { Agent, Runner, Usage, type Model, type ModelRequest, type ModelResponse } from "@openai/agents";
 import type { VerityRun } from "@/sdk/frameworks/durable-tool";
-import { verityTool } from "@/sdk/frameworks/openai-agents";
+import { settleVerityApprovals, verityTool } from "@/sdk/frameworks/openai-agents";
 import { parsedResult, prompt, refundArgs, sayWhat, type AgentRun, type RefundTool } from "../refund-tool";
 
-/** A scripted OpenAI Agents model: a refund function call, then what its output said. */
+/**
+ * A scripted OpenAI Agents model: a refund function call, then what its
+ * output said. It answers from the conversation alone (no turn counter), so
+ * a run restored from its saved RunState meets the same script.
+ */
 class ScriptedRefundModel implements Model {
-  private turn = 0;
   constructor(private readonly callId: string) {}
 
   async getResponse(request: ModelRequest): Promise<ModelResponse> {
     const usage = new Usage();
-    if (this.turn++ === 0)
+    const items = Array.isArray(request.input) ? request.input : [];
+    const out = items.find((i) => i.type === "function_call_result");
+    if (out?.type !== "function_call_result")
       return {
         usage,
         output: [
@@ -23,10 +28,7 @@ class ScriptedRefundModel implements Model {
           },
         ],
       };
-    const items = Array.isArray(request.input) ? request.input : [];
-    const out = items.find((i) => i.type === "function_call_result");
-    const output = out?.type === "function_call_result" ? out.output : undefined;
-    const raw = typeof output === "string" ? output : output && "text" in output ? output.text : undefined;
+    const raw = typeof out.output === "string" ? out.output : "text" in out.output ? out.output.text : undefined;
     const text = sayWhat(raw === undefined ? undefined : parsedResult(raw));
     return {
       usage,
@@ -39,15 +41,31 @@ class ScriptedRefundModel implements Model {
   }
 }
 
-/** The refund agent on the OpenAI Agents SDK: an Agent with the durable tool, run by a Runner without tracing. */
-export async function runOpenAiAgentsAgent(run: VerityRun, refund: RefundTool, callId: string): Promise<AgentRun> {
-  const agent = new Agent({
+/** The refund agent: the scripted model and the durable refund tool. */
+export function refundAgent(run: VerityRun, refund: RefundTool, callId: string) {
+  return new Agent({
     name: "refund-agent",
     instructions: "Refund what the customer asks for.",
     model: new ScriptedRefundModel(callId),
     tools: [verityTool(run, refund)],
   });
-  const result = await new Runner({ tracingDisabled: true }).run(agent, prompt);
+}
+
+/**
+ * The refund agent on the OpenAI Agents SDK: an Agent with the durable tool,
+ * run by a Runner without tracing. A call that needs approval interrupts the
+ * run; Verity's review decides it (settleVerityApprovals), and the run
+ * resumes from its state once nothing is pending.
+ */
+export async function runOpenAiAgentsAgent(run: VerityRun, refund: RefundTool, callId: string): Promise<AgentRun> {
+  const agent = refundAgent(run, refund, callId);
+  const runner = new Runner({ tracingDisabled: true });
+  let result = await runner.run(agent, prompt);
+  while (result.interruptions.length > 0) {
+    const pending = await settleVerityApprovals(run, [refund], result.state);
+    if (pending.length > 0) return { results: pending, finalText: sayWhat(pending[0]) };
+    result = await runner.run(agent, result.state);
+  }
   const results = result.newItems.flatMap((item) =>
     item.type === "tool_call_output_item" ? [parsedResult(item.output)] : [],
   );
