@@ -11,6 +11,7 @@ import { signIn } from "../pages/login-page";
  * open: the thread's checkpoints on the task page, each a version of the
  * task in its history with its audit entry.
  */
+const shots = process.env.E2E_SHOTS_DIR ?? "test-results/langgraph-screenshots";
 const Steps = Annotation.Root({
   steps: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }),
 });
@@ -37,6 +38,8 @@ test("an operator sees a LangGraph thread's checkpoints on its task and in its h
   // input, plan, act: one checkpoint per superstep, plus the one before the input.
   await expect(panel.getByRole("row")).toHaveCount(1 + 4);
   expect(await axeViolations(page)).toEqual([]);
+  await panel.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${shots}/langgraph-thread.png` });
 
   await page.goto(`/tasks/${taskId}/history`);
   await expect(page.getByText(/LangGraph checkpoint/).first()).toBeVisible();
