@@ -37,7 +37,11 @@ export interface VerityRun {
   callTimeoutMs?: number;
 }
 
-/** A tool an agent may call, whose every call goes through the ledger. */
+/**
+ * A tool an agent may call, whose every call goes through the ledger. Its
+ * functions are methods so that a spec of a particular schema is also a
+ * DurableToolSpec of any schema (the adapters take lists of mixed specs).
+ */
 export interface DurableToolSpec<Schema extends z.ZodObject = z.ZodObject> {
   /** The name the model sees. */
   name: string;
@@ -47,7 +51,7 @@ export interface DurableToolSpec<Schema extends z.ZodObject = z.ZodObject> {
   /** The tool in Verity's registry (built in or registered), e.g. payments.refund. */
   verityTool: ToolName;
   /** The request recorded with the intent and checked against the tool's schema; default the input itself. */
-  request?: (input: z.output<Schema>) => Record<string, unknown>;
+  request?(input: z.output<Schema>): Record<string, unknown>;
   /** Where the task goes after a success: more work (RUNNING, the default) or VALIDATING, when this call is the task's last. */
   nextStatus?: "RUNNING" | "VALIDATING";
   /**
@@ -56,14 +60,14 @@ export interface DurableToolSpec<Schema extends z.ZodObject = z.ZodObject> {
    * review queue (four eyes above the threshold) and the same call, run
    * again, goes as the review decided. Undefined: no approval needed.
    */
-  approval?: (input: z.output<Schema>) => string | undefined;
+  approval?(input: z.output<Schema>): string | undefined;
   /** The task instruction the call relies on (the instruction guard checks it). */
-  instructionId?: (input: z.output<Schema>) => string | undefined;
+  instructionId?(input: z.output<Schema>): string | undefined;
   /**
    * Makes the effect: pass `ctx.idempotencyKey` to the provider and return
    * what it said. A throw or a timeout is an unknown outcome, never a failure.
    */
-  call: (input: z.output<Schema>, ctx: ToolCallContext) => Promise<ToolOutcome>;
+  call(input: z.output<Schema>, ctx: ToolCallContext): Promise<ToolOutcome>;
 }
 
 interface CallFacts {
