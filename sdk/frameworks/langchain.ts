@@ -1,6 +1,7 @@
 import { createMiddleware, tool, ToolMessage } from "langchain";
 import type { z } from "zod";
-import { runDurableTool, type DurableToolSpec, type VerityRun } from "./durable-tool";
+import type { DurableToolSpec, VerityRun } from "./durable-tool";
+import { runDurableToolInGraph, type VerityNodeOptions } from "./langgraph";
 
 /**
  * A LangChain v1 agent middleware (`createAgent({ middleware: [...] })`)
@@ -11,8 +12,14 @@ import { runDurableTool, type DurableToolSpec, type VerityRun } from "./durable-
  * The tool message's content is the DurableToolResult as JSON; its status
  * is "error" for anything but a success, so the model sees at once that the
  * effect did not (or not yet) happen.
+ *
+ * With `interruptForApproval` (and a checkpointer on the agent), a call
+ * waiting for a person's approval in Verity's review queue pauses the agent
+ * with LangGraph's interrupt(), as LangChain's own human-in-the-loop
+ * middleware does; resume it (`new Command({ resume: … })`) once the review
+ * is decided, and the same call goes as the review says.
  */
-export function verityMiddleware(run: VerityRun, specs: readonly DurableToolSpec[]) {
+export function verityMiddleware(run: VerityRun, specs: readonly DurableToolSpec[], options: VerityNodeOptions = {}) {
   const byName = new Map(specs.map((spec) => [spec.name, spec]));
   return createMiddleware({
     name: "VerityDurableTools",
@@ -40,7 +47,7 @@ export function verityMiddleware(run: VerityRun, specs: readonly DurableToolSpec
           status: "error",
         });
       }
-      const result = await runDurableTool(run, spec, parsed.data, callId);
+      const result = await runDurableToolInGraph(run, spec, parsed.data, callId, options);
       return new ToolMessage({
         content: JSON.stringify(result),
         tool_call_id: callId,

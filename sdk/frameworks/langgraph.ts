@@ -32,8 +32,12 @@ export interface VerityApprovalInterrupt {
   message: string;
 }
 
-/** Runs the call; while it waits for approval and the node interrupts, pauses the graph until it is decided. */
-async function runPausingForApproval<Schema extends z.ZodObject>(
+/**
+ * Runs the call inside a graph node (a LangGraph node, or a LangChain agent's
+ * tool call, which runs in one); while it waits for approval and
+ * `interruptForApproval` is set, pauses the graph until it is decided.
+ */
+export async function runDurableToolInGraph<Schema extends z.ZodObject>(
   run: VerityRun,
   spec: DurableToolSpec<Schema>,
   input: z.output<Schema>,
@@ -87,7 +91,7 @@ export function verityToolNode(run: VerityRun, specs: readonly DurableToolSpec[]
         );
         continue;
       }
-      const result = await runPausingForApproval(run, spec, parsed.data, call.id, options);
+      const result = await runDurableToolInGraph(run, spec, parsed.data, call.id, options);
       messages.push(
         new ToolMessage({
           content: JSON.stringify(result),
@@ -119,5 +123,5 @@ export function callVerityToolInNode<Schema extends z.ZodObject>(
   const step = config.metadata?.langgraph_step;
   if (key === undefined && (typeof node !== "string" || typeof step !== "number"))
     throw new Error(`${spec.name}: not inside a graph node (no langgraph_node/langgraph_step); pass options.key`);
-  return runPausingForApproval(run, spec, input, key ?? `${String(node)}:step-${String(step)}`, options);
+  return runDurableToolInGraph(run, spec, input, key ?? `${String(node)}:step-${String(step)}`, options);
 }
