@@ -6,7 +6,7 @@ import { useEffect, useRef, useState, type ReactNode } from "react";
 /**
  * The header's sections and account on a narrow screen: a disclosure behind
  * a "Menu" button (aria-expanded), closed by Escape (focus back on the
- * button), by a click or focus outside it, and by moving to another page.
+ * button), by a click or focus outside it, and by following a link.
  * On a wide screen the CSS hides the button and always shows the contents,
  * whatever this state says.
  */
@@ -55,6 +55,10 @@ export function HeaderMenu({ children }: { children: ReactNode }) {
         id="app-header-menu"
         className="app-header__menu"
         data-open={open}
+        onClick={(event) => {
+          // A link followed closes it, the current page's own link (no navigation) included.
+          if ((event.target as Element).closest("a")) setOpenOn(null);
+        }}
         onBlur={(event) => {
           // Tabbing past the last item leaves the menu: close it rather than leave it over the page.
           const next = event.relatedTarget as Node | null;
