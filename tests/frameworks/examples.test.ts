@@ -8,6 +8,7 @@ import { openTestPglite } from "@/tests/helpers/pglite";
 import { runAiSdkRefundAgent } from "@/examples/ai-sdk-refund-agent/agent";
 import { runLangChainRefundAgent } from "@/examples/langchain-refund-agent/agent";
 import { runLangGraphRefundAgent } from "@/examples/langgraph-refund-agent/agent";
+import { MemorySaver } from "@langchain/langgraph";
 import { runOpenAiAgentsRefundAgent } from "@/examples/openai-agents-refund-agent/agent";
 import type { ExampleOptions, ExampleReport } from "@/examples/shared/refund-agent";
 
@@ -36,7 +37,8 @@ const examples: Array<[string, (options: ExampleOptions) => Promise<ExampleRepor
   ["ai-sdk", runAiSdkRefundAgent],
   ["langchain", runLangChainRefundAgent],
   ["openai-agents", runOpenAiAgentsRefundAgent],
-  ["langgraph", runLangGraphRefundAgent],
+  // This harness serves the ledger's routes, not /api/v1/graph: the graph keeps its thread in memory here.
+  ["langgraph", (options) => runLangGraphRefundAgent(options, new MemorySaver())],
 ];
 
 async function refundsFor(taskId: string): Promise<number> {
