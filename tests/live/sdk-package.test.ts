@@ -48,6 +48,7 @@ describe("the packed SDK, from a clean folder", () => {
           noEmit: true,
           skipLibCheck: true,
           lib: ["ES2023", "DOM"],
+          types: ["node"],
         },
         include: ["**/*.ts"],
       }),
@@ -66,6 +67,8 @@ describe("the packed SDK, from a clean folder", () => {
         `@langchain/core@${versions["@langchain/core"]}`,
         `tsx@${versions.tsx}`,
         `typescript@${versions.typescript}`,
+        // A Node project's own: the example reads process.env.
+        `@types/node@${versions["@types/node"]}`,
       ],
       project,
     );
