@@ -308,12 +308,7 @@ export class VeritySaver extends BaseCheckpointSaver {
     for (const { channel, value } of item.channel_values)
       if (value.type !== EMPTY)
         checkpoint.channel_values[channel] = await this.serde.loadsTyped(value.type, fromBase64(value.data));
-    const ordered = [...item.pending_writes].sort((a, b) =>
-      compareWritesSortKeys(
-        writesSortKey(a.task_path, a.graph_task_id, a.idx),
-        writesSortKey(b.task_path, b.graph_task_id, b.idx),
-      ),
-    );
+    const ordered = inWritesOrder(item.pending_writes);
     const pendingWrites: CheckpointPendingWrite[] = await Promise.all(
       ordered.map(async (w): Promise<CheckpointPendingWrite> => [
         w.graph_task_id,
@@ -351,19 +346,22 @@ export class VeritySaver extends BaseCheckpointSaver {
     });
     const sends = page.items[0]?.pending_writes.filter((w) => w.channel === TASKS) ?? [];
     checkpoint.channel_values[TASKS] = await Promise.all(
-      [...sends]
-        .sort((a, b) =>
-          compareWritesSortKeys(
-            writesSortKey(a.task_path, a.graph_task_id, a.idx),
-            writesSortKey(b.task_path, b.graph_task_id, b.idx),
-          ),
-        )
-        .map((w) => this.serde.loadsTyped(w.value.type, fromBase64(w.value.data))),
+      inWritesOrder(sends).map((w) => this.serde.loadsTyped(w.value.type, fromBase64(w.value.data))),
     );
     const versions = Object.values(checkpoint.channel_versions);
     checkpoint.channel_versions[TASKS] =
       versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
   }
+}
+
+/** Pending writes in LangGraph's canonical order (task path, task id, index), however the server returned them. */
+function inWritesOrder(writes: GraphCheckpointTuple["pending_writes"]): GraphCheckpointTuple["pending_writes"] {
+  return [...writes].sort((a, b) =>
+    compareWritesSortKeys(
+      writesSortKey(a.task_path, a.graph_task_id, a.idx),
+      writesSortKey(b.task_path, b.graph_task_id, b.idx),
+    ),
+  );
 }
 
 function replayKey(threadId: string, checkpointNs: string, checkpointId: string): string {
