@@ -6,6 +6,7 @@
  */
 import { runAgentsCommand } from "@/programs/cli/agents";
 import { runDemoCommand } from "@/programs/cli/demo";
+import { runRecoveryCommand } from "@/programs/cli/recovery";
 import { runUsersCommand } from "@/programs/cli/users";
 import { runTokensCommand } from "@/programs/cli/tokens";
 import { runWorkflowsCommand } from "@/programs/cli/workflows";
@@ -19,6 +20,10 @@ const groups: Record<string, { help: string; run: (argv: string[]) => Promise<nu
     run: runWorkflowsCommand,
   },
   demo: { help: "purge: remove the demo accounts from a database leaving the demo", run: runDemoCommand },
+  recovery: {
+    help: "what a standby needs besides the database: export-secrets --out <file>, restore-secrets --in <file> --out <env file>",
+    run: runRecoveryCommand,
+  },
 };
 
 const [group, ...rest] = process.argv.slice(2);

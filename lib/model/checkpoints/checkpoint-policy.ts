@@ -19,15 +19,24 @@ let cachedPolicyVersion: string | undefined;
  * threshold. Two servers with the same policy give the same version.
  */
 export function currentPolicyVersion(): string {
-  cachedPolicyVersion ??= `policy:${digestOf({
+  cachedPolicyVersion ??= policyVersionOf(getEnv().VERITY_FOUR_EYES_THRESHOLD_CENTS);
+  return cachedPolicyVersion;
+}
+
+/**
+ * The version this release's policy has under a given four-eyes threshold,
+ * the one setting that feeds it: what a standby restoring a primary's
+ * configuration checks before it starts (lib/use-cases/failover/restore-recovery-secrets.ts).
+ */
+export function policyVersionOf(fourEyesThresholdCents: number): string {
+  return `policy:${digestOf({
     permissions: permissionsByRole,
     irreversible_tools: Object.entries(tools)
       .filter(([, t]) => t.irreversible)
       .map(([name]) => name)
       .sort(),
-    four_eyes_threshold_cents: getEnv().VERITY_FOUR_EYES_THRESHOLD_CENTS,
+    four_eyes_threshold_cents: fourEyesThresholdCents,
   }).slice("sha256:".length, "sha256:".length + 16)}`;
-  return cachedPolicyVersion;
 }
 
 /** Who the work is delegated to, pinned: the intent, who created the task, the active agents, the lease holder. */
