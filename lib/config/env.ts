@@ -78,7 +78,17 @@ const envSchema = z.object({
     (v) => (v === "" ? undefined : v),
     z.coerce.number().int().min(1).max(36_500).optional(),
   ),
-  /** How often that retention runs at most (per server process); at least a minute. */
+  /**
+   * Task-data retention (lib/use-cases/retention/apply-task-retention.ts,
+   * docs/retention.md): the background loop deletes a finished task's data
+   * from every store, its audit chains included, this many days after its
+   * last activity, except under a legal hold. Unset (the default): keep it.
+   */
+  VERITY_TASK_RETENTION_DAYS: z.preprocess(
+    (v) => (v === "" ? undefined : v),
+    z.coerce.number().int().min(1).max(36_500).optional(),
+  ),
+  /** How often each retention (audit entries, task data) runs at most (per server process); at least a minute. */
   VERITY_AUDIT_RETENTION_INTERVAL_MS: z.coerce.number().int().min(60_000).default(3_600_000),
   /** Where the outbox dispatcher delivers announcements (at least once, Idempotency-Key = message id); unset keeps them pending. */
   VERITY_OUTBOX_WEBHOOK_URL: z.url().optional(),

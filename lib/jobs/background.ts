@@ -8,6 +8,7 @@ import { createWebhookDeliverer, dispatchOutbox, type Deliver } from "@/lib/stor
 import { reconcileDue, verifySettled } from "@/lib/use-cases/reconciliation/reconciler";
 import { runMonitorPass } from "@/lib/use-cases/monitor/run-monitor-pass";
 import { scheduledRetention, type RetentionSchedule } from "@/lib/use-cases/audit/audit-retention";
+import { scheduledTaskRetention, type TaskRetentionSchedule } from "@/lib/use-cases/retention/apply-task-retention";
 import { pruneConsoleSessions } from "@/lib/stores/console-sessions";
 import { pruneSignInThrottles } from "@/lib/stores/sign-in-throttles";
 import { addressThrottle, usernameThrottle } from "@/lib/model/auth/sign-in-throttle";
@@ -45,6 +46,8 @@ export interface BackgroundLoopOptions {
   monitorIntervalMs?: number;
   /** Audit retention (VERITY_AUDIT_RETENTION_DAYS); without one, audit entries are kept forever. */
   retention?: RetentionSchedule;
+  /** Task-data retention (VERITY_TASK_RETENTION_DAYS); without one, finished tasks' data is kept forever. */
+  taskRetention?: TaskRetentionSchedule;
   /** Pruning of spent rows (console sessions, sign-in throttles) at most this often; default 10 minutes, the first tick included. */
   housekeepingIntervalMs?: number;
 }
@@ -90,6 +93,7 @@ export function startBackgroundLoop(
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<TickReport> | null = null;
   const retain = options.retention ? scheduledRetention(options.retention) : null;
+  const retainTasks = options.taskRetention ? scheduledTaskRetention(options.taskRetention) : null;
 
   async function step<T>(name: string, report: TickReport, run: () => Promise<T>): Promise<T | undefined> {
     try {
@@ -193,6 +197,16 @@ export function startBackgroundLoop(
         if (throttles > 0) log.info(`pruned ${throttles} sign-in throttle counter(s) whose window had passed`);
       });
     }
+    if (retainTasks) {
+      // Before audit retention, whose prefix cuts of the shared streams then see this run's entry.
+      const retained = await step("task retention", report, () => retainTasks(db));
+      if (retained?.entry) {
+        const rows = Object.values(retained.rows).reduce((n, c) => n + c, 0);
+        log.info(
+          `task retention (${options.taskRetention?.olderThanDays} days) deleted ${retained.tasks.length} finished task(s) from every store: ${rows} row(s), ${retained.streamsCut} audit stream(s) cut to an anchor${retained.heldTasks.length ? `; ${retained.heldTasks.length} held` : ""}`,
+        );
+      }
+    }
     if (retain) {
       // Last: a large cut is a long transaction, and the steps above are the urgent ones.
       const retained = await step("audit retention", report, () => retain(db));
@@ -249,9 +263,13 @@ export function startServerBackgroundLoop(): BackgroundLoop | null {
   const retention = env.VERITY_AUDIT_RETENTION_DAYS
     ? { olderThanDays: env.VERITY_AUDIT_RETENTION_DAYS, everyMs: env.VERITY_AUDIT_RETENTION_INTERVAL_MS }
     : undefined;
+  const taskRetention = env.VERITY_TASK_RETENTION_DAYS
+    ? { olderThanDays: env.VERITY_TASK_RETENTION_DAYS, everyMs: env.VERITY_AUDIT_RETENTION_INTERVAL_MS }
+    : undefined;
   const loop = startBackgroundLoop(getDb(), getConnectors(), env.VERITY_RECONCILE_INTERVAL_MS, {
     deliver: url ? createWebhookDeliverer(url, getOutboxSecret()) : undefined,
     retention,
+    taskRetention,
     monitorIntervalMs: env.VERITY_MONITOR_INTERVAL_MS,
   });
   globalForLoop.verityBackgroundLoop = loop;

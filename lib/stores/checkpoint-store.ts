@@ -127,3 +127,12 @@ async function readCheckpointContext(tx: Tx, taskId: string): Promise<Checkpoint
 export function keyringOf(options: CheckpointOptions): CheckpointKeyring {
   return options.keyring ?? configuredKeyring();
 }
+
+/**
+ * Retention (lib/use-cases/retention/apply-task-retention.ts): a finished
+ * task's checkpoints, in the caller's transaction, after its restores
+ * (lib/use-cases/checkpoints/checkpoint-rows.ts) and before its task row.
+ */
+export async function deleteCheckpointsOfTask(tx: Tx, taskId: string): Promise<{ checkpoints: number }> {
+  return { checkpoints: (await tx.checkpoint.deleteMany({ where: { taskId } })).count };
+}

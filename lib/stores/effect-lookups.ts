@@ -183,3 +183,10 @@ export async function expireLookup(db: Db, row: LookupRow, actor: Actor): Promis
     return tx.effectLookup.findUniqueOrThrow({ where: { id: row.id } });
   });
 }
+
+/** Retention (lib/use-cases/retention/apply-task-retention.ts): the lookups of a finished task's executions, before those executions go. */
+export async function deleteLookupsOfTask(tx: Tx, taskId: string): Promise<{ effect_lookups: number }> {
+  const rows = await tx.$executeRaw`
+    DELETE FROM effect_lookups WHERE execution_id IN (SELECT id FROM executions WHERE task_id = ${taskId})`;
+  return { effect_lookups: rows };
+}

@@ -325,3 +325,17 @@ export async function guardOf(db: Db | Tx, executionId: string): Promise<Instruc
 export function isPastAttemptLimit(row: Execution): boolean {
   return row.irreversible && retryAdviceOf(row)?.code === "attempt_limit";
 }
+
+/**
+ * Retention (lib/use-cases/retention/apply-task-retention.ts): a finished
+ * task's executions and their events, in the caller's transaction, after
+ * the rows that name an execution (its reviews, alerts and lookups).
+ */
+export async function deleteExecutionsOfTask(
+  tx: Tx,
+  taskId: string,
+): Promise<{ execution_events: number; executions: number }> {
+  const execution_events = (await tx.executionEvent.deleteMany({ where: { execution: { taskId } } })).count;
+  const executions = (await tx.execution.deleteMany({ where: { taskId } })).count;
+  return { execution_events, executions };
+}

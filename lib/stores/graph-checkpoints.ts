@@ -319,3 +319,13 @@ export async function searchGraphCheckpoints(db: Db | Tx, q: GraphCheckpointSear
     };
   });
 }
+
+/** Retention (lib/use-cases/retention/apply-task-retention.ts): a finished task's LangGraph thread, its row included (deleteThread keeps that). */
+export async function deleteGraphThreadOfTask(
+  tx: Tx,
+  taskId: string,
+): Promise<{ graph_writes: number; graph_blobs: number; graph_checkpoints: number; graph_threads: number }> {
+  const rows = await deleteGraphThreadRows(tx, taskId);
+  const graph_threads = (await tx.graphThread.deleteMany({ where: { taskId } })).count;
+  return { graph_writes: rows.writes, graph_blobs: rows.blobs, graph_checkpoints: rows.checkpoints, graph_threads };
+}

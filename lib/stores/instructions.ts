@@ -527,3 +527,8 @@ export function assertReliable(
     );
   }
 }
+
+/** Retention (lib/use-cases/retention/apply-task-retention.ts): a finished task's instruction ledger, in the caller's transaction. */
+export async function deleteInstructionsOfTask(tx: Tx, taskId: string): Promise<{ task_instructions: number }> {
+  return { task_instructions: (await tx.taskInstruction.deleteMany({ where: { taskId } })).count };
+}

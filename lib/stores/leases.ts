@@ -198,3 +198,13 @@ export async function getLease(db: Db | Tx, taskId: string): Promise<LeaseView |
   const row = await db.lease.findUnique({ where: { taskId } });
   return row ? leaseViewOf(row) : null;
 }
+
+/**
+ * Retention (lib/use-cases/retention/apply-task-retention.ts): a finished
+ * task's lease row. The fencing token it kept dies with the task: a task
+ * created again under the same id starts a new lease history, and no
+ * write of the old one can reach it (its transitions are gone too).
+ */
+export async function deleteLeaseOfTask(tx: Tx, taskId: string): Promise<{ leases: number }> {
+  return { leases: (await tx.lease.deleteMany({ where: { taskId } })).count };
+}

@@ -261,3 +261,18 @@ export function createWebhookDeliverer(url: string, secret: string, options: { t
     if (!res.ok) throw new Error(`subscriber answered ${res.status}`);
   };
 }
+
+/**
+ * Retention (lib/use-cases/retention/apply-task-retention.ts): a finished
+ * task's inbound events and delivered announcements. Only a task with no
+ * undelivered message is ever deleted (the use case checks it), so nothing
+ * owed to a subscriber is lost.
+ */
+export async function deleteMessagesOfTask(
+  tx: Tx,
+  taskId: string,
+): Promise<{ inbox_events: number; outbox_messages: number }> {
+  const inbox_events = (await tx.inboxEvent.deleteMany({ where: { taskId } })).count;
+  const outbox_messages = (await tx.outboxMessage.deleteMany({ where: { taskId } })).count;
+  return { inbox_events, outbox_messages };
+}

@@ -301,3 +301,13 @@ export function reviewConflict(fresh: ReviewWithDecisions, expected: number): Ap
     },
   );
 }
+
+/** Retention (lib/use-cases/retention/apply-task-retention.ts): a finished task's reviews and their decisions, in the caller's transaction. */
+export async function deleteReviewsOfTask(
+  tx: Tx,
+  taskId: string,
+): Promise<{ review_decisions: number; reviews: number }> {
+  const review_decisions = (await tx.reviewDecision.deleteMany({ where: { review: { taskId } } })).count;
+  const reviews = (await tx.review.deleteMany({ where: { taskId } })).count;
+  return { review_decisions, reviews };
+}

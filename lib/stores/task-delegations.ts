@@ -105,3 +105,8 @@ function toView(row: DelegationRow): DelegationView {
     revokedAt: row.revoked_at ? new Date(row.revoked_at) : null,
   };
 }
+
+/** Retention (lib/use-cases/retention/apply-task-retention.ts): who a finished task was delegated to, in the caller's transaction. */
+export async function deleteDelegationsOfTask(tx: Tx, taskId: string): Promise<{ task_delegations: number }> {
+  return { task_delegations: (await tx.taskDelegation.deleteMany({ where: { taskId } })).count };
+}

@@ -321,3 +321,19 @@ export async function replayOrThrow(
     replayed: true,
   };
 }
+
+/**
+ * Retention (lib/use-cases/retention/apply-task-retention.ts): a finished
+ * task's refused writes, transitions and row, in the caller's transaction.
+ * The last of a task's deletions: checkpoints and the other stores' rows
+ * go first (transitions and checkpoints reference the task row).
+ */
+export async function deleteTaskRows(
+  tx: Tx,
+  taskId: string,
+): Promise<{ write_conflicts: number; transitions: number; tasks: number }> {
+  const write_conflicts = (await tx.writeConflict.deleteMany({ where: { taskId } })).count;
+  const transitions = (await tx.transition.deleteMany({ where: { taskId } })).count;
+  const tasks = (await tx.task.deleteMany({ where: { id: taskId } })).count;
+  return { write_conflicts, transitions, tasks };
+}

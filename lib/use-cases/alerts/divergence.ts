@@ -464,3 +464,8 @@ export async function recordAlertReconciliation(
     return alert;
   });
 }
+
+/** Retention (lib/use-cases/retention/apply-task-retention.ts): a finished task's alerts, none of them unresolved (the use case checks it). */
+export async function deleteAlertsOfTask(tx: Tx, taskId: string): Promise<{ divergence_alerts: number }> {
+  return { divergence_alerts: (await tx.divergenceAlert.deleteMany({ where: { taskId } })).count };
+}

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import type { Db } from "@/lib/db/client";
+import type { Db, Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
-import type { AuditLegalHold } from "@/lib/generated/prisma/client";
+import { Prisma, type AuditLegalHold } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/core/ids";
 import { SYSTEM_STREAM, type AuditActor } from "@/lib/model/audit/audit-chain";
 import { appendAuditEntry, type AuditEntry } from "@/lib/stores/audit-log";
@@ -175,16 +175,51 @@ export async function applyAuditRetention(
         },
       });
       const done: RetentionCut[] = [];
-      for (const c of cuts) {
-        const [row] = await tx.$queryRaw<Array<{ deleted: number }>>`
-          SELECT audit_cut_stream(${c.stream}, ${c.through_seq}::int, ${cutoff.toISOString()}::timestamptz, ${entry.id}) AS deleted`;
-        done.push({ stream: c.stream, through_seq: c.through_seq, hash: c.hash, deleted: row?.deleted ?? 0 });
-      }
+      for (const c of cuts) done.push({ ...c, deleted: await cutAuditStream(tx, c, cutoff, entry.id) });
       return { cutoff, cuts: done, heldStreams, entry };
     },
     // A large cut is a long transaction; it only contends with holds being placed.
     { timeout: 10 * 60_000 },
   );
+}
+
+/**
+ * Removes a stream's entries through `cut.through_seq` and anchors the rest
+ * to the hash there: audit_cut_stream() re-checks in the database that each
+ * is older than `cutoff`, that no legal hold covers any, and that `entryId`
+ * is the audit.retention_applied entry recording the cut (in this
+ * transaction). The one caller of that function besides the run above is
+ * task-data retention (lib/use-cases/retention/), which cuts a finished
+ * task's streams whole.
+ */
+export async function cutAuditStream(
+  tx: Tx,
+  cut: { stream: string; through_seq: number },
+  cutoff: Date,
+  entryId: string,
+): Promise<number> {
+  const [row] = await tx.$queryRaw<Array<{ deleted: number }>>`
+    SELECT audit_cut_stream(${cut.stream}, ${cut.through_seq}::int, ${cutoff.toISOString()}::timestamptz, ${entryId}) AS deleted`;
+  return row?.deleted ?? 0;
+}
+
+/**
+ * Whole-stream cuts of the named streams: each through its head, with the
+ * head's hash as the anchor (streams already cut to their head are left
+ * out), with the number of entries each removes. Verification then finds
+ * each stream empty, its head at its anchor.
+ */
+export async function planWholeStreamCuts(
+  tx: Tx,
+  streams: readonly string[],
+): Promise<Array<{ stream: string; through_seq: number; hash: string; entries: number }>> {
+  if (streams.length === 0) return [];
+  return tx.$queryRaw<Array<{ stream: string; through_seq: number; hash: string; entries: number }>>`
+    SELECT s.stream, s.last_seq AS through_seq, s.last_hash AS hash,
+           (SELECT count(*) FROM audit_entries e WHERE e.stream = s.stream AND e.seq <= s.last_seq)::int AS entries
+      FROM audit_streams s LEFT JOIN audit_anchors a ON a.stream = s.stream
+     WHERE s.stream IN (${Prisma.join([...streams])}) AND s.last_seq > coalesce(a.through_seq, 0)
+     ORDER BY s.stream`;
 }
 
 /** Who the scheduled run is in the audit log: the server, not a person. */

@@ -160,3 +160,8 @@ export function triggerOf(value: string): CheckpointTrigger {
   const parsed = CheckpointTriggerSchema.safeParse(value);
   return parsed.success ? parsed.data : "on_demand";
 }
+
+/** Retention (lib/use-cases/retention/apply-task-retention.ts): a finished task's restore attempts, in the caller's transaction. */
+export async function deleteRestoresOfTask(tx: Tx, taskId: string): Promise<{ checkpoint_restores: number }> {
+  return { checkpoint_restores: (await tx.checkpointRestore.deleteMany({ where: { taskId } })).count };
+}
