@@ -6,6 +6,7 @@
  */
 import { runAgentsCommand } from "@/programs/cli/agents";
 import { runDemoCommand } from "@/programs/cli/demo";
+import { runKeysCommand } from "@/programs/cli/keys";
 import { runRecoveryCommand } from "@/programs/cli/recovery";
 import { runUsersCommand } from "@/programs/cli/users";
 import { runTokensCommand } from "@/programs/cli/tokens";
@@ -18,6 +19,10 @@ const groups: Record<string, { help: string; run: (argv: string[]) => Promise<nu
   workflows: {
     help: "the workflow registry: publish <file>, list, get <name> [--version N]",
     run: runWorkflowsCommand,
+  },
+  keys: {
+    help: "encryption at rest: status, rotate (a new data key), rotate-kek (re-wrap under a new key-encryption key)",
+    run: runKeysCommand,
   },
   demo: { help: "purge: remove the demo accounts from a database leaving the demo", run: runDemoCommand },
   recovery: {

@@ -94,6 +94,20 @@ const envSchema = z.object({
   VERITY_OUTBOX_WEBHOOK_URL: z.url().optional(),
   /** Secret the outbox signs each delivery with (Verity-Signature); generated into the data folder when unset. */
   VERITY_OUTBOX_SECRET: z.string().min(32, "VERITY_OUTBOX_SECRET must be at least 32 characters").optional(),
+  /**
+   * Encryption at rest (docs/encryption.md): "on" (the default) seals
+   * confidential values with the tenant's data key before they are stored;
+   * "off" stores new values in the clear (benchmarks compare the two). Values
+   * sealed earlier stay readable either way.
+   */
+  VERITY_ENCRYPTION_AT_REST: z.enum(["on", "off"]).default("on"),
+  /**
+   * The local key provider's keyring (lib/config/keyring.ts): each tenant's
+   * key-encryption keys, which wrap the data keys stored in the database.
+   * Default: keys/keyring.json in the data folder, created 0600 on first use.
+   * Back it up apart from the database: without it, sealed values never open.
+   */
+  VERITY_KEYRING_FILE: z.string().min(1).optional(),
   /** Shared secret of the sandbox's signed webhooks; generated into the data folder when unset. */
   VERITY_SANDBOX_WEBHOOK_SECRET: z.string().min(16).optional(),
   /**

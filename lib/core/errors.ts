@@ -15,7 +15,9 @@ export type AppErrorCode =
   | "idempotency_conflict"
   | "invariant_violated"
   | "payload_too_large"
-  | "unsupported_media_type";
+  | "unsupported_media_type"
+  /** The key provider cannot give the key a sealed value needs (lib/config/keyring.ts): never answered with plaintext or a guess. */
+  | "key_unavailable";
 
 export const httpStatusByCode: Record<AppErrorCode, number> = {
   validation_failed: 400,
@@ -29,6 +31,7 @@ export const httpStatusByCode: Record<AppErrorCode, number> = {
   invariant_violated: 422,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  key_unavailable: 503,
 };
 
 export const titleByCode: Record<AppErrorCode, string> = {
@@ -43,6 +46,7 @@ export const titleByCode: Record<AppErrorCode, string> = {
   invariant_violated: "The change would break an invariant",
   payload_too_large: "The request body is too large",
   unsupported_media_type: "Unsupported media type",
+  key_unavailable: "An encryption key is not available",
 };
 
 export interface FieldError {

@@ -96,6 +96,11 @@ export const auditActions = [
   "graph.checkpoint_put",
   "graph.writes_put",
   "graph.thread_deleted",
+  // Encryption at rest (lib/stores/data-keys.ts): a tenant's data key made, rotated; its key-encryption key rotated; all its keys destroyed.
+  "keys.data_key_created",
+  "keys.data_key_rotated",
+  "keys.kek_rotated",
+  "keys.destroyed",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 export const AuditActionSchema = z.enum(auditActions);
@@ -130,6 +135,8 @@ export const auditSubjectTypes = [
   "effect_lookup",
   // A workflow version in the registry (subject id = its digest); its entries join the system stream.
   "workflow_version",
+  // A tenant's data keys (subject id = the tenant id); never the keys themselves.
+  "data_keys",
 ] as const;
 export type AuditSubjectType = (typeof auditSubjectTypes)[number];
 

@@ -315,6 +315,19 @@ export function personAuditEntry(
   };
 }
 
+/**
+ * A change to a tenant's data keys, in the system chain: which key versions
+ * and key-encryption key ids, never key material.
+ */
+export function dataKeysAuditEntry(
+  action: "keys.data_key_created" | "keys.data_key_rotated" | "keys.kek_rotated" | "keys.destroyed",
+  tenantId: string,
+  actor: AuditActor,
+  details: Record<string, unknown>,
+): AuditEntryInput {
+  return { action, actor, subject: { type: "data_keys", id: tenantId }, details: { tenant_id: tenantId, ...details } };
+}
+
 /** What a LangGraph checkpoint put, a task's pending writes, or a thread's deletion changed (lib/use-cases/graph/). */
 export interface GraphAuditFacts {
   taskId: string;

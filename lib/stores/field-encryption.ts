@@ -1,0 +1,89 @@
+import type { Db, Tx } from "@/lib/db/client";
+import { AppError } from "@/lib/core/errors";
+import { isSealed, open, parseSealed, seal } from "@/lib/core/envelope-encryption";
+import { encryptionAtRestOn } from "@/lib/config/keyring";
+import { activeDataKey, dataKeyById } from "@/lib/stores/data-keys";
+
+/**
+ * Sealing and opening confidential values for the stores that hold them
+ * (docs/encryption.md). A store seals a value before it writes it and opens
+ * it when it reads it; nothing above the stores sees a sealed value, and
+ * nothing below them (the database, its files, its backups) sees the
+ * plaintext.
+ *
+ * The context names the value's place (`<table>.<column>:<row id>`): a
+ * sealed value moved to another row does not open there.
+ */
+
+/** Until tenants arrive, every value belongs to this one. */
+export const DEFAULT_TENANT_ID = "default";
+
+/** The value as it is to be stored: sealed when encryption at rest is on, else as given. */
+export async function sealText(
+  db: Db | Tx,
+  context: string,
+  plaintext: string,
+  tenantId: string = DEFAULT_TENANT_ID,
+): Promise<string> {
+  if (!encryptionAtRestOn()) return plaintext;
+  const key = await activeDataKey(db, tenantId);
+  return seal(key.key, key.id, context, plaintext);
+}
+
+/**
+ * The plaintext of a stored value. A value stored in the clear (before
+ * encryption was on, or with it off) is returned as it is. A sealed value
+ * whose key is gone is AppError key_unavailable; one that was altered or
+ * belongs to another place is invariant_violated (sealed_value_intact).
+ */
+export async function openText(db: Db | Tx, stored: string, expectedContext?: string): Promise<string> {
+  if (!isSealed(stored)) return stored;
+  const parts = parseSealed(stored);
+  if (!parts) return stored;
+  const key = await dataKeyById(db, parts.keyId);
+  try {
+    return open(key.key, parts, expectedContext);
+  } catch (error) {
+    throw new AppError("invariant_violated", `A sealed value does not open: ${(error as Error).message}.`, {
+      violations: [
+        {
+          invariant: "sealed_value_intact",
+          message: "a stored value sealed at rest was altered, or was found outside the place it was sealed for",
+        },
+      ],
+    });
+  }
+}
+
+/**
+ * A JSON value with every sealed string in it opened (each with the context
+ * it carries): for records that quote a sealed value, such as an audit
+ * entry's details, when they are shown to someone allowed to read them.
+ */
+export async function openSealedValues<T>(db: Db | Tx, value: T): Promise<T> {
+  if (isSealed(value)) return (await openOrSay(db, value)) as T;
+  if (Array.isArray(value)) return (await Promise.all(value.map((v) => openSealedValues(db, v)))) as T;
+  if (value !== null && typeof value === "object" && !(value instanceof Date)) {
+    const entries = await Promise.all(
+      Object.entries(value as Record<string, unknown>).map(
+        async ([k, v]) => [k, await openSealedValues(db, v)] as const,
+      ),
+    );
+    return Object.fromEntries(entries) as T;
+  }
+  return value;
+}
+
+/**
+ * A record that quotes a value stays readable when that value no longer
+ * opens (its key destroyed by retention or a tenant's deletion): the value
+ * is replaced by why, in words, and the rest of the record is shown.
+ */
+async function openOrSay(db: Db | Tx, sealed: string): Promise<string> {
+  try {
+    return await openText(db, sealed);
+  } catch (error) {
+    if (error instanceof AppError) return `[sealed value, unreadable: ${error.message}]`;
+    throw error;
+  }
+}
