@@ -95,9 +95,17 @@ test("an operator's 'do not issue refund' supersedes the relayed approval; the a
     review_id: string;
     execution: { idempotency_key: string; status: string; sent_at: string | null };
   };
-  expect(blocked).toMatchObject({ kind: "blocked", execution: { status: "NEEDS_HUMAN", sent_at: null } });
-  expect(blocked.detail).toContain("User approved refund");
-  expect(blocked.detail).toContain("Do not issue refund");
+  expect(blocked).toMatchObject({
+    kind: "blocked",
+    execution: { status: "NEEDS_HUMAN", sent_at: null },
+    // The words come with the instructions themselves; the stored reason names them by number only.
+    instructions: {
+      kind: "superseded",
+      relied_on: { text: "User approved refund" },
+      current: { text: "Do not issue refund" },
+    },
+  });
+  expect(blocked.detail).toContain("superseded by #3 forbid");
   expect((await lookupAtProvider(blocked.execution.idempotency_key)).data).toHaveLength(0);
 
   const queue = new ReviewQueuePage(page);

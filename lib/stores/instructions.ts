@@ -10,6 +10,7 @@ import { appendAuditEntry } from "@/lib/stores/audit-log";
 import { parseOrThrow, clientIdSchema } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
 import { toolDefinitionOf } from "@/lib/stores/tool-registry";
+import { openText, sealText } from "@/lib/stores/field-encryption";
 
 /**
  * The owner of `task_instructions`: each task's versioned, append-only
@@ -129,7 +130,22 @@ export interface RecordInstructionResult {
   inFlightExecutionIds: string[];
 }
 
-export function toInstructionView(row: TaskInstruction): InstructionView {
+/** Where an instruction's words are sealed: the context of their envelope. */
+function textContext(instructionId: string): string {
+  return `task_instructions.text:${instructionId}`;
+}
+
+/** The row as a view, its words opened. */
+async function openInstruction(db: Db | Tx, row: TaskInstruction): Promise<InstructionView> {
+  return { ...viewOfRow(row), text: await openText(db, row.text, textContext(row.id)) };
+}
+
+async function openInstructions(db: Db | Tx, rows: readonly TaskInstruction[]): Promise<InstructionView[]> {
+  return Promise.all(rows.map((row) => openInstruction(db, row)));
+}
+
+/** The row as a view with its words as stored (sealed, when encryption at rest is on). */
+function viewOfRow(row: TaskInstruction): InstructionView {
   return {
     id: row.id,
     taskId: row.taskId,
@@ -260,7 +276,8 @@ export async function recordInstruction(
       if (locked.length === 0) throw new AppError("not_found", `Task ${taskId} does not exist.`);
       const last = await tx.taskInstruction.findFirst({ where: { taskId }, orderBy: { seq: "desc" } });
       const currentSeq = last?.seq ?? 0;
-      if (currentSeq !== input.expected_seq) throw ledgerConflict(taskId, input.expected_seq, currentSeq, last);
+      if (currentSeq !== input.expected_seq)
+        throw await ledgerConflict(tx, taskId, input.expected_seq, currentSeq, last);
       // Read under the task row's lock: a person's forbid committed a moment
       // ago is seen here, so a relayed allow can never slip past it.
       const chain = authorizedBySource && input.directive !== "note" ? await topicChain(tx, taskId, input.topic) : [];
@@ -268,14 +285,16 @@ export async function recordInstruction(
       const authorized = authorizedBySource && unauthorizedBecause === null;
       const replaced = authorized ? (chain.at(-1) ?? null) : null;
       const inFlight = await inFlightOn(tx, taskId, input.topic);
+      const id = input.instruction_id ?? newId("ins");
       const row = await tx.taskInstruction.create({
         data: {
-          id: input.instruction_id ?? newId("ins"),
+          id,
           taskId,
           seq: currentSeq + 1,
           topic: input.topic,
           directive: input.directive,
-          text: input.text,
+          // Sealed at rest (docs/encryption.md); the audit entry quotes the sealed form.
+          text: await sealText(tx, textContext(id), input.text),
           source,
           issuedBy: actor.identity,
           authorized,
@@ -289,7 +308,7 @@ export async function recordInstruction(
         },
       });
       await appendAuditEntry(tx, instructionRecordedAuditEntry(row, actor));
-      return { instruction: toInstructionView(row), replayed: false, inFlightExecutionIds: inFlight };
+      return { instruction: { ...viewOfRow(row), text: input.text }, replayed: false, inFlightExecutionIds: inFlight };
     });
   } catch (error) {
     if (isUniqueViolation(error)) {
@@ -299,7 +318,7 @@ export async function recordInstruction(
         if (replay) return replay;
       }
       const last = await db.taskInstruction.findFirst({ where: { taskId }, orderBy: { seq: "desc" } });
-      throw ledgerConflict(taskId, input.expected_seq, last?.seq ?? 0, last);
+      throw await ledgerConflict(db, taskId, input.expected_seq, last?.seq ?? 0, last);
     }
     throw error;
   }
@@ -321,15 +340,21 @@ async function replayOf(
     );
   }
   const inFlight = Array.isArray(details.in_flight_execution_ids) ? (details.in_flight_execution_ids as string[]) : [];
-  return { instruction: toInstructionView(existing), replayed: true, inFlightExecutionIds: inFlight };
+  return { instruction: await openInstruction(db, existing), replayed: true, inFlightExecutionIds: inFlight };
 }
 
-function ledgerConflict(taskId: string, expected: number, current: number, last: TaskInstruction | null): AppError {
-  const latest = last ? `: #${last.seq} "${last.text}" (${last.directive} on ${last.topic}, by ${last.issuedBy})` : "";
+async function ledgerConflict(
+  db: Db | Tx,
+  taskId: string,
+  expected: number,
+  current: number,
+  last: TaskInstruction | null,
+): Promise<AppError> {
+  const latest = last ? `: #${last.seq} (${last.directive} on ${last.topic}, by ${last.issuedBy})` : "";
   return new AppError(
     "version_conflict",
     `Expected instruction ledger seq ${expected}, but task ${taskId}'s ledger is at seq ${current}${latest}. Someone added an instruction meanwhile: read it and decide again.`,
-    { currentVersion: current, currentSeq: current, latestInstruction: last ? toInstructionView(last) : null },
+    { currentVersion: current, currentSeq: current, latestInstruction: last ? await openInstruction(db, last) : null },
   );
 }
 
@@ -359,7 +384,7 @@ export interface GovernedTool {
 
 export async function getInstructionLedger(db: Db | Tx, taskId: string): Promise<InstructionLedger> {
   const rows = await db.taskInstruction.findMany({ where: { taskId }, orderBy: { seq: "asc" } });
-  const views = rows.map(toInstructionView);
+  const views = await openInstructions(db, rows);
   const standings = standingsOf(views);
   const current: Record<string, InstructionView> = {};
   for (const v of views) if (standings.get(v.id)?.kind === "current") current[v.topic] = v;
@@ -378,7 +403,7 @@ async function topicChain(db: Db | Tx, taskId: string, topic: string): Promise<I
     orderBy: { seq: "asc" },
   });
   const chain: InstructionView[] = [];
-  for (const view of rows.map(toInstructionView)) if (countsAsDirective(view, chain)) chain.push(view);
+  for (const view of await openInstructions(db, rows)) if (countsAsDirective(view, chain)) chain.push(view);
   return chain;
 }
 
@@ -393,7 +418,7 @@ export async function getCurrentInstruction(
 
 export async function getInstructionsByIds(db: Db | Tx, ids: readonly string[]): Promise<InstructionView[]> {
   if (ids.length === 0) return [];
-  return (await db.taskInstruction.findMany({ where: { id: { in: [...ids] } } })).map(toInstructionView);
+  return openInstructions(db, await db.taskInstruction.findMany({ where: { id: { in: [...ids] } } }));
 }
 
 // ── The guard ────────────────────────────────────────────────────────────
@@ -432,7 +457,9 @@ export interface InstructionBlock {
 
 function quote(i: InstructionView): string {
   const who = i.source === "agent_memory" ? `agent memory of ${i.issuedBy}` : `${i.source}, issued by ${i.issuedBy}`;
-  return `#${i.seq} ${i.directive} "${i.text}" (${who})`;
+  // Never the words: this message is stored (a transition's and a review's
+  // reason), and the words are confidential, sealed in the ledger alone.
+  return `#${i.seq} ${i.directive} (${who})`;
 }
 
 /**
@@ -492,7 +519,7 @@ export async function checkInstructionGuard(
   const topic = tool.topic;
   const [reliedOn, current] = await Promise.all([
     instructionId
-      ? tx.taskInstruction.findUnique({ where: { id: instructionId } }).then((r) => (r ? toInstructionView(r) : null))
+      ? tx.taskInstruction.findUnique({ where: { id: instructionId } }).then((r) => (r ? openInstruction(tx, r) : null))
       : Promise.resolve(null),
     getCurrentInstruction(tx, taskId, topic),
   ]);

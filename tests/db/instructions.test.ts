@@ -230,7 +230,9 @@ describe("authority comes from who is authenticated, not from the claimed source
       )
     ).instruction;
     expect(relayed).toMatchObject({ seq: 2, authorized: false, supersedesId: null, source: "user" });
-    expect(String(relayed.details.unauthorized_because)).toContain("Do not issue refund");
+    // The refusal names the person's instruction by number; its words stay in the (sealed) ledger alone.
+    expect(String(relayed.details.unauthorized_because)).toContain("#1 forbid");
+    expect(String(relayed.details.unauthorized_because)).not.toContain("Do not issue refund");
     const ledger = await getInstructionLedger(db, task.id);
     expect(ledger.current.refund?.id).toBe(forbid.id);
     expect(ledger.items.map((i) => [i.seq, i.standing.kind])).toEqual([
@@ -326,13 +328,16 @@ describe("the guard on irreversible calls", () => {
 
     const blocked = await intent(task.id, task.version, approval.id);
     if (blocked.kind !== "blocked") throw new Error(`expected blocked, got ${blocked.kind}`);
-    expect(blocked.message).toContain("User approved refund");
-    expect(blocked.message).toContain("Do not issue refund");
+    // The message (stored as the transition's and the review's reason) names the instructions,
+    // never their words: those are confidential, sealed in the ledger, and come with the guard's views.
+    expect(blocked.message).toContain("it relies on #1 allow");
+    expect(blocked.message).toContain("superseded by #2 forbid");
+    expect(blocked.message).not.toContain("User approved refund");
     expect(blocked.guard).toMatchObject({
       kind: "superseded",
       topic: "refund",
-      reliedOn: { id: approval.id },
-      current: { id: forbid.id },
+      reliedOn: { id: approval.id, text: "User approved refund" },
+      current: { id: forbid.id, text: "Do not issue refund" },
     });
     expect(blocked.execution).toMatchObject({
       status: "NEEDS_HUMAN",
@@ -353,8 +358,11 @@ describe("the guard on irreversible calls", () => {
       neverSent: true,
       instructions: { frozenByGuard: true, reliedOn: { id: approval.id }, current: { id: forbid.id } },
     });
-    expect(review.reason).toContain("User approved refund");
-    expect(review.reason).toContain("Do not issue refund");
+    expect(review.reason).toContain("superseded by #2 forbid");
+    expect(review.instructions).toMatchObject({
+      reliedOn: { text: "User approved refund" },
+      current: { text: "Do not issue refund" },
+    });
 
     // The agent's retry gets the same answer and writes nothing.
     const retry = await intent(task.id, blocked.task!.version, approval.id);
@@ -514,7 +522,7 @@ describe("the SDK's executeTool", () => {
       task: { status: "WAITING_FOR_HUMAN" },
       instructions: { kind: "superseded", relied_on: { id: approval.id } },
     });
-    if (blocked.kind === "blocked") expect(blocked.detail).toContain("Do not issue refund");
+    if (blocked.kind === "blocked") expect(blocked.detail).toContain("superseded by #2 forbid");
 
     const late = await runningTask(db);
     const allow = (await recordInstruction(db, late.id, { ...approved, expected_seq: 0 }, agent)).instruction;

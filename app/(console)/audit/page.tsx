@@ -5,6 +5,7 @@ import { getDb } from "@/lib/db/client";
 import { describeAuditEntry } from "@/lib/adapters/console/audit/audit-format";
 import { auditSearchHref, parseAuditSearchParams, rawParams } from "@/lib/adapters/console/audit/audit-query";
 import { searchAuditEntries } from "@/lib/use-cases/audit/audit-search";
+import { readableAuditEntries } from "@/lib/use-cases/audit/readable-audit-entries";
 import { isAppError } from "@/lib/core/errors";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { AuditSearchView, type AuditSearchResult } from "@/components/audit/audit-search-view";
@@ -32,13 +33,14 @@ export default async function AuditPage({
   let result: AuditSearchResult | null = null;
   if (parsed.ok) {
     try {
-      const page = await searchAuditEntries(getDb(), parsed.query, {
+      const db = getDb();
+      const page = await searchAuditEntries(db, parsed.query, {
         cursor: parsed.cursor,
         order: parsed.order,
         limit: pageSize,
       });
       result = {
-        rows: page.items.map(describeAuditEntry),
+        rows: (await readableAuditEntries(db, page.items)).map(describeAuditEntry),
         nextCursor: page.nextCursor,
         matchedExecutions: page.matchedExecutions,
       };
@@ -54,6 +56,7 @@ export default async function AuditPage({
       errors={errors}
       result={result}
       canExport={can(access.principal, "audit:export")}
+      canAnnotate={can(access.principal, "audit:annotate")}
       role={access.principal.role}
       tools={await listKnownToolNames(getDb())}
     />

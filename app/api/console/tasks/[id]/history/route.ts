@@ -3,6 +3,7 @@ import { describeAuditEntry } from "@/lib/adapters/console/audit/audit-format";
 import { parseTaskHistoryParams } from "@/lib/adapters/console/audit/audit-query";
 import { notFound, requireConsoleSession } from "@/lib/adapters/console/shared/json-route";
 import { countAuditEntries, listTaskHistory, taskHistorySearch } from "@/lib/use-cases/audit/audit-search";
+import { readableAuditEntries } from "@/lib/use-cases/audit/readable-audit-entries";
 import { getTaskVersion } from "@/lib/use-cases/tasks/task-queries";
 import { validationError } from "@/lib/adapters/http/problem";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
@@ -26,7 +27,8 @@ export const GET = withProblems(async (request, { params }: { params: Promise<{ 
     // The count rides on the first page only: later pages keep the scroll cheap.
     parsed.query.cursor ? Promise.resolve(null) : countAuditEntries(db, taskHistorySearch(id, parsed.query)),
   ]);
-  return json({ items: page.items.map(describeAuditEntry), next_cursor: page.nextCursor, total });
+  const items = (await readableAuditEntries(db, page.items)).map(describeAuditEntry);
+  return json({ items, next_cursor: page.nextCursor, total });
 });
 
 export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

@@ -1,0 +1,260 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inject } from "vitest";
+import { newPrismaClient, type Db } from "@/lib/db/client";
+import { isSealed } from "@/lib/core/envelope-encryption";
+import { registerBuiltInWorkflows } from "@/lib/stores/workflow-registry";
+import { registerBuiltInTools } from "@/lib/use-cases/tools/register-built-in-tools";
+import { getInstructionLedger, recordInstruction } from "@/lib/stores/instructions";
+import {
+  destroyDataKeys,
+  forgetUnwrappedDataKeys,
+  listDataKeys,
+  rotateDataKey,
+  rotateKeyEncryptionKey,
+} from "@/lib/stores/data-keys";
+import { verifyAuditChains } from "@/lib/stores/audit-log";
+import { recordIntent } from "@/lib/use-cases/executions/record-intent";
+import type { Actor } from "@/lib/model/actor";
+import { agent, refund, runningTask } from "@/tests/helpers/effects";
+
+/**
+ * Encryption at rest on a database in a folder, as `npm start` keeps it:
+ * instruction words are sealed under the tenant's data key, open for whoever
+ * reads the ledger, survive key rotations, fail loudly without their keys,
+ * and leave no plaintext copy in any table or in the database's files.
+ */
+
+const folder = mkdtempSync(path.join(tmpdir(), "verity-encryption-"));
+const keyringFile = path.join(folder, "keys", "keyring.json");
+// Read once by lib/config/env.ts, at the first use (after this line).
+process.env.VERITY_KEYRING_FILE = keyringFile;
+
+const operator: Actor = { identity: "spiffe://verity.local/user/operator", kind: "user" };
+const system: Actor = { identity: "spiffe://verity.local/system/keys-test", kind: "system" };
+
+let pglite: PGlite;
+let db: Db;
+
+async function openFolderDatabase(): Promise<void> {
+  pglite = new PGlite({
+    dataDir: path.join(folder, "pglite"),
+    loadDataDir: new Blob([await readFile(inject("pgliteTemplatePath"))]),
+  });
+  await pglite.waitReady;
+  db = newPrismaClient(new PrismaPGlite(pglite));
+}
+
+beforeAll(async () => {
+  await openFolderDatabase();
+  await registerBuiltInWorkflows(db);
+  await registerBuiltInTools(db);
+});
+
+afterAll(async () => {
+  await db.$disconnect();
+  await pglite.close();
+  rmSync(folder, { recursive: true, force: true });
+});
+
+async function storedTexts(taskId: string): Promise<string[]> {
+  const rows = await pglite.query<{ text: string }>(
+    "SELECT text FROM task_instructions WHERE task_id = $1 ORDER BY seq",
+    [taskId],
+  );
+  return rows.rows.map((r) => r.text);
+}
+
+/** Every file under `dir` that holds `needle` as UTF-8 bytes. */
+function filesHolding(dir: string, needle: string): string[] {
+  const bytes = Buffer.from(needle, "utf8");
+  const found: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const file = path.join(dir, name);
+    if (statSync(file).isDirectory()) found.push(...filesHolding(file, needle));
+    else if (readFileSync(file).includes(bytes)) found.push(file);
+  }
+  return found;
+}
+
+describe("instruction words at rest", () => {
+  it("are sealed in the ledger and its audit entries, and read back as written", async () => {
+    const task = await runningTask(db);
+    const words = "Customer Ada Lovelace (cus_5071) asked to hold refund 7781";
+    const recorded = await recordInstruction(
+      db,
+      task.id,
+      { topic: "refund", directive: "forbid", text: words, expected_seq: 0 },
+      operator,
+    );
+    expect(recorded.instruction.text).toBe(words);
+
+    const [stored] = await storedTexts(task.id);
+    expect(isSealed(stored)).toBe(true);
+    expect(stored).not.toContain("Ada");
+    const audit = await pglite.query<{ details: { text: string } }>(
+      "SELECT details FROM audit_entries WHERE action = 'instruction.recorded' AND task_id = $1",
+      [task.id],
+    );
+    expect(isSealed(audit.rows[0]!.details.text)).toBe(true);
+
+    const ledger = await getInstructionLedger(db, task.id);
+    expect(ledger.items[0]!.text).toBe(words);
+    // The audit chain covers what is stored, the sealed form: it verifies without any key.
+    expect((await verifyAuditChains(db)).ok).toBe(true);
+  });
+
+  it("leave no plaintext copy in any table or in the database's files, even when the guard freezes a call on them", async () => {
+    const task = await runningTask(db);
+    const allowWords = "Refund approved by Grace Hopper on the phone, ticket 99812";
+    const forbidWords = "Stop: Grace Hopper withdrew the refund request 99812";
+    const allow = await recordInstruction(
+      db,
+      task.id,
+      { topic: "refund", directive: "allow", text: allowWords, expected_seq: 0 },
+      operator,
+    );
+    await recordInstruction(
+      db,
+      task.id,
+      { topic: "refund", directive: "forbid", text: forbidWords, expected_seq: 1 },
+      operator,
+    );
+    // The agent relies on the superseded approval: frozen, with a review and a transition saying why.
+    const frozen = await recordIntent(
+      db,
+      task.id,
+      {
+        tool_call_id: "refund",
+        tool: "payments.refund",
+        request: refund,
+        expected_version: task.version,
+        instruction_id: allow.instruction.id,
+      },
+      agent,
+    );
+    expect(frozen.execution.status).toBe("NEEDS_HUMAN");
+
+    const tables = await pglite.query<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
+    );
+    expect(tables.rows.length).toBeGreaterThan(25);
+    for (const { table_name } of tables.rows) {
+      for (const needle of ["Grace Hopper", "99812"]) {
+        const hits = await pglite.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM "${table_name}" t WHERE t::text LIKE $1`,
+          [`%${needle}%`],
+        );
+        expect(hits.rows[0]!.n, `${table_name} holds "${needle}"`).toBe(0);
+      }
+    }
+
+    // The files themselves: every page written to the folder, the write-ahead log included.
+    await pglite.query("CHECKPOINT");
+    expect(filesHolding(path.join(folder, "pglite"), "Grace Hopper")).toEqual([]);
+    expect(filesHolding(path.join(folder, "pglite"), "withdrew the refund")).toEqual([]);
+  });
+});
+
+describe("keys", () => {
+  it("rotate without losing what older keys sealed: a new data key seals new words, a new key-encryption key re-wraps them all", async () => {
+    const task = await runningTask(db);
+    const before = await recordInstruction(
+      db,
+      task.id,
+      { topic: "refund", directive: "note", text: "sealed under the first key", expected_seq: 0 },
+      operator,
+    );
+    const rotated = await rotateDataKey(db, "default", system);
+    expect(rotated).toMatchObject({ version: 2, active: true });
+    await recordInstruction(
+      db,
+      task.id,
+      { topic: "refund", directive: "note", text: "sealed under the second key", expected_seq: 1 },
+      operator,
+    );
+    const [first, second] = await storedTexts(task.id);
+    expect(first!.split(".")[1]).not.toBe(second!.split(".")[1]);
+
+    const { rewrapped } = await rotateKeyEncryptionKey(db, "default", system);
+    expect(rewrapped).toBe(2);
+    const keys = await listDataKeys(db, "default");
+    expect(new Set(keys.map((k) => k.kekId))).toEqual(new Set(["kek-default-2"]));
+    expect(keys.map((k) => k.active)).toEqual([true, false]);
+
+    // As a new process would: unwrapped only from the keyring and the database.
+    forgetUnwrappedDataKeys();
+    const ledger = await getInstructionLedger(db, task.id);
+    expect(ledger.items.map((i) => i.text)).toEqual(["sealed under the second key", "sealed under the first key"]);
+    expect(before.instruction.text).toBe("sealed under the first key");
+  });
+
+  it("that cannot be read give a clear error, never plaintext, and nothing new is written", async () => {
+    const task = await runningTask(db);
+    await recordInstruction(
+      db,
+      task.id,
+      { topic: "refund", directive: "note", text: "kept", expected_seq: 0 },
+      operator,
+    );
+    const keyring = readFileSync(keyringFile);
+    try {
+      writeFileSync(keyringFile, "{ not json");
+      forgetUnwrappedDataKeys();
+      await expect(getInstructionLedger(db, task.id)).rejects.toMatchObject({
+        code: "key_unavailable",
+        message: expect.stringContaining("is not a valid keyring file"),
+      });
+      await expect(
+        recordInstruction(db, task.id, { topic: "refund", directive: "note", text: "new", expected_seq: 1 }, operator),
+      ).rejects.toMatchObject({ code: "key_unavailable" });
+      expect(await storedTexts(task.id)).toHaveLength(1);
+
+      rmSync(keyringFile);
+      forgetUnwrappedDataKeys();
+      await expect(getInstructionLedger(db, task.id)).rejects.toMatchObject({
+        code: "key_unavailable",
+        message: expect.stringContaining("restore it from its backup"),
+      });
+    } finally {
+      writeFileSync(keyringFile, keyring, { mode: 0o600 });
+    }
+    expect((await getInstructionLedger(db, task.id)).items[0]!.text).toBe("kept");
+  });
+
+  it("destroyed make every sealed value unreadable (crypto-shredding) while the audit chain still verifies", async () => {
+    const task = await runningTask(db);
+    await recordInstruction(
+      db,
+      task.id,
+      { topic: "refund", directive: "note", text: "to be shredded", expected_seq: 0 },
+      operator,
+    );
+    const { destroyed } = await destroyDataKeys(db, "default", system);
+    expect(destroyed).toBe(2);
+    await expect(getInstructionLedger(db, task.id)).rejects.toMatchObject({
+      code: "key_unavailable",
+      message: expect.stringContaining("was destroyed"),
+    });
+    expect((await listDataKeys(db, "default")).every((k) => k.destroyedAt !== null)).toBe(true);
+    const wrapped = await pglite.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM data_keys WHERE wrapped_key IS NOT NULL",
+    );
+    expect(wrapped.rows[0]!.n).toBe(0);
+    const entries = await pglite.query<{ action: string }>(
+      "SELECT action FROM audit_entries WHERE subject_type = 'data_keys' ORDER BY at, seq",
+    );
+    expect(entries.rows.map((r) => r.action)).toEqual([
+      "keys.data_key_created",
+      "keys.data_key_rotated",
+      "keys.kek_rotated",
+      "keys.destroyed",
+    ]);
+    expect((await verifyAuditChains(db)).ok).toBe(true);
+  });
+});
