@@ -1,4 +1,5 @@
 import Link from "next/link";
+import type { ReactNode } from "react";
 import type { AuditRowView } from "@/lib/adapters/console/audit/audit-format";
 import { formatDateTime, shortIdentity } from "@/lib/adapters/console/shared/format";
 import { statusTone } from "@/lib/adapters/console/shared/status";
@@ -35,7 +36,16 @@ function Change({ row }: { row: AuditRowView }) {
  * lines, long text cut with an ellipsis and whole in the tooltip), so the
  * history can window its rows by arithmetic.
  */
-export function AuditRowContent({ row, showTask = false }: { row: AuditRowView; showTask?: boolean }) {
+export function AuditRowContent({
+  row,
+  showTask = false,
+  action,
+}: {
+  row: AuditRowView;
+  showTask?: boolean;
+  /** A control at the end of the second line (the history's Annotate button). */
+  action?: ReactNode;
+}) {
   const when = new Date(row.at);
   return (
     <>
@@ -79,6 +89,7 @@ export function AuditRowContent({ row, showTask = false }: { row: AuditRowView; 
         >
           {row.stream.split(":")[0]} #{row.seq}
         </span>
+        {action}
       </div>
     </>
   );

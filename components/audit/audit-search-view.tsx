@@ -11,6 +11,7 @@ import {
 import { pluralize } from "@/lib/adapters/console/shared/format";
 import { AuditRowContent } from "@/components/audit/audit-row";
 import { AuditSearchFilters } from "@/components/audit/audit-search-filters";
+import { AnnotationForm } from "@/components/audit/annotation-form";
 import { VerifiedBadge } from "@/components/audit/verified-badge";
 import "@/components/audit/audit.css";
 
@@ -26,6 +27,7 @@ export function AuditSearchView({
   errors,
   result,
   canExport,
+  canAnnotate,
   role,
   tools,
 }: {
@@ -33,6 +35,8 @@ export function AuditSearchView({
   errors: string[];
   result: AuditSearchResult | null;
   canExport: boolean;
+  /** audit:annotate: each entry offers a correction form. */
+  canAnnotate: boolean;
   role: string;
   /** The tool filter's choices: the built-ins and every registered tool. */
   tools: readonly string[];
@@ -62,7 +66,7 @@ export function AuditSearchView({
               </ul>
             </div>
           ) : result ? (
-            <Results params={params} result={result} />
+            <Results params={params} result={result} canAnnotate={canAnnotate} />
           ) : null}
         </section>
         <aside>
@@ -87,7 +91,15 @@ export function AuditSearchView({
   );
 }
 
-function Results({ params, result }: { params: AuditSearchParams; result: AuditSearchResult }) {
+function Results({
+  params,
+  result,
+  canAnnotate,
+}: {
+  params: AuditSearchParams;
+  result: AuditSearchResult;
+  canAnnotate: boolean;
+}) {
   const onFirstPage = !params.cursor;
   if (result.rows.length === 0) {
     return (
@@ -111,6 +123,12 @@ function Results({ params, result }: { params: AuditSearchParams; result: AuditS
         {result.rows.map((row) => (
           <li key={row.id} className="audit-row" data-entry-id={row.id}>
             <AuditRowContent row={row} showTask />
+            {canAnnotate ? (
+              <details className="audit-annotate">
+                <summary>Annotate</summary>
+                <AnnotationForm entryId={row.id} />
+              </details>
+            ) : null}
           </li>
         ))}
       </ol>

@@ -39,10 +39,13 @@ export function TaskHistoryTimeline({
   taskId,
   queryString,
   orderLabel,
+  onAnnotate,
 }: {
   taskId: string;
   queryString: string;
   orderLabel: string;
+  /** Offered on every row when the reader may annotate: picks that entry for the correction form. */
+  onAnnotate?: (row: AuditRowView) => void;
 }) {
   const base = `/api/console/tasks/${encodeURIComponent(taskId)}/history?${queryString}${queryString ? "&" : ""}limit=${PAGE_SIZE}`;
   const query = useInfiniteQuery({
@@ -152,7 +155,21 @@ export function TaskHistoryTimeline({
                 data-index={index}
                 data-entry-id={row.id}
               >
-                <AuditRowContent row={row} />
+                <AuditRowContent
+                  row={row}
+                  action={
+                    onAnnotate ? (
+                      <button
+                        type="button"
+                        className="button button--small audit-row__annotate"
+                        onClick={() => onAnnotate(row)}
+                        aria-label={`Annotate entry ${row.stream} #${row.seq}: ${row.title}`}
+                      >
+                        Annotate
+                      </button>
+                    ) : undefined
+                  }
+                />
               </li>
             );
           })}

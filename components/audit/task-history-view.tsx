@@ -4,7 +4,7 @@ import type { AuditSearchParams } from "@/lib/adapters/console/audit/audit-query
 import { taskHref, taskHistoryHref } from "@/lib/adapters/console/audit/audit-format";
 import { statusTone } from "@/lib/adapters/console/shared/status";
 import { HistoryFilters } from "@/components/audit/history-filters";
-import { TaskHistoryTimeline } from "@/components/audit/task-history-timeline";
+import { TaskHistoryWithAnnotations } from "@/components/audit/task-history-annotations";
 import { VerifiedBadge } from "@/components/audit/verified-badge";
 import "@/components/audit/audit.css";
 
@@ -18,11 +18,13 @@ export function TaskHistoryView({
   task,
   filters,
   canVerify,
+  canAnnotate,
   role,
 }: {
   task: TaskView;
   filters: AuditSearchParams;
   canVerify: boolean;
+  canAnnotate: boolean;
   role: string;
 }) {
   const query = new URLSearchParams();
@@ -73,10 +75,13 @@ export function TaskHistoryView({
         )}
       </header>
       <HistoryFilters action={taskHistoryHref(task.id)} params={filters} />
-      <section className="card audit-history" aria-labelledby="history-heading">
-        <h2 id="history-heading">Events</h2>
-        <TaskHistoryTimeline key={queryString} taskId={task.id} queryString={queryString} orderLabel={orderLabel} />
-      </section>
+      <TaskHistoryWithAnnotations
+        taskId={task.id}
+        queryString={queryString}
+        orderLabel={orderLabel}
+        canAnnotate={canAnnotate}
+        role={role}
+      />
     </>
   );
 }

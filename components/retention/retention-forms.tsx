@@ -1,7 +1,12 @@
 "use client";
 
 import type { FormEvent, ReactNode } from "react";
-import { applyRetentionAction, placeHoldAction, releaseHoldAction } from "@/app/(console)/audit/retention/actions";
+import {
+  applyRetentionAction,
+  applyTaskRetentionAction,
+  placeHoldAction,
+  releaseHoldAction,
+} from "@/app/(console)/audit/retention/actions";
 import { idleRetentionForm, type RetentionFormState } from "@/lib/adapters/console/retention/retention-form";
 import { MessageAnswer, useServerActionForm } from "@/components/server-action-form";
 
@@ -191,6 +196,57 @@ export function ApplyRetentionForm({ defaultDays }: { defaultDays: number }) {
       <div className="button-row">
         <button type="submit" className="button button--danger" disabled={pending}>
           {pending ? "Applying…" : "Apply retention now"}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function ApplyTaskRetentionForm({ defaultDays }: { defaultDays: number }) {
+  const { state, pending, onSubmit } = useRetentionForm(applyTaskRetentionAction);
+  const daysError = fieldError(state, "days");
+  const confirmError = fieldError(state, "confirm");
+  return (
+    <form onSubmit={onSubmit} className="retention-form" aria-label="Delete finished tasks' data now">
+      <MessageAnswer state={state} />
+      <div className="retention-form__row">
+        <Field
+          id="task-retention-days"
+          label="Delete finished tasks quiet for (days)"
+          error={daysError}
+          hint="Counted from the task's last activity: its last move, its effects, alerts, messages and audit entries."
+        >
+          <input
+            id="task-retention-days"
+            name="days"
+            type="number"
+            min={1}
+            max={36500}
+            step={1}
+            defaultValue={defaultDays}
+            required
+            aria-invalid={daysError ? true : undefined}
+          />
+        </Field>
+      </div>
+      <div className="field">
+        <label className="retention-check">
+          <input name="confirm" type="checkbox" value="yes" aria-invalid={confirmError ? true : undefined} />
+          <span>
+            I understand that each finished task old enough and under no legal hold is deleted for good from every store
+            — its transitions, checkpoints, executions, reviews, instructions, alerts, messages and audit chains — in
+            one transaction, its audit streams left at recorded anchors.
+          </span>
+        </label>
+        {confirmError ? (
+          <p className="field-error" role="alert">
+            {confirmError}
+          </p>
+        ) : null}
+      </div>
+      <div className="button-row">
+        <button type="submit" className="button button--danger" disabled={pending}>
+          {pending ? "Deleting…" : "Delete finished tasks' data now"}
         </button>
       </div>
     </form>

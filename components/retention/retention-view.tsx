@@ -7,7 +7,12 @@ import {
   type RetentionPolicy,
 } from "@/lib/adapters/console/retention/retention";
 import { DateTime } from "@/components/date-time";
-import { ApplyRetentionForm, PlaceHoldForm, ReleaseHoldForm } from "@/components/retention/retention-forms";
+import {
+  ApplyRetentionForm,
+  ApplyTaskRetentionForm,
+  PlaceHoldForm,
+  ReleaseHoldForm,
+} from "@/components/retention/retention-forms";
 import "@/components/retention/retention.css";
 
 /** /audit/retention: the policy, what retention removed, the holds that stop it, and the admin's controls. */
@@ -29,9 +34,9 @@ export function RetentionView({ policy, overview }: { policy: RetentionPolicy; o
           <h1>Retention and legal holds</h1>
         </div>
         <p className="lede">
-          Old audit entries may be deleted by policy; a legal hold freezes that deletion for what it covers (correction
-          annotations stay possible). Each run deletes only the oldest part of a stream and records where it cut, so
-          what remains still verifies.
+          Old audit entries, and finished tasks&apos; data in every store, may be deleted by policy; a legal hold
+          freezes that deletion for what it covers (correction annotations stay possible). Each run records where it cut
+          each audit stream, so what remains still verifies.
         </p>
       </header>
 
@@ -52,6 +57,29 @@ export function RetentionView({ policy, overview }: { policy: RetentionPolicy; o
               : ""}
           </p>
         )}
+      </section>
+
+      <section className="card" aria-labelledby="task-policy-title">
+        <h2 id="task-policy-title">Finished tasks&apos; data</h2>
+        {policy.taskOlderThanDays === null ? (
+          <p data-testid="task-retention-policy">
+            <strong>Keep every finished task&apos;s data forever.</strong> <code>VERITY_TASK_RETENTION_DAYS</code> is
+            not set, so the server deletes none on its own. An administrator may still delete old finished tasks by hand
+            below.
+          </p>
+        ) : (
+          <p data-testid="task-retention-policy">
+            <strong>Delete a finished task&apos;s data {policy.taskOlderThanDays} days after its last activity</strong>,
+            from every store at once, except under a legal hold or while anything of it is pending (an unsettled effect,
+            an undecided review, an unresolved alert, an undelivered message), checked at most every{" "}
+            {formatDuration(policy.everyMs)} (<code>VERITY_TASK_RETENTION_DAYS</code>).
+            {policy.loopOff
+              ? " The background loop is off (VERITY_RECONCILE_INTERVAL_MS=0), so no scheduled run happens."
+              : ""}
+          </p>
+        )}
+        <h3>Delete finished tasks&apos; data now</h3>
+        <ApplyTaskRetentionForm defaultDays={policy.taskOlderThanDays ?? 365} />
       </section>
 
       <section className="card" aria-labelledby="holds-title">
@@ -130,6 +158,7 @@ export function RetentionView({ policy, overview }: { policy: RetentionPolicy; o
                 <tr>
                   <th scope="col">When</th>
                   <th scope="col">By</th>
+                  <th scope="col">What</th>
                   <th scope="col" className="num">
                     Older than
                   </th>
@@ -137,7 +166,7 @@ export function RetentionView({ policy, overview }: { policy: RetentionPolicy; o
                     Streams cut
                   </th>
                   <th scope="col" className="num">
-                    Streams held
+                    Kept by a hold
                   </th>
                   <th scope="col">Audit entry</th>
                 </tr>
@@ -149,9 +178,16 @@ export function RetentionView({ policy, overview }: { policy: RetentionPolicy; o
                       <DateTime value={r.at} />
                     </td>
                     <td>{shortIdentity(r.actor)}</td>
+                    <td>
+                      {r.scope === "task_data"
+                        ? `${r.tasks.length} finished task(s), ${r.rows} row(s) in every store`
+                        : "Old audit entries"}
+                    </td>
                     <td className="num">{r.olderThanDays === null ? "—" : `${r.olderThanDays} days`}</td>
                     <td className="num">{r.streams}</td>
-                    <td className="num">{r.heldStreams}</td>
+                    <td className="num">
+                      {r.scope === "task_data" ? `${r.heldTasks} task(s)` : `${r.heldStreams} stream(s)`}
+                    </td>
                     <td className="mono">{r.entryId}</td>
                   </tr>
                 ))}

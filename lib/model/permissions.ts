@@ -19,8 +19,10 @@ export type Permission =
   | "checkpoints:restore"
   | "audit:read"
   | "audit:export"
-  /** Apply retention and place or release legal holds on the audit log. */
+  /** Apply retention (audit entries, finished tasks' data) and place or release legal holds. */
   | "audit:retention"
+  /** Append a correction annotation to an audit entry (people only: lib/use-cases/audit/annotate-audit-entry.ts). */
+  | "audit:annotate"
   | "alerts:read"
   /** Reconcile, escalate or acknowledge an alert (each a CAS on the alert). */
   | "alerts:act"
@@ -49,8 +51,11 @@ export const permissionsByRole: Record<Role, readonly Permission[]> = {
     "alerts:act",
     "instructions:read",
     "instructions:write",
+    // Operators know what actually happened in the work they run; a correction says so beside the record.
+    "audit:annotate",
   ],
-  // Auditors read everything and change nothing.
+  // Auditors read everything and change nothing; an annotation changes nothing either: it adds a
+  // signed statement beside the entry it corrects, which the auditor is the first to find wrong.
   // audit:read is the log and its verification; audit:export takes a copy out of the system.
   auditor: [
     "tasks:read",
@@ -59,6 +64,7 @@ export const permissionsByRole: Record<Role, readonly Permission[]> = {
     "checkpoints:read",
     "audit:read",
     "audit:export",
+    "audit:annotate",
     "alerts:read",
     "instructions:read",
   ],
@@ -90,6 +96,7 @@ export const permissionsByRole: Record<Role, readonly Permission[]> = {
     "audit:read",
     "audit:export",
     "audit:retention",
+    "audit:annotate",
     "alerts:read",
     "alerts:act",
     "instructions:read",

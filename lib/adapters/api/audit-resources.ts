@@ -2,6 +2,7 @@ import { z } from "zod";
 import { auditActions, auditActorKinds } from "@/lib/model/audit/audit-chain";
 import { auditExportFormats, exportRecordOf, type ExportVerification } from "@/lib/use-cases/audit/audit-export";
 import { AuditRangeSchema, type AuditEntry, type AuditVerification } from "@/lib/stores/audit-log";
+import { AddAnnotationInputSchema } from "@/lib/use-cases/audit/annotate-audit-entry";
 
 /**
  * The wire shapes of the audit routes (app/api/v1/audit/*), snake_case like
@@ -123,3 +124,6 @@ export function exportVerificationResource(v: ExportVerification): z.infer<typeo
     problems: v.problems.map(wire),
   };
 }
+
+/** POST /api/v1/audit/entries/{id}/annotations: the entry is the path's; the body says what is wrong and what is right. */
+export const AnnotationRequestSchema = AddAnnotationInputSchema.pick({ note: true, correction: true });

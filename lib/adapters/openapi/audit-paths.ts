@@ -9,6 +9,7 @@ import {
   type SchemaEntries,
 } from "@/lib/adapters/openapi/shared-components";
 import {
+  AnnotationRequestSchema,
   AuditEntriesQuerySchema,
   AuditEntryResourceSchema,
   AuditVerificationResourceSchema,
@@ -32,6 +33,8 @@ export const auditResponseSchemas: SchemaEntries = [
   ["AuditExportVerification", ExportVerificationResourceSchema],
 ];
 
+export const auditRequestSchemas: SchemaEntries = [["AnnotationRequest", AnnotationRequestSchema]];
+
 export function auditPaths(): Record<string, JsonSchema> {
   return {
     "/api/v1/audit/entries": {
@@ -44,6 +47,32 @@ export function auditPaths(): Record<string, JsonSchema> {
         responses: {
           200: { description: "One page.", content: jsonContent(ref("AuditEntryPage")) },
           ...problems(400, 401, 403),
+        },
+      },
+    },
+    "/api/v1/audit/entries/{id}/annotations": {
+      post: {
+        tags: ["audit"],
+        operationId: "annotateAuditEntry",
+        summary: "Append a person's correction of an entry; allowed under a legal hold",
+        description:
+          "Permission audit:annotate (operators, auditors, admins), and a person: the console session (a POST from the console's own origin) or a person's token; an agent's token is 403 whatever its role, since annotations are people's corrections of the record. " +
+          "The entry is never edited: an annotation.added entry is appended to its chain, naming it by id, seq and hash, with the note and the corrected fields. " +
+          "A legal hold does not stop it (a hold freezes deletion, not the record's growth); it is verified, searched and exported like any entry. " +
+          "400 names the field (a blank note, an unknown field); 404 when no entry has this id (or retention removed it).",
+        parameters: [
+          {
+            name: "id",
+            in: "path",
+            required: true,
+            schema: { type: "string" },
+            description: "The audit entry's id (aud_…).",
+          },
+        ],
+        requestBody: { required: true, content: jsonContent(ref("AnnotationRequest")) },
+        responses: {
+          201: { description: "The annotation, as stored and linked.", content: jsonContent(ref("AuditEntry")) },
+          ...problems(400, 401, 403, 404, 413, 415),
         },
       },
     },

@@ -5,7 +5,7 @@ import {
   alertResponseSchemas,
 } from "@/lib/adapters/openapi/alert-paths";
 import { delegationPaths, delegationRequestSchemas } from "@/lib/adapters/openapi/delegation-paths";
-import { auditPaths, auditResponseSchemas } from "@/lib/adapters/openapi/audit-paths";
+import { auditPaths, auditRequestSchemas, auditResponseSchemas } from "@/lib/adapters/openapi/audit-paths";
 import {
   checkpointFieldsOptionalInBody,
   checkpointPaths,
@@ -73,6 +73,7 @@ function buildDocument(): JsonSchema {
       ...workflowRequestSchemas,
       ...toolRequestSchemas,
       ...graphRequestSchemas,
+      ...auditRequestSchemas,
     ],
     "input",
   );

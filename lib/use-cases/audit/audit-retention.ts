@@ -175,7 +175,13 @@ export async function applyAuditRetention(
         },
       });
       const done: RetentionCut[] = [];
-      for (const c of cuts) done.push({ ...c, deleted: await cutAuditStream(tx, c, cutoff, entry.id) });
+      for (const { stream, through_seq, hash } of cuts)
+        done.push({
+          stream,
+          through_seq,
+          hash,
+          deleted: await cutAuditStream(tx, { stream, through_seq }, cutoff, entry.id),
+        });
       return { cutoff, cuts: done, heldStreams, entry };
     },
     // A large cut is a long transaction; it only contends with holds being placed.

@@ -5,9 +5,11 @@ import { formIncompleteMessage, type FormAction, type FormActionSpec } from "@/l
 import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
 import { getDb } from "@/lib/db/client";
 import { applyAuditRetention, placeLegalHold, releaseLegalHold } from "@/lib/use-cases/audit/audit-retention";
+import { applyTaskRetention } from "@/lib/use-cases/retention/apply-task-retention";
 import type { AppError } from "@/lib/core/errors";
 import {
   ApplyRetentionFormSchema,
+  ApplyTaskRetentionFormSchema,
   PlaceHoldFormSchema,
   utcInstantFromLocalInput,
 } from "@/lib/adapters/console/retention/retention";
@@ -98,6 +100,42 @@ export const applyRetentionAction: FormAction<RetentionFormState> = sessionFormA
         result.entry === null
           ? `Nothing was older than ${days} days (before ${result.cutoff.toISOString()}) outside a legal hold: nothing deleted, nothing recorded.${held}`
           : `Deleted ${deleted} entries older than ${days} days from ${result.cuts.length} stream(s); each stream now starts at an anchor.${held}`,
+    };
+  },
+});
+
+export const applyTaskRetentionAction: FormAction<RetentionFormState> = sessionFormAction({
+  ...retentionForm,
+  name: "applyTaskRetentionAction",
+  schema: ApplyTaskRetentionFormSchema,
+  invalid(issues) {
+    const fields: Record<string, string> = {};
+    for (const issue of issues) {
+      const field = String(issue.path[0] ?? "");
+      fields[field] ??=
+        field === "confirm"
+          ? "Tick the box to confirm that finished tasks' data is deleted from every store."
+          : "A whole number of days, at least 1.";
+    }
+    return { status: "error", message: "Nothing was deleted: check the fields below.", fields };
+  },
+  async run({ days }, { actor }) {
+    const result = await applyTaskRetention(getDb(), { olderThanDays: days }, actor);
+    const held = result.heldTasks.length
+      ? ` ${result.heldTasks.length} finished task(s) old enough were kept under a legal hold.`
+      : "";
+    if (result.entry === null)
+      return {
+        status: "done",
+        message: `No finished task was quiet for ${days} days (since ${result.cutoff.toISOString()}) outside a legal hold: nothing deleted, nothing recorded.${held}`,
+      };
+    const counts = Object.entries(result.rows)
+      .filter(([, n]) => n > 0)
+      .map(([table, n]) => `${table} ${n}`)
+      .join(", ");
+    return {
+      status: "done",
+      message: `Deleted the data of ${result.tasks.length} finished task(s) (${result.tasks.map((t) => t.id).join(", ")}) from every store in one transaction: ${counts}. Their audit streams now start at anchors; the run is audit entry ${result.entry.id}.${held}`,
     };
   },
 });

@@ -13,13 +13,14 @@ export default async function AuditRetentionPage() {
   if (!access.ok) {
     return (
       <ForbiddenNotice
-        reason={`${access.reason} Retention deletes audit history and legal holds decide what must be kept, so only administrators manage them.`}
+        reason={`${access.reason} Retention deletes audit history and finished tasks' data, and legal holds decide what must be kept, so only administrators manage them.`}
       />
     );
   }
   const env = getEnv();
   const policy = {
     olderThanDays: env.VERITY_AUDIT_RETENTION_DAYS ?? null,
+    taskOlderThanDays: env.VERITY_TASK_RETENTION_DAYS ?? null,
     everyMs: env.VERITY_AUDIT_RETENTION_INTERVAL_MS,
     loopOff: env.VERITY_RECONCILE_INTERVAL_MS <= 0,
   };

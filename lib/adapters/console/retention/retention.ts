@@ -12,12 +12,16 @@ import type { AuditAnchor, AuditLegalHold } from "@/lib/generated/prisma/client"
 export interface RetentionPolicy {
   /** Null: keep every entry forever (VERITY_AUDIT_RETENTION_DAYS unset). */
   olderThanDays: number | null;
+  /** Null: keep finished tasks' data forever (VERITY_TASK_RETENTION_DAYS unset). */
+  taskOlderThanDays: number | null;
   everyMs: number;
   /** The background loop is off (VERITY_RECONCILE_INTERVAL_MS=0), so no scheduled run happens whatever the policy. */
   loopOff: boolean;
 }
 
 export interface RetentionRun {
+  /** What the run deleted: old audit entries (a prefix of each stream), or finished tasks' data in every store. */
+  scope: "audit_entries" | "task_data";
   entryId: string;
   at: Date;
   actor: string;
@@ -28,6 +32,10 @@ export interface RetentionRun {
   cuts: Array<{ stream: string; throughSeq: number }>;
   /** Streams that had old entries a legal hold kept. */
   heldStreams: number;
+  /** Task data: the tasks deleted, the rows removed (all stores), the finished tasks a hold kept. */
+  tasks: string[];
+  rows: number;
+  heldTasks: number;
 }
 
 export interface RetentionOverview {
@@ -41,6 +49,12 @@ const RunDetailsSchema = z.object({
   cutoff: z.string().optional(),
   cuts: z.array(z.object({ stream: z.string(), through_seq: z.number() })).optional(),
   held_streams: z.array(z.string()).optional(),
+  scope: z.string().optional(),
+  /** A task-data run's later entries, which only carry more of its cuts. */
+  run: z.string().optional(),
+  tasks: z.array(z.object({ id: z.string() })).optional(),
+  rows: z.record(z.string(), z.number()).optional(),
+  held_tasks: z.array(z.string()).optional(),
 });
 
 export async function loadRetentionOverview(
@@ -51,23 +65,30 @@ export async function loadRetentionOverview(
   const entries = await db.auditEntry.findMany({
     where: { stream: "system", action: "audit.retention_applied" },
     orderBy: { seq: "desc" },
-    take: options.runs ?? 10,
+    // A task-data run may take several entries (its cuts, 150 to an entry): room for them, then only the first of each.
+    take: (options.runs ?? 10) * 3,
     select: { id: true, at: true, actor: true, details: true },
   });
-  const runs = entries.map((e): RetentionRun => {
-    const details = RunDetailsSchema.safeParse(e.details);
-    const d = details.success ? details.data : {};
-    return {
-      entryId: e.id,
-      at: e.at,
-      actor: e.actor,
-      olderThanDays: d.older_than_days ?? null,
-      cutoff: d.cutoff ?? null,
-      streams: d.cuts?.length ?? 0,
-      cuts: (d.cuts ?? []).map((c) => ({ stream: c.stream, throughSeq: c.through_seq })),
-      heldStreams: d.held_streams?.length ?? 0,
-    };
-  });
+  const parsed = entries.map((e) => ({ e, d: RunDetailsSchema.safeParse(e.details).data ?? {} }));
+  const runs = parsed
+    .filter(({ d }) => d.run === undefined)
+    .slice(0, options.runs ?? 10)
+    .map(({ e, d }): RetentionRun => {
+      return {
+        scope: d.scope === "task_data" ? "task_data" : "audit_entries",
+        entryId: e.id,
+        at: e.at,
+        actor: e.actor,
+        olderThanDays: d.older_than_days ?? null,
+        cutoff: d.cutoff ?? null,
+        streams: d.cuts?.length ?? 0,
+        cuts: (d.cuts ?? []).map((c) => ({ stream: c.stream, throughSeq: c.through_seq })),
+        heldStreams: d.held_streams?.length ?? 0,
+        tasks: (d.tasks ?? []).map((t) => t.id),
+        rows: Object.values(d.rows ?? {}).reduce((n, c) => n + c, 0),
+        heldTasks: d.held_tasks?.length ?? 0,
+      };
+    });
   const anchors = await db.auditAnchor.findMany({
     orderBy: [{ cutAt: "desc" }, { stream: "asc" }],
     take: options.anchors ?? 50,
@@ -76,7 +97,7 @@ export async function loadRetentionOverview(
   return { runs, anchors, holds };
 }
 
-/** A hold's scope in words: "task X", "entries from A to B", "everything". */
+/** A hold's scope in words: "task X", "entries from A to B", "everything". A hold keeps audit entries and, for the tasks it covers, their data in every store. */
 export function describeHoldScope(hold: Pick<AuditLegalHold, "taskId" | "fromAt" | "toAt">): string {
   const range =
     hold.fromAt && hold.toAt
@@ -124,6 +145,11 @@ export function utcInstantFromLocalInput(value: string | undefined): string | un
     ? `${value.length === 16 ? `${value}:00` : value}Z`
     : value;
 }
+
+export const ApplyTaskRetentionFormSchema = z.object({
+  days: z.coerce.number().int().min(MIN_RETENTION_DAYS).max(36_500),
+  confirm: z.literal("yes"),
+});
 
 export const ApplyRetentionFormSchema = z.object({
   days: z.coerce.number().int().min(MIN_RETENTION_DAYS).max(36_500),

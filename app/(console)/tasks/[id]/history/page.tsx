@@ -29,6 +29,7 @@ export default async function TaskHistoryPage({ params, searchParams }: Props) {
       task={task}
       filters={filters}
       canVerify={can(access.principal, "audit:read")}
+      canAnnotate={can(access.principal, "audit:annotate")}
       role={access.principal.role}
     />
   );
