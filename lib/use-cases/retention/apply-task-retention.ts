@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Db, Tx } from "@/lib/db/client";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { parseOrThrow } from "@/lib/core/validation";
-import { SYSTEM_STREAM, type AuditActor } from "@/lib/model/audit/audit-chain";
+import { MAX_DETAILS_BYTES, SYSTEM_STREAM, type AuditActor } from "@/lib/model/audit/audit-chain";
 import { appendAuditEntry, type AuditEntry } from "@/lib/stores/audit-log";
 import { deleteTaskRows } from "@/lib/stores/tasks/task-store";
 import { deleteCheckpointsOfTask } from "@/lib/stores/checkpoint-store";
@@ -87,18 +87,43 @@ export type TaskDataTable = (typeof taskDataTables)[number];
 export const TaskRetentionInputSchema = z.strictObject({
   /** A task's data goes this many days after its last activity in a terminal state. */
   olderThanDays: z.number().int().min(MIN_RETENTION_DAYS).max(36_500),
-  /** At most this many tasks in one run (one transaction); the next run takes the next ones. */
-  maxTasks: z.number().int().min(1).max(1000).default(100),
+  /**
+   * At most this many tasks in one run (one transaction); the next run takes
+   * the next ones. 25 at most, so the run's entry (ids and counts per store)
+   * stays within what an audit entry keeps.
+   */
+  maxTasks: z.number().int().min(1).max(25).default(25),
 });
 export type TaskRetentionInput = z.input<typeof TaskRetentionInputSchema>;
 
 /**
- * An audit entry keeps at most 32 KiB of details (larger ones are replaced
- * by their digest, and the anchors could no longer be checked against
- * them): a run's cuts are recorded this many to an entry, every entry
- * written before the first cut it records.
+ * An audit entry keeps at most 32 KiB of details (MAX_DETAILS_BYTES; larger
+ * ones are replaced by their digest, and the anchors could no longer be
+ * checked against them): a run's cuts are spread over as many entries as
+ * they need, each kept under this many bytes, every entry written before
+ * the first cut it records.
  */
-const CUTS_PER_ENTRY = 150;
+const DETAILS_BUDGET_BYTES = MAX_DETAILS_BYTES - 4 * 1024;
+
+type RecordedCut = { stream: string; through_seq: number; hash: string };
+
+/** Cuts in groups: the first sharing its entry with `firstUsed` bytes of summary, each group under the budget and `maxCount`. */
+function packCuts(cuts: RecordedCut[], firstUsed: number, maxCount: number): RecordedCut[][] {
+  const groups: RecordedCut[][] = [[]];
+  let used = firstUsed;
+  for (const cut of cuts) {
+    const size = Buffer.byteLength(JSON.stringify(cut), "utf8") + 1;
+    const current = groups[groups.length - 1]!;
+    if (current.length >= maxCount || used + size > DETAILS_BUDGET_BYTES) {
+      groups.push([cut]);
+      used = 256 + size;
+    } else {
+      current.push(cut);
+      used += size;
+    }
+  }
+  return groups;
+}
 const maxHeldReported = 50;
 
 /** Statuses of an execution whose effect is not settled: its task's data must stay until it is. */
@@ -222,7 +247,7 @@ export async function applyTaskRetention(
 ): Promise<TaskRetentionResult> {
   const input = parseOrThrow(TaskRetentionInputSchema, rawInput);
   const cutoff = new Date((options.clock ?? Date.now)() - input.olderThanDays * 86_400_000);
-  const cutsPerEntry = options.cutsPerEntry ?? CUTS_PER_ENTRY;
+  const cutsPerEntry = options.cutsPerEntry ?? Number.POSITIVE_INFINITY;
   return db.$transaction(
     async (tx) => {
       await tx.$executeRaw`LOCK TABLE audit_legal_holds IN SHARE MODE`;
@@ -260,37 +285,36 @@ export async function applyTaskRetention(
       }
 
       // The run's entries, then the cuts they record (audit_cut_stream checks the entry exists).
+      const summary = {
+        scope: "task_data",
+        older_than_days: input.olderThanDays,
+        cutoff: cutoff.toISOString(),
+        tasks: tasks.map((t) => ({
+          id: t.id,
+          status: t.status,
+          last_activity_at: t.lastActivityAt.toISOString(),
+          rows: nonZero(t.rows),
+        })),
+        rows: nonZero(rows),
+        held_tasks: heldTasks,
+      };
       const recorded = cuts.map(({ stream, through_seq, hash }) => ({ stream, through_seq, hash }));
-      const chunks: Array<typeof recorded> = [];
-      for (let i = 0; i < recorded.length; i += cutsPerEntry) chunks.push(recorded.slice(i, i + cutsPerEntry));
-      if (chunks.length === 0) chunks.push([]);
+      const chunks = packCuts(recorded, Buffer.byteLength(JSON.stringify(summary), "utf8") + 64, cutsPerEntry);
       const entries: AuditEntry[] = [];
       for (const [part, chunk] of chunks.entries()) {
-        entries.push(
-          await appendAuditEntry(tx, {
-            action: "audit.retention_applied",
-            actor,
-            subject: { type: "audit_log", id: SYSTEM_STREAM },
-            details:
-              part === 0
-                ? {
-                    scope: "task_data",
-                    older_than_days: input.olderThanDays,
-                    cutoff: cutoff.toISOString(),
-                    tasks: tasks.map((t) => ({
-                      id: t.id,
-                      status: t.status,
-                      last_activity_at: t.lastActivityAt.toISOString(),
-                      rows: nonZero(t.rows),
-                    })),
-                    rows: nonZero(rows),
-                    held_tasks: heldTasks,
-                    parts: chunks.length,
-                    cuts: chunk,
-                  }
-                : { scope: "task_data", run: entries[0]?.id, part: part + 1, parts: chunks.length, cuts: chunk },
-          }),
-        );
+        const entry = await appendAuditEntry(tx, {
+          action: "audit.retention_applied",
+          actor,
+          subject: { type: "audit_log", id: SYSTEM_STREAM },
+          details:
+            part === 0
+              ? { ...summary, parts: chunks.length, cuts: chunk }
+              : { scope: "task_data", run: entries[0]?.id, part: part + 1, parts: chunks.length, cuts: chunk },
+        });
+        // An entry cut down to its digest could not vouch for the anchors: refuse the whole run instead.
+        if ("details_omitted" in entry.details)
+          throw new Error(`task retention: the run's entry ${part + 1} outgrew the audit log's details limit`);
+        entries.push(entry);
       }
       for (const [part, chunk] of chunks.entries()) {
         const entry = entries[part];
