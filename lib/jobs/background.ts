@@ -199,11 +199,11 @@ export function startBackgroundLoop(
     }
     if (retainTasks) {
       // Before audit retention, whose prefix cuts of the shared streams then see this run's entry.
-      const retained = await step("task retention", report, () => retainTasks(db));
-      if (retained?.entry) {
-        const rows = Object.values(retained.rows).reduce((n, c) => n + c, 0);
+      const runs = await step("task retention", report, () => retainTasks(db));
+      for (const run of runs ?? []) {
+        const rows = Object.values(run.rows).reduce((n, c) => n + c, 0);
         log.info(
-          `task retention (${options.taskRetention?.olderThanDays} days) deleted ${retained.tasks.length} finished task(s) from every store: ${rows} row(s), ${retained.streamsCut} audit stream(s) cut to an anchor${retained.heldTasks.length ? `; ${retained.heldTasks.length} held` : ""}`,
+          `task retention (${options.taskRetention?.olderThanDays} days) deleted ${run.tasks.length} finished task(s) from every store: ${rows} row(s), ${run.streamsCut} audit stream(s) cut to an anchor${run.heldTasks.length ? `; ${run.heldTasks.length} held` : ""} (entry ${run.entry?.id})`,
         );
       }
     }

@@ -84,6 +84,8 @@ export const taskDataTables = [
 ] as const;
 export type TaskDataTable = (typeof taskDataTables)[number];
 
+const MAX_TASKS_PER_RUN = 25;
+
 export const TaskRetentionInputSchema = z.strictObject({
   /** A task's data goes this many days after its last activity in a terminal state. */
   olderThanDays: z.number().int().min(MIN_RETENTION_DAYS).max(36_500),
@@ -92,7 +94,7 @@ export const TaskRetentionInputSchema = z.strictObject({
    * the next ones. 25 at most, so the run's entry (ids and counts per store)
    * stays within what an audit entry keeps.
    */
-  maxTasks: z.number().int().min(1).max(25).default(25),
+  maxTasks: z.number().int().min(1).max(MAX_TASKS_PER_RUN).default(MAX_TASKS_PER_RUN),
 });
 export type TaskRetentionInput = z.input<typeof TaskRetentionInputSchema>;
 
@@ -339,22 +341,33 @@ export interface TaskRetentionSchedule {
   everyMs: number;
 }
 
+/** Runs one scheduled step may make (25 tasks each): a backlog is worked off over a few ticks, never in one long one. */
+const maxRunsPerStep = 20;
+
 /**
  * The background loop's task-retention step, paced like audit retention's
- * (lib/use-cases/audit/audit-retention.ts scheduledRetention): a run when
- * none ran in this process or `everyMs` has passed since the last attempt,
- * else null without touching the database. Several processes may each run
- * it: each task's row is locked and re-checked, so a task is deleted once.
+ * (lib/use-cases/audit/audit-retention.ts scheduledRetention): when none ran
+ * in this process or `everyMs` has passed since the last attempt, runs one
+ * after another (each its own transaction) while each finds a full batch,
+ * and answers the runs that deleted something; else null without touching
+ * the database. Several processes may each run it: each task's row is
+ * locked and re-checked, so a task is deleted once.
  */
 export function scheduledTaskRetention(
   schedule: TaskRetentionSchedule,
   clock: () => number = Date.now,
-): (db: Db) => Promise<TaskRetentionResult | null> {
+): (db: Db) => Promise<TaskRetentionResult[] | null> {
   let lastAttempt: number | null = null;
   return async (db) => {
     const now = clock();
     if (lastAttempt !== null && now - lastAttempt < schedule.everyMs) return null;
     lastAttempt = now;
-    return applyTaskRetention(db, { olderThanDays: schedule.olderThanDays }, taskRetentionActor);
+    const runs: TaskRetentionResult[] = [];
+    for (let i = 0; i < maxRunsPerStep; i++) {
+      const run = await applyTaskRetention(db, { olderThanDays: schedule.olderThanDays }, taskRetentionActor);
+      if (run.entry) runs.push(run);
+      if (run.tasks.length < MAX_TASKS_PER_RUN) break;
+    }
+    return runs;
   };
 }
