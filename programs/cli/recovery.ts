@@ -7,9 +7,10 @@
  *       checkpoint keys (retired ones included), the signing secrets, the
  *       sign-in and single sign-on settings and the policy settings, as one
  *       JSON bundle written 0600
- *   recovery restore-secrets --in <bundle> --out <file>
+ *   recovery restore-secrets --in <bundle> --out <file> [--keyring-out <file>]
  *       on the standby: the bundle checked (refused naming each problem)
- *       and written as an environment file, 0600, to start the standby with
+ *       and written as an environment file, 0600, to start the standby with,
+ *       and the primary's keyring file beside it (or at --keyring-out), 0600
  *       (`node --env-file=<file> --import tsx scripts/start.ts`)
  *
  * Neither prints a secret: what was written is listed by variable, a secret
@@ -17,7 +18,8 @@
  * --env-file anywhere on its command line to Node.) Neither overwrites a file: a restore must never
  * replace a configuration someone is running on.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { isAppError } from "@/lib/core/errors";
 import { exportRecoverySecrets } from "@/lib/use-cases/failover/export-recovery-secrets";
@@ -27,7 +29,9 @@ import { requireArg, usageFailure, UsageError } from "@/programs/cli/cli-databas
 
 const usage = `usage: npm run -s verity -- recovery <command>
   export-secrets --out <file>                       on the primary: its identity and policy dependencies, one JSON file (0600)
-  restore-secrets --in <bundle> --out <file>        on the standby: the bundle checked and written as an environment file (0600)`;
+  restore-secrets --in <bundle> --out <file> [--keyring-out <file>]
+                                                    on the standby: the bundle checked and written as an environment file
+                                                    and the primary's keyring file (default: keyring.json beside it), 0600`;
 
 export async function runRecoveryCommand(argv: string[]): Promise<number> {
   let parsed;
@@ -35,7 +39,7 @@ export async function runRecoveryCommand(argv: string[]): Promise<number> {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { out: { type: "string" }, in: { type: "string" } },
+      options: { out: { type: "string" }, in: { type: "string" }, "keyring-out": { type: "string" } },
     });
   } catch (error) {
     return usageFailure(error, usage);
@@ -66,13 +70,28 @@ export async function runRecoveryCommand(argv: string[]): Promise<number> {
           );
           return 1;
         }
+        const keyringFile = path.resolve(values["keyring-out"] ?? path.join(path.dirname(out), "keyring.json"));
         let restored;
         try {
-          restored = restoreRecoverySecrets(raw);
+          restored = restoreRecoverySecrets(raw, { keyringFile });
         } catch (error) {
           if (!isAppError(error)) throw error;
           console.error(`verity: ${input}: ${error.message}`);
           return 1;
+        }
+        const refused = [out, ...(restored.keyring ? [restored.keyring.file] : [])].find((f) => existsSync(f));
+        if (refused) {
+          console.error(
+            `verity: ${refused} exists: choose another path, or remove it yourself (a recovery file is never overwritten)`,
+          );
+          return 1;
+        }
+        if (restored.keyring) {
+          mkdirSync(path.dirname(restored.keyring.file), { recursive: true, mode: 0o700 });
+          if (!writeSecretFile(restored.keyring.file, restored.keyring.text)) return 1;
+          console.log(
+            `wrote ${restored.keyring.file} (mode 0600): the primary's keyring; VERITY_KEYRING_FILE names it`,
+          );
         }
         if (!writeSecretFile(out, restored.envFile)) return 1;
         console.log(`wrote ${out} (mode 0600) from the bundle exported at ${restored.bundle.exported_at}`);

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from "node:fs";
 import {
   getAuthSecret,
   getCheckpointKeys,
@@ -6,6 +7,7 @@ import {
   getOutboxSecret,
   getSandboxWebhookSecret,
 } from "@/lib/config/env";
+import { getKeyProvider, LocalKeyringProvider } from "@/lib/config/keyring";
 import { currentPolicyVersion } from "@/lib/model/checkpoints/checkpoint-policy";
 import {
   RECOVERY_SECRETS_FORMAT,
@@ -61,6 +63,7 @@ export function exportRecoverySecrets(now: Date = new Date()): RecoverySecretsBu
   put("STRIPE_API_KEY", env.STRIPE_API_KEY);
   put("VERITY_OUTBOX_WEBHOOK_URL", env.VERITY_OUTBOX_WEBHOOK_URL);
 
+  put("VERITY_ENCRYPTION_AT_REST", env.VERITY_ENCRYPTION_AT_REST);
   put("VERITY_FOUR_EYES_THRESHOLD_CENTS", env.VERITY_FOUR_EYES_THRESHOLD_CENTS);
   put("VERITY_MAX_LEASE_TTL_SECONDS", env.VERITY_MAX_LEASE_TTL_SECONDS);
   put("VERITY_SENT_TIMEOUT_MS", env.VERITY_SENT_TIMEOUT_MS);
@@ -76,5 +79,18 @@ export function exportRecoverySecrets(now: Date = new Date()): RecoverySecretsBu
     policy_version: currentPolicyVersion(),
     variables,
     sources,
+    keyring: keyringOf(),
   });
+}
+
+/**
+ * The local keyring file as it is now (its writes are renames: a read never
+ * sees half of one). None before the first sealed value has made it, and
+ * none for a provider that keeps its keys itself (a KMS: the standby needs
+ * access to it instead).
+ */
+function keyringOf(): { file: string; text: string } | null {
+  const provider = getKeyProvider();
+  if (!(provider instanceof LocalKeyringProvider) || !existsSync(provider.file)) return null;
+  return { file: provider.file, text: readFileSync(provider.file, "utf8") };
 }

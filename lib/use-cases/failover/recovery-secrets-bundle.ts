@@ -35,6 +35,10 @@ export const recoveryVariables = {
   STRIPE_API_BASE: { part: "providers", secret: false },
   STRIPE_API_KEY: { part: "providers", secret: true },
   VERITY_OUTBOX_WEBHOOK_URL: { part: "providers", secret: false },
+  // With encryption on, the keyring file (the bundle's `keyring`) opens every sealed value; off, new values are stored in the clear.
+  VERITY_ENCRYPTION_AT_REST: { part: "tenant keys", secret: false },
+  // Never exported (the primary's path means nothing on the standby): the restore sets it to where it wrote the keyring.
+  VERITY_KEYRING_FILE: { part: "tenant keys", secret: false },
   // The threshold feeds policy_version (lib/model/checkpoints/checkpoint-policy.ts); the rest bound what agents and people may do.
   VERITY_FOUR_EYES_THRESHOLD_CENTS: { part: "policy", secret: false },
   VERITY_MAX_LEASE_TTL_SECONDS: { part: "policy", secret: false },
@@ -79,6 +83,13 @@ export const RecoverySecretsBundleSchema = z.strictObject({
   variables: z.partialRecord(variableName, variableValue),
   /** Where the primary had each value: its configuration (a variable or its default), or generated into its data folder. */
   sources: z.partialRecord(variableName, z.enum(["configuration", "data folder"])),
+  /**
+   * The local key provider's keyring file (lib/config/keyring.ts) as the
+   * primary had it, verbatim: each tenant's key-encryption keys. Null when
+   * the primary had none yet (nothing sealed) or its provider is not the
+   * local file.
+   */
+  keyring: z.strictObject({ file: z.string().min(1), text: z.string().min(1).max(4_000_000) }).nullable(),
 });
 
 export type RecoverySecretsBundle = z.infer<typeof RecoverySecretsBundleSchema>;
@@ -99,6 +110,44 @@ function describeCheckpointKeys(value: string, active: string | undefined): stri
     .join(", ");
 }
 
+const KeyringFileSchema = z.object({
+  format: z.literal(1),
+  tenants: z.record(
+    z.string(),
+    z.object({ current: z.string(), keys: z.record(z.string(), z.string()), destroyed_at: z.string().optional() }),
+  ),
+});
+
+/** The keyring file's tenants, or the reason it is not a keyring (lib/config/keyring.ts's format 1). */
+export function parseKeyringText(
+  text: string,
+): { ok: true; tenants: z.infer<typeof KeyringFileSchema>["tenants"] } | { ok: false; message: string } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return { ok: false, message: "is not JSON" };
+  }
+  const parsed = KeyringFileSchema.safeParse(raw);
+  return parsed.success
+    ? { ok: true, tenants: parsed.data.tenants }
+    : { ok: false, message: "is not a keyring of format 1 ({ format: 1, tenants: { … } })" };
+}
+
+/** Per tenant: its current KEK and every KEK's fingerprint, or that its keys were destroyed. */
+function describeKeyring(text: string): string {
+  const keyring = parseKeyringText(text);
+  if (!keyring.ok) return `a file that ${keyring.message}`;
+  const tenants = Object.entries(keyring.tenants).map(([tenant, t]) =>
+    t.destroyed_at
+      ? `${tenant}: destroyed at ${t.destroyed_at}`
+      : `${tenant}: ${Object.entries(t.keys)
+          .map(([id, key]) => `${id}${id === t.current ? " (current)" : ""} ${fingerprintOf(key)}`)
+          .join(", ")}`,
+  );
+  return tenants.length ? tenants.join("; ") : "no tenant keys yet";
+}
+
 /**
  * One line per variable the bundle holds, never a secret: a secret shows as
  * its fingerprint (checkpoint keys by id), so an operator can compare the
@@ -107,7 +156,7 @@ function describeCheckpointKeys(value: string, active: string | undefined): stri
 export function describeRecoverySecrets(bundle: RecoverySecretsBundle): string[] {
   const names = recoveryVariableNames.filter((name) => bundle.variables[name] !== undefined);
   const width = Math.max(...names.map((n) => n.length));
-  return names.map((name) => {
+  const lines = names.map((name) => {
     const value = bundle.variables[name]!;
     const { part, secret } = recoveryVariables[name];
     const shown =
@@ -119,4 +168,8 @@ export function describeRecoverySecrets(bundle: RecoverySecretsBundle): string[]
     const source = bundle.sources[name];
     return `${part.padEnd(16)} ${name.padEnd(width)} ${shown}${source === "data folder" ? ` (from the primary's ${source})` : ""}`;
   });
+  const keyring = bundle.keyring
+    ? `${"tenant keys".padEnd(16)} ${"keyring".padEnd(width)} ${describeKeyring(bundle.keyring.text)} (the primary's ${bundle.keyring.file})`
+    : `${"tenant keys".padEnd(16)} ${"keyring".padEnd(width)} none: the primary had no keyring file (nothing sealed yet, or another key provider)`;
+  return [...lines, keyring];
 }

@@ -8,6 +8,7 @@ import { restoreRecoverySecrets } from "@/lib/use-cases/failover/restore-recover
 const session = "s".repeat(40);
 const newKey = "n".repeat(40);
 const oldKey = "o".repeat(40);
+const keyringFile = "/srv/verity/keys/keyring.json";
 
 function bundle(overrides: Record<string, unknown> = {}, variables: Record<string, string | undefined> = {}) {
   return {
@@ -30,13 +31,14 @@ function bundle(overrides: Record<string, unknown> = {}, variables: Record<strin
       ...variables,
     },
     sources: { NEXTAUTH_SECRET: "data folder" },
+    keyring: null,
     ...overrides,
   };
 }
 
 function fieldsOf(raw: unknown): string[] {
   try {
-    restoreRecoverySecrets(raw);
+    restoreRecoverySecrets(raw, { keyringFile });
   } catch (error) {
     expect(error).toBeInstanceOf(AppError);
     return ((error as AppError).details.errors ?? []).map((e) => e.field);
@@ -46,19 +48,41 @@ function fieldsOf(raw: unknown): string[] {
 
 describe("restoreRecoverySecrets", () => {
   it("writes an environment file that reads back to the bundle's values, the policy version matching", () => {
-    const restored = restoreRecoverySecrets(bundle());
+    const restored = restoreRecoverySecrets(bundle(), { keyringFile });
     expect(parseEnv(restored.envFile)).toEqual(bundle().variables);
     expect(restored.policy).toEqual({ primary: policyVersionOf(12_345), standby: policyVersionOf(12_345), same: true });
   });
 
+  it("carries the primary's keyring to the file the environment file names", () => {
+    const kek = Buffer.alloc(32, 7).toString("base64");
+    const text = JSON.stringify({
+      format: 1,
+      tenants: { default: { current: "default-kek-1", keys: { "default-kek-1": kek } } },
+    });
+    const restored = restoreRecoverySecrets(
+      bundle({ keyring: { file: "/srv/primary/.data/keys/keyring.json", text } }),
+      { keyringFile },
+    );
+    expect(restored.keyring).toEqual({ file: keyringFile, text });
+    expect(parseEnv(restored.envFile).VERITY_KEYRING_FILE).toBe(keyringFile);
+    const lines = describeRecoverySecrets(restored.bundle).join("\n");
+    expect(lines).toContain(`default: default-kek-1 (current) ${fingerprintOf(kek)}`);
+    expect(lines).not.toContain(kek);
+    expect(fieldsOf(bundle({ keyring: { file: "/k.json", text: "{}" } }))).toEqual(["keyring.text"]);
+    // Without a keyring, no path to one: the standby must not open an empty keyring as if it were the primary's.
+    expect(parseEnv(restoreRecoverySecrets(bundle(), { keyringFile }).envFile)).not.toHaveProperty(
+      "VERITY_KEYRING_FILE",
+    );
+  });
+
   it("says when this release's policy version differs from the primary's, without refusing", () => {
-    const restored = restoreRecoverySecrets(bundle({ policy_version: policyVersionOf(50_000) }));
+    const restored = restoreRecoverySecrets(bundle({ policy_version: policyVersionOf(50_000) }), { keyringFile });
     expect(restored.policy.same).toBe(false);
     expect(policyVersionOf(50_000)).not.toBe(policyVersionOf(12_345));
   });
 
   it("describes every value without printing a secret", () => {
-    const lines = describeRecoverySecrets(restoreRecoverySecrets(bundle()).bundle).join("\n");
+    const lines = describeRecoverySecrets(restoreRecoverySecrets(bundle(), { keyringFile }).bundle).join("\n");
     for (const secret of [session, newKey, oldKey, "c#lient,secret=x"]) expect(lines).not.toContain(secret);
     expect(lines).toContain(`primary-2 (active) ${fingerprintOf(newKey)}, primary-1 ${fingerprintOf(oldKey)}`);
     expect(lines).toContain("(from the primary's data folder)");

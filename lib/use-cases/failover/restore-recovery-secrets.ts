@@ -3,6 +3,7 @@ import { AppError, fieldErrorsFromZod, type FieldError } from "@/lib/core/errors
 import { policyVersionOf } from "@/lib/model/checkpoints/checkpoint-policy";
 import {
   recoveryVariableNames,
+  parseKeyringText,
   recoveryVariables,
   requiredRecoveryVariables,
   RecoverySecretsBundleSchema,
@@ -13,6 +14,8 @@ export interface RestoredRecoverySecrets {
   bundle: RecoverySecretsBundle;
   /** The standby's environment file: one `NAME='value'` line per variable, read by `node --env-file` and by a shell's `.` alike. */
   envFile: string;
+  /** The primary's keyring file, to be written where the environment file's VERITY_KEYRING_FILE says; null when it had none. */
+  keyring: { file: string; text: string } | null;
   /** The primary's policy_version and the one this release computes from the restored settings. */
   policy: { primary: string; standby: string; same: boolean };
 }
@@ -28,7 +31,9 @@ export interface RestoredRecoverySecrets {
  * refused: a later release may change the permission table on purpose, and
  * the restore plan of every older checkpoint then says so.
  */
-export function restoreRecoverySecrets(raw: unknown): RestoredRecoverySecrets {
+export function restoreRecoverySecrets(raw: unknown, options: { keyringFile: string }): RestoredRecoverySecrets {
+  if (/[\r\n'\0]/.test(options.keyringFile))
+    throw invalid([{ field: "--keyring-out", message: "must not contain a line break, a NUL or a single quote" }]);
   const parsed = RecoverySecretsBundleSchema.safeParse(raw);
   if (!parsed.success) throw invalid(fieldErrorsFromZod(parsed.error.issues));
   const bundle = parsed.data;
@@ -57,12 +62,19 @@ export function restoreRecoverySecrets(raw: unknown): RestoredRecoverySecrets {
     for (const name of ["VERITY_OIDC_CLIENT_ID", "VERITY_OIDC_CLIENT_SECRET", "VERITY_OIDC_ROLE_MAP"] as const)
       if (bundle.variables[name] === undefined)
         errors.push({ field: `variables.${name}`, message: "is required with VERITY_OIDC_ISSUER" });
+  if (bundle.keyring) {
+    const keyring = parseKeyringText(bundle.keyring.text);
+    if (!keyring.ok) errors.push({ field: "keyring.text", message: keyring.message });
+  }
   if (errors.length > 0) throw invalid(errors);
+  const variables = { ...bundle.variables };
+  if (bundle.keyring) variables.VERITY_KEYRING_FILE = options.keyringFile;
+  else delete variables.VERITY_KEYRING_FILE;
 
   const standby = policyVersionOf(Number(bundle.variables.VERITY_FOUR_EYES_THRESHOLD_CENTS));
   const lines = recoveryVariableNames
-    .filter((name) => bundle.variables[name] !== undefined)
-    .map((name) => `${name}='${bundle.variables[name]}'`);
+    .filter((name) => variables[name] !== undefined)
+    .map((name) => `${name}='${variables[name]}'`);
   const envFile = [
     `# Verity standby configuration, restored from a recovery bundle the primary exported at ${bundle.exported_at}.`,
     `# Secrets: keep this file 0600. Variables set in the environment take precedence over these lines.`,
@@ -73,6 +85,7 @@ export function restoreRecoverySecrets(raw: unknown): RestoredRecoverySecrets {
   return {
     bundle,
     envFile,
+    keyring: bundle.keyring ? { file: options.keyringFile, text: bundle.keyring.text } : null,
     policy: { primary: bundle.policy_version, standby, same: standby === bundle.policy_version },
   };
 }
