@@ -11,9 +11,13 @@
  *      suite, the framework adapters) against live servers on that build,
  *      on the embedded database and on PostgreSQL
  * Each stage runs even when an earlier one failed, so one run shows everything.
+ * The summary gives each stage's wall time and the CPU time its processes
+ * used (docs/architecture.md, "Where the suite's time goes"): CPU time is
+ * what a stage costs whatever else the machine is doing, and CPU over wall
+ * says how many of the cores it kept busy.
  */
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { ensureTestPrerequisites } from "./test-prerequisites";
 
 interface Tally {
@@ -23,12 +27,82 @@ interface Tally {
   skipped: number;
 }
 
+interface Timing {
+  stage: string;
+  seconds: number;
+  /** User + system CPU seconds of the stage's processes; null where /proc is not there to say. */
+  cpuSeconds: number | null;
+}
+
 const tallies: Tally[] = [];
+const timings: Timing[] = [];
+const suiteStarted = performance.now();
 mkdirSync("test-results", { recursive: true });
 
 function run(command: string, args: string[]): number {
   const result = spawnSync(command, args, { stdio: "inherit", env: process.env });
   return result.status ?? 1;
+}
+
+/**
+ * The command with its output kept in a file, printed as one block under
+ * its heading when it ends, so that two commands running at once do not
+ * interleave their lines.
+ */
+function runToLog(heading: string, command: string, args: string[], log: string): Promise<number> {
+  const fd = openSync(log, "w");
+  const child = spawn(command, args, { stdio: ["ignore", fd, fd], env: process.env });
+  return new Promise((resolve) => {
+    let ended = false;
+    // A child that fails to start may report both `error` and `exit`: the first one counts.
+    const done = (status: number) => {
+      if (ended) return;
+      ended = true;
+      closeSync(fd);
+      process.stdout.write(`\n== ${heading} ==\n${readFileSync(log, "utf8")}`);
+      resolve(status);
+    };
+    child.once("error", (error) => done((writeFileSync(log, `${command}: ${error.message}\n`), 1)));
+    child.once("exit", (code) => done(code ?? 1));
+  });
+}
+
+/**
+ * CPU seconds (user + system) used so far by this process's children that
+ * have ended, and by the children they waited for (Linux: cutime and cstime
+ * in /proc/self/stat, in clock ticks of 1/100 s); null elsewhere.
+ */
+function childrenCpuSeconds(): number | null {
+  try {
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    // Fields after the command name, which is in parentheses and may hold spaces: state is field 3, cutime 16, cstime 17.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[13]) + Number(fields[14]);
+    return Number.isFinite(ticks) ? ticks / 100 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Runs a stage (or stages that run side by side) and records its wall and CPU time for the summary. */
+async function timed<T>(stage: string, work: () => T | Promise<T>): Promise<T> {
+  const started = performance.now();
+  const cpuBefore = childrenCpuSeconds();
+  try {
+    return await work();
+  } finally {
+    const cpuAfter = childrenCpuSeconds();
+    timings.push({
+      stage,
+      seconds: (performance.now() - started) / 1000,
+      cpuSeconds: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore,
+    });
+  }
+}
+
+function minutes(seconds: number): string {
+  const s = Math.round(seconds);
+  return s >= 60 ? `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, "0")} s` : `${s} s`;
 }
 
 function readJson(path: string): unknown {
@@ -42,49 +116,72 @@ function readJson(path: string): unknown {
 // What the stages need besides node_modules (Chromium, a PostgreSQL server),
 // brought here so that `npm install && npm test` is the whole recipe.
 console.log("\n== prerequisites ==");
-for (const p of await ensureTestPrerequisites()) {
+for (const p of await timed("prerequisites", ensureTestPrerequisites)) {
   console.log(`${p.ok ? "ok  " : "FAIL"} ${p.name}: ${p.detail}`);
   if (!p.ok) tallies.push({ stage: p.name, passed: 0, failed: 1, skipped: 0 });
 }
 
 // The static checks, each the package script of the same name so that a
 // developer runs exactly what the test command runs. Each counts as one test.
-const checks: Array<{ stage: string; script: string; why: string }> = [
-  { stage: "typecheck", script: "typecheck", why: "tests included: a misspelled fixture key must not compile" },
+// Each is one single-threaded process, so they run in two lanes, one per
+// core of the CI machine; the lanes are split to take about as long as each other.
+const checks: Array<{ stage: string; script: string; why: string; lane: 0 | 1 }> = [
+  {
+    stage: "typecheck",
+    script: "typecheck",
+    why: "tests included: a misspelled fixture key must not compile",
+    lane: 0,
+  },
   {
     stage: "lint",
     script: "lint",
     why: "what tsc does not catch: a promise nobody awaits, a switch that forgets a case, React's and Next's rules (eslint.config.mjs)",
+    lane: 1,
   },
   {
     stage: "format",
     script: "check:format",
     why: "one layout for every file (Prettier, .prettierrc.json); `npm run format` applies it",
+    lane: 0,
   },
   {
     stage: "architecture",
     script: "check:architecture",
     why: "imports flow down the layers and never in a circle (.dependency-cruiser.cjs)",
+    lane: 0,
   },
-  { stage: "dead-code", script: "check:dead-code", why: "no unused file, export or dependency (knip.json)" },
+  { stage: "dead-code", script: "check:dead-code", why: "no unused file, export or dependency (knip.json)", lane: 0 },
 ];
-for (const check of checks) {
-  console.log(`\n== ${check.stage}: ${check.why} ==`);
-  const status = run("npm", ["run", "-s", check.script]);
-  tallies.push({ stage: check.stage, passed: status === 0 ? 1 : 0, failed: status === 0 ? 0 : 1, skipped: 0 });
+const checkStatus = new Map<string, number>();
+await timed("static checks", () =>
+  Promise.all(
+    ([0, 1] as const).map(async (lane) => {
+      for (const check of checks.filter((c) => c.lane === lane)) {
+        const heading = `${check.stage}: ${check.why}`;
+        const status = await runToLog(heading, "npm", ["run", "-s", check.script], `test-results/${check.stage}.log`);
+        checkStatus.set(check.stage, status);
+      }
+    }),
+  ),
+);
+for (const { stage } of checks) {
+  const ok = checkStatus.get(stage) === 0;
+  tallies.push({ stage, passed: ok ? 1 : 0, failed: ok ? 0 : 1, skipped: 0 });
 }
 
 console.log("\n== vitest: unit, embedded database, PostgreSQL ==");
 rmSync("test-results/vitest.json", { force: true });
-const vitestStatus = run("npx", [
-  "vitest",
-  "run",
-  "--project=unit+pglite",
-  "--project=postgres",
-  "--reporter=default",
-  "--reporter=json",
-  "--outputFile.json=test-results/vitest.json",
-]);
+const vitestStatus = await timed("vitest", () =>
+  run("npx", [
+    "vitest",
+    "run",
+    "--project=unit+pglite",
+    "--project=postgres",
+    "--reporter=default",
+    "--reporter=json",
+    "--outputFile.json=test-results/vitest.json",
+  ]),
+);
 tallies.push(vitestTally("vitest", vitestStatus, "test-results/vitest.json"));
 
 /** A vitest run's counts from its JSON report; a run that crashed before its tests counts as one failure. */
@@ -102,7 +199,7 @@ function vitestTally(stage: string, status: number, reportPath: string): Tally {
 
 console.log("\n== Playwright: API and browser ==");
 rmSync("test-results/e2e.json", { force: true });
-const e2eStatus = run("npx", ["playwright", "test"]);
+const e2eStatus = await timed("playwright", () => run("npx", ["playwright", "test"]));
 const e2e = readJson("test-results/e2e.json") as
   { stats: { expected: number; unexpected: number; flaky: number; skipped: number }; errors?: unknown[] } | undefined;
 tallies.push(
@@ -121,14 +218,16 @@ tallies.push(
 // suites run against live servers on that build (tests/live/servers.ts).
 console.log("\n== vitest live: the framework suites against live servers on both databases ==");
 rmSync("test-results/vitest-live.json", { force: true });
-const liveStatus = run("npx", [
-  "vitest",
-  "run",
-  "--project=live",
-  "--reporter=default",
-  "--reporter=json",
-  "--outputFile.json=test-results/vitest-live.json",
-]);
+const liveStatus = await timed("vitest live", () =>
+  run("npx", [
+    "vitest",
+    "run",
+    "--project=live",
+    "--reporter=default",
+    "--reporter=json",
+    "--outputFile.json=test-results/vitest-live.json",
+  ]),
+);
 tallies.push(vitestTally("vitest live", liveStatus, "test-results/vitest-live.json"));
 
 console.log("\n== summary ==");
@@ -136,6 +235,13 @@ for (const t of tallies)
   console.log(
     `${t.stage.padEnd(12)} ${t.passed} passed, ${t.failed} failed${t.skipped ? `, ${t.skipped} skipped` : ""}`,
   );
+// Where the time went: each stage's wall time, and the CPU its processes used (CPU / wall = cores kept busy).
+console.log("\n== time ==");
+for (const t of timings)
+  console.log(
+    `${t.stage.padEnd(14)} ${minutes(t.seconds).padStart(12)}${t.cpuSeconds === null ? "" : `   CPU ${minutes(t.cpuSeconds)} (${(t.cpuSeconds / t.seconds).toFixed(1)} cores)`}`,
+  );
+console.log(`${"total".padEnd(14)} ${minutes((performance.now() - suiteStarted) / 1000).padStart(12)}\n`);
 const passed = tallies.reduce((n, t) => n + t.passed, 0);
 const failed = tallies.reduce((n, t) => n + t.failed, 0);
 const skipped = tallies.reduce((n, t) => n + t.skipped, 0);
