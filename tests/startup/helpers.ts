@@ -1,6 +1,8 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import path from "node:path";
+import { buildSync } from "esbuild";
 import pg from "pg";
 import { expect } from "vitest";
 import { verifyPassword } from "@/lib/core/passwords";
@@ -18,6 +20,37 @@ import { startPostgresHint, testDatabaseUrl } from "@/tests/helpers/postgres";
  */
 const root = path.resolve(import.meta.dirname, "..", "..");
 const workerScript = path.join(import.meta.dirname, "worker.ts");
+let workerBundle: string | undefined;
+
+/**
+ * The worker bundled once per test file (its packages left to node_modules,
+ * so it runs exactly the code under test) and started by plain node rather
+ * than through tsx: the tests start dozens, and tsx's loader and compiling
+ * were about a fifth of each start's CPU. `--liftoff-only` (V8's baseline
+ * WebAssembly compiler, no tier-up) saves as much again for a process that
+ * lives seconds; tests/postgres/chaos.test.ts starts its workers the same way.
+ */
+function workerCommand(): string[] {
+  if (!workerBundle) {
+    const cache = path.join(root, "node_modules", ".cache", "verity");
+    mkdirSync(cache, { recursive: true });
+    // A folder of this process's own: another test file or checkout may be bundling at the same moment.
+    const dir = mkdtempSync(path.join(cache, "startup-worker-"));
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+    buildSync({
+      entryPoints: [workerScript],
+      outfile: path.join(dir, "worker.mjs"),
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      packages: "external",
+      logLevel: "warning",
+    });
+    workerBundle = path.join(dir, "worker.mjs");
+  }
+  return ["--liftoff-only", workerBundle];
+}
 
 export interface WorkerExit {
   code: number | null;
@@ -35,7 +68,7 @@ export interface RunningWorker {
 
 /** `database` is `postgres:<url>` or `pglite:<folder>`; `env` adds the worker's VERITY_TEST_* settings. */
 export function startWorker(database: string, env: Record<string, string> = {}): RunningWorker {
-  const child = spawn(process.execPath, ["--import", "tsx", workerScript], {
+  const child = spawn(process.execPath, workerCommand(), {
     cwd: root,
     env: { ...process.env, VERITY_TEST_DATABASE: database, ...env },
     stdio: ["ignore", "pipe", "pipe"],
