@@ -1,10 +1,12 @@
 import { Prisma } from "@/lib/generated/prisma/client";
-import type { Tx } from "@/lib/db/client";
-import { AppError } from "@/lib/core/errors";
+import type { Db, Tx } from "@/lib/db/client";
+import { AppError, isAppError } from "@/lib/core/errors";
 import { newId } from "@/lib/core/ids";
 import type { Actor } from "@/lib/model/actor";
 import { checkpointCreatedAuditEntry } from "@/lib/model/audit/audit-events";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
+import { openText, sealText } from "@/lib/stores/field-encryption";
+
 import { configuredKeyring, type CheckpointKeyring } from "@/lib/model/checkpoints/checkpoint-keys";
 import {
   CheckpointRefusedError,
@@ -79,9 +81,39 @@ export async function takeCheckpointInTransaction(
       violations: [{ invariant: "checkpoint_of_valid_state", message: error.message }],
     });
   }
-  const created = await tx.checkpoint.create({ data: sealed.row });
+  const created = await tx.checkpoint.create({ data: await sealedForStorage(tx, sealed.row) });
   await appendAuditEntry(tx, checkpointCreatedAuditEntry(created, input.actor));
   return sealed.row;
+}
+
+/**
+ * The row as it is stored: the payload (the whole task snapshot, customer
+ * data and free text included) sealed at rest under the tenant's data key
+ * (docs/encryption.md). The signature covers the canonical plaintext, so a
+ * checkpoint verifies the same wherever it is opened, and a standby that
+ * imports it re-seals it under its own keys.
+ */
+export async function sealedForStorage<T extends StoredCheckpoint>(tx: Db | Tx, row: T): Promise<T> {
+  return { ...row, payload: await sealText(tx, payloadContext(row.id), row.payload) };
+}
+
+/**
+ * A stored row with its payload opened, as verification and restores read
+ * it. A payload that does not open because it was altered is returned as
+ * stored: verification then reports it unreadable, check by check, like any
+ * corrupt checkpoint. A key that cannot be had is an error (key_unavailable).
+ */
+export async function openedCheckpoint<T extends { id: string; payload: string }>(db: Db | Tx, row: T): Promise<T> {
+  try {
+    return { ...row, payload: await openText(db, row.payload, payloadContext(row.id)) };
+  } catch (error) {
+    if (isAppError(error) && error.code === "invariant_violated") return row;
+    throw error;
+  }
+}
+
+function payloadContext(checkpointId: string): string {
+  return `checkpoints.payload:${checkpointId}`;
 }
 
 interface CheckpointContext {

@@ -64,7 +64,11 @@ export async function dataKeyById(db: Db | Tx, id: string): Promise<UsableDataKe
   const cached = keysById.get(id);
   if (cached) return cached;
   const row = await db.dataKey.findUnique({ where: { id } });
-  if (!row) throw new AppError("key_unavailable", `Data key ${id} does not exist in this database.`);
+  // Not a key that is missing: no key of that id was ever made here, so the value was altered or is not this database's.
+  if (!row)
+    throw new AppError("invariant_violated", `A sealed value names data key ${id}, which this database never had.`, {
+      violations: [{ invariant: "sealed_value_intact", message: `no data key ${id} in this database` }],
+    });
   return usable(row);
 }
 

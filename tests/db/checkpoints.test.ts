@@ -21,6 +21,7 @@ import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { acquireLease, renewLease } from "@/lib/stores/leases";
 import { reconcileExecution, reconcilerActor } from "@/lib/use-cases/reconciliation/reconciler";
 import { seededRandom } from "@/lib/core/seeded-random";
+import { openedCheckpoint, sealedForStorage } from "@/lib/stores/checkpoint-store";
 import { getTaskOrThrow, listTransitions } from "@/lib/use-cases/tasks/task-queries";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
@@ -191,7 +192,9 @@ describe("automatic checkpoints", () => {
       "Refunded. Used Bearer abcdefgh12345678 and api_key=AbC123xyz987. <thinking>they might be lying</thinking>";
     await step(task, undefined, { artifacts: { review_report: report } });
     const [checkpoint] = await listCheckpoints(db, task.id);
-    const row = await db.checkpoint.findUniqueOrThrow({ where: { id: checkpoint!.id } });
+    // The payload as signed (opened: at rest it is sealed, docs/encryption.md).
+    const row = await openedCheckpoint(db, await db.checkpoint.findUniqueOrThrow({ where: { id: checkpoint!.id } }));
+    expect(row.payload).toContain("review_report");
     for (const secret of ["abcdefgh12345678", "AbC123xyz987", "they might be lying"])
       expect(row.payload).not.toContain(secret);
     const detail = await getCheckpointDetail(db, row.id);
@@ -564,8 +567,19 @@ describe("corrupt checkpoints", () => {
     return { task, ids };
   }
 
-  const corrupt = (id: string) =>
-    t.sql(`UPDATE checkpoints SET payload = replace(payload, '"RUNNING"', '"RUNNINH"') || '' WHERE id = $1`, [id]);
+  /**
+   * The payload's content changed behind its seal (a faulty writer holding
+   * the key): the envelope opens, and the signature is what catches it.
+   * Edits of the sealed bytes themselves are the bit-flip test's.
+   */
+  const corrupt = async (id: string) => {
+    const opened = await openedCheckpoint(db, await db.checkpoint.findUniqueOrThrow({ where: { id } }));
+    const altered = await sealedForStorage(db, {
+      ...opened,
+      payload: opened.payload.replace('"RUNNING"', '"RUNNINH"'),
+    });
+    await db.checkpoint.update({ where: { id }, data: { payload: altered.payload } });
+  };
 
   it("are detected in the database after seeded bit flips and truncations of payloads and signatures: every one", async () => {
     const { ids } = await threeCheckpoints();

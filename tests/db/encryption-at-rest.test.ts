@@ -20,6 +20,11 @@ import {
 } from "@/lib/stores/data-keys";
 import { verifyAuditChains } from "@/lib/stores/audit-log";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
+import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
+import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
+import { verifyCheckpoint } from "@/lib/use-cases/checkpoints/verify-checkpoint";
+import { exportCheckpoint } from "@/lib/use-cases/checkpoints/export-checkpoint";
+import { getCheckpointDetail } from "@/lib/use-cases/checkpoints/get-checkpoint-detail";
 import type { Actor } from "@/lib/model/actor";
 import { agent, refund, runningTask } from "@/tests/helpers/effects";
 
@@ -158,6 +163,37 @@ describe("instruction words at rest", () => {
     await pglite.query("CHECKPOINT");
     expect(filesHolding(path.join(folder, "pglite"), "Grace Hopper")).toEqual([]);
     expect(filesHolding(path.join(folder, "pglite"), "withdrew the refund")).toEqual([]);
+  });
+});
+
+describe("checkpoint payloads at rest", () => {
+  it("are sealed whole; the signature covers the plaintext, so they verify and export as before", async () => {
+    const task = await runningTask(db);
+    const moved = await transitionTask(
+      db,
+      task.id,
+      {
+        expected_version: task.version,
+        patch: { artifacts: { review_report: "Refund for Katherine Johnson approved" } },
+      },
+      agent,
+    );
+    const { checkpoint } = await createCheckpoint(db, task.id, { expected_version: moved.task.version }, agent);
+    const stored = await pglite.query<{ payload: string }>("SELECT payload FROM checkpoints WHERE id = $1", [
+      checkpoint.id,
+    ]);
+    expect(isSealed(stored.rows[0]!.payload)).toBe(true);
+    const inTable = await pglite.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM checkpoints c WHERE c::text LIKE '%Katherine Johnson%'",
+    );
+    expect(inTable.rows[0]!.n).toBe(0);
+    expect((await verifyCheckpoint(db, checkpoint.id)).ok).toBe(true);
+    // Shipped to a standby in the clear and signed: the standby seals it under its own keys.
+    const exported = await exportCheckpoint(db, checkpoint.id);
+    expect(exported.payload).toContain("Katherine Johnson");
+    expect((await getCheckpointDetail(db, checkpoint.id)).document?.state_snapshot.artifacts.review_report).toBe(
+      "Refund for Katherine Johnson approved",
+    );
   });
 });
 

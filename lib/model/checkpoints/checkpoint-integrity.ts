@@ -1,3 +1,4 @@
+import { isSealed } from "@/lib/core/envelope-encryption";
 import { canonicalJson } from "@/lib/core/canonical-json";
 import { canonicalCheckpointJson, canonicalDigest } from "@/lib/model/checkpoints/checkpoint-canonical";
 import { signPayload, verifyPayloadSignature, type CheckpointKeyring } from "@/lib/model/checkpoints/checkpoint-keys";
@@ -67,7 +68,13 @@ export function verifyStoredCheckpoint(
     parsedJson = true;
     add("payload_parses", true, `${row.payload.length} characters of JSON`);
   } catch (error) {
-    add("payload_parses", false, `the stored payload is not JSON: ${(error as Error).message}`);
+    add(
+      "payload_parses",
+      false,
+      isSealed(row.payload)
+        ? "the payload is sealed at rest and does not open: its stored bytes were altered, or it was sealed by another database"
+        : `the stored payload is not JSON: ${(error as Error).message}`,
+    );
   }
 
   if (parsedJson) {

@@ -5,6 +5,7 @@ import type { StoredCheckpoint, VerifiedCheckpoint } from "@/lib/model/checkpoin
 import { CheckpointTriggerSchema, type CheckpointTrigger } from "@/lib/model/checkpoints/checkpoint-schema";
 import { checkpointRestoreAuditEntry } from "@/lib/model/audit/audit-events";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
+import { openedCheckpoint } from "@/lib/stores/checkpoint-store";
 import { toTaskView, type TaskView } from "@/lib/stores/tasks/task-views";
 import type { Actor } from "@/lib/model/actor";
 import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
@@ -114,7 +115,7 @@ export function restoreViewOf(row: CheckpointRestore): CheckpointRestoreView {
 export async function getCheckpointRowOrThrow(db: Db | Tx, checkpointId: string): Promise<Checkpoint> {
   const row = await db.checkpoint.findUnique({ where: { id: checkpointId } });
   if (!row) throw new AppError("not_found", `Checkpoint ${checkpointId} does not exist.`);
-  return row;
+  return openedCheckpoint(db, row);
 }
 
 export async function getTaskOrThrowIn(reader: Db | Tx, taskId: string): Promise<TaskView> {

@@ -3,7 +3,12 @@ import type { Db } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import type { Checkpoint } from "@/lib/generated/prisma/client";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
-import { keyringOf, takeCheckpointInTransaction, type CheckpointOptions } from "@/lib/stores/checkpoint-store";
+import {
+  keyringOf,
+  openedCheckpoint,
+  takeCheckpointInTransaction,
+  type CheckpointOptions,
+} from "@/lib/stores/checkpoint-store";
 import { verifyStoredCheckpoint, type StoredCheckpoint } from "@/lib/model/checkpoints/checkpoint-integrity";
 import { parseOrThrow, clientIdSchema } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
@@ -30,7 +35,10 @@ export async function createCheckpoint(
   if (input.checkpoint_id) {
     const prior = await db.checkpoint.findUnique({ where: { id: input.checkpoint_id } });
     if (prior)
-      return { checkpoint: await replayCreate(db, prior, taskId, input.expected_version, options), created: false };
+      return {
+        checkpoint: await replayCreate(db, await openedCheckpoint(db, prior), taskId, input.expected_version, options),
+        created: false,
+      };
   }
   try {
     const row = await db.$transaction(async (tx) => {
@@ -81,7 +89,10 @@ export async function createCheckpoint(
     if (input.checkpoint_id && isUniqueViolation(error)) {
       const twin = await db.checkpoint.findUnique({ where: { id: input.checkpoint_id } });
       if (twin)
-        return { checkpoint: await replayCreate(db, twin, taskId, input.expected_version, options), created: false };
+        return {
+          checkpoint: await replayCreate(db, await openedCheckpoint(db, twin), taskId, input.expected_version, options),
+          created: false,
+        };
     }
     throw error;
   }

@@ -3,7 +3,7 @@ import type { Db } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import { boundedJson, scanJsonTextDepth } from "@/lib/core/json-bounds";
 import { parseOrThrow } from "@/lib/core/validation";
-import { keyringOf, type CheckpointOptions } from "@/lib/stores/checkpoint-store";
+import { keyringOf, openedCheckpoint, sealedForStorage, type CheckpointOptions } from "@/lib/stores/checkpoint-store";
 import { verifyStoredCheckpoint, type StoredCheckpoint } from "@/lib/model/checkpoints/checkpoint-integrity";
 import type { CheckpointSummary } from "@/lib/model/checkpoints/checkpoint-reports";
 import { summarize } from "@/lib/use-cases/checkpoints/checkpoint-rows";
@@ -36,14 +36,16 @@ export async function importCheckpoint(
       },
     );
   }
-  const existing = await db.checkpoint.findUnique({ where: { id: record.id } });
-  if (existing) {
+  const stored = await db.checkpoint.findUnique({ where: { id: record.id } });
+  if (stored) {
+    const existing = await openedCheckpoint(db, stored);
     if (existing.payload !== record.payload || existing.signature !== record.signature) {
       throw new AppError("idempotency_conflict", `Checkpoint ${record.id} exists here with different bytes.`);
     }
     return summarize(existing, verified);
   }
-  await db.checkpoint.create({ data: { ...record } });
+  // Exported in the clear (signed), sealed here under this database's own keys.
+  await db.checkpoint.create({ data: await sealedForStorage(db, { ...record }) });
   return summarize(record, verified);
 }
 

@@ -1,6 +1,6 @@
 import type { Db } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
-import { keyringOf, type CheckpointOptions } from "@/lib/stores/checkpoint-store";
+import { keyringOf, openedCheckpoint, type CheckpointOptions } from "@/lib/stores/checkpoint-store";
 import { verifyStoredCheckpoint } from "@/lib/model/checkpoints/checkpoint-integrity";
 import type { CheckpointSummary } from "@/lib/model/checkpoints/checkpoint-reports";
 import { summarize } from "@/lib/use-cases/checkpoints/checkpoint-rows";
@@ -19,5 +19,6 @@ export async function listCheckpoints(
     take: 500,
   });
   const keyring = keyringOf(options);
-  return rows.reverse().map((row) => summarize(row, verifyStoredCheckpoint(row, keyring, { task })));
+  const opened = await Promise.all(rows.reverse().map((row) => openedCheckpoint(db, row)));
+  return opened.map((row) => summarize(row, verifyStoredCheckpoint(row, keyring, { task })));
 }

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Db, Tx } from "@/lib/db/client";
 import type { Checkpoint } from "@/lib/generated/prisma/client";
 import type { CheckpointKeyring } from "@/lib/model/checkpoints/checkpoint-keys";
-import { keyringOf, type CheckpointOptions } from "@/lib/stores/checkpoint-store";
+import { keyringOf, openedCheckpoint, type CheckpointOptions } from "@/lib/stores/checkpoint-store";
 import { verifyStoredCheckpoint } from "@/lib/model/checkpoints/checkpoint-integrity";
 import { currentPolicyVersion } from "@/lib/model/checkpoints/checkpoint-policy";
 import { classifyEffects, decideRestore, diffStates } from "@/lib/model/checkpoints/checkpoint-restore-rules";
@@ -174,5 +174,9 @@ async function findFallback(
     take: 200,
   });
   const context = { task: { id: task.id, workflowDigest: task.workflow.digest } };
-  return earlier.find((c) => verifyStoredCheckpoint(c, keyring, context).report.ok) ?? null;
+  for (const stored of earlier) {
+    const c = await openedCheckpoint(reader, stored);
+    if (verifyStoredCheckpoint(c, keyring, context).report.ok) return c;
+  }
+  return null;
 }

@@ -84,7 +84,7 @@ export function integrityVerdict(
 }
 
 export const integrityCheckInfo: Record<IntegrityCheckName, { label: string; what: string }> = {
-  payload_parses: { label: "Payload readable", what: "The stored bytes are JSON." },
+  payload_parses: { label: "Payload readable", what: "The stored bytes open (sealed at rest) and are JSON." },
   payload_canonical: {
     label: "Canonical form",
     what: "Stored exactly as signed: sorted keys, no whitespace, no signature inside the signed bytes.",

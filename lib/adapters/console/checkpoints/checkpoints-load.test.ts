@@ -79,12 +79,12 @@ describe("loadTaskCheckpoints", () => {
 
   it("shows a checkpoint whose stored bytes were altered as corrupt, naming the failed check", async () => {
     const { task, early } = await taskWithHistory();
-    // Damage at rest, below the application: one character of the signed payload.
-    await db.$executeRaw`UPDATE checkpoints SET payload = replace(payload, '"RUNNING"', '"RUNNINg"') WHERE id = ${early.id}`;
+    // Damage at rest, below the application: one character of the stored (sealed) payload.
+    await db.$executeRaw`UPDATE checkpoints SET payload = left(payload, -1) || CASE WHEN right(payload, 1) = 'A' THEN 'B' ELSE 'A' END WHERE id = ${early.id}`;
     const data = await loadTaskCheckpoints(db, task.id);
     const row = data!.checkpoints.find((c) => c.summary.id === early.id)!;
     expect(row.verdict.status).toBe("corrupt");
-    expect(row.verdict.reason).toMatch(/signature/);
+    expect(row.verdict.reason).toMatch(/payload readable \(the payload is sealed at rest and does not open/);
     expect(data!.timeline.checkpoints.find((c) => c.id === early.id)?.integrity).toBe("corrupt");
   });
 
