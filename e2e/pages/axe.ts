@@ -19,13 +19,17 @@ export interface AxeViolation {
 
 /** Every WCAG 2.x A/AA violation on the page as it is now, in words a failure message can show. */
 export async function axeViolations(page: Page): Promise<AxeViolation[]> {
-  await page.evaluate(axeSource);
+  // Once per document: the script is half a megabyte to parse, and a page checked at two widths keeps it.
+  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
   return page.evaluate(async () => {
     // The script above defines window.axe; its API is axe-core's own.
     const axe = (window as unknown as { axe: { run: (context: Document, options: RunOptions) => Promise<AxeResults> } })
       .axe;
     const results = await axe.run(document, {
       runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] },
+      // Every rule still runs and every violating node is reported; axe only stops collecting
+      // each passing and inapplicable node, which on the audit page was a third of its time.
+      resultTypes: ["violations"],
     });
     return results.violations.map((v) => ({
       id: v.id,
