@@ -54,7 +54,8 @@ export function AnnotationForm({
     <form
       onSubmit={onSubmit}
       className="annotation-form"
-      aria-label="Add a correction annotation"
+      // One form per entry on /audit: each named by its entry, so none is mistaken for another.
+      aria-label={onEntryIdChange ? "Add a correction annotation" : `Add a correction annotation to entry ${entryId}`}
       data-last-annotation={lastDone ?? undefined}
     >
       <MessageAnswer state={state} />

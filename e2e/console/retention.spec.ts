@@ -54,6 +54,24 @@ test.describe("audit retention", () => {
     await expect(page.locator(".retention-released")).toContainText(reason);
   });
 
+  test("an admin deletes finished tasks' data by hand only with the confirmation, and is told what happened", async ({
+    page,
+  }) => {
+    test.setTimeout(120_000);
+    await signIn(page, "admin", "/audit/retention");
+    await expect(page.getByTestId("task-retention-policy")).toContainText("Keep every finished task's data forever");
+    const form = page.getByRole("form", { name: "Delete finished tasks' data now" });
+    await form.getByLabel("Delete finished tasks quiet for (days)").fill("30");
+    await form.getByRole("button", { name: "Delete finished tasks' data now" }).click();
+    await expect(form.getByRole("alert").first()).toContainText("Nothing was deleted", { timeout: answer });
+    await expect(form.locator(".field-error")).toContainText("Tick the box to confirm");
+
+    await form.getByRole("checkbox").check();
+    await form.getByRole("button", { name: "Delete finished tasks' data now" }).click();
+    // The demo's tasks are minutes old: nothing is 30 days quiet, so nothing is deleted and nothing recorded.
+    await expect(form.getByRole("status")).toContainText("No finished task was quiet for 30 days", { timeout: answer });
+  });
+
   test("an auditor cannot open the page, and the admin's action replayed in the auditor's session is refused", async ({
     browser,
   }) => {
