@@ -78,7 +78,7 @@ export default defineConfig({
   },
   // Playwright starts these in order, each once the one before answers: the
   // deployment server starts after the demo server's build is done and finds
-  // it up to date (scripts/start.ts buildIsStale), so there is one build and
+  // it up to date (scripts/console-build.ts), so there is one build and
   // never two at once.
   webServer: [
     {

@@ -14,7 +14,7 @@
  * runs them again.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { openDatabase } from "@/lib/db/client";
 import { ensureEmbeddedDataDir } from "@/lib/db/embedded-init";
@@ -34,6 +34,7 @@ import {
 import { getAuthSecret, getEnv, getSandboxWebhookSecret } from "@/lib/config/env";
 import { startSandbox } from "@/programs/sandbox/server";
 import { ensureDemoData } from "@/programs/seed/seed";
+import { isConsoleBuildStale } from "./console-build";
 import { prepareAccountsAtStart, type AccountsAtStart } from "@/lib/use-cases/people/prepare-accounts-at-start";
 import { demoAgent, demoUsers } from "@/lib/config/demo-accounts";
 
@@ -46,29 +47,10 @@ function run(command: string, args: string[]): void {
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
-function newestMtime(target: string): number {
-  if (!existsSync(target)) return 0;
-  const stat = statSync(target);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  let newest = stat.mtimeMs;
-  for (const entry of readdirSync(target)) {
-    if (entry === "node_modules" || entry === "generated") continue;
-    newest = Math.max(newest, newestMtime(path.join(target, entry)));
-  }
-  return newest;
-}
-
 function buildInBackground(): Promise<number> {
   console.log("verity: building the console while the long history is seeded…");
   const child = spawn("npx", ["next", "build"], { stdio: "inherit", env: process.env });
   return new Promise((resolve) => child.on("exit", (code) => resolve(code ?? 1)));
-}
-
-function buildIsStale(): boolean {
-  const buildId = path.join(root, ".next", "BUILD_ID");
-  if (!existsSync(buildId)) return true;
-  const sources = ["app", "components", "lib", "public", "next.config.js", "package-lock.json", "prisma/schema.prisma"];
-  return Math.max(...sources.map((s) => newestMtime(path.join(root, s)))) > statSync(buildId).mtimeMs;
 }
 
 if (!existsSync(path.join(root, "lib", "generated", "prisma", "client.ts"))) run("npm", ["run", "db:generate"]);
@@ -111,7 +93,7 @@ try {
     if (env.VERITY_E2E_LONG_HISTORY > 0 && !(await isLongHistoryComplete(handle.db, env.VERITY_E2E_LONG_HISTORY))) {
       // Minutes of transitions on a busy machine, and the build needs no
       // database: build meanwhile, so the wait is the longer of the two, not their sum.
-      const building = !dev && buildIsStale() ? buildInBackground() : null;
+      const building = !dev && isConsoleBuildStale(root) ? buildInBackground() : null;
       const long = await seedLongHistoryTask(handle.db, env.VERITY_E2E_LONG_HISTORY, (line) =>
         console.log(`verity: ${line}`),
       );
@@ -140,7 +122,7 @@ if (refused) process.exit(1);
 const demoAgentRuns =
   env.VERITY_DEMO_DATA && env.VERITY_DEMO_AGENT_RUNS && seedId !== null && !isDemoDone(env.dataDir, seedId);
 
-if (!dev && buildIsStale()) {
+if (!dev && isConsoleBuildStale(root)) {
   console.log("verity: building the console (first start, or sources changed)…");
   run("npx", ["next", "build"]);
 }

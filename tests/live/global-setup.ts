@@ -1,4 +1,6 @@
+import path from "node:path";
 import type { TestProject } from "vitest/node";
+import { isConsoleBuildStale } from "@/scripts/console-build";
 import { startLiveServer, type LiveServer } from "./servers";
 
 declare module "vitest" {
@@ -8,17 +10,28 @@ declare module "vitest" {
   }
 }
 
-/** Once per run of the live project: a server on each database, one after the other (one build at most). */
+/**
+ * Once per run of the live project: a server on each database. On a build
+ * that is up to date (`npm test` runs this after the Playwright stage has
+ * built) both start at once, their migrations and demo seeds side by side;
+ * otherwise one after the other, so that only the first builds.
+ */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const log = (line: string) => console.log(line);
-  const servers: LiveServer[] = [];
+  const names: Array<LiveServer["name"]> = ["embedded", "postgres"];
+  const started: LiveServer[] = [];
+  const start = async (name: LiveServer["name"]) => started.push(await startLiveServer(name, log));
   try {
-    servers.push(await startLiveServer("embedded", log));
-    servers.push(await startLiveServer("postgres", log));
+    if (isConsoleBuildStale(path.resolve(import.meta.dirname, "../.."))) for (const name of names) await start(name);
+    else {
+      const starting = await Promise.allSettled(names.map(start));
+      for (const result of starting) if (result.status === "rejected") throw result.reason;
+    }
   } catch (error) {
-    await Promise.all(servers.map((s) => s.stop()));
+    await Promise.all(started.map((s) => s.stop()));
     throw error;
   }
+  const servers = names.map((name) => started.find((s) => s.name === name)!);
   project.provide(
     "liveServers",
     servers.map(({ name, baseUrl, sandboxUrl, token }) => ({ name, baseUrl, sandboxUrl, token })),
