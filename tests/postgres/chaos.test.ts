@@ -48,9 +48,15 @@ import { startSandbox } from "@/programs/sandbox/server";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 import type { FaultPoint, LifeResult, ToParent, ToWorker, WorkerJob } from "./chaos-refund-worker";
 
-const trials = Number(process.env.CHAOS_TRIALS ?? 200);
-const twinTrials = Number(process.env.CHAOS_TWIN_TRIALS ?? 40);
-const providerKillTrials = Number(process.env.CHAOS_PROVIDER_KILL_TRIALS ?? 16);
+/**
+ * Every trial's kill point and faults come from its number, going through
+ * every combination in turn, so a group covers each combination a known
+ * number of times. (Drawn at random, 200 trials over the 35 kill-point ×
+ * fault-set combinations left one of them untried in about one run in ten.)
+ */
+const killRounds = Number(process.env.CHAOS_ROUNDS ?? 3);
+const twinRounds = Number(process.env.CHAOS_TWIN_ROUNDS ?? 1);
+const providerKillRounds = Number(process.env.CHAOS_PROVIDER_KILL_ROUNDS ?? 1);
 const parallel = Number(process.env.CHAOS_PARALLEL ?? 8);
 /** Lanes of provider-kill trials, each with its own provider process (a kill must not take a neighbour's reconciliation down with it). */
 const providerLanes = 2;
@@ -73,6 +79,23 @@ const faultSets: string[][] = [
   ["duplicate_webhook"],
   ["latency=50"],
 ];
+/** The provider-kill trials: what holds the refund at the provider, and when after the call it is killed. */
+const providerFaultSets: string[][] = [
+  ["latency=300"],
+  ["timeout_after_commit"],
+  ["latency=150", "timeout_after_commit"],
+  [],
+];
+const strikeDelaysMs = [0, 40, 120, 250];
+const trials = killRounds * killPoints.length * faultSets.length;
+const twinTrials = twinRounds * killPoints.length * faultSets.length;
+const providerKillTrials = providerKillRounds * providerFaultSets.length * strikeDelaysMs.length;
+
+/** Trial `n` of a group crossing `first` with `second`: consecutive trials (run side by side in the lanes) differ in both. */
+function combination<A, B>(n: number, first: readonly A[], second: readonly B[]): [A, B] {
+  return [first[n % first.length] as A, second[Math.floor(n / first.length) % second.length] as B];
+}
+
 const setup: Actor = { identity: "spiffe://verity.test/agent/chaos-setup", kind: "agent" };
 /** A restarted worker keeps its identity (the same SPIFFE ID) and must still get a lease of its own. */
 const workerIdentity = "spiffe://verity.test/agent/chaos-refund-worker";
@@ -123,19 +146,6 @@ afterAll(async () => {
   await database?.drop();
   if (buildDir) rmSync(buildDir, { recursive: true, force: true });
 });
-
-/** A deterministic pseudo-random sequence, so a failing trial can be replayed from its seed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const pick = <T>(random: () => number, items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
 
 // ---------------------------------------------------------------------------
 // Worker processes: forked warm, reused for every life that ends normally.
@@ -309,7 +319,8 @@ class ProviderProcess {
 // ---------------------------------------------------------------------------
 
 interface TrialResult {
-  seed: number;
+  /** The trial's number in its group: it decides the kill point and faults, so a failure names what to replay. */
+  trial: number;
   taskId: string;
   kind: "kill" | "twin" | "provider-kill";
   killAt: FaultPoint | undefined;
@@ -322,13 +333,13 @@ interface TrialResult {
   bugs: string[];
 }
 
-async function runningTask(seed: number, prefix: string): Promise<string> {
+async function runningTask(trial: number, prefix: string): Promise<string> {
   const { db } = database;
   const { task } = await createTask(
     db,
     {
       workflow: "agent-task",
-      intent_id: `${prefix}-${seed}`,
+      intent_id: `${prefix}-${trial}`,
       subtasks: [{ id: "issue-refund", title: "Issue the refund", mandatory: true }],
     },
     setup,
@@ -395,17 +406,15 @@ async function recover(
   return { status, rounds };
 }
 
-async function killTrial(seed: number): Promise<TrialResult> {
-  const random = rng(seed);
-  const killAt = pick(random, killPoints);
-  const faults = pick(random, faultSets);
-  const taskId = await runningTask(seed, "chaos");
+async function killTrial(trial: number): Promise<TrialResult> {
+  const [killAt, faults] = combination(trial, killPoints, faultSets);
+  const taskId = await runningTask(trial, "chaos");
   const bugs: string[] = [];
   const first = await pool.run({ taskId, sandboxUrl: sandbox.url, killAt, faults, identity: workerIdentity });
   if (first.kind === "bug") bugs.push(`worker crashed: ${first.detail.slice(-800)}`);
   const { status, rounds } = await recover(taskId, sandbox.url, workerIdentity, bugs);
   return {
-    seed,
+    trial,
     taskId,
     kind: "kill",
     killAt,
@@ -418,12 +427,10 @@ async function killTrial(seed: number): Promise<TrialResult> {
   };
 }
 
-/** Two processes of refund-bot start on the same task at the same moment; one of them may be killed at a step boundary; faults on or off. */
-async function twinTrial(seed: number): Promise<TrialResult> {
-  const random = rng(seed);
-  const killAt = random() < 0.5 ? pick(random, killPoints) : undefined;
-  const faults = random() < 0.5 ? [] : pick(random, faultSets);
-  const taskId = await runningTask(seed, "twin");
+/** Two processes of refund-bot start on the same task at the same moment; one of them killed at a step boundary (or not), with one of the fault sets. */
+async function twinTrial(trial: number): Promise<TrialResult> {
+  const [killAt, faults] = combination(trial, killPoints, faultSets);
+  const taskId = await runningTask(trial, "twin");
   const bugs: string[] = [];
   const lives = await Promise.all([
     pool.run({ taskId, sandboxUrl: sandbox.url, killAt, faults, identity: refundBot }),
@@ -432,7 +439,7 @@ async function twinTrial(seed: number): Promise<TrialResult> {
   for (const life of lives) if (life.kind === "bug") bugs.push(`worker crashed: ${life.detail.slice(-800)}`);
   const { status, rounds } = await recover(taskId, sandbox.url, refundBot, bugs);
   return {
-    seed,
+    trial,
     taskId,
     kind: "twin",
     killAt,
@@ -448,15 +455,13 @@ async function twinTrial(seed: number): Promise<TrialResult> {
 /**
  * The provider is SIGKILLed while the worker's refund is on its way or held
  * there (a latency before its commit, an answer withheld after it), at a
- * seeded moment after the worker says it is calling, and restarted from its
+ * set moment after the worker says it is calling, and restarted from its
  * journal: whatever it committed survives, whatever it had not is gone, and
  * the worker sees a reset or a refused connection.
  */
-async function providerKillTrial(seed: number, provider: ProviderProcess): Promise<TrialResult> {
-  const random = rng(seed);
-  const faults = pick(random, [["latency=300"], ["timeout_after_commit"], ["latency=150", "timeout_after_commit"], []]);
-  const strikeAfterMs = pick(random, [0, 40, 120, 250]);
-  const taskId = await runningTask(seed, "provider-kill");
+async function providerKillTrial(trial: number, provider: ProviderProcess): Promise<TrialResult> {
+  const [faults, strikeAfterMs] = combination(trial, providerFaultSets, strikeDelaysMs);
+  const taskId = await runningTask(trial, "provider-kill");
   const bugs: string[] = [];
   let strike: Promise<void> | null = null;
   // Once per trial: a life whose first call found the provider down calls again.
@@ -467,7 +472,7 @@ async function providerKillTrial(seed: number, provider: ProviderProcess): Promi
   await strike;
   const { status, rounds } = await recover(taskId, provider.url, workerIdentity, bugs, () => provider.ready);
   return {
-    seed,
+    trial,
     taskId,
     kind: "provider-kill",
     killAt: undefined,
@@ -533,7 +538,7 @@ async function expectEveryTaskAtRest(results: readonly TrialResult[], records: P
   });
   for (const r of results) {
     const task = tasks.get(r.taskId);
-    const label = `${r.kind} seed ${r.seed} (${r.killAt ?? "no kill"}, ${r.faults.join(",") || "no fault"}, first lives ${r.firstLives.join(" + ")})`;
+    const label = `${r.kind} trial ${r.trial} (${r.killAt ?? "no kill"}, ${r.faults.join(",") || "no fault"}, first lives ${r.firstLives.join(" + ")})`;
     expect(r.bugs, label).toEqual([]);
     const refunds = refundsOf.get(r.taskId) ?? 0;
     // 1. Zero duplicate refunds, from the provider's own records.
@@ -569,28 +574,31 @@ function summary(results: readonly TrialResult[], records: ProviderRecords): str
 
 describe("chaos: SIGKILL at every step boundary, with provider faults", () => {
   it(
-    `${trials} randomized trials: no duplicate refund, nobody stuck, the consistency checker finds nothing`,
+    `${trials} trials, every kill point × fault set ${killRounds} times: no duplicate refund, nobody stuck, the consistency checker finds nothing`,
     { timeout: 1_500_000 },
     async () => {
       const started = performance.now();
-      const results = await inLanes(trials, parallel, (i) => killTrial(1000 + i));
+      const results = await inLanes(trials, parallel, (i) => killTrial(i));
       const records = await allProviderRecords();
       await expectEveryTaskAtRest(results, records);
       await expectConsistent(results);
       console.log(
         `chaos: ${summary(results, records)}; ${pool.started} worker processes started; ${Math.round((performance.now() - started) / 1000)} s`,
       );
-      // The test must actually have killed workers right after the irreversible call.
-      expect(results.filter((r) => r.killAt === "after_call" && r.killed).length).toBeGreaterThan(0);
+      // The test must actually have killed workers at each boundary, right after the irreversible call among them.
+      for (const point of killPoints.filter((p) => p !== undefined))
+        expect(results.filter((r) => r.killAt === point && r.killed).length, `workers killed ${point}`).toBeGreaterThan(
+          0,
+        );
     },
   );
 
   it(
-    `${twinTrials} trials of two refund-bot processes on one task: one refund, COMPLETED or with a person, never FAILED with a refund`,
+    `${twinTrials} trials (every kill point × fault set) of two refund-bot processes on one task: one refund, COMPLETED or with a person, never FAILED with a refund`,
     { timeout: 600_000 },
     async () => {
       const started = performance.now();
-      const results = await inLanes(twinTrials, Math.max(1, Math.floor(parallel / 2)), (i) => twinTrial(5000 + i));
+      const results = await inLanes(twinTrials, Math.max(1, Math.floor(parallel / 2)), (i) => twinTrial(i));
       const records = await allProviderRecords();
       console.log(`chaos twins: ${summary(results, records)}; ${Math.round((performance.now() - started) / 1000)} s`);
       await expectEveryTaskAtRest(results, records);
@@ -614,7 +622,7 @@ describe("chaos: SIGKILL at every step boundary, with provider faults", () => {
           await provider.start();
         }
         const results = await inLanes(providerKillTrials, providerLanes, (i, lane) =>
-          providerKillTrial(9000 + i, providers[lane] as ProviderProcess),
+          providerKillTrial(i, providers[lane] as ProviderProcess),
         );
         const records = await allProviderRecords();
         console.log(
