@@ -5,6 +5,7 @@ import { z } from "zod";
 import { AppError } from "@/lib/core/errors";
 import { DATA_KEY_BYTES, unwrapKey, wrapKey } from "@/lib/core/envelope-encryption";
 import { getEnv } from "@/lib/config/env";
+import { childLogger } from "@/lib/config/log";
 
 /**
  * Key-encryption keys (KEKs): each tenant's keys that wrap its data keys.
@@ -79,15 +80,12 @@ export class LocalKeyringProvider implements KeyProvider {
       const why = tenant?.destroyed_at
         ? `were destroyed at ${tenant.destroyed_at}`
         : `do not include key ${kekId}: restore the keyring this data was written with`;
-      throw new AppError("key_unavailable", `The keys of tenant ${tenantId} in ${this.file} ${why}.`);
+      throw this.unavailable(`The keys of tenant ${tenantId} in the keyring ${why}.`);
     }
     try {
       return unwrapKey(Buffer.from(kek, "base64"), wrapped);
     } catch {
-      throw new AppError(
-        "key_unavailable",
-        `Key ${kekId} in ${this.file} does not open a data key it is said to wrap.`,
-      );
+      throw this.unavailable(`Key ${kekId} in the keyring does not open a data key it is said to wrap.`);
     }
   }
 
@@ -132,8 +130,7 @@ export class LocalKeyringProvider implements KeyProvider {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
         // A holder that died leaves its lock: one older than the deadline's span is stale.
         if (Date.now() - lockMadeAt(lock) > 30_000) unlinkSync(lock);
-        if (Date.now() > deadline)
-          throw new AppError("key_unavailable", `The keyring ${this.file} stayed locked (${lock}) for 10 s.`);
+        if (Date.now() > deadline) throw this.unavailable(`The keyring stayed locked (its .lock file) for 10 s.`);
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
       }
     }
@@ -154,16 +151,24 @@ export class LocalKeyringProvider implements KeyProvider {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") {
         if (createIfMissing) return { format: 1, tenants: {} };
-        throw new AppError(
-          "key_unavailable",
-          `The keyring ${this.file} does not exist: restore it from its backup (the database holds only wrapped keys).`,
+        throw this.unavailable(
+          "The keyring does not exist: restore it from its backup (the database holds only wrapped keys).",
         );
       }
-      throw new AppError("key_unavailable", `The keyring ${this.file} cannot be read (${(error as Error).message}).`);
+      throw this.unavailable(`The keyring cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"}).`);
     }
     const parsed = KeyringSchema.safeParse(safeJson(text));
-    if (!parsed.success) throw new AppError("key_unavailable", `The keyring ${this.file} is not a valid keyring file.`);
+    if (!parsed.success) throw this.unavailable("The keyring is not a valid keyring file.");
     return parsed.data;
+  }
+
+  /**
+   * The error callers see names the setting, not the server's path (agents
+   * read these answers); the log, which only the operators read, has the file.
+   */
+  private unavailable(message: string): AppError {
+    childLogger("keys").error({ keyring: this.file }, message);
+    return new AppError("key_unavailable", `${message} (key provider: ${this.name}, VERITY_KEYRING_FILE)`);
   }
 
   private write(ring: Keyring): void {
