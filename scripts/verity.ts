@@ -8,6 +8,7 @@ import { runAgentsCommand } from "@/programs/cli/agents";
 import { runDemoCommand } from "@/programs/cli/demo";
 import { runKeysCommand } from "@/programs/cli/keys";
 import { runRecoveryCommand } from "@/programs/cli/recovery";
+import { runRetentionCommand } from "@/programs/cli/retention";
 import { runUsersCommand } from "@/programs/cli/users";
 import { runTokensCommand } from "@/programs/cli/tokens";
 import { runWorkflowsCommand } from "@/programs/cli/workflows";
@@ -25,6 +26,10 @@ const groups: Record<string, { help: string; run: (argv: string[]) => Promise<nu
     run: runKeysCommand,
   },
   demo: { help: "purge: remove the demo accounts from a database leaving the demo", run: runDemoCommand },
+  retention: {
+    help: "tasks --days N (finished tasks' data, every store), audit --days N, holds, hold, release <id>",
+    run: runRetentionCommand,
+  },
   recovery: {
     help: "what a standby needs besides the database: export-secrets --out <file>, restore-secrets --in <file> --out <env file>",
     run: runRecoveryCommand,
