@@ -37,3 +37,25 @@ test("an operator annotates the task's creation from its history page", async ({
   await expect(annotated).toContainText("the customer's order was 43");
   await expect(annotated).toContainText("operator");
 });
+
+test("an auditor annotates an entry from the audit log's search", async ({ page, request }) => {
+  const task = await createRunningTask(request);
+  await signIn(page, "auditor", `/audit?task=${encodeURIComponent(task.id)}&action=task.created`);
+  const entry = page.locator(".audit-results > li.audit-row");
+  await expect(entry).toHaveCount(1);
+  const entryId = await entry.getAttribute("data-entry-id");
+
+  await entry.getByText("Annotate", { exact: true }).click();
+  const form = page.getByRole("form", { name: `Add a correction annotation to entry ${entryId}` });
+  await form.getByLabel("Correction (required)").fill("Opened by the wrong agent; it was refund-bot-2.");
+  await form.getByRole("button", { name: "Add annotation" }).click();
+  await expect(form.getByRole("status")).toContainText("bound to the entry it corrects");
+
+  // The annotation is an entry of the log: the search for annotations of this task finds it, by the auditor.
+  await page.goto(`/audit?task=${encodeURIComponent(task.id)}&action=annotation.added`);
+  const annotation = page.locator(".audit-results > li.audit-row");
+  await expect(annotation).toHaveCount(1);
+  await expect(annotation).toContainText("Correction annotated");
+  await expect(annotation).toContainText("it was refund-bot-2");
+  await expect(annotation).toContainText("auditor");
+});
