@@ -18,6 +18,7 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { ensureTestPrerequisites } from "./test-prerequisites";
 
 interface Tally {
@@ -183,6 +184,27 @@ const vitestStatus = await timed("vitest", () =>
   ]),
 );
 tallies.push(vitestTally("vitest", vitestStatus, "test-results/vitest.json"));
+printSlowest(
+  "slowest vitest files (their own wall time; the postgres project runs one file at a time)",
+  vitestFileSeconds("test-results/vitest.json"),
+);
+
+/** Where a stage's time went: its slowest files, for the log (Playwright empties test-results/ when it starts). */
+function printSlowest(title: string, seconds: Map<string, number>, count = 8): void {
+  const slowest = [...seconds].sort((a, b) => b[1] - a[1]).slice(0, count);
+  if (slowest.length === 0) return;
+  console.log(`\n${title}:`);
+  for (const [file, s] of slowest) console.log(`  ${minutes(s).padStart(12)}  ${file}`);
+}
+
+/** Per test file, from vitest's JSON report: the time from its start to its end. */
+function vitestFileSeconds(reportPath: string): Map<string, number> {
+  const report = readJson(reportPath) as
+    { testResults?: Array<{ name: string; startTime: number; endTime: number }> } | undefined;
+  return new Map(
+    (report?.testResults ?? []).map((f) => [path.relative(process.cwd(), f.name), (f.endTime - f.startTime) / 1000]),
+  );
+}
 
 /** A vitest run's counts from its JSON report; a run that crashed before its tests counts as one failure. */
 function vitestTally(stage: string, status: number, reportPath: string): Tally {
@@ -200,8 +222,28 @@ function vitestTally(stage: string, status: number, reportPath: string): Tally {
 console.log("\n== Playwright: API and browser ==");
 rmSync("test-results/e2e.json", { force: true });
 const e2eStatus = await timed("playwright", () => run("npx", ["playwright", "test"]));
+interface E2eSuite {
+  file: string;
+  suites?: E2eSuite[];
+  specs?: Array<{ tests: Array<{ results: Array<{ duration: number }> }> }>;
+}
 const e2e = readJson("test-results/e2e.json") as
-  { stats: { expected: number; unexpected: number; flaky: number; skipped: number }; errors?: unknown[] } | undefined;
+  | {
+      stats: { expected: number; unexpected: number; flaky: number; skipped: number };
+      errors?: unknown[];
+      suites?: E2eSuite[];
+    }
+  | undefined;
+// Per spec file, the sum of its tests' durations (two workers run them side by side).
+const specSeconds = new Map<string, number>();
+const addSuite = (suite: E2eSuite) => {
+  for (const spec of suite.specs ?? [])
+    for (const t of spec.tests)
+      for (const r of t.results) specSeconds.set(suite.file, (specSeconds.get(suite.file) ?? 0) + r.duration / 1000);
+  for (const inner of suite.suites ?? []) addSuite(inner);
+};
+for (const suite of e2e?.suites ?? []) addSuite(suite);
+printSlowest("slowest Playwright spec files (the sum of their tests' durations)", specSeconds);
 tallies.push(
   e2e
     ? {
@@ -229,6 +271,7 @@ const liveStatus = await timed("vitest live", () =>
   ]),
 );
 tallies.push(vitestTally("vitest live", liveStatus, "test-results/vitest-live.json"));
+printSlowest("slowest live files", vitestFileSeconds("test-results/vitest-live.json"), 4);
 
 console.log("\n== summary ==");
 for (const t of tallies)
