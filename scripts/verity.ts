@@ -31,7 +31,7 @@ const groups: Record<string, { help: string; run: (argv: string[]) => Promise<nu
     run: runRetentionCommand,
   },
   recovery: {
-    help: "what a standby needs besides the database: export-secrets --out <file>, restore-secrets --in <file> --out <env file>",
+    help: "what a standby needs besides the database: export-secrets --out <file>, restore-secrets --in <file> --out <env file>, take-over --as <username> --all",
     run: runRecoveryCommand,
   },
 };

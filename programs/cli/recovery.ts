@@ -13,7 +13,10 @@
  *       and the primary's keyring file beside it (or at --keyring-out), 0600
  *       (`node --env-file=<file> --import tsx scripts/start.ts`)
  *
- * Neither prints a secret: what was written is listed by variable, a secret
+ *   recovery take-over --as <username> (--all | <task id>…) [--json]
+ *       on the standby, before any worker: programs/cli/take-over.ts
+ *
+ * Neither secrets command prints a secret: what was written is listed by variable, a secret
  * by its fingerprint. (The option is --out, not --env-file: tsx hands an
  * --env-file anywhere on its command line to Node.) Neither overwrites a file: a restore must never
  * replace a configuration someone is running on.
@@ -26,12 +29,16 @@ import { exportRecoverySecrets } from "@/lib/use-cases/failover/export-recovery-
 import { describeRecoverySecrets } from "@/lib/use-cases/failover/recovery-secrets-bundle";
 import { restoreRecoverySecrets } from "@/lib/use-cases/failover/restore-recovery-secrets";
 import { requireArg, usageFailure, UsageError } from "@/programs/cli/cli-database";
+import { runTakeOver } from "@/programs/cli/take-over";
 
 const usage = `usage: npm run -s verity -- recovery <command>
   export-secrets --out <file>                       on the primary: its identity and policy dependencies, one JSON file (0600)
   restore-secrets --in <bundle> --out <file> [--keyring-out <file>]
                                                     on the standby: the bundle checked and written as an environment file
-                                                    and the primary's keyring file (default: keyring.json beside it), 0600`;
+                                                    and the primary's keyring file (default: keyring.json beside it), 0600
+  take-over --as <username> (--all | <task id>…) [--json]
+                                                    on the standby, with its configuration, before any worker: each task's
+                                                    unsettled calls reconciled, then rolled forward to its newest shipped checkpoint`;
 
 export async function runRecoveryCommand(argv: string[]): Promise<number> {
   let parsed;
@@ -39,7 +46,14 @@ export async function runRecoveryCommand(argv: string[]): Promise<number> {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { out: { type: "string" }, in: { type: "string" }, "keyring-out": { type: "string" } },
+      options: {
+        out: { type: "string" },
+        in: { type: "string" },
+        "keyring-out": { type: "string" },
+        as: { type: "string" },
+        all: { type: "boolean", default: false },
+        json: { type: "boolean", default: false },
+      },
     });
   } catch (error) {
     return usageFailure(error, usage);
@@ -47,6 +61,8 @@ export async function runRecoveryCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parsed;
   const [command, ...rest] = positionals;
   try {
+    if (command === "take-over")
+      return await runTakeOver({ as: values.as, all: values.all, taskIds: rest, json: values.json });
     if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
     switch (command) {
       case "export-secrets": {

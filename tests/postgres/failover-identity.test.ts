@@ -17,8 +17,9 @@
  *   loss      the primary's server SIGKILLed (its whole process group), its
  *             database dropped
  *   standby   `verity recovery restore-secrets`, then `scripts/start.ts` with
- *             the environment file it wrote; the takeover rolls each task
- *             forward (lib/use-cases/failover/failover.ts)
+ *             the environment file it wrote; `verity recovery take-over`
+ *             with that file rolls each task forward
+ *             (lib/use-cases/failover/failover.ts)
  *
  * Measured (printed): the recovery time, from the kill to the standby
  * answering the agent's existing token and the person's existing session
@@ -40,8 +41,6 @@ import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { VerityClient } from "@/sdk";
-import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
-import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
 import { getEnv } from "@/lib/config/env";
 import { openDatabase, type DatabaseHandle } from "@/lib/db/client";
 import type { Actor } from "@/lib/model/actor";
@@ -51,7 +50,6 @@ import { createAgent } from "@/lib/use-cases/agents/create-agent";
 import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
 import { exportCheckpoint } from "@/lib/use-cases/checkpoints/export-checkpoint";
 import { importCheckpoint } from "@/lib/use-cases/checkpoints/import-checkpoint";
-import { takeOverTask } from "@/lib/use-cases/failover/failover";
 import { parseKeyringText, RecoverySecretsBundleSchema } from "@/lib/use-cases/failover/recovery-secrets-bundle";
 import { createPerson } from "@/lib/use-cases/people/create-person";
 import { startSandbox, type Sandbox } from "@/programs/sandbox/server";
@@ -88,7 +86,8 @@ const secrets = [
 ];
 const oldKeyring: CheckpointKeyring = { activeKeyId: "primary-1", keys: { "primary-1": keys.old } };
 const admin = { username: "failover-admin", password: `Pw-${secret()}` };
-const engineer: Actor = { identity: "spiffe://verity.test/user/failover-engineer", kind: "user" };
+/** Who runs the takeover: restoring checkpoints is the engineer role's. */
+const engineerName = "failover-engineer";
 const TASKS = 3;
 
 // This process writes to the primary's database too (a checkpoint signed with the retired key): it
@@ -128,6 +127,12 @@ describe("failover with identity and policy: the standby from the backup plus th
       await createPerson(
         primaryDatabase.db,
         { username: admin.username, display_name: "Failover Admin", role: "admin", password: admin.password },
+        system,
+        "cli",
+      );
+      await createPerson(
+        primaryDatabase.db,
+        { username: engineerName, display_name: "Failover Engineer", role: "engineer", password: `Pw-${secret()}` },
         system,
         "cli",
       );
@@ -258,14 +263,33 @@ describe("failover with identity and policy: the standby from the backup plus th
       // build the console first (sources newer than the build: a developer's tree, never a release) is not one.
       const rebuilt = standbyServer.output().includes("building the console");
       if (!rebuilt) expect(answeredAt - lossAt, "recovery time").toBeLessThan(120_000);
-      const deps = {
-        payments: new SandboxPaymentConnector({ baseUrl: sandbox!.url, timeoutMs: 3_000 }),
-        crm: new SandboxCrmConnector({ baseUrl: sandbox!.url, timeoutMs: 3_000 }),
-      };
-      const takeover = [];
-      for (const id of taskIds)
-        takeover.push(await takeOverTask(standby.handle.db, id, engineer, deps, { keyring: shippedKeyring }));
+      // The runbook's takeover, as an engineer, with the standby's environment file: its keys verify the checkpoints.
+      const tookOver = await verity(
+        ["recovery", "take-over", "--as", engineerName, "--all", "--json"],
+        {
+          DATABASE_URL: standbyUrl,
+          VERITY_DATA_DIR: path.join(scratch, "standby-cli"),
+          VERITY_SANDBOX_URL: sandbox!.url,
+        },
+        envFile,
+      );
+      const takeover = tookOver
+        .split("\n")
+        .filter((line) => line.startsWith("{"))
+        .map(
+          (line) =>
+            JSON.parse(line) as {
+              task_id: string;
+              backup_version: number;
+              roll_forward: { kind: string; state_version?: number };
+            },
+        )
+        .sort((a, b) => taskIds.indexOf(a.task_id) - taskIds.indexOf(b.task_id));
       const tookOverAt = Date.now();
+      expect(
+        takeover.map((t) => t.task_id),
+        tookOver,
+      ).toEqual(taskIds);
 
       // ── What must hold on the standby ──
       // The agent's token: reads and writes, as the same identity.
@@ -300,16 +324,16 @@ describe("failover with identity and policy: the standby from the backup plus th
         (await standby.handle.db.task.findMany({ where: { id: { in: taskIds } } })).map((t) => [t.id, t.version]),
       );
       const recoveredBefore = new Map(
-        takeover.map((t, i) => [
-          taskIds[i]!,
-          t.rollForward.kind === "rolled_forward" ? t.rollForward.checkpoint.stateVersion : t.backupVersion,
+        takeover.map((t) => [
+          t.task_id,
+          t.roll_forward.kind === "rolled_forward" ? t.roll_forward.state_version! : t.backup_version,
         ]),
       );
       const lost = committed.filter((t) => t.toVersion > recoveredBefore.get(t.taskId)!);
       // Tasks 1 and 2 lose the step after their shipped checkpoint; task 3 (nothing shipped) both steps after the backup.
       expect(lost.length).toBe(4);
-      expect(takeover.map((t) => t.rollForward.kind)).toEqual(["rolled_forward", "rolled_forward", "up_to_date"]);
-      expect(standbyVersions.get(taskIds[1]!)).toBeGreaterThan(takeover[1]!.backupVersion);
+      expect(takeover.map((t) => t.roll_forward.kind)).toEqual(["rolled_forward", "rolled_forward", "up_to_date"]);
+      expect(standbyVersions.get(taskIds[1]!)).toBeGreaterThan(takeover[1]!.backup_version);
       const oldestLost = Math.min(...lost.map((t) => t.createdAt.getTime()));
 
       // ── Nothing secret in what anyone printed ──
@@ -617,11 +641,12 @@ function rebase(value: unknown, from: string, to: string): unknown {
 
 // ── Processes and databases ─────────────────────────────────────────────
 
-/** `npm run -s verity -- …` as a process with only the given configuration; stdout and stderr together. */
-async function verity(args: string[], config: Record<string, string>): Promise<string> {
+/** `npm run -s verity -- …` as a process with only the given configuration (and environment file); stdout and stderr together. */
+async function verity(args: string[], config: Record<string, string>, envFile?: string): Promise<string> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env)) if (/^(VERITY_|NEXTAUTH_|STRIPE_|DATABASE_URL$)/.test(k)) delete env[k];
-  const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", "scripts/verity.ts", ...args], {
+  const node = [...(envFile ? [`--env-file=${envFile}`] : []), "--import", "tsx", "scripts/verity.ts"];
+  const { stdout, stderr } = await run(process.execPath, [...node, ...args], {
     env: { ...env, ...config, VERITY_LOG_LEVEL: "warn" },
     timeout: 120_000,
   });
