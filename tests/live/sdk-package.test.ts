@@ -1,9 +1,7 @@
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createRequire } from "node:module";
+import { beforeAll, describe, expect, inject, it } from "vitest";
 
 /**
  * What a user does: `npm pack` the SDK (npm run sdk:pack), install the
@@ -11,9 +9,6 @@ import { createRequire } from "node:module";
  * example against the package's declarations, and run it against a live
  * Verity. The folder sees nothing of this repository but the tarball.
  */
-const root = path.resolve(import.meta.dirname, "../..");
-const versions = (createRequire(import.meta.url)("../../package.json") as { devDependencies: Record<string, string> })
-  .devDependencies;
 const server = inject("liveServers").find((s) => s.name === "embedded")!;
 let project: string;
 
@@ -29,56 +24,11 @@ function sh(command: string, args: string[], cwd: string, env: Record<string, st
 
 describe("the packed SDK, from a clean folder", () => {
   beforeAll(() => {
-    const packed = sh("npm", ["run", "-s", "sdk:pack"], root);
-    expect(packed.status, packed.output).toBe(0);
-    const tarball = path.join(root, ".data/sdk-package/verity-sdk-0.1.0.tgz");
-    project = mkdtempSync(path.join(tmpdir(), "verity-sdk-user-"));
-    writeFileSync(
-      path.join(project, "package.json"),
-      JSON.stringify({ name: "refund-agent", private: true, type: "module" }),
-    );
-    writeFileSync(
-      path.join(project, "tsconfig.json"),
-      JSON.stringify({
-        compilerOptions: {
-          target: "ES2022",
-          module: "esnext",
-          moduleResolution: "bundler",
-          strict: true,
-          noEmit: true,
-          skipLibCheck: true,
-          lib: ["ES2023", "DOM"],
-          types: ["node"],
-        },
-        include: ["**/*.ts"],
-      }),
-    );
-    // The package and one framework, from npm's cache where it has them.
-    const installed = sh(
-      "npm",
-      [
-        "install",
-        "--prefer-offline",
-        "--no-audit",
-        "--no-fund",
-        "--ignore-scripts",
-        tarball,
-        `@langchain/langgraph@${versions["@langchain/langgraph"]}`,
-        `@langchain/core@${versions["@langchain/core"]}`,
-        `tsx@${versions.tsx}`,
-        `typescript@${versions.typescript}`,
-        // A Node project's own: the example reads process.env.
-        `@types/node@${versions["@types/node"]}`,
-      ],
-      project,
-    );
-    expect(installed.status, installed.output).toBe(0);
-    for (const folder of ["langgraph-refund-agent", "shared"])
-      cpSync(path.join(root, "examples", folder), path.join(project, folder), { recursive: true });
-  }, 900_000);
-
-  afterAll(() => {
-    if (project) rmSync(project, { recursive: true, force: true });
+    // Packed and installed by the live set-up while the servers started (tests/live/sdk-project.ts).
+    const prepared = inject("sdkProject");
+    for (const { step, status, output } of prepared.steps) expect(status, `${step}:\n${output}`).toBe(0);
+    expect(prepared.steps.map((s) => s.step)).toEqual(["npm run sdk:pack", "npm install"]);
+    project = prepared.folder;
   });
 
   it("holds no server code: only the client's modules and their declarations", () => {
