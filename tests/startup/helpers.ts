@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { buildSync } from "esbuild";
 import pg from "pg";
@@ -32,22 +32,31 @@ let workerBundle: string | undefined;
  */
 function workerCommand(): string[] {
   if (!workerBundle) {
-    const cache = path.join(root, "node_modules", ".cache", "verity");
-    mkdirSync(cache, { recursive: true });
-    // A folder of this process's own: another test file or checkout may be bundling at the same moment.
-    const dir = mkdtempSync(path.join(cache, "startup-worker-"));
-    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
-    buildSync({
+    const built = buildSync({
       entryPoints: [workerScript],
-      outfile: path.join(dir, "worker.mjs"),
       bundle: true,
       platform: "node",
       format: "esm",
       target: "node20",
       packages: "external",
       logLevel: "warning",
-    });
-    workerBundle = path.join(dir, "worker.mjs");
+      write: false,
+    }).outputFiles[0]!.text;
+    // Named by its content: a run reuses what an earlier one wrote, and nothing is left to clean up
+    // (a test file's process is ended by vitest, not left to run an exit handler).
+    const cache = path.join(root, "node_modules", ".cache", "verity");
+    const file = path.join(
+      cache,
+      `startup-worker-${createHash("sha256").update(built).digest("hex").slice(0, 16)}.mjs`,
+    );
+    if (!existsSync(file)) {
+      mkdirSync(cache, { recursive: true });
+      // Written aside and renamed: another test file may be writing the same bundle at the same moment.
+      const partial = `${file}.${process.pid}.partial`;
+      writeFileSync(partial, built);
+      renameSync(partial, file);
+    }
+    workerBundle = file;
   }
   return ["--liftoff-only", workerBundle];
 }
