@@ -2,37 +2,47 @@
  * `npm run -s verity -- <group> <command> …`: Verity's administration
  * commands, one module per group in programs/cli/. The table is the whole
  * dispatcher: a group is a name, a line of help and a function from its
- * arguments to an exit code.
+ * arguments to an exit code. Each group's module is loaded only when it runs:
+ * a command starts a process, and compiling every group's imports (the
+ * retention, recovery and key modules reach most of lib/) cost each one
+ * seconds of CPU for nothing.
  */
-import { runAgentsCommand } from "@/programs/cli/agents";
-import { runDemoCommand } from "@/programs/cli/demo";
-import { runKeysCommand } from "@/programs/cli/keys";
-import { runRecoveryCommand } from "@/programs/cli/recovery";
-import { runRetentionCommand } from "@/programs/cli/retention";
-import { runUsersCommand } from "@/programs/cli/users";
-import { runTokensCommand } from "@/programs/cli/tokens";
-import { runWorkflowsCommand } from "@/programs/cli/workflows";
+
+// A module (for the top-level await below), though each group is imported when it runs.
+export {};
 
 const groups: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
-  users: { help: "people: create, list, role, disable, enable", run: runUsersCommand },
-  agents: { help: "agent identities: create (prints the token once), list, tokens <name>", run: runAgentsCommand },
-  tokens: { help: "agent tokens by id: revoke, rotate --overlap 1h", run: runTokensCommand },
+  users: {
+    help: "people: create, list, role, disable, enable",
+    run: (argv) => import("@/programs/cli/users").then((m) => m.runUsersCommand(argv)),
+  },
+  agents: {
+    help: "agent identities: create (prints the token once), list, tokens <name>",
+    run: (argv) => import("@/programs/cli/agents").then((m) => m.runAgentsCommand(argv)),
+  },
+  tokens: {
+    help: "agent tokens by id: revoke, rotate --overlap 1h",
+    run: (argv) => import("@/programs/cli/tokens").then((m) => m.runTokensCommand(argv)),
+  },
   workflows: {
     help: "the workflow registry: publish <file>, list, get <name> [--version N]",
-    run: runWorkflowsCommand,
+    run: (argv) => import("@/programs/cli/workflows").then((m) => m.runWorkflowsCommand(argv)),
   },
   keys: {
     help: "encryption at rest: status, rotate (a new data key), rotate-kek (re-wrap under a new key-encryption key)",
-    run: runKeysCommand,
+    run: (argv) => import("@/programs/cli/keys").then((m) => m.runKeysCommand(argv)),
   },
-  demo: { help: "purge: remove the demo accounts from a database leaving the demo", run: runDemoCommand },
+  demo: {
+    help: "purge: remove the demo accounts from a database leaving the demo",
+    run: (argv) => import("@/programs/cli/demo").then((m) => m.runDemoCommand(argv)),
+  },
   retention: {
     help: "tasks --days N (finished tasks' data, every store), audit --days N, holds, hold, release <id>",
-    run: runRetentionCommand,
+    run: (argv) => import("@/programs/cli/retention").then((m) => m.runRetentionCommand(argv)),
   },
   recovery: {
     help: "what a standby needs besides the database: export-secrets --out <file>, restore-secrets --in <file> --out <env file>, take-over --as <username> --all",
-    run: runRecoveryCommand,
+    run: (argv) => import("@/programs/cli/recovery").then((m) => m.runRecoveryCommand(argv)),
   },
 };
 
