@@ -212,6 +212,7 @@ test("GET /openapi.json is an OpenAPI 3.1 document of every path, public", async
         "/api/v1/checkpoints/{id}/restore-plan",
         "/api/v1/checkpoints/{id}/restore",
         "/api/v1/audit/entries",
+        "/api/v1/audit/entries/{id}/annotations",
         "/api/v1/audit/export",
         "/api/v1/audit/search",
         "/api/v1/audit/verify",
