@@ -152,8 +152,15 @@ test("dropped answers settled by the provider's webhook and the server's reconci
   // Every call's answer is lost (the refund's and the customer note's).
   const { agent: chaotic, client } = agent(baseURL, { faults: ["drop_response"], faultRate: 1 });
   const [r] = await run(chaotic, uniqueId("drop-hook"), 1);
-  expect(r!.outcome).toBe("reconciling");
+  // Left for the reconciler, or (when the webhook and the reconciler were
+  // quicker than the agent's next read) already settled: either way the
+  // agent itself never learnt an outcome and never retried.
+  expect(["reconciling", "completed"]).toContain(r!.outcome);
   const taskId = r!.taskId;
+  const refundEvents = (
+    await client.getExecution((await client.listExecutions(taskId)).find((e) => e.tool_call_id === "refund")!.id)
+  ).events;
+  expect(refundEvents.map((e) => e.to_status)).toContain("OUTCOME_UNKNOWN");
   // The refund's webhook reached the server: settled by the provider's own record.
   await expect
     .poll(async () => (await client.listExecutions(taskId)).find((e) => e.tool_call_id === "refund")?.status, {
