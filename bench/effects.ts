@@ -107,6 +107,8 @@ try {
           evidence: { ...outcome.evidence },
         },
         agent,
+        // The engine confirms an irreversible success with the provider before recording it: this run's sandbox.
+        deps,
       );
       task.version = done.task!.version;
     };
