@@ -56,6 +56,47 @@ export async function openText(db: Db | Tx, stored: string, expectedContext?: st
 }
 
 /**
+ * A JSON value as it is to be stored in a jsonb column: sealed whole, as one
+ * JSON string holding the envelope, when encryption at rest is on (the
+ * column's type does not change, and a reader tells the two apart by the
+ * envelope's prefix); else as given. Null and undefined stay what they are:
+ * "no value" is not confidential, and readers test for it.
+ */
+export async function sealJson<T>(
+  db: Db | Tx,
+  context: string,
+  value: T,
+  tenantId: string = DEFAULT_TENANT_ID,
+): Promise<T | string> {
+  if (value === null || value === undefined || !encryptionAtRestOn()) return value;
+  return sealText(db, context, JSON.stringify(value), tenantId);
+}
+
+/** The value a jsonb column held, opened (sealJson's reverse); a value stored in the clear is returned as it is. */
+export async function openJson(db: Db | Tx, stored: unknown, expectedContext?: string): Promise<unknown> {
+  if (!isSealed(stored)) return stored;
+  return JSON.parse(await openText(db, stored, expectedContext)) as unknown;
+}
+
+/**
+ * openJson for what a person or a caller reads (pages, API answers,
+ * exports): a value that no longer opens (its key destroyed by retention or
+ * a tenant's deletion, or altered) is shown as why, in words, so that one
+ * shredded value never takes the page or the export down with it. The
+ * engine's own decisions use openJson, which fails instead of guessing.
+ */
+export async function readableJson(db: Db | Tx, stored: unknown, expectedContext?: string): Promise<unknown> {
+  if (!isSealed(stored)) return stored;
+  return unreadableOr(() => openJson(db, stored, expectedContext));
+}
+
+/** openText's counterpart of readableJson. */
+export async function readableText(db: Db | Tx, stored: string, expectedContext?: string): Promise<string> {
+  if (!isSealed(stored)) return stored;
+  return unreadableOr(() => openText(db, stored, expectedContext));
+}
+
+/**
  * A JSON value with every sealed string in it opened (each with the context
  * it carries): for records that quote a sealed value, such as an audit
  * entry's details, when they are shown to someone allowed to read them.
@@ -79,11 +120,39 @@ export async function openSealedValues<T>(db: Db | Tx, value: T): Promise<T> {
  * opens (its key destroyed by retention or a tenant's deletion): the value
  * is replaced by why, in words, and the rest of the record is shown.
  */
-async function openOrSay(db: Db | Tx, sealed: string): Promise<string> {
+async function openOrSay(db: Db | Tx, sealed: string): Promise<unknown> {
+  // A quoted JSON value (an execution's evidence in its audit entry) was sealed as its JSON text.
+  return unreadableOr(async () => {
+    const text = await openText(db, sealed);
+    return sealedJsonContext(parseSealed(sealed)?.context) ? (JSON.parse(text) as unknown) : text;
+  });
+}
+
+async function unreadableOr<T>(read: () => Promise<T>): Promise<T | string> {
   try {
-    return await openText(db, sealed);
+    return await read();
   } catch (error) {
     if (error instanceof AppError) return `[sealed value, unreadable: ${error.message}]`;
     throw error;
   }
+}
+
+/**
+ * The places whose values are JSON sealed whole (sealJson), by
+ * `<table>.<column>`: openSealedValues gives back the JSON value, not its
+ * text, for an audit entry that quotes one.
+ */
+const sealedJsonColumns = new Set([
+  "executions.request",
+  "executions.result",
+  "executions.evidence",
+  "execution_events.evidence",
+  "effect_lookups.answer",
+  "divergence_alerts.internal",
+  "divergence_alerts.external",
+  "divergence_alerts.reconciled",
+]);
+
+function sealedJsonContext(context: string | undefined): boolean {
+  return context !== undefined && sealedJsonColumns.has(context.slice(0, context.indexOf(":")));
 }
