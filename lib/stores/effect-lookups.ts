@@ -3,6 +3,7 @@ import { AppError } from "@/lib/core/errors";
 import type { EffectLookup as LookupRow, Execution, Prisma } from "@/lib/generated/prisma/client";
 import type { Actor } from "@/lib/model/actor";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
+import { openJson, sealJson } from "@/lib/stores/field-encryption";
 
 /**
  * The owner of `effect_lookups`: the questions a `worker`-reconciled tool's
@@ -18,12 +19,28 @@ import { appendAuditEntry } from "@/lib/stores/audit-log";
  * A worker killed while holding a lookup simply stops renewing it; its lease
  * runs out and the next claim takes it with a greater fencing token, so a
  * late answer from the dead worker's token is refused.
+ *
+ * A worker's answer (the provider's record and evidence) is sealed at rest
+ * (docs/encryption.md); every row this module returns has it opened.
  */
 
 export type LookupAnswer =
   | { result: "found"; record: Record<string, unknown>; evidence?: Record<string, unknown> }
   | { result: "not_found"; evidence?: Record<string, unknown> }
   | { result: "unknown"; reason?: string };
+
+/** Where a lookup's answer is sealed: the context of its envelope. */
+function answerContext(lookupId: string): string {
+  return `effect_lookups.answer:${lookupId}`;
+}
+
+/** The row with its answer opened: the engine reconciles by it, so an answer that does not open fails the read. */
+async function opened(db: Db | Tx, row: LookupRow): Promise<LookupRow>;
+async function opened(db: Db | Tx, row: LookupRow | null): Promise<LookupRow | null>;
+async function opened(db: Db | Tx, row: LookupRow | null): Promise<LookupRow | null> {
+  if (!row || row.answer === null) return row;
+  return { ...row, answer: (await openJson(db, row.answer, answerContext(row.id))) as Prisma.JsonValue };
+}
 
 /** The lookup of the execution's current attempt. */
 export function lookupIdOf(execution: Pick<Execution, "attemptId">): string {
@@ -34,13 +51,13 @@ export async function getLookupOfAttempt(
   db: Db | Tx,
   execution: Pick<Execution, "attemptId">,
 ): Promise<LookupRow | null> {
-  return db.effectLookup.findUnique({ where: { id: lookupIdOf(execution) } });
+  return opened(db, await db.effectLookup.findUnique({ where: { id: lookupIdOf(execution) } }));
 }
 
 export async function getLookupOrThrow(db: Db | Tx, id: string): Promise<LookupRow> {
   const row = await db.effectLookup.findUnique({ where: { id } });
   if (!row) throw new AppError("not_found", `Lookup ${id} does not exist.`);
-  return row;
+  return opened(db, row);
 }
 
 /** Queues the question for the attempt (once: a second call returns the first row). */
@@ -65,7 +82,7 @@ export async function queueLookup(db: Db, execution: Execution, deadlineAt: Date
           deadline_at: deadlineAt.toISOString(),
         },
       });
-    return tx.effectLookup.findUniqueOrThrow({ where: { id } });
+    return opened(tx, await tx.effectLookup.findUniqueOrThrow({ where: { id } }));
   });
 }
 
@@ -114,7 +131,7 @@ export async function claimOldestLookup(
           ...(candidate.status === "CLAIMED" ? { taken_from: candidate.claimedBy } : {}),
         },
       });
-      return tx.effectLookup.findUniqueOrThrow({ where: { id: candidate.id } });
+      return opened(tx, await tx.effectLookup.findUniqueOrThrow({ where: { id: candidate.id } }));
     });
     if (claimed) return claimed;
   }
@@ -145,7 +162,7 @@ export async function answerLookupRow(
     where: { id: row.id, version: row.version },
     data: {
       status: "ANSWERED",
-      answer: answer as unknown as Prisma.InputJsonValue,
+      answer: (await sealJson(tx, answerContext(row.id), answer)) as unknown as Prisma.InputJsonValue,
       answeredBy: actor.identity,
       answeredAt: now,
       version: row.version + 1,
@@ -159,7 +176,7 @@ export async function answerLookupRow(
     subject: { type: "effect_lookup", id: row.id },
     details: { execution_id: row.executionId, fencing_token: fencingToken, result: answer.result },
   });
-  return tx.effectLookup.findUniqueOrThrow({ where: { id: row.id } });
+  return opened(tx, await tx.effectLookup.findUniqueOrThrow({ where: { id: row.id } }));
 }
 
 /** Past its deadline with no answer: EXPIRED (returns the row as it is after; unchanged if it was answered meanwhile). */
@@ -180,7 +197,7 @@ export async function expireLookup(db: Db, row: LookupRow, actor: Actor): Promis
           claimed_by: row.claimedBy,
         },
       });
-    return tx.effectLookup.findUniqueOrThrow({ where: { id: row.id } });
+    return opened(tx, await tx.effectLookup.findUniqueOrThrow({ where: { id: row.id } }));
   });
 }
 

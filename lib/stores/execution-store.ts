@@ -1,6 +1,6 @@
 import type { Db, Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
-import { Prisma, type Execution } from "@/lib/generated/prisma/client";
+import { Prisma, type Execution, type ExecutionEvent } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/core/ids";
 import { digestOf } from "@/lib/core/canonical-json";
 import type { Actor } from "@/lib/model/actor";
@@ -13,6 +13,7 @@ import {
   type RetryAdvice,
 } from "@/lib/model/executions/execution-rules";
 import { getInstructionsByIds, type InstructionBlock, type InstructionView } from "@/lib/stores/instructions";
+import { openJson, openText, readableJson, readableText, sealJson, sealText } from "@/lib/stores/field-encryption";
 import {
   liveReservationsAmong,
   reservationReleasedStatuses,
@@ -27,6 +28,15 @@ import {
  * lib/use-cases/executions/; reviews' decisions: lib/use-cases/reviews/; the
  * reconciler; corrections) build on this module, so none of them needs
  * another's.
+ *
+ * Sealed at rest (docs/encryption.md): a call's request, result, evidence
+ * and error, and each event's reason and evidence, are what the provider
+ * and the people deciding said about a customer's money; they are sealed
+ * here when written and opened here when read. An `Execution` row outside
+ * this module is always opened: read it with getExecutionRowOrThrow,
+ * findExecution or findExecutions, never with `db.execution` directly
+ * (a `select` of other columns is fine). The request digest
+ * (idempotency) is computed over the plaintext request, as before.
  */
 
 /** The execution ledger's own moves (a failure handed to people, a task moved on after a correction): a system identity, so no worker's lease fences them. */
@@ -70,6 +80,117 @@ export interface InstructionGuardView {
   current: InstructionView | null;
 }
 
+type SealedExecutionColumn = "request" | "result" | "evidence" | "error";
+
+/** Where an execution's confidential value is sealed: the context of its envelope. */
+function executionContext(column: SealedExecutionColumn, executionId: string): string {
+  return `executions.${column}:${executionId}`;
+}
+
+function eventContext(column: "reason" | "evidence", eventId: string): string {
+  return `execution_events.${column}:${eventId}`;
+}
+
+/** Prisma's markers for a JSON null are objects: they are written as they are, never sealed. */
+function isJsonNullMarker(value: unknown): boolean {
+  return value === Prisma.JsonNull || value === Prisma.DbNull || value === Prisma.AnyNull;
+}
+
+/** The columns of a write with each confidential value sealed for `executionId`'s row; the others as given. */
+async function sealedExecutionData<T extends Partial<Record<SealedExecutionColumn, unknown>>>(
+  tx: Tx,
+  executionId: string,
+  data: T,
+): Promise<T> {
+  const sealed: Record<string, unknown> = { ...data };
+  for (const column of ["request", "result", "evidence"] as const) {
+    const value = data[column];
+    if (value !== undefined && !isJsonNullMarker(value))
+      sealed[column] = await sealJson(tx, executionContext(column, executionId), value);
+  }
+  if (typeof data.error === "string")
+    sealed.error = await sealText(tx, executionContext("error", executionId), data.error);
+  return sealed as T;
+}
+
+/** How a read opens a sealed value: strictly (the engine) or readably (people and callers). */
+interface Openers {
+  json: (db: Db | Tx, stored: unknown, context: string) => Promise<unknown>;
+  text: (db: Db | Tx, stored: string, context: string) => Promise<string>;
+}
+
+async function openedWith(db: Db | Tx, row: Execution, open: Openers): Promise<Execution> {
+  const [request, result, evidence, error] = await Promise.all([
+    open.json(db, row.request, executionContext("request", row.id)),
+    open.json(db, row.result, executionContext("result", row.id)),
+    open.json(db, row.evidence, executionContext("evidence", row.id)),
+    row.error === null ? null : open.text(db, row.error, executionContext("error", row.id)),
+  ]);
+  return { ...row, request, result, evidence, error } as Execution;
+}
+
+/**
+ * The row with its confidential values opened, for the engine's decisions:
+ * a value that does not open (its key gone, or altered) fails the read
+ * (key_unavailable / invariant_violated), never a guess.
+ */
+function openExecution(db: Db | Tx, row: Execution): Promise<Execution> {
+  return openedWith(db, row, { json: openJson, text: openText });
+}
+
+/**
+ * The row opened for a page or an API answer: a value whose key was
+ * destroyed (crypto-shredding) reads "[sealed value, unreadable: …]" in its
+ * place, and the rest of the row is shown.
+ */
+function readableExecution(db: Db | Tx, row: Execution): Promise<Execution> {
+  return openedWith(db, row, { json: readableJson, text: readableText });
+}
+
+/** An execution row, opened (see the module's comment); null when there is none. */
+export async function findExecution(db: Db | Tx, where: Prisma.ExecutionWhereUniqueInput): Promise<Execution | null> {
+  const row = await db.execution.findUnique({ where });
+  return row ? openExecution(db, row) : null;
+}
+
+/** Execution rows, opened (see the module's comment). */
+export async function findExecutions(
+  db: Db | Tx,
+  args: Omit<Prisma.ExecutionFindManyArgs, "select" | "include" | "omit">,
+): Promise<Execution[]> {
+  const rows = await db.execution.findMany(args);
+  return Promise.all(rows.map((row) => openExecution(db, row)));
+}
+
+/** Execution rows opened for people and callers (readableExecution), as views. */
+export async function readableExecutionViews(db: Db | Tx, rows: readonly Execution[]): Promise<ExecutionView[]> {
+  return Promise.all(rows.map(async (row) => toExecutionView(await readableExecution(db, row))));
+}
+
+/** An execution's event as people and callers read it: its reason and evidence opened (readable, see readableExecution). */
+async function readableEvent(db: Db | Tx, event: ExecutionEvent): Promise<ExecutionEvent> {
+  const [reason, evidence] = await Promise.all([
+    event.reason === null ? null : readableText(db, event.reason, eventContext("reason", event.id)),
+    readableJson(db, event.evidence, eventContext("evidence", event.id)),
+  ]);
+  return { ...event, reason, evidence } as ExecutionEvent;
+}
+
+/**
+ * An event's evidence where the engine looks for its own marks (a guard's
+ * freeze, a review's release). Evidence that no longer opens holds no mark:
+ * the guard is not shown and an attempt counts as not released, the safe
+ * reading, so a shredded value never fails the review page.
+ */
+async function eventEvidence(
+  db: Db | Tx,
+  event: Pick<ExecutionEvent, "id" | "evidence">,
+): Promise<Record<string, unknown> | null> {
+  const evidence = await readableJson(db, event.evidence, eventContext("evidence", event.id));
+  return evidence !== null && typeof evidence === "object" ? (evidence as Record<string, unknown>) : null;
+}
+
+/** A row as a view; the row must be opened (every row this module returns is). */
 export function toExecutionView(row: Execution): ExecutionView {
   return {
     id: row.id,
@@ -133,7 +254,7 @@ export interface NewIntent {
 /** A call's first attempt, INTENT_RECORDED, with its event and audit entry: the one place an execution row is created. */
 export async function insertIntent(tx: Tx, intent: NewIntent, actor: Actor, now = new Date()): Promise<Execution> {
   const id = newId("exec");
-  const row = await tx.execution.create({
+  const created = await tx.execution.create({
     data: {
       id,
       taskId: intent.taskId,
@@ -144,7 +265,8 @@ export async function insertIntent(tx: Tx, intent: NewIntent, actor: Actor, now 
       tool: intent.tool,
       toolVersion: intent.toolVersion,
       irreversible: intent.irreversible,
-      request: intent.request as Prisma.InputJsonValue,
+      request: (await sealJson(tx, executionContext("request", id), intent.request)) as Prisma.InputJsonValue,
+      // Over the plaintext request, as before sealing: a retry's request is compared by it.
       requestDigest: intentDigestOf(intent.tool, intent.request, intent.compensatesId),
       status: "INTENT_RECORDED",
       version: 1,
@@ -158,6 +280,7 @@ export async function insertIntent(tx: Tx, intent: NewIntent, actor: Actor, now 
       compensatesId: intent.compensatesId,
     },
   });
+  const row: Execution = { ...created, request: intent.request as Prisma.JsonValue };
   await appendEvent(tx, row, null, intent.reason, intent.evidence, actor);
   return row;
 }
@@ -170,9 +293,10 @@ export async function moveExecution(
   options: { reason: string; evidence?: unknown; data?: Prisma.ExecutionUpdateManyMutationInput },
 ): Promise<Execution> {
   if (!canMoveExecution(existing.status, to)) throw illegalMove(existing, to);
+  const data = options.data ? await sealedExecutionData(tx, existing.id, options.data) : {};
   const { count } = await tx.execution.updateMany({
     where: { id: existing.id, version: existing.version },
-    data: { ...options.data, status: to, version: existing.version + 1, updatedAt: new Date() },
+    data: { ...data, status: to, version: existing.version + 1, updatedAt: new Date() },
   });
   if (count === 0) {
     const latest = await tx.execution.findUnique({ where: { id: existing.id } });
@@ -185,7 +309,7 @@ export async function moveExecution(
       },
     );
   }
-  const row = await tx.execution.findUniqueOrThrow({ where: { id: existing.id } });
+  const row = await openExecution(tx, await tx.execution.findUniqueOrThrow({ where: { id: existing.id } }));
   await appendEvent(tx, row, existing.status, options.reason, options.evidence, actor);
   return row;
 }
@@ -198,21 +322,28 @@ export async function appendEvent(
   evidence: unknown,
   actor: Actor,
 ): Promise<void> {
+  const id = newId("exev");
+  // The reason may quote a person's words (a review's decision) or the
+  // provider's message; the evidence is the provider's record. Both sealed,
+  // and the audit entry quotes them sealed, as stored.
+  const sealedReason = await sealText(tx, eventContext("reason", id), reason);
+  const sealedEvidence =
+    evidence === undefined ? undefined : await sealJson(tx, eventContext("evidence", id), evidence);
   await tx.executionEvent.create({
     data: {
-      id: newId("exev"),
+      id,
       executionId: row.id,
       attemptId: row.attemptId,
       fromStatus: from,
       toStatus: row.status,
       actor: actor.identity,
-      reason,
-      evidence: evidence === undefined ? Prisma.JsonNull : (evidence as Prisma.InputJsonValue),
+      reason: sealedReason,
+      evidence: sealedEvidence === undefined ? Prisma.JsonNull : (sealedEvidence as Prisma.InputJsonValue),
     },
   });
   // After the execution row's write: this transaction holds that row, so the
   // execution stream's head adds no lock order of its own.
-  await appendAuditEntry(tx, executionAuditEntry(row, from, reason, evidence, actor));
+  await appendAuditEntry(tx, executionAuditEntry(row, from, sealedReason, sealedEvidence, actor));
 }
 
 export function staleAttempt(existing: Execution, attemptId: string): AppError {
@@ -232,24 +363,29 @@ export function illegalMove(existing: Execution, to: ExecutionStatus): AppError 
   });
 }
 
+/** The row, opened, for the engine (see openExecution). */
 export async function getExecutionRowOrThrow(db: Db | Tx, executionId: string): Promise<Execution> {
-  const row = await db.execution.findUnique({ where: { id: executionId } });
+  const row = await findExecution(db, { id: executionId });
   if (!row) throw new AppError("not_found", `Execution ${executionId} does not exist.`);
   return row;
 }
 
+/** For callers and pages: values that no longer open are shown as unreadable (readableExecution). */
 export async function getExecution(db: Db, executionId: string): Promise<ExecutionView | null> {
   const row = await db.execution.findUnique({ where: { id: executionId } });
-  return row ? toExecutionView(row) : null;
+  return row ? toExecutionView(await readableExecution(db, row)) : null;
 }
 
+/** For callers and pages, like getExecution. */
 export async function listExecutions(db: Db, taskId: string): Promise<ExecutionView[]> {
   const rows = await db.execution.findMany({ where: { taskId }, orderBy: { createdAt: "asc" } });
-  return rows.map(toExecutionView);
+  return readableExecutionViews(db, rows);
 }
 
-export async function listExecutionEvents(db: Db, executionId: string) {
-  return db.executionEvent.findMany({ where: { executionId }, orderBy: { createdAt: "asc" } });
+/** For callers and pages: each event's reason and evidence opened (readable, like getExecution). */
+export async function listExecutionEvents(db: Db, executionId: string): Promise<ExecutionEvent[]> {
+  const events = await db.executionEvent.findMany({ where: { executionId }, orderBy: { createdAt: "asc" } });
+  return Promise.all(events.map((event) => readableEvent(db, event)));
 }
 
 /**
@@ -285,12 +421,10 @@ export async function releasedByReviewAt(db: Db | Tx, row: Execution): Promise<D
   const events = await db.executionEvent.findMany({
     where: { executionId: row.id, attemptId: row.attemptId, toStatus: "INTENT_RECORDED" },
     orderBy: { createdAt: "desc" },
-    select: { evidence: true, createdAt: true },
+    select: { id: true, evidence: true, createdAt: true },
   });
-  const release = events.find(
-    (e) => typeof (e.evidence as { released_by_review?: unknown } | null)?.released_by_review === "string",
-  );
-  return release?.createdAt ?? null;
+  for (const e of events) if (typeof (await eventEvidence(db, e))?.released_by_review === "string") return e.createdAt;
+  return null;
 }
 
 /** The instructions the guard named when it froze `executionId`, from the freezing event; null if it was not frozen by the guard. */
@@ -301,7 +435,7 @@ export async function guardOf(db: Db | Tx, executionId: string): Promise<Instruc
   });
   for (const ev of events) {
     const g = (
-      ev.evidence as {
+      (await eventEvidence(db, ev)) as {
         instruction_guard?: {
           kind: InstructionBlock["kind"];
           topic: string;

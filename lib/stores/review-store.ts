@@ -1,7 +1,7 @@
-import type { Tx } from "@/lib/db/client";
+import type { Db, Tx } from "@/lib/db/client";
 import { getEnv } from "@/lib/config/env";
 import { AppError } from "@/lib/core/errors";
-import type { Execution, Review, ReviewDecision } from "@/lib/generated/prisma/client";
+import type { Execution, Prisma, Review, ReviewDecision } from "@/lib/generated/prisma/client";
 import type { ReviewDecisionKind, ReviewStatus } from "@/lib/generated/prisma/enums";
 import { newId } from "@/lib/core/ids";
 import { enqueueOutbox } from "@/lib/stores/messaging";
@@ -14,6 +14,7 @@ import { appendAuditEntry } from "@/lib/stores/audit-log";
 import type { Actor } from "@/lib/model/actor";
 import { valueAtPointer } from "@/lib/model/tools/json-pointer";
 import { toolDefinitionOf } from "@/lib/stores/tool-registry";
+import { readableText, sealText } from "@/lib/stores/field-encryption";
 
 /**
  * The owner of `reviews` and `review_decisions` rows: an irreversible action
@@ -24,6 +25,16 @@ import { toolDefinitionOf } from "@/lib/stores/tool-registry";
  * (the ledger's guard, the reconciler, handFailureToPeople) and the one that
  * decides it (lib/use-cases/reviews/decide-review.ts) build on this module,
  * so none of them needs another's.
+ *
+ * Sealed at rest (docs/encryption.md): a review's reason, its customer id
+ * and every decision's reason; the audit entries quote them sealed. Every
+ * row this module returns is opened, and the reads the use cases share
+ * (findReview, findReviews) open them; nothing reads `db.review` for these
+ * columns directly. `customer_id` is sealed like the rest rather than kept
+ * searchable (no blind index): nothing filters, sorts or searches reviews by
+ * customer (the queue is ordered by created_at, filtered by status), so a
+ * keyed hash would only add a way to link one customer's reviews. A search
+ * by customer would need an HMAC blind index column (a schema change).
  *
  * Rounds: an approved re-execution whose outcome is unknown again (or whose
  * process died, found unknown by the reconciler) reopens the review as the
@@ -79,6 +90,61 @@ export interface ReviewView {
 }
 
 export type ReviewWithDecisions = Review & { decisions: ReviewDecision[] };
+
+/** Where a review's confidential value is sealed: the context of its envelope. */
+function reviewContext(column: "reason" | "customer_id", reviewId: string): string {
+  return `reviews.${column}:${reviewId}`;
+}
+
+function decisionContext(decisionId: string): string {
+  return `review_decisions.reason:${decisionId}`;
+}
+
+/**
+ * The row with its reason and customer id opened. Reviews are read by
+ * people and by decisions that never act on these words, so a value whose
+ * key was destroyed reads "[sealed value, unreadable: …]" rather than
+ * failing the queue.
+ */
+async function openedReview<T extends Review>(db: Db | Tx, row: T): Promise<T> {
+  const [reason, customerId] = await Promise.all([
+    readableText(db, row.reason, reviewContext("reason", row.id)),
+    row.customerId === null ? null : readableText(db, row.customerId, reviewContext("customer_id", row.id)),
+  ]);
+  return { ...row, reason, customerId };
+}
+
+async function openedReviewWithDecisions(db: Db | Tx, row: ReviewWithDecisions): Promise<ReviewWithDecisions> {
+  const [review, decisions] = await Promise.all([
+    openedReview(db, row),
+    Promise.all(
+      row.decisions.map(async (d) => ({ ...d, reason: await readableText(db, d.reason, decisionContext(d.id)) })),
+    ),
+  ]);
+  return { ...review, decisions };
+}
+
+const decisionsOldestFirst = {
+  decisions: { orderBy: [{ createdAt: "asc" as const }, { id: "asc" as const }] },
+} satisfies Prisma.ReviewInclude;
+
+/** A review with its decisions (oldest first), opened; null when there is none. */
+export async function findReview(
+  db: Db | Tx,
+  where: Prisma.ReviewWhereUniqueInput,
+): Promise<ReviewWithDecisions | null> {
+  const row = await db.review.findUnique({ where, include: decisionsOldestFirst });
+  return row ? openedReviewWithDecisions(db, row) : null;
+}
+
+/** Reviews with their decisions (oldest first), opened. */
+export async function findReviews(
+  db: Db | Tx,
+  args: Omit<Prisma.ReviewFindManyArgs, "select" | "include" | "omit">,
+): Promise<ReviewWithDecisions[]> {
+  const rows = await db.review.findMany({ ...args, include: decisionsOldestFirst });
+  return Promise.all(rows.map((row) => openedReviewWithDecisions(db, row)));
+}
 
 export function toReviewView(row: ReviewWithDecisions): ReviewView {
   return {
@@ -162,6 +228,7 @@ async function termsOf(
  */
 export async function openReview(tx: Tx, execution: Execution, reason: string, actor: Actor): Promise<Review> {
   const existing = await tx.review.findUnique({ where: { executionId: execution.id } });
+  const words = reason.slice(0, 2000);
   if (existing) {
     const status: ReviewStatus = existing.status === "ESCALATED" ? "ESCALATED" : "OPEN";
     const { count } = await tx.review.updateMany({
@@ -169,7 +236,7 @@ export async function openReview(tx: Tx, execution: Execution, reason: string, a
       data: {
         status,
         decidedAt: null,
-        reason: reason.slice(0, 2000),
+        reason: await sealText(tx, reviewContext("reason", existing.id), words),
         round: existing.round + 1,
         version: existing.version + 1,
       },
@@ -190,15 +257,19 @@ export async function openReview(tx: Tx, execution: Execution, reason: string, a
     });
     const reopened = await tx.review.findUniqueOrThrow({ where: { id: existing.id } });
     await appendAuditEntry(tx, reviewOpenedAuditEntry(reopened, actor));
-    return reopened;
+    return openedReview(tx, reopened);
   }
+  const id = newId("rev");
+  const terms = await termsOf(tx, execution);
   const review = await tx.review.create({
     data: {
-      id: newId("rev"),
+      id,
       taskId: execution.taskId,
       executionId: execution.id,
-      reason: reason.slice(0, 2000),
-      ...(await termsOf(tx, execution)),
+      reason: await sealText(tx, reviewContext("reason", id), words),
+      ...terms,
+      customerId:
+        terms.customerId === null ? null : await sealText(tx, reviewContext("customer_id", id), terms.customerId),
       status: "OPEN",
       version: 1,
     },
@@ -214,7 +285,7 @@ export async function openReview(tx: Tx, execution: Execution, reason: string, a
     },
   });
   await appendAuditEntry(tx, reviewOpenedAuditEntry(review, actor));
-  return review;
+  return { ...review, reason: words, customerId: terms.customerId };
 }
 
 /**
@@ -245,7 +316,7 @@ export async function closeReviewForExecution(
   });
   const closed = await tx.review.findUniqueOrThrow({ where: { id: review.id } });
   await appendAuditEntry(tx, reviewClosedAuditEntry(closed, note, actor));
-  return closed;
+  return openedReview(tx, closed);
 }
 
 /** CAS on the review's version; whatever else changes, the version moves by one. */
@@ -259,11 +330,11 @@ export async function casReview(
     data: { ...data, version: review.version + 1 },
   });
   if (count === 0) {
-    const fresh = await tx.review.findUnique({ where: { id: review.id }, include: { decisions: true } });
+    const fresh = await findReview(tx, { id: review.id });
     if (!fresh) throw new AppError("not_found", `Review ${review.id} does not exist.`);
     throw reviewConflict(fresh, review.version);
   }
-  return tx.review.findUniqueOrThrow({ where: { id: review.id } });
+  return openedReview(tx, await tx.review.findUniqueOrThrow({ where: { id: review.id } }));
 }
 
 /**
@@ -277,19 +348,16 @@ export async function recordReviewDecision(
   decision: { round: number; kind: ReviewDecisionKind; reason: string },
   actor: Actor,
 ): Promise<void> {
+  const id = newId("revd");
+  // A person's words: sealed in the row, and the audit entry quotes them sealed.
+  const reason = await sealText(tx, decisionContext(id), decision.reason);
   await tx.reviewDecision.create({
-    data: {
-      id: newId("revd"),
-      reviewId: review.id,
-      round: decision.round,
-      kind: decision.kind,
-      actor: actor.identity,
-      reason: decision.reason,
-    },
+    data: { id, reviewId: review.id, round: decision.round, kind: decision.kind, actor: actor.identity, reason },
   });
-  await appendAuditEntry(tx, reviewDecidedAuditEntry(review, decision.kind, decision.reason, actor));
+  await appendAuditEntry(tx, reviewDecidedAuditEntry(review, decision.kind, reason, actor));
 }
 
+/** `fresh` as findReview reads it (opened). */
 export function reviewConflict(fresh: ReviewWithDecisions, expected: number): AppError {
   return new AppError(
     "version_conflict",

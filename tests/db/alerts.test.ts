@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { openSealedValues } from "@/lib/stores/field-encryption";
 import { reconcileAlert } from "@/lib/use-cases/alerts/alert-actions";
 import { listAlerts } from "@/lib/use-cases/alerts/alert-queries";
 import {
@@ -39,7 +40,12 @@ import { sandbox } from "@/tests/sandbox/helpers";
 const db = useTestDatabase();
 
 async function auditOf(alertId: string) {
-  return db.auditEntry.findMany({ where: { stream: `divergence_alert:${alertId}` }, orderBy: { seq: "asc" } });
+  // As people read them: the sealed values they quote opened.
+  const entries = await db.auditEntry.findMany({
+    where: { stream: `divergence_alert:${alertId}` },
+    orderBy: { seq: "asc" },
+  });
+  return Promise.all(entries.map(async (e) => ({ ...e, details: await openSealedValues(db, e.details) })));
 }
 
 async function openAlert(

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import { listAuditEntries, verifyAuditChains, type AuditEntry } from "@/lib/stores/audit-log";
 import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoint";
 import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
@@ -139,7 +140,7 @@ describe("audit wiring", () => {
     );
     if (intent.kind !== "proceed") throw new Error("expected proceed");
     await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
-    const row = await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
+    const row = await getExecutionRowOrThrow(db, intent.execution.id);
     await lostAnswer(s.url, row);
     await recordOutcome(db, row.id, { attempt_id: row.attemptId, outcome: "unknown", error: "timeout" }, agent);
     const reconciled = await reconcileExecution(db, row.id, connectorsFor(s.url));

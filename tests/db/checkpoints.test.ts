@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import type { Db } from "@/lib/db/client";
 import { canonicalCheckpointJson } from "@/lib/model/checkpoints/checkpoint-canonical";
 import { signPayload, type CheckpointKeyring } from "@/lib/model/checkpoints/checkpoint-keys";
@@ -112,7 +113,7 @@ async function effect(
   await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
   const provider = await sandbox();
   const deps = connectorsFor(provider.url);
-  const row = await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
+  const row = await getExecutionRowOrThrow(db, intent.execution.id);
   const outcome = await recordOutcome(db, row.id, await successMadeAt(deps, row), agent, deps);
   return { task: { id: task.id, version: outcome.task!.version }, execution: outcome.execution };
 }
@@ -505,7 +506,7 @@ describe("restoring a checkpoint", () => {
       );
       if (intent.kind === "receipt") return { kind: "receipt", version, executionId: intent.execution.id };
       const sent = await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
-      const row = await db.execution.findUniqueOrThrow({ where: { id: sent.id } });
+      const row = await getExecutionRowOrThrow(db, sent.id);
       const outcome = await performEffect(row, connectors);
       if (outcome.kind !== "succeeded") throw new Error(`provider said ${outcome.kind}`);
       const recorded = await recordOutcome(
@@ -529,7 +530,7 @@ describe("restoring a checkpoint", () => {
     task = await step({ id: task.id, version: first.version }, undefined, {
       subtasks: [{ id: "issue-refund", status: "COMPLETED" }],
     });
-    const key = (await db.execution.findUniqueOrThrow({ where: { id: first.executionId } })).idempotencyKey;
+    const key = (await getExecutionRowOrThrow(db, first.executionId)).idempotencyKey;
     expect(await refundsUnderKey(provider.url, key)).toBe(1);
 
     const before = (await listCheckpoints(db, task.id)).find((c) => c.trigger === "before_irreversible_effect")!;
@@ -550,7 +551,7 @@ describe("restoring a checkpoint", () => {
     expect(resumed).toEqual({ kind: "receipt", version: restored.task.version, executionId: first.executionId });
     expect(await refundsUnderKey(provider.url, key)).toBe(1);
     expect(await db.execution.count({ where: { taskId: task.id } })).toBe(1);
-    expect((await db.execution.findUniqueOrThrow({ where: { id: first.executionId } })).attempt).toBe(1);
+    expect((await getExecutionRowOrThrow(db, first.executionId)).attempt).toBe(1);
   });
 });
 

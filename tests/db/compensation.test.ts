@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openSealedValues } from "@/lib/stores/field-encryption";
+import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import { HttpToolLookupConnector } from "@/lib/connectors/tool-lookup/http-lookup";
 import type { ConnectorDeps } from "@/lib/connectors/effects";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
@@ -6,7 +8,7 @@ import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
 import { decideReview } from "@/lib/use-cases/reviews/decide-review";
-import { agent, alice, failure, runningTask, taskStatusOf, unreachable } from "@/tests/helpers/effects";
+import { agent, alice, failure, runningTask, taskStatusOf, unreachable, reviewRow } from "@/tests/helpers/effects";
 import { payout, payoutTool, registered, sentCall } from "@/tests/helpers/registered-tools";
 import { lookupServer, type LookupMode } from "@/tests/helpers/lookup-server";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
@@ -138,7 +140,9 @@ describe("an agent compensating (a workflow step)", () => {
     const audited = await db.auditEntry.findFirst({
       where: { subjectId: undo.id, action: "execution.intent_recorded" },
     });
-    expect(audited?.details).toMatchObject({ reason: `intent recorded: compensates ${effect.id}` });
+    expect(await openSealedValues(db, audited?.details)).toMatchObject({
+      reason: `intent recorded: compensates ${effect.id}`,
+    });
 
     // The link is part of the call: a replay that drops it is another call.
     const version = await versionOf(effect.taskId);
@@ -168,7 +172,7 @@ describe("a person compensating in a review", () => {
     modes.set(call.idempotencyKey, { kind: "unknown" });
     await recordOutcome(db, call.id, { attempt_id: call.attemptId, outcome: "unknown", error: "timeout" }, agent);
     await reconcileExecution(db, call.id, verity);
-    const review = await db.review.findUniqueOrThrow({ where: { executionId: call.id } });
+    const review = await reviewRow(db, { executionId: call.id });
     return { call, review };
   }
 
@@ -230,7 +234,7 @@ describe("a person compensating in a review", () => {
         agent,
       );
       await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
-      return db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
+      return getExecutionRowOrThrow(db, intent.execution.id);
     };
     const other = await call("compensate.call-1", "comp.final");
     modes.set(other.idempotencyKey, { kind: "found" });
@@ -250,7 +254,7 @@ describe("a person compensating in a review", () => {
       agent,
     );
     await reconcileExecution(db, payoutCall.id, verity);
-    const review = await db.review.findUniqueOrThrow({ where: { executionId: payoutCall.id } });
+    const review = await reviewRow(db, { executionId: payoutCall.id });
     modes.set(payoutCall.idempotencyKey, { kind: "found" });
     const decided = await decideReview(
       db,
@@ -288,8 +292,7 @@ describe("a person compensating in a review", () => {
       ),
     );
     expect(nothing.invariants).toEqual(["accept_evidence_requires_provider_record"]);
-    for (const id of [final.review.id, review.id])
-      expect((await db.review.findUniqueOrThrow({ where: { id } })).status).toBe("OPEN");
+    for (const id of [final.review.id, review.id]) expect((await reviewRow(db, { id })).status).toBe("OPEN");
     expect(await db.execution.count({ where: { compensatesId: { in: [call.id, final.call.id] } } })).toBe(0);
     expect(await taskStatusOf(db, call.taskId)).toBe("WAITING_FOR_HUMAN");
   });

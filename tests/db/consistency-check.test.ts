@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import {
   checkConsistency,
   fetchProviderRecords,
@@ -62,7 +63,7 @@ async function completedRefund(
   );
   if (intent.kind !== "proceed") throw new Error(`intent: ${intent.kind}`);
   await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
-  const row = await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
+  const row = await getExecutionRowOrThrow(db, intent.execution.id);
   const deps = connectorsFor(baseUrl);
   const outcome = await performEffect(row, deps);
   if (outcome.kind !== "succeeded") throw new Error(`refund: ${outcome.kind}`);
@@ -92,7 +93,7 @@ async function completedRefund(
     },
     agent,
   );
-  return { taskId: task.id, execution: await db.execution.findUniqueOrThrow({ where: { id: row.id } }) };
+  return { taskId: task.id, execution: await getExecutionRowOrThrow(db, row.id) };
 }
 
 describe("consistent data: no finding", () => {
@@ -275,7 +276,7 @@ describe("broken data: each problem found by name", () => {
         );
         if (intent.kind !== "proceed") throw new Error(intent.kind);
         await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
-        const row = await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
+        const row = await getExecutionRowOrThrow(db, intent.execution.id);
         const deps = connectorsFor(s.url);
         const outcome = await performEffect(row, deps);
         if (outcome.kind !== "succeeded") throw new Error(outcome.kind);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import { loadDashboard, minuteWindow, dayWindow, type DashboardData } from "@/lib/adapters/console/dashboard/dashboard";
 import { listExecutionsAcrossTasks } from "@/lib/adapters/console/executions/executions";
 import { raiseDivergence } from "@/lib/use-cases/alerts/divergence";
@@ -168,9 +169,7 @@ describe("a database with work in it, made through the engine", () => {
     // Unknown outcomes and frozen executions, with their age.
     expect(d.unknownOutcomes.count).toBe(1);
     expect(d.unknownOutcomes.frozen).toBe(1);
-    expect(d.unknownOutcomes.oldestSince).toBe(
-      (await db.execution.findUniqueOrThrow({ where: { id: unknown.id } })).updatedAt.toISOString(),
-    );
+    expect(d.unknownOutcomes.oldestSince).toBe((await getExecutionRowOrThrow(db, unknown.id)).updatedAt.toISOString());
     expect(d.unknownOutcomes.buckets.map((b) => [b.key, b.OUTCOME_UNKNOWN, b.NEEDS_HUMAN])).toEqual([
       ["lt5m", 1, 1],
       ["lt1h", 0, 0],

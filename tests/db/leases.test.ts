@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import type { Db } from "@/lib/db/client";
 import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
@@ -181,9 +182,7 @@ describe("leases and fencing tokens", () => {
       workerA,
     );
     expect(intent.kind).toBe("proceed");
-    expect((await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } })).leaseToken).toBe(
-      BigInt(x.fencingToken),
-    );
+    expect((await getExecutionRowOrThrow(db, intent.execution.id)).leaseToken).toBe(BigInt(x.fencingToken));
     await pastExpiry(taskId); // X stalls between intent and send, past its lease
     const y = await acquireLease(db, taskId, {}, workerA);
     // X, fenced, may neither send (with or without its token) nor replay the intent as its own.
@@ -201,18 +200,14 @@ describe("leases and fencing tokens", () => {
     expect(await codeOf(recordIntent(db, taskId, { ...replay, fencing_token: x.fencingToken }, workerA))).toBe(
       "lease_conflict",
     );
-    expect((await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } })).status).toBe(
-      "INTENT_RECORDED",
-    );
+    expect((await getExecutionRowOrThrow(db, intent.execution.id)).status).toBe("INTENT_RECORDED");
     // Y, the current lease, resumes the same attempt and sends it; the attempt is now Y's.
     expect((await recordIntent(db, taskId, { ...replay, fencing_token: y.fencingToken }, workerA)).kind).toBe(
       "proceed",
     );
     const sent = await markSent(db, intent.execution.id, { ...attempt, fencing_token: y.fencingToken }, workerA);
     expect(sent.status).toBe("SENT");
-    expect((await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } })).leaseToken).toBe(
-      BigInt(y.fencingToken),
-    );
+    expect((await getExecutionRowOrThrow(db, intent.execution.id)).leaseToken).toBe(BigInt(y.fencingToken));
     // Y's retry of its own markSent is answered; X's is refused: it must not send too.
     expect(
       (await markSent(db, intent.execution.id, { ...attempt, fencing_token: y.fencingToken }, workerA)).status,

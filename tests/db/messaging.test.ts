@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import { performEffect } from "@/lib/connectors/effects";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { verifyWebhookSignature } from "@/lib/connectors/sandbox/webhook-signature";
@@ -100,7 +101,7 @@ describe("sandbox refund.succeeded webhooks", () => {
     });
     expect(results[1]!.result).toEqual(results[0]!.result);
 
-    const settled = await db.execution.findUniqueOrThrow({ where: { id: execution.id } });
+    const settled = await getExecutionRowOrThrow(db, execution.id);
     expect(settled.status).toBe("RECONCILED_SUCCEEDED");
     expect(settled.evidence).toMatchObject({ source: "webhook", provider: { event_id: bodies[0]!.id } });
     const transitions = await listTransitions(db, execution.taskId);
@@ -147,7 +148,7 @@ describe("sandbox refund.succeeded webhooks", () => {
       outcome: "corrected_after_failure",
       status: "RECONCILED_SUCCEEDED",
     });
-    const settled = await db.execution.findUniqueOrThrow({ where: { id: execution.id } });
+    const settled = await getExecutionRowOrThrow(db, execution.id);
     expect(settled.evidence).toMatchObject({
       source: "webhook",
       earlier: { status: "FAILED", error: "connection reset" },

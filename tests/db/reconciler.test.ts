@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { openedAlert } from "@/lib/use-cases/alerts/divergence";
 import { startBackgroundLoop } from "@/lib/jobs/background";
 import { performEffect } from "@/lib/connectors/effects";
 import { resolveDivergence } from "@/lib/use-cases/alerts/divergence";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
-import { listExecutionEvents } from "@/lib/stores/execution-store";
+import { listExecutionEvents, getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import {
   reconcileDue,
   reconcileExecution,
@@ -32,6 +33,7 @@ import {
   successMadeAt,
   taskStatusOf,
   unreachable,
+  reviewRow,
 } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 import { post, sandbox, waitFor } from "@/tests/sandbox/helpers";
@@ -213,7 +215,7 @@ describe("reconcileExecution", () => {
 
     const result = await reconcileExecution(db, execution.id, connectorsFor(s.url), { now: afterTimeout() });
     expect(result.action).toBe("effect_mismatch");
-    const alert = await db.divergenceAlert.findUniqueOrThrow({ where: { id: result.alertId } });
+    const alert = await openedAlert(db, await db.divergenceAlert.findUniqueOrThrow({ where: { id: result.alertId } }));
     expect(alert).toMatchObject({
       kind: "effect_mismatch",
       status: "OPEN",
@@ -228,7 +230,7 @@ describe("reconcileExecution", () => {
     expect((await row(execution.id)).status).toBe("NEEDS_HUMAN");
     expect(await taskStatus(execution.taskId)).toBe("WAITING_FOR_HUMAN");
 
-    const review = await db.review.findUniqueOrThrow({ where: { executionId: execution.id } });
+    const review = await reviewRow(db, { executionId: execution.id });
     const refused = await failure(
       decideReview(
         db,
@@ -261,7 +263,7 @@ describe("reconcileExecution", () => {
       agent,
     );
     await reconcileExecution(db, execution.id, unreachable);
-    const review = await db.review.findUniqueOrThrow({ where: { executionId: execution.id } });
+    const review = await reviewRow(db, { executionId: execution.id });
     // The process dies at the call: SENT (attempt 2) is committed, nothing reaches the provider.
     const dying = {
       ...connectorsFor(s.url),
@@ -290,7 +292,7 @@ describe("reconcileExecution", () => {
       ["RECONCILED_FAILED", "NEEDS_HUMAN"],
     ]);
     expect(await taskStatus(execution.taskId)).toBe("WAITING_FOR_HUMAN");
-    expect(await db.review.findUniqueOrThrow({ where: { id: review.id } })).toMatchObject({ status: "OPEN", round: 2 });
+    expect(await reviewRow(db, { id: review.id })).toMatchObject({ status: "OPEN", round: 2 });
     expect(await refundsUnderKey(s.url, execution.idempotencyKey)).toBe(0);
   });
 
@@ -314,7 +316,10 @@ describe("reconcileExecution", () => {
     const result = await reconcileExecution(db, execution.id, connectorsFor(s.url));
     expect(result).toMatchObject({ action: "reconciled_succeeded", task: null });
     expect(await taskStatus(execution.taskId)).toBe("CANCELLED");
-    const alert = await db.divergenceAlert.findFirstOrThrow({ where: { executionId: execution.id } });
+    const alert = await openedAlert(
+      db,
+      await db.divergenceAlert.findFirstOrThrow({ where: { executionId: execution.id } }),
+    );
     expect(alert).toMatchObject({
       kind: "effect_after_task_ended",
       internal: { task_status: "CANCELLED", execution_status: "RECONCILED_SUCCEEDED" },
@@ -363,7 +368,7 @@ describe("reconcileDue", () => {
       expect(events.filter((ev) => ev.toStatus === "RECONCILED_SUCCEEDED")).toHaveLength(1);
       expect((await listTransitions(own, e.taskId)).filter((tr) => tr.toStatus === "VALIDATING")).toHaveLength(1);
     }
-    expect((await own.execution.findUniqueOrThrow({ where: { id: live.id } })).status).toBe("SENT");
+    expect((await getExecutionRowOrThrow(own, live.id)).status).toBe("SENT");
     // Later the live worker's SENT is stale and its effect was never made: due, and not found.
     const stale = await reconcileDue(own, deps, { now: afterTimeout() });
     expect(stale.results.map((r) => [r.executionId, r.action])).toEqual([[live.id, "reconciled_failed"]]);
@@ -388,9 +393,7 @@ describe("reconcileDue", () => {
     const [first, second] = await Promise.all([loop.runOnce(), loop.runOnce()]);
     expect(first).toBe(second);
     expect(first).toMatchObject({ reconciled: 1, errors: 0 });
-    expect((await own.execution.findUniqueOrThrow({ where: { id: execution.id } })).status).toBe(
-      "RECONCILED_SUCCEEDED",
-    );
+    expect((await getExecutionRowOrThrow(own, execution.id)).status).toBe("RECONCILED_SUCCEEDED");
     expect(delivered).toContain("execution.reconciled");
     expect(lines.some((l) => l.includes("1 reconciled_succeeded"))).toBe(true);
     await loop.stop();
@@ -458,7 +461,7 @@ describe("verifySettled", () => {
     );
     // Recorded failed, and the provider has the refund we asked for: the provider's word wins (success-after-failure.ts).
     expect(summary.corrected.map((c) => c.executionId)).toEqual([found.id]);
-    expect(await own.execution.findUniqueOrThrow({ where: { id: found.id } })).toMatchObject({
+    expect(await getExecutionRowOrThrow(own, found.id)).toMatchObject({
       status: "RECONCILED_SUCCEEDED",
       evidence: {
         source: "lookup",
@@ -466,7 +469,7 @@ describe("verifySettled", () => {
         record: { idempotency_key: found.idempotencyKey },
       },
     });
-    const alerts = await own.divergenceAlert.findMany();
+    const alerts = await Promise.all((await own.divergenceAlert.findMany()).map((a) => openedAlert(own, a)));
     const byKind = Object.fromEntries(alerts.map((a) => [a.kind, a]));
     expect(byKind.effect_missing_at_provider?.internal).toMatchObject({
       execution_status: "SUCCEEDED",

@@ -11,7 +11,7 @@ import { retireTool } from "@/lib/use-cases/tools/retire-tool";
 import { recordInstruction } from "@/lib/stores/instructions";
 import type { Actor } from "@/lib/model/actor";
 import { getToolOrThrow, listTools } from "@/lib/use-cases/tools/get-tool";
-import { agent, alice, failure, runningTask, taskStatusOf, unreachable } from "@/tests/helpers/effects";
+import { agent, alice, failure, runningTask, taskStatusOf, unreachable, reviewRow } from "@/tests/helpers/effects";
 import { admin, payout, payoutTool, registered, sentCall } from "@/tests/helpers/registered-tools";
 import { lookupServer, type LookupMode } from "@/tests/helpers/lookup-server";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
@@ -172,7 +172,7 @@ describe("a registered call the instruction guard froze", () => {
         agent,
       );
       expect(frozen.kind).toBe("blocked");
-      const review = await db.review.findUniqueOrThrow({ where: { executionId: frozen.execution.id } });
+      const review = await reviewRow(db, { executionId: frozen.execution.id });
       const decided = await decideReview(
         db,
         review.id,
@@ -264,7 +264,7 @@ describe("an http-reconciled tool, looked up at its owner's signed endpoint", ()
     const result = await reconcileExecution(db, call.id, verity());
     expect(result).toMatchObject({ action: "needs_human", lookup: "unknown" });
     expect(result.execution.status).toBe("NEEDS_HUMAN");
-    const review = await db.review.findUniqueOrThrow({ where: { executionId: call.id } });
+    const review = await reviewRow(db, { executionId: call.id });
     expect(review.reason).toContain(reason);
   });
 
@@ -272,7 +272,7 @@ describe("an http-reconciled tool, looked up at its owner's signed endpoint", ()
     const call = await unknownCall({ kind: "found" });
     const result = await reconcileExecution(db, call.id, verity("a-different-secret"));
     expect(result.action).toBe("needs_human");
-    expect((await db.review.findUniqueOrThrow({ where: { executionId: call.id } })).reason).toContain("401");
+    expect((await reviewRow(db, { executionId: call.id })).reason).toContain("401");
   });
 
   it("a success report stands only on the owner's record; approve & execute releases the call to its agent, who sends it under the same key", async () => {
@@ -291,7 +291,7 @@ describe("an http-reconciled tool, looked up at its owner's signed endpoint", ()
 
     const call = await unknownCall({ kind: "unknown" });
     await reconcileExecution(db, call.id, verity());
-    const review = await db.review.findUniqueOrThrow({ where: { executionId: call.id } });
+    const review = await reviewRow(db, { executionId: call.id });
     const decided = await decideReview(
       db,
       review.id,

@@ -21,6 +21,7 @@ import {
   refundsUnderKey,
   taskStatusOf,
   unreachable,
+  reviewRow,
 } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 import { sandbox } from "@/tests/sandbox/helpers";
@@ -50,7 +51,7 @@ async function frozenRefund(
   expect((await reconcileExecution(db, execution.id, unreachable)).action).toBe("needs_human");
   return {
     execution: await row(execution.id),
-    review: await db.review.findUniqueOrThrow({ where: { executionId: execution.id } }),
+    review: await reviewRow(db, { executionId: execution.id }),
   };
 }
 
@@ -296,9 +297,9 @@ describe("other decisions", () => {
     });
     expect(decided.review.decidedAt).not.toBeNull();
     expect((await row(execution.id)).error).toContain("duplicate request from the customer");
-    expect((await listTransitions(db, execution.taskId)).at(-1)?.reason).toContain(
-      "duplicate request from the customer",
-    );
+    // The words stay with the decision (sealed at rest); the task's transition, not sealed, names the review.
+    expect(decided.review.decisions.at(-1)?.reason).toBe("duplicate request from the customer");
+    expect((await listTransitions(db, execution.taskId)).at(-1)?.reason).toContain(`review ${review.id} rejected`);
     expect(await refundsUnderKey(s.url, execution.idempotencyKey)).toBe(0);
     const again = await failure(
       decideReview(
@@ -329,7 +330,7 @@ describe("other decisions", () => {
       invariants: ["accept_evidence_requires_provider_record"],
       details: { lookup: { kind: "not_found" } },
     });
-    expect(await db.review.findUniqueOrThrow({ where: { id: review.id } })).toMatchObject({
+    expect(await reviewRow(db, { id: review.id })).toMatchObject({
       version: 1,
       status: "OPEN",
     });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
-import { listExecutionEvents, type ExecutionView } from "@/lib/stores/execution-store";
+import { listExecutionEvents, type ExecutionView, getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import { acquireLease, releaseLease, type LeaseView } from "@/lib/stores/leases";
 import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
@@ -62,10 +62,7 @@ async function takenOverWhileSent(options: { made?: boolean } = {}): Promise<Tak
   await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, workerA);
   let refundId: string | null = null;
   if (options.made) {
-    const made = await performEffect(
-      await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } }),
-      deps,
-    );
+    const made = await performEffect(await getExecutionRowOrThrow(db, intent.execution.id), deps);
     if (made.kind !== "succeeded") throw new Error(`the provider did not make the refund: ${made.message}`);
     refundId = made.record.id;
   }
@@ -189,7 +186,7 @@ describe("an outcome reported under a stale fencing token", () => {
       ),
     );
     expect(refused).toMatchObject({ code: "invariant_violated", invariants: ["success_requires_matching_evidence"] });
-    expect((await db.execution.findUniqueOrThrow({ where: { id: s.execution.id } })).status).toBe("SENT");
+    expect((await getExecutionRowOrThrow(db, s.execution.id)).status).toBe("SENT");
   });
 
   it("a known failure is recorded for the new holder, who retries under the same key", async () => {

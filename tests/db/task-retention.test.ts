@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import type { Db } from "@/lib/db/client";
 import type { Actor } from "@/lib/model/actor";
 import { parseEnvValues } from "@/lib/config/env";
@@ -85,7 +86,7 @@ async function finishedTaskInEveryStore(): Promise<Fixture> {
     { attempt_id: intent.execution.attemptId, outcome: "succeeded", evidence: { execution_id: executionId } },
     agent,
   );
-  const execution = await db.execution.findUniqueOrThrow({ where: { id: executionId } });
+  const execution = await getExecutionRowOrThrow(db, executionId);
 
   // A review people decided, an alert a person resolved, a lookup that expired.
   const reviewId = await db.$transaction(async (tx) => {

@@ -4,6 +4,9 @@ import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
 import type { Db } from "@/lib/db/client";
 import { performEffect, type ConnectorDeps, type EffectOutcome } from "@/lib/connectors/effects";
 import { markSent } from "@/lib/use-cases/executions/mark-sent";
+import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
+import { findReview, type ReviewWithDecisions } from "@/lib/stores/review-store";
+import type { Prisma } from "@/lib/generated/prisma/client";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
@@ -51,7 +54,7 @@ export async function refundExecution(
   );
   expect(intent.kind).toBe("proceed");
   if (options.sent ?? true) await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
-  return db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
+  return getExecutionRowOrThrow(db, intent.execution.id);
 }
 
 /** A CRM note's intent, marked SENT: a reversible effect, whose success report stands on its own evidence. */
@@ -70,11 +73,19 @@ export async function noteExecution(db: Db): Promise<Execution> {
   );
   expect(intent.kind).toBe("proceed");
   await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
-  return db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
+  return getExecutionRowOrThrow(db, intent.execution.id);
 }
 
+/** The row as the engine reads it: its sealed values opened (lib/stores/execution-store.ts). */
 export function executionRow(db: Db, id: string): Promise<Execution> {
-  return db.execution.findUniqueOrThrow({ where: { id } });
+  return getExecutionRowOrThrow(db, id);
+}
+
+/** A review as the store reads it: its reason and customer opened (lib/stores/review-store.ts). */
+export async function reviewRow(db: Db, where: Prisma.ReviewWhereUniqueInput): Promise<ReviewWithDecisions> {
+  const review = await findReview(db, where);
+  if (!review) throw new Error(`no review where ${JSON.stringify(where)}`);
+  return review;
 }
 
 export async function taskStatusOf(db: Db, taskId: string): Promise<string> {

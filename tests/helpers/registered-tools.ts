@@ -1,4 +1,5 @@
 import { expect } from "vitest";
+import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import type { Db } from "@/lib/db/client";
 import type { Actor } from "@/lib/model/actor";
 import { markSent } from "@/lib/use-cases/executions/mark-sent";
@@ -55,5 +56,5 @@ export async function sentCall(db: Db, tool: string, request: Record<string, unk
   );
   expect(intent.kind).toBe("proceed");
   await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
-  return db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
+  return getExecutionRowOrThrow(db, intent.execution.id);
 }

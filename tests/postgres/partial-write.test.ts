@@ -19,6 +19,7 @@
  * transition row). Killing a connection that has nothing uncommitted proves
  * nothing, hence the probe before every kill.
  */
+import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import { fork, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import pg from "pg";
@@ -241,7 +242,7 @@ describe("a connection killed mid-transaction leaves no partial state", () => {
     const sent = await markSent(database.db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
     // The refund is made at a provider, which the engine asks before it records the success.
     const deps = connectorsFor((await sandbox()).url);
-    const report = await successMadeAt(deps, await database.db.execution.findUniqueOrThrow({ where: { id: sent.id } }));
+    const report = await successMadeAt(deps, await getExecutionRowOrThrow(database.db, sent.id));
     const before = await everyTable();
     const taskBefore = await taskRow(task.id);
 

@@ -13,6 +13,7 @@ import {
   type ReconcileResult,
 } from "@/lib/use-cases/reconciliation/reconciler";
 import type { Actor } from "@/lib/model/actor";
+import { findExecution } from "@/lib/stores/execution-store";
 
 /**
  * The reconcile action on an alert: settle the execution with the provider
@@ -94,7 +95,7 @@ export async function reconcileAlert(
     if (!isAppError(error) || error.code === "not_found") throw error;
     reconciled = { action: "error", message: error.message };
   }
-  const execution = await db.execution.findUnique({ where: { id: alert.executionId } });
+  const execution = await findExecution(db, { id: alert.executionId });
   if (!execution) throw new AppError("not_found", `Execution ${alert.executionId} does not exist.`);
   const lookup = await lookUpEffect(db, execution, deps, { timeoutMs: options.lookupTimeoutMs });
   const finding = judgeAgreement(execution, lookup);

@@ -12,6 +12,7 @@ import {
   isBlocking,
 } from "@/lib/model/alerts/alert-kinds";
 import { parseOrThrow } from "@/lib/core/validation";
+import { openedAlert } from "@/lib/use-cases/alerts/divergence";
 
 /** Reads of the alerts centre: the filtered, keyset-paged list and one alert with its history. */
 
@@ -50,13 +51,14 @@ export async function listAlerts(db: Db, raw: ListAlertsQuery): Promise<AlertPag
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
     take: q.limit + 1,
   });
-  const items = rows.slice(0, q.limit);
+  const items = await Promise.all(rows.slice(0, q.limit).map((row) => openedAlert(db, row)));
   const last = items[items.length - 1];
   return { items, nextCursor: rows.length > q.limit && last ? encodeCursor(last) : null };
 }
 
 export async function getAlert(db: Db, id: string): Promise<DivergenceAlert | null> {
-  return db.divergenceAlert.findUnique({ where: { id } });
+  const row = await db.divergenceAlert.findUnique({ where: { id } });
+  return row ? openedAlert(db, row) : null;
 }
 
 export async function getAlertOrThrow(db: Db, id: string): Promise<DivergenceAlert> {
@@ -108,7 +110,7 @@ export async function unresolvedAlertsOfTask(
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
     take: 50,
   });
-  return rows.map((r) => ({ ...r, blocking: isBlocking(r) }));
+  return Promise.all(rows.map(async (r) => ({ ...(await openedAlert(db, r)), blocking: isBlocking(r) })));
 }
 
 /** An alert page's cursor: the last row's (created_at, id). */

@@ -22,6 +22,7 @@ import { toTaskView, type TaskView } from "@/lib/stores/tasks/task-views";
 import type { Actor } from "@/lib/model/actor";
 import { getWorkflowByDigest } from "@/lib/model/workflows";
 import { evaluateTransition } from "@/lib/model/tasks/transition-rules";
+import { readableJson, readableText, sealJson, sealText } from "@/lib/stores/field-encryption";
 
 /**
  * The owner of `divergence_alerts`: everything the spec calls stale or
@@ -31,8 +32,37 @@ import { evaluateTransition } from "@/lib/model/tasks/transition-rules";
  * its audit entry in the same transaction. While a blocking alert
  * (alert-kinds.ts) is open or escalated on a task, nothing irreversible
  * proceeds on it (record-intent.ts and decide-review.ts ask hasOpenDivergence).
+ *
+ * Sealed at rest (docs/encryption.md): `internal` and `external` (the
+ * ledger's and the provider's view of an effect: requests, records,
+ * evidence, customer ids) and `resolution` (a person's words), with the
+ * audit entries quoting them sealed. Every alert this module and
+ * alert-queries.ts return is opened (openedAlert). The message stays in the
+ * clear: it is the system's sentence naming kinds, fields and ids, never
+ * their values, and it is what lists show.
  */
 export type { AlertKind, DivergenceKind } from "@/lib/model/alerts/alert-kinds";
+
+type SealedAlertColumn = "internal" | "external" | "resolution" | "reconciled";
+
+/** Where an alert's confidential value is sealed: the context of its envelope. */
+function alertContext(column: SealedAlertColumn, alertId: string): string {
+  return `divergence_alerts.${column}:${alertId}`;
+}
+
+/**
+ * The alert with its sealed values opened, for people and callers: alerts
+ * are read, never acted on by their payloads, so a value whose key was
+ * destroyed reads "[sealed value, unreadable: …]" and the alert is shown.
+ */
+export async function openedAlert<T extends DivergenceAlert>(db: Db | Tx, row: T): Promise<T> {
+  const [internal, external, resolution] = await Promise.all([
+    readableJson(db, row.internal, alertContext("internal", row.id)),
+    readableJson(db, row.external, alertContext("external", row.id)),
+    row.resolution === null ? null : readableText(db, row.resolution, alertContext("resolution", row.id)),
+  ]);
+  return { ...row, internal, external, resolution } as T;
+}
 
 export interface RaiseAlertInput {
   /** "" for an alert about no task (an audit chain of the auth or system stream). */
@@ -93,25 +123,26 @@ export async function raiseAlert(tx: Tx, input: RaiseAlertInput, detectedBy: Act
       where: { id: open.id },
       data: { occurrences: { increment: 1 }, lastSeenAt: now, updatedAt: now },
     });
-    return { alert: counted, created: false };
+    return { alert: await openedAlert(tx, counted), created: false };
   }
   if (input.finalOnceResolved) {
     const resolved = await tx.divergenceAlert.findFirst({
       where: { fingerprint, status: "RESOLVED" },
       orderBy: { createdAt: "desc" },
     });
-    if (resolved) return { alert: resolved, created: false, suppressed: true };
+    if (resolved) return { alert: await openedAlert(tx, resolved), created: false, suppressed: true };
   }
+  const id = newId("alert");
   const alert = await tx.divergenceAlert.create({
     data: {
-      id: newId("alert"),
+      id,
       taskId: input.taskId,
       executionId: input.executionId ?? null,
       kind: input.kind,
       severity: input.severity ?? alertSeverityOf[input.kind],
       message: input.message.slice(0, 2000),
-      internal: (input.internal ?? {}) as Prisma.InputJsonValue,
-      external: (input.external ?? {}) as Prisma.InputJsonValue,
+      internal: (await sealJson(tx, alertContext("internal", id), input.internal ?? {})) as Prisma.InputJsonValue,
+      external: (await sealJson(tx, alertContext("external", id), input.external ?? {})) as Prisma.InputJsonValue,
       status: "OPEN",
       version: 1,
       source: input.source ?? "engine",
@@ -122,8 +153,9 @@ export async function raiseAlert(tx: Tx, input: RaiseAlertInput, detectedBy: Act
       updatedAt: now,
     },
   });
+  // The entry quotes internal and external as stored, sealed.
   await appendAuditEntry(tx, { ...divergenceAuditEntry(alert, detectedBy), taskId: alert.taskId || null });
-  return { alert, created: true };
+  return { alert: await openedAlert(tx, alert), created: true };
 }
 
 /** `detectedBy`: the component whose check saw the disagreement (the reconciler, or the writer of the outcome that revealed it). */
@@ -182,11 +214,12 @@ export async function listDivergences(
   db: Db,
   filter: { taskId?: string; status?: "OPEN" | "RESOLVED" } = {},
 ): Promise<DivergenceAlert[]> {
-  return db.divergenceAlert.findMany({
+  const rows = await db.divergenceAlert.findMany({
     where: { ...(filter.taskId ? { taskId: filter.taskId } : {}), ...(filter.status ? { status: filter.status } : {}) },
     orderBy: { createdAt: "desc" },
     take: 200,
   });
+  return Promise.all(rows.map((row) => openedAlert(db, row)));
 }
 
 function requireReason(field: string, text: string): string {
@@ -206,7 +239,8 @@ function requireReason(field: string, text: string): string {
  * The alert's CAS: from one of `from` at `expectedVersion` to its next
  * version. A lost CAS (someone acted first, or the alert is not in a state
  * this action applies to) is a version_conflict in words, and nothing is
- * written, audit entry included.
+ * written, audit entry included. Returns the row as stored (a resolution
+ * sealed), for the audit entry to quote; callers return it opened.
  */
 async function casAlert(
   tx: Tx,
@@ -217,9 +251,13 @@ async function casAlert(
   verb: string,
 ): Promise<DivergenceAlert> {
   const now = new Date();
+  const resolution =
+    typeof data.resolution === "string"
+      ? { resolution: await sealText(tx, alertContext("resolution", alertId), data.resolution) }
+      : {};
   const { count } = await tx.divergenceAlert.updateMany({
     where: { id: alertId, version: expectedVersion, status: { in: [...from] } },
-    data: { ...data, version: expectedVersion + 1, updatedAt: now },
+    data: { ...data, ...resolution, version: expectedVersion + 1, updatedAt: now },
   });
   const alert = await tx.divergenceAlert.findUnique({ where: { id: alertId } });
   if (!alert) throw new AppError("not_found", `Alert ${alertId} does not exist.`);
@@ -255,7 +293,7 @@ export async function resolveDivergence(
       "resolved",
     );
     await appendAuditEntry(tx, { ...divergenceAuditEntry(alert, actor), taskId: alert.taskId || null });
-    return alert;
+    return openedAlert(tx, alert);
   });
 }
 
@@ -293,7 +331,7 @@ export async function resolveExecutionAlertsInTransaction(
       "resolved",
     );
     await appendAuditEntry(tx, { ...divergenceAuditEntry(closed, actor), taskId: closed.taskId || null });
-    resolved.push(closed);
+    resolved.push(await openedAlert(tx, closed));
   }
   return resolved;
 }
@@ -319,8 +357,9 @@ export async function acknowledgeAlert(
       { status: "ACKNOWLEDGED", resolution: reason },
       "acknowledged",
     );
-    await appendAuditEntry(tx, alertActionAuditEntry(alert, "divergence.acknowledged", reason, actor));
-    return alert;
+    // The person's words as the row holds them, sealed.
+    await appendAuditEntry(tx, alertActionAuditEntry(alert, "divergence.acknowledged", alert.resolution ?? "", actor));
+    return openedAlert(tx, alert);
   });
 }
 
@@ -374,7 +413,7 @@ export async function escalateAlert(
         review_id: alert.reviewId,
       }),
     );
-    return { alert, task };
+    return { alert: await openedAlert(tx, alert), task };
   });
 }
 
@@ -458,10 +497,11 @@ export async function recordAlertReconciliation(
       tx,
       alertActionAuditEntry(alert, "divergence.reconciled", input.finding.summary, actor, {
         agreed: input.finding.agreed,
-        provider: input.finding.evidence,
+        // What the provider answered (its record, a customer's): quoted sealed.
+        provider: await sealJson(tx, alertContext("reconciled", alert.id), input.finding.evidence),
       }),
     );
-    return alert;
+    return openedAlert(tx, alert);
   });
 }
 

@@ -19,6 +19,7 @@ import {
   triggerOf,
   workflowOf,
 } from "@/lib/use-cases/checkpoints/checkpoint-rows";
+import { findExecutions } from "@/lib/stores/execution-store";
 
 export const RestorePlanInputSchema = z.strictObject({
   /** Restore a checkpoint older than the committed state: the engineer's explicit choice. */
@@ -51,7 +52,7 @@ export async function buildRestorePlan(
   const verified = verifyStoredCheckpoint(row, keyring, {
     task: { id: current.id, workflowDigest: current.workflow.digest },
   });
-  const executions = await reader.execution.findMany({ where: { taskId: row.taskId }, orderBy: { createdAt: "asc" } });
+  const executions = await findExecutions(reader, { where: { taskId: row.taskId }, orderBy: { createdAt: "asc" } });
   const undecided = await reader.review.findMany({
     where: { taskId: row.taskId, status: { in: ["OPEN", "ESCALATED"] } },
     select: { executionId: true },

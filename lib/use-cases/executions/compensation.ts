@@ -4,6 +4,7 @@ import type { Execution } from "@/lib/generated/prisma/client";
 import { succeededStatuses } from "@/lib/model/executions/execution-rules";
 import type { ToolDefinition } from "@/lib/model/tools/tool-definition";
 import { toolOfExecutionOrThrow } from "@/lib/use-cases/tools/tool-of-execution";
+import { findExecution } from "@/lib/stores/execution-store";
 
 /**
  * Compensation (seed 000: "if uncertain, compensate or human-gate"; seed
@@ -27,7 +28,7 @@ export async function refuseUnlessCompensable(
   effectId: string,
   compensatingTool: ToolDefinition,
 ): Promise<Execution> {
-  const effect = await db.execution.findUnique({ where: { id: effectId } });
+  const effect = await findExecution(db, { id: effectId });
   if (!effect || effect.taskId !== taskId)
     throw new AppError("validation_failed", `compensates_execution_id: task ${taskId} has no execution ${effectId}.`, {
       errors: [{ field: "compensates_execution_id", message: `task ${taskId} has no execution ${effectId}` }],

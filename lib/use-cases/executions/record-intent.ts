@@ -13,6 +13,7 @@ import {
   toExecutionView,
   type ExecutionView,
   type InstructionGuardView,
+  findExecution,
 } from "@/lib/stores/execution-store";
 import { transitionTaskInTransaction } from "@/lib/stores/tasks/task-transitions";
 import { type TaskView } from "@/lib/stores/tasks/task-views";
@@ -107,9 +108,7 @@ export type IntentResult =
 
 export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: Actor): Promise<IntentResult> {
   const input = parseOrThrow(RecordIntentInputSchema, raw);
-  const existing = await db.execution.findUnique({
-    where: { taskId_toolCallId: { taskId, toolCallId: input.tool_call_id } },
-  });
+  const existing = await findExecution(db, { taskId_toolCallId: { taskId, toolCallId: input.tool_call_id } });
   // A recorded call keeps the version it was recorded under, even after a newer one or a retirement.
   const tool = existing
     ? await toolVersionOf(db, existing.tool, existing.toolVersion, input.tool)
@@ -180,9 +179,7 @@ export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: 
   } catch (error) {
     // A twin request created the intent first: answer as a retry of it.
     if (isUniqueViolation(error)) {
-      const twin = await db.execution.findUnique({
-        where: { taskId_toolCallId: { taskId, toolCallId: input.tool_call_id } },
-      });
+      const twin = await findExecution(db, { taskId_toolCallId: { taskId, toolCallId: input.tool_call_id } });
       if (twin) return continueExisting(db, twin, input, requestDigest, actor, tool);
       // Or another call compensated the same effect first (executions.compensates_id is unique).
       if (compensates) await refuseSecondCompensation(db, compensates);

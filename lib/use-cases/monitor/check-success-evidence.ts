@@ -1,5 +1,6 @@
 import { evidenceProblem } from "@/lib/model/monitor/success-evidence";
 import { raiseViolation, type CheckReport, type PassContext } from "@/lib/use-cases/monitor/monitor-pass-context";
+import { findExecutions } from "@/lib/stores/execution-store";
 
 /** Tool success without matching evidence (spec Invariant 4). */
 export async function checkSuccessEvidence(
@@ -7,7 +8,7 @@ export async function checkSuccessEvidence(
   report: CheckReport,
   cursor: { afterId: string | null },
 ): Promise<{ afterId: string | null }> {
-  const rows = await ctx.db.execution.findMany({
+  const rows = await findExecutions(ctx.db, {
     where: {
       status: { in: ["SUCCEEDED", "RECONCILED_SUCCEEDED"] },
       ...(cursor.afterId ? { id: { gt: cursor.afterId } } : {}),

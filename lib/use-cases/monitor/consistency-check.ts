@@ -20,6 +20,7 @@ import {
   type SandboxNote,
   type SandboxRefund,
 } from "@/lib/connectors/sandbox/contract";
+import { findExecutions } from "@/lib/stores/execution-store";
 
 /**
  * The consistency checker (`npm run check:consistency`, and the chaos and
@@ -309,7 +310,7 @@ async function loadExecutions(db: Db): Promise<Execution[]> {
   const out: Execution[] = [];
   let after: string | undefined;
   for (;;) {
-    const rows = await db.execution.findMany({
+    const rows = await findExecutions(db, {
       where: after ? { id: { gt: after } } : {},
       orderBy: { id: "asc" },
       take: BATCH,

@@ -13,6 +13,8 @@ import {
   type ExecutionStatus,
 } from "@/lib/model/executions/execution-rules";
 import {
+  findExecution,
+  findExecutions,
   getExecutionRowOrThrow,
   isPastAttemptLimit,
   moveExecution,
@@ -508,7 +510,7 @@ export async function verifySettled(
   const limit = options.limit ?? 100;
   const summary: VerifySummary = { checked: 0, corrected: [], unknown: 0, tasksChecked: 0, raised: [] };
 
-  const settled = await db.execution.findMany({
+  const settled = await findExecutions(db, {
     where: { status: { in: [...succeededSettled, ...failedSettled] }, settledAt: { gte: since } },
     orderBy: { settledAt: "desc" },
     take: limit,
@@ -683,9 +685,9 @@ export async function applyRefundSucceeded(
   event: { eventId: string; source: string; record: ProviderRecord },
 ): Promise<RefundEventResult> {
   const byId = event.record.metadata.execution_id
-    ? await tx.execution.findUnique({ where: { id: event.record.metadata.execution_id } })
+    ? await findExecution(tx, { id: event.record.metadata.execution_id })
     : null;
-  const row = byId ?? (await tx.execution.findUnique({ where: { idempotencyKey: event.record.idempotency_key } }));
+  const row = byId ?? (await findExecution(tx, { idempotencyKey: event.record.idempotency_key }));
   if (!row) return { applied: false, outcome: "unknown_execution" };
   const ids = { execution_id: row.id };
   const why = `${event.source} event ${event.eventId} reports ${event.record.id}`;

@@ -25,6 +25,7 @@ import {
   currentRound,
   openReview,
   recordReviewDecision,
+  findReview,
   reviewConflict,
   reviewDecisionKinds,
   toReviewView,
@@ -107,7 +108,7 @@ export async function decideReview(
   const input = parseOrThrow(DecideReviewInputSchema, raw);
   if (actor.kind !== "user")
     throw new AppError("forbidden", "Reviews are decided by people; an agent or a system process cannot decide one.");
-  const review = await db.review.findUnique({ where: { id: reviewId }, include: { decisions: true } });
+  const review = await findReview(db, { id: reviewId });
   if (!review) throw new AppError("not_found", `Review ${reviewId} does not exist.`);
   if (review.version !== input.expected_version) throw reviewConflict(review, input.expected_version);
   if (!undecidedStatuses.includes(review.status)) {
@@ -204,7 +205,10 @@ async function reject(db: Db, c: DecisionContext): Promise<DecideResult> {
       execution,
       "CANCELLED",
       c.actor,
-      `review ${review.id} rejected the ${execution.tool}: ${c.input.reason}`,
+      // The reviewer's words stay in the review's decision, sealed at rest: the
+      // task's transition names the decision, since transition reasons are
+      // not sealed (docs/encryption.md).
+      `review ${review.id} rejected the ${execution.tool} (the reason is the review's decision by ${c.actor.identity})`,
     );
     return { review: await reviewViewIn(tx, review.id), execution: toExecutionView(execution), task, executed: false };
   });
@@ -457,8 +461,9 @@ async function approveExecute(db: Db, c: DecisionContext): Promise<DecideResult>
     if (!(error instanceof AppError && error.code === "version_conflict")) throw error;
     const [execution, review] = await Promise.all([
       getExecutionRowOrThrow(db, sent.id),
-      db.review.findUniqueOrThrow({ where: { id: approved.id }, include: { decisions: true } }),
+      findReview(db, { id: approved.id }),
     ]);
+    if (!review) throw new AppError("not_found", `Review ${approved.id} does not exist.`);
     return {
       review: toReviewView(review),
       execution: toExecutionView(execution),
@@ -678,12 +683,9 @@ async function announceDecision(
 }
 
 async function reviewViewIn(tx: Tx, reviewId: string): Promise<ReviewView> {
-  return toReviewView(
-    await tx.review.findUniqueOrThrow({
-      where: { id: reviewId },
-      include: { decisions: { orderBy: { createdAt: "asc" } } },
-    }),
-  );
+  const review = await findReview(tx, { id: reviewId });
+  if (!review) throw new AppError("not_found", `Review ${reviewId} does not exist.`);
+  return toReviewView(review);
 }
 
 /** What only happens while the task is in people's hands (waitsForPeople): `what` says what, in the refusal. */

@@ -3,13 +3,11 @@ import { AppError } from "@/lib/core/errors";
 import { guardOf, listExecutionEvents, type ExecutionView } from "@/lib/stores/execution-store";
 import { getCurrentInstruction, getInstructionsByIds } from "@/lib/stores/instructions";
 import { toolDefinitionOf } from "@/lib/stores/tool-registry";
+import { findReview } from "@/lib/stores/review-store";
 import { isNeverSent, toReviewListItems, type ReviewDetail } from "@/lib/use-cases/reviews/review-views";
 
 export async function getReview(db: Db, reviewId: string): Promise<ReviewDetail | null> {
-  const row = await db.review.findUnique({
-    where: { id: reviewId },
-    include: { decisions: { orderBy: { createdAt: "asc" } } },
-  });
+  const row = await findReview(db, { id: reviewId });
   if (!row) return null;
   const [item] = await toReviewListItems(db, [row]);
   if (!item) return null;

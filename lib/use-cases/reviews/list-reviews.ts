@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { parseOrThrow } from "@/lib/core/validation";
-import { reviewStatuses, undecidedStatuses } from "@/lib/stores/review-store";
+import { findReviews, reviewStatuses, undecidedStatuses } from "@/lib/stores/review-store";
 import { toReviewListItems, type ReviewListItem } from "@/lib/use-cases/reviews/review-views";
 
 export const ListReviewsQuerySchema = z.strictObject({
@@ -13,9 +13,8 @@ export type ListReviewsQuery = z.input<typeof ListReviewsQuerySchema>;
 export async function listReviews(db: Db, rawQuery: ListReviewsQuery = {}): Promise<ReviewListItem[]> {
   const query = parseOrThrow(ListReviewsQuerySchema, rawQuery);
   const waitingQueue = query.status === undefined || undecidedStatuses.includes(query.status);
-  const rows = await db.review.findMany({
+  const rows = await findReviews(db, {
     where: query.status ? { status: query.status } : {},
-    include: { decisions: { orderBy: { createdAt: "asc" } } },
     // The queue is worked oldest first; decided reviews are history, newest first.
     orderBy: [{ createdAt: waitingQueue ? "asc" : "desc" }, { id: "asc" }],
     take: query.limit,

@@ -1,6 +1,6 @@
 import type { Db } from "@/lib/db/client";
 import type { Execution, ExecutionEvent } from "@/lib/generated/prisma/client";
-import { toExecutionView, type ExecutionView, type InstructionGuardView } from "@/lib/stores/execution-store";
+import { readableExecutionViews, type ExecutionView, type InstructionGuardView } from "@/lib/stores/execution-store";
 import { toReviewView, type ReviewView, type ReviewWithDecisions } from "@/lib/stores/review-store";
 
 export interface ReviewListItem extends ReviewView {
@@ -30,12 +30,18 @@ export function isNeverSent(execution: Pick<Execution, "sentAt">): boolean {
   return execution.sentAt === null;
 }
 
-/** Review rows as queue items: each with its execution, its task and the task's open alerts, read in three queries for all of them. */
+/**
+ * Review rows (opened: findReview, findReviews) as queue items: each with
+ * its execution, its task and the task's open alerts, read in three queries
+ * for all of them.
+ */
 export async function toReviewListItems(db: Db, rows: ReviewWithDecisions[]): Promise<ReviewListItem[]> {
   if (rows.length === 0) return [];
   const taskIds = [...new Set(rows.map((r) => r.taskId))];
   const [executions, tasks, alerts] = await Promise.all([
-    db.execution.findMany({ where: { id: { in: rows.map((r) => r.executionId) } } }),
+    db.execution
+      .findMany({ where: { id: { in: rows.map((r) => r.executionId) } } })
+      .then((found) => readableExecutionViews(db, found)),
     db.task.findMany({ where: { id: { in: taskIds } }, select: { id: true, status: true, version: true } }),
     db.divergenceAlert.findMany({ where: { taskId: { in: taskIds }, status: "OPEN" }, orderBy: { createdAt: "asc" } }),
   ]);
@@ -47,7 +53,7 @@ export async function toReviewListItems(db: Db, rows: ReviewWithDecisions[]): Pr
     return [
       {
         ...toReviewView(row),
-        execution: toExecutionView(execution),
+        execution,
         task: tasks.find((t) => t.id === row.taskId) ?? null,
         waitingMs: (row.decidedAt?.getTime() ?? now) - row.createdAt.getTime(),
         openAlerts: alerts

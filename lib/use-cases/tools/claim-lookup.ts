@@ -8,6 +8,7 @@ import type { Principal } from "@/lib/model/permissions";
 import { actorOf } from "@/lib/model/permissions";
 import { claimOldestLookup } from "@/lib/stores/effect-lookups";
 import { getNewestToolVersion } from "@/lib/stores/tool-registry";
+import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 
 export const ClaimLookupInputSchema = z.strictObject({
   /** How long the claim holds before another worker may take the lookup (a killed worker's lookup is freed by this). */
@@ -44,6 +45,6 @@ export async function claimLookup(
   if (!tool) throw new AppError("not_found", `Tool ${toolName} is not registered.`);
   const lookup = await claimOldestLookup(db, toolName, actorOf(principal), input.lease_seconds * 1000);
   if (!lookup) return null;
-  const execution = await db.execution.findUniqueOrThrow({ where: { id: lookup.executionId } });
+  const execution = await getExecutionRowOrThrow(db, lookup.executionId);
   return { lookup, execution };
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoint";
 import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
@@ -51,7 +52,7 @@ async function taskWithHistory() {
   if (intent.kind !== "proceed") throw new Error("expected proceed");
   await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
   const deps = connectorsFor((await sandbox()).url);
-  const sent = await db.execution.findUniqueOrThrow({ where: { id: intent.execution.id } });
+  const sent = await getExecutionRowOrThrow(db, intent.execution.id);
   const outcome = await recordOutcome(db, sent.id, await successMadeAt(deps, sent), agent, deps);
   task = { id: task.id, version: outcome.task!.version };
   const late = (await createCheckpoint(db, task.id, { expected_version: task.version }, engineer)).checkpoint;
