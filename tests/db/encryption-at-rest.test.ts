@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -26,7 +27,28 @@ import { verifyCheckpoint } from "@/lib/use-cases/checkpoints/verify-checkpoint"
 import { exportCheckpoint } from "@/lib/use-cases/checkpoints/export-checkpoint";
 import { getCheckpointDetail } from "@/lib/use-cases/checkpoints/get-checkpoint-detail";
 import type { Actor } from "@/lib/model/actor";
-import { agent, refund, runningTask } from "@/tests/helpers/effects";
+import { getEnv } from "@/lib/config/env";
+import { getExecution, listExecutionEvents } from "@/lib/stores/execution-store";
+import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
+import { reconcileExecution, reconcilerActor } from "@/lib/use-cases/reconciliation/reconciler";
+import { listReviews } from "@/lib/use-cases/reviews/list-reviews";
+import { getReview } from "@/lib/use-cases/reviews/get-review";
+import { decideReview } from "@/lib/use-cases/reviews/decide-review";
+import { getAlert } from "@/lib/use-cases/alerts/alert-queries";
+import { raiseDivergence } from "@/lib/use-cases/alerts/divergence";
+import { AuditSearchSchema, searchAuditEntries } from "@/lib/use-cases/audit/audit-search";
+import { readableAuditEntries } from "@/lib/use-cases/audit/readable-audit-entries";
+import {
+  agent,
+  alice,
+  connectorsFor,
+  lostAnswer,
+  refund,
+  refundExecution,
+  runningTask,
+  unreachable,
+} from "@/tests/helpers/effects";
+import { sandbox } from "@/tests/sandbox/helpers";
 
 /**
  * Encryption at rest on a database in a folder, as `npm start` keeps it:
@@ -73,6 +95,25 @@ async function storedTexts(taskId: string): Promise<string[]> {
     [taskId],
   );
   return rows.rows.map((r) => r.text);
+}
+
+/** "<table> holds <needle>" for every table of the database with a row whose text holds one of `needles`. */
+async function tablesHolding(needles: readonly string[]): Promise<string[]> {
+  const tables = await pglite.query<{ table_name: string }>(
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
+  );
+  expect(tables.rows.length).toBeGreaterThan(25);
+  const found: string[] = [];
+  for (const { table_name } of tables.rows) {
+    for (const needle of needles) {
+      const hits = await pglite.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM "${table_name}" t WHERE t::text LIKE $1`,
+        [`%${needle}%`],
+      );
+      if (hits.rows[0]!.n > 0) found.push(`${table_name} holds ${needle}`);
+    }
+  }
+  return found;
 }
 
 /** Every file under `dir` that holds `needle` as UTF-8 bytes. */
@@ -197,6 +238,121 @@ describe("checkpoint payloads at rest", () => {
   });
 });
 
+/**
+ * A refund for `customer` whose answer was lost (the provider applied it),
+ * frozen for review by the reconciler, approved by a person in `words` and
+ * executed again under its key; then an alert quoting what the ledger and
+ * the provider hold, as the reconciler raises one on a mismatch.
+ */
+async function refundFrozenAndDecided(customer: string, words: string) {
+  const s = await sandbox();
+  const execution = await refundExecution(db, { request: { ...refund, customer_id: customer } });
+  await lostAnswer(s.url, execution);
+  await recordOutcome(
+    db,
+    execution.id,
+    { attempt_id: execution.attemptId, outcome: "unknown", error: "timeout" },
+    agent,
+  );
+  expect((await reconcileExecution(db, execution.id, unreachable)).action).toBe("needs_human");
+  const review = (await listReviews(db)).find((r) => r.executionId === execution.id);
+  expect(review?.customerId).toBe(customer);
+  const decided = await decideReview(
+    db,
+    review!.id,
+    { expected_version: review!.version, decision: "approve_execute", reason: words },
+    alice,
+    connectorsFor(s.url),
+  );
+  expect(decided).toMatchObject({ executed: true, outcome: "succeeded" });
+  const alert = await db.$transaction((tx) =>
+    raiseDivergence(
+      tx,
+      {
+        taskId: execution.taskId,
+        executionId: execution.id,
+        kind: "effect_mismatch",
+        message: "payments.refund's record differs from the request in customer_id.",
+        internal: { request: decided.execution.request },
+        external: { record: decided.execution.result },
+      },
+      reconcilerActor,
+    ),
+  );
+  return { execution, reviewId: review!.id, alertId: alert.id };
+}
+
+/** The refund the search test decided: read again once the keys are destroyed. */
+let decidedRefund: { executionId: string; taskId: string; reviewId: string; alertId: string } | undefined;
+
+describe("executions, reviews and alerts at rest", () => {
+  it("seal a refund's customer and the reviewer's words everywhere they are stored, and read back as written", async () => {
+    const customer = `cus_byte_search_${randomBytes(6).toString("hex")}`;
+    const words = `Byte search ${randomBytes(6).toString("hex")}: the customer phoned twice`;
+    const { execution, reviewId, alertId } = await refundFrozenAndDecided(customer, words);
+    decidedRefund = { executionId: execution.id, taskId: execution.taskId, reviewId, alertId };
+
+    // Callers and pages see the plaintext, exactly as before.
+    const view = await getExecution(db, execution.id);
+    expect(view?.request).toMatchObject({ customer_id: customer });
+    expect(view?.result).toMatchObject({ customer_id: customer });
+    expect((await listExecutionEvents(db, execution.id)).some((e) => e.reason?.includes(words))).toBe(true);
+    const review = await getReview(db, reviewId);
+    expect(review?.customerId).toBe(customer);
+    expect(review?.decisions.map((d) => d.reason)).toEqual([words]);
+    expect((await getAlert(db, alertId))?.internal).toMatchObject({ request: { customer_id: customer } });
+    const audit = await searchAuditEntries(db, AuditSearchSchema.parse({ task: execution.taskId }), { limit: 500 });
+    const readable = JSON.stringify(await readableAuditEntries(db, audit.items));
+    expect(readable).toContain(words);
+    expect(readable).toContain(customer);
+
+    // Stored sealed, the audit entries quoting the sealed form.
+    const stored = await pglite.query<{ request: unknown; customer_id: string; reason: string }>(
+      `SELECT x.request, r.customer_id, d.reason FROM executions x
+         JOIN reviews r ON r.execution_id = x.id JOIN review_decisions d ON d.review_id = r.id WHERE x.id = $1`,
+      [execution.id],
+    );
+    expect(isSealed(stored.rows[0]!.request)).toBe(true);
+    expect(isSealed(stored.rows[0]!.customer_id)).toBe(true);
+    expect(isSealed(stored.rows[0]!.reason)).toBe(true);
+    expect((await verifyAuditChains(db)).ok).toBe(true);
+
+    expect(await tablesHolding([customer, words])).toEqual([]);
+    await pglite.query("CHECKPOINT");
+    expect(filesHolding(path.join(folder, "pglite"), customer)).toEqual([]);
+    expect(filesHolding(path.join(folder, "pglite"), words)).toEqual([]);
+  });
+
+  it("with VERITY_ENCRYPTION_AT_REST=off, the same search finds both: the search can fail", async () => {
+    const customer = `cus_byte_search_${randomBytes(6).toString("hex")}`;
+    const words = `Byte search ${randomBytes(6).toString("hex")}: the customer phoned twice`;
+    // The configuration is read once per process (lib/config/env.ts): flipped on the cached value for this test only.
+    const env = getEnv();
+    env.VERITY_ENCRYPTION_AT_REST = "off";
+    try {
+      await refundFrozenAndDecided(customer, words);
+    } finally {
+      env.VERITY_ENCRYPTION_AT_REST = "on";
+    }
+    const found = await tablesHolding([customer, words]);
+    for (const table of [
+      "executions",
+      "execution_events",
+      "reviews",
+      "review_decisions",
+      "divergence_alerts",
+      "audit_entries",
+    ])
+      expect(
+        found.some((f) => f.startsWith(`${table} holds`)),
+        `${table} in ${found.join("; ")}`,
+      ).toBe(true);
+    await pglite.query("CHECKPOINT");
+    expect(filesHolding(path.join(folder, "pglite"), customer)).not.toEqual([]);
+    expect(filesHolding(path.join(folder, "pglite"), words)).not.toEqual([]);
+  });
+});
+
 describe("keys", () => {
   it("rotate without losing what older keys sealed: a new data key seals new words, a new key-encryption key re-wraps them all", async () => {
     const task = await runningTask(db);
@@ -292,5 +448,18 @@ describe("keys", () => {
       "keys.destroyed",
     ]);
     expect((await verifyAuditChains(db)).ok).toBe(true);
+
+    // Where a person or a caller looks, a shredded value is said to be unreadable; nothing fails.
+    const unreadable = expect.stringContaining("[sealed value, unreadable: ");
+    const refundRead = decidedRefund!;
+    const execution = await getExecution(db, refundRead.executionId);
+    expect(execution).toMatchObject({ request: unreadable, result: unreadable, evidence: unreadable });
+    expect((await listExecutionEvents(db, refundRead.executionId)).at(-1)?.reason).toEqual(unreadable);
+    const review = await getReview(db, refundRead.reviewId);
+    expect(review).toMatchObject({ reason: unreadable, customerId: unreadable });
+    expect(review?.decisions[0]?.reason).toEqual(unreadable);
+    expect((await getAlert(db, refundRead.alertId))?.internal).toEqual(unreadable);
+    const audit = await searchAuditEntries(db, AuditSearchSchema.parse({ task: refundRead.taskId }), { limit: 500 });
+    expect(JSON.stringify(await readableAuditEntries(db, audit.items))).toContain("[sealed value, unreadable: ");
   });
 });
