@@ -1,7 +1,7 @@
 import type { AgentScopes } from "@/lib/model/agent-scopes";
 import type { AgentSummary, AgentTokenState, AgentTokenSummary } from "@/lib/use-cases/agents/list-agents";
 import { pluralize } from "@/lib/adapters/console/shared/format";
-import { DateTime } from "@/components/date-time";
+import { RelativeTime } from "@/components/relative-time";
 import { EmptyState } from "@/components/empty-state";
 import { CreateAgentForm, TokenControls } from "@/components/agents/agents-forms";
 import "@/components/agents/agents.css";
@@ -56,24 +56,24 @@ function TokenItem({ token }: { token: AgentTokenSummary }) {
         <div>
           <dt>Created</dt>
           <dd>
-            <DateTime value={token.createdAt} />
+            <RelativeTime value={token.createdAt} />
           </dd>
         </div>
         <div>
           <dt>
             {token.state === "expired" ? "Expired" : token.state === "revoked" ? "Would have expired" : "Expires"}
           </dt>
-          <dd>{token.expiresAt ? <DateTime value={token.expiresAt} /> : "never"}</dd>
+          <dd>{token.expiresAt ? <RelativeTime value={token.expiresAt} /> : "never"}</dd>
         </div>
         <div>
           <dt>Last used</dt>
-          <dd>{token.lastUsedAt ? <DateTime value={token.lastUsedAt} /> : <span className="subtle">never</span>}</dd>
+          <dd>{token.lastUsedAt ? <RelativeTime value={token.lastUsedAt} /> : <span className="subtle">never</span>}</dd>
         </div>
         {token.revokedAt ? (
           <div>
             <dt>Revoked</dt>
             <dd>
-              <DateTime value={token.revokedAt} />
+              <RelativeTime value={token.revokedAt} />
             </dd>
           </div>
         ) : null}

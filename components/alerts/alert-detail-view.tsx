@@ -1,8 +1,7 @@
 import Link from "next/link";
 import { alertStatusInfo, historyActionText, type AlertDetailData } from "@/lib/adapters/console/alerts/alerts";
-import { formatDuration } from "@/lib/core/format-duration";
 import type { AlertAction } from "@/lib/adapters/console/alerts/alerts-form";
-import { DateTime } from "@/components/date-time";
+import { RelativeTime } from "@/components/relative-time";
 import { LiveRefresh } from "@/components/live-refresh";
 import { AlertStatusBadge, SeverityBadge } from "@/components/alerts/severity-badge";
 import { AlertActionPanel } from "@/components/alerts/alert-action-panel";
@@ -96,13 +95,13 @@ export function AlertDetailView({ data, canAct, role }: { data: AlertDetailData;
           <div>
             <dt>Raised</dt>
             <dd>
-              <DateTime value={alert.createdAt} /> ({formatDuration(row.ageMs)} ago) by the {alert.source}
+              <RelativeTime value={alert.createdAt} /> by the {alert.source}
             </dd>
           </div>
           <div>
             <dt>Seen</dt>
             <dd>
-              {alert.occurrences}× · last <DateTime value={alert.lastSeenAt} />
+              {alert.occurrences}× · last <RelativeTime value={alert.lastSeenAt} />
             </dd>
           </div>
           <div>
@@ -134,7 +133,7 @@ export function AlertDetailView({ data, canAct, role }: { data: AlertDetailData;
             {alert.resolvedAt ? (
               <>
                 {" "}
-                on <DateTime value={alert.resolvedAt} />
+                <RelativeTime value={alert.resolvedAt} />
               </>
             ) : null}
             : {alert.resolution}
@@ -167,7 +166,7 @@ export function AlertDetailView({ data, canAct, role }: { data: AlertDetailData;
                 <li key={e.id} className="alert-history__item">
                   <p className="alert-history__meta">
                     <strong>{historyActionText[e.action] ?? e.action}</strong> · <span className="mono">{e.actor}</span>{" "}
-                    · <DateTime value={e.at} />
+                    · <RelativeTime value={e.at} />
                   </p>
                   {reason ? <p className="alert-history__reason">{reason}</p> : null}
                   {typeof details.task_note === "string" ? <p className="subtle">{details.task_note}</p> : null}

@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { DateTime } from "@/components/date-time";
+import { RelativeTime } from "@/components/relative-time";
 import type { AlertRow } from "@/lib/adapters/console/alerts/alerts";
 import { formatDuration } from "@/lib/core/format-duration";
 import { AlertStatusBadge, SeverityBadge } from "@/components/alerts/severity-badge";
@@ -59,7 +59,7 @@ export function AlertTable({ rows }: { rows: AlertRow[] }) {
                 <span className="alert-row__seen">{r.occurrences}×</span>
                 {r.occurrences > 1 ? (
                   <span className="subtle alert-row__last">
-                    last <DateTime value={r.lastSeenAt} />
+                    last <RelativeTime value={r.lastSeenAt} />
                   </span>
                 ) : null}
               </td>

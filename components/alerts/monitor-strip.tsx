@@ -1,4 +1,4 @@
-import { DateTime } from "@/components/date-time";
+import { RelativeTime } from "@/components/relative-time";
 import type { MonitorStrip as Strip } from "@/lib/adapters/console/alerts/alerts";
 import { pluralize } from "@/lib/adapters/console/shared/format";
 
@@ -27,7 +27,7 @@ export function MonitorStrip({ monitor }: { monitor: Strip }) {
   return (
     <section className={`monitor-strip ${failed.length ? "monitor-strip--error" : ""}`} aria-label="Invariant monitor">
       <p className="monitor-strip__head">
-        <strong>Invariant monitor</strong> · last pass <DateTime value={run.finishedAt ?? run.startedAt} /> ·{" "}
+        <strong>Invariant monitor</strong> · last pass <RelativeTime value={run.finishedAt ?? run.startedAt} /> ·{" "}
         {pluralize(checks.length, "check")} ·{" "}
         <span className={run.violations > 0 ? "monitor-strip__violations" : undefined}>
           {pluralize(run.violations, "violation")} seen

@@ -1,7 +1,8 @@
 import Link from "next/link";
 import type { ReactNode } from "react";
 import type { AuditRowView } from "@/lib/adapters/console/audit/audit-format";
-import { formatDateTime, shortIdentity } from "@/lib/adapters/console/shared/format";
+import { shortIdentity } from "@/lib/adapters/console/shared/format";
+import { RelativeTime } from "@/components/relative-time";
 import { statusTone } from "@/lib/adapters/console/shared/status";
 
 /** From → to: statuses as badges (tone from the name), versions as text. */
@@ -46,7 +47,6 @@ export function AuditRowContent({
   /** A control at the end of the second line (the history's Annotate button). */
   action?: ReactNode;
 }) {
-  const when = new Date(row.at);
   return (
     <>
       <div className="audit-row__line">
@@ -57,9 +57,7 @@ export function AuditRowContent({
         <Change row={row} />
       </div>
       <div className="audit-row__line audit-row__meta">
-        <time dateTime={row.at} title={row.at}>
-          {formatDateTime(when)}
-        </time>
+        <RelativeTime value={row.at} />
         <span className="identity" title={row.actor}>
           {shortIdentity(row.actor)}
         </span>

@@ -30,7 +30,7 @@ export function TaskHistoryWithAnnotations({
   const [described, setDescribed] = useState<string | null>(null);
   const pick = (row: AuditRowView) => {
     setEntryId(row.id);
-    setDescribed(`${row.title} — ${row.stream} #${row.seq}, ${formatDateTime(new Date(row.at))} UTC`);
+    setDescribed(`${row.title} — ${row.stream} #${row.seq}, ${formatDateTime(new Date(row.at))}`);
     const form = document.getElementById("annotate-heading");
     form?.scrollIntoView({ block: "start" });
     document.querySelector<HTMLTextAreaElement>(".annotation-form textarea")?.focus();

@@ -10,7 +10,7 @@ import {
 } from "@/lib/adapters/console/checkpoints/checkpoints-format";
 import { formatInteger, formatUsd, pluralize, shortDigest } from "@/lib/adapters/console/shared/format";
 import { usesGates } from "@/lib/adapters/console/shared/status";
-import { DateTime } from "@/components/date-time";
+import { RelativeTime } from "@/components/relative-time";
 import { Identity } from "@/components/identity";
 import { LiveRefresh } from "@/components/live-refresh";
 import { StatusBadge } from "@/components/status-badge";
@@ -26,6 +26,7 @@ import { StateDiffTable } from "@/components/checkpoints/state-diff-table";
 import { TableWrap } from "@/components/table-wrap";
 import { TruncatedText } from "@/components/truncated-text";
 import "@/components/checkpoints/checkpoints.css";
+import { CopyButton } from "@/components/copy-button";
 
 /**
  * `/checkpoints/[id]`: everything a checkpoint holds and whether it can be
@@ -72,7 +73,7 @@ export function CheckpointInspectorView({
           <span title={trigger.description}>{trigger.label}</span>
         </Fact>
         <Fact term="Taken">
-          <DateTime value={summary.createdAt} /> by <Identity value={summary.createdBy} />
+          <RelativeTime value={summary.createdAt} /> by <Identity value={summary.createdBy} />
         </Fact>
         <Fact term="Freshness">
           {age === 0
@@ -199,6 +200,7 @@ export function CheckpointInspectorView({
                     title="sha256 of the intent, the creator, the active agents and the lease holder"
                   >
                     {document.provenance.delegation_hash}
+                    <CopyButton value={document.provenance.delegation_hash} what="delegation hash" />
                   </dd>
                 </div>
                 <div>
@@ -223,12 +225,22 @@ export function CheckpointInspectorView({
                 </div>
                 <div>
                   <dt>Input digest</dt>
-                  <dd className="mono ckpt-hex">{document.input_digest}</dd>
+                  <dd className="mono ckpt-hex">
+                    {document.input_digest}
+                    <CopyButton value={document.input_digest} what="input digest" />
+                  </dd>
                 </div>
                 <div>
                   <dt>Output digest</dt>
                   <dd className="mono ckpt-hex">
-                    {document.output_digest ?? <span className="subtle">none: no artifacts yet</span>}
+                    {document.output_digest ? (
+                      <>
+                        {document.output_digest}
+                        <CopyButton value={document.output_digest} what="output digest" />
+                      </>
+                    ) : (
+                      <span className="subtle">none: no artifacts yet</span>
+                    )}
                   </dd>
                 </div>
                 <div>

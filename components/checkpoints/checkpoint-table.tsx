@@ -1,7 +1,7 @@
 import Link from "next/link";
 import type { CheckpointRow } from "@/lib/adapters/console/checkpoints/checkpoints";
 import { checkpointHref } from "@/lib/adapters/console/checkpoints/checkpoints-format";
-import { DateTime } from "@/components/date-time";
+import { RelativeTime } from "@/components/relative-time";
 import { Identity } from "@/components/identity";
 import { IntegrityBadge } from "@/components/checkpoints/integrity-badge";
 import { TriggerLabel } from "@/components/checkpoints/trigger-label";
@@ -42,7 +42,7 @@ export function CheckpointTable({ rows, currentVersion }: { rows: CheckpointRow[
                 <TriggerLabel trigger={summary.trigger} />
               </td>
               <td>
-                <DateTime value={summary.createdAt} />
+                <RelativeTime value={summary.createdAt} />
                 <span className="ckpt-table__sub">
                   by <Identity value={summary.createdBy} />
                 </span>

@@ -1,7 +1,7 @@
 import Link from "next/link";
 import type { CheckpointRestoreView } from "@/lib/model/checkpoints/restore-plan";
 import { checkpointHref, describeRestoreAttempt } from "@/lib/adapters/console/checkpoints/checkpoints-format";
-import { DateTime } from "@/components/date-time";
+import { RelativeTime } from "@/components/relative-time";
 import { Identity } from "@/components/identity";
 
 /**
@@ -36,7 +36,7 @@ export function RestoreHistory({
                 <OutcomeBadge restore={r} /> {describeRestoreAttempt(r)}
               </p>
               <p className="ckpt-attempts__meta">
-                <DateTime value={r.createdAt} /> by <Identity value={r.actor} />
+                <RelativeTime value={r.createdAt} /> by <Identity value={r.actor} />
               </p>
               <p className="ckpt-attempts__reason">“{r.reason}”</p>
             </li>
@@ -59,7 +59,7 @@ export function RestoreHistory({
               {restores.map((r) => (
                 <tr key={r.id} id={`restore-${r.id}`} className="ckpt-restore-attempt">
                   <td>
-                    <DateTime value={r.createdAt} />
+                    <RelativeTime value={r.createdAt} />
                   </td>
                   <td>
                     <Identity value={r.actor} />

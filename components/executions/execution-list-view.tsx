@@ -8,12 +8,13 @@ import {
   type ExecutionListParams,
 } from "@/lib/adapters/console/executions/executions-query";
 import { formatDuration } from "@/lib/core/format-duration";
-import { pluralize } from "@/lib/adapters/console/shared/format";
-import { DateTime } from "@/components/date-time";
+import { formatDateTime, pluralize } from "@/lib/adapters/console/shared/format";
+import { RelativeTime } from "@/components/relative-time";
 import { EmptyState } from "@/components/empty-state";
 import { ExecutionStatusBadge } from "@/components/task/execution-status-badge";
 import { TruncatedText } from "@/components/truncated-text";
 import "@/components/dashboard/dashboard.css";
+import { CopyButton } from "@/components/copy-button";
 
 /** Every external call across tasks: where the dashboard's "unknown outcomes" lead. */
 export function ExecutionListView({
@@ -193,7 +194,7 @@ function ExecutionTable({ items, now }: { items: ExecutionListItem[]; now: Date 
                 <ExecutionStatusBadge status={e.status} />
               </td>
               <td className="exec-age col-p2">
-                <time dateTime={e.updatedAt.toISOString()} title={e.updatedAt.toISOString()}>
+                <time dateTime={e.updatedAt.toISOString()} title={`since ${formatDateTime(e.updatedAt)}`}>
                   {formatDuration(now.getTime() - e.updatedAt.getTime())}
                 </time>
               </td>
@@ -204,11 +205,14 @@ function ExecutionTable({ items, now }: { items: ExecutionListItem[]; now: Date 
                 </Link>
               </td>
               <td className="col-p3">
-                <TruncatedText value={e.idempotencyKey} className="mono" />
+                <span className="with-copy">
+                  <TruncatedText value={e.idempotencyKey} className="mono" />
+                  <CopyButton value={e.idempotencyKey} what="idempotency key" />
+                </span>
               </td>
               <td className="num col-p3">{e.attempt}</td>
               <td className="exec-created col-p3">
-                <DateTime value={e.createdAt} />
+                <RelativeTime value={e.createdAt} />
               </td>
             </tr>
           ))}

@@ -1,6 +1,6 @@
 import type { InstructionGuardView } from "@/lib/stores/execution-store";
 import type { InstructionView } from "@/lib/stores/instructions";
-import { DateTime } from "@/components/date-time";
+import { RelativeTime } from "@/components/relative-time";
 import { DirectiveBadge, describeSource } from "@/components/instructions/instruction-parts";
 
 export type ReviewInstructions = InstructionGuardView & { frozenByGuard: boolean; neverSent: boolean };
@@ -93,7 +93,7 @@ function InstructionSide({
             {tone === "stale" ? <s>“{instruction.text}”</s> : <>“{instruction.text}”</>}
           </p>
           <p className="subtle">
-            {describeSource(instruction)} · <DateTime value={instruction.createdAt} />
+            {describeSource(instruction)} · <RelativeTime value={instruction.createdAt} />
           </p>
         </>
       ) : (

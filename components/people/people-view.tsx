@@ -1,5 +1,5 @@
 import type { PersonRow } from "@/lib/stores/users";
-import { DateTime } from "@/components/date-time";
+import { RelativeTime } from "@/components/relative-time";
 import { CreatePersonForm, PersonControls } from "@/components/people/people-forms";
 import "@/components/people/people.css";
 
@@ -50,7 +50,7 @@ export function PeopleView({ people, me }: { people: PersonRow[]; me: string }) 
                   <td>
                     {p.disabledAt ? (
                       <>
-                        disabled <DateTime value={p.disabledAt} />
+                        disabled <RelativeTime value={p.disabledAt} />
                       </>
                     ) : (
                       "active"
@@ -62,7 +62,7 @@ export function PeopleView({ people, me }: { people: PersonRow[]; me: string }) 
                     ) : null}
                   </td>
                   <td>
-                    <DateTime value={p.createdAt} />
+                    <RelativeTime value={p.createdAt} />
                   </td>
                   <td>
                     <PersonControls

@@ -6,7 +6,7 @@ import {
   type RetentionOverview,
   type RetentionPolicy,
 } from "@/lib/adapters/console/retention/retention";
-import { DateTime } from "@/components/date-time";
+import { RelativeTime } from "@/components/relative-time";
 import {
   ApplyRetentionForm,
   ApplyTaskRetentionForm,
@@ -108,7 +108,7 @@ export function RetentionView({ policy, overview }: { policy: RetentionPolicy; o
                     <td>{describeHoldScope(h)}</td>
                     <td>{h.reason}</td>
                     <td>
-                      <DateTime value={h.placedAt} /> by {shortIdentity(h.placedBy)}
+                      <RelativeTime value={h.placedAt} /> by {shortIdentity(h.placedBy)}
                     </td>
                     <td>
                       <ReleaseHoldForm holdId={h.id} />
@@ -128,7 +128,7 @@ export function RetentionView({ policy, overview }: { policy: RetentionPolicy; o
               {released.map((h) => (
                 <li key={h.id}>
                   <span className="mono">{h.id}</span>: {describeHoldScope(h)}. “{h.reason}”. Released{" "}
-                  <DateTime value={h.releasedAt!} /> by {shortIdentity(h.releasedBy ?? "")}.
+                  <RelativeTime value={h.releasedAt!} /> by {shortIdentity(h.releasedBy ?? "")}.
                 </li>
               ))}
             </ul>
@@ -175,7 +175,7 @@ export function RetentionView({ policy, overview }: { policy: RetentionPolicy; o
                 {overview.runs.map((r) => (
                   <tr key={r.entryId}>
                     <td>
-                      <DateTime value={r.at} />
+                      <RelativeTime value={r.at} />
                     </td>
                     <td>{shortIdentity(r.actor)}</td>
                     <td>
@@ -223,7 +223,7 @@ export function RetentionView({ policy, overview }: { policy: RetentionPolicy; o
                       {a.hash.slice(0, 16)}…
                     </td>
                     <td>
-                      <DateTime value={a.cutAt} />
+                      <RelativeTime value={a.cutAt} />
                     </td>
                   </tr>
                 ))}

@@ -8,7 +8,7 @@ import {
 } from "@/lib/adapters/console/reviews/reviews-format";
 import type { ReviewItem } from "@/lib/adapters/console/reviews/reviews-view";
 import { isUndecided } from "@/lib/adapters/console/reviews/reviews-query";
-import { DateTime } from "@/components/date-time";
+import { RelativeTime } from "@/components/relative-time";
 import { Identity } from "@/components/identity";
 import { ApprovalMeter } from "@/components/reviews/approval-meter";
 
@@ -24,7 +24,7 @@ function DecisionList({ decisions, viewer, label }: { decisions: Decision[]; vie
             {d.actor === viewer ? <span className="tag">you</span> : null}
           </p>
           <p className="decision__meta">
-            <DateTime value={d.createdAt} />
+            <RelativeTime value={d.createdAt} />
           </p>
           <p className="decision__reason">“{d.reason}”</p>
         </li>

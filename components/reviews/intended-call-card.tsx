@@ -2,8 +2,9 @@ import { tools, type ToolName } from "@/lib/model/executions/tools";
 import { formatInteger } from "@/lib/adapters/console/shared/format";
 import { formatMoney } from "@/lib/adapters/console/reviews/reviews-format";
 import type { ReviewItem } from "@/lib/adapters/console/reviews/reviews-view";
-import { DateTime } from "@/components/date-time";
+import { RelativeTime } from "@/components/relative-time";
 import { ExecutionStatusBadge } from "@/components/task/execution-status-badge";
+import { CopyButton } from "@/components/copy-button";
 
 function describeTool(tool: string): string | undefined {
   return tool in tools ? tools[tool as ToolName].description : undefined;
@@ -66,6 +67,7 @@ export function IntendedCallCard({ review }: { review: ReviewItem }) {
           <dt>Idempotency key</dt>
           <dd>
             <code className="key">{x.idempotencyKey}</code>
+            <CopyButton value={x.idempotencyKey} what="idempotency key" />
             <span className="subtle call-facts__desc">
               Approve &amp; execute sends with this same key: the provider applies a key at most once.
             </span>
@@ -73,11 +75,11 @@ export function IntendedCallCard({ review }: { review: ReviewItem }) {
         </div>
         <div>
           <dt>First sent</dt>
-          <dd>{x.sentAt ? <DateTime value={x.sentAt} /> : <span className="subtle">not sent</span>}</dd>
+          <dd>{x.sentAt ? <RelativeTime value={x.sentAt} /> : <span className="subtle">not sent</span>}</dd>
         </div>
         <div>
           <dt>Settled</dt>
-          <dd>{x.settledAt ? <DateTime value={x.settledAt} /> : <span className="subtle">not settled</span>}</dd>
+          <dd>{x.settledAt ? <RelativeTime value={x.settledAt} /> : <span className="subtle">not settled</span>}</dd>
         </div>
       </dl>
       <table className="table table--compact request-table">

@@ -3,7 +3,7 @@ import type { ReactNode } from "react";
 import { formatMoney, reviewStatusInfo } from "@/lib/adapters/console/reviews/reviews-format";
 import { isUndecided } from "@/lib/adapters/console/reviews/reviews-query";
 import type { ReviewItem } from "@/lib/adapters/console/reviews/reviews-view";
-import { DateTime } from "@/components/date-time";
+import { RelativeTime } from "@/components/relative-time";
 import { DetailPageHeader, Fact } from "@/components/detail-page-header";
 import { StatusBadge } from "@/components/status-badge";
 import { WaitingTime } from "@/components/reviews/waiting-time";
@@ -41,7 +41,7 @@ export function ReviewHeading({ review, live }: { review: ReviewItem; live: Reac
         <WaitingTime waitedMs={review.waitingMs} running={isUndecided(review.status)} />
       </Fact>
       <Fact term="Frozen">
-        <DateTime value={review.createdAt} />
+        <RelativeTime value={review.createdAt} />
       </Fact>
       {review.round > 1 ? (
         <Fact term="Round">
@@ -50,7 +50,7 @@ export function ReviewHeading({ review, live }: { review: ReviewItem; live: Reac
       ) : null}
       {review.decidedAt ? (
         <Fact term="Decided">
-          <DateTime value={review.decidedAt} />
+          <RelativeTime value={review.decidedAt} />
         </Fact>
       ) : null}
     </DetailPageHeader>

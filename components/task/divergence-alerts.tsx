@@ -4,7 +4,7 @@ import {
   summarizeEvidence,
 } from "@/lib/adapters/console/reviews/reviews-format";
 import type { DivergenceView } from "@/lib/adapters/console/reviews/reviews-ledger";
-import { DateTime } from "@/components/date-time";
+import { RelativeTime } from "@/components/relative-time";
 import { Identity } from "@/components/identity";
 import { EvidenceDetails } from "@/components/task/execution-evidence";
 import { DivergenceResolveForm } from "@/components/task/divergence-resolve-form";
@@ -60,7 +60,7 @@ export function DivergenceAlerts({
                   {a.resolvedAt ? (
                     <>
                       {" "}
-                      at <DateTime value={a.resolvedAt} />
+                      <RelativeTime value={a.resolvedAt} />
                     </>
                   ) : null}
                   {a.resolution ? <>: “{a.resolution}”</> : null}
@@ -123,7 +123,7 @@ function DivergenceBody({ alert }: { alert: DivergenceView }) {
         </div>
       </div>
       <p className="hint">
-        Raised <DateTime value={alert.createdAt} />
+        Raised <RelativeTime value={alert.createdAt} />
         {alert.executionId ? (
           <>
             {" "}

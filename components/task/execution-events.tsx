@@ -1,6 +1,6 @@
 import type { ExecutionEventView } from "@/lib/adapters/console/reviews/reviews-view";
 import { summarizeEvidence } from "@/lib/adapters/console/reviews/reviews-format";
-import { DateTime } from "@/components/date-time";
+import { RelativeTime } from "@/components/relative-time";
 import { Identity } from "@/components/identity";
 import { ExecutionStatusBadge } from "@/components/task/execution-status-badge";
 import { EvidenceDetails } from "@/components/task/execution-evidence";
@@ -23,7 +23,7 @@ export function ExecutionEvents({ events }: { events: ExecutionEventView[] }) {
             <ExecutionStatusBadge status={e.toStatus} />
           </p>
           <p className="exec-events__meta">
-            <Identity value={e.actor} /> · <DateTime value={e.createdAt} /> · attempt{" "}
+            <Identity value={e.actor} /> · <RelativeTime value={e.createdAt} /> · attempt{" "}
             <span className="mono">{e.attemptId}</span>
           </p>
           {e.reason ? <p className="exec-events__reason">{e.reason}</p> : null}

@@ -3,11 +3,11 @@ import type { Principal } from "@/lib/model/permissions";
 import { can } from "@/lib/model/permissions";
 import { reviewStatusInfo, summarizeEvidence } from "@/lib/adapters/console/reviews/reviews-format";
 import type { ExternalEffects, LedgerEntry } from "@/lib/adapters/console/reviews/reviews-ledger";
-import { DateTime } from "@/components/date-time";
 import { ExecutionEvents } from "@/components/task/execution-events";
 import { EvidenceDetails } from "@/components/task/execution-evidence";
 import { ExecutionStatusBadge } from "@/components/task/execution-status-badge";
 import { DivergenceAlerts } from "@/components/task/divergence-alerts";
+import { ExecutionCallFacts } from "@/components/task/execution-call-facts";
 
 /**
  * What this task did to the outside world: one entry per logical tool call
@@ -105,26 +105,7 @@ function LedgerItem({ entry }: { entry: LedgerEntry }) {
             {x.attempt} <span className="mono subtle">{x.attemptId}</span>
           </dd>
         </div>
-        <div className="ledger__key">
-          <dt>Idempotency key</dt>
-          <dd>
-            <code className="key">{x.idempotencyKey}</code>
-          </dd>
-        </div>
-        <div>
-          <dt>Sent</dt>
-          <dd>{x.sentAt ? <DateTime value={x.sentAt} /> : <span className="subtle">not sent</span>}</dd>
-        </div>
-        <div>
-          <dt>Settled</dt>
-          <dd>
-            {x.settledAt ? (
-              <DateTime value={x.settledAt} />
-            ) : (
-              <span className="subtle">{x.sentAt ? "not yet" : "—"}</span>
-            )}
-          </dd>
-        </div>
+        <ExecutionCallFacts execution={x} keyClassName="ledger__key" />
       </dl>
       <div className="ledger__evidence">
         {x.evidence !== null && x.evidence !== undefined ? (

@@ -3,10 +3,11 @@ import type { ReactNode } from "react";
 import type { TaskView } from "@/lib/stores/tasks/task-views";
 import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
 import { shortDigest } from "@/lib/adapters/console/shared/format";
-import { DateTime } from "@/components/date-time";
+import { RelativeTime } from "@/components/relative-time";
 import { DetailPageHeader, Fact } from "@/components/detail-page-header";
 import { Identity } from "@/components/identity";
 import { StatusBadge } from "@/components/status-badge";
+import { CopyButton } from "@/components/copy-button";
 
 export function TaskHeading({
   task,
@@ -22,9 +23,12 @@ export function TaskHeading({
       parent={{ href: "/tasks", label: "Tasks" }}
       id={task.id}
       title={
-        <h1 className="task-title">
-          <span className="mono">{task.id}</span>
-        </h1>
+        <div className="with-copy">
+          <h1 className="task-title">
+            <span className="mono">{task.id}</span>
+          </h1>
+          <CopyButton value={task.id} what="task id" />
+        </div>
       }
       status={<StatusBadge status={task.status} def={def} />}
       version={task.version}
@@ -39,14 +43,15 @@ export function TaskHeading({
           {shortDigest(task.workflow.digest)}
         </span>
       </Fact>
-      <Fact term="Intent" className="mono">
-        {task.intentId}
+      <Fact term="Intent">
+        <span className="mono">{task.intentId}</span>
+        <CopyButton value={task.intentId} what="intent id" />
       </Fact>
       <Fact term="Created">
-        <DateTime value={task.createdAt} /> by <Identity value={task.createdBy} />
+        <RelativeTime value={task.createdAt} /> by <Identity value={task.createdBy} />
       </Fact>
       <Fact term="Updated">
-        <DateTime value={task.updatedAt} /> by <Identity value={task.updatedBy} />
+        <RelativeTime value={task.updatedAt} /> by <Identity value={task.updatedBy} />
       </Fact>
     </DetailPageHeader>
   );

@@ -1,7 +1,7 @@
 import type { TransitionView } from "@/lib/stores/tasks/task-views";
 import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
 import { summarizePatch } from "@/lib/adapters/console/shared/patch-summary";
-import { DateTime } from "@/components/date-time";
+import { RelativeTime } from "@/components/relative-time";
 import { Identity } from "@/components/identity";
 import { StatusBadge } from "@/components/status-badge";
 
@@ -50,7 +50,7 @@ export function TransitionTimeline({
                 </p>
                 <p className="timeline__meta">
                   <Identity value={t.actor} full /> <span className={`kind kind--${t.actorKind}`}>{t.actorKind}</span> ·{" "}
-                  <DateTime value={t.createdAt} />
+                  <RelativeTime value={t.createdAt} />
                   {t.fromVersion !== null ? <span className="subtle"> · from version {t.fromVersion}</span> : null}
                 </p>
                 {t.reason && !(t.fromStatus === null && t.reason === "created") ? (

@@ -1,10 +1,11 @@
 import Link from "next/link";
 import type { TaskView } from "@/lib/stores/tasks/task-views";
 import { getWorkflowByDigest } from "@/lib/model/workflows";
-import { DateTime } from "@/components/date-time";
+import { RelativeTime } from "@/components/relative-time";
 import { Identity } from "@/components/identity";
 import { StatusBadge } from "@/components/status-badge";
 import { TruncatedText } from "@/components/truncated-text";
+import { CopyButton } from "@/components/copy-button";
 
 export function TaskTable({ tasks }: { tasks: TaskView[] }) {
   return (
@@ -33,9 +34,12 @@ export function TaskTable({ tasks }: { tasks: TaskView[] }) {
           {tasks.map((task) => (
             <tr key={task.id}>
               <th scope="row">
-                <Link href={`/tasks/${encodeURIComponent(task.id)}`} className="task-link">
-                  <TruncatedText value={task.id} className="mono" />
-                </Link>
+                <span className="with-copy">
+                  <Link href={`/tasks/${encodeURIComponent(task.id)}`} className="task-link">
+                    <TruncatedText value={task.id} className="mono" />
+                  </Link>
+                  <CopyButton value={task.id} what="task id" />
+                </span>
                 <TruncatedText value={task.intentId} className="subtle" />
               </th>
               <td className="col-p2">
@@ -46,7 +50,7 @@ export function TaskTable({ tasks }: { tasks: TaskView[] }) {
               </td>
               <td className="num mono col-p3">{task.version}</td>
               <td className="col-p2">
-                <DateTime value={task.updatedAt} />
+                <RelativeTime value={task.updatedAt} />
               </td>
               <td className="col-p3">
                 <Identity value={task.updatedBy} />

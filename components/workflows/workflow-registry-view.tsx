@@ -8,7 +8,7 @@ import {
 } from "@/lib/adapters/console/workflows/workflow-href";
 import { taskListHref } from "@/lib/adapters/console/tasks/task-list-href";
 import { pluralize, shortIdentity } from "@/lib/adapters/console/shared/format";
-import { DateTime } from "@/components/date-time";
+import { RelativeTime } from "@/components/relative-time";
 import { EmptyState } from "@/components/empty-state";
 import { DigestCopy } from "@/components/workflows/digest-copy";
 import "@/components/workflows/workflows.css";
@@ -50,7 +50,7 @@ function VersionItem({
         <div>
           <dt>{version.builtIn ? "Registered" : "Published"}</dt>
           <dd>
-            <DateTime value={version.publishedAt} /> · <PublishedBy version={version} />
+            <RelativeTime value={version.publishedAt} /> · <PublishedBy version={version} />
           </dd>
         </div>
         <div>

@@ -11,7 +11,7 @@ import {
 import { layoutWorkflowGraph } from "@/lib/adapters/console/tasks/workflow-graph";
 import { taskListHref } from "@/lib/adapters/console/tasks/task-list-href";
 import { pluralize } from "@/lib/adapters/console/shared/format";
-import { DateTime } from "@/components/date-time";
+import { RelativeTime } from "@/components/relative-time";
 import { GraphLegend, WorkflowGraph } from "@/components/workflow/workflow-graph";
 import { DigestCopy } from "@/components/workflows/digest-copy";
 import { PublishedBy } from "@/components/workflows/workflow-registry-view";
@@ -90,7 +90,7 @@ export function WorkflowVersionView({
           <div>
             <dt>{summary.builtIn ? "Registered" : "Published"}</dt>
             <dd>
-              <DateTime value={summary.publishedAt} /> · <PublishedBy version={summary} />
+              <RelativeTime value={summary.publishedAt} /> · <PublishedBy version={summary} />
             </dd>
           </div>
           <div>

@@ -3,7 +3,7 @@ import { expect, type Locator, type Page } from "@playwright/test";
 import { axeViolations } from "./axe";
 
 /** The two widths the issue measures every page at: a phone and a wide screen. */
-export const phone = { width: 390, height: 844 };
+const phone = { width: 390, height: 844 };
 export const wide = { width: 1440, height: 900 };
 
 /** Where the pictures of the pages a spec looks at go, for a person to open. */
@@ -11,7 +11,7 @@ const shots = "test-results/console-look";
 mkdirSync(shots, { recursive: true });
 
 /** How far the page sticks out to the right of the window (0 when it never scrolls sideways). */
-export async function pageOverflow(page: Page): Promise<number> {
+async function pageOverflow(page: Page): Promise<number> {
   return page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 }
 

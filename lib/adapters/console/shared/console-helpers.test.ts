@@ -4,7 +4,7 @@ import { deliveryV1 } from "@/lib/model/workflows/delivery";
 import { summarizePatch } from "@/lib/adapters/console/shared/patch-summary";
 import { isReasonRequired, statusTone, usesGates } from "@/lib/adapters/console/shared/status";
 import { parseTaskListParams, taskListHref } from "@/lib/adapters/console/tasks/task-list-query";
-import { describeGuard, shortIdentity } from "@/lib/adapters/console/shared/format";
+import { describeGuard, formatRelativeTime, shortIdentity } from "@/lib/adapters/console/shared/format";
 
 describe("task list URL", () => {
   const names = ["agent-task", "delivery"];
@@ -91,5 +91,26 @@ describe("format", () => {
     expect(shortIdentity("not-a-spiffe-id")).toBe("not-a-spiffe-id");
     expect(describeGuard({ kind: "gates_true", gates: ["plan_approved"] })).toBe("gate plan_approved true");
     expect(describeGuard({ kind: "mandatory_subtasks_completed" })).toBe("every mandatory subtask completed");
+  });
+});
+
+describe("formatRelativeTime", () => {
+  const now = new Date("2026-12-02T13:00:00Z");
+  const ago = (ms: number) => formatRelativeTime(new Date(now.getTime() - ms), now);
+  it("reads past times in the console's duration format, truncated", () => {
+    expect(ago(4_999)).toBe("just now");
+    expect(ago(5_000)).toBe("5 s ago");
+    expect(ago(59_999)).toBe("59 s ago");
+    expect(ago(12 * 60_000 + 59_000)).toBe("12 min ago");
+    expect(ago((3 * 60 + 5) * 60_000)).toBe("3 h 5 min ago");
+    expect(ago(29 * 24 * 3_600_000)).toBe("29 d ago");
+  });
+  it("reads future times (an expiry) forward, and clocks a little apart as now", () => {
+    expect(ago(-3_000)).toBe("just now");
+    expect(ago(-2 * 24 * 3_600_000)).toBe("in 2 d");
+  });
+  it("gives the day itself past 30 days", () => {
+    expect(ago(30 * 24 * 3_600_000)).toBe("02 Nov 2026");
+    expect(ago(-40 * 24 * 3_600_000)).toBe("11 Jan 2027");
   });
 });

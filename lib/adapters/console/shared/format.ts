@@ -1,3 +1,4 @@
+import { formatDuration } from "@/lib/core/format-duration";
 import type { Guard } from "@/lib/model/workflows/workflow-definition";
 
 /**
@@ -18,6 +19,23 @@ const dateTime = new Intl.DateTimeFormat("en-GB", {
 
 export function formatDateTime(date: Date): string {
   return `${dateTime.format(date)} UTC`;
+}
+
+const day = new Intl.DateTimeFormat("en-GB", { year: "numeric", month: "short", day: "2-digit", timeZone: "UTC" });
+const relativeSpanMs = 30 * 24 * 60 * 60 * 1000;
+
+/**
+ * When something happened, as a person scanning a list reads it: "12 min ago",
+ * "3 h 5 min ago", "in 2 d" (an expiry), "just now" within 5 s either way (two
+ * clocks a little apart). In the console's one duration format
+ * (formatDuration); past 30 days the day itself ("02 Nov 2026"), since "47 d
+ * 3 h ago" is a date to work out. The exact time goes beside it (RelativeTime).
+ */
+export function formatRelativeTime(date: Date, now: Date): string {
+  const ms = now.getTime() - date.getTime();
+  if (Math.abs(ms) < 5_000) return "just now";
+  if (Math.abs(ms) >= relativeSpanMs) return day.format(date);
+  return ms > 0 ? `${formatDuration(ms)} ago` : `in ${formatDuration(-ms)}`;
 }
 
 const usd = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD", maximumFractionDigits: 4 });
