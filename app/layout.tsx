@@ -18,7 +18,8 @@ export const metadata: Metadata = {
   manifest: "/manifest.webmanifest",
 };
 
-export const viewport: Viewport = { colorScheme: "light" };
+// Dark mode follows the system setting (app/globals.css): form controls and scrollbars follow it too.
+export const viewport: Viewport = { colorScheme: "light dark" };
 
 /**
  * Every page renders per request: its scripts carry that request's CSP nonce
