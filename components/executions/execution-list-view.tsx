@@ -188,7 +188,9 @@ function ExecutionTable({ items, now }: { items: ExecutionListItem[]; now: Date 
           {items.map((e) => (
             <tr key={e.id}>
               <th scope="row" className="col-p2">
-                <TruncatedText value={e.id} className="mono" />
+                <Link href={`/executions/${encodeURIComponent(e.id)}`} className="task-link">
+                  <TruncatedText value={e.id} className="mono" />
+                </Link>
               </th>
               <td>
                 <ExecutionStatusBadge status={e.status} />

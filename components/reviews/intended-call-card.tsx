@@ -1,3 +1,4 @@
+import Link from "next/link";
 import { tools, type ToolName } from "@/lib/model/executions/tools";
 import { formatInteger } from "@/lib/adapters/console/shared/format";
 import { formatMoney } from "@/lib/adapters/console/reviews/reviews-format";
@@ -59,7 +60,10 @@ export function IntendedCallCard({ review }: { review: ReviewItem }) {
           <dd>
             <ExecutionStatusBadge status={x.status} />
             <span className="subtle call-facts__desc">
-              <span className="mono">{x.id}</span> · attempt {x.attempt}
+              <Link href={`/executions/${encodeURIComponent(x.id)}`} className="mono">
+                {x.id}
+              </Link>{" "}
+              · attempt {x.attempt}
             </span>
           </dd>
         </div>

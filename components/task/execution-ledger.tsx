@@ -82,6 +82,9 @@ function LedgerItem({ entry }: { entry: LedgerEntry }) {
         <span className="subtle mono ledger__call" title="Tool call id: stable across retries and crashes">
           {x.toolCallId}
         </span>
+        <Link href={`/executions/${encodeURIComponent(x.id)}`} className="mono ledger__exec">
+          {x.id}
+        </Link>
         <ExecutionStatusBadge status={x.status} explain />
         {entry.review ? (
           <Link
