@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { readableAuditEntries } from "@/lib/use-cases/audit/readable-audit-entries";
 import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import { listAuditEntries, verifyAuditChains, type AuditEntry } from "@/lib/stores/audit-log";
 import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoint";
@@ -22,6 +23,7 @@ import {
   refund,
   runningTask,
   unreachable,
+  reviewRow,
 } from "@/tests/helpers/effects";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
 import { sandbox } from "@/tests/sandbox/helpers";
@@ -38,8 +40,10 @@ const otherAgent: Actor = { identity: "spiffe://verity.local/agent/other-bot", k
 
 /** A task's entries (across its task, execution, review, alert and checkpoint chains), grouped by stream in seq order. */
 async function streamsOf(taskId: string): Promise<Map<string, AuditEntry[]>> {
-  const { items, nextCursor } = await listAuditEntries(db, { task: taskId }, { limit: 1000 });
+  const { items: stored, nextCursor } = await listAuditEntries(db, { task: taskId }, { limit: 1000 });
   expect(nextCursor).toBeNull();
+  // As people read them: the values sealed at rest that entries quote, opened.
+  const items = await readableAuditEntries(db, stored);
   const streams = new Map<string, AuditEntry[]>();
   for (const e of [...items].sort((a, b) => a.stream.localeCompare(b.stream) || a.seq - b.seq))
     streams.set(e.stream, [...(streams.get(e.stream) ?? []), e]);
@@ -185,7 +189,7 @@ describe("audit wiring", () => {
       agent,
     );
     expect((await reconcileExecution(db, intent.execution.id, unreachable)).action).toBe("needs_human");
-    const review = await db.review.findUniqueOrThrow({ where: { executionId: intent.execution.id } });
+    const review = await reviewRow(db, { executionId: intent.execution.id });
 
     await decideReview(
       db,

@@ -25,6 +25,7 @@ import {
   refund as refundRequest,
   refundExecution,
   refundsUnderKey,
+  reviewRow,
 } from "@/tests/helpers/effects";
 import { engineLedger } from "@/tests/sdk/engine-ledger";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
@@ -233,7 +234,7 @@ describe("a refund the provider confirms never happened is retried by the agent,
       execution: { status: "NEEDS_HUMAN", attempt: 2 },
       task: { status: "WAITING_FOR_HUMAN" },
     });
-    const review = await db.review.findUniqueOrThrow({ where: { executionId: settled.executionId } });
+    const review = await reviewRow(db, { executionId: settled.executionId });
     expect(review).toMatchObject({ status: "OPEN", id: settled.reviewId });
     expect(review.reason).toContain("attempt 2 was the last of 2");
     expect((await listExecutionEvents(db, settled.executionId)).slice(-2).map((e) => e.toStatus)).toEqual([

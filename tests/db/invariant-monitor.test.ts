@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { openedAlert } from "@/lib/use-cases/alerts/divergence";
 import { startBackgroundLoop } from "@/lib/jobs/background";
 import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoint";
 import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
@@ -40,7 +41,11 @@ const pass = (
 ) => runMonitorPass(db, deps, { only, ...extra });
 
 async function alertsOf(taskId: string, kind?: string) {
-  return db.divergenceAlert.findMany({ where: { taskId, ...(kind ? { kind } : {}) }, orderBy: { createdAt: "asc" } });
+  const alerts = await db.divergenceAlert.findMany({
+    where: { taskId, ...(kind ? { kind } : {}) },
+    orderBy: { createdAt: "asc" },
+  });
+  return Promise.all(alerts.map((a) => openedAlert(db, a)));
 }
 
 async function auditActionsOf(alertId: string): Promise<string[]> {
@@ -433,8 +438,10 @@ describe("in the server's background loop", () => {
     } finally {
       await loop.stop();
     }
-    expect(await own.divergenceAlert.findMany({ where: { taskId: task.id } })).toMatchObject([
-      { kind: "state_invariant_broken", source: "monitor" },
-    ]);
+    expect(
+      await Promise.all(
+        (await own.divergenceAlert.findMany({ where: { taskId: task.id } })).map((a) => openedAlert(own, a)),
+      ),
+    ).toMatchObject([{ kind: "state_invariant_broken", source: "monitor" }]);
   });
 });

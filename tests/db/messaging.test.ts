@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { openedAlert } from "@/lib/use-cases/alerts/divergence";
 import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import { performEffect } from "@/lib/connectors/effects";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
@@ -177,7 +178,10 @@ describe("sandbox refund.succeeded webhooks", () => {
     );
     const applied = await receiveSandboxWebhook(db, (await webhooks())[0]!);
     expect(applied.result).toMatchObject({ applied: true, outcome: "effect_found_after_failure", status: "FAILED" });
-    const alert = await db.divergenceAlert.findUniqueOrThrow({ where: { id: applied.result.alert_id } });
+    const alert = await openedAlert(
+      db,
+      await db.divergenceAlert.findUniqueOrThrow({ where: { id: applied.result.alert_id } }),
+    );
     expect(alert).toMatchObject({
       kind: "effect_found_after_failure",
       executionId: execution.id,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { openedAlert } from "@/lib/use-cases/alerts/divergence";
 import { reconcileAlert } from "@/lib/use-cases/alerts/alert-actions";
 import { performEffect, type ConnectorDeps } from "@/lib/connectors/effects";
 import { raiseDivergence } from "@/lib/use-cases/alerts/divergence";
@@ -156,7 +157,7 @@ describe("a success reported after the attempt was recorded FAILED", () => {
     ]);
 
     // The alert: resolved through the alert CAS, as the system, audited.
-    const resolved = await db.divergenceAlert.findUniqueOrThrow({ where: { id: alert.id } });
+    const resolved = await openedAlert(db, await db.divergenceAlert.findUniqueOrThrow({ where: { id: alert.id } }));
     expect(resolved).toMatchObject({
       status: "RESOLVED",
       version: alert.version + 1,
@@ -202,7 +203,9 @@ describe("a success reported after the attempt was recorded FAILED", () => {
     const reported = await recordOutcome(db, r.execution.id, successReport(r), agent, r.deps);
     expect(reported).toMatchObject({ execution: { status: "RECONCILED_SUCCEEDED" }, task: null });
     expect((await taskOf(task.id)).status).toBe("CANCELLED");
-    expect(await db.divergenceAlert.findFirstOrThrow({ where: { executionId: r.execution.id } })).toMatchObject({
+    expect(
+      await openedAlert(db, await db.divergenceAlert.findFirstOrThrow({ where: { executionId: r.execution.id } })),
+    ).toMatchObject({
       kind: "effect_after_task_ended",
       status: "OPEN",
     });
@@ -263,7 +266,9 @@ describe("a success reported after the attempt was recorded FAILED", () => {
       "success_matches_provider_record",
     ]);
     expect((await row(execution.id)).status).toBe("FAILED");
-    expect(await db.divergenceAlert.findFirstOrThrow({ where: { executionId: execution.id } })).toMatchObject({
+    expect(
+      await openedAlert(db, await db.divergenceAlert.findFirstOrThrow({ where: { executionId: execution.id } })),
+    ).toMatchObject({
       kind: "effect_mismatch",
       status: "OPEN",
     });
@@ -299,7 +304,9 @@ describe("the reconciler's own discovery of the effect of a recorded failure", (
       evidence: { source: "lookup", earlier: { status: "FAILED" } },
     });
     expect((await taskOf(r.execution.taskId)).status).toBe("VALIDATING");
-    expect(await db.divergenceAlert.findUniqueOrThrow({ where: { id: alert.id } })).toMatchObject({
+    expect(
+      await openedAlert(db, await db.divergenceAlert.findUniqueOrThrow({ where: { id: alert.id } })),
+    ).toMatchObject({
       status: "RESOLVED",
       resolvedBy: reconcilerActor.identity,
     });

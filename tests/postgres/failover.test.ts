@@ -30,6 +30,7 @@
  * re-send under the key does at the provider. Measured and printed: the
  * recovery point and the recovery time (docs/recovery.md).
  */
+import { openedAlert } from "@/lib/use-cases/alerts/divergence";
 import { spawn, execFile, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
@@ -325,7 +326,10 @@ describe("regional failover: primary lost mid-traffic, standby from backup plus 
       expect(await db.divergenceAlert.count(), "divergence raised during the failover").toBe(0);
       const verified = await verifySettled(db, deps, { limit: 500 });
       for (const raised of verified.raised) {
-        const alert = await db.divergenceAlert.findUniqueOrThrow({ where: { id: raised.alertId } });
+        const alert = await openedAlert(
+          db,
+          await db.divergenceAlert.findUniqueOrThrow({ where: { id: raised.alertId } }),
+        );
         const lostEffect = lostEffects.get(alert.executionId ?? "");
         expect(lostEffect, `verifier: ${alert.message}`).toBeDefined();
         expect(alert.external).toMatchObject({

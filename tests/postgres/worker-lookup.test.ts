@@ -9,7 +9,7 @@ import { claimOldestLookup } from "@/lib/stores/effect-lookups";
 import { answerLookup } from "@/lib/use-cases/tools/answer-lookup";
 import { claimLookup } from "@/lib/use-cases/tools/claim-lookup";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
-import { agent, failure, taskStatusOf, unreachable } from "@/tests/helpers/effects";
+import { agent, failure, reviewRow, taskStatusOf, unreachable } from "@/tests/helpers/effects";
 import { payoutTool, registered, sentCall } from "@/tests/helpers/registered-tools";
 import type { LookupWorkerMessage } from "@/tests/postgres/lookup-worker-process";
 
@@ -140,9 +140,7 @@ describe("worker lookups", () => {
     expect(await pg.db.effectLookup.findUniqueOrThrow({ where: { id: lookup.id } })).toMatchObject({
       status: "EXPIRED",
     });
-    expect((await pg.db.review.findUniqueOrThrow({ where: { executionId: call.id } })).reason).toContain(
-      "lookup_expired",
-    );
+    expect((await reviewRow(pg.db, { executionId: call.id })).reason).toContain("lookup_expired");
     // A worker arriving after the deadline finds nothing to claim.
     expect(await claimLookup(pg.db, TOOL, {}, worker("late-worker"))).toBeNull();
   });

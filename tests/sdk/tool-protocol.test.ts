@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { reviewRow } from "@/tests/helpers/effects";
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
 import { reconcileExecution } from "@/lib/use-cases/reconciliation/reconciler";
@@ -276,7 +277,7 @@ describe("executeTool outcomes", () => {
       execution: { status: "NEEDS_HUMAN", attempt: 2, retry: null },
       task: { status: "WAITING_FOR_HUMAN" },
     });
-    const review = await db.review.findUniqueOrThrow({ where: { executionId: result.execution.id } });
+    const review = await reviewRow(db, { executionId: result.execution.id });
     expect(review).toMatchObject({ status: "OPEN", taskId: task.id });
     expect(review.reason).toContain("attempt 2 was the last of 2");
     expect(await refundsOf(task.id)).toBe(0);
