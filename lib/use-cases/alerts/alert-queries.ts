@@ -12,6 +12,7 @@ import {
   isBlocking,
 } from "@/lib/model/alerts/alert-kinds";
 import { parseOrThrow } from "@/lib/core/validation";
+import { openSealedValues } from "@/lib/stores/field-encryption";
 import { openedAlert } from "@/lib/use-cases/alerts/divergence";
 
 /** Reads of the alerts centre: the filtered, keyset-paged list and one alert with its history. */
@@ -67,9 +68,18 @@ export async function getAlertOrThrow(db: Db, id: string): Promise<DivergenceAle
   return alert;
 }
 
-/** The alert's own audit entries, oldest first: raised, acknowledged, escalated, reconciled, resolved. */
+/**
+ * The alert's own audit entries, oldest first: raised, acknowledged,
+ * escalated, reconciled, resolved; as the alert's page shows them, with the
+ * values they quote sealed (a person's reason, the two sides) opened.
+ */
 export async function alertHistory(db: Db, id: string): Promise<AuditEntry[]> {
-  return db.auditEntry.findMany({ where: { stream: `divergence_alert:${id}` }, orderBy: { seq: "asc" }, take: 500 });
+  const entries = await db.auditEntry.findMany({
+    where: { stream: `divergence_alert:${id}` },
+    orderBy: { seq: "asc" },
+    take: 500,
+  });
+  return Promise.all(entries.map(async (e) => ({ ...e, details: await openSealedValues(db, e.details) })));
 }
 
 /** Counts for the console's header and the dashboard: unresolved by severity, and how many block work. */
