@@ -8,6 +8,8 @@ import { signIn } from "../pages/login-page";
  * executions list, a task's external effects and a review.
  */
 test.use({ viewport: wide, permissions: ["clipboard-read", "clipboard-write"] });
+// Each test checks two or three pages with axe at two widths: more than the default time on a busy machine.
+test.describe.configure({ timeout: 180_000 });
 
 test("the executions list and a task link to an execution's page, which shows the whole call", async ({ page }) => {
   await signIn(page, "operator", "/executions");

@@ -14,6 +14,8 @@ const relative = /^(just now|\d+ (s|min|h|d)( \d+ (min|h))? ago|\d{2} [A-Z][a-z]
 const exactUtc = /^\d{2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2}:\d{2} UTC$/;
 
 test("lists show relative times with the exact UTC time, and copy ids and keys", async ({ page, request }) => {
+  // Three pages, each checked by axe and pictured at two widths: more than one default test's time on a busy machine.
+  test.setTimeout(180_000);
   const task = await createRunningTask(request);
   await signIn(page, "operator", `/tasks?q=${encodeURIComponent(task.id)}`);
 
