@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { openSealedValues } from "@/lib/stores/field-encryption";
 import { reconcileAlert } from "@/lib/use-cases/alerts/alert-actions";
-import { listAlerts } from "@/lib/use-cases/alerts/alert-queries";
+import { alertHistory, listAlerts } from "@/lib/use-cases/alerts/alert-queries";
 import {
   acknowledgeAlert,
   escalateAlert,
@@ -39,13 +38,9 @@ import { sandbox } from "@/tests/sandbox/helpers";
  */
 const db = useTestDatabase();
 
+/** The alert's history as its page and the API read it: the values its entries quote sealed, opened. */
 async function auditOf(alertId: string) {
-  // As people read them: the sealed values they quote opened.
-  const entries = await db.auditEntry.findMany({
-    where: { stream: `divergence_alert:${alertId}` },
-    orderBy: { seq: "asc" },
-  });
-  return Promise.all(entries.map(async (e) => ({ ...e, details: await openSealedValues(db, e.details) })));
+  return alertHistory(db, alertId);
 }
 
 async function openAlert(
