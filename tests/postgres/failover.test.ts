@@ -30,6 +30,7 @@
  * re-send under the key does at the provider. Measured and printed: the
  * recovery point and the recovery time (docs/recovery.md).
  */
+import { findExecutions } from "@/lib/stores/execution-store";
 import { openedAlert } from "@/lib/use-cases/alerts/divergence";
 import { spawn, execFile, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -236,7 +237,8 @@ describe("regional failover: primary lost mid-traffic, standby from backup plus 
 
       // 2. Nobody stuck or failed: COMPLETED, or in the review queue with an open review.
       const tasks = await db.task.findMany({ where: { id: { in: taskIds } } });
-      const executions = await db.execution.findMany({ where: { taskId: { in: taskIds } } });
+      // Opened, as the engine reads them (their results are sealed at rest).
+      const executions = await findExecutions(db, { where: { taskId: { in: taskIds } } });
       const survived = new Set(executions.map((e) => e.id));
       const reviews = await db.review.findMany({ where: { taskId: { in: taskIds } } });
       const inReview = tasks.filter(
