@@ -7,6 +7,7 @@ import { PrismaPGlite } from "pglite-prisma-adapter";
 import { type Prisma, PrismaClient } from "@/lib/generated/prisma/client";
 import { getEnv, type Env } from "@/lib/config/env";
 import { childLogger } from "@/lib/config/log";
+import { assertTenantId, DEFAULT_TENANT_ID, scopedPglite, tenantConnectionOptions } from "@/lib/db/tenant-sessions";
 
 export type Db = PrismaClient;
 /** A Prisma transaction client: helpers that may join a transaction take one. */
@@ -25,8 +26,13 @@ export function newPrismaClient(adapter: PrismaPg | PrismaPGlite): PrismaClient 
 }
 
 export interface DatabaseHandle {
+  /** The first tenant's client (DEFAULT_TENANT_ID): what a single-tenant deployment, the demo and most tests use. */
   db: PrismaClient;
-  /** The driver adapter factory, for the migration engine. */
+  /** A client whose every statement is the tenant's, under row-level security (one per tenant, kept). */
+  forTenant(tenantId: string): PrismaClient;
+  /** The owner's client, not subject to row-level security: the platform's lookups and registers only. */
+  platformDb: PrismaClient;
+  /** The owner's driver adapter factory, for the migration engine. */
   adapterFactory: PrismaPg | PrismaPGlite;
   close(): Promise<void>;
 }
@@ -34,47 +40,88 @@ export interface DatabaseHandle {
 /**
  * The one place a PrismaClient is built. The app uses the singleton below;
  * scripts and tests that need their own connection (a second process, a
- * throwaway database) call this directly.
+ * throwaway database) call this directly. Tenants' clients are made on
+ * first use (after the migrations that create their role have run).
  */
 export function openDatabase(target: DatabaseTarget, options: { poolSize?: number } = {}): DatabaseHandle {
   if (target.kind === "postgres") {
-    // The pool is ours, not the adapter's, so that the hot path can reach it (directQuery below).
-    const pool = new pg.Pool({ connectionString: target.url, max: options.poolSize ?? 10 });
-    // An idle connection the server closed (a restart, pg_terminate_backend) is
-    // dropped by the pool and replaced on demand; without a listener, node
-    // would treat the event as an uncaught error and stop the process.
-    // The error carries its pg client (sockets, statements): log what it says, not what it holds.
-    pool.on("error", (error) =>
-      childLogger("db").warn(
-        { code: (error as { code?: string }).code, reason: error.message },
-        "an idle database connection failed and was dropped",
-      ),
-    );
-    const adapterFactory = new PrismaPg(pool);
-    const db = newPrismaClient(adapterFactory);
-    directPools.set(db, pool);
+    const pools: pg.Pool[] = [];
+    // The pools are ours, not the adapter's, so that the hot path can reach them (directQuery below).
+    const newPool = (connectionOptions?: string) => {
+      const pool = new pg.Pool({
+        connectionString: target.url,
+        max: options.poolSize ?? 10,
+        options: connectionOptions,
+      });
+      // An idle connection the server closed (a restart, pg_terminate_backend) is
+      // dropped by the pool and replaced on demand; without a listener, node
+      // would treat the event as an uncaught error and stop the process.
+      // The error carries its pg client (sockets, statements): log what it says, not what it holds.
+      pool.on("error", (error) =>
+        childLogger("db").warn(
+          { code: (error as { code?: string }).code, reason: error.message },
+          "an idle database connection failed and was dropped",
+        ),
+      );
+      pools.push(pool);
+      return pool;
+    };
+    const ownerPool = newPool();
+    const adapterFactory = new PrismaPg(ownerPool);
+    const platformDb = newPrismaClient(adapterFactory);
+    directPools.set(platformDb, ownerPool);
+    const forTenant = tenantClients((tenantId) => {
+      const pool = newPool(tenantConnectionOptions(tenantId));
+      const db = newPrismaClient(new PrismaPg(pool));
+      directPools.set(db, pool);
+      return db;
+    });
     return {
-      db,
+      get db() {
+        return forTenant(DEFAULT_TENANT_ID);
+      },
+      forTenant,
+      platformDb,
       adapterFactory,
       close: async () => {
-        await db.$disconnect();
-        await pool.end();
+        await Promise.all([platformDb, ...forTenant.opened()].map((db) => db.$disconnect()));
+        await Promise.all(pools.map((pool) => pool.end()));
       },
     };
   }
   // PGlite does not create the parent of its data folder ("memory://" is an in-memory database).
   if (!target.dir.startsWith("memory://")) mkdirSync(target.dir, { recursive: true });
   const pglite = new PGlite(target.dir);
-  const adapterFactory = new PrismaPGlite(pglite);
-  const db = newPrismaClient(adapterFactory);
+  const sessions = scopedPglite(pglite);
+  const adapterFactory = new PrismaPGlite(sessions.owner as PGlite);
+  const platformDb = newPrismaClient(adapterFactory);
+  const forTenant = tenantClients((tenantId) => newPrismaClient(new PrismaPGlite(sessions.tenant(tenantId) as PGlite)));
   return {
-    db,
+    get db() {
+      return forTenant(DEFAULT_TENANT_ID);
+    },
+    forTenant,
+    platformDb,
     adapterFactory,
     close: async () => {
-      await db.$disconnect();
+      await Promise.all([platformDb, ...forTenant.opened()].map((db) => db.$disconnect()));
       await pglite.close();
     },
   };
+}
+
+/** One client per tenant, made on first use and kept. */
+function tenantClients(open: (tenantId: string) => PrismaClient) {
+  const clients = new Map<string, PrismaClient>();
+  const forTenant = (tenantId: string): PrismaClient => {
+    let db = clients.get(tenantId);
+    if (!db) {
+      db = open(assertTenantId(tenantId));
+      clients.set(tenantId, db);
+    }
+    return db;
+  };
+  return Object.assign(forTenant, { opened: () => [...clients.values()] });
 }
 
 /** The node-postgres pool behind each PostgreSQL client (never a PGlite one). */
@@ -124,17 +171,32 @@ function preparedName(label: string, text: string): string {
 
 const globalForDb = globalThis as unknown as { verityDb?: DatabaseHandle };
 
-/** The process-wide client, built from the validated config on first use. */
-export function getDb(): PrismaClient {
+/** The process-wide handle, built from the validated config on first use. */
+function processDatabase(): DatabaseHandle {
   if (!globalForDb.verityDb) {
     const env = getEnv();
     const handle = openDatabase(env.database, { poolSize: env.VERITY_DB_POOL_SIZE });
     globalForDb.verityDb = handle;
     // A PGlite instance whose open failed stays failed: forget it so the next
     // request tries again instead of failing forever.
-    handle.db.$connect().catch(() => {
+    handle.platformDb.$connect().catch(() => {
       if (globalForDb.verityDb === handle) globalForDb.verityDb = undefined;
     });
   }
-  return globalForDb.verityDb.db;
+  return globalForDb.verityDb;
+}
+
+/** The first tenant's client: for the demo, single-tenant tools and the background work not yet per tenant. */
+export function getDb(): PrismaClient {
+  return processDatabase().db;
+}
+
+/** The client of a caller's tenant: every statement made for them runs as that tenant, under row-level security. */
+export function dbFor(caller: { tenantId: string }): PrismaClient {
+  return processDatabase().forTenant(caller.tenantId);
+}
+
+/** The owner's client (no row-level security): only for finding which tenant a credential belongs to, and the register. */
+export function getPlatformDb(): PrismaClient {
+  return processDatabase().platformDb;
 }

@@ -64,7 +64,8 @@ export async function insertToolVersion(
 ): Promise<RegisterOutcome> {
   const id = toolVersionId(def.name, def.version);
   const digest = digestOf(def);
-  const existing = await tx.toolVersion.findUnique({ where: { id } });
+  // Unique per tenant (row-level security shows this tenant's only): findFirst, not findUnique.
+  const existing = await tx.toolVersion.findFirst({ where: { id } });
   if (existing) return sameOrConflict(existing, digest);
   try {
     const row = await tx.toolVersion.create({
@@ -138,7 +139,7 @@ export async function retireToolVersions(tx: Tx, name: string, actor: Actor, rea
 }
 
 export async function getToolVersion(db: Db | Tx, name: string, version: number): Promise<ToolVersionView | null> {
-  const row = await db.toolVersion.findUnique({ where: { id: toolVersionId(name, version) } });
+  const row = await db.toolVersion.findFirst({ where: { id: toolVersionId(name, version) } });
   return row ? toView(row) : null;
 }
 

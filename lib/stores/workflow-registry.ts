@@ -89,8 +89,8 @@ export async function registerBuiltInWorkflows(db: Db): Promise<string[]> {
     });
     if (inserted) registered.push(`${def.name} v${def.version}`);
     else {
-      const holder = await db.workflowVersion.findUnique({
-        where: { name_version: { name: def.name, version: def.version } },
+      const holder = await db.workflowVersion.findFirst({
+        where: { name: def.name, version: def.version },
         select: { digest: true },
       });
       if (holder && holder.digest !== def.digest)
@@ -119,8 +119,9 @@ export async function insertWorkflowVersion(
 ): Promise<PublishOutcome> {
   const def = defineWorkflow(data);
   await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`workflow_versions:${def.name}`}))`;
-  const same = await tx.workflowVersion.findUnique({
-    where: { name_version: { name: def.name, version: def.version } },
+  // (name, version) is unique per tenant, and row-level security shows this tenant's only.
+  const same = await tx.workflowVersion.findFirst({
+    where: { name: def.name, version: def.version },
   });
   if (same) {
     if (same.digest === def.digest) return { kind: "already_published", version: toView(same) };
@@ -164,7 +165,7 @@ export async function findWorkflowVersion(
   const row =
     version === undefined
       ? await db.workflowVersion.findFirst({ where: { name }, orderBy: { version: "desc" } })
-      : await db.workflowVersion.findUnique({ where: { name_version: { name, version } } });
+      : await db.workflowVersion.findFirst({ where: { name, version } });
   return row ? toView(row) : null;
 }
 

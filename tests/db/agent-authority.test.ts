@@ -31,6 +31,8 @@ beforeAll(() => {
   // The routes reach the database through lib/db/client.ts's process-wide handle: point it at this file's PGlite.
   (globalThis as unknown as { verityDb?: DatabaseHandle }).verityDb = {
     db,
+    forTenant: () => db,
+    platformDb: db,
     adapterFactory: undefined as never,
     close: async () => {},
   };

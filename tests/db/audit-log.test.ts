@@ -84,10 +84,12 @@ describe("appending", () => {
   it("ignores seq and hashes sent by the writer: the database links every insert", async () => {
     const taskId = newTaskId();
     await appendAuditEntry(db, transitioned(taskId, 2));
-    await t.sql(
+    await db.$executeRawUnsafe(
       `INSERT INTO audit_entries (id, stream, seq, at, actor, actor_kind, action, subject_type, subject_id, task_id, details, content_digest, prev_hash, hash)
        VALUES ('aud_forged', $1, 99, now(), 'x', 'system', 'task.transitioned', 'task', $2, $2, '{}', 'd', $3, $3)`,
-      [`task:${taskId}`, taskId, "f".repeat(64)],
+      `task:${taskId}`,
+      taskId,
+      "f".repeat(64),
     );
     const rows = await entriesOf(taskId);
     expect(rows.map((r) => r.seq)).toEqual([1, 2]);
@@ -272,8 +274,8 @@ describe("verification finds tampering and names the first broken link", () => {
       await t.sql("SET session_replication_role = replica");
       try {
         await t.sql(
-          `INSERT INTO audit_entries (id, stream, seq, at, actor, actor_kind, action, subject_type, subject_id, task_id, details, content_digest, prev_hash, hash)
-           VALUES ($1, $2, $3, $4, $5, 'agent', $6, $7, $8, $9, '{}', $10, $11, $12)`,
+          `INSERT INTO audit_entries (tenant_id, id, stream, seq, at, actor, actor_kind, action, subject_type, subject_id, task_id, details, content_digest, prev_hash, hash)
+           VALUES ('default', $1, $2, $3, $4, $5, 'agent', $6, $7, $8, $9, '{}', $10, $11, $12)`,
           [
             c.id,
             c.stream,

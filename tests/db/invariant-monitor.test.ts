@@ -21,7 +21,7 @@ import {
   runningTask,
   unreachable,
 } from "@/tests/helpers/effects";
-import { useTestDatabase } from "@/tests/helpers/use-test-database";
+import { ownerClientOf, useTestDatabase } from "@/tests/helpers/use-test-database";
 
 /**
  * Each monitor check raised by a real scenario: the engine refuses or
@@ -381,11 +381,13 @@ describe("audit chain", () => {
     const task = await runningTask(db);
     const entries = await db.auditEntry.findMany({ where: { stream: `task:${task.id}` }, orderBy: { seq: "asc" } });
     expect(entries.length).toBeGreaterThan(2);
-    await db.$executeRawUnsafe("ALTER TABLE audit_entries DISABLE TRIGGER audit_entries_append_only");
+    // Only the table's owner may disable its trigger.
+    const owner = ownerClientOf(db);
+    await owner.$executeRawUnsafe("ALTER TABLE audit_entries DISABLE TRIGGER audit_entries_append_only");
     try {
-      await db.$executeRaw`UPDATE audit_entries SET details = '{"to_version": 99}' WHERE id = ${entries[1]!.id}`;
+      await owner.$executeRaw`UPDATE audit_entries SET details = '{"to_version": 99}' WHERE id = ${entries[1]!.id}`;
     } finally {
-      await db.$executeRawUnsafe("ALTER TABLE audit_entries ENABLE TRIGGER audit_entries_append_only");
+      await owner.$executeRawUnsafe("ALTER TABLE audit_entries ENABLE TRIGGER audit_entries_append_only");
     }
     const result = await pass(["audit_chains"], { auditStreamsPerPass: 10_000 });
     expect(result.checks.audit_chains?.violations).toBe(1);

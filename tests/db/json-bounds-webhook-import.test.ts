@@ -22,6 +22,8 @@ beforeAll(() => {
   process.env.VERITY_SANDBOX_WEBHOOK_SECRET = secret;
   (globalThis as unknown as { verityDb?: DatabaseHandle }).verityDb = {
     db,
+    forTenant: () => db,
+    platformDb: db,
     adapterFactory: undefined as never,
     close: async () => {},
   };

@@ -25,6 +25,8 @@ beforeAll(() => {
   process.env.STRIPE_WEBHOOK_SECRET = secret;
   (globalThis as unknown as { verityDb?: DatabaseHandle }).verityDb = {
     db,
+    forTenant: () => db,
+    platformDb: db,
     adapterFactory: undefined as never,
     close: async () => {},
   };

@@ -3,14 +3,20 @@ import { PGlite } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { inject } from "vitest";
 import { newPrismaClient, type Db } from "@/lib/db/client";
+import { DEFAULT_TENANT_ID, scopedPglite } from "@/lib/db/tenant-sessions";
 import { registerBuiltInWorkflows } from "@/lib/stores/workflow-registry";
 import { registerBuiltInTools } from "@/lib/use-cases/tools/register-built-in-tools";
 
 export interface TestDatabase {
+  /** The first tenant's client, under row-level security as the app's are. */
   db: Db;
-  /** The driver adapter factory, for the migration engine (lib/db/migrate.ts). */
+  /** Another tenant's client on the same database (made on first use). */
+  forTenant(tenantId: string): Db;
+  /** The owner's client (the platform's): not subject to row-level security. */
+  platformDb: Db;
+  /** The owner's driver adapter factory, for the migration engine (lib/db/migrate.ts). */
   adapterFactory: PrismaPGlite;
-  /** Raw SQL on the same database, for assertions that must not go through the code under test. */
+  /** Raw SQL on the same database as its owner, for assertions that must not go through the code under test. */
   sql<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
   close(): Promise<void>;
 }
@@ -29,17 +35,30 @@ export async function openTestPglite(): Promise<TestDatabase> {
   template ??= readFile(inject("pgliteTemplatePath")).then((bytes) => new Blob([bytes]));
   const pglite = new PGlite({ loadDataDir: await template });
   await pglite.waitReady;
-  const adapterFactory = new PrismaPGlite(pglite);
-  const db = newPrismaClient(adapterFactory);
+  const sessions = scopedPglite(pglite);
+  const adapterFactory = new PrismaPGlite(sessions.owner as PGlite);
+  const platformDb = newPrismaClient(adapterFactory);
+  const tenants = new Map<string, Db>();
+  const forTenant = (tenantId: string): Db => {
+    let client = tenants.get(tenantId);
+    if (!client) {
+      client = newPrismaClient(new PrismaPGlite(sessions.tenant(tenantId) as PGlite));
+      tenants.set(tenantId, client);
+    }
+    return client;
+  };
+  const db = forTenant(DEFAULT_TENANT_ID);
   // What every start does after migrating (scripts/start.ts): new tasks are created under the registry's versions.
   await registerBuiltInWorkflows(db);
   await registerBuiltInTools(db);
   return {
     db,
+    forTenant,
+    platformDb,
     adapterFactory,
-    sql: async <T>(text: string, params: unknown[] = []) => (await pglite.query<T>(text, params)).rows,
+    sql: async <T>(text: string, params: unknown[] = []) => (await sessions.owner.query<T>(text, params)).rows,
     close: async () => {
-      await db.$disconnect();
+      await Promise.all([platformDb, ...tenants.values()].map((client) => client.$disconnect()));
       await pglite.close();
     },
   };

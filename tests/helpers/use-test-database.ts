@@ -22,7 +22,7 @@ export function useTestDatabase(): Db {
     await opened?.close();
     opened = undefined;
   });
-  return new Proxy({} as Db, {
+  const standIn = new Proxy({} as Db, {
     get(_stand_in, property) {
       if (!opened)
         throw new Error(
@@ -33,4 +33,22 @@ export function useTestDatabase(): Db {
       return typeof value === "function" ? value.bind(client) : value;
     },
   });
+  ownerClients.set(standIn, () => {
+    if (!opened) throw new Error("useTestDatabase: the owner's client used outside a test or hook.");
+    return opened.platformDb;
+  });
+  return standIn;
+}
+
+const ownerClients = new WeakMap<Db, () => Db>();
+
+/**
+ * The owner's client of a useTestDatabase database (not held by row-level
+ * security): for what only a table's owner may do, such as disabling a
+ * trigger to corrupt a row on purpose.
+ */
+export function ownerClientOf(db: Db): Db {
+  const owner = ownerClients.get(db);
+  if (!owner) throw new Error("ownerClientOf: not a useTestDatabase client");
+  return owner();
 }

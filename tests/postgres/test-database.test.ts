@@ -20,7 +20,7 @@ describe("createPostgresTestDatabase", () => {
     try {
       expect(t.name).toMatch(/^verity_test_[0-9a-f]{12}$/);
       expect(await databaseExists(t.name)).toBe(true);
-      const applied = await t.db.$queryRaw<
+      const applied = await t.platformDb.$queryRaw<
         Array<{ migration_name: string }>
       >`SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL ORDER BY 1`;
       const folders = readdirSync(migrationsDir, { withFileTypes: true })
@@ -31,7 +31,7 @@ describe("createPostgresTestDatabase", () => {
       // (diffDatabaseToSchema would be the stronger check, but through the pg
       // adapter the engine's introspection fails on a "char" column; the
       // PGlite helper test runs it on the same migrations.)
-      const tables = await t.db.$queryRaw<
+      const tables = await t.platformDb.$queryRaw<
         Array<{ table_name: string }>
       >`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`;
       expect(tables.map((r) => r.table_name)).toEqual(

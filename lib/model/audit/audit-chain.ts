@@ -101,6 +101,10 @@ export const auditActions = [
   "keys.data_key_rotated",
   "keys.kek_rotated",
   "keys.destroyed",
+  // The tenant register (lib/stores/tenants.ts): a tenant created, suspended, reactivated; each in the tenant's own chain.
+  "tenant.created",
+  "tenant.suspended",
+  "tenant.reactivated",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 export const AuditActionSchema = z.enum(auditActions);
@@ -137,6 +141,8 @@ export const auditSubjectTypes = [
   "workflow_version",
   // A tenant's data keys (subject id = the tenant id); never the keys themselves.
   "data_keys",
+  // A tenant in the register (subject id = the tenant id).
+  "tenant",
 ] as const;
 export type AuditSubjectType = (typeof auditSubjectTypes)[number];
 

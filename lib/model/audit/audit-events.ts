@@ -328,6 +328,16 @@ export function dataKeysAuditEntry(
   return { action, actor, subject: { type: "data_keys", id: tenantId }, details: { tenant_id: tenantId, ...details } };
 }
 
+/** A change to the tenant register, recorded in that tenant's own chain. */
+export function tenantAuditEntry(
+  action: "tenant.created" | "tenant.suspended" | "tenant.reactivated",
+  tenantId: string,
+  actor: AuditActor,
+  details: Record<string, unknown>,
+): AuditEntryInput {
+  return { action, actor, subject: { type: "tenant", id: tenantId }, details: { tenant_id: tenantId, ...details } };
+}
+
 /** What a LangGraph checkpoint put, a task's pending writes, or a thread's deletion changed (lib/use-cases/graph/). */
 export interface GraphAuditFacts {
   taskId: string;

@@ -1,0 +1,106 @@
+import type { Db } from "@/lib/db/client";
+import { AppError } from "@/lib/core/errors";
+import type { Tenant } from "@/lib/generated/prisma/client";
+import type { AuditActor } from "@/lib/model/audit/audit-chain";
+import { tenantAuditEntry } from "@/lib/model/audit/audit-events";
+import { appendAuditEntry } from "@/lib/stores/audit-log";
+import { assertTenantId } from "@/lib/db/tenant-sessions";
+
+/**
+ * The tenant register: the only writer of `tenants`. Its writes run on the
+ * platform's (owner's) connection, which row-level security does not hold;
+ * each change is recorded in the tenant's own audit chain, in the same
+ * transaction, by taking the tenant's setting for that transaction (so the
+ * entry's tenant_id, and its stream head's, are the tenant's).
+ */
+
+export type TenantStatus = "active" | "suspended";
+
+export interface TenantView {
+  id: string;
+  name: string;
+  status: TenantStatus;
+  created_at: string;
+  suspended_at: string | null;
+}
+
+export function tenantView(row: Tenant): TenantView {
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status as TenantStatus,
+    created_at: row.createdAt.toISOString(),
+    suspended_at: row.suspendedAt?.toISOString() ?? null,
+  };
+}
+
+export async function listTenants(platformDb: Db): Promise<TenantView[]> {
+  return (await platformDb.tenant.findMany({ orderBy: { createdAt: "asc" } })).map(tenantView);
+}
+
+/** The tenant, or null: on a tenant's own connection only its own entry is visible. */
+export async function findTenant(db: Db, tenantId: string): Promise<TenantView | null> {
+  const row = await db.tenant.findUnique({ where: { id: tenantId } });
+  return row ? tenantView(row) : null;
+}
+
+export async function createTenant(
+  platformDb: Db,
+  input: { id: string; name: string },
+  actor: AuditActor,
+): Promise<TenantView> {
+  const id = assertTenantId(input.id);
+  const name = input.name.trim();
+  if (!name || name.length > 200)
+    throw new AppError("validation_failed", "A tenant needs a name of 1–200 characters.", {
+      errors: [{ field: "name", message: "must be 1–200 characters" }],
+    });
+  return platformDb.$transaction(async (tx) => {
+    const existing = await tx.tenant.findUnique({ where: { id } });
+    if (existing)
+      throw new AppError("validation_failed", `A tenant with the id ${id} exists already.`, {
+        errors: [{ field: "id", message: "is taken by another tenant" }],
+      });
+    const row = await tx.tenant.create({ data: { id, name } });
+    await inTenant(tx, id);
+    await appendAuditEntry(tx, tenantAuditEntry("tenant.created", id, actor, { name }));
+    return tenantView(row);
+  });
+}
+
+/** Suspends (people and agents of the tenant are refused, its background work stops) or reactivates a tenant. */
+export async function setTenantStatus(
+  platformDb: Db,
+  tenantId: string,
+  status: TenantStatus,
+  reason: string,
+  actor: AuditActor,
+): Promise<TenantView> {
+  const why = reason.trim();
+  if (!why)
+    throw new AppError("validation_failed", "Say why the tenant's status changes.", {
+      errors: [{ field: "reason", message: "must not be blank" }],
+    });
+  return platformDb.$transaction(async (tx) => {
+    const row = await tx.tenant.findUnique({ where: { id: tenantId } });
+    if (!row) throw new AppError("not_found", `No tenant ${tenantId}.`);
+    if (row.status === status) return tenantView(row);
+    const updated = await tx.tenant.update({
+      where: { id: tenantId },
+      data: { status, suspendedAt: status === "suspended" ? new Date() : null },
+    });
+    await inTenant(tx, tenantId);
+    await appendAuditEntry(
+      tx,
+      tenantAuditEntry(status === "suspended" ? "tenant.suspended" : "tenant.reactivated", tenantId, actor, {
+        reason: why,
+      }),
+    );
+    return tenantView(updated);
+  });
+}
+
+/** For the rest of the owner's transaction, rows written take `tenantId` (the column defaults read it). */
+async function inTenant(tx: Parameters<Parameters<Db["$transaction"]>[0]>[0], tenantId: string): Promise<void> {
+  await tx.$executeRaw`SELECT set_config('verity.tenant_id', ${tenantId}, true)`;
+}
