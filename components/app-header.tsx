@@ -1,6 +1,5 @@
 import Link from "next/link";
 import type { Principal } from "@/lib/model/permissions";
-import { getDb } from "@/lib/db/client";
 import { countWaitingReviews } from "@/lib/adapters/console/reviews/reviews";
 import { navLinksFor } from "@/lib/adapters/console/shared/nav";
 import { HeaderMenu } from "@/components/header-menu";
@@ -8,6 +7,7 @@ import { NavLinks } from "@/components/nav-links";
 import { SignOutButton } from "@/components/sign-out-button";
 import "@/components/account/account.css";
 import "@/components/app-header.css";
+import { consoleDb } from "@/lib/adapters/auth/session";
 
 export async function AppHeader({
   principal,
@@ -17,7 +17,7 @@ export async function AppHeader({
   /** Holding a one-time password, the person may open /account only: no sections to offer (nor a queue to poll). */
   passwordMustChange?: boolean;
 }) {
-  const openReviews = passwordMustChange ? 0 : await countWaitingReviews(getDb());
+  const openReviews = passwordMustChange ? 0 : await countWaitingReviews(await consoleDb());
   // Only the sections this role may open; every page still checks on the server.
   const links = passwordMustChange ? [] : navLinksFor(principal);
   return (

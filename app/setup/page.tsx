@@ -1,9 +1,9 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { getDb } from "@/lib/db/client";
 import { isFirstAdminSetupOpen } from "@/lib/use-cases/people/complete-first-admin-setup";
 import { SetupForm } from "@/app/setup/setup-form";
 import "@/components/people/people.css";
+import { consoleDb } from "@/lib/adapters/auth/session";
 
 export const metadata: Metadata = { title: "First admin", referrer: "no-referrer" };
 
@@ -17,7 +17,7 @@ type Props = { searchParams: Promise<Record<string, string | string[] | undefine
 export default async function SetupPage({ searchParams }: Props) {
   const query = await searchParams;
   const token = typeof query.token === "string" ? query.token : "";
-  const open = token !== "" && (await isFirstAdminSetupOpen(getDb(), token));
+  const open = token !== "" && (await isFirstAdminSetupOpen(await consoleDb(), token));
   return (
     <main id="main" className="setup-page" tabIndex={-1}>
       <h1>Set up Verity</h1>

@@ -1,15 +1,15 @@
 import Link from "next/link";
 import { can, type Principal } from "@/lib/model/permissions";
-import { getDb } from "@/lib/db/client";
 import { alertsHref } from "@/lib/adapters/console/alerts/alerts";
 import { describeAlertKind } from "@/lib/model/alerts/alert-kinds";
 import { unresolvedAlertsOfTask } from "@/lib/use-cases/alerts/alert-queries";
 import { AlertStatusBadge, SeverityBadge } from "@/components/alerts/severity-badge";
+import { consoleDb } from "@/lib/adapters/auth/session";
 
 /** The task page's unresolved alerts (every kind, not only divergences), each linked to the alerts centre. Nothing when there are none. */
 export async function TaskAlerts({ taskId, principal }: { taskId: string; principal: Principal }) {
   if (!can(principal, "alerts:read")) return null;
-  const alerts = await unresolvedAlertsOfTask(getDb(), taskId);
+  const alerts = await unresolvedAlertsOfTask(await consoleDb(), taskId);
   if (alerts.length === 0) return null;
   const blocking = alerts.filter((a) => a.blocking).length;
   return (

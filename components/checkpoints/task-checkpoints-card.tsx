@@ -1,10 +1,10 @@
 import Link from "next/link";
 import type { Principal } from "@/lib/model/permissions";
 import { can } from "@/lib/model/permissions";
-import { getDb } from "@/lib/db/client";
 import { countTaskCheckpoints } from "@/lib/adapters/console/checkpoints/checkpoints";
 import { taskCheckpointsHref } from "@/lib/adapters/console/checkpoints/checkpoints-format";
 import { pluralize } from "@/lib/adapters/console/shared/format";
+import { consoleDb } from "@/lib/adapters/auth/session";
 
 /**
  * The task page's way to its checkpoints: how many there are and how to
@@ -13,7 +13,7 @@ import { pluralize } from "@/lib/adapters/console/shared/format";
  */
 export async function TaskCheckpointsCard({ taskId, principal }: { taskId: string; principal: Principal }) {
   if (!can(principal, "checkpoints:read")) return null;
-  const counts = await countTaskCheckpoints(getDb(), taskId);
+  const counts = await countTaskCheckpoints(await consoleDb(), taskId);
   return (
     <section className="card card--quiet" aria-labelledby="task-checkpoints-heading">
       <h2 id="task-checkpoints-heading">Checkpoints</h2>

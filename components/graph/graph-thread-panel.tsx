@@ -1,8 +1,8 @@
 import Link from "next/link";
 import { graphThreadOfTask } from "@/lib/use-cases/graph/graph-thread-of-task";
-import { getDb } from "@/lib/db/client";
 import { RelativeTime } from "@/components/relative-time";
 import { Identity } from "@/components/identity";
+import { consoleDb } from "@/lib/adapters/auth/session";
 
 const short = (id: string) => (id.length > 13 ? `${id.slice(0, 8)}…${id.slice(-4)}` : id);
 
@@ -13,7 +13,7 @@ const short = (id: string) => (id.length > 13 ? `${id.slice(0, 8)}…${id.slice(
  * Nothing for a task that is not a thread.
  */
 export async function GraphThreadPanel({ taskId }: { taskId: string }) {
-  const thread = await graphThreadOfTask(getDb(), taskId);
+  const thread = await graphThreadOfTask(await consoleDb(), taskId);
   if (!thread) return null;
   return (
     <section className="card graph-thread" aria-labelledby="graph-thread-title">

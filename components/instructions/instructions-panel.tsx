@@ -2,10 +2,10 @@ import type { Principal } from "@/lib/model/permissions";
 import { can } from "@/lib/model/permissions";
 import { getInstructionLedger, type LedgerEntry } from "@/lib/stores/instructions";
 import { newId } from "@/lib/core/ids";
-import { getDb } from "@/lib/db/client";
 import { RelativeTime } from "@/components/relative-time";
 import { InstructionForm } from "@/components/instructions/instruction-form";
 import { DirectiveBadge, describeSource, StandingLabel } from "@/components/instructions/instruction-parts";
+import { consoleDb } from "@/lib/adapters/auth/session";
 
 /**
  * The task's instruction ledger: the current instruction per topic first
@@ -15,7 +15,7 @@ import { DirectiveBadge, describeSource, StandingLabel } from "@/components/inst
  */
 export async function InstructionsPanel({ taskId, principal }: { taskId: string; principal: Principal }) {
   if (!can(principal, "instructions:read")) return null;
-  const ledger = await getInstructionLedger(getDb(), taskId);
+  const ledger = await getInstructionLedger(await consoleDb(), taskId);
   const current = Object.values(ledger.current).sort((a, b) => a.topic.localeCompare(b.topic));
   return (
     <section className="card instr-card" aria-labelledby="instructions-heading">

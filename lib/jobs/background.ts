@@ -1,5 +1,7 @@
 import { loadNewWorkflowDefinitions } from "@/lib/stores/workflow-registry";
-import { getDb, type Db } from "@/lib/db/client";
+import { dbFor, getPlatformDb, type Db } from "@/lib/db/client";
+import { DEFAULT_TENANT_ID } from "@/lib/db/tenant-sessions";
+import { listTenants } from "@/lib/stores/tenants";
 import { getEnv, getOutboxSecret } from "@/lib/config/env";
 import { isAppError } from "@/lib/core/errors";
 import { childLogger, lineLogger, type Logger } from "@/lib/config/log";
@@ -251,8 +253,12 @@ export function startBackgroundLoop(
 const globalForLoop = globalThis as unknown as { verityBackgroundLoop?: BackgroundLoop };
 
 /**
- * The server process's loop (instrumentation.ts), once per process even if
- * the hook runs again (a dev server reloading). Off when
+ * The server process's background work (instrumentation.ts), once per
+ * process even if the hook runs again (a dev server reloading): one loop per
+ * active tenant, each on that tenant's client, so every pass (reconcile,
+ * verify, outbox, monitor, retention) sees and changes one tenant's rows
+ * only. The register is read again every minute: a tenant created gets its
+ * loop, a suspended one's loop stops after its tick in progress. Off when
  * VERITY_RECONCILE_INTERVAL_MS is 0.
  */
 export function startServerBackgroundLoop(): BackgroundLoop | null {
@@ -266,15 +272,62 @@ export function startServerBackgroundLoop(): BackgroundLoop | null {
   const taskRetention = env.VERITY_TASK_RETENTION_DAYS
     ? { olderThanDays: env.VERITY_TASK_RETENTION_DAYS, everyMs: env.VERITY_AUDIT_RETENTION_INTERVAL_MS }
     : undefined;
-  const loop = startBackgroundLoop(getDb(), getConnectors(), env.VERITY_RECONCILE_INTERVAL_MS, {
-    deliver: url ? createWebhookDeliverer(url, getOutboxSecret()) : undefined,
-    retention,
-    taskRetention,
-    monitorIntervalMs: env.VERITY_MONITOR_INTERVAL_MS,
-  });
+  const log = childLogger("background");
+  const loops = new Map<string, BackgroundLoop>();
+  const startFor = (tenantId: string) =>
+    startBackgroundLoop(dbFor({ tenantId }), getConnectors(), env.VERITY_RECONCILE_INTERVAL_MS, {
+      deliver: url ? createWebhookDeliverer(url, getOutboxSecret()) : undefined,
+      retention,
+      taskRetention,
+      monitorIntervalMs: env.VERITY_MONITOR_INTERVAL_MS,
+      logger: log.child({ tenant: tenantId }),
+    });
+  let stopped = false;
+  async function followRegister(): Promise<void> {
+    if (stopped) return;
+    try {
+      const active = new Set(
+        (await listTenants(getPlatformDb())).filter((t) => t.status === "active").map((t) => t.id),
+      );
+      for (const id of active) if (!loops.has(id)) loops.set(id, startFor(id));
+      for (const [id, loop] of loops)
+        if (!active.has(id)) {
+          loops.delete(id);
+          void loop.stop();
+          log.info({ tenant: id }, "tenant no longer active: its background loop stopped");
+        }
+    } catch (error) {
+      // The first tenant's loop runs even when the register cannot be read (a database not up yet).
+      if (!loops.has(DEFAULT_TENANT_ID)) loops.set(DEFAULT_TENANT_ID, startFor(DEFAULT_TENANT_ID));
+      log.error({ err: error }, "could not read the tenant register; trying again in a minute");
+    }
+  }
+  void followRegister();
+  const registerTimer = setInterval(() => void followRegister(), 60_000);
+  registerTimer.unref();
+  const loop: BackgroundLoop = {
+    runOnce: async () => {
+      const reports = await Promise.all([...loops.values()].map((l) => l.runOnce()));
+      return reports.reduce(
+        (sum, r) => ({
+          reconciled: sum.reconciled + r.reconciled,
+          conflicts: sum.conflicts + r.conflicts,
+          alertsRaised: sum.alertsRaised + r.alertsRaised,
+          delivered: sum.delivered + r.delivered,
+          errors: sum.errors + r.errors,
+        }),
+        { reconciled: 0, conflicts: 0, alertsRaised: 0, delivered: 0, errors: 0 },
+      );
+    },
+    stop: async () => {
+      stopped = true;
+      clearInterval(registerTimer);
+      await Promise.all([...loops.values()].map((l) => l.stop()));
+    },
+  };
   globalForLoop.verityBackgroundLoop = loop;
-  childLogger("background").info(
-    `background loop every ${env.VERITY_RECONCILE_INTERVAL_MS} ms (reconcile, verify, outbox${url ? "" : ": no subscriber configured, messages wait"}${env.VERITY_MONITOR_INTERVAL_MS > 0 ? `; invariant monitor every ${env.VERITY_MONITOR_INTERVAL_MS} ms` : ""})`,
+  log.info(
+    `background loop every ${env.VERITY_RECONCILE_INTERVAL_MS} ms per active tenant (reconcile, verify, outbox${url ? "" : ": no subscriber configured, messages wait"}${env.VERITY_MONITOR_INTERVAL_MS > 0 ? `; invariant monitor every ${env.VERITY_MONITOR_INTERVAL_MS} ms` : ""})`,
   );
   return loop;
 }

@@ -125,6 +125,8 @@ export interface Principal {
   identity: string;
   role: Role;
   displayName: string;
+  /** The tenant the person or agent belongs to: every statement made for them runs as that tenant (docs/tenants.md). */
+  tenantId: string;
   /** An agent's token scopes (lib/model/agent-scopes.ts); people carry none and keep their role's reach. */
   scopes?: AgentScopes;
 }

@@ -232,6 +232,7 @@ export async function authenticateApiToken(db: Db, token: string): Promise<Princ
     identity: row.identity,
     role: row.role,
     displayName: row.name,
+    tenantId: row.tenantId,
     scopes: scopes.data,
   };
 }

@@ -51,6 +51,7 @@ export type ConsoleSessionState = SessionRecord & {
 type StateRow = {
   id: string;
   user_id: string;
+  tenant_id: string;
   created_at: Date;
   expires_at: Date;
   ended_at: Date | null;
@@ -79,7 +80,7 @@ export async function readConsoleSession(
        WHERE id = ${sessionId} AND ended_at IS NULL AND expires_at > ${now} AND last_seen_at < ${staleBefore}
       RETURNING id
     )
-    SELECT s.id, s.user_id, s.created_at, s.expires_at, s.ended_at, u.username, u.display_name, u.role::text AS role, u.disabled_at,
+    SELECT s.id, s.user_id, s.tenant_id, s.created_at, s.expires_at, s.ended_at, u.username, u.display_name, u.role::text AS role, u.disabled_at,
            u.password_must_change
       FROM console_sessions s JOIN users u ON u.id = s.user_id
      WHERE s.id = ${sessionId}`;
@@ -99,8 +100,15 @@ export async function readConsoleSession(
       identity: userIdentity(row.username),
       role: row.role,
       displayName: row.display_name,
+      tenantId: row.tenant_id,
     },
   };
+}
+
+/** Which tenant a console session belongs to (platform's connection), null for an unknown one. */
+export async function tenantOfConsoleSession(platformDb: Db, sessionId: string): Promise<string | null> {
+  const row = await platformDb.consoleSession.findUnique({ where: { id: sessionId }, select: { tenantId: true } });
+  return row?.tenantId ?? null;
 }
 
 /** Ends one open session (sign-out); null when it was not open (already ended, or unknown). */

@@ -27,16 +27,27 @@ export async function createUser(
       passwordMustChange: input.passwordMustChange ?? false,
     },
   });
-  return {
-    kind: "user",
-    id: row.id,
-    identity: userIdentity(row.username),
-    role: row.role,
-    displayName: row.displayName,
-  };
+  return principalOfRow(row);
 }
 
 export type SignInCandidate = { principal: Principal; sessionVersion: number; passwordHash: string };
+
+/**
+ * Which tenant a login name belongs to, null for none: login names are
+ * unique across tenants, so a sign-in finds its tenant before anything else.
+ * Run on the platform's connection (row-level security would show a tenant
+ * its own people only).
+ */
+export async function tenantOfUsername(platformDb: Db, username: string): Promise<string | null> {
+  const row = await platformDb.user.findUnique({ where: { username }, select: { tenantId: true } });
+  return row?.tenantId ?? null;
+}
+
+/** Which tenant the person a single sign-on subject is linked to belongs to (platform's connection), null for none yet. */
+export async function tenantOfOidcSubject(platformDb: Db, subject: string): Promise<string | null> {
+  const row = await platformDb.user.findUnique({ where: { oidcSubject: subject }, select: { tenantId: true } });
+  return row?.tenantId ?? null;
+}
 
 /**
  * The person for a correct username and password, null otherwise (same cost
@@ -71,13 +82,20 @@ export async function replaceWeakPasswordHash(
   return count === 1;
 }
 
-function principalOfRow(row: { id: string; username: string; role: Role; displayName: string }): Principal {
+function principalOfRow(row: {
+  id: string;
+  username: string;
+  role: Role;
+  displayName: string;
+  tenantId: string;
+}): Principal {
   return {
     kind: "user",
     id: row.id,
     identity: userIdentity(row.username),
     role: row.role,
     displayName: row.displayName,
+    tenantId: row.tenantId,
   };
 }
 

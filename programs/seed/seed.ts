@@ -26,6 +26,7 @@ import { userIdentity, type Principal } from "@/lib/model/permissions";
 import { approveGate } from "@/lib/use-cases/tasks/approve-gate";
 import { createUser } from "@/lib/stores/users";
 import { demoAgent, demoObserver, demoUsers } from "@/lib/config/demo-accounts";
+import { DEFAULT_TENANT_ID } from "@/lib/db/tenant-sessions";
 
 /**
  * Demo data for the embedded quick start. Logins and the agent token are
@@ -196,6 +197,7 @@ function demoPrincipal(username: string): Principal {
     identity: userIdentity(username),
     role: user.role,
     displayName: user.displayName,
+    tenantId: DEFAULT_TENANT_ID,
   };
 }
 

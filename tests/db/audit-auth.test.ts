@@ -58,6 +58,7 @@ describe("denied permissions in the audit log", () => {
     identity: "spiffe://verity.local/agent/refund-bot",
     role: "agent",
     displayName: "refund-bot",
+    tenantId: "default",
   };
 
   it("records a refusal before throwing it, and nothing for an allowed call or an anonymous one", async () => {

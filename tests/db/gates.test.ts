@@ -34,7 +34,14 @@ async function failure(promise: Promise<unknown>): Promise<{ code: string; invar
 }
 
 function person(username: string, role: Role): Principal {
-  return { kind: "user", id: username, identity: userIdentity(username), role, displayName: username };
+  return {
+    kind: "user",
+    id: username,
+    identity: userIdentity(username),
+    role,
+    tenantId: "default",
+    displayName: username,
+  };
 }
 const eli = person("eli", "engineer");
 const olivia = person("olivia", "operator");
@@ -46,6 +53,7 @@ const agentPrincipal: Principal = {
   identity: agent.identity,
   role: "agent",
   displayName: "refund-bot",
+  tenantId: "default",
 };
 
 /** A delivery task driven by the agent to `testing`, as far as an agent may take it alone. */

@@ -28,7 +28,14 @@ import { useTestDatabase } from "@/tests/helpers/use-test-database";
 const db = useTestDatabase();
 
 function person(username: string, role: Role): Principal {
-  return { kind: "user", id: username, identity: userIdentity(username), role, displayName: username };
+  return {
+    kind: "user",
+    id: username,
+    identity: userIdentity(username),
+    role,
+    tenantId: "default",
+    displayName: username,
+  };
 }
 const eli = person("eli", "engineer");
 const olivia = person("olivia", "operator");

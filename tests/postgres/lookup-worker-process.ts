@@ -29,6 +29,7 @@ export const killedWorker: Principal = {
   identity: "spiffe://verity.local/agent/lookup-worker-1",
   role: "agent",
   displayName: "lookup-worker-1",
+  tenantId: "default",
   scopes: { workflows: "*", tools: [tool], take_over_leases: false },
 };
 

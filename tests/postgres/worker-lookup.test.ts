@@ -31,6 +31,7 @@ function worker(name: string): Principal {
     identity: `spiffe://verity.local/agent/${name}`,
     role: "agent",
     displayName: name,
+    tenantId: "default",
     scopes: { workflows: "*", tools: [TOOL], take_over_leases: false },
   };
 }

@@ -1,11 +1,10 @@
 "use server";
 
 import { refresh } from "next/cache";
-import { getConsoleSession } from "@/lib/adapters/auth/session";
+import { getConsoleSession, consoleDb } from "@/lib/adapters/auth/session";
 import { sessionEndedMessage } from "@/lib/adapters/actions/form-action";
 import { passwordFormError, type PasswordFormState } from "@/lib/adapters/console/account/password-form";
 import { isAppError } from "@/lib/core/errors";
-import { getDb } from "@/lib/db/client";
 import { actorOf } from "@/lib/model/permissions";
 import { changeOwnPassword } from "@/lib/use-cases/people/change-own-password";
 
@@ -27,7 +26,7 @@ export async function changePasswordAction(
   };
   try {
     const { sessionsEnded } = await changeOwnPassword(
-      getDb(),
+      await consoleDb(),
       {
         userId: session.principal.id,
         sessionId: session.sessionId,

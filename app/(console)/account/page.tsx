@@ -1,7 +1,6 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
-import { getConsoleSession, loginPath } from "@/lib/adapters/auth/session";
-import { getDb } from "@/lib/db/client";
+import { getConsoleSession, loginPath, consoleDb } from "@/lib/adapters/auth/session";
 import { getPerson } from "@/lib/stores/users";
 import { AccountView } from "@/components/account/account-view";
 
@@ -14,7 +13,7 @@ export const metadata: Metadata = { title: "Your account" };
 export default async function AccountPage() {
   const session = await getConsoleSession();
   if (!session) redirect(loginPath("/account"));
-  const person = await getPerson(getDb(), { id: session.principal.id });
+  const person = await getPerson(await consoleDb(), { id: session.principal.id });
   if (!person) redirect(loginPath("/account"));
   return <AccountView person={person} identity={session.principal.identity} />;
 }

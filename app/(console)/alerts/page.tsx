@@ -1,7 +1,6 @@
 import type { Metadata } from "next";
-import { authorizePage } from "@/lib/adapters/auth/session";
+import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { can } from "@/lib/model/permissions";
-import { getDb } from "@/lib/db/client";
 import { alertsHref, loadAlertsPage, parseAlertFilters } from "@/lib/adapters/console/alerts/alerts";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { AlertsView } from "@/components/alerts/alerts-view";
@@ -18,7 +17,7 @@ export default async function AlertsPage({
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
   return (
     <AlertsView
-      data={await loadAlertsPage(getDb(), params)}
+      data={await loadAlertsPage(await consoleDb(), params)}
       canAct={can(access.principal, "alerts:act")}
       role={access.principal.role}
     />

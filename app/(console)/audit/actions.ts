@@ -3,10 +3,10 @@
 import { z } from "zod";
 import type { FormAction } from "@/lib/adapters/actions/form-action";
 import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
-import { getDb } from "@/lib/db/client";
 import type { AppError } from "@/lib/core/errors";
 import { addAnnotation } from "@/lib/use-cases/audit/annotate-audit-entry";
 import type { AnnotationFormState } from "@/lib/adapters/console/audit/annotation-form";
+import { consoleDb } from "@/lib/adapters/auth/session";
 
 /**
  * A person's correction of an audit entry, from a task's history
@@ -41,7 +41,7 @@ export const annotateEntryAction: FormAction<AnnotationFormState> = sessionFormA
   },
   nothingWas: "added",
   async run({ entryId, note, taskId }, { actor }) {
-    const entry = await addAnnotation(getDb(), { entry_id: entryId, note, task_id: taskId }, actor);
+    const entry = await addAnnotation(await consoleDb(), { entry_id: entryId, note, task_id: taskId }, actor);
     return {
       status: "done",
       annotationId: entry.id,

@@ -1,7 +1,6 @@
 import type { Metadata } from "next";
 import { can } from "@/lib/model/permissions";
-import { authorizePage } from "@/lib/adapters/auth/session";
-import { getDb } from "@/lib/db/client";
+import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { describeAuditEntry } from "@/lib/adapters/console/audit/audit-format";
 import { auditSearchHref, parseAuditSearchParams, rawParams } from "@/lib/adapters/console/audit/audit-query";
 import { searchAuditEntries } from "@/lib/use-cases/audit/audit-search";
@@ -33,7 +32,7 @@ export default async function AuditPage({
   let result: AuditSearchResult | null = null;
   if (parsed.ok) {
     try {
-      const db = getDb();
+      const db = await consoleDb();
       const page = await searchAuditEntries(db, parsed.query, {
         cursor: parsed.cursor,
         order: parsed.order,
@@ -58,7 +57,7 @@ export default async function AuditPage({
       canExport={can(access.principal, "audit:export")}
       canAnnotate={can(access.principal, "audit:annotate")}
       role={access.principal.role}
-      tools={await listKnownToolNames(getDb())}
+      tools={await listKnownToolNames(await consoleDb())}
     />
   );
 }

@@ -1,6 +1,5 @@
 import type { Metadata } from "next";
-import { authorizePage } from "@/lib/adapters/auth/session";
-import { getDb } from "@/lib/db/client";
+import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { loadDashboard } from "@/lib/adapters/console/dashboard/dashboard";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { DashboardView } from "@/components/dashboard/dashboard-view";
@@ -10,5 +9,5 @@ export const metadata: Metadata = { title: "Dashboard" };
 export default async function DashboardPage() {
   const access = await authorizePage("tasks:read", "/dashboard");
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  return <DashboardView initial={await loadDashboard(getDb())} />;
+  return <DashboardView initial={await loadDashboard(await consoleDb())} />;
 }

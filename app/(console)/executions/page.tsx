@@ -1,6 +1,5 @@
 import type { Metadata } from "next";
-import { authorizePage } from "@/lib/adapters/auth/session";
-import { getDb } from "@/lib/db/client";
+import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { loadExecutionList } from "@/lib/adapters/console/executions/executions";
 import { executionListHref, parseExecutionListParams } from "@/lib/adapters/console/executions/executions-query";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
@@ -17,7 +16,7 @@ export default async function ExecutionsPage({
   const params = parseExecutionListParams(await searchParams);
   const access = await authorizePage("tasks:read", executionListHref(params));
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  const db = getDb();
+  const db = await consoleDb();
   const [list, tools] = await Promise.all([loadExecutionList(db, params), listKnownToolNames(db)]);
   return <ExecutionListView params={params} list={list} now={new Date()} tools={tools} />;
 }

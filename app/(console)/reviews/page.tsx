@@ -1,6 +1,5 @@
 import type { Metadata } from "next";
-import { authorizePage } from "@/lib/adapters/auth/session";
-import { getDb } from "@/lib/db/client";
+import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { loadReviewQueue } from "@/lib/adapters/console/reviews/reviews";
 import { parseReviewTab, reviewListHref } from "@/lib/adapters/console/reviews/reviews-query";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
@@ -16,5 +15,5 @@ export default async function ReviewsPage({
   const tab = parseReviewTab((await searchParams).status);
   const access = await authorizePage("tasks:read", reviewListHref(tab));
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  return <ReviewQueueView data={await loadReviewQueue(getDb(), tab)} principal={access.principal} />;
+  return <ReviewQueueView data={await loadReviewQueue(await consoleDb(), tab)} principal={access.principal} />;
 }

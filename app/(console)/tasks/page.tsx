@@ -1,8 +1,7 @@
 import type { Metadata } from "next";
-import { authorizePage } from "@/lib/adapters/auth/session";
+import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { loadTaskList } from "@/lib/adapters/console/tasks/task-list";
 import { parseTaskListParams, taskListHref } from "@/lib/adapters/console/tasks/task-list-query";
-import { getDb } from "@/lib/db/client";
 import { listWorkflowNames } from "@/lib/stores/workflow-registry";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { TaskListView } from "@/components/tasks/task-list-view";
@@ -14,8 +13,8 @@ export default async function TasksPage({
 }: {
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  const params = parseTaskListParams(await searchParams, await listWorkflowNames(getDb()));
+  const params = parseTaskListParams(await searchParams, await listWorkflowNames(await consoleDb()));
   const access = await authorizePage("tasks:read", taskListHref(params));
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  return <TaskListView params={params} list={await loadTaskList(params)} />;
+  return <TaskListView params={params} list={await loadTaskList(await consoleDb(), params)} />;
 }

@@ -1,7 +1,6 @@
 import type { Metadata } from "next";
 import { can } from "@/lib/model/permissions";
-import { authorizePage } from "@/lib/adapters/auth/session";
-import { getDb } from "@/lib/db/client";
+import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { loadWorkflowRegistry } from "@/lib/adapters/console/workflows/workflow-pages";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { WorkflowRegistryView } from "@/components/workflows/workflow-registry-view";
@@ -13,7 +12,7 @@ export default async function WorkflowsPage() {
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
   return (
     <WorkflowRegistryView
-      workflows={await loadWorkflowRegistry(getDb())}
+      workflows={await loadWorkflowRegistry(await consoleDb())}
       canMigrate={can(access.principal, "workflows:migrate")}
     />
   );

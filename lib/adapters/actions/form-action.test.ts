@@ -16,6 +16,7 @@ const olivia: Principal = {
   identity: "spiffe://verity.local/user/operator",
   role: "operator",
   displayName: "Olivia",
+  tenantId: "default",
 };
 
 const Schema = z.object({

@@ -1,7 +1,7 @@
 import { getSessionPrincipal } from "@/lib/adapters/auth/session";
 import { requirePermissionRecorded } from "@/lib/adapters/auth/audit-trail";
 import type { Permission, Principal } from "@/lib/model/permissions";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import { requireApiPrincipal } from "@/lib/adapters/api/context";
 
@@ -26,7 +26,7 @@ export async function requireApiOrSessionPrincipal(request: Request, permission:
     );
   if (!["GET", "HEAD"].includes(request.method)) assertSameOrigin(request);
   return requirePermissionRecorded(
-    getDb(),
+    dbFor(principal),
     principal,
     permission,
     `${request.method} ${new URL(request.url).pathname}`,

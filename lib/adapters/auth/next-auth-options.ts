@@ -1,7 +1,10 @@
 import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import { z } from "zod";
-import { getDb } from "@/lib/db/client";
+import { dbFor, getPlatformDb } from "@/lib/db/client";
+import { DEFAULT_TENANT_ID } from "@/lib/db/tenant-sessions";
+import { tenantOfOidcSubject, tenantOfUsername } from "@/lib/stores/users";
+import { tenantOfConsoleSession } from "@/lib/stores/console-sessions";
 import { getAuthSecret } from "@/lib/config/env";
 import { childLogger } from "@/lib/config/log";
 import { signInWithOidc, signInWithPassword, signOut } from "@/lib/adapters/auth/audit-trail";
@@ -81,7 +84,12 @@ export function getAuthOptions(): NextAuthOptions {
           let result;
           try {
             // Throttled and recorded in the audit log before next-auth issues a session.
-            result = await signInWithPassword(getDb(), { ...parsed.data, address: addressOf(request?.headers) });
+            // The login name says which tenant; an unknown one is refused (and throttled) in the first tenant.
+            const tenantId = (await tenantOfUsername(getPlatformDb(), parsed.data.username)) ?? DEFAULT_TENANT_ID;
+            result = await signInWithPassword(dbFor({ tenantId }), {
+              ...parsed.data,
+              address: addressOf(request?.headers),
+            });
           } catch (error) {
             // A database outage is not a wrong password: say so on the sign-in page.
             log.error({ err: error }, "sign-in: could not verify credentials");
@@ -109,7 +117,9 @@ export function getAuthOptions(): NextAuthOptions {
         const identity = oidcIdentityOf((profile ?? {}) as Record<string, unknown>);
         // No mapped role: refused (next-auth shows AccessDenied), recorded nowhere, like a wrong password.
         if (!identity) return false;
-        const linked = await signInWithOidc(getDb(), identity);
+        // A subject seen before signs in to its person's tenant; a new one is created in the first tenant.
+        const tenantId = (await tenantOfOidcSubject(getPlatformDb(), identity.subject)) ?? DEFAULT_TENANT_ID;
+        const linked = await signInWithOidc(dbFor({ tenantId }), identity);
         if (!linked) return false;
         // next-auth hands this same object to the jwt callback below: from here on it is the Verity user.
         Object.assign(user, {
@@ -129,7 +139,8 @@ export function getAuthOptions(): NextAuthOptions {
         const claims = TokenClaimsSchema.safeParse(token);
         // Thrown, next-auth answers an empty session and clears the cookie instead of renewing it.
         if (!claims.success) throw new SessionEnded("session token without its claims");
-        const { standing } = await checkSessionOncePerRequest(getDb(), claims.data.sid, claims.data.sub);
+        // On the platform's connection: the session row says which tenant it is.
+        const { standing } = await checkSessionOncePerRequest(getPlatformDb(), claims.data.sid, claims.data.sub);
         if (standing !== "valid") throw new SessionEnded(`session ${standing}`);
         return token;
       },
@@ -150,9 +161,15 @@ export function getAuthOptions(): NextAuthOptions {
         const claims = TokenClaimsSchema.safeParse(token);
         // A failure here leaves the saved cookie alive; next-auth would only log it, so say what it means.
         if (claims.success)
-          await signOut(getDb(), { sessionId: claims.data.sid, userId: claims.data.sub }).catch((error: unknown) =>
-            log.error({ err: error, sessionId: claims.data.sid }, "sign-out: could not end the session"),
-          );
+          await tenantOfConsoleSession(getPlatformDb(), claims.data.sid)
+            .then((tenantId) =>
+              tenantId
+                ? signOut(dbFor({ tenantId }), { sessionId: claims.data.sid, userId: claims.data.sub })
+                : undefined,
+            )
+            .catch((error: unknown) =>
+              log.error({ err: error, sessionId: claims.data.sid }, "sign-out: could not end the session"),
+            );
       },
     },
     logger: {

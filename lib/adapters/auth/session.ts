@@ -6,7 +6,8 @@ import { z } from "zod";
 import { getAuthOptions } from "@/lib/adapters/auth/next-auth-options";
 import { recordPermissionDenied, requirePermissionRecorded } from "@/lib/adapters/auth/audit-trail";
 import { can, type Permission, type Principal } from "@/lib/model/permissions";
-import { getDb } from "@/lib/db/client";
+import { dbFor, getPlatformDb, type Db } from "@/lib/db/client";
+import { requireActiveTenant } from "@/lib/adapters/auth/tenant-standing";
 import { sameOriginPath } from "@/lib/adapters/auth/callback-url";
 import { checkSessionOncePerRequest } from "@/lib/adapters/auth/session-check";
 import { AppError } from "@/lib/core/errors";
@@ -39,12 +40,15 @@ export const getConsoleSession = cache(async (): Promise<ConsoleSession | null> 
   await connection();
   const session = SessionSchema.safeParse(await getServerSession(getAuthOptions()));
   if (!session.success) return null;
+  // On the platform's connection: the session row says which tenant; from here on, that tenant's client.
   const { principal, passwordMustChange } = await checkSessionOncePerRequest(
-    getDb(),
+    getPlatformDb(),
     session.data.sessionId,
     session.data.userId,
   );
-  return principal?.kind === "user" ? { principal, sessionId: session.data.sessionId, passwordMustChange } : null;
+  if (principal?.kind !== "user") return null;
+  await requireActiveTenant(principal);
+  return { principal, sessionId: session.data.sessionId, passwordMustChange };
 });
 
 /**
@@ -67,6 +71,17 @@ export function loginPath(returnTo: string): string {
 export type PageAccess = { ok: true; principal: Principal } | { ok: false; principal: Principal; reason: string };
 
 /**
+ * The signed-in person's tenant client: what every console page, server
+ * component and server action reads and writes through, so that nothing
+ * they do can reach another tenant's rows (row-level security, docs/tenants.md).
+ */
+export async function consoleDb(): Promise<Db> {
+  const principal = (await getConsoleSession())?.principal;
+  if (!principal) throw new AppError("unauthenticated", "Sign in to the console.");
+  return dbFor(principal);
+}
+
+/**
  * The check at the top of every console page: no session redirects to the
  * sign-in page (and back here afterwards); a role without the permission gets
  * the reason in words, rendered by the page.
@@ -77,7 +92,7 @@ export async function authorizePage(permission: Permission, returnTo: string): P
   if (session.passwordMustChange) redirect(accountPath);
   const { principal } = session;
   if (!can(principal, permission)) {
-    await recordPermissionDenied(getDb(), principal, permission, `page ${sameOriginPath(returnTo)}`);
+    await recordPermissionDenied(dbFor(principal), principal, permission, `page ${sameOriginPath(returnTo)}`);
     return {
       ok: false,
       principal,
@@ -93,5 +108,6 @@ export async function authorizePage(permission: Permission, returnTo: string): P
  */
 export async function requireSessionPermission(permission: Permission, where: string): Promise<Principal> {
   if ((await getConsoleSession())?.passwordMustChange) throw new AppError("forbidden", passwordMustChangeMessage);
-  return requirePermissionRecorded(getDb(), await getSessionPrincipal(), permission, where);
+  const principal = await getSessionPrincipal();
+  return requirePermissionRecorded(principal ? dbFor(principal) : getPlatformDb(), principal, permission, where);
 }

@@ -10,13 +10,13 @@ import {
   type ShownOnceToken,
 } from "@/lib/adapters/console/agents/agents-form";
 import { formatDateTime } from "@/lib/adapters/console/shared/format";
-import { getDb } from "@/lib/db/client";
 import type { AppError } from "@/lib/core/errors";
 import type { AgentScopes } from "@/lib/model/agent-scopes";
 import type { ApiTokenView } from "@/lib/stores/api-tokens";
 import { createAgent } from "@/lib/use-cases/agents/create-agent";
 import { revokeAgentToken } from "@/lib/use-cases/agents/revoke-agent-token";
 import { rotateAgentToken } from "@/lib/use-cases/agents/rotate-agent-token";
+import { consoleDb } from "@/lib/adapters/auth/session";
 
 /**
  * The agents page's writes. Each checks agents:manage itself (the page
@@ -77,7 +77,7 @@ export const createAgentAction: FormAction<AgentsFormState> = sessionFormAction(
     );
     const seconds = tokenLifetimes.find((l) => l.value === form.expiresIn)?.seconds ?? null;
     const { identity, token, view } = await createAgent(
-      getDb(),
+      await consoleDb(),
       {
         name: form.name.trim(),
         scopes: {
@@ -105,7 +105,7 @@ export const revokeTokenAction: FormAction<AgentsFormState> = sessionFormAction(
   name: "revokeTokenAction",
   schema: TokenFormSchema,
   async run({ tokenId }, { actor }) {
-    const { token, alreadyRevoked } = await revokeAgentToken(getDb(), { token_id: tokenId }, actor);
+    const { token, alreadyRevoked } = await revokeAgentToken(await consoleDb(), { token_id: tokenId }, actor);
     const revokedAt = token.revokedAt ? formatDateTime(token.revokedAt) : "";
     if (alreadyRevoked)
       return { status: "conflict", message: `Token ${token.prefix}… was already revoked, at ${revokedAt}.` };
@@ -124,7 +124,7 @@ export const rotateTokenAction: FormAction<AgentsFormState> = sessionFormAction(
   schema: TokenFormSchema.extend({ overlap: z.enum(overlapValues, "Choose how long the old token keeps working.") }),
   async run({ tokenId, overlap }, { actor }) {
     const { token, view, previous } = await rotateAgentToken(
-      getDb(),
+      await consoleDb(),
       { token_id: tokenId, overlap_seconds: Number(overlap) },
       actor,
     );

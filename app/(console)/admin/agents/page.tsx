@@ -1,6 +1,5 @@
 import type { Metadata } from "next";
-import { authorizePage } from "@/lib/adapters/auth/session";
-import { getDb } from "@/lib/db/client";
+import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { listWorkflowNames } from "@/lib/stores/workflow-registry";
 import { listAgents } from "@/lib/use-cases/agents/list-agents";
 import { listKnownToolNames } from "@/lib/use-cases/tools/get-tool";
@@ -17,7 +16,7 @@ export default async function AgentsPage() {
         reason={`${access.reason} Only administrators create agents and revoke or rotate their tokens.`}
       />
     );
-  const db = getDb();
+  const db = await consoleDb();
   const [agents, workflows, tools] = await Promise.all([listAgents(db), listWorkflowNames(db), listKnownToolNames(db)]);
   return <AgentsView agents={agents} workflows={workflows} tools={tools} />;
 }

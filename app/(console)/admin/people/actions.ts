@@ -4,7 +4,6 @@ import { z } from "zod";
 import type { FormAction, FormActionSpec } from "@/lib/adapters/actions/form-action";
 import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
 import type { PeopleFormState } from "@/lib/adapters/console/people/people-form";
-import { getDb } from "@/lib/db/client";
 import type { AppError } from "@/lib/core/errors";
 import type { PersonRole } from "@/lib/model/people/person-fields";
 import { changePersonRole } from "@/lib/use-cases/people/change-person-role";
@@ -12,6 +11,7 @@ import { createPerson } from "@/lib/use-cases/people/create-person";
 import { disablePerson } from "@/lib/use-cases/people/disable-person";
 import { enablePerson } from "@/lib/use-cases/people/enable-person";
 import { resetPersonPassword } from "@/lib/use-cases/people/reset-person-password";
+import { consoleDb } from "@/lib/adapters/auth/session";
 
 /**
  * The people page's writes. Each checks people:manage itself (the page
@@ -40,7 +40,7 @@ export const createPersonAction: FormAction<PeopleFormState> = sessionFormAction
   schema: CreatePersonFormSchema,
   async run({ username, displayName, role }, { actor }) {
     const { person, initialPassword } = await createPerson(
-      getDb(),
+      await consoleDb(),
       { username, display_name: displayName, role: role as PersonRole },
       actor,
       "console",
@@ -60,7 +60,7 @@ export const changeRoleAction: FormAction<PeopleFormState> = sessionFormAction({
   name: "changeRoleAction",
   schema: PersonFormSchema.extend({ role: z.string().default("") }),
   async run({ userId, role }, { actor }) {
-    const person = await changePersonRole(getDb(), userId, role as PersonRole, actor);
+    const person = await changePersonRole(await consoleDb(), userId, role as PersonRole, actor);
     return {
       status: "done",
       message: `${person.username} is now ${person.role}; their open sessions have ended.`,
@@ -73,7 +73,7 @@ export const disablePersonAction: FormAction<PeopleFormState> = sessionFormActio
   name: "disablePersonAction",
   schema: PersonFormSchema,
   async run({ userId }, { actor }) {
-    const person = await disablePerson(getDb(), userId, actor);
+    const person = await disablePerson(await consoleDb(), userId, actor);
     return {
       status: "done",
       message: `${person.username} is disabled: they cannot sign in and their open sessions have ended.`,
@@ -86,7 +86,7 @@ export const enablePersonAction: FormAction<PeopleFormState> = sessionFormAction
   name: "enablePersonAction",
   schema: PersonFormSchema,
   async run({ userId }, { actor }) {
-    const person = await enablePerson(getDb(), userId, actor);
+    const person = await enablePerson(await consoleDb(), userId, actor);
     return { status: "done", message: `${person.username} may sign in again.` };
   },
 });
@@ -96,7 +96,12 @@ export const resetPasswordAction: FormAction<PeopleFormState> = sessionFormActio
   name: "resetPasswordAction",
   schema: PersonFormSchema,
   async run({ userId }, { actor }) {
-    const { person, oneTimePassword, sessionsEnded } = await resetPersonPassword(getDb(), userId, actor, "console");
+    const { person, oneTimePassword, sessionsEnded } = await resetPersonPassword(
+      await consoleDb(),
+      userId,
+      actor,
+      "console",
+    );
     const sessions = sessionsEnded === 1 ? "1 open session" : `${sessionsEnded} open sessions`;
     return {
       status: "done",

@@ -1,6 +1,5 @@
 import type { Metadata } from "next";
-import { authorizePage } from "@/lib/adapters/auth/session";
-import { getDb } from "@/lib/db/client";
+import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { listPeople } from "@/lib/stores/users";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { PeopleView } from "@/components/people/people-view";
@@ -11,5 +10,5 @@ export default async function PeoplePage() {
   const access = await authorizePage("people:manage", "/admin/people");
   if (!access.ok)
     return <ForbiddenNotice reason={`${access.reason} Only administrators create people and change who may act.`} />;
-  return <PeopleView people={await listPeople(getDb())} me={access.principal.id} />;
+  return <PeopleView people={await listPeople(await consoleDb())} me={access.principal.id} />;
 }

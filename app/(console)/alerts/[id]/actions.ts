@@ -3,7 +3,6 @@
 import { z } from "zod";
 import type { FormAction } from "@/lib/adapters/actions/form-action";
 import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
-import { getDb } from "@/lib/db/client";
 import { reconcileAlert } from "@/lib/use-cases/alerts/alert-actions";
 import { getConnectors } from "@/lib/connectors/effects";
 import { acknowledgeAlert, escalateAlert, resolveDivergence } from "@/lib/use-cases/alerts/divergence";
@@ -12,6 +11,7 @@ import {
   alertReasonMaxLength,
   type AlertActionState,
 } from "@/lib/adapters/console/alerts/alerts-form";
+import { consoleDb } from "@/lib/adapters/auth/session";
 
 const FormSchema = z.object({
   alertId: z.string().min(1).max(256),
@@ -36,7 +36,7 @@ export const alertAction: FormAction<AlertActionState> = sessionFormAction({
   async run({ alertId, expectedVersion, action, reason }, { actor }): Promise<AlertActionState> {
     if (alertActionText[action].needsReason && !reason)
       return { status: "error", message: "Give a reason: it is recorded with your action." };
-    const db = getDb();
+    const db = await consoleDb();
     switch (action) {
       case "acknowledge":
         await acknowledgeAlert(db, alertId, { expectedVersion, reason }, actor);

@@ -1,8 +1,7 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { authorizePage } from "@/lib/adapters/auth/session";
+import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { can } from "@/lib/model/permissions";
-import { getDb } from "@/lib/db/client";
 import { loadAlertDetail } from "@/lib/adapters/console/alerts/alerts";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { AlertDetailView } from "@/components/alerts/alert-detail-view";
@@ -13,7 +12,7 @@ export default async function AlertPage({ params }: { params: Promise<{ id: stri
   const { id } = await params;
   const access = await authorizePage("alerts:read", `/alerts/${encodeURIComponent(id)}`);
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  const data = await loadAlertDetail(getDb(), id);
+  const data = await loadAlertDetail(await consoleDb(), id);
   if (!data) notFound();
   return <AlertDetailView data={data} canAct={can(access.principal, "alerts:act")} role={access.principal.role} />;
 }

@@ -3,7 +3,6 @@
 import { z } from "zod";
 import { formIncompleteMessage, type FormAction, type FormActionSpec } from "@/lib/adapters/actions/form-action";
 import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
-import { getDb } from "@/lib/db/client";
 import { applyAuditRetention, placeLegalHold, releaseLegalHold } from "@/lib/use-cases/audit/audit-retention";
 import { applyTaskRetention } from "@/lib/use-cases/retention/apply-task-retention";
 import type { AppError } from "@/lib/core/errors";
@@ -14,6 +13,7 @@ import {
   utcInstantFromLocalInput,
 } from "@/lib/adapters/console/retention/retention";
 import type { RetentionFormState } from "@/lib/adapters/console/retention/retention-form";
+import { consoleDb } from "@/lib/adapters/auth/session";
 
 /**
  * The retention page's writes. Each checks audit:retention itself (a page
@@ -45,7 +45,7 @@ export const placeHoldAction: FormAction<RetentionFormState> = sessionFormAction
   invalid: () => ({ status: "error", message: formIncompleteMessage, fields: {} }),
   async run({ taskId, from, to, reason }, { actor }) {
     const hold = await placeLegalHold(
-      getDb(),
+      await consoleDb(),
       { task_id: taskId, from: utcInstantFromLocalInput(from), to: utcInstantFromLocalInput(to), reason },
       actor,
     );
@@ -64,7 +64,7 @@ export const releaseHoldAction: FormAction<RetentionFormState> = sessionFormActi
   name: "releaseHoldAction",
   schema: ReleaseHoldFormSchema,
   async run({ holdId, reason }, { actor }) {
-    const hold = await releaseLegalHold(getDb(), holdId, reason, actor);
+    const hold = await releaseLegalHold(await consoleDb(), holdId, reason, actor);
     return { status: "done", message: `Legal hold ${hold.id} released.` };
   },
   answer: (error) =>
@@ -89,7 +89,7 @@ export const applyRetentionAction: FormAction<RetentionFormState> = sessionFormA
     return { status: "error", message: "Nothing was deleted: check the fields below.", fields };
   },
   async run({ days }, { actor }) {
-    const result = await applyAuditRetention(getDb(), { olderThanDays: days }, actor);
+    const result = await applyAuditRetention(await consoleDb(), { olderThanDays: days }, actor);
     const deleted = result.cuts.reduce((n, c) => n + c.deleted, 0);
     const held = result.heldStreams.length
       ? ` ${result.heldStreams.length} stream(s) kept older entries under a legal hold.`
@@ -120,7 +120,7 @@ export const applyTaskRetentionAction: FormAction<RetentionFormState> = sessionF
     return { status: "error", message: "Nothing was deleted: check the fields below.", fields };
   },
   async run({ days }, { actor }) {
-    const result = await applyTaskRetention(getDb(), { olderThanDays: days }, actor);
+    const result = await applyTaskRetention(await consoleDb(), { olderThanDays: days }, actor);
     const held = result.heldTasks.length
       ? ` ${result.heldTasks.length} finished task(s) old enough were kept under a legal hold.`
       : "";

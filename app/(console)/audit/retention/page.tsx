@@ -1,6 +1,5 @@
 import type { Metadata } from "next";
-import { authorizePage } from "@/lib/adapters/auth/session";
-import { getDb } from "@/lib/db/client";
+import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { getEnv } from "@/lib/config/env";
 import { loadRetentionOverview } from "@/lib/adapters/console/retention/retention";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
@@ -24,5 +23,5 @@ export default async function AuditRetentionPage() {
     everyMs: env.VERITY_AUDIT_RETENTION_INTERVAL_MS,
     loopOff: env.VERITY_RECONCILE_INTERVAL_MS <= 0,
   };
-  return <RetentionView policy={policy} overview={await loadRetentionOverview(getDb())} />;
+  return <RetentionView policy={policy} overview={await loadRetentionOverview(await consoleDb())} />;
 }

@@ -3,7 +3,6 @@
 import { z } from "zod";
 import { formIncompleteMessage, type FormAction } from "@/lib/adapters/actions/form-action";
 import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
-import { getDb } from "@/lib/db/client";
 import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoint";
 import { planRestore } from "@/lib/use-cases/checkpoints/plan-restore";
 import { verifyCheckpoint } from "@/lib/use-cases/checkpoints/verify-checkpoint";
@@ -18,6 +17,7 @@ import {
   type VerifyFormState,
 } from "@/lib/adapters/console/checkpoints/checkpoints-form";
 import { conflictMessage } from "@/lib/adapters/console/tasks/transition-form";
+import { consoleDb } from "@/lib/adapters/auth/session";
 
 const checkpointId = z.string().min(1).max(256);
 /** A checkbox posts "on" when ticked and nothing otherwise. */
@@ -58,7 +58,7 @@ export const verifyCheckpointAction: FormAction<VerifyFormState> = sessionFormAc
   errorState: (message) => ({ status: "error", message }),
   invalid: () => ({ status: "error", message: formIncompleteMessage }),
   async run({ checkpointId: id }) {
-    const report = await verifyCheckpoint(getDb(), id);
+    const report = await verifyCheckpoint(await consoleDb(), id);
     return { status: "done", report, verifiedAt: new Date().toISOString() };
   },
   answer: notFoundAnswer,
@@ -78,7 +78,7 @@ export const planRestoreAction: FormAction<PlanFormState> = sessionFormAction({
   errorState: (message) => ({ status: "error", message }),
   invalid: () => ({ status: "error", message: formIncompleteMessage }),
   async run({ checkpointId: id, rewind }, { actor }) {
-    const plan = await planRestore(getDb(), id, { rewind }, actor);
+    const plan = await planRestore(await consoleDb(), id, { rewind }, actor);
     return { status: "done", plan, restoreId: newId("rst"), plannedAt: new Date().toISOString() };
   },
   answer: notFoundAnswer,
@@ -100,7 +100,7 @@ export const restoreCheckpointAction: FormAction<RestoreFormState> = sessionForm
   refreshAfter: (error) => error.code === "invariant_violated",
   async run({ checkpointId: id, expectedVersion, rewind, restoreId, reason }, { actor }) {
     const result = await restoreCheckpoint(
-      getDb(),
+      await consoleDb(),
       id,
       { expected_version: expectedVersion, rewind, reason, restore_id: restoreId },
       actor,

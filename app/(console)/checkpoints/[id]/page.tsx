@@ -1,8 +1,7 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { actorOf, can } from "@/lib/model/permissions";
-import { authorizePage } from "@/lib/adapters/auth/session";
-import { getDb } from "@/lib/db/client";
+import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { planRestore } from "@/lib/use-cases/checkpoints/plan-restore";
 import { isAppError } from "@/lib/core/errors";
 import { idFromParam, loadCheckpointInspector } from "@/lib/adapters/console/checkpoints/checkpoints";
@@ -26,7 +25,7 @@ export default async function CheckpointPage({ params }: Props) {
   const id = idFromParam((await params).id);
   const access = await authorizePage("checkpoints:read", checkpointHref(id));
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  const db = getDb();
+  const db = await consoleDb();
   const data = await loadCheckpointInspector(db, id);
   if (!data) notFound();
   // People who may not restore see what a restore would do, computed here (a dry run writes nothing);

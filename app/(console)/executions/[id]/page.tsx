@@ -1,7 +1,6 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { authorizePage } from "@/lib/adapters/auth/session";
-import { getDb } from "@/lib/db/client";
+import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { loadExecutionDetail } from "@/lib/adapters/console/executions/execution-detail";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { ExecutionDetailView } from "@/components/executions/execution-detail-view";
@@ -12,7 +11,7 @@ export default async function ExecutionPage({ params }: { params: Promise<{ id: 
   const { id } = await params;
   const access = await authorizePage("tasks:read", `/executions/${encodeURIComponent(id)}`);
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  const data = await loadExecutionDetail(getDb(), id);
+  const data = await loadExecutionDetail(await consoleDb(), id);
   if (!data) notFound();
   return <ExecutionDetailView data={data} />;
 }

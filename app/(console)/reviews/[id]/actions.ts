@@ -3,12 +3,12 @@
 import { z } from "zod";
 import type { FormAction } from "@/lib/adapters/actions/form-action";
 import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
-import { getDb } from "@/lib/db/client";
 import { getConnectors } from "@/lib/connectors/effects";
 import { decideReview } from "@/lib/use-cases/reviews/decide-review";
 import { reviewDecisionKinds } from "@/lib/stores/review-store";
 import { describeConflict, describeDecisionOutcome } from "@/lib/adapters/console/reviews/reviews";
 import { reasonMaxLength, type DecisionFormState } from "@/lib/adapters/console/reviews/reviews-form";
+import { consoleDb } from "@/lib/adapters/auth/session";
 
 const DecisionFormSchema = z.object({
   reviewId: z.string().min(1).max(256),
@@ -43,7 +43,7 @@ export const decideReviewAction: FormAction<DecisionFormState> = sessionFormActi
   refreshAfter: (error) => error.code !== "not_found" && error.code !== "forbidden",
   async run({ reviewId, expectedVersion, decision, reason }, { actor }) {
     const result = await decideReview(
-      getDb(),
+      await consoleDb(),
       reviewId,
       { expected_version: expectedVersion, decision, reason },
       actor,
@@ -54,7 +54,12 @@ export const decideReviewAction: FormAction<DecisionFormState> = sessionFormActi
   async answer(error, { input, principal }) {
     switch (error.code) {
       case "version_conflict": {
-        const fresh = await describeConflict(getDb(), input.reviewId, error.details.review, principal.identity);
+        const fresh = await describeConflict(
+          await consoleDb(),
+          input.reviewId,
+          error.details.review,
+          principal.identity,
+        );
         return {
           status: "conflict",
           message:

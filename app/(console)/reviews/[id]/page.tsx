@@ -1,7 +1,6 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { authorizePage } from "@/lib/adapters/auth/session";
-import { getDb } from "@/lib/db/client";
+import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { askProvider, loadReviewDetail, reviewDetailToken } from "@/lib/adapters/console/reviews/reviews";
 import { isNeverSent } from "@/lib/use-cases/reviews/review-views";
 import { instructionsOf } from "@/lib/use-cases/reviews/get-review";
@@ -26,7 +25,7 @@ export default async function ReviewPage({ params }: Props) {
   const id = reviewIdFrom((await params).id);
   const access = await authorizePage("tasks:read", `/reviews/${encodeURIComponent(id)}`);
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  const db = getDb();
+  const db = await consoleDb();
   const data = await loadReviewDetail(db, id);
   if (!data) notFound();
   // Started now, awaited inside a Suspense boundary: a slow provider delays one card, not the page.

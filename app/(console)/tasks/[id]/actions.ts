@@ -3,13 +3,13 @@
 import { z } from "zod";
 import { formIncompleteMessage, type FormAction } from "@/lib/adapters/actions/form-action";
 import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
-import { getDb } from "@/lib/db/client";
 import { getTask } from "@/lib/use-cases/tasks/task-queries";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { getWorkflowByDigest } from "@/lib/model/workflows";
 import type { AppError } from "@/lib/core/errors";
 import { isReasonRequired } from "@/lib/adapters/console/shared/status";
 import { conflictMessage, type TransitionFormState } from "@/lib/adapters/console/tasks/transition-form";
+import { consoleDb } from "@/lib/adapters/auth/session";
 
 /** What the form posts: the version it was rendered at and the transition id minted with it. */
 const TransitionFormSchema = z.object({
@@ -44,7 +44,7 @@ export const transitionTaskAction: FormAction<TransitionFormState> = sessionForm
   invalid: (issues) => ({ status: "error", message: formIncompleteMessage, details: issues.map((i) => i.message) }),
   refreshAfter: (error) => error.code === "idempotency_conflict",
   async run({ taskId, to, expectedVersion, transitionId, reason }, { actor }) {
-    const db = getDb();
+    const db = await consoleDb();
     const task = await getTask(db, taskId);
     const def = task ? getWorkflowByDigest(task.workflow.digest) : undefined;
     if (def && isReasonRequired(def, to) && !reason) {

@@ -3,9 +3,9 @@
 import { z } from "zod";
 import type { FormAction } from "@/lib/adapters/actions/form-action";
 import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
-import { getDb } from "@/lib/db/client";
 import { resolveDivergence } from "@/lib/use-cases/alerts/divergence";
 import { reasonMaxLength, type ResolveFormState } from "@/lib/adapters/console/reviews/reviews-form";
+import { consoleDb } from "@/lib/adapters/auth/session";
 
 const ResolveFormSchema = z.object({
   alertId: z.string().min(1).max(256),
@@ -29,7 +29,7 @@ export const resolveDivergenceAction: FormAction<ResolveFormState> = sessionForm
   schema: ResolveFormSchema,
   errorState: (message) => ({ status: "error", message, details: [] }),
   async run({ alertId, expectedVersion, resolution }, { actor }) {
-    await resolveDivergence(getDb(), alertId, { expectedVersion, resolution }, actor);
+    await resolveDivergence(await consoleDb(), alertId, { expectedVersion, resolution }, actor);
     return {
       status: "done",
       message: "Resolved. Irreversible actions on this task may proceed once no other alert is open.",

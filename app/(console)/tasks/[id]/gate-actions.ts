@@ -3,10 +3,10 @@
 import { z } from "zod";
 import { formIncompleteMessage, type FormAction } from "@/lib/adapters/actions/form-action";
 import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
-import { getDb } from "@/lib/db/client";
 import { gateNames } from "@/lib/model/tasks/task-state";
 import { approveGate } from "@/lib/use-cases/tasks/approve-gate";
 import type { GateApprovalFormState } from "@/components/gates/gate-approval-state";
+import { consoleDb } from "@/lib/adapters/auth/session";
 
 const GateApprovalFormSchema = z.object({
   taskId: z.string().min(1).max(256),
@@ -40,7 +40,7 @@ export const approveGateAction: FormAction<GateApprovalFormState> = sessionFormA
   invalid: (issues) => ({ status: "error", message: formIncompleteMessage, details: issues.map((i) => i.message) }),
   async run({ taskId, gate, expectedVersion, transitionId, reason }, { principal }) {
     const result = await approveGate(
-      getDb(),
+      await consoleDb(),
       taskId,
       { expected_version: expectedVersion, gate, reason, transition_id: transitionId },
       principal,

@@ -3,9 +3,9 @@
 import { z } from "zod";
 import type { FormAction } from "@/lib/adapters/actions/form-action";
 import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
-import { getDb } from "@/lib/db/client";
 import { recordInstruction, type InstructionView } from "@/lib/stores/instructions";
 import { instructionTextMaxLength, type InstructionFormState } from "@/components/instructions/form-state";
+import { consoleDb } from "@/lib/adapters/auth/session";
 
 const InstructionFormSchema = z.object({
   taskId: z.string().min(1).max(256),
@@ -41,7 +41,7 @@ export const addInstructionAction: FormAction<InstructionFormState> = sessionFor
   }),
   async run({ taskId, expectedSeq, instructionId, topic, directive, text, source }, { actor }) {
     const result = await recordInstruction(
-      getDb(),
+      await consoleDb(),
       taskId,
       { expected_seq: expectedSeq, instruction_id: instructionId, topic, directive, text, source },
       actor,

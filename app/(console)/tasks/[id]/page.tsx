@@ -1,8 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
-import { authorizePage } from "@/lib/adapters/auth/session";
-import { getDb } from "@/lib/db/client";
+import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { newId } from "@/lib/core/ids";
 import { loadTaskDetail } from "@/lib/adapters/console/tasks/task-detail";
 import { loadExternalEffects } from "@/lib/adapters/console/reviews/reviews-ledger";
@@ -33,7 +32,7 @@ export default async function TaskPage({ params }: Props) {
   const id = taskIdFrom((await params).id);
   const access = await authorizePage("tasks:read", `/tasks/${encodeURIComponent(id)}`);
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  const db = getDb();
+  const db = await consoleDb();
   const [detail, effects] = await Promise.all([loadTaskDetail(db, id), loadExternalEffects(db, id)]);
   if (!detail) notFound();
   // One id per rendered form: submitting the same form twice is a retry, not a second transition.

@@ -1,7 +1,7 @@
 import { parseQuery } from "@/lib/adapters/api/context";
 import { alertResource } from "@/lib/adapters/api/alert-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { listAlerts, ListAlertsQuerySchema } from "@/lib/use-cases/alerts/alert-queries";
 import { queryOf } from "@/lib/adapters/http/query";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
@@ -10,8 +10,8 @@ export const dynamic = "force-dynamic";
 
 /** Alerts newest first, filtered by status, severity, kind and task, keyset-paged: pass next_cursor back as cursor. */
 export const GET = withProblems(async (request) => {
-  await requireApiOrSessionPrincipal(request, "alerts:read");
-  const page = await listAlerts(getDb(), parseQuery(ListAlertsQuerySchema, queryOf(request.url)));
+  const principal = await requireApiOrSessionPrincipal(request, "alerts:read");
+  const page = await listAlerts(dbFor(principal), parseQuery(ListAlertsQuerySchema, queryOf(request.url)));
   return json({ items: page.items.map(alertResource), next_cursor: page.nextCursor });
 });
 

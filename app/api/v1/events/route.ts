@@ -1,5 +1,5 @@
 import { parseInput, readApiJson, requireApiPrincipal } from "@/lib/adapters/api/context";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
 import { InboundEventSchema, receiveEvent } from "@/lib/stores/messaging";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
@@ -16,7 +16,7 @@ export const dynamic = "force-dynamic";
 export const POST = withProblems(async (request) => {
   const principal = await requireApiPrincipal(request, "tasks:transition");
   const body = parseInput(InboundEventSchema, await readApiJson(request));
-  const db = getDb();
+  const db = dbFor(principal);
   if (body.task_id !== undefined) await requireTaskReach(db, principal, body.task_id, { drive: true });
   const received = await receiveEvent(db, body, async () => ({ recorded: true }));
   const headers: Record<string, string> = received.duplicate ? { "Idempotent-Replayed": "true" } : {};

@@ -1,6 +1,6 @@
 import { requireApiPrincipal, readApiJson } from "@/lib/adapters/api/context";
 import { taskResource } from "@/lib/adapters/api/task-resources";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { listReachableTasks } from "@/lib/use-cases/authority/list-reachable-tasks";
 import { createTaskInScope } from "@/lib/use-cases/authority/create-task-in-scope";
 import { etagOf } from "@/lib/adapters/http/preconditions";
@@ -13,7 +13,7 @@ export const dynamic = "force-dynamic";
 export const POST = withProblems(async (request) => {
   const principal = await requireApiPrincipal(request, "tasks:create");
   const body = await readApiJson(request);
-  const { task, created } = await createTaskInScope(getDb(), body, principal);
+  const { task, created } = await createTaskInScope(dbFor(principal), body, principal);
   const headers: Record<string, string> = {
     ETag: etagOf(task.version),
     Location: `/api/v1/tasks/${encodeURIComponent(task.id)}`,
@@ -25,7 +25,7 @@ export const POST = withProblems(async (request) => {
 /** Newest activity first, keyset-paged: pass `next_cursor` back as `cursor`. An agent sees its own and its delegated tasks. */
 export const GET = withProblems(async (request) => {
   const principal = await requireApiPrincipal(request, "tasks:read");
-  const page = await listReachableTasks(getDb(), principal, queryOf(request.url));
+  const page = await listReachableTasks(dbFor(principal), principal, queryOf(request.url));
   return json({ items: page.items.map(taskResource), next_cursor: page.nextCursor });
 });
 

@@ -1,7 +1,7 @@
 import { readApiJson } from "@/lib/adapters/api/context";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { requireToolRegistrarRecorded, toolListResource, toolVersionResource } from "@/lib/adapters/api/tool-resources";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { actorOf } from "@/lib/model/permissions";
 import { listTools } from "@/lib/use-cases/tools/get-tool";
 import { registerTool } from "@/lib/use-cases/tools/register-tool";
@@ -11,8 +11,8 @@ export const dynamic = "force-dynamic";
 
 /** Every tool, built in and registered, with its newest version. */
 export const GET = withProblems(async (request) => {
-  await requireApiOrSessionPrincipal(request, "tools:read");
-  return json(toolListResource(await listTools(getDb())));
+  const principal = await requireApiOrSessionPrincipal(request, "tools:read");
+  return json(toolListResource(await listTools(dbFor(principal))));
 });
 
 /**
@@ -22,8 +22,8 @@ export const GET = withProblems(async (request) => {
  * publish scope for tools.
  */
 export const POST = withProblems(async (request) => {
-  const db = getDb();
   const principal = await requireApiOrSessionPrincipal(request, "tools:read");
+  const db = dbFor(principal);
   await requireToolRegistrarRecorded(db, principal, `${request.method} ${new URL(request.url).pathname}`);
   const { kind, version } = await registerTool(db, await readApiJson(request), actorOf(principal));
   return json(toolVersionResource(version), {

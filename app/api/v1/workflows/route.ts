@@ -5,7 +5,7 @@ import {
   workflowListResource,
   workflowVersionResource,
 } from "@/lib/adapters/api/workflow-resources";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { actorOf } from "@/lib/model/permissions";
 import { listWorkflowVersions } from "@/lib/use-cases/workflows/list-workflow-versions";
 import { publishWorkflow } from "@/lib/use-cases/workflows/publish-workflow";
@@ -15,8 +15,8 @@ export const dynamic = "force-dynamic";
 
 /** Every version in the registry, shipped and published, with who published it, when, and its tasks. */
 export const GET = withProblems(async (request) => {
-  await requireApiOrSessionPrincipal(request, "workflows:read");
-  return json(workflowListResource(await listWorkflowVersions(getDb())));
+  const principal = await requireApiOrSessionPrincipal(request, "workflows:read");
+  return json(workflowListResource(await listWorkflowVersions(dbFor(principal))));
 });
 
 /**
@@ -26,8 +26,8 @@ export const GET = withProblems(async (request) => {
  * the publish scope for workflows.
  */
 export const POST = withProblems(async (request) => {
-  const db = getDb();
   const principal = await requireApiOrSessionPrincipal(request, "workflows:read");
+  const db = dbFor(principal);
   await requireWorkflowPublisherRecorded(db, principal, `${request.method} ${new URL(request.url).pathname}`);
   const { kind, version } = await publishWorkflow(db, await readApiJson(request), actorOf(principal));
   const location = `/api/v1/workflows/${encodeURIComponent(version.name)}/versions/${version.version}`;

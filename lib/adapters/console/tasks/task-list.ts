@@ -1,4 +1,4 @@
-import { getDb } from "@/lib/db/client";
+import type { Db } from "@/lib/db/client";
 import { listTasks, type TaskPage } from "@/lib/use-cases/tasks/list-tasks";
 import { countTasksByStatus } from "@/lib/use-cases/tasks/task-queries";
 import { isAppError } from "@/lib/core/errors";
@@ -19,8 +19,7 @@ interface TaskListFrame {
 export type TaskListData = TaskListFrame & ({ ok: true; page: TaskPage } | { ok: false; message: string });
 
 /** The task list page's data: one page of tasks, the counts strip, and the live-refresh token. */
-export async function loadTaskList(params: TaskListParams): Promise<TaskListData> {
-  const db = getDb();
+export async function loadTaskList(db: Db, params: TaskListParams): Promise<TaskListData> {
   const [counts, newest, versions] = await Promise.all([
     countTasksByStatus(db),
     listTasks(db, { limit: 1 }),

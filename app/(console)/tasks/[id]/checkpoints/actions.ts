@@ -3,10 +3,10 @@
 import { z } from "zod";
 import { formIncompleteMessage, type FormAction } from "@/lib/adapters/actions/form-action";
 import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
-import { getDb } from "@/lib/db/client";
 import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
 import { currentVersionOf, type TakeCheckpointFormState } from "@/lib/adapters/console/checkpoints/checkpoints-form";
 import { conflictMessage } from "@/lib/adapters/console/tasks/transition-form";
+import { consoleDb } from "@/lib/adapters/auth/session";
 
 const TakeCheckpointFormSchema = z.object({
   taskId: z.string().min(1).max(256),
@@ -27,7 +27,7 @@ export const takeCheckpointAction: FormAction<TakeCheckpointFormState> = session
   invalid: () => ({ status: "error", message: formIncompleteMessage }),
   async run({ taskId, expectedVersion, checkpointId }, { actor }) {
     const { checkpoint, created } = await createCheckpoint(
-      getDb(),
+      await consoleDb(),
       taskId,
       { expected_version: expectedVersion, checkpoint_id: checkpointId },
       actor,

@@ -1,7 +1,6 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { authorizePage } from "@/lib/adapters/auth/session";
-import { getDb } from "@/lib/db/client";
+import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { newId } from "@/lib/core/ids";
 import { idFromParam, loadTaskCheckpoints } from "@/lib/adapters/console/checkpoints/checkpoints";
 import { taskCheckpointsHref } from "@/lib/adapters/console/checkpoints/checkpoints-format";
@@ -18,7 +17,7 @@ export default async function TaskCheckpointsPage({ params }: Props) {
   const id = idFromParam((await params).id);
   const access = await authorizePage("checkpoints:read", taskCheckpointsHref(id));
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  const data = await loadTaskCheckpoints(getDb(), id);
+  const data = await loadTaskCheckpoints(await consoleDb(), id);
   if (!data) notFound();
   // One id per rendered form: pressing "Take checkpoint" twice takes one checkpoint.
   return <TaskCheckpointsView data={data} principal={access.principal} checkpointId={newId("ckpt")} />;

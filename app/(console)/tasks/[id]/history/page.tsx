@@ -1,8 +1,7 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { can } from "@/lib/model/permissions";
-import { authorizePage } from "@/lib/adapters/auth/session";
-import { getDb } from "@/lib/db/client";
+import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { getTask } from "@/lib/use-cases/tasks/task-queries";
 import { idFromParam } from "@/lib/adapters/console/checkpoints/checkpoints";
 import { taskHistoryHref } from "@/lib/adapters/console/audit/audit-format";
@@ -21,7 +20,7 @@ export default async function TaskHistoryPage({ params, searchParams }: Props) {
   const id = idFromParam((await params).id);
   const access = await authorizePage("tasks:read", taskHistoryHref(id));
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  const task = await getTask(getDb(), id);
+  const task = await getTask(await consoleDb(), id);
   if (!task) notFound();
   const filters = rawParams(await searchParams, ["kind", "actor", "from", "to", "order"]);
   return (

@@ -1,8 +1,7 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { can } from "@/lib/model/permissions";
-import { authorizePage } from "@/lib/adapters/auth/session";
-import { getDb } from "@/lib/db/client";
+import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { loadWorkflowVersion, nameFromParam, versionFromParam } from "@/lib/adapters/console/workflows/workflow-pages";
 import { workflowVersionHref } from "@/lib/adapters/console/workflows/workflow-href";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
@@ -24,7 +23,7 @@ export default async function WorkflowVersionPage({ params }: Props) {
     name && version ? workflowVersionHref(name, version) : "/workflows",
   );
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  const data = name && version ? await loadWorkflowVersion(getDb(), name, version) : null;
+  const data = name && version ? await loadWorkflowVersion(await consoleDb(), name, version) : null;
   if (!data) notFound();
   return <WorkflowVersionView {...data} canMigrate={can(access.principal, "workflows:migrate")} />;
 }

@@ -1,8 +1,7 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { can } from "@/lib/model/permissions";
-import { authorizePage } from "@/lib/adapters/auth/session";
-import { getDb } from "@/lib/db/client";
+import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { loadWorkflowCompare, nameFromParam } from "@/lib/adapters/console/workflows/workflow-pages";
 import { workflowCompareHref } from "@/lib/adapters/console/workflows/workflow-href";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
@@ -22,7 +21,7 @@ export default async function WorkflowComparePage({ params, searchParams }: Prop
   const query = await searchParams;
   const access = await authorizePage("workflows:read", name ? workflowCompareHref(name) : "/workflows");
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  const data = name ? await loadWorkflowCompare(getDb(), name, query.from, query.to) : null;
+  const data = name ? await loadWorkflowCompare(await consoleDb(), name, query.from, query.to) : null;
   if (!data) notFound();
   return <WorkflowDiffView {...data} canMigrate={can(access.principal, "workflows:migrate")} />;
 }

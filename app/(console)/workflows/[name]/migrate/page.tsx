@@ -1,7 +1,6 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { authorizePage } from "@/lib/adapters/auth/session";
-import { getDb } from "@/lib/db/client";
+import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { loadWorkflowMigration, nameFromParam } from "@/lib/adapters/console/workflows/workflow-pages";
 import { workflowMigrateHref } from "@/lib/adapters/console/workflows/workflow-href";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
@@ -26,7 +25,7 @@ export default async function WorkflowMigratePage({ params, searchParams }: Prop
         reason={`${access.reason} Moving running tasks to another version rewrites their state, like a restore: engineers and administrators do it.`}
       />
     );
-  const data = name ? await loadWorkflowMigration(getDb(), name, query.from, query.to) : null;
+  const data = name ? await loadWorkflowMigration(await consoleDb(), name, query.from, query.to) : null;
   if (!data) notFound();
   return <WorkflowMigrationView {...data} />;
 }

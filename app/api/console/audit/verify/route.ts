@@ -1,4 +1,4 @@
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { verificationAnswer } from "@/lib/adapters/console/audit/audit-format";
 import { requireConsoleSession } from "@/lib/adapters/console/shared/json-route";
 import { verifyAuditChains } from "@/lib/stores/audit-log";
@@ -6,8 +6,8 @@ import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 /** The /audit page's "Verify chain": every chain walked now, the answer in words (audit:read). */
 export const GET = withProblems(async () => {
-  await requireConsoleSession("audit:read");
-  return json(verificationAnswer(await verifyAuditChains(getDb())));
+  const principal = await requireConsoleSession("audit:read");
+  return json(verificationAnswer(await verifyAuditChains(dbFor(principal))));
 });
 
 export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

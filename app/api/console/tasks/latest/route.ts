@@ -1,4 +1,4 @@
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { listTasks } from "@/lib/use-cases/tasks/list-tasks";
 import { requireConsoleSession } from "@/lib/adapters/console/shared/json-route";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
@@ -9,8 +9,8 @@ import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
  * current state of the list. One index read, cheap to poll.
  */
 export const GET = withProblems(async () => {
-  await requireConsoleSession("tasks:read");
-  const { items } = await listTasks(getDb(), { limit: 1 });
+  const principal = await requireConsoleSession("tasks:read");
+  const { items } = await listTasks(dbFor(principal), { limit: 1 });
   const newest = items[0];
   return json({ token: newest ? `${newest.id}@${newest.version}` : "empty" });
 });

@@ -1,7 +1,7 @@
 import { parseQuery } from "@/lib/adapters/api/context";
 import { AuditEntriesQuerySchema, auditEntryResource } from "@/lib/adapters/api/audit-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { listAuditEntries } from "@/lib/stores/audit-log";
 import { queryOf } from "@/lib/adapters/http/query";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
@@ -10,9 +10,9 @@ export const dynamic = "force-dynamic";
 
 /** Entries of a range (from, to, task, actor, action), oldest first, keyset-paged: pass `next_cursor` back as `cursor`. */
 export const GET = withProblems(async (request) => {
-  await requireApiOrSessionPrincipal(request, "audit:read");
+  const principal = await requireApiOrSessionPrincipal(request, "audit:read");
   const { cursor, limit, ...range } = parseQuery(AuditEntriesQuerySchema, queryOf(request.url));
-  const page = await listAuditEntries(getDb(), range, { cursor, limit });
+  const page = await listAuditEntries(dbFor(principal), range, { cursor, limit });
   return json({ items: page.items.map(auditEntryResource), next_cursor: page.nextCursor });
 });
 

@@ -1,7 +1,7 @@
 import { parseQuery } from "@/lib/adapters/api/context";
 import { AuditSearchExportQuerySchema } from "@/lib/adapters/api/audit-search-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { exportContentTypes } from "@/lib/use-cases/audit/audit-export";
 import { assertSearchWindow, exportAuditSearch } from "@/lib/use-cases/audit/audit-search";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
@@ -54,7 +54,7 @@ async function exportResponse(request: Request, query: Record<string, string>): 
   const principal = await requireApiOrSessionPrincipal(request, "audit:export");
   const { format, ...range } = parseQuery(AuditSearchExportQuerySchema, query);
   assertSearchWindow(range);
-  const db = getDb();
+  const db = dbFor(principal);
   await appendAuditEntry(db, {
     action: "audit.exported",
     actor: { identity: principal.identity, kind: principal.kind === "agent" ? "agent" : "user" },

@@ -2,7 +2,7 @@ import { parseQuery } from "@/lib/adapters/api/context";
 import { auditEntryResource } from "@/lib/adapters/api/audit-resources";
 import { AuditSearchQuerySchema } from "@/lib/adapters/api/audit-search-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { searchAuditEntries } from "@/lib/use-cases/audit/audit-search";
 import { queryOf } from "@/lib/adapters/http/query";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
@@ -15,9 +15,9 @@ export const dynamic = "force-dynamic";
  * executions table (docs/audit.md, "Search"). Keyset-paged either way.
  */
 export const GET = withProblems(async (request) => {
-  await requireApiOrSessionPrincipal(request, "audit:read");
+  const principal = await requireApiOrSessionPrincipal(request, "audit:read");
   const { cursor, limit, order, ...query } = parseQuery(AuditSearchQuerySchema, queryOf(request.url));
-  const page = await searchAuditEntries(getDb(), query, { cursor, limit, order });
+  const page = await searchAuditEntries(dbFor(principal), query, { cursor, limit, order });
   return json({
     items: page.items.map(auditEntryResource),
     next_cursor: page.nextCursor,

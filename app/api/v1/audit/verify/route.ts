@@ -5,7 +5,7 @@ import {
   ExportVerifyQuerySchema,
 } from "@/lib/adapters/api/audit-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { verifyAuditExport, type AuditExportFormat } from "@/lib/use-cases/audit/audit-export";
 import { verifyAuditChains } from "@/lib/stores/audit-log";
 import { AppError } from "@/lib/core/errors";
@@ -18,8 +18,8 @@ export const dynamic = "force-dynamic";
 
 /** Every chain in the database, walked now. 200 either way: `ok` and `first_break` are the answer. */
 export const GET = withProblems(async (request) => {
-  await requireApiOrSessionPrincipal(request, "audit:read");
-  return json(auditVerificationResource(await verifyAuditChains(getDb())));
+  const principal = await requireApiOrSessionPrincipal(request, "audit:read");
+  return json(auditVerificationResource(await verifyAuditChains(dbFor(principal))));
 });
 
 /**
@@ -43,7 +43,7 @@ const formatByMediaType: Record<string, AuditExportFormat> = {
  * by actor or action, so that a missing line counts as a deletion.
  */
 export const POST = withProblems(async (request) => {
-  await requireApiOrSessionPrincipal(request, "audit:read");
+  const principal = await requireApiOrSessionPrincipal(request, "audit:read");
   const { contiguous } = parseQuery(ExportVerifyQuerySchema, queryOf(request.url));
   const mediaType = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   const format = formatByMediaType[mediaType];

@@ -1,6 +1,6 @@
 import { checkpointDetailResource } from "@/lib/adapters/api/checkpoint-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { requireCheckpointReach } from "@/lib/use-cases/authority/require-checkpoint-reach";
 import { getCheckpointDetail } from "@/lib/use-cases/checkpoints/get-checkpoint-detail";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
@@ -11,7 +11,7 @@ export const dynamic = "force-dynamic";
 export const GET = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const principal = await requireApiOrSessionPrincipal(request, "checkpoints:read");
   const { id } = await params;
-  const db = getDb();
+  const db = dbFor(principal);
   await requireCheckpointReach(db, principal, id);
   return json(checkpointDetailResource(await getCheckpointDetail(db, id)));
 });

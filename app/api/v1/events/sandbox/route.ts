@@ -64,6 +64,8 @@ export const POST = withProblems(async (request) => {
     ]);
   }
   parseInput(WebhookEnvelopeSchema, payload);
+  // A provider webhook carries no caller: it settles the first tenant's executions (one provider account
+  // per deployment today; per-tenant endpoints and secrets are issue 15's next step, docs/tenants.md).
   const received = await receiveSandboxWebhook(getDb(), payload);
   const eventId = (payload as { id?: unknown }).id;
   const headers: Record<string, string> = received.duplicate ? { "Idempotent-Replayed": "true" } : {};

@@ -50,6 +50,8 @@ export const POST = withProblems(async (request) => {
       { field: checked.refused === "signature" ? STRIPE_SIGNATURE_HEADER : "", message: checked.why },
     ]);
   parseInput(WebhookEnvelopeSchema, checked.event);
+  // A provider webhook carries no caller: it settles the first tenant's executions (one provider account
+  // per deployment today; per-tenant endpoints and secrets are issue 15's next step, docs/tenants.md).
   const received = await receiveStripeWebhook(getDb(), checked.event);
   const headers: Record<string, string> = received.duplicate ? { "Idempotent-Replayed": "true" } : {};
   return json({ event_id: checked.event.id, duplicate: received.duplicate, result: received.result }, { headers });

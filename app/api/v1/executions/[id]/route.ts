@@ -1,6 +1,6 @@
 import { requireApiPrincipal } from "@/lib/adapters/api/context";
 import { executionDetailResource } from "@/lib/adapters/api/execution-resources";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { getExecution, listExecutionEvents } from "@/lib/stores/execution-store";
 import { requireExecutionReach } from "@/lib/use-cases/authority/require-execution-reach";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
@@ -11,7 +11,7 @@ export const dynamic = "force-dynamic";
 export const GET = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const principal = await requireApiPrincipal(request, "tasks:read");
   const { id } = await params;
-  const db = getDb();
+  const db = dbFor(principal);
   await requireExecutionReach(db, principal, id);
   const execution = await getExecution(db, id);
   // Gone between the two reads only if the database was rewritten under us.

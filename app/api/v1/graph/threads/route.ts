@@ -2,7 +2,7 @@ import { parseFencingTokenHeader, readApiJson, requireApiPrincipal } from "@/lib
 import { graphThreadResource } from "@/lib/adapters/api/graph-resources";
 import { queryOf } from "@/lib/adapters/http/query";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { deleteGraphThread } from "@/lib/use-cases/graph/delete-graph-thread";
 import { ensureGraphThread } from "@/lib/use-cases/graph/ensure-graph-thread";
 
@@ -11,7 +11,7 @@ export const dynamic = "force-dynamic";
 /** Opens a LangGraph thread: its Verity task, created on first use (201), the same one after (200). */
 export const POST = withProblems(async (request) => {
   const principal = await requireApiPrincipal(request, "tasks:create");
-  const result = await ensureGraphThread(getDb(), principal, await readApiJson(request));
+  const result = await ensureGraphThread(dbFor(principal), principal, await readApiJson(request));
   return json(graphThreadResource(result), { status: result.created ? 201 : 200 });
 });
 
@@ -19,7 +19,7 @@ export const POST = withProblems(async (request) => {
 export const DELETE = withProblems(async (request) => {
   const principal = await requireApiPrincipal(request, "tasks:transition");
   const fencingToken = parseFencingTokenHeader(request.headers.get("fencing-token"));
-  const result = await deleteGraphThread(getDb(), principal, {
+  const result = await deleteGraphThread(dbFor(principal), principal, {
     ...queryOf(request.url),
     ...(fencingToken ? { fencing_token: fencingToken } : {}),
   });

@@ -1,7 +1,7 @@
 import { parseInput, readOptionalApiJson } from "@/lib/adapters/api/context";
 import { monitorRunResource } from "@/lib/adapters/api/alert-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { MonitorRunInputSchema } from "@/lib/use-cases/monitor/monitor-runs";
 import { runMonitorPass } from "@/lib/use-cases/monitor/run-monitor-pass";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
@@ -10,8 +10,8 @@ export const dynamic = "force-dynamic";
 
 /** The monitor's last passes, newest first. */
 export const GET = withProblems(async (request) => {
-  await requireApiOrSessionPrincipal(request, "alerts:read");
-  const runs = await getDb().invariantMonitorRun.findMany({
+  const principal = await requireApiOrSessionPrincipal(request, "alerts:read");
+  const runs = await dbFor(principal).invariantMonitorRun.findMany({
     orderBy: [{ startedAt: "desc" }, { id: "desc" }],
     take: 20,
   });
@@ -23,9 +23,9 @@ export const GET = withProblems(async (request) => {
  * pass the server's loop makes; `skipped` when another pass is in progress.
  */
 export const POST = withProblems(async (request) => {
-  await requireApiOrSessionPrincipal(request, "alerts:act");
+  const principal = await requireApiOrSessionPrincipal(request, "alerts:act");
   const input = parseInput(MonitorRunInputSchema, (await readOptionalApiJson(request)) ?? {});
-  const result = await runMonitorPass(getDb(), {}, { only: input.only });
+  const result = await runMonitorPass(dbFor(principal), {}, { only: input.only });
   return json(
     {
       run: result.run ? monitorRunResource(result.run) : null,

@@ -1,6 +1,6 @@
 import { requireApiPrincipal } from "@/lib/adapters/api/context";
 import { taskResource } from "@/lib/adapters/api/task-resources";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
 import { etagOf, ifNoneMatchHits } from "@/lib/adapters/http/preconditions";
@@ -12,7 +12,7 @@ export const dynamic = "force-dynamic";
 export const GET = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const principal = await requireApiPrincipal(request, "tasks:read");
   const { id } = await params;
-  const db = getDb();
+  const db = dbFor(principal);
   await requireTaskReach(db, principal, id);
   const task = await getTaskOrThrow(db, id);
   const etag = etagOf(task.version);

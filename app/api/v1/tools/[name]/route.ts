@@ -1,6 +1,6 @@
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { toolDetailResource } from "@/lib/adapters/api/tool-resources";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { getToolOrThrow } from "@/lib/use-cases/tools/get-tool";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
@@ -10,9 +10,9 @@ type Context = { params: Promise<{ name: string }> };
 
 /** One tool: its newest version and every version, newest first, each with its definition as registered. */
 export const GET = withProblems(async (request, { params }: Context) => {
-  await requireApiOrSessionPrincipal(request, "tools:read");
+  const principal = await requireApiOrSessionPrincipal(request, "tools:read");
   const { name } = await params;
-  return json(toolDetailResource(await getToolOrThrow(getDb(), name)));
+  return json(toolDetailResource(await getToolOrThrow(dbFor(principal), name)));
 });
 
 export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

@@ -1,7 +1,7 @@
 import { readApiJson } from "@/lib/adapters/api/context";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { migrationResultResource } from "@/lib/adapters/api/workflow-resources";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { actorOf } from "@/lib/model/permissions";
 import { applyWorkflowMigration } from "@/lib/use-cases/workflows/apply-workflow-migration";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
@@ -16,7 +16,9 @@ export const dynamic = "force-dynamic";
 export const POST = withProblems(async (request) => {
   const principal = await requireApiOrSessionPrincipal(request, "workflows:migrate");
   return json(
-    migrationResultResource(await applyWorkflowMigration(getDb(), await readApiJson(request), actorOf(principal))),
+    migrationResultResource(
+      await applyWorkflowMigration(dbFor(principal), await readApiJson(request), actorOf(principal)),
+    ),
   );
 });
 

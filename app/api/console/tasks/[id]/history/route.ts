@@ -1,4 +1,4 @@
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { describeAuditEntry } from "@/lib/adapters/console/audit/audit-format";
 import { parseTaskHistoryParams } from "@/lib/adapters/console/audit/audit-query";
 import { notFound, requireConsoleSession } from "@/lib/adapters/console/shared/json-route";
@@ -16,11 +16,11 @@ import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
  * 400 naming each query parameter, in the words the page shows.
  */
 export const GET = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
-  await requireConsoleSession("tasks:read");
+  const principal = await requireConsoleSession("tasks:read");
   const { id } = await params;
   const parsed = parseTaskHistoryParams(Object.fromEntries(new URL(request.url).searchParams));
   if (!parsed.ok) throw validationError(parsed.errors);
-  const db = getDb();
+  const db = dbFor(principal);
   if ((await getTaskVersion(db, id)) === null) throw notFound("Task", id);
   const [page, total] = await Promise.all([
     listTaskHistory(db, id, parsed.query),

@@ -2,7 +2,7 @@ import { parseInput, readApiJson } from "@/lib/adapters/api/context";
 import { alertResource } from "@/lib/adapters/api/alert-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { actorOf } from "@/lib/model/permissions";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { AlertActionInputSchema } from "@/lib/use-cases/alerts/alert-actions";
 import { acknowledgeAlert } from "@/lib/use-cases/alerts/divergence";
 import { etagOf, parseIfMatch, withExpectedVersion } from "@/lib/adapters/http/preconditions";
@@ -19,7 +19,7 @@ export const POST = withProblems(async (request, { params }: { params: Promise<{
     withExpectedVersion(await readApiJson(request), parseIfMatch(request.headers.get("if-match"))),
   );
   const alert = await acknowledgeAlert(
-    getDb(),
+    dbFor(principal),
     id,
     { expectedVersion: input.expected_version, reason: input.reason },
     actorOf(principal),

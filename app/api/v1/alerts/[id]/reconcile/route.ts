@@ -2,7 +2,7 @@ import { parseInput, readOptionalApiJson } from "@/lib/adapters/api/context";
 import { reconcileResource } from "@/lib/adapters/api/alert-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { actorOf } from "@/lib/model/permissions";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { AlertReconcileInputSchema, reconcileAlert } from "@/lib/use-cases/alerts/alert-actions";
 import { getConnectors } from "@/lib/connectors/effects";
 import { etagOf, parseIfMatch, withExpectedVersion } from "@/lib/adapters/http/preconditions";
@@ -23,7 +23,7 @@ export const POST = withProblems(async (request, { params }: { params: Promise<{
     withExpectedVersion((await readOptionalApiJson(request)) ?? {}, parseIfMatch(request.headers.get("if-match"))),
   );
   const result = await reconcileAlert(
-    getDb(),
+    dbFor(principal),
     id,
     { expectedVersion: input.expected_version },
     actorOf(principal),

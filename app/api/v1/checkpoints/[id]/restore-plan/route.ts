@@ -2,7 +2,7 @@ import { readOptionalApiJson } from "@/lib/adapters/api/context";
 import { restorePlanResource } from "@/lib/adapters/api/checkpoint-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { actorOf } from "@/lib/model/permissions";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { requireCheckpointReach } from "@/lib/use-cases/authority/require-checkpoint-reach";
 import { planRestore } from "@/lib/use-cases/checkpoints/plan-restore";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
@@ -18,7 +18,7 @@ export const dynamic = "force-dynamic";
 export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const principal = await requireApiOrSessionPrincipal(request, "checkpoints:read");
   const { id } = await params;
-  const db = getDb();
+  const db = dbFor(principal);
   await requireCheckpointReach(db, principal, id);
   return json(restorePlanResource(await planRestore(db, id, await readOptionalApiJson(request), actorOf(principal))));
 });

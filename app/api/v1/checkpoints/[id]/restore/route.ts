@@ -2,7 +2,7 @@ import { readApiJson } from "@/lib/adapters/api/context";
 import { restoreResultResource } from "@/lib/adapters/api/checkpoint-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { actorOf } from "@/lib/model/permissions";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { requireCheckpointReach } from "@/lib/use-cases/authority/require-checkpoint-reach";
 import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoint";
 import { etagOf, parseIfMatch, withExpectedVersion } from "@/lib/adapters/http/preconditions";
@@ -21,7 +21,7 @@ export const POST = withProblems(async (request, { params }: { params: Promise<{
   const principal = await requireApiOrSessionPrincipal(request, "checkpoints:restore");
   const { id } = await params;
   const body = withExpectedVersion(await readApiJson(request), parseIfMatch(request.headers.get("if-match")));
-  const db = getDb();
+  const db = dbFor(principal);
   await requireCheckpointReach(db, principal, id, { drive: true });
   const result = await restoreCheckpoint(db, id, body, actorOf(principal));
   const headers: Record<string, string> = { ETag: etagOf(result.task.version) };

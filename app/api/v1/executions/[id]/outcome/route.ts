@@ -1,7 +1,7 @@
 import { readApiJson, requireApiPrincipal, withFencingToken } from "@/lib/adapters/api/context";
 import { outcomeResultResource } from "@/lib/adapters/api/execution-resources";
 import { actorOf } from "@/lib/model/permissions";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { requireOutcomeAuthority } from "@/lib/use-cases/authority/require-outcome-authority";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
@@ -24,7 +24,7 @@ export const dynamic = "force-dynamic";
 export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const principal = await requireApiPrincipal(request, "tasks:transition");
   const { id } = await params;
-  const db = getDb();
+  const db = dbFor(principal);
   const body = withFencingToken(await readApiJson(request), request.headers.get("fencing-token"));
   // Only the intent's creator or the task's current lease holder (lib/model/task-authority.ts).
   await requireOutcomeAuthority(db, principal, id);

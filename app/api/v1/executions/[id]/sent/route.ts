@@ -1,7 +1,7 @@
 import { readApiJson, requireApiPrincipal, withFencingToken } from "@/lib/adapters/api/context";
 import { executionResource } from "@/lib/adapters/api/execution-resources";
 import { actorOf } from "@/lib/model/permissions";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { requireExecutionReach } from "@/lib/use-cases/authority/require-execution-reach";
 import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
@@ -17,7 +17,7 @@ export const dynamic = "force-dynamic";
 export const POST = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const principal = await requireApiPrincipal(request, "tasks:transition");
   const { id } = await params;
-  const db = getDb();
+  const db = dbFor(principal);
   await requireExecutionReach(db, principal, id, { drive: true });
   const execution = await markSent(
     db,

@@ -2,7 +2,8 @@ import { readApiJson, requireApiPrincipal } from "@/lib/adapters/api/context";
 import { executionResource } from "@/lib/adapters/api/execution-resources";
 import { lookupResource } from "@/lib/adapters/api/tool-resources";
 import { getConnectors } from "@/lib/connectors/effects";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
+import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import { answerLookup } from "@/lib/use-cases/tools/answer-lookup";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
@@ -18,9 +19,10 @@ type Context = { params: Promise<{ id: string }> };
 export const POST = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiPrincipal(request, "tasks:transition");
   const { id } = await params;
-  const db = getDb();
+  const db = dbFor(principal);
   const { lookup, reconciled } = await answerLookup(db, id, await readApiJson(request), principal, getConnectors());
-  const execution = await db.execution.findUniqueOrThrow({ where: { id: lookup.executionId } });
+  // Opened: the stored request is sealed at rest.
+  const execution = await getExecutionRowOrThrow(db, lookup.executionId);
   return json({
     lookup: lookupResource(lookup, execution),
     reconciled: reconciled ? { action: reconciled.action, execution: executionResource(reconciled.execution) } : null,

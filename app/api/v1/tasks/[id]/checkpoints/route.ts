@@ -2,7 +2,7 @@ import { readOptionalApiJson } from "@/lib/adapters/api/context";
 import { checkpointSummaryResource } from "@/lib/adapters/api/checkpoint-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { actorOf } from "@/lib/model/permissions";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { listCheckpoints } from "@/lib/use-cases/checkpoints/list-checkpoints";
 import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
 import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
@@ -17,7 +17,7 @@ type Context = { params: Promise<{ id: string }> };
 export const GET = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiOrSessionPrincipal(request, "checkpoints:read");
   const { id } = await params;
-  const db = getDb();
+  const db = dbFor(principal);
   await requireTaskReach(db, principal, id);
   const items = await listCheckpoints(db, id);
   return json({ items: items.map(checkpointSummaryResource) });
@@ -32,7 +32,7 @@ export const POST = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiOrSessionPrincipal(request, "checkpoints:create");
   const { id } = await params;
   const body = withExpectedVersion(await readOptionalApiJson(request), parseIfMatch(request.headers.get("if-match")));
-  const db = getDb();
+  const db = dbFor(principal);
   await requireTaskReach(db, principal, id, { drive: true });
   const { checkpoint, created } = await createCheckpoint(db, id, body, actorOf(principal));
   const headers: Record<string, string> = { Location: `/api/v1/checkpoints/${encodeURIComponent(checkpoint.id)}` };

@@ -1,7 +1,7 @@
 import { readApiJson } from "@/lib/adapters/api/context";
 import { delegationResource } from "@/lib/adapters/api/delegation-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { listDelegations } from "@/lib/stores/task-delegations";
 import { delegateTask } from "@/lib/use-cases/agents/delegate-task";
 import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
@@ -15,7 +15,7 @@ type Context = { params: Promise<{ id: string }> };
 export const GET = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiOrSessionPrincipal(request, "tasks:read");
   const { id } = await params;
-  const db = getDb();
+  const db = dbFor(principal);
   const task = await requireTaskReach(db, principal, id);
   return json({ owner: task.createdBy, items: (await listDelegations(db, id)).map(delegationResource) });
 });
@@ -24,7 +24,7 @@ export const GET = withProblems(async (request, { params }: Context) => {
 export const POST = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiOrSessionPrincipal(request, "tasks:transition");
   const { id } = await params;
-  const { delegation, changed } = await delegateTask(getDb(), principal, id, await readApiJson(request));
+  const { delegation, changed } = await delegateTask(dbFor(principal), principal, id, await readApiJson(request));
   return json(delegationResource(delegation), { status: changed ? 201 : 200 });
 });
 

@@ -1,7 +1,7 @@
 import { readApiJson, requireApiPrincipal, withWritePreconditions } from "@/lib/adapters/api/context";
 import { executionResource, intentResultResource } from "@/lib/adapters/api/execution-resources";
 import { actorOf } from "@/lib/model/permissions";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { listExecutions } from "@/lib/stores/execution-store";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
@@ -28,7 +28,7 @@ type Context = { params: Promise<{ id: string }> };
 export const POST = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiPrincipal(request, "tasks:transition");
   const { id } = await params;
-  const db = getDb();
+  const db = dbFor(principal);
   const body = withWritePreconditions(await readApiJson(request), request.headers);
   await requireTaskReach(db, principal, id, { drive: true });
   // A malformed tool name is recordIntent's 400 to word; any other, built in or registered, must be in the token's scopes.
@@ -50,7 +50,7 @@ export const POST = withProblems(async (request, { params }: Context) => {
 export const GET = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiPrincipal(request, "tasks:read");
   const { id } = await params;
-  const db = getDb();
+  const db = dbFor(principal);
   await requireTaskReach(db, principal, id);
   const items = await listExecutions(db, id);
   return json({ items: items.map(executionResource) });

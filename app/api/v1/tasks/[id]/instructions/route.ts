@@ -2,7 +2,7 @@ import { readApiJson } from "@/lib/adapters/api/context";
 import { instructionLedgerResource, recordInstructionResultResource } from "@/lib/adapters/api/instruction-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { actorOf } from "@/lib/model/permissions";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { getInstructionLedger, recordInstruction } from "@/lib/stores/instructions";
 import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
 import { isPlainObject } from "@/lib/adapters/http/body";
@@ -18,7 +18,7 @@ type Context = { params: Promise<{ id: string }> };
 export const GET = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiOrSessionPrincipal(request, "instructions:read");
   const { id } = await params;
-  const db = getDb();
+  const db = dbFor(principal);
   await requireTaskReach(db, principal, id);
   const ledger = await getInstructionLedger(db, id);
   return json(instructionLedgerResource(ledger), { headers: { ETag: etagOf(ledger.seq) } });
@@ -34,7 +34,7 @@ export const POST = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiOrSessionPrincipal(request, "instructions:write");
   const { id } = await params;
   const body = withExpectedSeq(await readApiJson(request), request.headers.get("if-match"));
-  const db = getDb();
+  const db = dbFor(principal);
   await requireTaskReach(db, principal, id, { drive: true });
   const result = await recordInstruction(db, id, body, actorOf(principal));
   const headers: Record<string, string> = { ETag: etagOf(result.instruction.seq) };

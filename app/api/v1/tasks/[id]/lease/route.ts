@@ -1,6 +1,6 @@
 import { readOptionalApiJson, requireApiPrincipal } from "@/lib/adapters/api/context";
 import { leaseResource } from "@/lib/adapters/api/lease-resources";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { getLease } from "@/lib/stores/leases";
 import { acquireTaskLease } from "@/lib/use-cases/authority/acquire-task-lease";
 import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
@@ -21,7 +21,7 @@ type Context = { params: Promise<{ id: string }> };
 export const POST = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiPrincipal(request, "tasks:transition");
   const { id } = await params;
-  const lease = await acquireTaskLease(getDb(), principal, id, await readOptionalApiJson(request));
+  const lease = await acquireTaskLease(dbFor(principal), principal, id, await readOptionalApiJson(request));
   return json(leaseResource(lease), { headers: { "Fencing-Token": lease.fencingToken } });
 });
 
@@ -29,7 +29,7 @@ export const POST = withProblems(async (request, { params }: Context) => {
 export const GET = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiPrincipal(request, "tasks:read");
   const { id } = await params;
-  const db = getDb();
+  const db = dbFor(principal);
   await requireTaskReach(db, principal, id);
   const lease = await getLease(db, id);
   return json({ task_id: id, lease: lease ? leaseResource(lease) : null });

@@ -1,7 +1,7 @@
 import { requireApiPrincipal, workflowOfTaskOrThrow } from "@/lib/adapters/api/context";
 import { nextStepsResource } from "@/lib/adapters/api/task-resources";
 import { actorOf } from "@/lib/model/permissions";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
 import { nextSteps } from "@/lib/model/tasks/transition-rules";
@@ -14,7 +14,7 @@ export const dynamic = "force-dynamic";
 export const GET = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const principal = await requireApiPrincipal(request, "tasks:read");
   const { id } = await params;
-  const db = getDb();
+  const db = dbFor(principal);
   await requireTaskReach(db, principal, id);
   const task = await getTaskOrThrow(db, id);
   const def = workflowOfTaskOrThrow(task);

@@ -7,7 +7,7 @@ import {
 } from "@/lib/adapters/api/context";
 import { taskResource, transitionResource } from "@/lib/adapters/api/task-resources";
 import { actorOf } from "@/lib/model/permissions";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
 import { listTransitions } from "@/lib/use-cases/tasks/task-queries";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
@@ -34,7 +34,7 @@ export const POST = withProblems(async (request, { params }: Context) => {
     request.headers.get("if-match"),
     request.headers.get("fencing-token"),
   );
-  const db = getDb();
+  const db = dbFor(principal);
   await requireTaskReach(db, principal, id, { drive: true });
   const result = await transitionTask(db, id, input, actorOf(principal));
   const headers: Record<string, string> = { ETag: etagOf(result.task.version) };
@@ -50,7 +50,7 @@ export const GET = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiPrincipal(request, "tasks:read");
   const { id } = await params;
   const query = parseQuery(TransitionLogQuerySchema, queryOf(request.url));
-  const db = getDb();
+  const db = dbFor(principal);
   await requireTaskReach(db, principal, id);
   // One more than asked tells whether another page exists without a count query.
   const rows = await listTransitions(db, id, { afterVersion: query.after_version, limit: query.limit + 1 });

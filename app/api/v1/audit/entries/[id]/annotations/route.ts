@@ -3,7 +3,7 @@ import { AnnotationRequestSchema, auditEntryResource } from "@/lib/adapters/api/
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
 import { actorOf } from "@/lib/model/permissions";
 import { parseOrThrow } from "@/lib/core/validation";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { addAnnotation } from "@/lib/use-cases/audit/annotate-audit-entry";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
@@ -21,7 +21,7 @@ export const POST = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiOrSessionPrincipal(request, "audit:annotate");
   const { id } = await params;
   const body = parseOrThrow(AnnotationRequestSchema, await readApiJson(request));
-  const entry = await addAnnotation(getDb(), { ...body, entry_id: id }, actorOf(principal));
+  const entry = await addAnnotation(dbFor(principal), { ...body, entry_id: id }, actorOf(principal));
   return json(auditEntryResource(entry), { status: 201 });
 });
 

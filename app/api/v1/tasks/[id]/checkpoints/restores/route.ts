@@ -1,6 +1,6 @@
 import { checkpointRestoreResource } from "@/lib/adapters/api/checkpoint-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { listRestores } from "@/lib/use-cases/checkpoints/list-restores";
 import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
@@ -11,7 +11,7 @@ export const dynamic = "force-dynamic";
 export const GET = withProblems(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const principal = await requireApiOrSessionPrincipal(request, "checkpoints:read");
   const { id } = await params;
-  const db = getDb();
+  const db = dbFor(principal);
   await requireTaskReach(db, principal, id);
   const items = await listRestores(db, id);
   return json({ items: items.map(checkpointRestoreResource) });

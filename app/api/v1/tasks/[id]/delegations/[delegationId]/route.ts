@@ -1,6 +1,6 @@
 import { delegationResource } from "@/lib/adapters/api/delegation-resources";
 import { requireApiOrSessionPrincipal } from "@/lib/adapters/api/session-or-bearer";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { undelegateTask } from "@/lib/use-cases/agents/undelegate-task";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
@@ -11,7 +11,7 @@ export const DELETE = withProblems(
   async (request, { params }: { params: Promise<{ id: string; delegationId: string }> }) => {
     const principal = await requireApiOrSessionPrincipal(request, "tasks:transition");
     const { id, delegationId } = await params;
-    return json(delegationResource(await undelegateTask(getDb(), principal, id, delegationId)));
+    return json(delegationResource(await undelegateTask(dbFor(principal), principal, id, delegationId)));
   },
 );
 

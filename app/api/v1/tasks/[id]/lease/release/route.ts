@@ -5,7 +5,7 @@ import {
   requireApiPrincipal,
 } from "@/lib/adapters/api/context";
 import { actorOf } from "@/lib/model/permissions";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { releaseLease } from "@/lib/stores/leases";
 import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
 import { otherMethods, withProblems } from "@/lib/adapters/http/respond";
@@ -25,7 +25,7 @@ export const POST = withProblems(async (request, { params }: { params: Promise<{
     await readOptionalApiJson(request),
     request.headers.get("fencing-token"),
   );
-  const db = getDb();
+  const db = dbFor(principal);
   await requireTaskReach(db, principal, id, { drive: true });
   await releaseLease(db, id, fencing_token, actorOf(principal));
   return new Response(null, { status: 204, headers: { "Cache-Control": "no-store" } });

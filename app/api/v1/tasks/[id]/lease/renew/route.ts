@@ -5,7 +5,7 @@ import {
   requireApiPrincipal,
 } from "@/lib/adapters/api/context";
 import { leaseResource } from "@/lib/adapters/api/lease-resources";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { renewTaskLease } from "@/lib/use-cases/authority/renew-task-lease";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
@@ -24,7 +24,7 @@ export const POST = withProblems(async (request, { params }: { params: Promise<{
     await readOptionalApiJson(request),
     request.headers.get("fencing-token"),
   );
-  const lease = await renewTaskLease(getDb(), principal, id, fencing_token, { ttl_seconds });
+  const lease = await renewTaskLease(dbFor(principal), principal, id, fencing_token, { ttl_seconds });
   return json(leaseResource(lease), { headers: { "Fencing-Token": lease.fencingToken } });
 });
 

@@ -1,6 +1,6 @@
 import { readOptionalApiJson, requireApiPrincipal } from "@/lib/adapters/api/context";
 import { lookupResource } from "@/lib/adapters/api/tool-resources";
-import { getDb } from "@/lib/db/client";
+import { dbFor } from "@/lib/db/client";
 import { claimLookup } from "@/lib/use-cases/tools/claim-lookup";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
@@ -16,7 +16,7 @@ type Context = { params: Promise<{ name: string }> };
 export const POST = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiPrincipal(request, "tasks:transition");
   const { name } = await params;
-  const claimed = await claimLookup(getDb(), name, await readOptionalApiJson(request), principal);
+  const claimed = await claimLookup(dbFor(principal), name, await readOptionalApiJson(request), principal);
   if (!claimed) return new Response(null, { status: 204, headers: { "Cache-Control": "no-store" } });
   return json(lookupResource(claimed.lookup, claimed.execution));
 });

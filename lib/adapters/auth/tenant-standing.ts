@@ -1,0 +1,22 @@
+import { getPlatformDb } from "@/lib/db/client";
+import { AppError } from "@/lib/core/errors";
+import type { Principal } from "@/lib/model/permissions";
+import { findTenant } from "@/lib/stores/tenants";
+
+/**
+ * The caller's tenant must be active: a suspended tenant's people and agents
+ * are refused everything (403, in words), and their credentials stay as they
+ * are for when it is reactivated. Read on the platform's connection, once per
+ * request.
+ */
+export async function requireActiveTenant(principal: Principal): Promise<Principal> {
+  const tenant = await findTenant(getPlatformDb(), principal.tenantId);
+  if (!tenant || tenant.status !== "active")
+    throw new AppError(
+      "forbidden",
+      tenant
+        ? `Your organisation's tenant (${tenant.id}) is suspended: nothing can be read or changed until a platform administrator reactivates it.`
+        : "Your organisation's tenant no longer exists.",
+    );
+  return principal;
+}
