@@ -28,6 +28,10 @@ const groups: Record<string, { help: string; run: (argv: string[]) => Promise<nu
     help: "the workflow registry: publish <file>, list, get <name> [--version N]",
     run: (argv) => import("@/programs/cli/workflows").then((m) => m.runWorkflowsCommand(argv)),
   },
+  tenants: {
+    help: "the register of tenants: list, create <id> --name <name>, suspend <id> --reason <why>, reactivate <id> --reason <why>",
+    run: (argv) => import("@/programs/cli/tenants").then((m) => m.runTenantsCommand(argv)),
+  },
   keys: {
     help: "encryption at rest: status, rotate (a new data key), rotate-kek (re-wrap under a new key-encryption key)",
     run: (argv) => import("@/programs/cli/keys").then((m) => m.runKeysCommand(argv)),

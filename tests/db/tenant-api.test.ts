@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AgentScopes } from "@/lib/model/agent-scopes";
+import { issueApiToken } from "@/lib/stores/api-tokens";
+import { setTenantStatus } from "@/lib/stores/tenants";
+import { openTenant } from "@/lib/use-cases/tenants/open-tenant";
+import type { DatabaseHandle } from "@/lib/db/client";
+import * as tasksRoute from "@/app/api/v1/tasks/route";
+import * as taskRoute from "@/app/api/v1/tasks/[id]/route";
+import * as transitionsRoute from "@/app/api/v1/tasks/[id]/transitions/route";
+import * as leaseRoute from "@/app/api/v1/tasks/[id]/lease/route";
+import * as instructionsRoute from "@/app/api/v1/tasks/[id]/instructions/route";
+import * as auditEntriesRoute from "@/app/api/v1/audit/entries/route";
+import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
+
+/**
+ * Tenants through the real route handlers (real Requests, the process-wide
+ * handle pointed at a PGlite with two tenants): an agent of one tenant
+ * cannot tell another tenant's task from one that does not exist, reach it
+ * by any route, or find it in a list or the audit log; the same task id
+ * lives in both tenants; a suspended tenant's agents are refused.
+ */
+let t: TestDatabase;
+const tokens = {} as Record<"home" | "acme", string>;
+const system = { identity: "system:test", kind: "system" } as const;
+const everything: AgentScopes = { workflows: "*", tools: "*", take_over_leases: false };
+
+beforeAll(async () => {
+  t = await openTestPglite();
+  (globalThis as unknown as { verityDb?: DatabaseHandle }).verityDb = {
+    db: t.db,
+    forTenant: t.forTenant,
+    platformDb: t.platformDb,
+    adapterFactory: t.adapterFactory,
+    close: async () => {},
+  };
+  await openTenant(t, { id: "acme", name: "Acme" }, system);
+  const token = async (tenantId: string, name: string) =>
+    (
+      await issueApiToken(
+        t.forTenant(tenantId),
+        { name, identity: `spiffe://verity.local/agent/${name}`, role: "agent", scopes: everything },
+        system,
+      )
+    ).token;
+  tokens.home = await token("default", "home-bot");
+  tokens.acme = await token("acme", "acme-bot");
+});
+afterAll(async () => {
+  (globalThis as unknown as { verityDb?: DatabaseHandle }).verityDb = undefined;
+  await t?.close();
+});
+
+type Handler = (request: Request, context: { params: Promise<Record<string, string>> }) => Promise<Response>;
+
+async function call(
+  handler: unknown,
+  method: string,
+  path: string,
+  options: { token: string; body?: unknown; params?: Record<string, string> },
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const headers: Record<string, string> = { Authorization: `Bearer ${options.token}` };
+  if (options.body !== undefined) headers["Content-Type"] = "application/json";
+  const request = new Request(`http://localhost${path}`, {
+    method,
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
+  const response = await (handler as Handler)(request, { params: Promise.resolve(options.params ?? {}) });
+  const text = await response.text();
+  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+const createTask = (token: string, body: Record<string, unknown>) =>
+  call(tasksRoute.POST, "POST", "/api/v1/tasks", { token, body });
+
+describe("tenants through the API", () => {
+  it("another tenant's task answers exactly as a task that does not exist, on every route tried", async () => {
+    const created = await createTask(tokens.home, { workflow: "agent-task", intent_id: "home-intent" });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    const missing = `task_does_not_exist_${Date.now()}`;
+    const shapesOf = new Map<string, unknown>();
+    for (const taskId of [id, missing]) {
+      const read = await call(taskRoute.GET, "GET", `/api/v1/tasks/${taskId}`, {
+        token: tokens.acme,
+        params: { id: taskId },
+      });
+      const moved = await call(transitionsRoute.POST, "POST", `/api/v1/tasks/${taskId}/transitions`, {
+        token: tokens.acme,
+        params: { id: taskId },
+        body: { to: "PLANNING", expected_version: 1 },
+      });
+      const leased = await call(leaseRoute.POST, "POST", `/api/v1/tasks/${taskId}/lease`, {
+        token: tokens.acme,
+        params: { id: taskId },
+        body: { ttl_seconds: 30 },
+      });
+      const instructed = await call(instructionsRoute.GET, "GET", `/api/v1/tasks/${taskId}/instructions`, {
+        token: tokens.acme,
+        params: { id: taskId },
+      });
+      // The same status and the same words but for the id itself: no existence oracle.
+      const shapes = [read, moved, leased, instructed].map((r) => [
+        r.status,
+        String(r.body.detail).replace(taskId, "<id>"),
+      ]);
+      expect(shapes.map(([status]) => status)).toEqual([404, 404, 404, 404]);
+      shapesOf.set(taskId === id ? "another tenant's" : "missing", shapes);
+    }
+    expect(shapesOf.get("another tenant's")).toEqual(shapesOf.get("missing"));
+    // And nothing was written for it: the home task is as it was.
+    const home = await call(taskRoute.GET, "GET", `/api/v1/tasks/${id}`, { token: tokens.home, params: { id } });
+    expect(home.body).toMatchObject({ id, version: 1, status: "RECEIVED" });
+  });
+
+  it("lists and the audit log show each tenant its own", async () => {
+    const sharedId = `order-${Date.now()}`;
+    const home = await createTask(tokens.home, { task_id: sharedId, workflow: "agent-task", intent_id: "home" });
+    expect(home.status).toBe(201);
+    const acme = await createTask(tokens.acme, { workflow: "agent-task", intent_id: "acme" });
+    expect(acme.status).toBe(201);
+    const listed = await call(tasksRoute.GET, "GET", "/api/v1/tasks", { token: tokens.acme });
+    const ids = (listed.body.items as Array<{ id: string }>).map((i) => i.id);
+    expect(ids).toContain(acme.body.id);
+    expect(ids).not.toContain(sharedId);
+    const audit = await call(auditEntriesRoute.GET, "GET", `/api/v1/audit/entries?task_id=${sharedId}`, {
+      token: tokens.acme,
+    });
+    expect([200, 403]).toContain(audit.status);
+    if (audit.status === 200) expect(audit.body.items).toEqual([]);
+  });
+
+  it("a suspended tenant's agents are refused in words, and served again once it is reactivated", async () => {
+    await setTenantStatus(t.platformDb, "acme", "suspended", "contract paused", system);
+    const refused = await call(tasksRoute.GET, "GET", "/api/v1/tasks", { token: tokens.acme });
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toMatch(/tenant \(acme\) is suspended/);
+    // The other tenant carries on.
+    expect((await call(tasksRoute.GET, "GET", "/api/v1/tasks", { token: tokens.home })).status).toBe(200);
+    await setTenantStatus(t.platformDb, "acme", "active", "contract resumed", system);
+    expect((await call(tasksRoute.GET, "GET", "/api/v1/tasks", { token: tokens.acme })).status).toBe(200);
+    const register = await t.forTenant("acme").auditEntry.findMany({
+      where: { action: { startsWith: "tenant." } },
+      orderBy: { at: "asc" },
+    });
+    expect(register.map((e) => e.action)).toEqual(["tenant.created", "tenant.suspended", "tenant.reactivated"]);
+  });
+});
