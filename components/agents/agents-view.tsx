@@ -67,7 +67,9 @@ function TokenItem({ token }: { token: AgentTokenSummary }) {
         </div>
         <div>
           <dt>Last used</dt>
-          <dd>{token.lastUsedAt ? <RelativeTime value={token.lastUsedAt} /> : <span className="subtle">never</span>}</dd>
+          <dd>
+            {token.lastUsedAt ? <RelativeTime value={token.lastUsedAt} /> : <span className="subtle">never</span>}
+          </dd>
         </div>
         {token.revokedAt ? (
           <div>

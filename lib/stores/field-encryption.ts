@@ -1,4 +1,5 @@
 import type { Db, Tx } from "@/lib/db/client";
+import { DEFAULT_TENANT_ID } from "@/lib/db/tenant-sessions";
 import { AppError } from "@/lib/core/errors";
 import { isSealed, open, parseSealed, seal } from "@/lib/core/envelope-encryption";
 import { encryptionAtRestOn } from "@/lib/config/keyring";
@@ -15,8 +16,7 @@ import { activeDataKey, dataKeyById } from "@/lib/stores/data-keys";
  * sealed value moved to another row does not open there.
  */
 
-/** Until tenants arrive, every value belongs to this one. */
-export const DEFAULT_TENANT_ID = "default";
+export { DEFAULT_TENANT_ID };
 
 /** The value as it is to be stored: sealed when encryption at rest is on, else as given. */
 export async function sealText(

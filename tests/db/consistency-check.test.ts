@@ -24,7 +24,7 @@ import type { Db } from "@/lib/db/client";
 import { seedDemoData } from "@/programs/seed/seed";
 import type { Execution } from "@/lib/generated/prisma/client";
 import { agent, connectorsFor, refund, runningTask, unreachable } from "@/tests/helpers/effects";
-import { useTestDatabase } from "@/tests/helpers/use-test-database";
+import { ownerClientOf, useTestDatabase } from "@/tests/helpers/use-test-database";
 import { post, sandbox } from "@/tests/sandbox/helpers";
 
 /**
@@ -218,11 +218,13 @@ describe("broken data: each problem found by name", () => {
 
   it("an edited audit entry breaks its chain, named with its task", async () => {
     const task = await runningTask(db);
-    await db.$executeRawUnsafe("ALTER TABLE audit_entries DISABLE TRIGGER audit_entries_append_only");
+    // Only the table's owner may disable its trigger.
+    const owner = ownerClientOf(db);
+    await owner.$executeRawUnsafe("ALTER TABLE audit_entries DISABLE TRIGGER audit_entries_append_only");
     try {
-      await db.$executeRaw`UPDATE audit_entries SET actor = 'spiffe://verity.local/agent/someone-else' WHERE stream = ${`task:${task.id}`} AND seq = 2`;
+      await owner.$executeRaw`UPDATE audit_entries SET actor = 'spiffe://verity.local/agent/someone-else' WHERE stream = ${`task:${task.id}`} AND seq = 2`;
     } finally {
-      await db.$executeRawUnsafe("ALTER TABLE audit_entries ENABLE TRIGGER audit_entries_append_only");
+      await owner.$executeRawUnsafe("ALTER TABLE audit_entries ENABLE TRIGGER audit_entries_append_only");
     }
     const report = await checkConsistency(db);
     expect(codesOf(report, task.id)).toEqual(["audit_chain_broken"]);

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
+import { DEFAULT_TENANT_ID, scopedPglite, type PgliteSession } from "@/lib/db/tenant-sessions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { newPrismaClient, type Db } from "@/lib/db/client";
@@ -66,6 +67,8 @@ const operator: Actor = { identity: "spiffe://verity.local/user/operator", kind:
 const system: Actor = { identity: "spiffe://verity.local/system/keys-test", kind: "system" };
 
 let pglite: PGlite;
+/** The owner's session of that PGlite: the byte search reads every tenant's rows, and CHECKPOINT is the owner's. */
+let owner: PgliteSession;
 let db: Db;
 
 async function openFolderDatabase(): Promise<void> {
@@ -74,7 +77,9 @@ async function openFolderDatabase(): Promise<void> {
     loadDataDir: new Blob([await readFile(inject("pgliteTemplatePath"))]),
   });
   await pglite.waitReady;
-  db = newPrismaClient(new PrismaPGlite(pglite));
+  const sessions = scopedPglite(pglite);
+  owner = sessions.owner;
+  db = newPrismaClient(new PrismaPGlite(sessions.tenant(DEFAULT_TENANT_ID) as PGlite));
 }
 
 beforeAll(async () => {
@@ -90,7 +95,7 @@ afterAll(async () => {
 });
 
 async function storedTexts(taskId: string): Promise<string[]> {
-  const rows = await pglite.query<{ text: string }>(
+  const rows = await owner.query<{ text: string }>(
     "SELECT text FROM task_instructions WHERE task_id = $1 ORDER BY seq",
     [taskId],
   );
@@ -99,14 +104,14 @@ async function storedTexts(taskId: string): Promise<string[]> {
 
 /** "<table> holds <needle>" for every table of the database with a row whose text holds one of `needles`. */
 async function tablesHolding(needles: readonly string[]): Promise<string[]> {
-  const tables = await pglite.query<{ table_name: string }>(
+  const tables = await owner.query<{ table_name: string }>(
     "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
   );
   expect(tables.rows.length).toBeGreaterThan(25);
   const found: string[] = [];
   for (const { table_name } of tables.rows) {
     for (const needle of needles) {
-      const hits = await pglite.query<{ n: number }>(
+      const hits = await owner.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM "${table_name}" t WHERE t::text LIKE $1`,
         [`%${needle}%`],
       );
@@ -143,7 +148,7 @@ describe("instruction words at rest", () => {
     const [stored] = await storedTexts(task.id);
     expect(isSealed(stored)).toBe(true);
     expect(stored).not.toContain("Ada");
-    const audit = await pglite.query<{ details: { text: string } }>(
+    const audit = await owner.query<{ details: { text: string } }>(
       "SELECT details FROM audit_entries WHERE action = 'instruction.recorded' AND task_id = $1",
       [task.id],
     );
@@ -186,13 +191,13 @@ describe("instruction words at rest", () => {
     );
     expect(frozen.execution.status).toBe("NEEDS_HUMAN");
 
-    const tables = await pglite.query<{ table_name: string }>(
+    const tables = await owner.query<{ table_name: string }>(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
     );
     expect(tables.rows.length).toBeGreaterThan(25);
     for (const { table_name } of tables.rows) {
       for (const needle of ["Grace Hopper", "99812"]) {
-        const hits = await pglite.query<{ n: number }>(
+        const hits = await owner.query<{ n: number }>(
           `SELECT count(*)::int AS n FROM "${table_name}" t WHERE t::text LIKE $1`,
           [`%${needle}%`],
         );
@@ -201,7 +206,7 @@ describe("instruction words at rest", () => {
     }
 
     // The files themselves: every page written to the folder, the write-ahead log included.
-    await pglite.query("CHECKPOINT");
+    await owner.query("CHECKPOINT");
     expect(filesHolding(path.join(folder, "pglite"), "Grace Hopper")).toEqual([]);
     expect(filesHolding(path.join(folder, "pglite"), "withdrew the refund")).toEqual([]);
   });
@@ -220,11 +225,11 @@ describe("checkpoint payloads at rest", () => {
       agent,
     );
     const { checkpoint } = await createCheckpoint(db, task.id, { expected_version: moved.task.version }, agent);
-    const stored = await pglite.query<{ payload: string }>("SELECT payload FROM checkpoints WHERE id = $1", [
+    const stored = await owner.query<{ payload: string }>("SELECT payload FROM checkpoints WHERE id = $1", [
       checkpoint.id,
     ]);
     expect(isSealed(stored.rows[0]!.payload)).toBe(true);
-    const inTable = await pglite.query<{ n: number }>(
+    const inTable = await owner.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM checkpoints c WHERE c::text LIKE '%Katherine Johnson%'",
     );
     expect(inTable.rows[0]!.n).toBe(0);
@@ -307,7 +312,7 @@ describe("executions, reviews and alerts at rest", () => {
     expect(readable).toContain(customer);
 
     // Stored sealed, the audit entries quoting the sealed form.
-    const stored = await pglite.query<{ request: unknown; customer_id: string; reason: string }>(
+    const stored = await owner.query<{ request: unknown; customer_id: string; reason: string }>(
       `SELECT x.request, r.customer_id, d.reason FROM executions x
          JOIN reviews r ON r.execution_id = x.id JOIN review_decisions d ON d.review_id = r.id WHERE x.id = $1`,
       [execution.id],
@@ -318,7 +323,7 @@ describe("executions, reviews and alerts at rest", () => {
     expect((await verifyAuditChains(db)).ok).toBe(true);
 
     expect(await tablesHolding([customer, words])).toEqual([]);
-    await pglite.query("CHECKPOINT");
+    await owner.query("CHECKPOINT");
     expect(filesHolding(path.join(folder, "pglite"), customer)).toEqual([]);
     expect(filesHolding(path.join(folder, "pglite"), words)).toEqual([]);
   });
@@ -347,7 +352,7 @@ describe("executions, reviews and alerts at rest", () => {
         found.some((f) => f.startsWith(`${table} holds`)),
         `${table} in ${found.join("; ")}`,
       ).toBe(true);
-    await pglite.query("CHECKPOINT");
+    await owner.query("CHECKPOINT");
     expect(filesHolding(path.join(folder, "pglite"), customer)).not.toEqual([]);
     expect(filesHolding(path.join(folder, "pglite"), words)).not.toEqual([]);
   });
@@ -434,11 +439,11 @@ describe("keys", () => {
       message: expect.stringContaining("was destroyed"),
     });
     expect((await listDataKeys(db, "default")).every((k) => k.destroyedAt !== null)).toBe(true);
-    const wrapped = await pglite.query<{ n: number }>(
+    const wrapped = await owner.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM data_keys WHERE wrapped_key IS NOT NULL",
     );
     expect(wrapped.rows[0]!.n).toBe(0);
-    const entries = await pglite.query<{ action: string }>(
+    const entries = await owner.query<{ action: string }>(
       "SELECT action FROM audit_entries WHERE subject_type = 'data_keys' ORDER BY at, seq",
     );
     expect(entries.rows.map((r) => r.action)).toEqual([

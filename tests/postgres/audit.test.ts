@@ -130,8 +130,8 @@ describe("audit log on PostgreSQL", () => {
     try {
       await expect(
         raw.query(
-          `INSERT INTO audit_entries (id, stream, seq, at, actor, actor_kind, action, subject_type, subject_id, task_id, details, content_digest, prev_hash, hash)
-           VALUES ('aud_fork', $1, 1, now(), 'x', 'agent', 'task.transitioned', 'task', 'pg-fork', 'pg-fork', '{}', 'd', $2, 'h')`,
+          `INSERT INTO audit_entries (tenant_id, id, stream, seq, at, actor, actor_kind, action, subject_type, subject_id, task_id, details, content_digest, prev_hash, hash)
+           VALUES ('default', 'aud_fork', $1, 1, now(), 'x', 'agent', 'task.transitioned', 'task', 'pg-fork', 'pg-fork', '{}', 'd', $2, 'h')`,
           [e.stream, e.prevHash],
         ),
       ).rejects.toMatchObject({ code: "23505" });

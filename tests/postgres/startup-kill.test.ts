@@ -45,7 +45,7 @@ async function snapshotOf(url: string, options: { usable?: boolean } = {}): Prom
   const handle = openDatabase({ kind: "postgres", url }, { poolSize: 2 });
   try {
     if (options.usable) await expectSeedUsable(handle.db, queryOf(handle.db));
-    return await snapshotDatabase(queryOf(handle.db));
+    return await snapshotDatabase(queryOf(handle.platformDb));
   } finally {
     await handle.close();
   }

@@ -31,7 +31,7 @@ beforeAll(async () => {
   const clean = await openTestPglite();
   try {
     await seedDemoData(clean.db, { extraTasks: 40 });
-    reference = await snapshotDatabase(queryOf(clean.db));
+    reference = await snapshotDatabase(queryOf(clean.platformDb));
   } finally {
     await clean.close();
   }
@@ -78,9 +78,9 @@ describe("a start killed at any point on a fresh PGlite folder", () => {
       "seed:done",
     ];
     expect(await killAtEachPoint(`pglite:${dir}`, points)).toEqual({ applied: [], seededNow: false });
-    await withFolder(dir, async ({ db }) => {
+    await withFolder(dir, async ({ db, platformDb }) => {
       await expectSeedUsable(db, queryOf(db));
-      expect(await snapshotDatabase(queryOf(db))).toEqual(reference);
+      expect(await snapshotDatabase(queryOf(platformDb))).toEqual(reference);
     });
   }, 240_000);
 
@@ -93,8 +93,8 @@ describe("a start killed at any point on a fresh PGlite folder", () => {
     });
     const points = migrations.slice(kept).map((m) => `migrate:inside:${m.name}`);
     expect((await killAtEachPoint(`pglite:${dir}`, points, { VERITY_TEST_SEED: "0" })).applied).toEqual([last]);
-    await withFolder(dir, async ({ db, adapterFactory }) => {
-      const { schema, history } = await snapshotDatabase(queryOf(db));
+    await withFolder(dir, async ({ platformDb, adapterFactory }) => {
+      const { schema, history } = await snapshotDatabase(queryOf(platformDb));
       expect({ schema, history }).toEqual({ schema: reference.schema, history: reference.history });
       // What `prisma migrate deploy` and `prisma migrate diff` would say of this database.
       expect(await applyMigrationsWithPrismaEngine(adapterFactory)).toEqual([]);
