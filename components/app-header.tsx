@@ -7,7 +7,7 @@ import { NavLinks } from "@/components/nav-links";
 import { SignOutButton } from "@/components/sign-out-button";
 import "@/components/account/account.css";
 import "@/components/app-header.css";
-import { consoleDb } from "@/lib/adapters/auth/session";
+import { dbFor } from "@/lib/db/client";
 
 export async function AppHeader({
   principal,
@@ -17,7 +17,7 @@ export async function AppHeader({
   /** Holding a one-time password, the person may open /account only: no sections to offer (nor a queue to poll). */
   passwordMustChange?: boolean;
 }) {
-  const openReviews = passwordMustChange ? 0 : await countWaitingReviews(await consoleDb());
+  const openReviews = passwordMustChange ? 0 : await countWaitingReviews(dbFor(principal));
   // Only the sections this role may open; every page still checks on the server.
   const links = passwordMustChange ? [] : navLinksFor(principal);
   return (

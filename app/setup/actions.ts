@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { PeopleFormState } from "@/lib/adapters/console/people/people-form";
 import { isAppError } from "@/lib/core/errors";
 import { completeFirstAdminSetup } from "@/lib/use-cases/people/complete-first-admin-setup";
-import { consoleDb } from "@/lib/adapters/auth/session";
+import { getDb } from "@/lib/db/client";
 
 const SetupFormSchema = z.object({
   token: z.string().default(""),
@@ -25,7 +25,7 @@ export async function completeSetupAction(_previous: PeopleFormState, formData: 
   const form = SetupFormSchema.parse(Object.fromEntries(formData));
   if (form.password !== form.confirm) return { status: "error", message: "The two passwords differ: type them again." };
   try {
-    const admin = await completeFirstAdminSetup(await consoleDb(), {
+    const admin = await completeFirstAdminSetup(getDb(), {
       token: form.token,
       username: form.username,
       display_name: form.displayName,

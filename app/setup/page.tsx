@@ -3,7 +3,7 @@ import Link from "next/link";
 import { isFirstAdminSetupOpen } from "@/lib/use-cases/people/complete-first-admin-setup";
 import { SetupForm } from "@/app/setup/setup-form";
 import "@/components/people/people.css";
-import { consoleDb } from "@/lib/adapters/auth/session";
+import { getDb } from "@/lib/db/client";
 
 export const metadata: Metadata = { title: "First admin", referrer: "no-referrer" };
 
@@ -14,10 +14,11 @@ type Props = { searchParams: Promise<Record<string, string | string[] | undefine
  * admin of a deployment with no accounts. The token in the link is the only
  * credential; without a working one the page says why and offers nothing.
  */
+// The first admin is the first tenant's: there is no one signed in yet to say otherwise.
 export default async function SetupPage({ searchParams }: Props) {
   const query = await searchParams;
   const token = typeof query.token === "string" ? query.token : "";
-  const open = token !== "" && (await isFirstAdminSetupOpen(await consoleDb(), token));
+  const open = token !== "" && (await isFirstAdminSetupOpen(getDb(), token));
   return (
     <main id="main" className="setup-page" tabIndex={-1}>
       <h1>Set up Verity</h1>

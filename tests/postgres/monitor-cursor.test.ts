@@ -4,6 +4,7 @@ import { runMonitorPass } from "@/lib/use-cases/monitor/run-monitor-pass";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
 import { createPostgresTestDatabase, testDatabaseUrl, type PostgresTestDatabase } from "@/tests/helpers/postgres";
+import { DEFAULT_TENANT_ID, tenantConnectionOptions } from "@/lib/db/tenant-sessions";
 
 /**
  * The monitor reads the append-only write_conflicts forward from a saved
@@ -45,7 +46,7 @@ describe("the monitor's cursor over refused writes", () => {
   });
 
   it("examines a row that commits after a later row was read, once, and never a row still uncommitted", async () => {
-    const late = new pg.Client({ connectionString: db.url });
+    const late = new pg.Client({ connectionString: db.url, options: tenantConnectionOptions(DEFAULT_TENANT_ID) });
     await late.connect();
     try {
       await late.query("BEGIN");

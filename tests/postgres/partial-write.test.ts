@@ -36,6 +36,7 @@ import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/h
 import { connectorsFor, successMadeAt } from "@/tests/helpers/effects";
 import { sandbox } from "@/tests/sandbox/helpers";
 import type { PartialWriteCommand, PartialWriteMessage } from "./partial-write-worker";
+import { DEFAULT_TENANT_ID, tenantConnectionOptions } from "@/lib/db/tenant-sessions";
 
 const agent: Actor = { identity: "spiffe://verity.test/agent/partial-write", kind: "agent" };
 const refund = { amount_cents: 1200, currency: "usd", charge_id: "ch_partial", customer_id: "cus_partial" };
@@ -101,7 +102,10 @@ async function holdLock(
   lockSql: string,
   params: unknown[] = [],
 ): Promise<{ pid: number; release: () => Promise<void> }> {
-  const session = new pg.Client({ connectionString: database.url });
+  const session = new pg.Client({
+    connectionString: database.url,
+    options: tenantConnectionOptions(DEFAULT_TENANT_ID),
+  });
   await session.connect();
   const { rows } = await session.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
   await session.query("BEGIN");

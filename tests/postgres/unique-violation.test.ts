@@ -4,6 +4,7 @@ import type { Db } from "@/lib/db/client";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
 import { openTestPglite } from "@/tests/helpers/pglite";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
+import { DEFAULT_TENANT_ID, tenantConnectionOptions } from "@/lib/db/tenant-sessions";
 
 /**
  * One unique violation reaches the engine in three forms; each replay path
@@ -51,7 +52,7 @@ describe("isUniqueViolation", () => {
   }
 
   it("node-postgres's own 23505 on the direct path", async () => {
-    const client = new pg.Client({ connectionString: server.url });
+    const client = new pg.Client({ connectionString: server.url, options: tenantConnectionOptions(DEFAULT_TENANT_ID) });
     await client.connect();
     try {
       const error = await errorOf(() =>

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { loadTaskList } from "@/lib/adapters/console/tasks/task-list";
-import { parseTaskListParams, taskListHref } from "@/lib/adapters/console/tasks/task-list-query";
+import { parseTaskListParams } from "@/lib/adapters/console/tasks/task-list-query";
 import { listWorkflowNames } from "@/lib/stores/workflow-registry";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { TaskListView } from "@/components/tasks/task-list-view";
@@ -13,8 +13,20 @@ export default async function TasksPage({
 }: {
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  const params = parseTaskListParams(await searchParams, await listWorkflowNames(await consoleDb()));
-  const access = await authorizePage("tasks:read", taskListHref(params));
+  const query = await searchParams;
+  // Who is asking comes first: the workflow names that check the filters are their tenant's.
+  const access = await authorizePage("tasks:read", `/tasks${queryString(query)}`);
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  return <TaskListView params={params} list={await loadTaskList(await consoleDb(), params)} />;
+  const db = await consoleDb();
+  const params = parseTaskListParams(query, await listWorkflowNames(db));
+  return <TaskListView params={params} list={await loadTaskList(db, params)} />;
+}
+
+/** The query as it came, for the way back after signing in. */
+function queryString(query: Record<string, string | string[] | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(query))
+    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) search.append(key, v);
+  const text = search.toString();
+  return text ? `?${text}` : "";
 }

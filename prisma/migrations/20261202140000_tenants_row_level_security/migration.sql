@@ -26,7 +26,7 @@ CREATE TABLE "tenants" (
 );
 
 -- Everything that exists today belongs to the first tenant.
-INSERT INTO "tenants" ("id", "name") VALUES ('default', 'Default');
+INSERT INTO "tenants" ("id", "name") VALUES ('default', 'Default') ON CONFLICT ("id") DO NOTHING;
 
 -- The application's role. NOLOGIN: a connection logs in as the owner and
 -- takes this role for its whole life (node-postgres: the startup option
@@ -127,17 +127,48 @@ $$;
 ALTER TABLE "tenants" ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON "tenants" USING ("id" = (SELECT verity_current_tenant()));
 
+-- (A primary key is replaced only while it is the old one, and each index on
+-- its own statement, so that a start finding this migration unfinished can
+-- re-run it to tell that it was applied: lib/db/migrate.ts.)
 -- Keys a tenant chooses, or that two tenants arrive at alike, are unique per
 -- tenant: the same audit stream name (each tenant's chain is its own), the
 -- same built-in workflow (its digest) and tool version in every tenant.
-ALTER TABLE "audit_streams" DROP CONSTRAINT "audit_streams_pkey", ADD CONSTRAINT "audit_streams_pkey" PRIMARY KEY ("tenant_id", "stream");
-ALTER TABLE "audit_anchors" DROP CONSTRAINT "audit_anchors_pkey", ADD CONSTRAINT "audit_anchors_pkey" PRIMARY KEY ("tenant_id", "stream");
+DO $$
+BEGIN
+  IF (SELECT array_length(conkey, 1) FROM pg_constraint WHERE conrelid = '"audit_streams"'::regclass AND contype = 'p') = 1 THEN
+    ALTER TABLE "audit_streams" DROP CONSTRAINT "audit_streams_pkey";
+    ALTER TABLE "audit_streams" ADD CONSTRAINT "audit_streams_pkey" PRIMARY KEY ("tenant_id", "stream");
+  END IF;
+END
+$$;
+DO $$
+BEGIN
+  IF (SELECT array_length(conkey, 1) FROM pg_constraint WHERE conrelid = '"audit_anchors"'::regclass AND contype = 'p') = 1 THEN
+    ALTER TABLE "audit_anchors" DROP CONSTRAINT "audit_anchors_pkey";
+    ALTER TABLE "audit_anchors" ADD CONSTRAINT "audit_anchors_pkey" PRIMARY KEY ("tenant_id", "stream");
+  END IF;
+END
+$$;
 DROP INDEX "audit_entries_stream_seq_key";
 CREATE UNIQUE INDEX "audit_entries_tenant_id_stream_seq_key" ON "audit_entries"("tenant_id", "stream", "seq");
-ALTER TABLE "workflow_versions" DROP CONSTRAINT "workflow_versions_pkey", ADD CONSTRAINT "workflow_versions_pkey" PRIMARY KEY ("tenant_id", "digest");
+DO $$
+BEGIN
+  IF (SELECT array_length(conkey, 1) FROM pg_constraint WHERE conrelid = '"workflow_versions"'::regclass AND contype = 'p') = 1 THEN
+    ALTER TABLE "workflow_versions" DROP CONSTRAINT "workflow_versions_pkey";
+    ALTER TABLE "workflow_versions" ADD CONSTRAINT "workflow_versions_pkey" PRIMARY KEY ("tenant_id", "digest");
+  END IF;
+END
+$$;
 DROP INDEX "workflow_versions_name_version_key";
 CREATE UNIQUE INDEX "workflow_versions_tenant_id_name_version_key" ON "workflow_versions"("tenant_id", "name", "version");
-ALTER TABLE "tool_versions" DROP CONSTRAINT "tool_versions_pkey", ADD CONSTRAINT "tool_versions_pkey" PRIMARY KEY ("tenant_id", "id");
+DO $$
+BEGIN
+  IF (SELECT array_length(conkey, 1) FROM pg_constraint WHERE conrelid = '"tool_versions"'::regclass AND contype = 'p') = 1 THEN
+    ALTER TABLE "tool_versions" DROP CONSTRAINT "tool_versions_pkey";
+    ALTER TABLE "tool_versions" ADD CONSTRAINT "tool_versions_pkey" PRIMARY KEY ("tenant_id", "id");
+  END IF;
+END
+$$;
 DROP INDEX "tool_versions_name_version_key";
 CREATE UNIQUE INDEX "tool_versions_tenant_id_name_version_key" ON "tool_versions"("tenant_id", "name", "version");
 
