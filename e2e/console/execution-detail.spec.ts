@@ -17,7 +17,8 @@ test("the executions list and a task link to an execution's page, which shows th
   const id = ((await link.textContent()) ?? "").trim();
   expect(id).not.toBe("");
   await link.click();
-  await expect(page).toHaveURL(`/executions/${encodeURIComponent(id)}`);
+  // The page is server-rendered before the URL changes: on a busy machine that takes more than the default 10 s.
+  await expect(page).toHaveURL(`/executions/${encodeURIComponent(id)}`, { timeout: 30_000 });
 
   const main = page.getByRole("main");
   await expect(main.getByRole("heading", { level: 1 })).toHaveText(`Execution ${id}`);
