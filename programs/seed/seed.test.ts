@@ -75,7 +75,9 @@ describe("an interrupted seed", () => {
       }
       expect(stops).toBeGreaterThan(40);
       expect(await isSeeded(interrupted.db)).toBe(true);
-      expect(await snapshotDatabase(queryOf(interrupted.platformDb))).toEqual(await snapshotDatabase(queryOf(straight.platformDb)));
+      expect(await snapshotDatabase(queryOf(interrupted.platformDb))).toEqual(
+        await snapshotDatabase(queryOf(straight.platformDb)),
+      );
       // And a seeded database is left alone.
       expect(await seedDemoData(interrupted.db, { extraTasks: 2 })).toEqual({
         tasks: 0,
