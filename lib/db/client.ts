@@ -91,7 +91,15 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
   }
   // PGlite does not create the parent of its data folder ("memory://" is an in-memory database).
   if (!target.dir.startsWith("memory://")) mkdirSync(target.dir, { recursive: true });
-  const pglite = new PGlite(target.dir);
+  return pgliteHandle(new PGlite(target.dir));
+}
+
+/**
+ * The handle over an open PGlite (a data folder, or a test's database loaded
+ * from a tarball): the owner's client and adapter on its owner session, and
+ * a tenant's client on that tenant's session, all sharing its one queue.
+ */
+export function pgliteHandle(pglite: PGlite): DatabaseHandle & { adapterFactory: PrismaPGlite } {
   const sessions = scopedPglite(pglite);
   const adapterFactory = new PrismaPGlite(sessions.owner as PGlite);
   const platformDb = newPrismaClient(adapterFactory);

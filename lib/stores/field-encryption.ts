@@ -16,8 +16,6 @@ import { activeDataKey, dataKeyById } from "@/lib/stores/data-keys";
  * sealed value moved to another row does not open there.
  */
 
-export { DEFAULT_TENANT_ID };
-
 /** The value as it is to be stored: sealed when encryption at rest is on, else as given. */
 export async function sealText(
   db: Db | Tx,

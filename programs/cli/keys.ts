@@ -9,7 +9,7 @@
 import { parseArgs } from "node:util";
 import { getKeyProvider } from "@/lib/config/keyring";
 import { listDataKeys, rotateDataKey, rotateKeyEncryptionKey } from "@/lib/stores/data-keys";
-import { DEFAULT_TENANT_ID } from "@/lib/stores/field-encryption";
+import { DEFAULT_TENANT_ID } from "@/lib/db/tenant-sessions";
 import { cliActor, usageFailure, UsageError, withCliDatabase } from "@/programs/cli/cli-database";
 
 const usage = `usage: npm run -s verity -- keys <command>

@@ -17,6 +17,7 @@ import * as executionRoute from "@/app/api/v1/executions/[id]/route";
 import * as sentRoute from "@/app/api/v1/executions/[id]/sent/route";
 import * as outcomeRoute from "@/app/api/v1/executions/[id]/outcome/route";
 import { useTestDatabase } from "@/tests/helpers/use-test-database";
+import { callRoute as call } from "@/tests/helpers/route-call";
 
 /**
  * Issue 11, "any agent token reaches every task", through the real route
@@ -37,26 +38,6 @@ beforeAll(() => {
     close: async () => {},
   };
 });
-
-type Handler = (request: Request, context: { params: Promise<Record<string, string>> }) => Promise<Response>;
-
-async function call(
-  handler: unknown,
-  method: string,
-  path: string,
-  options: { token: string; body?: unknown; params?: Record<string, string>; headers?: Record<string, string> },
-): Promise<{ status: number; body: Record<string, unknown> }> {
-  const headers: Record<string, string> = { Authorization: `Bearer ${options.token}`, ...options.headers };
-  if (options.body !== undefined) headers["Content-Type"] = "application/json";
-  const request = new Request(`http://localhost${path}`, {
-    method,
-    headers,
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  const response = await (handler as Handler)(request, { params: Promise.resolve(options.params ?? {}) });
-  const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-}
 
 const everything: AgentScopes = { workflows: "*", tools: "*", take_over_leases: false };
 const tokens = {} as Record<"a" | "b" | "delegate" | "observer" | "deliveryOnly" | "notesOnly" | "supervisor", string>;

@@ -4,11 +4,10 @@ import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
-import { PrismaPGlite } from "pglite-prisma-adapter";
-import { DEFAULT_TENANT_ID, scopedPglite, type PgliteSession } from "@/lib/db/tenant-sessions";
+import { scopedPglite, type PgliteSession } from "@/lib/db/tenant-sessions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
-import { newPrismaClient, type Db } from "@/lib/db/client";
+import { pgliteHandle, type DatabaseHandle, type Db } from "@/lib/db/client";
 import { isSealed } from "@/lib/core/envelope-encryption";
 import { registerBuiltInWorkflows } from "@/lib/stores/workflow-registry";
 import { registerBuiltInTools } from "@/lib/use-cases/tools/register-built-in-tools";
@@ -67,6 +66,7 @@ const operator: Actor = { identity: "spiffe://verity.local/user/operator", kind:
 const system: Actor = { identity: "spiffe://verity.local/system/keys-test", kind: "system" };
 
 let pglite: PGlite;
+let handle: DatabaseHandle;
 /** The owner's session of that PGlite: the byte search reads every tenant's rows, and CHECKPOINT is the owner's. */
 let owner: PgliteSession;
 let db: Db;
@@ -77,9 +77,9 @@ async function openFolderDatabase(): Promise<void> {
     loadDataDir: new Blob([await readFile(inject("pgliteTemplatePath"))]),
   });
   await pglite.waitReady;
-  const sessions = scopedPglite(pglite);
-  owner = sessions.owner;
-  db = newPrismaClient(new PrismaPGlite(sessions.tenant(DEFAULT_TENANT_ID) as PGlite));
+  handle = pgliteHandle(pglite);
+  db = handle.db;
+  owner = scopedPglite(pglite).owner;
 }
 
 beforeAll(async () => {
@@ -89,8 +89,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await db.$disconnect();
-  await pglite.close();
+  await handle.close();
   rmSync(folder, { recursive: true, force: true });
 });
 

@@ -11,6 +11,7 @@ import * as leaseRoute from "@/app/api/v1/tasks/[id]/lease/route";
 import * as instructionsRoute from "@/app/api/v1/tasks/[id]/instructions/route";
 import * as auditEntriesRoute from "@/app/api/v1/audit/entries/route";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
+import { callRoute as call } from "@/tests/helpers/route-call";
 
 /**
  * Tenants through the real route handlers (real Requests, the process-wide
@@ -49,26 +50,6 @@ afterAll(async () => {
   (globalThis as unknown as { verityDb?: DatabaseHandle }).verityDb = undefined;
   await t?.close();
 });
-
-type Handler = (request: Request, context: { params: Promise<Record<string, string>> }) => Promise<Response>;
-
-async function call(
-  handler: unknown,
-  method: string,
-  path: string,
-  options: { token: string; body?: unknown; params?: Record<string, string> },
-): Promise<{ status: number; body: Record<string, unknown> }> {
-  const headers: Record<string, string> = { Authorization: `Bearer ${options.token}` };
-  if (options.body !== undefined) headers["Content-Type"] = "application/json";
-  const request = new Request(`http://localhost${path}`, {
-    method,
-    headers,
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  const response = await (handler as Handler)(request, { params: Promise.resolve(options.params ?? {}) });
-  const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-}
 
 const createTask = (token: string, body: Record<string, unknown>) =>
   call(tasksRoute.POST, "POST", "/api/v1/tasks", { token, body });

@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
-import { PrismaPGlite } from "pglite-prisma-adapter";
+import type { PrismaPGlite } from "pglite-prisma-adapter";
 import { inject } from "vitest";
-import { newPrismaClient, type Db } from "@/lib/db/client";
-import { DEFAULT_TENANT_ID, scopedPglite } from "@/lib/db/tenant-sessions";
+import { pgliteHandle, type Db } from "@/lib/db/client";
+import { scopedPglite } from "@/lib/db/tenant-sessions";
 import { registerBuiltInWorkflows } from "@/lib/stores/workflow-registry";
 import { registerBuiltInTools } from "@/lib/use-cases/tools/register-built-in-tools";
 
@@ -28,26 +28,14 @@ let template: Promise<Blob> | undefined;
  * tarball that tests/helpers/global-setup.ts built for this run. Each call
  * is a separate database: nothing leaks between test files.
  *
- * This builds its own PrismaClient (lib/db/client.ts `openDatabase` opens a data
- * folder, not a tarball); the adapter and client are the ones the app uses.
+ * lib/db/client.ts `openDatabase` opens a data folder, not a tarball; the
+ * handle over the open PGlite (`pgliteHandle`) is the one the app uses.
  */
 export async function openTestPglite(): Promise<TestDatabase> {
   template ??= readFile(inject("pgliteTemplatePath")).then((bytes) => new Blob([bytes]));
   const pglite = new PGlite({ loadDataDir: await template });
   await pglite.waitReady;
-  const sessions = scopedPglite(pglite);
-  const adapterFactory = new PrismaPGlite(sessions.owner as PGlite);
-  const platformDb = newPrismaClient(adapterFactory);
-  const tenants = new Map<string, Db>();
-  const forTenant = (tenantId: string): Db => {
-    let client = tenants.get(tenantId);
-    if (!client) {
-      client = newPrismaClient(new PrismaPGlite(sessions.tenant(tenantId) as PGlite));
-      tenants.set(tenantId, client);
-    }
-    return client;
-  };
-  const db = forTenant(DEFAULT_TENANT_ID);
+  const { db, forTenant, platformDb, adapterFactory, close } = pgliteHandle(pglite);
   // What every start does after migrating (scripts/start.ts): new tasks are created under the registry's versions.
   await registerBuiltInWorkflows(db);
   await registerBuiltInTools(db);
@@ -56,10 +44,8 @@ export async function openTestPglite(): Promise<TestDatabase> {
     forTenant,
     platformDb,
     adapterFactory,
-    sql: async <T>(text: string, params: unknown[] = []) => (await sessions.owner.query<T>(text, params)).rows,
-    close: async () => {
-      await Promise.all([platformDb, ...tenants.values()].map((client) => client.$disconnect()));
-      await pglite.close();
-    },
+    sql: async <T>(text: string, params: unknown[] = []) =>
+      (await scopedPglite(pglite).owner.query<T>(text, params)).rows,
+    close,
   };
 }
