@@ -112,8 +112,7 @@ function engineRunner(handle: DatabaseHandle, taskIds: string[]) {
   const hops = new Map<string, number>();
   return async (worker: number) => {
     const taskId = taskIds[worker]!;
-    const expected =
-      versions.get(taskId) ?? (await handle.db.task.findUniqueOrThrow({ where: { id: taskId } })).version;
+    const expected = versions.get(taskId) ?? (await handle.db.task.findFirstOrThrow({ where: { id: taskId } })).version;
     const nextHops = (hops.get(taskId) ?? 0) + 1;
     const result = await transitionTask(
       handle.db,

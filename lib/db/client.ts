@@ -8,6 +8,7 @@ import { type Prisma, PrismaClient } from "@/lib/generated/prisma/client";
 import { getEnv, type Env } from "@/lib/config/env";
 import { childLogger } from "@/lib/config/log";
 import { assertTenantId, DEFAULT_TENANT_ID, scopedPglite, tenantConnectionOptions } from "@/lib/db/tenant-sessions";
+import { AppError } from "@/lib/core/errors";
 
 export type Db = PrismaClient;
 /** A Prisma transaction client: helpers that may join a transaction take one. */
@@ -207,4 +208,25 @@ export function dbFor(caller: { tenantId: string }): PrismaClient {
 /** The owner's client (no row-level security): only for finding which tenant a credential belongs to, and the register. */
 export function getPlatformDb(): PrismaClient {
   return processDatabase().platformDb;
+}
+
+/**
+ * The tenant a client's statements run as (the connection's
+ * `verity.tenant_id`), asked of the database: a transaction client does not
+ * say which tenant's client it came from, and the connection is the
+ * authority row-level security itself uses. The owner's connection has no
+ * tenant: asking it is a programming error, refused rather than guessed.
+ */
+export async function tenantOfConnection(db: Db | Tx): Promise<string> {
+  const rows = await (db as Db).$queryRaw<
+    Array<{ tenant_id: string | null }>
+  >`SELECT verity_current_tenant() AS tenant_id`;
+  const tenantId = rows[0]?.tenant_id;
+  if (!tenantId)
+    throw new AppError(
+      "invariant_violated",
+      "This statement needs a tenant's connection, and ran on one with no tenant (the owner's).",
+      { violations: [{ invariant: "tenant_connection", message: "no verity.tenant_id on this connection" }] },
+    );
+  return tenantId;
 }

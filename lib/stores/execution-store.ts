@@ -1,4 +1,5 @@
-import type { Db, Tx } from "@/lib/db/client";
+import { tenantOfConnection, type Db, type Tx } from "@/lib/db/client";
+import { DEFAULT_TENANT_ID } from "@/lib/db/tenant-sessions";
 import { AppError } from "@/lib/core/errors";
 import { Prisma, type Execution, type ExecutionEvent } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/core/ids";
@@ -148,8 +149,8 @@ function readableExecution(db: Db | Tx, row: Execution): Promise<Execution> {
 }
 
 /** An execution row, opened (see the module's comment); null when there is none. */
-export async function findExecution(db: Db | Tx, where: Prisma.ExecutionWhereUniqueInput): Promise<Execution | null> {
-  const row = await db.execution.findUnique({ where });
+export async function findExecution(db: Db | Tx, where: Prisma.ExecutionWhereInput): Promise<Execution | null> {
+  const row = await db.execution.findFirst({ where });
   return row ? openExecution(db, row) : null;
 }
 
@@ -219,9 +220,18 @@ export function toExecutionView(row: Execution): ExecutionView {
   };
 }
 
-/** The idempotency key of a logical call: the same for every attempt, so the provider applies it at most once. */
-export function idempotencyKeyOf(taskId: string, toolCallId: string): string {
-  return `vrt:${taskId}:${toolCallId}`;
+/**
+ * The idempotency key of a logical call: the same for every attempt, so the
+ * provider applies it at most once. Task ids are the caller's and unique per
+ * tenant only, and tenants may share a provider account (the sandbox, a
+ * platform's Stripe account): another tenant's key carries its tenant, so
+ * two tenants' "order-1" refunds are two effects, never one answered twice.
+ * The first tenant's keys keep the form they had before tenants, so calls
+ * recorded then are still recognised at the provider. (The prefixes differ,
+ * `vrt:` and `vrt.`, so no task id can make one tenant's key another's.)
+ */
+export function idempotencyKeyOf(tenantId: string, taskId: string, toolCallId: string): string {
+  return tenantId === DEFAULT_TENANT_ID ? `vrt:${taskId}:${toolCallId}` : `vrt.${tenantId}:${taskId}:${toolCallId}`;
 }
 
 /**
@@ -254,6 +264,7 @@ export interface NewIntent {
 /** A call's first attempt, INTENT_RECORDED, with its event and audit entry: the one place an execution row is created. */
 export async function insertIntent(tx: Tx, intent: NewIntent, actor: Actor, now = new Date()): Promise<Execution> {
   const id = newId("exec");
+  const tenantId = await tenantOfConnection(tx);
   const created = await tx.execution.create({
     data: {
       id,
@@ -261,11 +272,11 @@ export async function insertIntent(tx: Tx, intent: NewIntent, actor: Actor, now 
       toolCallId: intent.toolCallId,
       attempt: 1,
       attemptId: `${id}.1`,
-      idempotencyKey: idempotencyKeyOf(intent.taskId, intent.toolCallId),
+      idempotencyKey: idempotencyKeyOf(tenantId, intent.taskId, intent.toolCallId),
       tool: intent.tool,
       toolVersion: intent.toolVersion,
       irreversible: intent.irreversible,
-      request: (await sealJson(tx, executionContext("request", id), intent.request)) as Prisma.InputJsonValue,
+      request: (await sealJson(tx, executionContext("request", id), intent.request, tenantId)) as Prisma.InputJsonValue,
       // Over the plaintext request, as before sealing: a retry's request is compared by it.
       requestDigest: intentDigestOf(intent.tool, intent.request, intent.compensatesId),
       status: "INTENT_RECORDED",

@@ -1,5 +1,4 @@
-import type { Db, Tx } from "@/lib/db/client";
-import { DEFAULT_TENANT_ID } from "@/lib/db/tenant-sessions";
+import { tenantOfConnection, type Db, type Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import { isSealed, open, parseSealed, seal } from "@/lib/core/envelope-encryption";
 import { encryptionAtRestOn } from "@/lib/config/keyring";
@@ -16,15 +15,14 @@ import { activeDataKey, dataKeyById } from "@/lib/stores/data-keys";
  * sealed value moved to another row does not open there.
  */
 
-/** The value as it is to be stored: sealed when encryption at rest is on, else as given. */
-export async function sealText(
-  db: Db | Tx,
-  context: string,
-  plaintext: string,
-  tenantId: string = DEFAULT_TENANT_ID,
-): Promise<string> {
+/**
+ * The value as it is to be stored: sealed when encryption at rest is on, else
+ * as given, under the active data key of the tenant whose connection `db` is
+ * (or of `tenantId`, for the owner's connection).
+ */
+export async function sealText(db: Db | Tx, context: string, plaintext: string, tenantId?: string): Promise<string> {
   if (!encryptionAtRestOn()) return plaintext;
-  const key = await activeDataKey(db, tenantId);
+  const key = await activeDataKey(db, tenantId ?? (await tenantOfConnection(db)));
   return seal(key.key, key.id, context, plaintext);
 }
 
@@ -60,12 +58,7 @@ export async function openText(db: Db | Tx, stored: string, expectedContext?: st
  * envelope's prefix); else as given. Null and undefined stay what they are:
  * "no value" is not confidential, and readers test for it.
  */
-export async function sealJson<T>(
-  db: Db | Tx,
-  context: string,
-  value: T,
-  tenantId: string = DEFAULT_TENANT_ID,
-): Promise<T | string> {
+export async function sealJson<T>(db: Db | Tx, context: string, value: T, tenantId?: string): Promise<T | string> {
   if (value === null || value === undefined || !encryptionAtRestOn()) return value;
   return sealText(db, context, JSON.stringify(value), tenantId);
 }

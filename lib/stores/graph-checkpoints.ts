@@ -17,11 +17,11 @@ const serializedOf = (type: string, bytes: Uint8Array): SerializedValue => ({
 });
 
 export async function findGraphThread(db: Db | Tx, namespace: string, threadId: string): Promise<GraphThread | null> {
-  return db.graphThread.findUnique({ where: { namespace_threadId: { namespace, threadId } } });
+  return db.graphThread.findFirst({ where: { namespace, threadId } });
 }
 
 export async function findGraphThreadOfTask(db: Db | Tx, taskId: string): Promise<GraphThread | null> {
-  return db.graphThread.findUnique({ where: { taskId } });
+  return db.graphThread.findFirst({ where: { taskId } });
 }
 
 /** The thread's row; a second insert of the same thread (a racing saver) is a no-op. */
@@ -38,8 +38,8 @@ export async function findGraphCheckpoint(
   checkpointNs: string,
   checkpointId: string,
 ): Promise<GraphCheckpoint | null> {
-  return db.graphCheckpoint.findUnique({
-    where: { taskId_checkpointNs_checkpointId: { taskId, checkpointNs, checkpointId } },
+  return db.graphCheckpoint.findFirst({
+    where: { taskId, checkpointNs, checkpointId },
   });
 }
 
@@ -139,19 +139,18 @@ export async function upsertGraphWrites(tx: Tx, w: NewGraphWrites): Promise<numb
     if (write.idx >= 0) {
       written += (await tx.graphWrite.createMany({ data: [row], skipDuplicates: true })).count;
     } else {
-      await tx.graphWrite.upsert({
+      // Replaced in place: the thread's one writer (its lease, and the task's
+      // CAS in this same transaction) means no other call writes this key now.
+      await tx.graphWrite.deleteMany({
         where: {
-          taskId_checkpointNs_checkpointId_graphTaskId_idx: {
-            taskId: w.taskId,
-            checkpointNs: w.checkpointNs,
-            checkpointId: w.checkpointId,
-            graphTaskId: w.graphTaskId,
-            idx: write.idx,
-          },
+          taskId: w.taskId,
+          checkpointNs: w.checkpointNs,
+          checkpointId: w.checkpointId,
+          graphTaskId: w.graphTaskId,
+          idx: write.idx,
         },
-        create: row,
-        update: { channel: row.channel, valueType: row.valueType, value: row.value, taskPath: row.taskPath },
       });
+      await tx.graphWrite.createMany({ data: [row] });
       written += 1;
     }
   }

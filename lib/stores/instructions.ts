@@ -330,7 +330,7 @@ async function replayOf(
   instructionId: string,
   requestDigest: string,
 ): Promise<RecordInstructionResult | null> {
-  const existing = await db.taskInstruction.findUnique({ where: { id: instructionId } });
+  const existing = await db.taskInstruction.findFirst({ where: { id: instructionId } });
   if (!existing) return null;
   const details = (existing.details ?? {}) as Record<string, unknown>;
   if (existing.taskId !== taskId || details.request_digest !== requestDigest) {
@@ -519,7 +519,7 @@ export async function checkInstructionGuard(
   const topic = tool.topic;
   const [reliedOn, current] = await Promise.all([
     instructionId
-      ? tx.taskInstruction.findUnique({ where: { id: instructionId } }).then((r) => (r ? openInstruction(tx, r) : null))
+      ? tx.taskInstruction.findFirst({ where: { id: instructionId } }).then((r) => (r ? openInstruction(tx, r) : null))
       : Promise.resolve(null),
     getCurrentInstruction(tx, taskId, topic),
   ]);

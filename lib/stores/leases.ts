@@ -61,13 +61,13 @@ function toView(row: LeaseRow): LeaseView {
  */
 export async function acquireLease(db: Db | Tx, taskId: string, raw: unknown, actor: Actor): Promise<LeaseView> {
   const { ttl_seconds, lease_id } = parseOrThrow(LeaseRequestSchema, raw ?? {});
-  const task = await db.task.findUnique({ where: { id: taskId }, select: { id: true } });
+  const task = await db.task.findFirst({ where: { id: taskId }, select: { id: true } });
   if (!task) throw new AppError("not_found", `Task ${taskId} does not exist.`);
   const leaseId = lease_id ?? newId("lease");
   const rows = await db.$queryRaw<LeaseRow[]>`
     INSERT INTO leases (task_id, lease_id, holder, fencing_token, expires_at, acquired_at, renewed_at)
     VALUES (${taskId}, ${leaseId}, ${actor.identity}, 1, now() + make_interval(secs => ${ttl_seconds}), now(), now())
-    ON CONFLICT (task_id) DO UPDATE
+    ON CONFLICT (tenant_id, task_id) DO UPDATE
        SET lease_id = EXCLUDED.lease_id,
            holder = EXCLUDED.holder,
            fencing_token = CASE WHEN leases.expires_at > now() THEN leases.fencing_token ELSE leases.fencing_token + 1 END,
@@ -195,7 +195,7 @@ export async function fenceLeaseInTransaction(tx: Tx, taskId: string): Promise<L
 }
 
 export async function getLease(db: Db | Tx, taskId: string): Promise<LeaseView | null> {
-  const row = await db.lease.findUnique({ where: { taskId } });
+  const row = await db.lease.findFirst({ where: { taskId } });
   return row ? leaseViewOf(row) : null;
 }
 

@@ -62,9 +62,9 @@ export async function receiveEvent<R>(
     const inserted = await tx.$executeRaw`
       INSERT INTO inbox_events (event_id, source, type, task_id, payload)
       VALUES (${event.event_id}, ${event.source}, ${event.type}, ${event.task_id ?? null}, ${JSON.stringify(event.payload)}::jsonb)
-      ON CONFLICT (event_id) DO NOTHING`;
+      ON CONFLICT (tenant_id, event_id) DO NOTHING`;
     if (inserted === 0) {
-      const first = await tx.inboxEvent.findUniqueOrThrow({ where: { eventId: event.event_id } });
+      const first = await tx.inboxEvent.findFirstOrThrow({ where: { eventId: event.event_id } });
       if (first.source !== event.source || first.type !== event.type) {
         throw new AppError(
           "idempotency_conflict",
@@ -74,7 +74,7 @@ export async function receiveEvent<R>(
       return { duplicate: true, result: first.result as R };
     }
     const result = await apply(tx);
-    await tx.inboxEvent.update({ where: { eventId: event.event_id }, data: { result: toJson(result) } });
+    await tx.inboxEvent.updateMany({ where: { eventId: event.event_id }, data: { result: toJson(result) } });
     return { duplicate: false, result };
   });
 }

@@ -30,7 +30,7 @@ export async function grantDelegation(
     const rows = await tx.$queryRaw<DelegationRow[]>`
       INSERT INTO task_delegations (id, task_id, identity, granted_by, created_at, revoked_at)
       VALUES (${newId("dlg")}, ${input.taskId}, ${input.identity}, ${actor.identity}, now(), NULL)
-      ON CONFLICT (task_id, identity) DO UPDATE
+      ON CONFLICT (tenant_id, task_id, identity) DO UPDATE
          SET granted_by = EXCLUDED.granted_by, created_at = now(), revoked_at = NULL
        WHERE task_delegations.revoked_at IS NOT NULL
       RETURNING id, task_id, identity, granted_by, created_at, revoked_at`;
@@ -40,8 +40,8 @@ export async function grantDelegation(
       await appendAuditEntry(tx, delegationAuditEntry("task.delegated", delegation, actor));
       return { delegation, changed: true };
     }
-    const live = await tx.taskDelegation.findUniqueOrThrow({
-      where: { taskId_identity: { taskId: input.taskId, identity: input.identity } },
+    const live = await tx.taskDelegation.findFirstOrThrow({
+      where: { taskId: input.taskId, identity: input.identity },
     });
     return { delegation: live, changed: false };
   });
@@ -73,8 +73,8 @@ export async function listDelegations(db: Db | Tx, taskId: string): Promise<Dele
 
 /** Whether the identity holds a live delegation on the task. */
 export async function isDelegate(db: Db | Tx, taskId: string, identity: string): Promise<boolean> {
-  const row = await db.taskDelegation.findUnique({
-    where: { taskId_identity: { taskId, identity } },
+  const row = await db.taskDelegation.findFirst({
+    where: { taskId, identity },
     select: { revokedAt: true },
   });
   return row !== null && row.revokedAt === null;

@@ -162,7 +162,7 @@ describe("a second agent identity cannot reach another agent's task (issue 11 re
     // Nothing changed: the execution is still SENT, the task where A left it.
     const after = await db.execution.findUniqueOrThrow({ where: { id: execution.id } });
     expect(after.status).toBe("SENT");
-    const row = await db.task.findUniqueOrThrow({ where: { id: task.id } });
+    const row = await db.task.findFirstOrThrow({ where: { id: task.id } });
     expect([row.status, row.version]).toEqual(["WAITING_FOR_TOOL", current.body.version]);
   });
 

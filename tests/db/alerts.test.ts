@@ -244,7 +244,7 @@ describe("reconcile", () => {
     ]);
     expect(await hasOpenDivergence(db, execution.taskId)).toBe(true);
     // And a second irreversible intent on the task is refused while it is open.
-    const task = await db.task.findUniqueOrThrow({ where: { id: execution.taskId } });
+    const task = await db.task.findFirstOrThrow({ where: { id: execution.taskId } });
     expect(task.status).toBe("RUNNING");
     const blocked = await failure(
       recordIntent(

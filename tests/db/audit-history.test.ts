@@ -62,7 +62,7 @@ async function taskWithMergedHistory() {
     taskId: execution.taskId,
     details: { execution_id: execution.id, round: 1, reason: "nobody can tell" },
   });
-  let version = (await t.db.task.findUniqueOrThrow({ where: { id: execution.taskId } })).version;
+  let version = (await t.db.task.findFirstOrThrow({ where: { id: execution.taskId } })).version;
   for (const tokens of [100, 200]) {
     version = (
       await transitionTask(
@@ -108,7 +108,7 @@ describe("a task's history", () => {
     // Oldest first: the first page, then new entries, then the rest: nothing repeats, the new ones come last.
     const first = await listTaskHistory(t.db, taskId, q({ order: "asc", limit: 4 }));
     const newest = await listTaskHistory(t.db, taskId, q({ order: "desc", limit: 4 }));
-    let version = (await t.db.task.findUniqueOrThrow({ where: { id: taskId } })).version;
+    let version = (await t.db.task.findFirstOrThrow({ where: { id: taskId } })).version;
     for (const tokens of [300, 400])
       version = (
         await transitionTask(

@@ -255,10 +255,10 @@ describe("budget reservation", () => {
       ),
     );
     expect(refusedChange.invariants).toEqual(["budget_within_commitment"]);
-    const row = await db.task.findUniqueOrThrow({ where: { id: task.id } });
+    const row = await db.task.findFirstOrThrow({ where: { id: task.id } });
     const stored = row.state as { budget: { currency_committed_usd: number } };
     stored.budget.currency_committed_usd = 20;
-    await db.task.update({ where: { id: task.id }, data: { state: stored } });
+    await db.task.updateMany({ where: { id: task.id }, data: { state: stored } });
     const lowered = { task: { version: row.version } };
     const plan = await planRestore(db, checkpoint.id, { rewind: true }, engineer);
     expect(plan.allowed).toBe(false);

@@ -194,7 +194,7 @@ describe("automatic checkpoints", () => {
     await step(task, undefined, { artifacts: { review_report: report } });
     const [checkpoint] = await listCheckpoints(db, task.id);
     // The payload as signed (opened: at rest it is sealed, docs/encryption.md).
-    const row = await openedCheckpoint(db, await db.checkpoint.findUniqueOrThrow({ where: { id: checkpoint!.id } }));
+    const row = await openedCheckpoint(db, await db.checkpoint.findFirstOrThrow({ where: { id: checkpoint!.id } }));
     expect(row.payload).toContain("review_report");
     for (const secret of ["abcdefgh12345678", "AbC123xyz987", "they might be lying"])
       expect(row.payload).not.toContain(secret);
@@ -574,18 +574,18 @@ describe("corrupt checkpoints", () => {
    * Edits of the sealed bytes themselves are the bit-flip test's.
    */
   const corrupt = async (id: string) => {
-    const opened = await openedCheckpoint(db, await db.checkpoint.findUniqueOrThrow({ where: { id } }));
+    const opened = await openedCheckpoint(db, await db.checkpoint.findFirstOrThrow({ where: { id } }));
     const altered = await sealedForStorage(db, {
       ...opened,
       payload: opened.payload.replace('"RUNNING"', '"RUNNINH"'),
     });
-    await db.checkpoint.update({ where: { id }, data: { payload: altered.payload } });
+    await db.checkpoint.updateMany({ where: { id }, data: { payload: altered.payload } });
   };
 
   it("are detected in the database after seeded bit flips and truncations of payloads and signatures: every one", async () => {
     const { ids } = await threeCheckpoints();
     const id = ids[2]!;
-    const original = await db.checkpoint.findUniqueOrThrow({ where: { id } });
+    const original = await db.checkpoint.findFirstOrThrow({ where: { id } });
     const random = seededRandom(99);
     let tried = 0;
     let detected = 0;
@@ -609,10 +609,13 @@ describe("corrupt checkpoints", () => {
       // PostgreSQL text cannot hold NUL; such a flip could not be stored at all.
       if (payload.includes("\u0000")) continue;
       tried++;
-      await db.checkpoint.update({ where: { id }, data: { payload, signature } });
+      await db.checkpoint.updateMany({ where: { id }, data: { payload, signature } });
       if (!(await verifyCheckpoint(db, id)).ok) detected++;
     }
-    await db.checkpoint.update({ where: { id }, data: { payload: original.payload, signature: original.signature } });
+    await db.checkpoint.updateMany({
+      where: { id },
+      data: { payload: original.payload, signature: original.signature },
+    });
     expect(detected).toBe(150);
     expect((await verifyCheckpoint(db, id)).ok).toBe(true);
   });

@@ -73,7 +73,7 @@ async function succeededPayout(tool = "comp.payout") {
 }
 
 async function versionOf(taskId: string): Promise<number> {
-  return (await db.task.findUniqueOrThrow({ where: { id: taskId } })).version;
+  return (await db.task.findFirstOrThrow({ where: { id: taskId } })).version;
 }
 
 function compensate(taskId: string, version: number, over: Record<string, unknown> = {}) {

@@ -267,7 +267,7 @@ describe("a refund the provider confirms never happened is retried by the agent,
 describe("the reconciler's two 'nothing happened' settlements say a retry is safe, and executeTool retries them under the same key", () => {
   /** The refund call of tests/helpers/effects.ts (tool_call_id refund-1), made through the SDK's executeTool against the sandbox. */
   async function retryThroughSdk(taskId: string, sandboxUrl: string) {
-    const task = await db.task.findUniqueOrThrow({ where: { id: taskId } });
+    const task = await db.task.findFirstOrThrow({ where: { id: taskId } });
     const calls: ToolCallContext[] = [];
     const provider = connectorsFor(sandboxUrl);
     const payments = provider.payments;

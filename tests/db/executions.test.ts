@@ -66,7 +66,7 @@ describe("execution ledger", () => {
       attempt: 1,
       idempotencyKey: `vrt:${task.id}:refund-1`,
     });
-    const row = await db.task.findUniqueOrThrow({ where: { id: task.id } });
+    const row = await db.task.findFirstOrThrow({ where: { id: task.id } });
     expect([row.status, row.version]).toEqual(["WAITING_FOR_TOOL", task.version + 1]);
   });
 
@@ -265,6 +265,6 @@ describe("execution ledger", () => {
       );
       expect(refused.invariants).toEqual(["review_decides_frozen_action"]);
     }
-    expect((await db.task.findUniqueOrThrow({ where: { id: task.id } })).version).toBe(waiting.task.version);
+    expect((await db.task.findFirstOrThrow({ where: { id: task.id } })).version).toBe(waiting.task.version);
   });
 });

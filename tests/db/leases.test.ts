@@ -84,7 +84,7 @@ describe("leases and fencing tokens", () => {
       "lease_conflict",
     );
     expect(await codeOf(renewLease(db, taskId, a.fencingToken, {}, workerA))).toBe("lease_conflict");
-    const row = await db.task.findUniqueOrThrow({ where: { id: taskId } });
+    const row = await db.task.findFirstOrThrow({ where: { id: taskId } });
     expect([row.version, row.status]).toEqual([2, "PLANNING"]);
     expect(await db.transition.count({ where: { taskId } })).toBe(2);
   });
@@ -157,7 +157,7 @@ describe("leases and fencing tokens", () => {
       "lease_conflict",
     );
     expect(await codeOf(renewLease(db, taskId, x.fencingToken, {}, workerA))).toBe("lease_conflict");
-    expect((await db.task.findUniqueOrThrow({ where: { id: taskId } })).status).toBe("PLANNING");
+    expect((await db.task.findFirstOrThrow({ where: { id: taskId } })).status).toBe("PLANNING");
   });
 
   it("binds an attempt to its lease: a fenced process cannot send the attempt, nor get a SENT attempt of another lease as its own", async () => {

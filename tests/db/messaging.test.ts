@@ -44,7 +44,7 @@ describe("inbox", () => {
     expect(first).toEqual({ duplicate: false, result: { applied: 1 } });
     expect(second).toEqual({ duplicate: true, result: { applied: 1 } });
     expect(applied).toBe(1);
-    expect(await db.inboxEvent.findUniqueOrThrow({ where: { eventId: "evt_once" } })).toMatchObject({
+    expect(await db.inboxEvent.findFirstOrThrow({ where: { eventId: "evt_once" } })).toMatchObject({
       source: "test",
       result: { applied: 1 },
     });
@@ -122,7 +122,7 @@ describe("sandbox refund.succeeded webhooks", () => {
     const body = (await webhooks())[0]!;
     const applied = await receiveSandboxWebhook(db, body);
     expect(applied.result).toMatchObject({ outcome: "settled", status: "SUCCEEDED" });
-    expect((await db.task.findUniqueOrThrow({ where: { id: execution.taskId } })).status).toBe("VALIDATING");
+    expect((await db.task.findFirstOrThrow({ where: { id: execution.taskId } })).status).toBe("VALIDATING");
 
     const replayedUnderNewId = await receiveSandboxWebhook(db, { ...body, id: `${body.id}x` });
     expect(replayedUnderNewId).toMatchObject({
@@ -157,7 +157,7 @@ describe("sandbox refund.succeeded webhooks", () => {
       provider: { event_id: body.id },
     });
     // The failure sent the task back to RUNNING, where a success leaves it too: its agent reads the receipt.
-    expect((await db.task.findUniqueOrThrow({ where: { id: execution.taskId } })).status).toBe("RUNNING");
+    expect((await db.task.findFirstOrThrow({ where: { id: execution.taskId } })).status).toBe("RUNNING");
     expect(await db.divergenceAlert.count({ where: { executionId: execution.id } })).toBe(0);
   });
 

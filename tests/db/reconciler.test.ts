@@ -106,7 +106,7 @@ describe("reconcileExecution", () => {
     const result = await reconcileExecution(db, execution.id, connectorsFor(s.url), { now: afterTimeout() });
     expect(result).toMatchObject({ action: "reconciled_failed", from: "SENT", lookup: "not_found" });
     expect((await row(execution.id)).status).toBe("RECONCILED_FAILED");
-    const task = await db.task.findUniqueOrThrow({ where: { id: execution.taskId } });
+    const task = await db.task.findFirstOrThrow({ where: { id: execution.taskId } });
     expect(task.status).toBe("RUNNING");
     // RECONCILING on the way: the reconciler is a system actor, and WAITING_FOR_TOOL → RUNNING is the agent's edge.
     expect((await listTransitions(db, task.id)).slice(-2).map((tr) => [tr.toStatus, tr.actor])).toEqual([

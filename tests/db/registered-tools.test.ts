@@ -157,7 +157,7 @@ describe("the registry", () => {
 
 describe("a registered call the instruction guard froze", () => {
   const operator: Actor = { identity: "spiffe://verity.local/user/operator", kind: "user" };
-  const versionOf = async (taskId: string) => (await db.task.findUniqueOrThrow({ where: { id: taskId } })).version;
+  const versionOf = async (taskId: string) => (await db.task.findFirstOrThrow({ where: { id: taskId } })).version;
   it("once people approve it, its agent sends it, unfrozen; an instruction recorded after their approval still stops it", async () => {
     await registered(db, payoutTool("guard.payout", { method: "manual" }));
     const forbidLater = async (taskId: string, seq: number, text: string) =>
@@ -307,7 +307,7 @@ describe("an http-reconciled tool, looked up at its owner's signed endpoint", ()
     });
     expect(decided.task?.status).toBe("RUNNING");
     // The agent holding the task takes it up with the same intent, and sends the same call under the same key.
-    const task = await db.task.findUniqueOrThrow({ where: { id: call.taskId } });
+    const task = await db.task.findFirstOrThrow({ where: { id: call.taskId } });
     const again = await recordIntent(
       db,
       call.taskId,

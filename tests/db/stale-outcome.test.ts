@@ -79,7 +79,7 @@ const evidenceFor = (s: TakenOver) => ({
 });
 
 async function taskRow(taskId: string) {
-  const row = await db.task.findUniqueOrThrow({ where: { id: taskId } });
+  const row = await db.task.findFirstOrThrow({ where: { id: taskId } });
   return { status: row.status, version: row.version, transitions: await db.transition.count({ where: { taskId } }) };
 }
 

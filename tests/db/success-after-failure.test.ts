@@ -38,7 +38,7 @@ import { post, sandbox } from "@/tests/sandbox/helpers";
 
 const db = useTestDatabase();
 const row = (id: string) => executionRow(db, id);
-const taskOf = (id: string) => db.task.findUniqueOrThrow({ where: { id } });
+const taskOf = (id: string) => db.task.findFirstOrThrow({ where: { id } });
 
 interface RefusedThenApplied {
   execution: Execution;

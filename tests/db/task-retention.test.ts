@@ -121,7 +121,7 @@ async function finishedTaskInEveryStore(): Promise<Fixture> {
   await db.$transaction((tx) => enqueueOutbox(tx, { task_id: taskId, topic: "review.decided", payload: { taskId } }));
 
   // A checkpoint, a restore of it, and a stale write refused.
-  const now = await db.task.findUniqueOrThrow({ where: { id: taskId } });
+  const now = await db.task.findFirstOrThrow({ where: { id: taskId } });
   const { checkpoint } = await createCheckpoint(db, taskId, { expected_version: now.version }, engineer);
   await restoreCheckpoint(
     db,
@@ -167,7 +167,7 @@ async function finishedTaskInEveryStore(): Promise<Fixture> {
   // A lease taken and given back, then the end.
   const lease = await acquireLease(db, taskId, { ttl_seconds: 60 }, agent);
   await releaseLease(db, taskId, lease.fencingToken, agent);
-  const last = await db.task.findUniqueOrThrow({ where: { id: taskId } });
+  const last = await db.task.findFirstOrThrow({ where: { id: taskId } });
   await transitionTask(db, taskId, { expected_version: last.version, to: "CANCELLED", reason: "done" }, agent);
   // Every announcement delivered: an undelivered one would keep the task (it is still owed to a subscriber).
   await dispatchOutbox(db, async () => undefined, { limit: 100 });

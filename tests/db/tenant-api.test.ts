@@ -10,6 +10,9 @@ import * as transitionsRoute from "@/app/api/v1/tasks/[id]/transitions/route";
 import * as leaseRoute from "@/app/api/v1/tasks/[id]/lease/route";
 import * as instructionsRoute from "@/app/api/v1/tasks/[id]/instructions/route";
 import * as auditEntriesRoute from "@/app/api/v1/audit/entries/route";
+import * as taskExecutionsRoute from "@/app/api/v1/tasks/[id]/executions/route";
+import * as delegationsRoute from "@/app/api/v1/tasks/[id]/delegations/route";
+import * as eventsRoute from "@/app/api/v1/events/route";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
 import { callRoute as call } from "@/tests/helpers/route-call";
 
@@ -109,6 +112,90 @@ describe("tenants through the API", () => {
     });
     expect([200, 403]).toContain(audit.status);
     if (audit.status === 200) expect(audit.body.items).toEqual([]);
+  });
+
+  it("the keys a caller chooses are each tenant's own: the same task, transition, lease, instruction, call and event ids live in both", async () => {
+    const taskId = `order-${Date.now()}`;
+    const results = {} as Record<"home" | "acme", { executionKey: string; lease: string; instruction: string }>;
+    for (const tenant of ["home", "acme"] as const) {
+      const token = tokens[tenant];
+      const params = { id: taskId };
+      const created = await createTask(token, { task_id: taskId, workflow: "agent-task", intent_id: "same-intent" });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      let version = 1;
+      for (const to of ["PLANNING", "READY", "RUNNING"]) {
+        const moved = await call(transitionsRoute.POST, "POST", `/api/v1/tasks/${taskId}/transitions`, {
+          token,
+          params,
+          body: { transition_id: `same-transition-${to}`, to, expected_version: version },
+        });
+        expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+        expect(moved.body.replayed ?? false).toBe(false);
+        version = (moved.body.task as { version: number }).version;
+      }
+      const lease = await call(leaseRoute.POST, "POST", `/api/v1/tasks/${taskId}/lease`, {
+        token,
+        params,
+        body: { ttl_seconds: 60, lease_id: "same-lease" },
+      });
+      expect(lease.status, JSON.stringify(lease.body)).toBe(200);
+      // The first fencing token of each tenant's lease: neither saw the other's.
+      expect(lease.body.fencing_token).toBe("1");
+      const instruction = await call(instructionsRoute.POST, "POST", `/api/v1/tasks/${taskId}/instructions`, {
+        token,
+        params,
+        body: {
+          expected_seq: 0,
+          instruction_id: "same-instruction",
+          topic: "refunds",
+          directive: "allow",
+          text: `words of ${tenant}`,
+        },
+      });
+      expect(instruction.status, JSON.stringify(instruction.body)).toBe(201);
+      const delegated = await call(delegationsRoute.POST, "POST", `/api/v1/tasks/${taskId}/delegations`, {
+        token,
+        params,
+        body: { identity: "spiffe://verity.local/agent/helper" },
+      });
+      expect(delegated.status, JSON.stringify(delegated.body)).toBe(201);
+      const intent = await call(taskExecutionsRoute.POST, "POST", `/api/v1/tasks/${taskId}/executions`, {
+        token,
+        params,
+        body: {
+          tool_call_id: "note-1",
+          tool: "crm.add_note",
+          request: { customer_id: "cus_1", text: `note of ${tenant}` },
+          expected_version: version,
+        },
+        headers: { "Fencing-Token": lease.body.fencing_token as string },
+      });
+      expect(intent.status, JSON.stringify(intent.body)).toBe(201);
+      const event = await call(eventsRoute.POST, "POST", "/api/v1/events", {
+        token,
+        body: { event_id: "evt_same", source: "crm", type: "note.read", task_id: taskId, payload: { tenant } },
+      });
+      expect(event.status, JSON.stringify(event.body)).toBe(201);
+      expect(event.body.duplicate).toBe(false);
+      results[tenant] = {
+        executionKey: (intent.body.execution as { idempotency_key: string }).idempotency_key,
+        lease: lease.body.lease_id as string,
+        instruction: (instruction.body.instruction as { id: string; text: string }).text,
+      };
+    }
+    expect(results.home.lease).toBe("same-lease");
+    expect(results.acme.lease).toBe("same-lease");
+    expect(results.home.instruction).toBe("words of home");
+    expect(results.acme.instruction).toBe("words of acme");
+    // Both tenants' calls may meet at one provider account: their keys differ,
+    // and the first tenant's keep the form they had before tenants.
+    expect(results.home.executionKey).toBe(`vrt:${taskId}:note-1`);
+    expect(results.acme.executionKey).toBe(`vrt.acme:${taskId}:note-1`);
+    const home = await call(taskRoute.GET, "GET", `/api/v1/tasks/${taskId}`, {
+      token: tokens.home,
+      params: { id: taskId },
+    });
+    expect(home.body).toMatchObject({ id: taskId, intent_id: "same-intent" });
   });
 
   it("a suspended tenant's agents are refused in words, and served again once it is reactivated", async () => {

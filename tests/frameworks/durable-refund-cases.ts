@@ -91,7 +91,7 @@ export function describeDurableRefunds(framework: Framework, env: FrameworkEnvir
 
   async function ledgerOf(taskId: string) {
     const [task, executions] = await Promise.all([
-      env.db.task.findUniqueOrThrow({ where: { id: taskId } }),
+      env.db.task.findFirstOrThrow({ where: { id: taskId } }),
       env.db.execution.findMany({ where: { taskId } }),
     ]);
     return { taskStatus: task.status, executions: executions.map((e) => ({ id: e.id, status: e.status })) };

@@ -89,7 +89,7 @@ export async function reviewRow(db: Db, where: Prisma.ReviewWhereUniqueInput): P
 }
 
 export async function taskStatusOf(db: Db, taskId: string): Promise<string> {
-  return (await db.task.findUniqueOrThrow({ where: { id: taskId } })).status;
+  return (await db.task.findFirstOrThrow({ where: { id: taskId } })).status;
 }
 
 /**

@@ -42,7 +42,7 @@ export function tenantIsolationCases(databases: () => TenantDatabases): void {
     expect(await tasksOf(b.db)).toEqual([b.taskId]);
     // The same through Prisma's query builder, and across the audit log and the registry.
     expect((await a.db.task.findMany()).map((t) => t.id)).toEqual([a.taskId]);
-    expect(await a.db.task.findUnique({ where: { id: b.taskId } })).toBeNull();
+    expect(await a.db.task.findFirst({ where: { id: b.taskId } })).toBeNull();
     const tenantsSeen = await a.db.$queryRaw<Array<{ tenant_id: string }>>`
       SELECT DISTINCT tenant_id FROM audit_entries
       UNION SELECT DISTINCT tenant_id FROM workflow_versions
@@ -62,7 +62,7 @@ export function tenantIsolationCases(databases: () => TenantDatabases): void {
     expect(updated).toBe(1);
     expect(await a.db.$executeRaw`UPDATE tasks SET intent_id = 'overwritten' WHERE id = ${b.taskId}`).toBe(0);
     expect(await a.db.$executeRaw`DELETE FROM task_instructions`).toBe(0);
-    const bTask = await b.db.task.findUniqueOrThrow({ where: { id: b.taskId } });
+    const bTask = await b.db.task.findFirstOrThrow({ where: { id: b.taskId } });
     expect(bTask.intentId).toBe(`intent-${b.tenantId}`);
     // A row claiming another tenant is refused by the policy's check, not stored.
     await expect(

@@ -383,7 +383,7 @@ async function recover(
     crm: new SandboxCrmConnector({ baseUrl: providerUrl, timeoutMs: 3_000 }),
   };
   let rounds = 0;
-  let status = (await db.task.findUniqueOrThrow({ where: { id: taskId } })).status;
+  let status = (await db.task.findFirstOrThrow({ where: { id: taskId } })).status;
   while (status !== "COMPLETED" && status !== "WAITING_FOR_HUMAN" && rounds < 4) {
     rounds++;
     await beforeEachRound?.();
@@ -401,7 +401,7 @@ async function recover(
     await leaseEnded(taskId);
     const again = await pool.run({ taskId, sandboxUrl: providerUrl, faults: [], identity });
     if (again.kind === "bug") bugs.push(`restarted worker crashed: ${again.detail.slice(-800)}`);
-    status = (await db.task.findUniqueOrThrow({ where: { id: taskId } })).status;
+    status = (await db.task.findFirstOrThrow({ where: { id: taskId } })).status;
   }
   return { status, rounds };
 }

@@ -234,7 +234,7 @@ describe("a restore killed mid-transaction", () => {
     expect(after.status).toBe("READY");
     expect((await listTransitions(db, task.id)).map((l) => l.toVersion)).toEqual([1, 2, 3]);
     expect(await db.checkpointRestore.count({ where: { taskId: task.id } })).toBe(0);
-    const leaseRow = await db.lease.findUniqueOrThrow({ where: { taskId: task.id } });
+    const leaseRow = await db.lease.findFirstOrThrow({ where: { taskId: task.id } });
     expect(String(leaseRow.fencingToken)).toBe(lease.fencingToken);
     expect(leaseRow.expiresAt.getTime()).toBeGreaterThan(Date.now());
     // The engineer's retry goes through.

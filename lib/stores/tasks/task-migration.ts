@@ -38,7 +38,7 @@ export async function migrateTaskInTransaction(tx: Tx, m: TaskMigration, actor: 
   // checks below are made on the version the CAS then writes over.
   const rows = await tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM tasks WHERE id = ${m.taskId} FOR UPDATE`;
   if (rows.length === 0) throw new AppError("not_found", `Task ${m.taskId} does not exist.`);
-  const row = await tx.task.findUniqueOrThrow({ where: { id: m.taskId } });
+  const row = await tx.task.findFirstOrThrow({ where: { id: m.taskId } });
   const before = toTaskView(row);
   if (row.version !== m.expectedVersion)
     throw new AppError(

@@ -259,9 +259,9 @@ export async function throwIfLeaseRefused(
   token: string | undefined,
   actor: Actor,
 ): Promise<void> {
-  const task = await db.task.findUnique({ where: { id: taskId }, select: { version: true } });
+  const task = await db.task.findFirst({ where: { id: taskId }, select: { version: true } });
   if (!task || task.version !== expectedVersion) return;
-  const row = await db.lease.findUnique({ where: { taskId } });
+  const row = await db.lease.findFirst({ where: { taskId } });
   const lease = row ? leaseViewOf(row) : null;
   const refusal = leaseRefusal(lease, token, actor);
   // The lease changed between the refused write and this read (renewed,
@@ -293,7 +293,7 @@ export async function replayOrThrow(
   }
   const state = TaskStateSchema.parse(prior.stateAfter);
   // The transitions → tasks foreign key guarantees the row.
-  const origin = await db.task.findUniqueOrThrow({
+  const origin = await db.task.findFirstOrThrow({
     where: { id: prior.taskId },
     select: {
       workflowName: true,

@@ -232,7 +232,7 @@ export async function transitionTaskInTransaction(
   }
   if (!(await compareAndSwap(tx, prepared.record, input.fencing_token))) {
     await throwIfLeaseRefused(tx, taskId, input.expected_version, input.fencing_token, actor);
-    const latest = await tx.task.findUnique({ where: { id: taskId }, select: { version: true, status: true } });
+    const latest = await tx.task.findFirst({ where: { id: taskId }, select: { version: true, status: true } });
     throw versionConflict(input.expected_version, latest ?? { version: -1, status: "deleted" });
   }
   await checkpointTransition(tx, prepared);
@@ -297,7 +297,7 @@ export async function restoreTaskInTransaction(
     createdAt: now,
   };
   if (!(await compareAndSwap(tx, record, undefined, { audited: false }))) {
-    const latest = await tx.task.findUnique({ where: { id: taskId }, select: { version: true, status: true } });
+    const latest = await tx.task.findFirst({ where: { id: taskId }, select: { version: true, status: true } });
     throw versionConflict(input.expectedVersion, latest ?? { version: -1, status: "deleted" });
   }
   return transitionResultOf({ before, next, record, checkpointTrigger: null });

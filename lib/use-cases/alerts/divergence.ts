@@ -424,7 +424,7 @@ async function moveTaskToPeople(
   actor: Actor,
 ): Promise<EscalationResult["task"]> {
   if (!alert.taskId) return { moved: false, status: null, version: null, note: "The alert is about no task." };
-  const row = await tx.task.findUnique({ where: { id: alert.taskId } });
+  const row = await tx.task.findFirst({ where: { id: alert.taskId } });
   if (!row) return { moved: false, status: null, version: null, note: `Task ${alert.taskId} does not exist.` };
   const stay = (note: string) => ({ moved: false, status: row.status, version: row.version, note });
   if (row.status === "WAITING_FOR_HUMAN") return stay("The task already waits for people.");

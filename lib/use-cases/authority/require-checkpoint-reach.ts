@@ -10,7 +10,7 @@ export async function requireCheckpointReach(
   checkpointId: string,
   options: { drive?: boolean } = {},
 ): Promise<void> {
-  const checkpoint = await db.checkpoint.findUnique({ where: { id: checkpointId }, select: { taskId: true } });
+  const checkpoint = await db.checkpoint.findFirst({ where: { id: checkpointId }, select: { taskId: true } });
   // A missing checkpoint is left to the use case's own 404.
   if (!checkpoint) return;
   try {

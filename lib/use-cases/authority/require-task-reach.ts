@@ -29,7 +29,7 @@ export async function requireTaskReach(
   taskId: string,
   options: { drive?: boolean } = {},
 ): Promise<TaskReach> {
-  const task = await db.task.findUnique({
+  const task = await db.task.findFirst({
     where: { id: taskId },
     select: { id: true, createdBy: true, workflowName: true },
   });

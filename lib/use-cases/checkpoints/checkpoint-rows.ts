@@ -113,13 +113,13 @@ export function restoreViewOf(row: CheckpointRestore): CheckpointRestoreView {
 }
 
 export async function getCheckpointRowOrThrow(db: Db | Tx, checkpointId: string): Promise<Checkpoint> {
-  const row = await db.checkpoint.findUnique({ where: { id: checkpointId } });
+  const row = await db.checkpoint.findFirst({ where: { id: checkpointId } });
   if (!row) throw new AppError("not_found", `Checkpoint ${checkpointId} does not exist.`);
   return openedCheckpoint(db, row);
 }
 
 export async function getTaskOrThrowIn(reader: Db | Tx, taskId: string): Promise<TaskView> {
-  const row = await reader.task.findUnique({ where: { id: taskId } });
+  const row = await reader.task.findFirst({ where: { id: taskId } });
   if (!row) throw new AppError("not_found", `Task ${taskId} does not exist.`);
   return toTaskView(row);
 }

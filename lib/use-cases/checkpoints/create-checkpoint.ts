@@ -33,7 +33,7 @@ export async function createCheckpoint(
 ): Promise<{ checkpoint: CheckpointSummary; created: boolean }> {
   const input = parseOrThrow(CreateCheckpointInputSchema, raw);
   if (input.checkpoint_id) {
-    const prior = await db.checkpoint.findUnique({ where: { id: input.checkpoint_id } });
+    const prior = await db.checkpoint.findFirst({ where: { id: input.checkpoint_id } });
     if (prior)
       return {
         checkpoint: await replayCreate(db, await openedCheckpoint(db, prior), taskId, input.expected_version, options),
@@ -48,7 +48,7 @@ export async function createCheckpoint(
         Array<{ version: number }>
       >`SELECT version FROM tasks WHERE id = ${taskId} FOR SHARE`;
       if (!locked[0]) throw new AppError("not_found", `Task ${taskId} does not exist.`);
-      const task = await tx.task.findUniqueOrThrow({ where: { id: taskId } });
+      const task = await tx.task.findFirstOrThrow({ where: { id: taskId } });
       if (input.expected_version !== undefined && task.version !== input.expected_version) {
         throw new AppError(
           "version_conflict",
@@ -87,7 +87,7 @@ export async function createCheckpoint(
   } catch (error) {
     // A twin request with the same checkpoint_id committed first.
     if (input.checkpoint_id && isUniqueViolation(error)) {
-      const twin = await db.checkpoint.findUnique({ where: { id: input.checkpoint_id } });
+      const twin = await db.checkpoint.findFirst({ where: { id: input.checkpoint_id } });
       if (twin)
         return {
           checkpoint: await replayCreate(db, await openedCheckpoint(db, twin), taskId, input.expected_version, options),
@@ -116,6 +116,6 @@ async function replayCreate(
 }
 
 async function summaryOf(db: Db, row: StoredCheckpoint, options: CheckpointOptions): Promise<CheckpointSummary> {
-  const task = await db.task.findUnique({ where: { id: row.taskId }, select: { id: true, workflowDigest: true } });
+  const task = await db.task.findFirst({ where: { id: row.taskId }, select: { id: true, workflowDigest: true } });
   return summarize(row, verifyStoredCheckpoint(row, keyringOf(options), { task }));
 }

@@ -23,7 +23,7 @@ export async function importCheckpoint(
   options: CheckpointOptions = {},
 ): Promise<CheckpointSummary> {
   refuseUnboundedSnapshot(record.payload);
-  const task = await db.task.findUnique({ where: { id: record.taskId }, select: { id: true, workflowDigest: true } });
+  const task = await db.task.findFirst({ where: { id: record.taskId }, select: { id: true, workflowDigest: true } });
   if (!task) throw new AppError("not_found", `Task ${record.taskId} does not exist on this database.`);
   const verified = verifyStoredCheckpoint(record, keyringOf(options), { task });
   if (!verified.report.ok) {
@@ -36,7 +36,7 @@ export async function importCheckpoint(
       },
     );
   }
-  const stored = await db.checkpoint.findUnique({ where: { id: record.id } });
+  const stored = await db.checkpoint.findFirst({ where: { id: record.id } });
   if (stored) {
     const existing = await openedCheckpoint(db, stored);
     if (existing.payload !== record.payload || existing.signature !== record.signature) {

@@ -11,7 +11,7 @@ export async function listCheckpoints(
   taskId: string,
   options: CheckpointOptions = {},
 ): Promise<CheckpointSummary[]> {
-  const task = await db.task.findUnique({ where: { id: taskId }, select: { id: true, workflowDigest: true } });
+  const task = await db.task.findFirst({ where: { id: taskId }, select: { id: true, workflowDigest: true } });
   if (!task) throw new AppError("not_found", `Task ${taskId} does not exist.`);
   const rows = await db.checkpoint.findMany({
     where: { taskId },

@@ -65,7 +65,7 @@ export async function restoreCheckpoint(
     reason: input.reason,
   });
   if (input.restore_id) {
-    const prior = await db.checkpointRestore.findUnique({ where: { id: input.restore_id } });
+    const prior = await db.checkpointRestore.findFirst({ where: { id: input.restore_id } });
     if (prior) return replayRestore(db, prior, requestDigest);
   }
   const row = await getCheckpointRowOrThrow(db, checkpointId);
@@ -138,7 +138,7 @@ export async function restoreCheckpoint(
     });
   } catch (error) {
     if (input.restore_id && isUniqueViolation(error)) {
-      const twin = await db.checkpointRestore.findUnique({ where: { id: input.restore_id } });
+      const twin = await db.checkpointRestore.findFirst({ where: { id: input.restore_id } });
       if (twin) return replayRestore(db, twin, requestDigest);
     }
     throw error;

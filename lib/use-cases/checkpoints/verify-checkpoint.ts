@@ -10,6 +10,6 @@ export async function verifyCheckpoint(
   options: CheckpointOptions = {},
 ): Promise<IntegrityReport> {
   const row = await getCheckpointRowOrThrow(db, checkpointId);
-  const task = await db.task.findUnique({ where: { id: row.taskId }, select: { id: true, workflowDigest: true } });
+  const task = await db.task.findFirst({ where: { id: row.taskId }, select: { id: true, workflowDigest: true } });
   return verifyStoredCheckpoint(row, keyringOf(options), { task }).report;
 }

@@ -20,7 +20,7 @@ export async function moveTaskAfterTool(
   reason: string,
   fencing_token?: string,
 ): Promise<TaskView | null> {
-  const task = await tx.task.findUnique({
+  const task = await tx.task.findFirst({
     where: { id: execution.taskId },
     select: { version: true, status: true, workflowDigest: true },
   });

@@ -108,7 +108,7 @@ export type IntentResult =
 
 export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: Actor): Promise<IntentResult> {
   const input = parseOrThrow(RecordIntentInputSchema, raw);
-  const existing = await findExecution(db, { taskId_toolCallId: { taskId, toolCallId: input.tool_call_id } });
+  const existing = await findExecution(db, { taskId, toolCallId: input.tool_call_id });
   // A recorded call keeps the version it was recorded under, even after a newer one or a retirement.
   const tool = existing
     ? await toolVersionOf(db, existing.tool, existing.toolVersion, input.tool)
@@ -179,7 +179,7 @@ export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: 
   } catch (error) {
     // A twin request created the intent first: answer as a retry of it.
     if (isUniqueViolation(error)) {
-      const twin = await findExecution(db, { taskId_toolCallId: { taskId, toolCallId: input.tool_call_id } });
+      const twin = await findExecution(db, { taskId, toolCallId: input.tool_call_id });
       if (twin) return continueExisting(db, twin, input, requestDigest, actor, tool);
       // Or another call compensated the same effect first (executions.compensates_id is unique).
       if (compensates) await refuseSecondCompensation(db, compensates);
@@ -388,7 +388,7 @@ async function refuseUnlessAllowedInState(
   expectedVersion: number,
   tool: ToolDefinition,
 ): Promise<WorkflowDefinition | undefined> {
-  const task = await tx.task.findUnique({
+  const task = await tx.task.findFirst({
     where: { id: taskId },
     select: { status: true, version: true, workflowDigest: true },
   });
@@ -424,7 +424,7 @@ async function takeUpReleasedCall(
   actor: Actor,
   tool: ToolDefinition,
 ): Promise<IntentResult | null> {
-  const task = await db.task.findUnique({ where: { id: existing.taskId }, select: { status: true } });
+  const task = await db.task.findFirst({ where: { id: existing.taskId }, select: { status: true } });
   if (task?.status !== "RUNNING") return null;
   return db.$transaction(async (tx): Promise<IntentResult> => {
     const { task: moved } = await transitionTaskInTransaction(

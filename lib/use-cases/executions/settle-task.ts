@@ -46,7 +46,7 @@ export async function moveTaskAfterSettlement(
   actor: Actor,
   reason: string,
 ): Promise<TaskView | null> {
-  const task = await tx.task.findUnique({
+  const task = await tx.task.findFirst({
     where: { id: execution.taskId },
     select: { version: true, status: true, workflowDigest: true },
   });
@@ -112,7 +112,7 @@ export async function moveTaskAfterCorrection(
   actor: Actor,
   reason: string,
 ): Promise<CorrectionMove> {
-  const row = await tx.task.findUnique({ where: { id: execution.taskId } });
+  const row = await tx.task.findFirst({ where: { id: execution.taskId } });
   if (!row) return { kind: "stays", task: null, note: `task ${execution.taskId} does not exist` };
   const def = getWorkflowByDigest(row.workflowDigest);
   const state = def?.states[row.status];

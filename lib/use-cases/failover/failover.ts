@@ -6,7 +6,7 @@ import {
   type ConnectorDeps,
   type ProviderRecord,
 } from "@/lib/connectors/effects";
-import type { Db } from "@/lib/db/client";
+import { tenantOfConnection, type Db } from "@/lib/db/client";
 import { AppError, isAppError } from "@/lib/core/errors";
 import { sleep } from "@/lib/core/sleep";
 import type { Prisma } from "@/lib/generated/prisma/client";
@@ -293,6 +293,7 @@ export async function recordCallsLostWithPrimary(
   if (def.states[task.status]?.terminal) return { calls: [], releasedLostIntent: false, task };
   const executions = await listExecutions(db, taskId);
   const outcomes: LostCallOutcome[] = [];
+  const tenantId = await tenantOfConnection(db);
   // A later call is the plan's only once the earlier ones have succeeded:
   // recording it sooner would move the task away from the earlier call.
   let reached = true;
@@ -307,7 +308,7 @@ export async function recordCallsLostWithPrimary(
       reached = succeededStatuses.includes(existing.status);
       continue;
     }
-    const key = idempotencyKeyOf(taskId, call.tool_call_id);
+    const key = idempotencyKeyOf(tenantId, taskId, call.tool_call_id);
     const found = await lookupSettled(call.tool, key, deps, options.inFlightWaitMs ?? 10_000);
     if (found.kind === "not_found") {
       outcomes.push({ kind: "not_made", toolCallId: call.tool_call_id });

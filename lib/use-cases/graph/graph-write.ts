@@ -29,7 +29,7 @@ export async function writeThroughTask<T>(
     try {
       return await db.$transaction(async (tx) => {
         await prepare?.(tx);
-        const task = await tx.task.findUnique({ where: { id: taskId }, select: { version: true } });
+        const task = await tx.task.findFirst({ where: { id: taskId }, select: { version: true } });
         if (!task) throw new AppError("not_found", `Task ${taskId} does not exist.`);
         const transition = await transitionTaskInTransaction(
           tx,

@@ -42,7 +42,7 @@ async function judgeWriteConflict(db: Db, row: WriteConflictRow): Promise<RaiseA
     refused_at: row.at,
   };
   if (row.kind === "fencing") {
-    const lease = await db.lease.findUnique({ where: { taskId: row.taskId } });
+    const lease = await db.lease.findFirst({ where: { taskId: row.taskId } });
     return {
       taskId: row.taskId,
       kind: "stale_write",
@@ -63,7 +63,7 @@ async function judgeWriteConflict(db: Db, row: WriteConflictRow): Promise<RaiseA
       where: { taskId: row.taskId, toVersion: row.expectedVersion },
       select: { toStatus: true },
     }),
-    db.task.findUnique({ where: { id: row.taskId }, select: { workflowDigest: true } }),
+    db.task.findFirst({ where: { id: row.taskId }, select: { workflowDigest: true } }),
   ]);
   const def = task ? getWorkflowByDigest(task.workflowDigest) : undefined;
   const ended = !!def?.states[row.currentStatus]?.terminal;

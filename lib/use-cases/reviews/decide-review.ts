@@ -690,7 +690,7 @@ async function reviewViewIn(tx: Tx, reviewId: string): Promise<ReviewView> {
 
 /** What only happens while the task is in people's hands (waitsForPeople): `what` says what, in the refusal. */
 async function refuseUnlessTaskWaitsForPeople(tx: Tx, taskId: string, what: string): Promise<void> {
-  const task = await tx.task.findUnique({ where: { id: taskId }, select: { status: true, workflowDigest: true } });
+  const task = await tx.task.findFirst({ where: { id: taskId }, select: { status: true, workflowDigest: true } });
   if (!waitsForPeople(task ? getWorkflowByDigest(task.workflowDigest) : undefined, task?.status))
     throw violation(
       "task_waiting_for_human",

@@ -18,7 +18,7 @@ export async function getTaskOrThrow(db: Db, taskId: string): Promise<TaskView> 
 }
 
 export async function getTaskVersion(db: Db, taskId: string): Promise<number | null> {
-  const row = await db.task.findUnique({ where: { id: taskId }, select: { version: true } });
+  const row = await db.task.findFirst({ where: { id: taskId }, select: { version: true } });
   return row?.version ?? null;
 }
 

@@ -88,7 +88,7 @@ export async function transitionTask(
     // A retry of an applied transition lands here (its expected version is
     // now stale, or it raced its twin): answer with the first result.
     if (input.transition_id) {
-      const prior = await db.transition.findUnique({ where: { id: input.transition_id } });
+      const prior = await db.transition.findFirst({ where: { id: input.transition_id } });
       if (prior) return replayOrThrow(db, prior, taskId, requestDigest);
     }
     // Under contention most conflicts are seen on the read above; only a CAS

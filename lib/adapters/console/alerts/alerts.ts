@@ -230,7 +230,7 @@ export async function loadAlertDetail(db: Db, id: string): Promise<AlertDetailDa
         })
       : null,
     alert.taskId
-      ? db.task.findUnique({ where: { id: alert.taskId }, select: { id: true, status: true, version: true } })
+      ? db.task.findFirst({ where: { id: alert.taskId }, select: { id: true, status: true, version: true } })
       : null,
   ]);
   return { alert, row: toAlertRow(alert), history, execution, task, token: alertToken(alert) };

@@ -131,7 +131,7 @@ export async function loadCheckpointInspector(db: Db, checkpointId: string): Pro
  */
 export async function checkpointsToken(db: Db, taskId: string): Promise<string | null> {
   const [task, checkpoints, newest, restores] = await Promise.all([
-    db.task.findUnique({ where: { id: taskId }, select: { version: true } }),
+    db.task.findFirst({ where: { id: taskId }, select: { version: true } }),
     db.checkpoint.count({ where: { taskId } }),
     db.checkpoint.findFirst({
       where: { taskId },
