@@ -484,3 +484,24 @@ export async function deleteExecutionsOfTask(
   const executions = (await tx.execution.deleteMany({ where: { taskId } })).count;
   return { execution_events, executions };
 }
+
+/**
+ * The tenants whose executions these ids or idempotency keys are: how a
+ * provider's webhook, which names the effect and no caller, finds whose it
+ * is. Runs on the owner's connection (it must see every tenant), reading
+ * nothing but the tenant column; the event is then applied on that tenant's
+ * own connection.
+ */
+export async function tenantsOfExecutions(
+  platformDb: Db,
+  refs: { executionIds: readonly string[]; idempotencyKeys: readonly string[] },
+): Promise<string[]> {
+  if (refs.executionIds.length === 0 && refs.idempotencyKeys.length === 0) return [];
+  const rows = await platformDb.execution.findMany({
+    where: { OR: [{ id: { in: [...refs.executionIds] } }, { idempotencyKey: { in: [...refs.idempotencyKeys] } }] },
+    select: { tenantId: true },
+    distinct: ["tenantId"],
+    orderBy: { tenantId: "asc" },
+  });
+  return rows.map((r) => r.tenantId);
+}

@@ -1,6 +1,7 @@
 import { z } from "zod";
-import { getDb } from "@/lib/db/client";
+import { dbFor, getPlatformDb } from "@/lib/db/client";
 import { receiveSandboxWebhook } from "@/lib/use-cases/reconciliation/reconciler";
+import { receiveProviderEvent, referencesOfSandboxEvent } from "@/lib/use-cases/reconciliation/provider-event-tenants";
 import { getEnv, getSandboxWebhookSecret } from "@/lib/config/env";
 import { AppError } from "@/lib/core/errors";
 import { assertJsonContentType, readBodyBytes } from "@/lib/adapters/http/body";
@@ -64,9 +65,13 @@ export const POST = withProblems(async (request) => {
     ]);
   }
   parseInput(WebhookEnvelopeSchema, payload);
-  // A provider webhook carries no caller: it settles the first tenant's executions (one provider account
-  // per deployment today; per-tenant endpoints and secrets are issue 15's next step, docs/tenants.md).
-  const received = await receiveSandboxWebhook(getDb(), payload);
+  // No caller: the tenant is the one whose execution the signed event names (provider-event-tenants.ts).
+  const received = await receiveProviderEvent(
+    getPlatformDb(),
+    (tenantId) => dbFor({ tenantId }),
+    referencesOfSandboxEvent(payload),
+    (db) => receiveSandboxWebhook(db, payload),
+  );
   const eventId = (payload as { id?: unknown }).id;
   const headers: Record<string, string> = received.duplicate ? { "Idempotent-Replayed": "true" } : {};
   return json({ event_id: eventId, duplicate: received.duplicate, result: received.result }, { headers });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { getDb } from "@/lib/db/client";
+import { dbFor, getPlatformDb } from "@/lib/db/client";
 import { getEnv } from "@/lib/config/env";
 import { AppError } from "@/lib/core/errors";
 import { assertJsonContentType, readBodyBytes } from "@/lib/adapters/http/body";
@@ -9,6 +9,7 @@ import { boundedJson, scanJsonTextDepth } from "@/lib/core/json-bounds";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 import { STRIPE_SIGNATURE_HEADER, verifyStripeSignature } from "@/lib/connectors/stripe/webhooks";
 import { receiveStripeWebhook } from "@/lib/use-cases/reconciliation/stripe-webhook";
+import { receiveProviderEvent, referencesOfStripeEvent } from "@/lib/use-cases/reconciliation/provider-event-tenants";
 
 export const dynamic = "force-dynamic";
 
@@ -50,9 +51,13 @@ export const POST = withProblems(async (request) => {
       { field: checked.refused === "signature" ? STRIPE_SIGNATURE_HEADER : "", message: checked.why },
     ]);
   parseInput(WebhookEnvelopeSchema, checked.event);
-  // A provider webhook carries no caller: it settles the first tenant's executions (one provider account
-  // per deployment today; per-tenant endpoints and secrets are issue 15's next step, docs/tenants.md).
-  const received = await receiveStripeWebhook(getDb(), checked.event);
+  // No caller: the tenant is the one whose execution the signed event names (provider-event-tenants.ts).
+  const received = await receiveProviderEvent(
+    getPlatformDb(),
+    (tenantId) => dbFor({ tenantId }),
+    referencesOfStripeEvent(checked.event),
+    (db) => receiveStripeWebhook(db, checked.event),
+  );
   const headers: Record<string, string> = received.duplicate ? { "Idempotent-Replayed": "true" } : {};
   return json({ event_id: checked.event.id, duplicate: received.duplicate, result: received.result }, { headers });
 });
