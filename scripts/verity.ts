@@ -50,11 +50,25 @@ const groups: Record<string, { help: string; run: (argv: string[]) => Promise<nu
   },
 };
 
-const [group, ...rest] = process.argv.slice(2);
+// `--tenant <id>` (or `--tenant=<id>`), anywhere: the tenant every group's command works in.
+const argv = process.argv.slice(2);
+const tenantAt = argv.findIndex((a) => a === "--tenant" || a.startsWith("--tenant="));
+if (tenantAt >= 0) {
+  const [flag] = argv.splice(tenantAt, argv[tenantAt] === "--tenant" ? 2 : 1);
+  const tenantId = flag === "--tenant" ? process.argv.slice(2)[tenantAt + 1] : flag!.slice("--tenant=".length);
+  const { selectCommandTenant } = await import("@/programs/cli/cli-database");
+  try {
+    selectCommandTenant(tenantId ?? "");
+  } catch (error) {
+    console.error(`verity: --tenant: ${(error as Error).message}`);
+    process.exit(2);
+  }
+}
+const [group, ...rest] = argv;
 const entry = group ? groups[group] : undefined;
 if (!entry) {
   console.error(
-    `${group ? `verity: unknown command group "${group}"\n\n` : ""}usage: npm run -s verity -- <group> <command> …\n${Object.entries(
+    `${group ? `verity: unknown command group "${group}"\n\n` : ""}usage: npm run -s verity -- [--tenant <id>] <group> <command> …\n${Object.entries(
       groups,
     )
       .map(([name, g]) => `  ${name.padEnd(8)} ${g.help}`)

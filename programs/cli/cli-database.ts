@@ -1,10 +1,28 @@
 import { openDatabase, type DatabaseHandle } from "@/lib/db/client";
+import { assertTenantId, DEFAULT_TENANT_ID } from "@/lib/db/tenant-sessions";
+import { findTenant } from "@/lib/stores/tenants";
 import { ensureEmbeddedDataDir } from "@/lib/db/embedded-init";
 import { migrateDatabase } from "@/lib/db/migrate";
 import { registerBuiltInWorkflows } from "@/lib/stores/workflow-registry";
 import { getEnv } from "@/lib/config/env";
 import type { AuditActor } from "@/lib/model/audit/audit-chain";
-import { isAppError } from "@/lib/core/errors";
+import { AppError, isAppError } from "@/lib/core/errors";
+
+/**
+ * The tenant a command works in: `--tenant <id>` before or after the group
+ * (scripts/verity.ts takes it off the arguments), else the first tenant. A
+ * command's `db` is that tenant's connection, under row-level security like
+ * the server's; the register's own commands (`tenants`) use the owner's.
+ */
+let commandTenant = DEFAULT_TENANT_ID;
+
+export function selectCommandTenant(tenantId: string): void {
+  commandTenant = assertTenantId(tenantId);
+}
+
+export function commandTenantId(): string {
+  return commandTenant;
+}
 
 /**
  * What the people and demo commands share: the configured database, brought
@@ -20,7 +38,10 @@ export async function withCliDatabase(work: (handle: DatabaseHandle) => Promise<
   try {
     await migrateDatabase(handle.adapterFactory, { log: () => {} });
     await registerBuiltInWorkflows(handle.db);
-    return await work(handle);
+    if (commandTenant === DEFAULT_TENANT_ID) return await work(handle);
+    if (!(await findTenant(handle.platformDb, commandTenant)))
+      throw new AppError("not_found", `There is no tenant ${commandTenant} (verity tenants list).`);
+    return await work({ ...handle, db: handle.forTenant(commandTenant) });
   } catch (error) {
     if (!isAppError(error)) throw error;
     console.error(`verity: ${error.message}`);

@@ -9,8 +9,7 @@
 import { parseArgs } from "node:util";
 import { getKeyProvider } from "@/lib/config/keyring";
 import { listDataKeys, rotateDataKey, rotateKeyEncryptionKey } from "@/lib/stores/data-keys";
-import { DEFAULT_TENANT_ID } from "@/lib/db/tenant-sessions";
-import { cliActor, usageFailure, UsageError, withCliDatabase } from "@/programs/cli/cli-database";
+import { cliActor, commandTenantId, usageFailure, UsageError, withCliDatabase } from "@/programs/cli/cli-database";
 
 const usage = `usage: npm run -s verity -- keys <command>
   status [--json]
@@ -25,7 +24,7 @@ export async function runKeysCommand(argv: string[]): Promise<number> {
     return usageFailure(error, usage);
   }
   const { values, positionals } = parsed;
-  const tenantId = DEFAULT_TENANT_ID;
+  const tenantId = commandTenantId();
   switch (positionals[0]) {
     case "status":
       return withCliDatabase(async ({ db }) => {
