@@ -13,6 +13,12 @@
  * with the next state built in memory. Both use a pool of `concurrency`
  * connections. Engine and baseline alternate in two rounds so that drift on
  * a shared machine does not favour either.
+ *
+ * The engine and the baseline both run as the application does, as the
+ * first tenant under row-level security (docs/tenants.md). A third side
+ * runs the baseline's statements as the database's owner, whom the policies
+ * do not hold (naming tenant_id itself): baseline under RLS over baseline as
+ * owner is what row-level security costs a transition.
  */
 import os from "node:os";
 import pg from "pg";
@@ -23,6 +29,7 @@ import type { Actor } from "@/lib/model/actor";
 import type { TaskState } from "@/lib/model/tasks/task-state";
 import { newId } from "@/lib/core/ids";
 import { digestOf } from "@/lib/core/canonical-json";
+import { DEFAULT_TENANT_ID, tenantConnectionOptions } from "@/lib/db/tenant-sessions";
 import { createPostgresTestDatabase } from "@/tests/helpers/postgres";
 
 // As `npm start` runs it. Prisma reads this when a client is built: outside
@@ -126,7 +133,7 @@ function engineRunner(handle: DatabaseHandle, taskIds: string[]) {
 }
 
 /** The baseline: the same rows written with hand-written SQL and no checks beyond the CAS. */
-async function baselineRunner(pool: pg.Pool, taskIds: string[]) {
+async function baselineRunner(pool: pg.Pool, taskIds: string[], asOwner = false) {
   const states = new Map<string, TaskState>();
   for (const id of taskIds) {
     const { rows } = await pool.query<{ state: TaskState }>("SELECT state FROM tasks WHERE id = $1", [id]);
@@ -150,15 +157,16 @@ async function baselineRunner(pool: pg.Pool, taskIds: string[]) {
       // Named (prepared) statements, as the engine's hot path uses: the
       // baseline gets every advantage a hand-written client could take.
       const updated = await client.query({
-        name: "baseline_update",
+        name: asOwner ? "baseline_update_owner" : "baseline_update",
         text: "UPDATE tasks SET state = $3, status = $4, version = version + 1, updated_at = $5, updated_by = $6 WHERE id = $1 AND version = $2",
         values: [taskId, current.version, JSON.stringify(next), next.status, now, agent.identity],
       });
       if (updated.rowCount !== 1) throw new Error(`baseline lost its CAS on ${taskId}`);
       await client.query({
-        name: "baseline_insert",
-        text: `INSERT INTO transitions (id, task_id, from_version, to_version, from_status, to_status, actor, actor_kind, reason, patch, state_after, request_digest, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, $9, $10, $11, $12)`,
+        name: asOwner ? "baseline_insert_owner" : "baseline_insert",
+        // The owner's connection has no tenant: it names the row's, which a tenant's connection defaults.
+        text: `INSERT INTO transitions (id, task_id, from_version, to_version, from_status, to_status, actor, actor_kind, reason, patch, state_after, request_digest, created_at, tenant_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, $9, $10, $11, $12, ${asOwner ? `'${DEFAULT_TENANT_ID}'` : "DEFAULT"})`,
         values: [
           newId("tr"),
           taskId,
@@ -189,6 +197,8 @@ interface Row {
   concurrency: number;
   engine: Sample;
   baseline: Sample;
+  /** The baseline's statements as the owner, not held by row-level security. */
+  owner: Sample;
 }
 
 function summary(s: Sample) {
@@ -224,37 +234,50 @@ async function main() {
     );
     for (const concurrency of levels) {
       const engine = openDatabase({ kind: "postgres", url: target.url }, { poolSize: concurrency });
-      const pool = new pg.Pool({ connectionString: target.url, max: concurrency });
+      const pool = new pg.Pool({
+        connectionString: target.url,
+        max: concurrency,
+        options: tenantConnectionOptions(DEFAULT_TENANT_ID),
+      });
+      const ownerPool = new pg.Pool({ connectionString: target.url, max: concurrency });
       try {
         const engineTasks = await newRunningTasks(engine, concurrency);
         const baselineTasks = await newRunningTasks(engine, concurrency);
+        const ownerTasks = await newRunningTasks(engine, concurrency);
         const runEngine = engineRunner(engine, engineTasks);
         const runBaseline = await baselineRunner(pool, baselineTasks);
+        const runOwner = await baselineRunner(ownerPool, ownerTasks, true);
         await drive(concurrency, warmup, runEngine);
         await drive(concurrency, warmup, runBaseline);
+        await drive(concurrency, warmup, runOwner);
         // Short alternating rounds (E B, B E, E B, …): on a shared machine
         // load comes and goes, and each side must see the same mix of it.
         const slice = Math.ceil(perLevel / rounds);
         let e = emptySample;
         let b = emptySample;
+        let o = emptySample;
         for (let round = 0; round < rounds; round++) {
           if (round % 2 === 0) {
             e = merge(e, await drive(concurrency, slice, runEngine));
             b = merge(b, await drive(concurrency, slice, runBaseline));
+            o = merge(o, await drive(concurrency, slice, runOwner));
           } else {
+            o = merge(o, await drive(concurrency, slice, runOwner));
             b = merge(b, await drive(concurrency, slice, runBaseline));
             e = merge(e, await drive(concurrency, slice, runEngine));
           }
         }
-        rows.push({ concurrency, engine: e, baseline: b });
+        rows.push({ concurrency, engine: e, baseline: b, owner: o });
         const es = summary(e);
         const bs = summary(b);
+        const os_ = summary(o);
         console.log(
-          `concurrency ${concurrency}: engine ${es.perSecond.toFixed(0)}/s (${es.cpuPerOp.toFixed(0)} µs CPU each), baseline ${bs.perSecond.toFixed(0)}/s (${bs.cpuPerOp.toFixed(0)} µs CPU each)`,
+          `concurrency ${concurrency}: engine ${es.perSecond.toFixed(0)}/s (${es.cpuPerOp.toFixed(0)} µs CPU each), baseline ${bs.perSecond.toFixed(0)}/s (${bs.cpuPerOp.toFixed(0)} µs CPU each), baseline as owner ${os_.perSecond.toFixed(0)}/s`,
         );
       } finally {
         await engine.close();
         await pool.end();
+        await ownerPool.end();
       }
     }
   } finally {
@@ -262,17 +285,18 @@ async function main() {
   }
 
   console.log(
-    "\n| concurrency | engine tx/s | engine p50 ms | engine p99 ms | baseline tx/s | baseline p50 ms | baseline p99 ms | engine/baseline | client CPU µs/tx engine / baseline |",
+    "\n| concurrency | engine tx/s | engine p50 ms | engine p99 ms | baseline tx/s | baseline p50 ms | baseline p99 ms | engine/baseline | client CPU µs/tx engine / baseline | baseline as owner tx/s | RLS: baseline / as owner |",
   );
-  console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   let belowGoal = false;
   for (const row of rows) {
     const e = summary(row.engine);
     const b = summary(row.baseline);
+    const o = summary(row.owner);
     const ratio = e.perSecond / b.perSecond;
     belowGoal ||= ratio < 0.5;
     console.log(
-      `| ${row.concurrency} | ${e.perSecond.toFixed(0)} | ${e.p50.toFixed(2)} | ${e.p99.toFixed(2)} | ${b.perSecond.toFixed(0)} | ${b.p50.toFixed(2)} | ${b.p99.toFixed(2)} | ${(ratio * 100).toFixed(0)}% | ${e.cpuPerOp.toFixed(0)} / ${b.cpuPerOp.toFixed(0)} |`,
+      `| ${row.concurrency} | ${e.perSecond.toFixed(0)} | ${e.p50.toFixed(2)} | ${e.p99.toFixed(2)} | ${b.perSecond.toFixed(0)} | ${b.p50.toFixed(2)} | ${b.p99.toFixed(2)} | ${(ratio * 100).toFixed(0)}% | ${e.cpuPerOp.toFixed(0)} / ${b.cpuPerOp.toFixed(0)} | ${o.perSecond.toFixed(0)} | ${((b.perSecond / o.perSecond) * 100).toFixed(0)}% |`,
     );
   }
   console.log(
