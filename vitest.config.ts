@@ -1,6 +1,17 @@
 import path from "node:path";
 import { defineConfig } from "vitest/config";
 
+/** PostgreSQL files that must run alone (the "postgres-contention" project below). */
+const contentionFiles = [
+  "tests/postgres/chaos.test.ts",
+  "tests/postgres/concurrency.test.ts",
+  "tests/postgres/failover.test.ts",
+  "tests/postgres/failover-identity.test.ts",
+  "tests/postgres/partial-write.test.ts",
+  "tests/postgres/startup-kill.test.ts",
+  "tests/postgres/worker-lookup.test.ts",
+];
+
 export default defineConfig({
   resolve: {
     // The examples import the SDK by its package name (packages/verity-sdk), as a user's project does.
@@ -55,12 +66,27 @@ export default defineConfig({
         },
       },
       {
-        // After everything else, one file at a time: the race tests start
-        // eight processes and measure contention, not the other test files.
+        // The PostgreSQL files that run in their own process and judge
+        // outcomes, not timing: beside the unit and PGlite files, on the
+        // same two workers. Serially after those, they kept one core busy
+        // while the other waited (docs/architecture.md, "Where the suite's time goes").
         extends: true,
         test: {
           name: "postgres",
           include: ["tests/postgres/**/*.test.ts"],
+          exclude: contentionFiles,
+        },
+      },
+      {
+        // After everything else, one file at a time: these start worker
+        // processes by the dozen, kill them at chosen moments, or wait for a
+        // lock to show up within a deadline; they measure contention, not
+        // the other test files. A new file that starts processes or races
+        // a clock belongs here.
+        extends: true,
+        test: {
+          name: "postgres-contention",
+          include: contentionFiles,
           fileParallelism: false,
           sequence: { groupOrder: 1 },
         },

@@ -178,6 +178,7 @@ const vitestStatus = await timed("vitest", () =>
     "run",
     "--project=unit+pglite",
     "--project=postgres",
+    "--project=postgres-contention",
     "--reporter=default",
     "--reporter=json",
     "--outputFile.json=test-results/vitest.json",
@@ -185,7 +186,7 @@ const vitestStatus = await timed("vitest", () =>
 );
 tallies.push(vitestTally("vitest", vitestStatus, "test-results/vitest.json"));
 printSlowest(
-  "slowest vitest files (their own wall time; the postgres project runs one file at a time)",
+  "slowest vitest files (their own wall time; postgres-contention runs one file at a time, after the others)",
   vitestFileSeconds("test-results/vitest.json"),
 );
 

@@ -1,10 +1,10 @@
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { migrateDatabase } from "@/lib/db/migrate";
+import { migrationsDigest } from "./migrations-digest";
 
 /**
  * A migrated PGlite data folder as a tarball, built once and loaded by every
@@ -13,38 +13,18 @@ import { migrateDatabase } from "@/lib/db/migrate";
  * the result takes about one second.
  *
  * The file name carries a digest of everything that decides its contents
- * (migrations, schema, the migration code, the PGlite version), so a cached
- * tarball can never stand in for a schema it was not built from.
+ * (./migrations-digest.ts, and the PGlite version), so a cached tarball can
+ * never stand in for a schema it was not built from.
  */
 const root = process.cwd();
 const cacheDir = path.join(root, "node_modules", ".cache", "verity-tests");
 
 function templateKey(): string {
-  const hash = createHash("sha256");
   const require = createRequire(import.meta.url);
   const pglitePkg = JSON.parse(
     readFileSync(path.join(path.dirname(require.resolve("@electric-sql/pglite")), "..", "package.json"), "utf8"),
   ) as { version: string };
-  hash.update(`pglite ${pglitePkg.version}\n`);
-  const files = [
-    "prisma/schema.prisma",
-    "prisma/migrations/migration_lock.toml",
-    // The applier and everything it uses (lib/db/migrate.ts and its siblings).
-    ...readdirSync(path.join(root, "lib", "db"))
-      .filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"))
-      .map((f) => `lib/db/${f}`)
-      .sort(),
-    ...readdirSync(path.join(root, "prisma", "migrations"), { withFileTypes: true })
-      .filter((d) => d.isDirectory())
-      .map((d) => `prisma/migrations/${d.name}/migration.sql`)
-      .sort(),
-  ];
-  for (const file of files) {
-    const full = path.join(root, file);
-    hash.update(`${file}\n`);
-    if (existsSync(full)) hash.update(readFileSync(full));
-  }
-  return hash.digest("hex").slice(0, 16);
+  return migrationsDigest(`pglite ${pglitePkg.version}\n`);
 }
 
 /** Path of a tarball of a freshly initialised, fully migrated PGlite data folder. */
