@@ -16,15 +16,21 @@ import { activeDataKey, dataKeyById } from "@/lib/stores/data-keys";
  * sealed value moved to another row does not open there.
  */
 
+/**
+ * The tenant whose key seals a value written on this connection: its
+ * row-level-security setting, the same one the row's tenant_id defaults to
+ * (so a tenant's value is sealed under its own key, and deleting the tenant
+ * shreds it); the first tenant's on the owner's connection, which has none.
+ */
+async function connectionTenant(db: Db | Tx): Promise<string> {
+  const [row] = await db.$queryRaw<Array<{ tenant_id: string | null }>>`SELECT verity_current_tenant() AS tenant_id`;
+  return row?.tenant_id ?? DEFAULT_TENANT_ID;
+}
+
 /** The value as it is to be stored: sealed when encryption at rest is on, else as given. */
-export async function sealText(
-  db: Db | Tx,
-  context: string,
-  plaintext: string,
-  tenantId: string = DEFAULT_TENANT_ID,
-): Promise<string> {
+export async function sealText(db: Db | Tx, context: string, plaintext: string, tenantId?: string): Promise<string> {
   if (!encryptionAtRestOn()) return plaintext;
-  const key = await activeDataKey(db, tenantId);
+  const key = await activeDataKey(db, tenantId ?? (await connectionTenant(db)));
   return seal(key.key, key.id, context, plaintext);
 }
 
@@ -60,12 +66,7 @@ export async function openText(db: Db | Tx, stored: string, expectedContext?: st
  * envelope's prefix); else as given. Null and undefined stay what they are:
  * "no value" is not confidential, and readers test for it.
  */
-export async function sealJson<T>(
-  db: Db | Tx,
-  context: string,
-  value: T,
-  tenantId: string = DEFAULT_TENANT_ID,
-): Promise<T | string> {
+export async function sealJson<T>(db: Db | Tx, context: string, value: T, tenantId?: string): Promise<T | string> {
   if (value === null || value === undefined || !encryptionAtRestOn()) return value;
   return sealText(db, context, JSON.stringify(value), tenantId);
 }
