@@ -13,6 +13,7 @@ import {
   PlaceHoldForm,
   ReleaseHoldForm,
 } from "@/components/retention/retention-forms";
+import { dataClasses } from "@/lib/model/retention/data-classes-held";
 import "@/components/retention/retention.css";
 
 /** /audit/retention: the policy, what retention removed, the holds that stop it, and the admin's controls. */
@@ -61,7 +62,43 @@ export function RetentionView({ policy, overview }: { policy: RetentionPolicy; o
 
       <section className="card" aria-labelledby="task-policy-title">
         <h2 id="task-policy-title">Finished tasks&apos; data</h2>
-        {policy.taskOlderThanDays === null ? (
+        {policy.tenantPolicy.isSet ? (
+          <div data-testid="task-retention-policy">
+            <p>
+              <strong>This tenant&apos;s policy:</strong> a finished task&apos;s data is deleted from every store once
+              its last activity is older than the term of the most sensitive class it holds (undeclared data counts as
+              confidential), except under a legal hold or while anything of it is pending; a class without a term keeps
+              its tasks forever. Checked at most every {formatDuration(policy.everyMs)}.
+              {policy.loopOff
+                ? " The background loop is off (VERITY_RECONCILE_INTERVAL_MS=0), so no scheduled run happens."
+                : ""}
+            </p>
+            <table className="table">
+              <caption className="visually-hidden">Retention term per data class</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Data class</th>
+                  <th scope="col">Kept after the last activity</th>
+                </tr>
+              </thead>
+              <tbody>
+                {dataClasses.map((c) => (
+                  <tr key={c}>
+                    <th scope="row">{c}</th>
+                    <td>
+                      {policy.tenantPolicy.terms[c] === null ? "forever" : `${policy.tenantPolicy.terms[c]} days`}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <p>
+              Set with <code>npm run -s verity -- retention policy set --class CLASS --days N|never</code>
+              {policy.tenantPolicy.updatedBy ? `; last changed by ${shortIdentity(policy.tenantPolicy.updatedBy)}` : ""}
+              .
+            </p>
+          </div>
+        ) : policy.taskOlderThanDays === null ? (
           <p data-testid="task-retention-policy">
             <strong>Keep every finished task&apos;s data forever.</strong> <code>VERITY_TASK_RETENTION_DAYS</code> is
             not set, so the server deletes none on its own. An administrator may still delete old finished tasks by hand

@@ -10,7 +10,7 @@ import { createWebhookDeliverer, dispatchOutbox, type Deliver } from "@/lib/stor
 import { reconcileDue, verifySettled } from "@/lib/use-cases/reconciliation/reconciler";
 import { runMonitorPass } from "@/lib/use-cases/monitor/run-monitor-pass";
 import { scheduledRetention, type RetentionSchedule } from "@/lib/use-cases/audit/audit-retention";
-import { scheduledTaskRetention, type TaskRetentionSchedule } from "@/lib/use-cases/retention/apply-task-retention";
+import { scheduledTaskRetention, type TaskRetentionSchedule } from "@/lib/use-cases/retention/apply-retention-policy";
 import { pruneConsoleSessions } from "@/lib/stores/console-sessions";
 import { pruneSignInThrottles } from "@/lib/stores/sign-in-throttles";
 import { addressThrottle, usernameThrottle } from "@/lib/model/auth/sign-in-throttle";
@@ -48,7 +48,7 @@ export interface BackgroundLoopOptions {
   monitorIntervalMs?: number;
   /** Audit retention (VERITY_AUDIT_RETENTION_DAYS); without one, audit entries are kept forever. */
   retention?: RetentionSchedule;
-  /** Task-data retention (VERITY_TASK_RETENTION_DAYS); without one, finished tasks' data is kept forever. */
+  /** Task-data retention: the tenant's policy, else VERITY_TASK_RETENTION_DAYS; without either, finished tasks' data is kept forever. */
   taskRetention?: TaskRetentionSchedule;
   /** Pruning of spent rows (console sessions, sign-in throttles) at most this often; default 10 minutes, the first tick included. */
   housekeepingIntervalMs?: number;
@@ -205,7 +205,7 @@ export function startBackgroundLoop(
       for (const run of runs ?? []) {
         const rows = Object.values(run.rows).reduce((n, c) => n + c, 0);
         log.info(
-          `task retention (${options.taskRetention?.olderThanDays} days) deleted ${run.tasks.length} finished task(s) from every store: ${rows} row(s), ${run.streamsCut} audit stream(s) cut to an anchor${run.heldTasks.length ? `; ${run.heldTasks.length} held` : ""} (entry ${run.entry?.id})`,
+          `task retention (${run.policy ? "the tenant's policy" : `${run.olderThanDays} days`}) deleted ${run.tasks.length} finished task(s) from every store: ${rows} row(s), ${run.streamsCut} audit stream(s) cut to an anchor${run.heldTasks.length ? `; ${run.heldTasks.length} held` : ""} (entry ${run.entry?.id})`,
         );
       }
     }
@@ -269,9 +269,11 @@ export function startServerBackgroundLoop(): BackgroundLoop | null {
   const retention = env.VERITY_AUDIT_RETENTION_DAYS
     ? { olderThanDays: env.VERITY_AUDIT_RETENTION_DAYS, everyMs: env.VERITY_AUDIT_RETENTION_INTERVAL_MS }
     : undefined;
-  const taskRetention = env.VERITY_TASK_RETENTION_DAYS
-    ? { olderThanDays: env.VERITY_TASK_RETENTION_DAYS, everyMs: env.VERITY_AUDIT_RETENTION_INTERVAL_MS }
-    : undefined;
+  // Always scheduled: a tenant's own policy applies even when the deployment sets no default term.
+  const taskRetention = {
+    olderThanDays: env.VERITY_TASK_RETENTION_DAYS,
+    everyMs: env.VERITY_AUDIT_RETENTION_INTERVAL_MS,
+  };
   const log = childLogger("background");
   const loops = new Map<string, BackgroundLoop>();
   const startFor = (tenantId: string) =>

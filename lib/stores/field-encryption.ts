@@ -1,4 +1,5 @@
-import { tenantOfConnection, type Db, type Tx } from "@/lib/db/client";
+import type { Db, Tx } from "@/lib/db/client";
+import { DEFAULT_TENANT_ID } from "@/lib/db/tenant-sessions";
 import { AppError } from "@/lib/core/errors";
 import { isSealed, open, parseSealed, seal } from "@/lib/core/envelope-encryption";
 import { encryptionAtRestOn } from "@/lib/config/keyring";
@@ -16,13 +17,20 @@ import { activeDataKey, dataKeyById } from "@/lib/stores/data-keys";
  */
 
 /**
- * The value as it is to be stored: sealed when encryption at rest is on, else
- * as given, under the active data key of the tenant whose connection `db` is
- * (or of `tenantId`, for the owner's connection).
+ * The tenant whose key seals a value written on this connection: its
+ * row-level-security setting, the same one the row's tenant_id defaults to
+ * (so a tenant's value is sealed under its own key, and deleting the tenant
+ * shreds it); the first tenant's on the owner's connection, which has none.
  */
+async function connectionTenant(db: Db | Tx): Promise<string> {
+  const [row] = await db.$queryRaw<Array<{ tenant_id: string | null }>>`SELECT verity_current_tenant() AS tenant_id`;
+  return row?.tenant_id ?? DEFAULT_TENANT_ID;
+}
+
+/** The value as it is to be stored: sealed when encryption at rest is on, else as given. */
 export async function sealText(db: Db | Tx, context: string, plaintext: string, tenantId?: string): Promise<string> {
   if (!encryptionAtRestOn()) return plaintext;
-  const key = await activeDataKey(db, tenantId ?? (await tenantOfConnection(db)));
+  const key = await activeDataKey(db, tenantId ?? (await connectionTenant(db)));
   return seal(key.key, key.id, context, plaintext);
 }
 

@@ -1,6 +1,6 @@
 import type { Db } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
-import type { Tenant } from "@/lib/generated/prisma/client";
+import type { Prisma, Tenant } from "@/lib/generated/prisma/client";
 import type { AuditActor } from "@/lib/model/audit/audit-chain";
 import { tenantAuditEntry } from "@/lib/model/audit/audit-events";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
@@ -14,7 +14,7 @@ import { assertTenantId } from "@/lib/db/tenant-sessions";
  * entry's tenant_id, and its stream head's, are the tenant's).
  */
 
-export type TenantStatus = "active" | "suspended";
+export type TenantStatus = "active" | "suspended" | "deleted";
 
 export interface TenantView {
   id: string;
@@ -22,6 +22,9 @@ export interface TenantView {
   status: TenantStatus;
   created_at: string;
   suspended_at: string | null;
+  deleted_at: string | null;
+  /** The deletion record (lib/use-cases/tenants/delete-tenant.ts), once deleted. */
+  deletion: Record<string, unknown> | null;
 }
 
 export function tenantView(row: Tenant): TenantView {
@@ -31,6 +34,8 @@ export function tenantView(row: Tenant): TenantView {
     status: row.status as TenantStatus,
     created_at: row.createdAt.toISOString(),
     suspended_at: row.suspendedAt?.toISOString() ?? null,
+    deleted_at: row.deletedAt?.toISOString() ?? null,
+    deletion: (row.deletion as Record<string, unknown> | null) ?? null,
   };
 }
 
@@ -72,7 +77,7 @@ export async function createTenant(
 export async function setTenantStatus(
   platformDb: Db,
   tenantId: string,
-  status: TenantStatus,
+  status: Exclude<TenantStatus, "deleted">,
   reason: string,
   actor: AuditActor,
 ): Promise<TenantView> {
@@ -84,6 +89,11 @@ export async function setTenantStatus(
   return platformDb.$transaction(async (tx) => {
     const row = await tx.tenant.findUnique({ where: { id: tenantId } });
     if (!row) throw new AppError("not_found", `No tenant ${tenantId}.`);
+    if (row.status === "deleted")
+      throw new AppError(
+        "version_conflict",
+        `Tenant ${tenantId} was deleted at ${row.deletedAt?.toISOString()}: its keys are destroyed and it cannot be ${status === "active" ? "reactivated" : "suspended"}.`,
+      );
     if (row.status === status) return tenantView(row);
     const updated = await tx.tenant.update({
       where: { id: tenantId },
@@ -97,6 +107,40 @@ export async function setTenantStatus(
       }),
     );
     return tenantView(updated);
+  });
+}
+
+/**
+ * The last step of deleting a tenant (lib/use-cases/tenants/delete-tenant.ts):
+ * a suspended tenant, whose keys are destroyed, becomes `deleted` for good,
+ * its row keeping the deletion record, and `tenant.deleted` joins its own
+ * chain, in one transaction. Guarded on "still suspended", so two deletions
+ * at once record one.
+ */
+export async function recordTenantDeletion(
+  platformDb: Db,
+  tenantId: string,
+  record: Record<string, unknown>,
+  actor: AuditActor,
+): Promise<TenantView> {
+  return platformDb.$transaction(async (tx) => {
+    const deletedAt = new Date();
+    const changed = await tx.tenant.updateMany({
+      where: { id: tenantId, status: "suspended" },
+      data: { status: "deleted", deletedAt, deletion: record as Prisma.InputJsonObject },
+    });
+    const row = await tx.tenant.findUnique({ where: { id: tenantId } });
+    if (!row) throw new AppError("not_found", `No tenant ${tenantId}.`);
+    if (changed.count === 0)
+      throw new AppError(
+        "version_conflict",
+        row.status === "deleted"
+          ? `Tenant ${tenantId} was already deleted at ${row.deletedAt?.toISOString()}.`
+          : `Tenant ${tenantId} is ${row.status}, not suspended: it is deleted only after being suspended.`,
+      );
+    await inTenant(tx, tenantId);
+    await appendAuditEntry(tx, tenantAuditEntry("tenant.deleted", tenantId, actor, record));
+    return tenantView(row);
   });
 }
 

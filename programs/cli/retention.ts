@@ -7,7 +7,12 @@
  *   retention audit --days N            delete audit entries older than N days, stream prefixes only
  *   retention holds [--all]             the legal holds in force (--all: released ones too)
  *   retention hold [--task ID] [--from ISO] [--to ISO] --reason TEXT
+ *   retention hold --tenant-wide --reason TEXT    freezes every deletion of the tenant's data
  *   retention release <hold-id> --reason TEXT
+ *   retention policy show [--json]
+ *   retention policy set --class CLASS --days N|never
+ *
+ * Every command takes --tenant ID (default: the first tenant, "default").
  */
 import { parseArgs } from "node:util";
 import {
@@ -17,14 +22,31 @@ import {
   releaseLegalHold,
 } from "@/lib/use-cases/audit/audit-retention";
 import { applyTaskRetention, type TaskRetentionResult } from "@/lib/use-cases/retention/apply-task-retention";
-import { cliActor, requireArg, usageFailure, UsageError, withCliDatabase } from "@/programs/cli/cli-database";
+import {
+  cliActor,
+  commandTenantId,
+  requireArg,
+  usageFailure,
+  UsageError,
+  withCliDatabase,
+} from "@/programs/cli/cli-database";
+import type { DatabaseHandle, Db } from "@/lib/db/client";
+import { DEFAULT_TENANT_ID } from "@/lib/db/tenant-sessions";
+import { dataClasses, type DataClass } from "@/lib/model/retention/data-classes-held";
+import { getRetentionPolicy, setRetentionTerm } from "@/lib/stores/retention-policies";
+import { findTenant } from "@/lib/stores/tenants";
+import { AppError } from "@/lib/core/errors";
 
 const usage = `usage: npm run -s verity -- retention <command>
   tasks --days N [--json]     delete finished tasks' data from every store, N days after their last activity
   audit --days N              delete audit entries older than N days (a prefix of each stream)
   holds [--all]               the legal holds in force (--all: released ones too)
   hold [--task ID] [--from ISO] [--to ISO] --reason TEXT
-  release <hold-id> --reason TEXT`;
+  hold --tenant-wide --reason TEXT   no deletion of the tenant's data at all while it is in force
+  release <hold-id> --reason TEXT
+  policy show [--json]        the tenant's retention term per data class
+  policy set --class ${dataClasses.join("|")} --days N|never
+every command: [--tenant ID]   (default: ${DEFAULT_TENANT_ID})`;
 
 /** Runs of at most 25 tasks, each one transaction, until a run finds fewer. */
 const maxRuns = 1000;
@@ -49,17 +71,29 @@ export async function runRetentionCommand(argv: string[]): Promise<number> {
         from: { type: "string" },
         to: { type: "string" },
         reason: { type: "string" },
+        tenant: { type: "string" },
+        "tenant-wide": { type: "boolean", default: false },
+        class: { type: "string" },
       },
     });
   } catch (error) {
     return usageFailure(error, usage);
   }
   const { values, positionals } = parsed;
+  // `--tenant` is taken off the line by scripts/verity.ts (every group's flag); given here directly, it still counts.
+  const tenantId = values.tenant ?? commandTenantId();
+  /** The tenant's own client: every command sees and changes that tenant's rows only (row-level security). */
+  const inTenant = (work: (db: Db) => Promise<number>) =>
+    withCliDatabase(async (handle: DatabaseHandle) => {
+      const db = handle.forTenant(tenantId);
+      if (!(await findTenant(db, tenantId))) throw new AppError("not_found", `No tenant ${tenantId}.`);
+      return work(db);
+    });
   try {
     switch (positionals[0]) {
       case "tasks": {
         const olderThanDays = days(values.days);
-        return withCliDatabase(async ({ db }) => {
+        return inTenant(async (db) => {
           const runs: TaskRetentionResult[] = [];
           for (let i = 0; i < maxRuns; i++) {
             const run = await applyTaskRetention(db, { olderThanDays }, cliActor);
@@ -88,7 +122,7 @@ export async function runRetentionCommand(argv: string[]): Promise<number> {
       }
       case "audit": {
         const olderThanDays = days(values.days);
-        return withCliDatabase(async ({ db }) => {
+        return inTenant(async (db) => {
           const result = await applyAuditRetention(db, { olderThanDays }, cliActor);
           const deleted = result.cuts.reduce((n, c) => n + c.deleted, 0);
           console.log(
@@ -100,7 +134,7 @@ export async function runRetentionCommand(argv: string[]): Promise<number> {
         });
       }
       case "holds":
-        return withCliDatabase(async ({ db }) => {
+        return inTenant(async (db) => {
           const holds = await listLegalHolds(db, { includeReleased: values.all });
           if (holds.length === 0) console.log("no legal hold is in force");
           for (const h of holds) {
@@ -110,13 +144,18 @@ export async function runRetentionCommand(argv: string[]): Promise<number> {
               h.toAt ? `to ${h.toAt.toISOString()}` : null,
             ].filter(Boolean);
             console.log(
-              `${h.id}  ${scope.join(" ") || "everything"}  "${h.reason}"${h.releasedAt ? `  released ${h.releasedAt.toISOString()}` : ""}`,
+              `${h.id}  ${scope.join(" ") || "tenant-wide"}  "${h.reason}"${h.releasedAt ? `  released ${h.releasedAt.toISOString()}` : ""}`,
             );
           }
           return 0;
         });
       case "hold":
-        return withCliDatabase(async ({ db }) => {
+        // A hold over everything is placed only when asked for by name: a forgotten --task must not freeze a whole tenant.
+        if (!values.task && !values.from && !values.to && !values["tenant-wide"])
+          throw new UsageError("a hold names --task, --from/--to, or --tenant-wide");
+        if (values["tenant-wide"] && (values.task || values.from || values.to))
+          throw new UsageError("--tenant-wide holds everything: it takes no --task, --from or --to");
+        return inTenant(async (db) => {
           const hold = await placeLegalHold(
             db,
             { task_id: values.task, from: values.from, to: values.to, reason: values.reason ?? "" },
@@ -127,16 +166,62 @@ export async function runRetentionCommand(argv: string[]): Promise<number> {
         });
       case "release": {
         const holdId = requireArg(positionals[1], "<hold-id>");
-        return withCliDatabase(async ({ db }) => {
+        return inTenant(async (db) => {
           const hold = await releaseLegalHold(db, holdId, values.reason ?? "", cliActor);
           console.log(`legal hold ${hold.id} released`);
           return 0;
         });
       }
+      case "policy":
+        return await policyCommand(positionals[1], values, inTenant, tenantId);
       default:
         throw new UsageError(positionals[0] ? `unknown command "retention ${positionals[0]}"` : "missing a command");
     }
   } catch (error) {
     return usageFailure(error, usage);
+  }
+}
+
+async function policyCommand(
+  command: string | undefined,
+  values: { json?: boolean; class?: string; days?: string },
+  inTenant: (work: (db: Db) => Promise<number>) => Promise<number>,
+  tenantId: string,
+): Promise<number> {
+  const show = (terms: Record<DataClass, number | null>) => {
+    for (const c of dataClasses)
+      console.log(`  ${c.padEnd(13)} ${terms[c] === null ? "kept forever" : `${terms[c]} days`}`);
+  };
+  switch (command) {
+    case "show":
+      return inTenant(async (db) => {
+        const policy = await getRetentionPolicy(db);
+        if (values.json) console.log(JSON.stringify({ tenant: tenantId, set: policy.isSet, terms: policy.terms }));
+        else if (!policy.isSet)
+          console.log(`tenant ${tenantId} has no retention policy: VERITY_TASK_RETENTION_DAYS applies, if set`);
+        else {
+          console.log(`tenant ${tenantId}: finished tasks' data is kept after its last activity for`);
+          show(policy.terms);
+        }
+        return 0;
+      });
+    case "set": {
+      const dataClass = requireArg(values.class, "--class");
+      if (!(dataClasses as readonly string[]).includes(dataClass))
+        throw new UsageError(`--class must be one of ${dataClasses.join(", ")}`);
+      const keepDays = requireArg(values.days, "--days N|never") === "never" ? null : days(values.days);
+      return inTenant(async (db) => {
+        const policy = await setRetentionTerm(
+          db,
+          { data_class: dataClass as DataClass, keep_days: keepDays },
+          cliActor,
+        );
+        console.log(`tenant ${tenantId}: ${dataClass} ${keepDays === null ? "kept forever" : `kept ${keepDays} days`}`);
+        show(policy.terms);
+        return 0;
+      });
+    }
+    default:
+      throw new UsageError(command ? `unknown command "retention policy ${command}"` : "retention policy show|set");
   }
 }

@@ -14,9 +14,9 @@ export async function requireActiveTenant(principal: Principal): Promise<Princip
   if (!tenant || tenant.status !== "active")
     throw new AppError(
       "forbidden",
-      tenant
-        ? `Your organisation's tenant (${tenant.id}) is suspended: nothing can be read or changed until a platform administrator reactivates it.`
-        : "Your organisation's tenant no longer exists.",
+      !tenant || tenant.status === "deleted"
+        ? "Your organisation's tenant no longer exists."
+        : `Your organisation's tenant (${tenant.id}) is suspended: nothing can be read or changed until a platform administrator reactivates it.`,
     );
   return principal;
 }

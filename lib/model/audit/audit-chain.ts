@@ -105,6 +105,10 @@ export const auditActions = [
   "tenant.created",
   "tenant.suspended",
   "tenant.reactivated",
+  // Its keys destroyed and its data unreadable for good (lib/use-cases/tenants/delete-tenant.ts).
+  "tenant.deleted",
+  // A tenant's retention term for one data class set or cleared (lib/stores/retention-policies.ts).
+  "retention.policy_set",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 export const AuditActionSchema = z.enum(auditActions);
@@ -143,6 +147,8 @@ export const auditSubjectTypes = [
   "data_keys",
   // A tenant in the register (subject id = the tenant id).
   "tenant",
+  // A tenant's retention policy (subject id = the data class).
+  "retention_policy",
 ] as const;
 export type AuditSubjectType = (typeof auditSubjectTypes)[number];
 

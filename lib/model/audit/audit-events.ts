@@ -330,7 +330,7 @@ export function dataKeysAuditEntry(
 
 /** A change to the tenant register, recorded in that tenant's own chain. */
 export function tenantAuditEntry(
-  action: "tenant.created" | "tenant.suspended" | "tenant.reactivated",
+  action: "tenant.created" | "tenant.suspended" | "tenant.reactivated" | "tenant.deleted",
   tenantId: string,
   actor: AuditActor,
   details: Record<string, unknown>,

@@ -17,6 +17,7 @@ import { deleteGraphThreadOfTask } from "@/lib/stores/graph-checkpoints";
 import { deleteRestoresOfTask } from "@/lib/use-cases/checkpoints/checkpoint-rows";
 import { deleteAlertsOfTask } from "@/lib/use-cases/alerts/divergence";
 import { cutAuditStream, MIN_RETENTION_DAYS, planWholeStreamCuts } from "@/lib/use-cases/audit/audit-retention";
+import { dataClassRank, dataClasses, UNDECLARED_CLASS, type DataClass } from "@/lib/model/retention/data-classes-held";
 
 /**
  * Task-data retention: a finished task's data leaves every store at once.
@@ -29,9 +30,11 @@ import { cutAuditStream, MIN_RETENTION_DAYS, planWholeStreamCuts } from "@/lib/u
  * itself: an audit.retention_applied entry (scope "task_data") with the
  * task ids and the rows removed per store — never what they held.
  *
- * Per tenant and per data class come with those (docs/retention.md): a
- * tenant is one more condition on which tasks a run considers, a class one
- * more input to the cutoff.
+ * A run sees one tenant's tasks (row-level security: it runs on the
+ * tenant's client). With `classes` (a tenant's retention policy,
+ * apply-retention-policy.ts) each task's cutoff is the term of the most
+ * sensitive data class it holds, and a task holding a class with no term is
+ * kept.
  */
 
 /** Counts per table, by table name: what a run removed. */
@@ -42,11 +45,29 @@ export interface DeletedTask {
   status: string;
   /** When its last activity was (the task, its rows, its audit entries): before the cutoff. */
   lastActivityAt: Date;
+  /** Under a policy: the most sensitive class its data holds, whose term it was kept for. */
+  dataClass?: DataClass;
   rows: RowCounts;
+}
+
+/**
+ * A tenant's policy as a run applies it: the terms per class, and the class
+ * each workflow version (by digest) and each tool (by name, its most
+ * sensitive version) declares; what is not in the maps is undeclared, so
+ * confidential.
+ */
+export interface ClassTerms {
+  terms: Record<DataClass, number | null>;
+  workflowClasses: ReadonlyMap<string, DataClass>;
+  toolClasses: ReadonlyMap<string, DataClass>;
 }
 
 export interface TaskRetentionResult {
   cutoff: Date;
+  /** The run's term (under a policy, its shortest). */
+  olderThanDays: number;
+  /** The policy's terms per class, when the run applied one. */
+  policy: Record<DataClass, number | null> | null;
   tasks: DeletedTask[];
   /** Sums over `tasks`, every table named (0 included), so a report shows every store. */
   rows: RowCounts;
@@ -84,7 +105,7 @@ export const taskDataTables = [
 ] as const;
 export type TaskDataTable = (typeof taskDataTables)[number];
 
-const MAX_TASKS_PER_RUN = 25;
+export const MAX_TASKS_PER_RUN = 25;
 
 export const TaskRetentionInputSchema = z.strictObject({
   /** A task's data goes this many days after its last activity in a terminal state. */
@@ -136,7 +157,54 @@ interface Candidate {
   status: string;
   created_at: Date;
   last_at: Date;
+  /** The cutoff this task was chosen against (its class's, under a policy). */
+  cutoff_at: Date;
+  data_class: DataClass | null;
   held: boolean;
+}
+
+/** A VALUES list of (key, class rank), or an empty relation of that shape. */
+function rankRows(classes: ReadonlyMap<string, DataClass>): Prisma.Sql {
+  if (classes.size === 0) return Prisma.sql`SELECT NULL::text AS key, NULL::int AS rank WHERE false`;
+  return Prisma.sql`SELECT * FROM (VALUES ${Prisma.join(
+    [...classes].map(([key, c]) => Prisma.sql`(${key}::text, ${dataClassRank[c]}::int)`),
+  )}) AS v(key, rank)`;
+}
+
+/**
+ * Under a policy, each finished task's class rank — the most sensitive of
+ * its workflow's declaration, the tools its executions called, and the free
+ * text some stores always hold (instructions, reviews and their decisions,
+ * alerts: undeclared, so confidential) — and the cutoff of that class's
+ * term (null: kept forever). Without one, every task has the run's cutoff.
+ */
+function cutoffOfTask(
+  now: Date,
+  cutoff: Date,
+  classes: ClassTerms | undefined,
+): { ctes: Prisma.Sql; cutoff: Prisma.Sql; rank: Prisma.Sql } {
+  if (!classes)
+    return {
+      ctes: Prisma.empty,
+      cutoff: Prisma.sql`${cutoff.toISOString()}::timestamptz`,
+      rank: Prisma.sql`NULL::int`,
+    };
+  const undeclared = dataClassRank[UNDECLARED_CLASS];
+  const termRows = Prisma.join(
+    dataClasses.map((c) => Prisma.sql`(${dataClassRank[c]}::int, ${classes.terms[c]}::int)`),
+  );
+  return {
+    ctes: Prisma.sql`wf AS (${rankRows(classes.workflowClasses)}), tl AS (${rankRows(classes.toolClasses)}),
+      term(rank, days) AS (VALUES ${termRows}),`,
+    rank: Prisma.sql`greatest(
+               coalesce((SELECT wf.rank FROM wf WHERE wf.key = t.workflow_digest), ${undeclared}::int),
+               (SELECT max(coalesce(tl.rank, ${undeclared}::int)) FROM executions x LEFT JOIN tl ON tl.key = x.tool WHERE x.task_id = t.id),
+               CASE WHEN EXISTS (SELECT 1 FROM task_instructions i WHERE i.task_id = t.id)
+                      OR EXISTS (SELECT 1 FROM reviews r WHERE r.task_id = t.id)
+                      OR EXISTS (SELECT 1 FROM divergence_alerts a WHERE a.task_id = t.id)
+                    THEN ${undeclared}::int END)`,
+    cutoff: Prisma.sql`(${now.toISOString()}::timestamptz - make_interval(days => (SELECT days FROM term WHERE term.rank = f.rank)))`,
+  };
 }
 
 /**
@@ -149,11 +217,18 @@ interface Candidate {
  * undelivered message or open lookup. `held`: an unreleased legal hold
  * covers it (the task itself, or a time range its life overlaps).
  */
-async function findFinishedTasks(tx: Tx, cutoff: Date, limit: number): Promise<Candidate[]> {
+async function findFinishedTasks(
+  tx: Tx,
+  now: Date,
+  cutoff: Date,
+  limit: number,
+  classes: ClassTerms | undefined,
+): Promise<Candidate[]> {
   const at = cutoff.toISOString();
-  return tx.$queryRaw<Candidate[]>`
-    WITH finished AS (
-      SELECT t.id, t.status, t.created_at, greatest(
+  const byClass = cutoffOfTask(now, cutoff, classes);
+  const rows = await tx.$queryRaw<Array<Omit<Candidate, "data_class"> & { rank: number | null }>>`
+    WITH ${byClass.ctes} finished AS (
+      SELECT t.id, t.status, t.created_at, ${byClass.rank} AS rank, greatest(
                t.updated_at,
                (SELECT max(e.at) FROM audit_entries e WHERE e.task_id = t.id),
                (SELECT max(x.updated_at) FROM executions x WHERE x.task_id = t.id),
@@ -175,17 +250,23 @@ async function findFinishedTasks(tx: Tx, cutoff: Date, limit: number): Promise<C
          AND NOT EXISTS (SELECT 1 FROM outbox_messages o WHERE o.task_id = t.id AND o.delivered_at IS NULL)
          AND NOT EXISTS (SELECT 1 FROM effect_lookups k JOIN executions x ON x.id = k.execution_id
                           WHERE x.task_id = t.id AND k.status IN ('QUEUED', 'CLAIMED'))
+    ), dated AS (
+      SELECT f.*, ${byClass.cutoff} AS cutoff_at FROM finished f
     )
-    SELECT f.id, f.status, f.created_at, f.last_at,
+    SELECT f.id, f.status, f.created_at, f.last_at, f.cutoff_at, f.rank,
            EXISTS (SELECT 1 FROM audit_legal_holds h
                     WHERE h.released_at IS NULL
                       AND (h.task_id IS NULL OR h.task_id = f.id)
                       AND (h.from_at IS NULL OR f.last_at >= h.from_at)
                       AND (h.to_at IS NULL OR f.created_at < h.to_at)) AS held
-      FROM finished f
-     WHERE f.last_at < ${at}::timestamptz
+      FROM dated f
+     WHERE f.last_at < ${at}::timestamptz AND f.last_at < f.cutoff_at
      ORDER BY held, f.last_at, f.id
      LIMIT ${limit + maxHeldReported}`;
+  return rows.map(({ rank, ...row }) => ({
+    ...row,
+    data_class: rank === null ? null : (dataClasses.find((c) => dataClassRank[c] === rank) ?? null),
+  }));
 }
 
 /**
@@ -245,15 +326,18 @@ export async function applyTaskRetention(
     cutsPerEntry?: number;
     /** The run's "now" (tests: a task's activity put past the cutoff without waiting days); the database still refuses a cutoff in its future. */
     clock?: () => number;
+    /** A tenant's policy: each task kept for its class's term (`olderThanDays` is then the shortest term). */
+    classes?: ClassTerms;
   } = {},
 ): Promise<TaskRetentionResult> {
   const input = parseOrThrow(TaskRetentionInputSchema, rawInput);
-  const cutoff = new Date((options.clock ?? Date.now)() - input.olderThanDays * 86_400_000);
+  const now = new Date((options.clock ?? Date.now)());
+  const cutoff = new Date(now.getTime() - input.olderThanDays * 86_400_000);
   const cutsPerEntry = options.cutsPerEntry ?? Number.POSITIVE_INFINITY;
   return db.$transaction(
     async (tx) => {
       await tx.$executeRaw`LOCK TABLE audit_legal_holds IN SHARE MODE`;
-      const candidates = await findFinishedTasks(tx, cutoff, input.maxTasks);
+      const candidates = await findFinishedTasks(tx, now, cutoff, input.maxTasks, options.classes);
       const heldTasks = candidates
         .filter((c) => c.held)
         .slice(0, maxHeldReported)
@@ -262,14 +346,19 @@ export async function applyTaskRetention(
       const locked =
         chosen.length === 0
           ? []
-          : await tx.$queryRaw<Array<{ id: string }>>`
-              SELECT id FROM tasks WHERE id IN (${Prisma.join(chosen.map((c) => c.id))})
+          : await tx.$queryRaw<Array<{ id: string; updated_at: Date }>>`
+              SELECT id, updated_at FROM tasks WHERE id IN (${Prisma.join(chosen.map((c) => c.id))})
                  AND updated_at < ${cutoff.toISOString()}::timestamptz
                ORDER BY id FOR UPDATE`;
-      const lockedIds = new Set(locked.map((r) => r.id));
-      const doomed = chosen.filter((c) => lockedIds.has(c.id));
+      // Re-checked against each task's own cutoff (its class's term, under a policy), on the row as locked.
+      const lockedAt = new Map(locked.map((r) => [r.id, r.updated_at]));
+      const doomed = chosen.filter((c) => {
+        const updatedAt = lockedAt.get(c.id);
+        return updatedAt !== undefined && updatedAt < c.cutoff_at;
+      });
       const rows: RowCounts = Object.fromEntries(taskDataTables.map((t) => [t, 0]));
-      if (doomed.length === 0) return { cutoff, tasks: [], rows, heldTasks, entry: null, streamsCut: 0 };
+      const run = { cutoff, olderThanDays: input.olderThanDays, policy: options.classes?.terms ?? null };
+      if (doomed.length === 0) return { ...run, tasks: [], rows, heldTasks, entry: null, streamsCut: 0 };
 
       // Plan every cut before anything is deleted: the stream names come from the rows.
       const streamsByTask = new Map<string, string[]>();
@@ -282,7 +371,13 @@ export async function applyTaskRetention(
           ...(await deleteTaskData(tx, task.id)),
           audit_entries: cuts.filter((c) => mine.has(c.stream)).reduce((n, c) => n + c.entries, 0),
         };
-        tasks.push({ id: task.id, status: task.status, lastActivityAt: task.last_at, rows: deleted });
+        tasks.push({
+          id: task.id,
+          status: task.status,
+          lastActivityAt: task.last_at,
+          ...(task.data_class ? { dataClass: task.data_class } : {}),
+          rows: deleted,
+        });
         for (const [table, n] of Object.entries(deleted)) rows[table] = (rows[table] ?? 0) + n;
       }
 
@@ -291,10 +386,12 @@ export async function applyTaskRetention(
         scope: "task_data",
         older_than_days: input.olderThanDays,
         cutoff: cutoff.toISOString(),
+        ...(options.classes ? { policy: options.classes.terms } : {}),
         tasks: tasks.map((t) => ({
           id: t.id,
           status: t.status,
           last_activity_at: t.lastActivityAt.toISOString(),
+          ...(t.dataClass ? { data_class: t.dataClass } : {}),
           rows: nonZero(t.rows),
         })),
         rows: nonZero(rows),
@@ -318,56 +415,20 @@ export async function applyTaskRetention(
           throw new Error(`task retention: the run's entry ${part + 1} outgrew the audit log's details limit`);
         entries.push(entry);
       }
+      // Each stream is cut against its task's own cutoff (its class's term), never one in the present's future.
+      const [{ now: present } = { now: new Date(0) }] = await tx.$queryRaw<Array<{ now: Date }>>`SELECT now() AS now`;
+      const cutoffOfStream = new Map<string, Date>();
+      for (const task of doomed)
+        for (const stream of streamsByTask.get(task.id) ?? [])
+          cutoffOfStream.set(stream, new Date(Math.min(task.cutoff_at.getTime(), present.getTime())));
       for (const [part, chunk] of chunks.entries()) {
         const entry = entries[part];
-        if (entry) for (const cut of chunk) await cutAuditStream(tx, cut, cutoff, entry.id);
+        if (entry)
+          for (const cut of chunk) await cutAuditStream(tx, cut, cutoffOfStream.get(cut.stream) ?? cutoff, entry.id);
       }
-      return { cutoff, tasks, rows, heldTasks, entry: entries[0] ?? null, streamsCut: cuts.length };
+      return { ...run, tasks, rows, heldTasks, entry: entries[0] ?? null, streamsCut: cuts.length };
     },
     // A run of many tasks is one long transaction; it contends only with holds being placed.
     { timeout: 10 * 60_000 },
   );
-}
-
-/** Who the scheduled run is in the audit log: the server, not a person. */
-export const taskRetentionActor: AuditActor = {
-  identity: "spiffe://verity.local/system/task-retention",
-  kind: "system",
-};
-
-export interface TaskRetentionSchedule {
-  olderThanDays: number;
-  /** At most one run per this many milliseconds (VERITY_TASK_RETENTION_INTERVAL_MS). */
-  everyMs: number;
-}
-
-/** Runs one scheduled step may make (25 tasks each): a backlog is worked off over a few ticks, never in one long one. */
-const maxRunsPerStep = 20;
-
-/**
- * The background loop's task-retention step, paced like audit retention's
- * (lib/use-cases/audit/audit-retention.ts scheduledRetention): when none ran
- * in this process or `everyMs` has passed since the last attempt, runs one
- * after another (each its own transaction) while each finds a full batch,
- * and answers the runs that deleted something; else null without touching
- * the database. Several processes may each run it: each task's row is
- * locked and re-checked, so a task is deleted once.
- */
-export function scheduledTaskRetention(
-  schedule: TaskRetentionSchedule,
-  clock: () => number = Date.now,
-): (db: Db) => Promise<TaskRetentionResult[] | null> {
-  let lastAttempt: number | null = null;
-  return async (db) => {
-    const now = clock();
-    if (lastAttempt !== null && now - lastAttempt < schedule.everyMs) return null;
-    lastAttempt = now;
-    const runs: TaskRetentionResult[] = [];
-    for (let i = 0; i < maxRunsPerStep; i++) {
-      const run = await applyTaskRetention(db, { olderThanDays: schedule.olderThanDays }, taskRetentionActor);
-      if (run.entry) runs.push(run);
-      if (run.tasks.length < MAX_TASKS_PER_RUN) break;
-    }
-    return runs;
-  };
 }

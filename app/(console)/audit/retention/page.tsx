@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { getEnv } from "@/lib/config/env";
 import { loadRetentionOverview } from "@/lib/adapters/console/retention/retention";
+import { getRetentionPolicy } from "@/lib/stores/retention-policies";
 import { ForbiddenNotice } from "@/components/forbidden-notice";
 import { RetentionView } from "@/components/retention/retention-view";
 
@@ -17,11 +18,13 @@ export default async function AuditRetentionPage() {
     );
   }
   const env = getEnv();
+  const db = await consoleDb();
   const policy = {
     olderThanDays: env.VERITY_AUDIT_RETENTION_DAYS ?? null,
     taskOlderThanDays: env.VERITY_TASK_RETENTION_DAYS ?? null,
     everyMs: env.VERITY_AUDIT_RETENTION_INTERVAL_MS,
     loopOff: env.VERITY_RECONCILE_INTERVAL_MS <= 0,
+    tenantPolicy: await getRetentionPolicy(db),
   };
-  return <RetentionView policy={policy} overview={await loadRetentionOverview(await consoleDb())} />;
+  return <RetentionView policy={policy} overview={await loadRetentionOverview(db)} />;
 }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { listLegalHolds, MIN_RETENTION_DAYS } from "@/lib/use-cases/audit/audit-retention";
 import type { AuditAnchor, AuditLegalHold } from "@/lib/generated/prisma/client";
+import type { RetentionPolicy as TenantRetentionPolicy } from "@/lib/stores/retention-policies";
 
 /**
  * What /audit/retention shows: the policy the server runs, the last
@@ -17,6 +18,8 @@ export interface RetentionPolicy {
   everyMs: number;
   /** The background loop is off (VERITY_RECONCILE_INTERVAL_MS=0), so no scheduled run happens whatever the policy. */
   loopOff: boolean;
+  /** The tenant's own terms per data class (lib/stores/retention-policies.ts); when set, they replace taskOlderThanDays. */
+  tenantPolicy: TenantRetentionPolicy;
 }
 
 export interface RetentionRun {
@@ -110,7 +113,7 @@ export function describeHoldScope(hold: Pick<AuditLegalHold, "taskId" | "fromAt"
   if (hold.taskId && range) return `Entries of task ${hold.taskId} ${range}`;
   if (hold.taskId) return `Every entry of task ${hold.taskId}`;
   if (range) return `Every entry ${range}`;
-  return "Every entry (no task, no time bound)";
+  return "The whole tenant, tenant-wide: every entry and every task's data (no task, no time bound)";
 }
 
 function isoMinute(d: Date): string {
