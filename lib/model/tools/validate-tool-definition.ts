@@ -3,6 +3,7 @@ import type { ToolDefinition } from "@/lib/model/tools/tool-definition";
 import { ToolNameSchema } from "@/lib/model/tools/tool-name";
 import { pointerTokens, valueAtPointer } from "@/lib/model/tools/json-pointer";
 import { schemaProblems } from "@/lib/model/tools/request-schema";
+import { dataClassProblems, type DataClass } from "@/lib/model/data-classes";
 
 /**
  * A tool definition as a registered JSON document: the strict shape of
@@ -83,6 +84,29 @@ const ToolDefinitionShape = z.strictObject({
     )
     .optional(),
   reconciliation: ReconciliationSchema,
+  // The maps' keys and classes are checked by dataClassProblems, which names the pointer and the classes.
+  data_classes: z
+    .strictObject({
+      request: z
+        .record(
+          z.string(),
+          z.custom<DataClass>(() => true),
+        )
+        .optional(),
+      result: z
+        .record(
+          z.string(),
+          z.custom<DataClass>(() => true),
+        )
+        .optional(),
+      evidence: z
+        .record(
+          z.string(),
+          z.custom<DataClass>(() => true),
+        )
+        .optional(),
+    })
+    .optional(),
 });
 
 export function validateToolDefinition(doc: unknown, options: ToolValidationOptions = {}): ToolValidation {
@@ -97,12 +121,14 @@ export function validateToolDefinition(doc: unknown, options: ToolValidationOpti
         : [{ path: jsonPath(issue.path), message: messageOf(issue, doc) }],
     );
     // The schema's own problems are worth knowing in the same answer.
+    const reported = new Set(problems.map((p) => p.path));
+    problems.push(...declaredClassProblems(doc).filter((p) => !reported.has(p.path)));
     const schema = (doc as { request_schema?: unknown } | null)?.request_schema;
     if (schema && typeof schema === "object") problems.push(...requestSchemaProblems(schema));
     return { ok: false, problems };
   }
   const def = shape.data as ToolDefinition;
-  const problems: ToolProblem[] = [];
+  const problems: ToolProblem[] = declaredClassProblems(doc);
   problems.push(...requestSchemaProblems(def.request_schema));
   const schemaUsable = problems.length === 0;
   if (schemaUsable && def.request_schema.type !== "object")
@@ -161,6 +187,16 @@ export function validateToolDefinition(doc: unknown, options: ToolValidationOpti
         'Only the built-in tools are reconciled through Verity\'s own connectors; use "http", "worker" or "manual".',
     });
   return problems.length === 0 ? { ok: true, definition: def } : { ok: false, problems };
+}
+
+/** Every pointer of `data_classes` well formed and every class one of the four. */
+function declaredClassProblems(doc: unknown): ToolProblem[] {
+  const declared = (doc as { data_classes?: unknown } | null)?.data_classes;
+  if (declared === null || typeof declared !== "object") return [];
+  return (["request", "result", "evidence"] as const).flatMap((part) => {
+    const map = (declared as Record<string, unknown>)[part];
+    return map === undefined ? [] : dataClassProblems(map, `$.data_classes.${part}`);
+  });
 }
 
 function requestSchemaProblems(schema: object): ToolProblem[] {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { Role } from "@/lib/generated/prisma/enums";
 import { ArtifactsSchema, gateNames, GateNameSchema } from "@/lib/model/tasks/task-state";
 import type { ActorKind, WorkflowDefinitionData } from "@/lib/model/workflows/workflow-definition";
+import { dataClassProblems, type DataClass, type DataClassProblem } from "@/lib/model/data-classes";
 
 /**
  * A workflow definition as a published JSON document: exactly the shape of
@@ -32,6 +33,8 @@ type ProblemCode =
   | "unknown_actor"
   | "unknown_artifact"
   | "unknown_tool"
+  | "unknown_data_class"
+  | "invalid_pointer"
   // Meaning (from the graph)
   | "unknown_state"
   | "unreachable_state"
@@ -129,6 +132,13 @@ export const WorkflowDefinitionDocumentSchema = z.strictObject({
   fromAnyNonTerminal: z.array(TransitionSchema.omit({ from: true })).optional(),
   rejections: z.array(RejectionSchema),
   gates: z.partialRecord(GateNameSchema, GateRuleSchema).optional(),
+  // Pointers and classes are checked by dataClassProblems, which names each at its key; zod only carries the type.
+  data_classes: z
+    .record(
+      z.string(),
+      z.custom<DataClass>(() => true),
+    )
+    .optional(),
 });
 
 /**
@@ -157,6 +167,7 @@ export function validateWorkflowDefinition(doc: unknown, options: ValidationOpti
   const shape = WorkflowDefinitionDocumentSchema.safeParse(doc);
   const problems = shape.success ? [] : shape.error.issues.flatMap((issue) => problemsOfIssue(issue, doc));
   if (options.knownTools) problems.push(...unknownTools(doc, options.knownTools));
+  problems.push(...declaredClassProblems(doc, new Set(problems.map((p) => p.path))));
   const skeleton = GraphSkeletonSchema.safeParse(doc);
   const warnings: Problem[] = [];
   if (skeleton.success) {
@@ -168,6 +179,24 @@ export function validateWorkflowDefinition(doc: unknown, options: ValidationOpti
   }
   if (!shape.success || problems.length > 0) return { ok: false, problems, warnings };
   return { ok: true, definition: shape.data, warnings };
+}
+
+const problemCodeOfClass: Record<DataClassProblem["kind"], ProblemCode> = {
+  not_a_map: "wrong_type",
+  invalid_pointer: "invalid_pointer",
+  unknown_class: "unknown_data_class",
+};
+
+/** A malformed pointer or an unknown class in `data_classes`, each named at its key. */
+function declaredClassProblems(doc: unknown, reported: ReadonlySet<string>): Problem[] {
+  const declared = (doc as { data_classes?: unknown } | null)?.data_classes;
+  if (declared === undefined) return [];
+  return dataClassProblems(declared, "$.data_classes")
+    .filter((p) => !reported.has(p.path))
+    .map((p) => {
+      const code = problemCodeOfClass[p.kind];
+      return { path: p.path, code, message: p.message };
+    });
 }
 
 /** An edge with where it was declared: an expanded `fromAnyNonTerminal` edge points at its template. */
