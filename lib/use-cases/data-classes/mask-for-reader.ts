@@ -146,3 +146,21 @@ export function maskCheckpointDetailForReader(
     maskedFields: [...(snapshot?.masked ?? []), ...task.maskedFields.map((p) => `/task${p}`)],
   };
 }
+
+/** One part of a call's payload (a provider's record is in its result's vocabulary) masked under the tool's classes. */
+export async function maskToolPayloadForReader<T>(
+  db: Db | Tx,
+  principal: Principal,
+  execution: Pick<ExecutionView, "tool" | "toolVersion">,
+  part: keyof ToolDataClasses,
+  value: T,
+  prefix: string,
+): Promise<MaskedRead<T>> {
+  if (mayReadRestricted(principal)) return { value, maskedFields: [] };
+  const { value: masked, masked: maskedFields } = maskRestricted(
+    value,
+    payloadClassifier((await toolDataClassesOf(db, execution))[part]),
+    prefix,
+  );
+  return { value: masked, maskedFields };
+}
