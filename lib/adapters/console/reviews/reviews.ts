@@ -74,8 +74,14 @@ function queueToken(tab: ReviewTab, items: ReviewItem[], waitingCount: number): 
     .slice(0, 22);
 }
 
-export async function loadReviewQueue(db: Db, tab: ReviewTab): Promise<ReviewQueueData> {
-  const [items, waitingCount] = await Promise.all([listTab(db, tab), countWaitingReviews(db)]);
+/** The queue's items as `reader` may see them: each held call's restricted fields masked without clearance. */
+export async function loadReviewQueue(db: Db, tab: ReviewTab, reader?: Principal): Promise<ReviewQueueData> {
+  const [stored, waitingCount] = await Promise.all([listTab(db, tab), countWaitingReviews(db)]);
+  const items = reader
+    ? await Promise.all(
+        stored.map(async (r) => ({ ...r, execution: (await maskExecutionForReader(db, reader, r.execution)).value })),
+      )
+    : stored;
   return { tab, items, waitingCount, token: queueToken(tab, items, waitingCount) };
 }
 
