@@ -2,7 +2,7 @@ import { z } from "zod";
 import { Role } from "@/lib/generated/prisma/enums";
 import { ArtifactsSchema, gateNames, GateNameSchema } from "@/lib/model/tasks/task-state";
 import type { ActorKind, WorkflowDefinitionData } from "@/lib/model/workflows/workflow-definition";
-import { dataClassProblems, type DataClass, type DataClassProblem } from "@/lib/model/data-classes";
+import { dataClasses, dataClassProblems, type DataClassProblem } from "@/lib/model/data-classes";
 
 /**
  * A workflow definition as a published JSON document: exactly the shape of
@@ -132,13 +132,8 @@ export const WorkflowDefinitionDocumentSchema = z.strictObject({
   fromAnyNonTerminal: z.array(TransitionSchema.omit({ from: true })).optional(),
   rejections: z.array(RejectionSchema),
   gates: z.partialRecord(GateNameSchema, GateRuleSchema).optional(),
-  // Pointers and classes are checked by dataClassProblems, which names each at its key; zod only carries the type.
-  data_classes: z
-    .record(
-      z.string(),
-      z.custom<DataClass>(() => true),
-    )
-    .optional(),
+  // Its problems are dataClassProblems', which name the pointer and the classes (validateWorkflowDefinition).
+  data_classes: z.record(z.string(), z.enum(dataClasses)).optional(),
 });
 
 /**
@@ -165,9 +160,13 @@ export interface ValidationOptions {
 
 export function validateWorkflowDefinition(doc: unknown, options: ValidationOptions = {}): WorkflowValidation {
   const shape = WorkflowDefinitionDocumentSchema.safeParse(doc);
-  const problems = shape.success ? [] : shape.error.issues.flatMap((issue) => problemsOfIssue(issue, doc));
+  const problems = shape.success
+    ? []
+    : shape.error.issues
+        .flatMap((issue) => problemsOfIssue(issue, doc))
+        .filter((p) => !p.path.startsWith("$.data_classes"));
   if (options.knownTools) problems.push(...unknownTools(doc, options.knownTools));
-  problems.push(...declaredClassProblems(doc, new Set(problems.map((p) => p.path))));
+  problems.push(...declaredClassProblems(doc));
   const skeleton = GraphSkeletonSchema.safeParse(doc);
   const warnings: Problem[] = [];
   if (skeleton.success) {
@@ -188,15 +187,13 @@ const problemCodeOfClass: Record<DataClassProblem["kind"], ProblemCode> = {
 };
 
 /** A malformed pointer or an unknown class in `data_classes`, each named at its key. */
-function declaredClassProblems(doc: unknown, reported: ReadonlySet<string>): Problem[] {
+function declaredClassProblems(doc: unknown): Problem[] {
   const declared = (doc as { data_classes?: unknown } | null)?.data_classes;
   if (declared === undefined) return [];
-  return dataClassProblems(declared, "$.data_classes")
-    .filter((p) => !reported.has(p.path))
-    .map((p) => {
-      const code = problemCodeOfClass[p.kind];
-      return { path: p.path, code, message: p.message };
-    });
+  return dataClassProblems(declared, "$.data_classes").map((p) => {
+    const code = problemCodeOfClass[p.kind];
+    return { path: p.path, code, message: p.message };
+  });
 }
 
 /** An edge with where it was declared: an expanded `fromAnyNonTerminal` edge points at its template. */
