@@ -16,6 +16,7 @@ import { StatusBadge } from "@/components/status-badge";
 import { ExecutionCallFacts } from "@/components/task/execution-call-facts";
 import { ExecutionEvents } from "@/components/task/execution-events";
 import { JsonBlock } from "@/components/task/execution-evidence";
+import { MaskedFieldsNotice } from "@/components/masked-fields-notice";
 import { ExecutionStatusBadge } from "@/components/task/execution-status-badge";
 import "@/components/executions/executions.css";
 
@@ -68,6 +69,7 @@ export function ExecutionDetailView({ data }: { data: ExecutionDetailData }) {
         </Fact>
       </DetailPageHeader>
       <p className="lede exec-detail__meaning">{executionStatusInfo[x.status].meaning}</p>
+      <MaskedFieldsNotice fields={data.maskedFields} />
 
       <div className="detail-grid">
         <div className="detail-main">

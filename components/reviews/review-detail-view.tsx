@@ -1,4 +1,5 @@
 import { Suspense } from "react";
+import { MaskedFieldsNotice } from "@/components/masked-fields-notice";
 import type { Principal } from "@/lib/model/permissions";
 import { can } from "@/lib/model/permissions";
 import Link from "next/link";
@@ -62,6 +63,7 @@ export function ReviewDetailView({
       <ReviewHeading review={review} live={live} />
       <div className="detail-grid">
         <div className="detail-main">
+          <MaskedFieldsNotice fields={data.maskedFields} />
           {review.openAlerts.length ? <OpenAlertsNotice review={review} /> : null}
           {instructions ? <InstructionConflictCard instructions={instructions} /> : null}
           <IntendedCallCard review={review} />

@@ -28,6 +28,12 @@ export const AgentScopesSchema = z.strictObject({
     .array(z.enum(["workflows", "tools"]))
     .max(2)
     .optional(),
+  /**
+   * See restricted fields (lib/model/data-classes.ts) unmasked: a worker that
+   * must re-send a held call's exact request. Absent is false; an agent's
+   * role never grants it (lib/model/permissions.ts mayReadRestricted).
+   */
+  read_restricted: z.boolean().optional(),
 });
 export type AgentScopes = z.infer<typeof AgentScopesSchema>;
 

@@ -38,7 +38,12 @@ export type Permission =
   | "workflows:migrate"
   | "tools:read"
   /** Register, version and retire tools. Admins; an agent only with the `publish` scope. */
-  | "tools:register";
+  | "tools:register"
+  /**
+   * See restricted fields (lib/model/data-classes.ts) unmasked in the API and
+   * the console. Without it they read "[restricted]" (docs/encryption.md).
+   */
+  | "data:restricted";
 
 export const permissionsByRole: Record<Role, readonly Permission[]> = {
   operator: [
@@ -53,10 +58,15 @@ export const permissionsByRole: Record<Role, readonly Permission[]> = {
     "instructions:write",
     // Operators know what actually happened in the work they run; a correction says so beside the record.
     "audit:annotate",
+    // An operator deciding a held refund must see whose money it is: approving a refund to an unknown
+    // customer is approving blind. Their job is the individual case.
+    "data:restricted",
   ],
   // Auditors read everything and change nothing; an annotation changes nothing either: it adds a
   // signed statement beside the entry it corrects, which the auditor is the first to find wrong.
   // audit:read is the log and its verification; audit:export takes a copy out of the system.
+  // No data:restricted: verifying that history is whole and each change was allowed needs the chain,
+  // the actors and the amounts, not whose account it was; an export leaves masked what they never saw.
   auditor: [
     "tasks:read",
     "workflows:read",
@@ -69,6 +79,7 @@ export const permissionsByRole: Record<Role, readonly Permission[]> = {
     "instructions:read",
   ],
   // Restoring a checkpoint rewrites a task's state (a rewind, a new version): engineers only.
+  // No data:restricted: debugging a workflow needs the shape of the data and its statuses, not the customer.
   engineer: [
     "tasks:read",
     "workflows:read",
@@ -103,8 +114,11 @@ export const permissionsByRole: Record<Role, readonly Permission[]> = {
     "instructions:write",
     "people:manage",
     "agents:manage",
+    // Admins grant every other permission, this one included; withholding it from them would only hide, not protect.
+    "data:restricted",
   ],
   // Agents relay what they were told (source agent_memory or user); only people's instructions are authorized.
+  // No data:restricted by role: an agent sees restricted values only when its token says so (mayReadRestricted).
   agent: [
     "tasks:read",
     "tasks:create",
@@ -162,6 +176,19 @@ export function requireRegistryAuthority(
     });
   }
   return requirePermission(principal, registry === "workflows" ? "workflows:publish" : "tools:register");
+}
+
+/**
+ * Whether restricted fields are shown to this caller unmasked. A person by
+ * their role's data:restricted; an agent only by its token's explicit
+ * `read_restricted` scope (a worker that must re-send a held call's exact
+ * request after a crash), never by its role: every agent is treated as
+ * possibly hostile, and most need the statuses, not the customer.
+ */
+export function mayReadRestricted(principal: Principal | null | undefined): boolean {
+  if (!principal) return false;
+  if (principal.kind === "agent") return principal.scopes?.read_restricted === true;
+  return can(principal, "data:restricted");
 }
 
 export function userIdentity(username: string): string {

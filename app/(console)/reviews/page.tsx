@@ -15,5 +15,10 @@ export default async function ReviewsPage({
   const tab = parseReviewTab((await searchParams).status);
   const access = await authorizePage("tasks:read", reviewListHref(tab));
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  return <ReviewQueueView data={await loadReviewQueue(await consoleDb(), tab)} principal={access.principal} />;
+  return (
+    <ReviewQueueView
+      data={await loadReviewQueue(await consoleDb(), tab, access.principal)}
+      principal={access.principal}
+    />
+  );
 }

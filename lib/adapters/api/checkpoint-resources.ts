@@ -4,6 +4,7 @@ import {
   TaskResourceSchema,
   TransitionResourceSchema,
   taskResource,
+  MaskedFieldsSchema,
   transitionResource,
 } from "@/lib/adapters/api/task-resources";
 import {
@@ -21,6 +22,8 @@ import {
 } from "@/lib/model/checkpoints/restore-plan";
 import type { CheckpointSummary, IntegrityReport, StateDiffEntry } from "@/lib/model/checkpoints/checkpoint-reports";
 import { TaskStateSchema } from "@/lib/model/tasks/task-state";
+import type { Principal } from "@/lib/model/permissions";
+import { maskCheckpointDetailForReader } from "@/lib/use-cases/data-classes/mask-for-reader";
 
 /**
  * The checkpoint resources of /api/v1 as zod schemas (the OpenAPI document is
@@ -75,6 +78,7 @@ export const CheckpointDetailSchema = z.object({
   diff_to_current: z
     .array(DiffEntrySchema)
     .meta({ description: "before = the checkpoint's snapshot, after = the task now." }),
+  masked_fields: MaskedFieldsSchema,
 });
 
 const PlannedEffectSchema = z.object({
@@ -197,12 +201,18 @@ function diffResource(entries: StateDiffEntry[]): z.infer<typeof DiffEntrySchema
   }));
 }
 
-export function checkpointDetailResource(d: CheckpointDetail): z.infer<typeof CheckpointDetailSchema> {
+/** The checkpoint as `principal` may see it: restricted snapshot and task fields masked without clearance. */
+export function checkpointDetailResource(
+  principal: Principal,
+  detail: CheckpointDetail,
+): z.infer<typeof CheckpointDetailSchema> {
+  const { value: d, maskedFields } = maskCheckpointDetailForReader(principal, detail);
   return {
     checkpoint: checkpointSummaryResource(d.summary),
     document: d.document,
     task: taskResource(d.task),
     diff_to_current: diffResource(d.diffToCurrent),
+    masked_fields: maskedFields,
   };
 }
 

@@ -10,8 +10,16 @@ import type { IntentResult } from "@/lib/use-cases/executions/record-intent";
 import type { OutcomeResult } from "@/lib/use-cases/executions/record-outcome";
 import { InstructionGuardSchema, instructionGuardResource } from "@/lib/adapters/api/instruction-resources";
 import { LeaseResourceSchema, leaseResource } from "@/lib/adapters/api/lease-resources";
-import { TaskResourceSchema, taskResource } from "@/lib/adapters/api/task-resources";
+import { TaskResourceSchema, taskResource, taskResourceFor } from "@/lib/adapters/api/task-resources";
 import type { TaskView } from "@/lib/stores/tasks/task-views";
+import { MaskedFieldsSchema } from "@/lib/adapters/api/task-resources";
+import type { Db } from "@/lib/db/client";
+import type { Principal } from "@/lib/model/permissions";
+import {
+  maskExecutionEventsForReader,
+  maskExecutionForReader,
+  maskExecutionsForReader,
+} from "@/lib/use-cases/data-classes/mask-for-reader";
 
 /** The wire shapes of the execution ledger: one tool call's attempts and events, and the answers to an intent and an outcome. */
 export const ExecutionStatusSchema = z.enum(Object.keys(executionMoves) as [ExecutionStatus, ...ExecutionStatus[]]);
@@ -79,6 +87,7 @@ export const ExecutionResourceSchema = z.object({
       description:
         "Set when the execution is FAILED or RECONCILED_FAILED: whether a retry is safe now, and why. Null otherwise.",
     }),
+  masked_fields: MaskedFieldsSchema,
 });
 export type ExecutionResource = z.infer<typeof ExecutionResourceSchema>;
 
@@ -91,6 +100,7 @@ export const ExecutionEventResourceSchema = z.object({
   reason: z.string().nullable(),
   evidence: z.unknown(),
   created_at: z.iso.datetime(),
+  masked_fields: MaskedFieldsSchema,
 });
 export type ExecutionEventResource = z.infer<typeof ExecutionEventResourceSchema>;
 
@@ -206,6 +216,19 @@ export function intentResultResource(result: IntentResult, taskNow: TaskView): I
   return { kind: result.kind, execution: executionResource(result.execution), task };
 }
 
+/** The intent's answer as `principal` may see it: a receipt returns a call another worker may have made. */
+export async function intentResultResourceFor(
+  db: Db,
+  principal: Principal,
+  result: IntentResult,
+  taskNow: TaskView,
+): Promise<IntentResultResource> {
+  const answer = intentResultResource(result, taskNow);
+  const [execution] = await executionResourcesFor(db, principal, [result.execution]);
+  const task = taskResourceFor(principal, result.kind !== "receipt" && result.task ? result.task : taskNow);
+  return { ...answer, execution: execution ?? answer.execution, task };
+}
+
 type ExecutionEventRow = Awaited<ReturnType<typeof listExecutionEvents>>[number];
 
 export function executionEventResource(ev: ExecutionEventRow): ExecutionEventResource {
@@ -225,6 +248,32 @@ export function executionDetailResource(e: ExecutionView, events: ExecutionEvent
   return { ...executionResource(e), events: events.map(executionEventResource) };
 }
 
+/** One call with its events as `principal` may see them: restricted request, result and evidence fields masked without clearance. */
+export async function executionDetailResourceFor(
+  db: Db,
+  principal: Principal,
+  e: ExecutionView,
+  events: ExecutionEventRow[],
+): Promise<ExecutionDetail> {
+  const execution = await maskExecutionForReader(db, principal, e);
+  const masked = await maskExecutionEventsForReader(db, principal, e, events);
+  return {
+    ...executionResource(execution.value),
+    masked_fields: execution.maskedFields,
+    events: masked.map((ev) => ({ ...executionEventResource(ev.value), masked_fields: ev.maskedFields })),
+  };
+}
+
+/** A task's ledger as `principal` may see it. */
+export async function executionResourcesFor(
+  db: Db,
+  principal: Principal,
+  executions: ExecutionView[],
+): Promise<ExecutionResource[]> {
+  const masked = await maskExecutionsForReader(db, principal, executions);
+  return masked.map((m) => ({ ...executionResource(m.value), masked_fields: m.maskedFields }));
+}
+
 /** `task` is the task after the outcome, or as it is when the outcome did not move it. */
 export function outcomeResultResource(result: OutcomeResult, task: TaskView): OutcomeResultResource {
   const conflict = result.leaseConflict;
@@ -235,4 +284,16 @@ export function outcomeResultResource(result: OutcomeResult, task: TaskView): Ou
       ? { detail: conflict.message, lease: conflict.lease ? leaseResource(conflict.lease) : null }
       : null,
   };
+}
+
+/** The outcome's answer as `principal` may see it. */
+export async function outcomeResultResourceFor(
+  db: Db,
+  principal: Principal,
+  result: OutcomeResult,
+  task: TaskView,
+): Promise<OutcomeResultResource> {
+  const [execution] = await executionResourcesFor(db, principal, [result.execution]);
+  const answer = outcomeResultResource(result, task);
+  return { ...answer, execution: execution ?? answer.execution, task: taskResourceFor(principal, task) };
 }

@@ -4,6 +4,14 @@ import type { TaskView, TransitionView } from "@/lib/stores/tasks/task-views";
 import { TaskPatchSchema, TaskStateSchema } from "@/lib/model/tasks/task-state";
 import type { NextStep } from "@/lib/model/tasks/transition-rules";
 import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
+import type { Principal } from "@/lib/model/permissions";
+import { maskTaskForReader, maskTransitionForReader } from "@/lib/use-cases/data-classes/mask-for-reader";
+
+/** Set on every read: the pointers whose restricted values read "[restricted]" because the caller has no clearance. */
+export const MaskedFieldsSchema = z.array(z.string()).optional().meta({
+  description:
+    'JSON pointers into this resource whose restricted values (docs/encryption.md "Data classes") were replaced by "[restricted]": the caller has no clearance (data:restricted, or an agent token\'s read_restricted scope). Empty when nothing was masked.',
+});
 
 /** The wire shapes of a task, its transitions and its next steps (snake_case, like TaskState itself). */
 export const TaskResourceSchema = z.object({
@@ -17,6 +25,7 @@ export const TaskResourceSchema = z.object({
   created_by: z.string(),
   updated_at: z.iso.datetime(),
   updated_by: z.string(),
+  masked_fields: MaskedFieldsSchema,
 });
 export type TaskResource = z.infer<typeof TaskResourceSchema>;
 
@@ -32,6 +41,7 @@ export const TransitionResourceSchema = z.object({
   reason: z.string().nullable(),
   patch: TaskPatchSchema,
   created_at: z.iso.datetime(),
+  masked_fields: MaskedFieldsSchema,
 });
 export type TransitionResource = z.infer<typeof TransitionResourceSchema>;
 
@@ -90,6 +100,22 @@ export function taskResource(task: TaskView): TaskResource {
     updated_at: task.updatedAt.toISOString(),
     updated_by: task.updatedBy,
   };
+}
+
+/** The task as `principal` may see it: restricted state fields masked unless they have clearance. */
+export function taskResourceFor(principal: Principal, task: TaskView): TaskResource {
+  const { value, maskedFields } = maskTaskForReader(principal, task);
+  return { ...taskResource(value), masked_fields: maskedFields };
+}
+
+/** A transition as `principal` may see it, its patch under the classes of the task's workflow. */
+export function transitionResourceFor(
+  principal: Principal,
+  transition: TransitionView,
+  workflowDigest: string,
+): TransitionResource {
+  const { value, maskedFields } = maskTransitionForReader(principal, transition, workflowDigest);
+  return { ...transitionResource(value), masked_fields: maskedFields };
 }
 
 export function transitionResource(t: TransitionView): TransitionResource {

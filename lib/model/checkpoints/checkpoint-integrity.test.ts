@@ -105,6 +105,18 @@ describe("sealing a checkpoint", () => {
     expect(document.redactions).toEqual([{ path: "state_snapshot.artifacts.review_report", kind: "credential" }]);
   });
 
+  it("records the data classes its snapshot holds, and a checkpoint sealed without them still verifies", () => {
+    const { row, document } = sealCheckpoint(facts(), keyring);
+    // The artifacts and the subtask's title are free text (confidential); the rest of the state is internal.
+    expect(document.data_classes).toEqual(["internal", "confidential"]);
+    expect(JSON.parse(row.payload).data_classes).toEqual(["internal", "confidential"]);
+    const { data_classes: _classes, ...older } = JSON.parse(row.payload) as Record<string, unknown>;
+    const resealed = signPayload(canonicalCheckpointJson(older), keyring);
+    expect(failedChecks({ ...row, payload: canonicalCheckpointJson(older), signature: resealed.signature })).toEqual(
+      [],
+    );
+  });
+
   it("never captures an invalid state: wrong schema, broken invariant, another task's state", () => {
     const broken = facts({ state: { ...facts().state, budget: { ...facts().state.budget, currency_spent_usd: 99 } } });
     expect(() => sealCheckpoint(broken, keyring)).toThrow(CheckpointRefusedError);

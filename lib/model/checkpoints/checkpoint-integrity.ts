@@ -1,5 +1,6 @@
 import { isSealed } from "@/lib/core/envelope-encryption";
 import { canonicalJson } from "@/lib/core/canonical-json";
+import { classesIn, taskStateClassifier } from "@/lib/model/data-classes";
 import { canonicalCheckpointJson, canonicalDigest } from "@/lib/model/checkpoints/checkpoint-canonical";
 import { signPayload, verifyPayloadSignature, type CheckpointKeyring } from "@/lib/model/checkpoints/checkpoint-keys";
 import { delegationHashOf } from "@/lib/model/checkpoints/checkpoint-policy";
@@ -316,6 +317,7 @@ export function sealCheckpoint(facts: CheckpointFacts, keyring: CheckpointKeyrin
       policy_version: facts.policyVersion,
     },
     redactions: redacted.redactions,
+    data_classes: classesIn(state, taskStateClassifier(def.data_classes)),
     integrity: { snapshot_digest: snapshotDigest, key_id: keyring.activeKeyId },
   };
   const checked = CheckpointDocumentSchema.safeParse(unsigned);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { dataClasses } from "@/lib/model/data-classes";
 import { clientIdSchema } from "@/lib/core/validation";
 import {
   BudgetSchema,
@@ -154,6 +155,13 @@ function documentV2<S extends z.ZodType>(snapshot: S) {
     provenance: ProvenanceSchema,
     /** Values replaced before signing (secrets, raw reasoning): where and what kind, never what. */
     redactions: z.array(RedactionSchema).max(10_000),
+    /**
+     * The data classes the snapshot holds, least to most sensitive
+     * (lib/model/data-classes.ts), under its workflow's declarations: what a
+     * restore, an export or retention must treat it as. Absent on checkpoints
+     * sealed before classes existed, which verify as they were signed.
+     */
+    data_classes: z.array(z.enum(dataClasses)).max(dataClasses.length).optional(),
     integrity: IntegritySchema,
   });
 }

@@ -1,4 +1,5 @@
 import type { ToolDefinition } from "@/lib/model/tools/tool-definition";
+import type { ToolDataClasses } from "@/lib/model/data-classes";
 
 /**
  * The two tools Verity ships, as the first registered ones (version 1,
@@ -70,4 +71,63 @@ export function isBuiltInTool(name: string): name is BuiltInToolName {
 export function builtInDefinitionOf(name: string, version: number | null): ToolDefinition | null {
   if (!isBuiltInTool(name)) return null;
   return version === null || version === BUILT_IN_TOOL_VERSION ? builtInToolDefinitions[name] : null;
+}
+
+/**
+ * The classes of the built-ins' fields, kept beside their definitions and
+ * not in them: a member added to version 1 would change its digest, and the
+ * registry refuses a registered version with other content
+ * (lib/stores/tool-registry.ts), so every database started before would
+ * stop at its next start. Classes decide who sees a value, not how a call
+ * is judged, so version 1 keeps its rules and takes these, the way shipped
+ * workflows take their newest gate rules (gateRulesOf). A registered tool
+ * declares its own `data_classes` in its definition.
+ */
+export const builtInToolDataClasses: Record<BuiltInToolName, ToolDataClasses> = {
+  "payments.refund": {
+    request: {
+      // Four eyes, the task's budget and every reviewer need the amount; it says nothing about whose money it is.
+      "/amount_cents": "internal",
+      "/currency": "internal",
+      // Names one payment at the provider: enough, with the provider's keys, to find the customer.
+      "/charge_id": "confidential",
+      // Who the money goes back to: personal data. Masked for everyone without clearance.
+      "/customer_id": "restricted",
+    },
+    result: {
+      "/amount_cents": "internal",
+      "/currency": "internal",
+      "/idempotency_key": "internal",
+      "/created_at": "internal",
+      "/id": "confidential",
+      "/charge_id": "confidential",
+      "/customer_id": "restricted",
+    },
+    evidence: {
+      // The provider's proof names its own request ids and statuses: how the outcome was established.
+      "/customer_id": "restricted",
+      "/record/customer_id": "restricted",
+    },
+  },
+  "crm.add_note": {
+    request: {
+      "/customer_id": "restricted",
+      // Free text a person or an agent wrote about a customer: confidential, as every free text.
+      "/text": "confidential",
+    },
+    result: {
+      "/idempotency_key": "internal",
+      "/created_at": "internal",
+      "/id": "confidential",
+      "/text": "confidential",
+      "/customer_id": "restricted",
+    },
+    evidence: { "/customer_id": "restricted", "/record/customer_id": "restricted" },
+  },
+};
+
+/** The classes a tool version declares: its own, or for a built-in version 1 (which predates them) the shipped ones. */
+export function dataClassesOfTool(def: ToolDefinition): ToolDataClasses {
+  if (def.data_classes) return def.data_classes;
+  return isBuiltInTool(def.name) && def.version === BUILT_IN_TOOL_VERSION ? builtInToolDataClasses[def.name] : {};
 }

@@ -7,6 +7,8 @@
  * `GET /api/v1/tools/{name}` returns (lib/model/tools/validate-tool-definition.ts checks it).
  */
 
+import type { ToolDataClasses } from "@/lib/model/data-classes";
+
 /**
  * How Verity finds out whether an effect whose outcome it does not know
  * happened (the reconciler, a review's "accept evidence", a success report's
@@ -64,6 +66,13 @@ export interface ToolDefinition {
    */
   compensation_request?: Record<string, string>;
   reconciliation: ToolReconciliation;
+  /**
+   * How sensitive each field of the request, the result and the evidence is
+   * (JSON pointers → public | internal | confidential | restricted,
+   * lib/model/data-classes.ts). Undeclared fields are confidential; restricted
+   * ones are masked for callers without clearance.
+   */
+  data_classes?: ToolDataClasses;
 }
 
 /** `name@version`: the id of a tool version (tool_versions.id). */

@@ -57,6 +57,14 @@ describe("validateToolDefinition", () => {
     expect(result.ok ? [] : result.problems).toEqual([]);
   });
 
+  it("accepts data classes for the request, the result and the evidence", () => {
+    const doc = {
+      ...deploy,
+      data_classes: { request: { "/service": "internal" }, result: { "/url": "confidential" }, evidence: {} },
+    };
+    expect(validateToolDefinition(doc, { toolExists: known })).toMatchObject({ ok: true, definition: doc });
+  });
+
   it("accepts the built-in definitions, which alone may use Verity's connectors", () => {
     for (const def of Object.values(builtInToolDefinitions)) {
       expect(validateToolDefinition(def, { builtIn: true }).ok).toBe(true);
@@ -113,6 +121,16 @@ describe("validateToolDefinition", () => {
       ["$.identity_fields[1]"],
     ],
     ["an identity field that is not a pointer", { ...deploy, identity_fields: ["service"] }, ["$.identity_fields[0]"]],
+    [
+      "an unknown data class and a data-class key that is not a pointer",
+      { ...deploy, data_classes: { request: { "/service": "secret" }, result: { build: "public" } } },
+      ['$.data_classes.request["/service"]', '$.data_classes.result["build"]'],
+    ],
+    [
+      "a data-class part that is not request, result or evidence",
+      { ...deploy, data_classes: { response: { "/x": "public" } } },
+      ["$.data_classes.response"],
+    ],
     ["an identity field twice", { ...deploy, identity_fields: ["/service", "/service"] }, ["$.identity_fields[1]"]],
     ["an irreversible tool with no identity fields", { ...deploy, identity_fields: [] }, ["$.identity_fields"]],
     [

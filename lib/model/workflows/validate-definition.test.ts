@@ -422,3 +422,21 @@ describe("validateWorkflowDefinition on the optional fields (tools, checkpoint, 
     expect(validateWorkflowDefinition(doc).ok).toBe(true);
   });
 });
+
+describe("validateWorkflowDefinition on data classes", () => {
+  it("accepts pointers into the task state with the four classes", () => {
+    const doc = {
+      ...delivery,
+      data_classes: { "/artifacts/review_report": "restricted", "/subtasks/*/title": "public" },
+    };
+    expect(validateWorkflowDefinition(doc)).toMatchObject({ ok: true, definition: doc });
+  });
+
+  it("names an unknown class and a malformed pointer at their keys", () => {
+    const doc = { ...delivery, data_classes: { "/artifacts": "secret", gates: "public" } };
+    expect(codesAndPaths(doc).problems).toEqual([
+      { code: "unknown_data_class", path: '$.data_classes["/artifacts"]' },
+      { code: "invalid_pointer", path: '$.data_classes["gates"]' },
+    ]);
+  });
+});

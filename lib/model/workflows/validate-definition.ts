@@ -2,6 +2,7 @@ import { z } from "zod";
 import { Role } from "@/lib/generated/prisma/enums";
 import { ArtifactsSchema, gateNames, GateNameSchema } from "@/lib/model/tasks/task-state";
 import type { ActorKind, WorkflowDefinitionData } from "@/lib/model/workflows/workflow-definition";
+import { dataClasses, dataClassProblems, type DataClassProblem } from "@/lib/model/data-classes";
 
 /**
  * A workflow definition as a published JSON document: exactly the shape of
@@ -32,6 +33,8 @@ type ProblemCode =
   | "unknown_actor"
   | "unknown_artifact"
   | "unknown_tool"
+  | "unknown_data_class"
+  | "invalid_pointer"
   // Meaning (from the graph)
   | "unknown_state"
   | "unreachable_state"
@@ -129,6 +132,8 @@ export const WorkflowDefinitionDocumentSchema = z.strictObject({
   fromAnyNonTerminal: z.array(TransitionSchema.omit({ from: true })).optional(),
   rejections: z.array(RejectionSchema),
   gates: z.partialRecord(GateNameSchema, GateRuleSchema).optional(),
+  // Its problems are dataClassProblems', which name the pointer and the classes (validateWorkflowDefinition).
+  data_classes: z.record(z.string(), z.enum(dataClasses)).optional(),
 });
 
 /**
@@ -155,8 +160,13 @@ export interface ValidationOptions {
 
 export function validateWorkflowDefinition(doc: unknown, options: ValidationOptions = {}): WorkflowValidation {
   const shape = WorkflowDefinitionDocumentSchema.safeParse(doc);
-  const problems = shape.success ? [] : shape.error.issues.flatMap((issue) => problemsOfIssue(issue, doc));
+  const problems = shape.success
+    ? []
+    : shape.error.issues
+        .flatMap((issue) => problemsOfIssue(issue, doc))
+        .filter((p) => !p.path.startsWith("$.data_classes"));
   if (options.knownTools) problems.push(...unknownTools(doc, options.knownTools));
+  problems.push(...declaredClassProblems(doc));
   const skeleton = GraphSkeletonSchema.safeParse(doc);
   const warnings: Problem[] = [];
   if (skeleton.success) {
@@ -168,6 +178,22 @@ export function validateWorkflowDefinition(doc: unknown, options: ValidationOpti
   }
   if (!shape.success || problems.length > 0) return { ok: false, problems, warnings };
   return { ok: true, definition: shape.data, warnings };
+}
+
+const problemCodeOfClass: Record<DataClassProblem["kind"], ProblemCode> = {
+  not_a_map: "wrong_type",
+  invalid_pointer: "invalid_pointer",
+  unknown_class: "unknown_data_class",
+};
+
+/** A malformed pointer or an unknown class in `data_classes`, each named at its key. */
+function declaredClassProblems(doc: unknown): Problem[] {
+  const declared = (doc as { data_classes?: unknown } | null)?.data_classes;
+  if (declared === undefined) return [];
+  return dataClassProblems(declared, "$.data_classes").map((p) => {
+    const code = problemCodeOfClass[p.kind];
+    return { path: p.path, code, message: p.message };
+  });
 }
 
 /** An edge with where it was declared: an expanded `fromAnyNonTerminal` edge points at its template. */

@@ -1,6 +1,7 @@
 import { digestOf } from "@/lib/core/canonical-json";
 import type { Role } from "@/lib/generated/prisma/enums";
 import type { GateName, TaskState } from "@/lib/model/tasks/task-state";
+import type { DataClassMap } from "@/lib/model/data-classes";
 
 /**
  * Workflow definitions are data: states, transitions, guards and named
@@ -84,6 +85,12 @@ export interface WorkflowDefinitionData {
   rejections: NamedRejection[];
   /** Gates only people set, and who (GateRule). */
   gates?: Partial<Record<GateName, GateRule>>;
+  /**
+   * How sensitive each field of the task state is (JSON pointer into the
+   * TaskState → class, lib/model/data-classes.ts), over the defaults every
+   * workflow shares (free text confidential, the rest internal).
+   */
+  data_classes?: DataClassMap;
 }
 
 export interface WorkflowDefinition extends WorkflowDefinitionData {

@@ -11,7 +11,7 @@ export default async function ExecutionPage({ params }: { params: Promise<{ id: 
   const { id } = await params;
   const access = await authorizePage("tasks:read", `/executions/${encodeURIComponent(id)}`);
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  const data = await loadExecutionDetail(await consoleDb(), id);
+  const data = await loadExecutionDetail(await consoleDb(), id, access.principal);
   if (!data) notFound();
   return <ExecutionDetailView data={data} />;
 }

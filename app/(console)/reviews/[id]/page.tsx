@@ -26,10 +26,10 @@ export default async function ReviewPage({ params }: Props) {
   const access = await authorizePage("tasks:read", `/reviews/${encodeURIComponent(id)}`);
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
   const db = await consoleDb();
-  const data = await loadReviewDetail(db, id);
+  const data = await loadReviewDetail(db, id, access.principal);
   if (!data) notFound();
   // Started now, awaited inside a Suspense boundary: a slow provider delays one card, not the page.
-  const lookup = askProvider(db, data.review);
+  const lookup = askProvider(db, data.review, access.principal);
   const instructions = await instructionsOf(db, data.review.execution);
   return (
     <ReviewDetailView

@@ -1,5 +1,5 @@
 import { requireApiPrincipal, readApiJson } from "@/lib/adapters/api/context";
-import { taskResource } from "@/lib/adapters/api/task-resources";
+import { taskResourceFor } from "@/lib/adapters/api/task-resources";
 import { dbFor } from "@/lib/db/client";
 import { listReachableTasks } from "@/lib/use-cases/authority/list-reachable-tasks";
 import { createTaskInScope } from "@/lib/use-cases/authority/create-task-in-scope";
@@ -19,14 +19,14 @@ export const POST = withProblems(async (request) => {
     Location: `/api/v1/tasks/${encodeURIComponent(task.id)}`,
   };
   if (!created) headers["Idempotent-Replayed"] = "true";
-  return json(taskResource(task), { status: created ? 201 : 200, headers });
+  return json(taskResourceFor(principal, task), { status: created ? 201 : 200, headers });
 });
 
 /** Newest activity first, keyset-paged: pass `next_cursor` back as `cursor`. An agent sees its own and its delegated tasks. */
 export const GET = withProblems(async (request) => {
   const principal = await requireApiPrincipal(request, "tasks:read");
   const page = await listReachableTasks(dbFor(principal), principal, queryOf(request.url));
-  return json({ items: page.items.map(taskResource), next_cursor: page.nextCursor });
+  return json({ items: page.items.map((task) => taskResourceFor(principal, task)), next_cursor: page.nextCursor });
 });
 
 export const { PUT, PATCH, DELETE } = otherMethods(["GET", "POST"]);

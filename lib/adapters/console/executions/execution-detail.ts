@@ -8,6 +8,8 @@ import type { AlertStatus, ReviewDecisionKind, ReviewStatus } from "@/lib/genera
 import type { ExecutionEventView } from "@/lib/adapters/console/reviews/reviews-view";
 import { toEventView } from "@/lib/adapters/console/reviews/reviews-ledger";
 import { reviewsOfTask } from "@/lib/adapters/console/reviews/reviews";
+import type { Principal } from "@/lib/model/permissions";
+import { maskExecutionEventsForReader, maskExecutionForReader } from "@/lib/use-cases/data-classes/mask-for-reader";
 
 /**
  * One external call on its own page (/executions/[id]): what was asked
@@ -29,11 +31,20 @@ export interface ExecutionDetailData {
   alerts: Array<{ id: string; kind: string; severity: string; status: AlertStatus; message: string; createdAt: Date }>;
   /** Null only if the task is gone while the execution is not (retention removes both in one transaction). */
   task: TaskView | null;
+  /** The pointers shown as "[restricted]" because the reader has no clearance (`/request/customer_id`, `/events/2/evidence/…`). */
+  maskedFields: string[];
 }
 
-export async function loadExecutionDetail(db: Db, executionId: string): Promise<ExecutionDetailData | null> {
-  const execution = await getExecution(db, executionId);
-  if (!execution) return null;
+/** Restricted request, result and evidence fields are masked for a `reader` without clearance, on the server. */
+export async function loadExecutionDetail(
+  db: Db,
+  executionId: string,
+  reader: Principal,
+): Promise<ExecutionDetailData | null> {
+  const stored = await getExecution(db, executionId);
+  if (!stored) return null;
+  const masked = await maskExecutionForReader(db, reader, stored);
+  const execution = masked.value;
   // The review of this call, found the way the task page's ledger finds its calls' reviews.
   const [events, reviews, task, alerts] = await Promise.all([
     listExecutionEvents(db, execution.id),
@@ -41,11 +52,12 @@ export async function loadExecutionDetail(db: Db, executionId: string): Promise<
     getTask(db, execution.taskId),
     listDivergences(db, { taskId: execution.taskId }),
   ]);
+  const maskedEvents = await maskExecutionEventsForReader(db, reader, stored, events);
   const reviewId = reviews.get(execution.id)?.id;
   const review = reviewId ? await getReview(db, reviewId) : null;
   return {
     execution,
-    events: events.map(toEventView),
+    events: maskedEvents.map((e) => toEventView(e.value)),
     review: review
       ? {
           id: review.id,
@@ -65,5 +77,9 @@ export async function loadExecutionDetail(db: Db, executionId: string): Promise<
         createdAt: a.createdAt,
       })),
     task,
+    maskedFields: [
+      ...masked.maskedFields,
+      ...maskedEvents.flatMap((e, i) => e.maskedFields.map((p) => `/events/${i}${p}`)),
+    ],
   };
 }

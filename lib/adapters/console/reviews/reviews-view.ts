@@ -24,6 +24,8 @@ export interface ReviewDetailData {
   fourEyesThresholdCents: number;
   /** The tool that undoes this call's effect (its tool version's compensating_tool), or null: no "accept & compensate". */
   compensatingTool: string | null;
+  /** The pointers shown as "[restricted]" because the reader has no clearance. */
+  maskedFields: string[];
 }
 
 /** What the provider says now, asked when the page renders. */

@@ -6,6 +6,12 @@ import { lookUpEffect } from "@/lib/use-cases/tools/look-up-effect";
 import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import { toolDefinitionOf } from "@/lib/stores/tool-registry";
 import { getReview } from "@/lib/use-cases/reviews/get-review";
+import type { Principal } from "@/lib/model/permissions";
+import {
+  maskExecutionEventsForReader,
+  maskExecutionForReader,
+  maskToolPayloadForReader,
+} from "@/lib/use-cases/data-classes/mask-for-reader";
 import { listReviews } from "@/lib/use-cases/reviews/list-reviews";
 import { type DecideResult } from "@/lib/use-cases/reviews/decide-review";
 import { type ReviewDecisionKind, type ReviewStatus, type ReviewView } from "@/lib/stores/review-store";
@@ -68,8 +74,14 @@ function queueToken(tab: ReviewTab, items: ReviewItem[], waitingCount: number): 
     .slice(0, 22);
 }
 
-export async function loadReviewQueue(db: Db, tab: ReviewTab): Promise<ReviewQueueData> {
-  const [items, waitingCount] = await Promise.all([listTab(db, tab), countWaitingReviews(db)]);
+/** The queue's items as `reader` may see them: each held call's restricted fields masked without clearance. */
+export async function loadReviewQueue(db: Db, tab: ReviewTab, reader?: Principal): Promise<ReviewQueueData> {
+  const [stored, waitingCount] = await Promise.all([listTab(db, tab), countWaitingReviews(db)]);
+  const items = reader
+    ? await Promise.all(
+        stored.map(async (r) => ({ ...r, execution: (await maskExecutionForReader(db, reader, r.execution)).value })),
+      )
+    : stored;
   return { tab, items, waitingCount, token: queueToken(tab, items, waitingCount) };
 }
 
@@ -79,14 +91,22 @@ export async function reviewQueueToken(db: Db, tab: ReviewTab): Promise<{ token:
   return { token, openCount: waitingCount };
 }
 
-export async function loadReviewDetail(db: Db, reviewId: string): Promise<ReviewDetailData | null> {
+/** Restricted fields of the held call (request, result, evidence) are masked for a `reader` without clearance. */
+export async function loadReviewDetail(db: Db, reviewId: string, reader: Principal): Promise<ReviewDetailData | null> {
   const detail = await getReview(db, reviewId);
   if (!detail) return null;
-  const { events, ...review } = detail;
+  const { events: storedEvents, ...stored } = detail;
+  const execution = await maskExecutionForReader(db, reader, stored.execution);
+  const events = await maskExecutionEventsForReader(db, reader, stored.execution, storedEvents);
+  const review = { ...stored, execution: execution.value };
   const tool = await toolDefinitionOf(db, review.execution.tool, review.execution.toolVersion ?? null);
   return {
     review,
-    events,
+    events: events.map((e) => e.value),
+    maskedFields: [
+      ...execution.maskedFields,
+      ...events.flatMap((e, i) => e.maskedFields.map((p) => `/events/${i}${p}`)),
+    ],
     fourEyesThresholdCents: getEnv().VERITY_FOUR_EYES_THRESHOLD_CENTS,
     compensatingTool: tool?.compensating_tool ?? null,
   };
@@ -105,7 +125,7 @@ const lookupTimeoutMs = 4000;
  * Only for undecided reviews: a decided one is history, and its evidence is
  * in the execution's record.
  */
-export async function askProvider(db: Db, review: ReviewItem): Promise<ProviderLookupView> {
+export async function askProvider(db: Db, review: ReviewItem, reader: Principal): Promise<ProviderLookupView> {
   if (!isUndecided(review.status)) {
     return {
       kind: "not_asked",
@@ -124,14 +144,18 @@ export async function askProvider(db: Db, review: ReviewItem): Promise<ProviderL
     const row = await getExecutionRowOrThrow(db, review.executionId);
     const lookup = await lookUpEffect(db, row, deps, { timeoutMs: lookupTimeoutMs });
     switch (lookup.kind) {
-      case "found":
+      case "found": {
+        // Compared unmasked (a mismatch is a fact about the call), shown masked: the record names the customer too.
+        const record = await maskToolPayloadForReader(db, reader, row, "result", lookup.record, "/record");
+        const evidence = await maskToolPayloadForReader(db, reader, row, "evidence", lookup.evidence, "/evidence");
         return {
           kind: "found",
           provider,
-          record: lookup.record,
+          record: record.value,
           mismatches: recordMismatches(row, lookup.record),
-          evidence: lookup.evidence,
+          evidence: evidence.value,
         };
+      }
       case "not_found":
         return { kind: "not_found", provider, evidence: lookup.evidence };
       case "unknown":

@@ -13,7 +13,7 @@ export const GET = withProblems(async (request, { params }: { params: Promise<{ 
   const { id } = await params;
   const db = dbFor(principal);
   await requireCheckpointReach(db, principal, id);
-  return json(checkpointDetailResource(await getCheckpointDetail(db, id)));
+  return json(checkpointDetailResource(principal, await getCheckpointDetail(db, id)));
 });
 
 export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

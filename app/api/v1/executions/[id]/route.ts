@@ -1,5 +1,5 @@
 import { requireApiPrincipal } from "@/lib/adapters/api/context";
-import { executionDetailResource } from "@/lib/adapters/api/execution-resources";
+import { executionDetailResourceFor } from "@/lib/adapters/api/execution-resources";
 import { dbFor } from "@/lib/db/client";
 import { getExecution, listExecutionEvents } from "@/lib/stores/execution-store";
 import { requireExecutionReach } from "@/lib/use-cases/authority/require-execution-reach";
@@ -16,7 +16,7 @@ export const GET = withProblems(async (request, { params }: { params: Promise<{ 
   const execution = await getExecution(db, id);
   // Gone between the two reads only if the database was rewritten under us.
   if (!execution) throw new Error(`execution ${id} vanished`);
-  return json(executionDetailResource(execution, await listExecutionEvents(db, id)));
+  return json(await executionDetailResourceFor(db, principal, execution, await listExecutionEvents(db, id)));
 });
 
 export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

@@ -1,5 +1,5 @@
 import { requireApiPrincipal } from "@/lib/adapters/api/context";
-import { taskResource } from "@/lib/adapters/api/task-resources";
+import { taskResourceFor } from "@/lib/adapters/api/task-resources";
 import { dbFor } from "@/lib/db/client";
 import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
@@ -17,7 +17,7 @@ export const GET = withProblems(async (request, { params }: { params: Promise<{ 
   const task = await getTaskOrThrow(db, id);
   const etag = etagOf(task.version);
   if (ifNoneMatchHits(request.headers.get("if-none-match"), task.version)) return notModified({ ETag: etag });
-  return json(taskResource(task), { headers: { ETag: etag } });
+  return json(taskResourceFor(principal, task), { headers: { ETag: etag } });
 });
 
 export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

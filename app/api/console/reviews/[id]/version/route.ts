@@ -7,7 +7,7 @@ import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 export const GET = withProblems(async (_request, { params }: { params: Promise<{ id: string }> }) => {
   const principal = await requireConsoleSession("tasks:read");
   const { id } = await params;
-  const data = await loadReviewDetail(dbFor(principal), id);
+  const data = await loadReviewDetail(dbFor(principal), id, principal);
   if (!data) throw notFound("Review", id);
   return json({ token: reviewDetailToken(data.review) });
 });

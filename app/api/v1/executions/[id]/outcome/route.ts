@@ -1,5 +1,5 @@
 import { readApiJson, requireApiPrincipal, withFencingToken } from "@/lib/adapters/api/context";
-import { outcomeResultResource } from "@/lib/adapters/api/execution-resources";
+import { outcomeResultResourceFor } from "@/lib/adapters/api/execution-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { dbFor } from "@/lib/db/client";
 import { requireOutcomeAuthority } from "@/lib/use-cases/authority/require-outcome-authority";
@@ -32,7 +32,7 @@ export const POST = withProblems(async (request, { params }: { params: Promise<{
   // No task from the engine: a retried report, the task had moved on (an
   // operator cancelled it) or its lease was taken over; the caller gets the task as it is.
   const task = result.task ?? (await getTaskOrThrow(db, result.execution.taskId));
-  return json(outcomeResultResource(result, task), { headers: { ETag: etagOf(task.version) } });
+  return json(await outcomeResultResourceFor(db, principal, result, task), { headers: { ETag: etagOf(task.version) } });
 });
 
 export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);

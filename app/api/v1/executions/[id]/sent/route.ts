@@ -1,5 +1,5 @@
 import { readApiJson, requireApiPrincipal, withFencingToken } from "@/lib/adapters/api/context";
-import { executionResource } from "@/lib/adapters/api/execution-resources";
+import { executionResourcesFor } from "@/lib/adapters/api/execution-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { dbFor } from "@/lib/db/client";
 import { requireExecutionReach } from "@/lib/use-cases/authority/require-execution-reach";
@@ -25,7 +25,8 @@ export const POST = withProblems(async (request, { params }: { params: Promise<{
     withFencingToken(await readApiJson(request), request.headers.get("fencing-token")),
     actorOf(principal),
   );
-  return json(executionResource(execution));
+  const [answer] = await executionResourcesFor(db, principal, [execution]);
+  return json(answer);
 });
 
 export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);

@@ -1,5 +1,5 @@
 import { readApiJson, requireApiPrincipal, withWritePreconditions } from "@/lib/adapters/api/context";
-import { executionResource, intentResultResource } from "@/lib/adapters/api/execution-resources";
+import { executionResourcesFor, intentResultResourceFor } from "@/lib/adapters/api/execution-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { dbFor } from "@/lib/db/client";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
@@ -38,7 +38,12 @@ export const POST = withProblems(async (request, { params }: Context) => {
   // The engine returns the task only when this request moved it; otherwise
   // the caller still needs the version its next write is based on.
   const written = result.kind !== "receipt" && result.task !== null;
-  const answer = intentResultResource(result, written ? result.task! : await getTaskOrThrow(db, id));
+  const answer = await intentResultResourceFor(
+    db,
+    principal,
+    result,
+    written ? result.task! : await getTaskOrThrow(db, id),
+  );
   const headers: Record<string, string> = { ETag: etagOf(answer.task.version) };
   if (!written) headers["Idempotent-Replayed"] = "true";
   // 202 for blocked: accepted, but for people to decide; nothing may be sent.
@@ -53,7 +58,7 @@ export const GET = withProblems(async (request, { params }: Context) => {
   const db = dbFor(principal);
   await requireTaskReach(db, principal, id);
   const items = await listExecutions(db, id);
-  return json({ items: items.map(executionResource) });
+  return json({ items: await executionResourcesFor(db, principal, items) });
 });
 
 export const { PUT, PATCH, DELETE } = otherMethods(["GET", "POST"]);

@@ -5,11 +5,11 @@ import {
   requireApiPrincipal,
   TransitionLogQuerySchema,
 } from "@/lib/adapters/api/context";
-import { taskResource, transitionResource } from "@/lib/adapters/api/task-resources";
+import { taskResourceFor, transitionResourceFor } from "@/lib/adapters/api/task-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { dbFor } from "@/lib/db/client";
 import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
-import { listTransitions } from "@/lib/use-cases/tasks/task-queries";
+import { getTaskOrThrow, listTransitions } from "@/lib/use-cases/tasks/task-queries";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { etagOf } from "@/lib/adapters/http/preconditions";
 import { queryOf } from "@/lib/adapters/http/query";
@@ -40,7 +40,11 @@ export const POST = withProblems(async (request, { params }: Context) => {
   const headers: Record<string, string> = { ETag: etagOf(result.task.version) };
   if (result.replayed) headers["Idempotent-Replayed"] = "true";
   return json(
-    { task: taskResource(result.task), transition: transitionResource(result.transition), replayed: result.replayed },
+    {
+      task: taskResourceFor(principal, result.task),
+      transition: transitionResourceFor(principal, result.transition, result.task.workflow.digest),
+      replayed: result.replayed,
+    },
     { headers },
   );
 });
@@ -56,8 +60,10 @@ export const GET = withProblems(async (request, { params }: Context) => {
   const rows = await listTransitions(db, id, { afterVersion: query.after_version, limit: query.limit + 1 });
   const items = rows.slice(0, query.limit);
   const last = items[items.length - 1];
+  // A patch's classes are those of the task's workflow: the pinned digest says which.
+  const { workflow } = await getTaskOrThrow(db, id);
   return json({
-    items: items.map(transitionResource),
+    items: items.map((t) => transitionResourceFor(principal, t, workflow.digest)),
     next_after_version: rows.length > query.limit && last ? last.toVersion : null,
   });
 });
