@@ -21,3 +21,9 @@ describe("the data classes a definition declares", () => {
     expect(mostSensitive(["internal", "restricted", "public"])).toBe("restricted");
   });
 });
+
+describe("the built-in tools' classes, shipped beside their definitions", () => {
+  it("a refund holds a restricted customer id", () => {
+    expect(toolDataClass({ name: "payments.refund", version: 1 })).toBe("restricted");
+  });
+});

@@ -1,29 +1,32 @@
+import { dataClasses, isDataClass, rankOf, type DataClass } from "@/lib/model/data-classes";
+import { dataClassesOfTool } from "@/lib/model/tools/built-in-tools";
+import type { ToolDefinition } from "@/lib/model/tools/tool-definition";
+
 /**
- * Which data classes a task's data holds, read from the optional
- * `data_classes` declarations of workflow and tool definitions
- * (docs/retention.md, "Per tenant and per data class"). Pure: the retention
+ * Which data classes a task's data holds, read from the `data_classes`
+ * declarations of workflow and tool definitions (lib/model/data-classes.ts;
+ * docs/retention.md, "Per tenant and per data class"). Pure: the retention
  * run gives it the definitions stored in the registries.
  *
- * Read defensively, on purpose: the declarations are being added beside
- * this (`lib/model/data-classes.ts` on another branch; this file is the one
- * place to point at it), older definitions have none, and a definition is
- * data someone registered. Anything not understood counts as undeclared,
- * and undeclared data — free text, provider payloads — is confidential, so a
- * malformed declaration can only keep data longer, never shorten its term.
+ * Read defensively, on purpose: older definitions have none, and a
+ * definition is data someone registered. Anything not understood counts as
+ * undeclared, and undeclared data — free text, provider payloads — is
+ * confidential, so a malformed declaration can only keep data longer, never
+ * shorten its term.
  */
 
-export const dataClasses = ["public", "internal", "confidential", "restricted"] as const;
-export type DataClass = (typeof dataClasses)[number];
+export { dataClasses, isDataClass, type DataClass };
 
 /** Sensitivity order: a task's term is that of the most sensitive class it holds. */
-export const dataClassRank: Record<DataClass, number> = { public: 0, internal: 1, confidential: 2, restricted: 3 };
+export const dataClassRank: Record<DataClass, number> = {
+  public: rankOf("public"),
+  internal: rankOf("internal"),
+  confidential: rankOf("confidential"),
+  restricted: rankOf("restricted"),
+};
 
 /** What undeclared data counts as. */
 export const UNDECLARED_CLASS: DataClass = "confidential";
-
-export function isDataClass(value: unknown): value is DataClass {
-  return typeof value === "string" && (dataClasses as readonly string[]).includes(value);
-}
 
 /**
  * The most sensitive class one `Record<jsonPointer, class>` declares, and
@@ -56,7 +59,9 @@ export function workflowDataClass(definition: unknown): DataClass {
 
 /** The most sensitive class a tool's calls leave behind: its request, result and evidence (`data_classes`). */
 export function toolDataClass(definition: unknown): DataClass {
-  const declared = field(definition, "data_classes");
+  // A built-in's classes sit beside its definition (its digest predates them): dataClassesOfTool reads both.
+  const named = typeof field(definition, "name") === "string" && typeof field(definition, "version") === "number";
+  const declared = named ? dataClassesOfTool(definition as ToolDefinition) : field(definition, "data_classes");
   return mostSensitive(["request", "result", "evidence"].map((part) => readDeclaration(field(declared, part))));
 }
 
