@@ -62,7 +62,7 @@ export async function createTenant(
         errors: [{ field: "id", message: "is taken by another tenant" }],
       });
     const row = await tx.tenant.create({ data: { id, name } });
-    await inTenant(tx, id);
+    await writeAsTenant(tx, id);
     await appendAuditEntry(tx, tenantAuditEntry("tenant.created", id, actor, { name }));
     return tenantView(row);
   });
@@ -89,7 +89,7 @@ export async function setTenantStatus(
       where: { id: tenantId },
       data: { status, suspendedAt: status === "suspended" ? new Date() : null },
     });
-    await inTenant(tx, tenantId);
+    await writeAsTenant(tx, tenantId);
     await appendAuditEntry(
       tx,
       tenantAuditEntry(status === "suspended" ? "tenant.suspended" : "tenant.reactivated", tenantId, actor, {
@@ -101,6 +101,9 @@ export async function setTenantStatus(
 }
 
 /** For the rest of the owner's transaction, rows written take `tenantId` (the column defaults read it). */
-async function inTenant(tx: Parameters<Parameters<Db["$transaction"]>[0]>[0], tenantId: string): Promise<void> {
+export async function writeAsTenant(
+  tx: Parameters<Parameters<Db["$transaction"]>[0]>[0],
+  tenantId: string,
+): Promise<void> {
   await tx.$executeRaw`SELECT set_config('verity.tenant_id', ${tenantId}, true)`;
 }

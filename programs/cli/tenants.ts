@@ -7,17 +7,25 @@
  *   tenants create <id> --name <name>             a tenant with the built-in workflows and tools
  *   tenants suspend <id> --reason <why>           its people and agents refused, its background work stopped
  *   tenants reactivate <id> --reason <why>
+ *   tenants grant-platform-admin <username>       may create, suspend and reactivate tenants (/platform/tenants)
+ *   tenants revoke-platform-admin <username>
+ *
+ * Platform admin is granted here and nowhere else: the console's people
+ * management is a tenant admin's, and cannot reach it (docs/tenants.md).
  */
 import { parseArgs } from "node:util";
 import { listTenants, setTenantStatus } from "@/lib/stores/tenants";
 import { openTenant } from "@/lib/use-cases/tenants/open-tenant";
+import { setPlatformAdmin } from "@/lib/use-cases/tenants/set-platform-admin";
 import { cliActor, requireArg, usageFailure, UsageError, withCliDatabase } from "@/programs/cli/cli-database";
 
 const usage = `usage: npm run -s verity -- tenants <command>
   list [--json]
   create <id> --name <name>
   suspend <id> --reason <why>
-  reactivate <id> --reason <why>`;
+  reactivate <id> --reason <why>
+  grant-platform-admin <username>
+  revoke-platform-admin <username>`;
 
 export async function runTenantsCommand(argv: string[]): Promise<number> {
   let parsed;
@@ -61,6 +69,17 @@ export async function runTenantsCommand(argv: string[]): Promise<number> {
         return await withCliDatabase(async ({ platformDb }) => {
           const tenant = await setTenantStatus(platformDb, id, status, reason, cliActor);
           console.log(`tenant ${tenant.id} is ${tenant.status}`);
+          return 0;
+        });
+      }
+      case "grant-platform-admin":
+      case "revoke-platform-admin": {
+        const username = requireArg(positionals[1], "username");
+        const granted = positionals[0] === "grant-platform-admin";
+        return await withCliDatabase(async ({ platformDb }) => {
+          const result = await setPlatformAdmin(platformDb, username, granted, cliActor);
+          const now = granted ? "is a platform admin" : "is no longer a platform admin";
+          console.log(`${result.username} (tenant ${result.tenantId}) ${now}${result.changed ? "" : " (already so)"}`);
           return 0;
         });
       }
