@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { can, type Principal } from "@/lib/model/permissions";
 import { navLinksFor } from "@/lib/adapters/console/shared/nav";
 import { findTenant, listTenants } from "@/lib/stores/tenants";
-import { countPeopleByTenant, createUser, listPeople } from "@/lib/stores/users";
+import { countPeopleByTenant, createUser, listPeople, verifyUserCredentials } from "@/lib/stores/users";
+import { completeFirstAdminSetup } from "@/lib/use-cases/people/complete-first-admin-setup";
+import { issueSetupLink } from "@/lib/use-cases/people/issue-setup-link";
 import { changePersonRole } from "@/lib/use-cases/people/change-person-role";
 import { changeTenantStatus } from "@/lib/use-cases/tenants/change-tenant-status";
 import { onboardTenant } from "@/lib/use-cases/tenants/onboard-tenant";
@@ -23,13 +25,23 @@ let platformAdmin: Principal;
 
 beforeAll(async () => {
   t = await openTestPglite();
-  platformAdmin = await createUser(t.db, {
+  // The first admin of the `default` tenant's setup link is the deployment's platform admin; nobody created later is.
+  const link = await issueSetupLink(t.db, system);
+  const first = await completeFirstAdminSetup(t.db, {
+    token: link.token,
     username: "root-admin",
-    displayName: "Root Admin",
+    display_name: "Root Admin",
+    password: "a long enough password",
+  });
+  const signedIn = await verifyUserCredentials(t.db, first.username, "a long enough password");
+  platformAdmin = signedIn!.principal;
+  const later = await createUser(t.db, {
+    username: "later-admin",
+    displayName: "Later Admin",
     role: "admin",
     password: "a long enough password",
-    platformAdmin: true,
   });
+  expect(later.platformAdmin).toBe(false);
 });
 afterAll(async () => {
   await t?.close();
@@ -65,7 +77,7 @@ describe("platform admins", () => {
     const acmePeople = await listPeople(t.forTenant("acme"));
     expect(acmePeople.map((p) => [p.username, p.role, p.passwordMustChange])).toEqual([["acme-admin", "admin", true]]);
     // The default tenant's client does not see acme's admin, and acme's sees only its own.
-    expect((await listPeople(t.db)).map((p) => p.username)).toEqual(["root-admin"]);
+    expect((await listPeople(t.db)).map((p) => p.username)).toEqual(["later-admin", "root-admin"]);
     expect((await countPeopleByTenant(t.platformDb)).get("acme")).toBe(1);
     expect(await auditActions("acme", "tenant.")).toEqual(["tenant.created"]);
     expect(await auditActions("acme", "user.")).toEqual(["user.created"]);
