@@ -59,7 +59,8 @@ async function openAsDemo(browser: Browser, user: "admin" | "operator", path: st
 
 /** The visible words of the page's main region, with `id` replaced: what a reader learns from it. */
 async function mainWords(page: Page, id: string): Promise<string> {
-  const text = await page.locator("main").innerText();
+  // The outer main: a not-found page renders its own inside the console's.
+  const text = await page.locator("main").first().innerText();
   return text.split(id).join("<id>").split(encodeURIComponent(id)).join("<id>");
 }
 
