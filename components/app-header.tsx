@@ -33,10 +33,19 @@ export async function AppHeader({
         <HeaderMenu>
           <NavLinks openReviews={openReviews} links={links} />
           <div className="app-header__user">
-            <Link href="/account" className="who who--link" title={`Your account (${principal.identity})`}>
+            <Link
+              href="/account"
+              className="who who--link"
+              title={`Your account (${principal.identity}, tenant ${principal.tenantId})`}
+            >
               <span className="visually-hidden">Your account: </span>
               <span className="who__name">{principal.displayName}</span>
               <span className="role-badge">{principal.role}</span>
+              {/* Whose data everything below is: the tenant the person belongs to (docs/tenants.md). */}
+              <span className="tenant-badge" data-testid="header-tenant">
+                <span className="visually-hidden">, tenant </span>
+                {principal.tenantId}
+              </span>
             </Link>
             <SignOutButton />
           </div>

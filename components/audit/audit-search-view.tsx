@@ -29,6 +29,7 @@ export function AuditSearchView({
   canExport,
   canAnnotate,
   role,
+  tenantId,
   tools,
 }: {
   params: AuditSearchParams;
@@ -38,6 +39,8 @@ export function AuditSearchView({
   /** audit:annotate: each entry offers a correction form. */
   canAnnotate: boolean;
   role: string;
+  /** Whose log this is: the signed-in person's tenant, and only theirs. */
+  tenantId: string;
   /** The tool filter's choices: the built-ins and every registered tool. */
   tools: readonly string[];
 }) {
@@ -49,7 +52,8 @@ export function AuditSearchView({
         </div>
         <p className="hint">
           Every state change, decision, reconciliation, restore, sign-in and denied permission, hash-chained as it was
-          committed. Search across tasks, verify the chains, take an export a third party can check. Times are UTC.
+          committed. Search across tasks, verify the chains, take an export a third party can check. Times are UTC. This
+          is the log of tenant <code>{tenantId}</code>, and only of it.
         </p>
       </header>
       <AuditSearchFilters params={params} tools={tools} />
@@ -72,7 +76,7 @@ export function AuditSearchView({
         <aside>
           <section className="card" aria-labelledby="audit-verify-heading">
             <h2 id="audit-verify-heading">Verify chain</h2>
-            <VerifiedBadge url="/api/console/audit/verify" what="every chain" onDemand />
+            <VerifiedBadge url="/api/console/audit/verify" what={`the audit chain of tenant ${tenantId}`} onDemand />
           </section>
           <section className="card" aria-labelledby="audit-export-heading">
             <h2 id="audit-export-heading">Export</h2>

@@ -108,12 +108,14 @@ test("an auditor searches across tasks by idempotency key, verifies every chain 
   await expect(audit.results).toHaveCount(3);
 
   await audit.verifyButton.click();
-  await expect(audit.verifyResult).toContainText(/Verified — [\d,]+ streams, [\d,]+ entries/);
+  await expect(audit.verifyResult).toContainText(
+    /Audit chain of tenant default verified — [\d,]+ streams, [\d,]+ entries/,
+  );
   await expect(audit.verifyResult).toHaveAttribute("data-verified", "true");
   await page.screenshot({ path: `${shots}/search.png`, fullPage: true });
 
   const jsonl = await audit.download("JSON Lines");
-  expect(jsonl.name).toMatch(/^verity-audit-.*\.jsonl$/);
+  expect(jsonl.name).toMatch(/^verity-audit-default-.*\.jsonl$/);
   const lines = jsonl.text
     .trim()
     .split("\n")

@@ -60,6 +60,7 @@ function consolePages(seed: Seeded): Array<{ path: string; permission: Permissio
     { path: "/workflows/agent-task/migrate", permission: "workflows:migrate" },
     { path: "/admin/people", permission: "people:manage" },
     { path: "/admin/agents", permission: "agents:manage" },
+    { path: "/platform/tenants", permission: "tenants:manage" },
     { path: "/account", permission: null },
   ];
 }
@@ -177,7 +178,9 @@ for (const role of roles) {
     browser,
   }) => {
     const page = await openAs(browser, role);
-    const pages = consolePages(seed).filter((p) => p.permission === null || can({ role }, p.permission));
+    // The demo's admin is also the platform admin (lib/config/demo-accounts.ts): the register of tenants is theirs.
+    const principal = { role, platformAdmin: role === "admin" };
+    const pages = consolePages(seed).filter((p) => p.permission === null || can(principal, p.permission));
 
     // The shell first: one row at 1280 and 1440 px; on a phone, a menu button that opens, closes with Escape and
     // hands focus back.

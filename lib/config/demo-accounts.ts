@@ -4,7 +4,8 @@ export const demoUsers = [
   { username: "operator2", password: "operator2-demo", displayName: "Omar Operator", role: "operator" },
   { username: "auditor", password: "auditor-demo", displayName: "Ada Auditor", role: "auditor" },
   { username: "engineer", password: "engineer-demo", displayName: "Eli Engineer", role: "engineer" },
-  { username: "admin", password: "admin-demo", displayName: "Ana Admin", role: "admin" },
+  // The demo's admin manages the register of tenants too (docs/tenants.md): /platform/tenants.
+  { username: "admin", password: "admin-demo", displayName: "Ana Admin", role: "admin", platformAdmin: true },
 ] as const;
 
 export const demoAgent = {

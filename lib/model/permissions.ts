@@ -43,7 +43,13 @@ export type Permission =
    * See restricted fields (lib/model/data-classes.ts) unmasked in the API and
    * the console. Without it they read "[restricted]" (docs/encryption.md).
    */
-  | "data:restricted";
+  | "data:restricted"
+  /**
+   * Create, suspend and reactivate tenants: platform admins only (a person's
+   * `platformAdmin` flag), whatever their role. No role grants it, so no
+   * tenant admin can hand it out from the console (docs/tenants.md).
+   */
+  | "tenants:manage";
 
 export const permissionsByRole: Record<Role, readonly Permission[]> = {
   operator: [
@@ -141,20 +147,41 @@ export interface Principal {
   displayName: string;
   /** The tenant the person or agent belongs to: every statement made for them runs as that tenant (docs/tenants.md). */
   tenantId: string;
+  /**
+   * A person who manages the register of tenants (users.platform_admin), set only by the CLI and the
+   * first tenant's setup; never an agent.
+   */
+  platformAdmin?: boolean;
   /** An agent's token scopes (lib/model/agent-scopes.ts); people carry none and keep their role's reach. */
   scopes?: AgentScopes;
 }
 
-export function can(principal: Pick<Principal, "role"> | null | undefined, permission: Permission): boolean {
-  return !!principal && permissionsByRole[principal.role].includes(permission);
+/** Permissions no role holds: a flag on the person grants them (Principal.platformAdmin). */
+const platformPermissions: ReadonlySet<Permission> = new Set(["tenants:manage"]);
+
+export function can(
+  principal: (Pick<Principal, "role"> & { platformAdmin?: boolean }) | null | undefined,
+  permission: Permission,
+): boolean {
+  if (!principal) return false;
+  if (platformPermissions.has(permission)) return principal.platformAdmin === true;
+  return permissionsByRole[principal.role].includes(permission);
+}
+
+/** Why `can` said no, in words: a role's missing permission, or a platform admin's task. */
+export function refusalReason(principal: Pick<Principal, "role">, permission: Permission): string {
+  return platformPermissions.has(permission)
+    ? `Only a platform administrator may do this (the ${permission} permission belongs to no role).`
+    : `Your role (${principal.role}) does not include the ${permission} permission.`;
 }
 
 export function requirePermission(principal: Principal | null | undefined, permission: Permission): Principal {
   if (!principal) throw new AppError("unauthenticated", "Sign in or present a bearer token.");
   if (!can(principal, permission)) {
-    throw new AppError("forbidden", `The ${principal.role} role does not have the ${permission} permission.`, {
-      permission,
-    });
+    const message = platformPermissions.has(permission)
+      ? `Only a platform administrator has the ${permission} permission.`
+      : `The ${principal.role} role does not have the ${permission} permission.`;
+    throw new AppError("forbidden", message, { permission });
   }
   return principal;
 }

@@ -60,6 +60,7 @@ type StateRow = {
   role: Role;
   disabled_at: Date | null;
   password_must_change: boolean;
+  platform_admin: boolean;
 };
 
 /**
@@ -81,7 +82,7 @@ export async function readConsoleSession(
       RETURNING id
     )
     SELECT s.id, s.user_id, s.tenant_id, s.created_at, s.expires_at, s.ended_at, u.username, u.display_name, u.role::text AS role, u.disabled_at,
-           u.password_must_change
+           u.password_must_change, u.platform_admin
       FROM console_sessions s JOIN users u ON u.id = s.user_id
      WHERE s.id = ${sessionId}`;
   const row = rows[0];
@@ -101,6 +102,7 @@ export async function readConsoleSession(
       role: row.role,
       displayName: row.display_name,
       tenantId: row.tenant_id,
+      platformAdmin: row.platform_admin,
     },
   };
 }

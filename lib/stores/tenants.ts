@@ -67,7 +67,7 @@ export async function createTenant(
         errors: [{ field: "id", message: "is taken by another tenant" }],
       });
     const row = await tx.tenant.create({ data: { id, name } });
-    await inTenant(tx, id);
+    await writeAsTenant(tx, id);
     await appendAuditEntry(tx, tenantAuditEntry("tenant.created", id, actor, { name }));
     return tenantView(row);
   });
@@ -99,7 +99,7 @@ export async function setTenantStatus(
       where: { id: tenantId },
       data: { status, suspendedAt: status === "suspended" ? new Date() : null },
     });
-    await inTenant(tx, tenantId);
+    await writeAsTenant(tx, tenantId);
     await appendAuditEntry(
       tx,
       tenantAuditEntry(status === "suspended" ? "tenant.suspended" : "tenant.reactivated", tenantId, actor, {
@@ -138,13 +138,16 @@ export async function recordTenantDeletion(
           ? `Tenant ${tenantId} was already deleted at ${row.deletedAt?.toISOString()}.`
           : `Tenant ${tenantId} is ${row.status}, not suspended: it is deleted only after being suspended.`,
       );
-    await inTenant(tx, tenantId);
+    await writeAsTenant(tx, tenantId);
     await appendAuditEntry(tx, tenantAuditEntry("tenant.deleted", tenantId, actor, record));
     return tenantView(row);
   });
 }
 
 /** For the rest of the owner's transaction, rows written take `tenantId` (the column defaults read it). */
-async function inTenant(tx: Parameters<Parameters<Db["$transaction"]>[0]>[0], tenantId: string): Promise<void> {
+export async function writeAsTenant(
+  tx: Parameters<Parameters<Db["$transaction"]>[0]>[0],
+  tenantId: string,
+): Promise<void> {
   await tx.$executeRaw`SELECT set_config('verity.tenant_id', ${tenantId}, true)`;
 }

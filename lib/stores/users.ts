@@ -15,6 +15,8 @@ export async function createUser(
     password: string;
     /** A one-time password someone handed over: the person must choose their own before anything else. */
     passwordMustChange?: boolean;
+    /** Only the first tenant's setup and the demo's seed create one (docs/tenants.md); the CLI grants it later. */
+    platformAdmin?: boolean;
   },
 ): Promise<Principal> {
   const row = await db.user.create({
@@ -25,6 +27,7 @@ export async function createUser(
       role: input.role,
       passwordHash: await hashPassword(input.password, passwordScryptN()),
       passwordMustChange: input.passwordMustChange ?? false,
+      platformAdmin: input.platformAdmin ?? false,
     },
   });
   return principalOfRow(row);
@@ -88,6 +91,7 @@ function principalOfRow(row: {
   role: Role;
   displayName: string;
   tenantId: string;
+  platformAdmin: boolean;
 }): Principal {
   return {
     kind: "user",
@@ -96,6 +100,7 @@ function principalOfRow(row: {
     role: row.role,
     displayName: row.displayName,
     tenantId: row.tenantId,
+    platformAdmin: row.platformAdmin,
   };
 }
 
@@ -277,4 +282,37 @@ export async function linkOidcUser(
     },
   });
   return { principal: principalOfRow(row), sessionVersion: row.sessionVersion, created: true, roleChanged: false };
+}
+
+/** A person as the platform's commands find them: on the owner's connection, any tenant's. */
+export async function findPersonAnyTenant(
+  platformDb: Db | Tx,
+  username: string,
+): Promise<(PersonRow & { tenantId: string; platformAdmin: boolean }) | null> {
+  const row = await platformDb.user.findUnique({
+    where: { username },
+    select: { ...personColumns, tenantId: true, platformAdmin: true },
+  });
+  if (!row) return null;
+  const { tenantId, platformAdmin, ...person } = row;
+  return { ...personOfRow(person), tenantId, platformAdmin };
+}
+
+/**
+ * Grants or withdraws platform admin (users.platform_admin); false when it was
+ * so already. Not a change of role: sessions stay, and every request reads
+ * the flag afresh (readConsoleSession), so a withdrawal holds at the next one.
+ */
+export async function setUserPlatformAdmin(tx: Db | Tx, userId: string, platformAdmin: boolean): Promise<boolean> {
+  const { count } = await tx.user.updateMany({
+    where: { id: userId, platformAdmin: !platformAdmin },
+    data: { platformAdmin, updatedAt: new Date() },
+  });
+  return count === 1;
+}
+
+/** How many people each tenant has (owner's connection): the register shows a tenant still waiting for its first admin. */
+export async function countPeopleByTenant(platformDb: Db): Promise<Map<string, number>> {
+  const rows = await platformDb.user.groupBy({ by: ["tenantId"], _count: { _all: true } });
+  return new Map(rows.map((r) => [r.tenantId, r._count._all]));
 }

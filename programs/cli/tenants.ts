@@ -8,11 +8,17 @@
  *   tenants suspend <id> --reason <why>           its people and agents refused, its background work stopped
  *   tenants reactivate <id> --reason <why>
  *   tenants delete <id> --reason <why>            crypto-shredding: its keys destroyed, its sealed data unreadable for good
+ *   tenants grant-platform-admin <username>       may create, suspend and reactivate tenants (/platform/tenants)
+ *   tenants revoke-platform-admin <username>
+ *
+ * Platform admin is granted here and nowhere else: the console's people
+ * management is a tenant admin's, and cannot reach it (docs/tenants.md).
  */
 import { parseArgs } from "node:util";
 import { listTenants, setTenantStatus } from "@/lib/stores/tenants";
 import { openTenant } from "@/lib/use-cases/tenants/open-tenant";
 import { deleteTenant } from "@/lib/use-cases/tenants/delete-tenant";
+import { setPlatformAdmin } from "@/lib/use-cases/tenants/set-platform-admin";
 import { cliActor, requireArg, usageFailure, UsageError, withCliDatabase } from "@/programs/cli/cli-database";
 
 const usage = `usage: npm run -s verity -- tenants <command>
@@ -20,7 +26,9 @@ const usage = `usage: npm run -s verity -- tenants <command>
   create <id> --name <name>
   suspend <id> --reason <why>
   reactivate <id> --reason <why>
-  delete <id> --reason <why>      destroys its keys: every sealed value, in backups too, unreadable for good`;
+  delete <id> --reason <why>      destroys its keys: every sealed value, in backups too, unreadable for good
+  grant-platform-admin <username>
+  revoke-platform-admin <username>`;
 
 export async function runTenantsCommand(argv: string[]): Promise<number> {
   let parsed;
@@ -85,6 +93,17 @@ export async function runTenantsCommand(argv: string[]): Promise<number> {
             `  ${rows} row(s) in ${Object.keys(record.rows_left).length} table(s) stay, sealed values unreadable`,
           );
           console.log(`  ${record.sealed_values}`);
+          return 0;
+        });
+      }
+      case "grant-platform-admin":
+      case "revoke-platform-admin": {
+        const username = requireArg(positionals[1], "username");
+        const granted = positionals[0] === "grant-platform-admin";
+        return await withCliDatabase(async ({ platformDb }) => {
+          const result = await setPlatformAdmin(platformDb, username, granted, cliActor);
+          const now = granted ? "is a platform admin" : "is no longer a platform admin";
+          console.log(`${result.username} (tenant ${result.tenantId}) ${now}${result.changed ? "" : " (already so)"}`);
           return 0;
         });
       }

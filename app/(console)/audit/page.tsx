@@ -57,6 +57,7 @@ export default async function AuditPage({
       canExport={can(access.principal, "audit:export")}
       canAnnotate={can(access.principal, "audit:annotate")}
       role={access.principal.role}
+      tenantId={access.principal.tenantId}
       tools={await listKnownToolNames(await consoleDb())}
     />
   );

@@ -5,7 +5,7 @@ import { cache } from "react";
 import { z } from "zod";
 import { getAuthOptions } from "@/lib/adapters/auth/next-auth-options";
 import { recordPermissionDenied, requirePermissionRecorded } from "@/lib/adapters/auth/audit-trail";
-import { can, type Permission, type Principal } from "@/lib/model/permissions";
+import { can, refusalReason, type Permission, type Principal } from "@/lib/model/permissions";
 import { dbFor, getPlatformDb, type Db } from "@/lib/db/client";
 import { requireActiveTenant } from "@/lib/adapters/auth/tenant-standing";
 import { sameOriginPath } from "@/lib/adapters/auth/callback-url";
@@ -96,7 +96,7 @@ export async function authorizePage(permission: Permission, returnTo: string): P
     return {
       ok: false,
       principal,
-      reason: `Your role (${principal.role}) does not include the ${permission} permission.`,
+      reason: refusalReason(principal, permission),
     };
   }
   return { ok: true, principal };

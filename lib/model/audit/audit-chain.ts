@@ -69,6 +69,9 @@ export const auditActions = [
   // A person chose a new password (their other sessions ended), or an admin issued them a one-time one (all ended).
   "user.password_changed",
   "user.password_reset",
+  // A person made, or no longer, a platform admin (lib/use-cases/tenants/set-platform-admin.ts): the CLI only.
+  "user.platform_admin_granted",
+  "user.platform_admin_revoked",
   "setup.link_issued",
   // The demo accounts removed from a database leaving the demo (npm run verity -- demo purge).
   "demo.purged",

@@ -302,7 +302,9 @@ export function personAuditEntry(
     | "user.disabled"
     | "user.enabled"
     | "user.password_changed"
-    | "user.password_reset",
+    | "user.password_reset"
+    | "user.platform_admin_granted"
+    | "user.platform_admin_revoked",
   person: { id: string; username: string; role: string; sessionVersion: number },
   actor: AuditActor,
   details: Record<string, unknown> = {},

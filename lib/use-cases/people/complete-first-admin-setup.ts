@@ -39,6 +39,9 @@ export async function completeFirstAdminSetup(db: Db, raw: FirstAdmin, now = new
       displayName: input.display_name,
       role: "admin",
       password: input.password,
+      // The setup link is the first tenant's (`default`), printed on the server's host: whoever holds it
+      // installed the deployment, and is the one who can open and suspend the other tenants.
+      platformAdmin: true,
     });
     const person = (await getPerson(tx, { id: created.id }))!;
     await appendAuditEntry(

@@ -239,12 +239,19 @@ export function describeVerification(v: AuditVerification): { ok: boolean; headl
   };
 }
 
-/** What the console's verify routes answer: the words, the counts, when, and the first break. */
-export function verificationAnswer(v: AuditVerification) {
+/**
+ * What the console's verify routes answer: the words, the counts, when, and
+ * the first break. `tenantId`: the whole log was walked, which is that
+ * tenant's chain and no other's (row-level security), and the words say so.
+ */
+export function verificationAnswer(v: AuditVerification, tenantId?: string) {
   const words = describeVerification(v);
   return {
     ok: v.ok,
-    headline: words.headline,
+    headline: tenantId
+      ? `Audit chain of tenant ${tenantId} ${words.headline.replace(/^Verified/, "verified").replace(/^Broken/, "broken")}`
+      : words.headline,
+    tenant_id: tenantId ?? null,
     detail: words.detail,
     streams: v.streams,
     entries: v.entries,

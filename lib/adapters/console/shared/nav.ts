@@ -27,10 +27,12 @@ const consoleSections: ReadonlyArray<NavLink & { permission: Permission }> = [
   { href: "/workflows", label: "Workflows", permission: "workflows:read" },
   { href: "/admin/people", label: "People", permission: "people:manage" },
   { href: "/admin/agents", label: "Agents", permission: "agents:manage" },
+  // Platform admins only (the flag, not a role): the register of tenants.
+  { href: "/platform/tenants", label: "Tenants", permission: "tenants:manage" },
 ];
 
 /** The sections this principal may open; every page still checks on the server. */
-export function navLinksFor(principal: Pick<Principal, "role">): NavLink[] {
+export function navLinksFor(principal: Pick<Principal, "role" | "platformAdmin">): NavLink[] {
   return consoleSections
     .filter((section) => can(principal, section.permission))
     .map(({ href, label }) => ({ href, label }));

@@ -4,10 +4,10 @@ import { requireConsoleSession } from "@/lib/adapters/console/shared/json-route"
 import { verifyAuditChains } from "@/lib/stores/audit-log";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
-/** The /audit page's "Verify chain": every chain walked now, the answer in words (audit:read). */
+/** The /audit page's "Verify chain": every chain of the caller's tenant walked now, the answer in words naming it (audit:read). */
 export const GET = withProblems(async () => {
   const principal = await requireConsoleSession("audit:read");
-  return json(verificationAnswer(await verifyAuditChains(dbFor(principal))));
+  return json(verificationAnswer(await verifyAuditChains(dbFor(principal)), principal.tenantId));
 });
 
 export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);

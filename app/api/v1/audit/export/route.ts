@@ -79,7 +79,8 @@ async function exportResponse(request: Request, query: Record<string, string>): 
   return new Response(exportAuditSearch(db, range, format), {
     headers: {
       "Content-Type": exportContentTypes[format],
-      "Content-Disposition": `attachment; filename="verity-audit-${stamp}.${format}"`,
+      // The tenant in the name: an export holds one tenant's chain, and a file kept beside others says whose.
+      "Content-Disposition": `attachment; filename="verity-audit-${principal.tenantId}-${stamp}.${format}"`,
       "Cache-Control": "no-store",
     },
   });
