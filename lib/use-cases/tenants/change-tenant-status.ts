@@ -1,7 +1,7 @@
 import type { Db } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import { actorOf, type Principal } from "@/lib/model/permissions";
-import { setTenantStatus, type TenantStatus, type TenantView } from "@/lib/stores/tenants";
+import { setTenantStatus, type TenantView } from "@/lib/stores/tenants";
 
 /**
  * A platform admin suspends or reactivates a tenant from the console. Their
