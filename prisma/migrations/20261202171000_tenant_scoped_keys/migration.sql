@@ -6,11 +6,14 @@
 -- tenant A had one, and the refusal told B that it existed: an existence
 -- oracle across tenants, and a denial of service.
 --
--- Every change is in one block, done only while the tasks' primary key is
--- still the old one, so that a start finding this migration unfinished can
--- re-run it to tell that it was applied (lib/db/migrate.ts). The whole
+-- The first statement fails when the migration was applied already; every
+-- other change is in one block, done only while the tasks' primary key is
+-- still the old one: so a start finding this migration unfinished tells, by
+-- re-running it, that it was applied (lib/db/migrate.ts). The whole
 -- migration is one transaction: the tables are locked while their keys are
 -- rebuilt, which takes as long as the largest index.
+DROP INDEX "executions_idempotency_key_key";
+
 DO $$
 BEGIN
   IF (SELECT array_length(conkey, 1) FROM pg_constraint WHERE conrelid = '"tasks"'::regclass AND contype = 'p') = 1 THEN
@@ -38,7 +41,6 @@ BEGIN
     ALTER TABLE "inbox_events" DROP CONSTRAINT "inbox_events_pkey";
     ALTER TABLE "inbox_events" ADD CONSTRAINT "inbox_events_pkey" PRIMARY KEY ("tenant_id", "event_id");
 
-    DROP INDEX "executions_idempotency_key_key";
     CREATE UNIQUE INDEX "executions_tenant_id_idempotency_key_key" ON "executions"("tenant_id", "idempotency_key");
     DROP INDEX "executions_task_id_tool_call_id_key";
     CREATE UNIQUE INDEX "executions_tenant_id_task_id_tool_call_id_key" ON "executions"("tenant_id", "task_id", "tool_call_id");

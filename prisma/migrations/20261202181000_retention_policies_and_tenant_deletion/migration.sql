@@ -1,6 +1,7 @@
 -- Retention per tenant and data class, and tenant deletion (docs/retention.md,
--- docs/tenants.md). Re-runnable after an interrupted start (lib/db/migrate.ts):
--- every statement checks what exists first.
+-- docs/tenants.md). After an interrupted start (lib/db/migrate.ts) it is told
+-- applied statement by statement: each either checks what exists first or
+-- fails as "already there".
 
 -- How long each class of a tenant's finished tasks' data is kept: one row per
 -- class that has a term (a class without a row is kept forever; a tenant
@@ -31,8 +32,10 @@ $$;
 GRANT SELECT, INSERT, UPDATE, DELETE ON "retention_policies" TO verity_app;
 
 -- A deleted tenant stays in the register: its row is the deletion record that
--- outlives its keys (what was destroyed, when, by whom, why).
-ALTER TABLE "tenants" ADD COLUMN IF NOT EXISTS "deleted_at" TIMESTAMPTZ(3);
-ALTER TABLE "tenants" ADD COLUMN IF NOT EXISTS "deletion" JSONB;
+-- outlives its keys (what was destroyed, when, by whom, why). (Without IF NOT
+-- EXISTS on purpose: run again over itself the script fails as applied, and
+-- lib/db/migrate.ts then confirms it statement by statement.)
+ALTER TABLE "tenants" ADD COLUMN "deleted_at" TIMESTAMPTZ(3);
+ALTER TABLE "tenants" ADD COLUMN "deletion" JSONB;
 ALTER TABLE "tenants" DROP CONSTRAINT IF EXISTS "tenants_status";
 ALTER TABLE "tenants" ADD CONSTRAINT "tenants_status" CHECK ("status" IN ('active', 'suspended', 'deleted'));

@@ -5,7 +5,9 @@
 -- tenant. Only the CLI on the server's host (`verity tenants
 -- grant-platform-admin`) and the first admin of the `default` tenant's setup
 -- set it.
-ALTER TABLE "users" ADD COLUMN IF NOT EXISTS "platform_admin" BOOLEAN NOT NULL DEFAULT false;
+-- (Without IF NOT EXISTS on purpose: run again over itself the script fails as
+-- applied, and lib/db/migrate.ts then confirms it statement by statement.)
+ALTER TABLE "users" ADD COLUMN "platform_admin" BOOLEAN NOT NULL DEFAULT false;
 
 -- A deployment that exists already keeps someone who can manage tenants: its
 -- first enabled admin of `default`, unless a platform admin exists (a re-run
