@@ -6,6 +6,7 @@ import { Prisma } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/core/ids";
 import { parseOrThrow } from "@/lib/core/validation";
 import { boundedJson } from "@/lib/core/json-bounds";
+import { sealJson } from "@/lib/stores/field-encryption";
 
 /**
  * The owner of `inbox_events` and `outbox_messages`.
@@ -56,12 +57,17 @@ export async function receiveEvent<R>(
 ): Promise<ReceiveResult<R>> {
   const event = parseOrThrow(InboundEventSchema, raw);
   return db.$transaction(async (tx) => {
+    // The body as received is a provider's payload (a refund's customer and
+    // amount): confidential, sealed whole like every provider payload
+    // (docs/encryption.md). Nothing reads it back but a person auditing the
+    // inbox; the receipt (`result`) is what a redelivery gets.
+    const payload = await sealJson(tx, `inbox_events.payload:${event.event_id}`, event.payload);
     // ON CONFLICT DO NOTHING rather than catching a unique violation: a failed
     // statement would abort the transaction. On PostgreSQL a concurrent
     // duplicate waits here for the first one's commit, then sees its row.
     const inserted = await tx.$executeRaw`
       INSERT INTO inbox_events (event_id, source, type, task_id, payload)
-      VALUES (${event.event_id}, ${event.source}, ${event.type}, ${event.task_id ?? null}, ${JSON.stringify(event.payload)}::jsonb)
+      VALUES (${event.event_id}, ${event.source}, ${event.type}, ${event.task_id ?? null}, ${JSON.stringify(payload)}::jsonb)
       ON CONFLICT (tenant_id, event_id) DO NOTHING`;
     if (inserted === 0) {
       const first = await tx.inboxEvent.findFirstOrThrow({ where: { eventId: event.event_id } });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { openedAlert } from "@/lib/use-cases/alerts/divergence";
 import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
+import { openJson } from "@/lib/stores/field-encryption";
 import { performEffect } from "@/lib/connectors/effects";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { verifyWebhookSignature } from "@/lib/connectors/sandbox/webhook-signature";
@@ -67,6 +68,20 @@ describe("inbox", () => {
     expect(applied).toBe(1);
     expect(results.filter((r) => !r.duplicate)).toHaveLength(1);
     expect(results.map((r) => r.result)).toEqual([1, 1, 1]);
+  });
+
+  it("keeps the body as received sealed: a provider's customer is in no column of the inbox in the clear", async () => {
+    const customer = `cus_inbox_${Date.now()}`;
+    await receiveEvent(db, event("evt_sealed", { customer_id: customer, amount_cents: 1200 }), async () => null);
+    const [row] = await db.$queryRaw<Array<{ text: string }>>`
+      SELECT i::text AS text FROM inbox_events i WHERE event_id = 'evt_sealed'`;
+    expect(row?.text).toContain("vty1.");
+    expect(row?.text).not.toContain(customer);
+    const stored = await db.inboxEvent.findFirstOrThrow({ where: { eventId: "evt_sealed" } });
+    expect(await openJson(db, stored.payload, "inbox_events.payload:evt_sealed")).toEqual({
+      customer_id: customer,
+      amount_cents: 1200,
+    });
   });
 
   it("the same event id from another source is a conflict, not a duplicate", async () => {
