@@ -3,6 +3,7 @@ import { RelativeTime } from "@/components/relative-time";
 import { OnboardTenantForm, TenantStatusControl } from "@/components/tenants/tenants-forms";
 import "@/components/people/people.css";
 import "@/components/tenants/tenants.css";
+import { TableWrap } from "@/components/table-wrap";
 
 /** /platform/tenants: the register, and a platform admin's controls over it. */
 export function TenantsView({
@@ -33,7 +34,8 @@ export function TenantsView({
 
       <section className="card" aria-labelledby="tenants-list-title">
         <h2 id="tenants-list-title">Every tenant ({tenants.length})</h2>
-        <div className="table-wrap">
+        {/* A focusable region: with only the person's own tenant listed, no row has a button to reach the box by. */}
+        <TableWrap label="Every tenant">
           <table className="table" data-testid="tenants">
             <thead>
               <tr>
@@ -84,7 +86,7 @@ export function TenantsView({
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       </section>
     </div>
   );
