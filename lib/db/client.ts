@@ -218,10 +218,7 @@ export function getPlatformDb(): PrismaClient {
  * tenant: asking it is a programming error, refused rather than guessed.
  */
 export async function tenantOfConnection(db: Db | Tx): Promise<string> {
-  const rows = await (db as Db).$queryRaw<
-    Array<{ tenant_id: string | null }>
-  >`SELECT verity_current_tenant() AS tenant_id`;
-  const tenantId = rows[0]?.tenant_id;
+  const tenantId = await tenantOfConnectionOrNull(db);
   if (!tenantId)
     throw new AppError(
       "invariant_violated",
@@ -229,4 +226,12 @@ export async function tenantOfConnection(db: Db | Tx): Promise<string> {
       { violations: [{ invariant: "tenant_connection", message: "no verity.tenant_id on this connection" }] },
     );
   return tenantId;
+}
+
+/** The connection's tenant, or null on the owner's connection (which has none). */
+export async function tenantOfConnectionOrNull(db: Db | Tx): Promise<string | null> {
+  const rows = await (db as Db).$queryRaw<
+    Array<{ tenant_id: string | null }>
+  >`SELECT verity_current_tenant() AS tenant_id`;
+  return rows[0]?.tenant_id ?? null;
 }

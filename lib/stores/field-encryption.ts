@@ -1,4 +1,4 @@
-import type { Db, Tx } from "@/lib/db/client";
+import { tenantOfConnectionOrNull, type Db, type Tx } from "@/lib/db/client";
 import { DEFAULT_TENANT_ID } from "@/lib/db/tenant-sessions";
 import { AppError } from "@/lib/core/errors";
 import { isSealed, open, parseSealed, seal } from "@/lib/core/envelope-encryption";
@@ -23,8 +23,7 @@ import { activeDataKey, dataKeyById } from "@/lib/stores/data-keys";
  * shreds it); the first tenant's on the owner's connection, which has none.
  */
 async function connectionTenant(db: Db | Tx): Promise<string> {
-  const [row] = await db.$queryRaw<Array<{ tenant_id: string | null }>>`SELECT verity_current_tenant() AS tenant_id`;
-  return row?.tenant_id ?? DEFAULT_TENANT_ID;
+  return (await tenantOfConnectionOrNull(db)) ?? DEFAULT_TENANT_ID;
 }
 
 /** The value as it is to be stored: sealed when encryption at rest is on, else as given. */
