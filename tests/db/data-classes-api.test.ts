@@ -7,14 +7,13 @@ import { defineWorkflow } from "@/lib/model/workflows/workflow-definition";
 import { issueApiToken } from "@/lib/stores/api-tokens";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
 import { maskTaskForReader } from "@/lib/use-cases/data-classes/mask-for-reader";
-import type { DatabaseHandle } from "@/lib/db/client";
 import * as tasksRoute from "@/app/api/v1/tasks/route";
 import * as taskRoute from "@/app/api/v1/tasks/[id]/route";
 import * as transitionsRoute from "@/app/api/v1/tasks/[id]/transitions/route";
 import * as taskExecutionsRoute from "@/app/api/v1/tasks/[id]/executions/route";
 import * as executionRoute from "@/app/api/v1/executions/[id]/route";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
-import { callRoute as call } from "@/tests/helpers/route-call";
+import { callRoute as call, serveRoutesFrom } from "@/tests/helpers/route-call";
 
 /**
  * Data classes through the real route handlers: a refund's customer is
@@ -32,13 +31,7 @@ const refund = { amount_cents: 2500, currency: "usd", charge_id: "ch_dc_1", cust
 
 beforeAll(async () => {
   t = await openTestPglite();
-  (globalThis as unknown as { verityDb?: DatabaseHandle }).verityDb = {
-    db: t.db,
-    forTenant: t.forTenant,
-    platformDb: t.platformDb,
-    adapterFactory: t.adapterFactory,
-    close: async () => {},
-  };
+  serveRoutesFrom(t);
   const token = async (name: string, scopes: AgentScopes) =>
     (
       await issueApiToken(
@@ -51,7 +44,7 @@ beforeAll(async () => {
   tokens.cleared = await token("cleared-bot", { ...everything, read_restricted: true });
 });
 afterAll(async () => {
-  (globalThis as unknown as { verityDb?: DatabaseHandle }).verityDb = undefined;
+  serveRoutesFrom(undefined);
   await t?.close();
 });
 

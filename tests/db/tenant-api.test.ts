@@ -3,7 +3,6 @@ import type { AgentScopes } from "@/lib/model/agent-scopes";
 import { issueApiToken } from "@/lib/stores/api-tokens";
 import { setTenantStatus } from "@/lib/stores/tenants";
 import { openTenant } from "@/lib/use-cases/tenants/open-tenant";
-import type { DatabaseHandle } from "@/lib/db/client";
 import * as tasksRoute from "@/app/api/v1/tasks/route";
 import * as taskRoute from "@/app/api/v1/tasks/[id]/route";
 import * as transitionsRoute from "@/app/api/v1/tasks/[id]/transitions/route";
@@ -14,7 +13,7 @@ import * as taskExecutionsRoute from "@/app/api/v1/tasks/[id]/executions/route";
 import * as delegationsRoute from "@/app/api/v1/tasks/[id]/delegations/route";
 import * as eventsRoute from "@/app/api/v1/events/route";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
-import { callRoute as call } from "@/tests/helpers/route-call";
+import { callRoute as call, serveRoutesFrom } from "@/tests/helpers/route-call";
 
 /**
  * Tenants through the real route handlers (real Requests, the process-wide
@@ -30,13 +29,7 @@ const everything: AgentScopes = { workflows: "*", tools: "*", take_over_leases: 
 
 beforeAll(async () => {
   t = await openTestPglite();
-  (globalThis as unknown as { verityDb?: DatabaseHandle }).verityDb = {
-    db: t.db,
-    forTenant: t.forTenant,
-    platformDb: t.platformDb,
-    adapterFactory: t.adapterFactory,
-    close: async () => {},
-  };
+  serveRoutesFrom(t);
   await openTenant(t, { id: "acme", name: "Acme" }, system);
   const token = async (tenantId: string, name: string) =>
     (
@@ -50,7 +43,7 @@ beforeAll(async () => {
   tokens.acme = await token("acme", "acme-bot");
 });
 afterAll(async () => {
-  (globalThis as unknown as { verityDb?: DatabaseHandle }).verityDb = undefined;
+  serveRoutesFrom(undefined);
   await t?.close();
 });
 

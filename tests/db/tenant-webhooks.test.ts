@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DatabaseHandle } from "@/lib/db/client";
 import { signWebhook } from "@/lib/connectors/sandbox/webhook-signature";
 import { openTenant } from "@/lib/use-cases/tenants/open-tenant";
 import * as sandboxWebhookRoute from "@/app/api/v1/events/sandbox/route";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
+import { serveRoutesFrom } from "@/tests/helpers/route-call";
 import { executionRow, refund, refundExecution } from "@/tests/helpers/effects";
 
 /**
@@ -20,17 +20,11 @@ const system = { identity: "system:test", kind: "system" } as const;
 beforeAll(async () => {
   process.env.VERITY_SANDBOX_WEBHOOK_SECRET = secret;
   t = await openTestPglite();
-  (globalThis as unknown as { verityDb?: DatabaseHandle }).verityDb = {
-    db: t.db,
-    forTenant: t.forTenant,
-    platformDb: t.platformDb,
-    adapterFactory: t.adapterFactory,
-    close: async () => {},
-  };
+  serveRoutesFrom(t);
   await openTenant(t, { id: "acme", name: "Acme" }, system);
 });
 afterAll(async () => {
-  (globalThis as unknown as { verityDb?: DatabaseHandle }).verityDb = undefined;
+  serveRoutesFrom(undefined);
   await t?.close();
 });
 

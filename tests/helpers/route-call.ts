@@ -1,3 +1,5 @@
+import type { DatabaseHandle } from "@/lib/db/client";
+import type { TestDatabase } from "@/tests/helpers/pglite";
 /**
  * A route handler called as Next calls it: a real Request with the bearer
  * token (and a JSON body when given), its params as a promise; the status
@@ -21,4 +23,21 @@ export async function callRoute(
   const response = await (handler as Handler)(request, { params: Promise.resolve(options.params ?? {}) });
   const text = await response.text();
   return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+/**
+ * Points the process-wide database handle (lib/db/client.ts) at a test
+ * database with its tenants, as the route handlers read it; `undefined`
+ * puts it back.
+ */
+export function serveRoutesFrom(
+  t: Pick<TestDatabase, "db" | "forTenant" | "platformDb" | "adapterFactory"> | undefined,
+) {
+  (globalThis as unknown as { verityDb?: DatabaseHandle }).verityDb = t && {
+    db: t.db,
+    forTenant: t.forTenant,
+    platformDb: t.platformDb,
+    adapterFactory: t.adapterFactory,
+    close: async () => {},
+  };
 }
