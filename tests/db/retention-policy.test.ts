@@ -4,12 +4,10 @@ import type { Actor } from "@/lib/model/actor";
 import { verifyAuditChains } from "@/lib/stores/audit-log";
 import { recordInstruction } from "@/lib/stores/instructions";
 import { getRetentionPolicy, setRetentionTerm } from "@/lib/stores/retention-policies";
-import { recordIntent } from "@/lib/use-cases/executions/record-intent";
-import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { applyRetentionPolicy } from "@/lib/use-cases/retention/apply-retention-policy";
-import { agent, alice, runningTask } from "@/tests/helpers/effects";
+import { agent, alice, noteExecution, runningTask } from "@/tests/helpers/effects";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
 
 /**
@@ -44,28 +42,15 @@ async function finish(taskId: string): Promise<void> {
 
 /** A finished task that called crm.add_note once, successfully. */
 async function finishedTaskWithNote(): Promise<string> {
-  const task = await runningTask(db);
-  const intent = await recordIntent(
-    db,
-    task.id,
-    {
-      tool_call_id: "note-1",
-      tool: "crm.add_note",
-      request: { customer_id: "cus_1", text: "hi" },
-      expected_version: task.version,
-    },
-    agent,
-  );
-  if (intent.kind !== "proceed") throw new Error(`intent: ${intent.kind}`);
-  await markSent(db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
+  const note = await noteExecution(db);
   await recordOutcome(
     db,
-    intent.execution.id,
-    { attempt_id: intent.execution.attemptId, outcome: "succeeded", evidence: { execution_id: intent.execution.id } },
+    note.id,
+    { attempt_id: note.attemptId, outcome: "succeeded", evidence: { execution_id: note.id } },
     agent,
   );
-  await finish(task.id);
-  return task.id;
+  await finish(note.taskId);
+  return note.taskId;
 }
 
 async function taskExists(id: string): Promise<boolean> {
