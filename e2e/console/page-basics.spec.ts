@@ -29,10 +29,13 @@ test("not-found and forbidden pages have an h1; the icons load; the task list's 
   for (const [path, heading] of [
     ["/no-such-page", "Page not found"],
     ["/tasks/no-such-task", "No such task"],
+    ["/alerts/no-such-alert", "Page not found"],
     ["/admin/people", "You cannot open this page"],
   ] as const) {
     await page.goto(path);
     await expect(page.getByRole("heading", { level: 1 })).toHaveText(heading);
+    // One main landmark: a console page's not-found is drawn inside the shell's <main>, not as a second one.
+    await expect(page.getByRole("main")).toHaveCount(1);
     expect(await axeViolations(page), path).toEqual([]);
   }
 
