@@ -47,6 +47,8 @@ export function CheckpointInspectorView({
   const taskHref = `/tasks/${encodeURIComponent(task.id)}`;
   const trigger = describeTrigger(summary.trigger);
   const age = task.version - summary.stateVersion;
+  // A terminal task is refused by every restore plan ("terminal"): offering to plan one would only lead there.
+  const taskEnded = def?.states[task.status]?.terminal === true;
   return (
     <>
       <DetailPageHeader
@@ -121,7 +123,15 @@ export function CheckpointInspectorView({
           </section>
         </div>
         <div className="detail-side">
-          {can(principal, "checkpoints:restore") ? (
+          {taskEnded ? (
+            <section className="card card--quiet ckpt-restore" aria-labelledby="restore-heading">
+              <h2 id="restore-heading">Restore</h2>
+              <p className="notice notice--info" role="note">
+                The task has ended ({task.status}). A finished task never re-enters execution, so none of its
+                checkpoints can be restored onto it; start a new task to carry the work on.
+              </p>
+            </section>
+          ) : can(principal, "checkpoints:restore") ? (
             <RestorePanel
               key={summary.id}
               checkpointId={summary.id}

@@ -10,16 +10,21 @@ import { useServerActionForm } from "@/components/server-action-form";
 /**
  * "Take checkpoint" for people whose role may create them. The id is minted
  * when the page renders, so pressing twice takes one checkpoint; the version
- * shown is the one captured, or the answer is a conflict.
+ * shown is the one captured, or the answer is a conflict. When the version
+ * already has a valid checkpoint the button is not offered: another would
+ * hold the same state, so the panel links the one there is instead.
  */
 export function TakeCheckpointPanel({
   taskId,
   version,
   checkpointId,
+  validCheckpointOfVersion,
 }: {
   taskId: string;
   version: number;
   checkpointId: string;
+  /** The id of a valid checkpoint of this very version, if there is one. */
+  validCheckpointOfVersion: string | null;
 }) {
   const { state, pending, submit } = useServerActionForm(takeCheckpointAction, idleTakeCheckpointForm, {
     lostAnswer: {
@@ -50,21 +55,32 @@ export function TakeCheckpointPanel({
           {state.message}
         </div>
       ) : null}
-      <p className="hint">
-        A signed snapshot of the committed state as it is now, validated before it is taken. It changes nothing on the
-        task.
-      </p>
-      <form onSubmit={onSubmit} aria-busy={pending}>
-        <input type="hidden" name="taskId" value={taskId} />
-        <input type="hidden" name="expectedVersion" value={version} />
-        <input type="hidden" name="checkpointId" value={checkpointId} />
-        <button type="submit" className="button button--primary" disabled={pending}>
-          Take checkpoint of version {version}
-        </button>
-        <p role="status" className="pending-note">
-          {pending ? "Taking the checkpoint…" : ""}
+      {validCheckpointOfVersion && state.status !== "done" ? (
+        <p>
+          Version {version} already has a valid checkpoint:{" "}
+          <Link href={checkpointHref(validCheckpointOfVersion)}>inspect it</Link>. Another would hold the same state; a
+          new one can be taken once the task moves on.
         </p>
-      </form>
+      ) : null}
+      {validCheckpointOfVersion ? null : (
+        <p className="hint">
+          A signed snapshot of the committed state as it is now, validated before it is taken. It changes nothing on the
+          task.
+        </p>
+      )}
+      {validCheckpointOfVersion ? null : (
+        <form onSubmit={onSubmit} aria-busy={pending}>
+          <input type="hidden" name="taskId" value={taskId} />
+          <input type="hidden" name="expectedVersion" value={version} />
+          <input type="hidden" name="checkpointId" value={checkpointId} />
+          <button type="submit" className="button button--primary" disabled={pending}>
+            Take checkpoint of version {version}
+          </button>
+          <p role="status" className="pending-note">
+            {pending ? "Taking the checkpoint…" : ""}
+          </p>
+        </form>
+      )}
     </section>
   );
 }

@@ -111,7 +111,16 @@ export function TaskCheckpointsView({
         </section>
         <div className="detail-side">
           {can(principal, "checkpoints:create") ? (
-            <TakeCheckpointPanel key={task.id} taskId={task.id} version={task.version} checkpointId={checkpointId} />
+            <TakeCheckpointPanel
+              key={task.id}
+              taskId={task.id}
+              version={task.version}
+              checkpointId={checkpointId}
+              validCheckpointOfVersion={
+                data.checkpoints.find((c) => c.summary.stateVersion === task.version && c.verdict.status === "valid")
+                  ?.summary.id ?? null
+              }
+            />
           ) : (
             <section className="card card--quiet" aria-labelledby="ckpt-readonly-heading">
               <h2 id="ckpt-readonly-heading">Read-only</h2>

@@ -13,7 +13,16 @@ import { consoleDb } from "@/lib/adapters/auth/session";
  * superseded ones struck through, agent memory marked unauthorized. People
  * with instructions:write add one under CAS on the ledger's seq.
  */
-export async function InstructionsPanel({ taskId, principal }: { taskId: string; principal: Principal }) {
+export async function InstructionsPanel({
+  taskId,
+  principal,
+  endedIn,
+}: {
+  taskId: string;
+  principal: Principal;
+  /** The terminal state the task ended in, if it has: nothing it does can follow an instruction any more. */
+  endedIn: string | null;
+}) {
   if (!can(principal, "instructions:read")) return null;
   const ledger = await getInstructionLedger(await consoleDb(), taskId);
   const current = Object.values(ledger.current).sort((a, b) => a.topic.localeCompare(b.topic));
@@ -54,7 +63,11 @@ export async function InstructionsPanel({ taskId, principal }: { taskId: string;
           ))}
         </ol>
       )}
-      {can(principal, "instructions:write") ? (
+      {endedIn ? (
+        <p className="hint">
+          The task has ended ({endedIn}): no further action of it can follow an instruction, so none can be added.
+        </p>
+      ) : can(principal, "instructions:write") ? (
         <InstructionForm
           taskId={taskId}
           expectedSeq={ledger.seq}

@@ -104,6 +104,10 @@ test("an engineer verifies a checkpoint, sees the restore plan, and restores it:
   await expect(list.rows).toHaveCount(2);
   await expect(list.rows.first()).toContainText("version 7");
   await expect(list.rows.first()).toContainText("current");
+  // Version 7 has its checkpoint now: a second of the same state is not offered.
+  await page.reload();
+  await expect(list.takePanel).toContainText("Version 7 already has a valid checkpoint");
+  await expect(list.takePanel.getByRole("button", { name: /Take checkpoint/ })).toHaveCount(0);
   await list.open(checkpoint.id);
 
   const inspector = new CheckpointInspectorPage(page);
@@ -312,4 +316,23 @@ test("the timeline reads with no checkpoint and with fifty, and the list is usab
   await page.keyboard.press("Enter");
   await page.waitForURL(/\/checkpoints\/[^/]+$/);
   await expect(new CheckpointInspectorPage(page).title).toHaveText(`Checkpoint of version ${busy.version}`);
+});
+
+test("a finished task offers no restore and no new instruction, and says why in words", async ({ page, request }) => {
+  const running = await createRunningTask(request);
+  const checkpoint = await takeCheckpoint(request, running);
+  const cancelled = await transition(request, running, { to: "CANCELLED", reason: "customer withdrew" });
+  expect(cancelled.status).toBe("CANCELLED");
+
+  await signIn(page, "engineer", `/checkpoints/${checkpoint.id}`);
+  const inspector = new CheckpointInspectorPage(page);
+  const restore = page.getByRole("region", { name: "Restore", exact: true });
+  await expect(restore).toContainText("The task has ended (CANCELLED)");
+  await expect(inspector.planButton).toHaveCount(0);
+
+  await page.goto(`/tasks/${encodeURIComponent(running.id)}`);
+  const instructions = page.getByRole("region", { name: "Instructions" });
+  await expect(instructions).toContainText("The task has ended (CANCELLED)");
+  await expect(instructions.getByRole("form", { name: "Add an instruction" })).toHaveCount(0);
+  expect(await axeViolations(page)).toEqual([]);
 });

@@ -56,7 +56,11 @@ export default async function TaskPage({ params }: Props) {
               principal={access.principal}
             />
             <TaskAlerts taskId={detail.task.id} principal={access.principal} />
-            <InstructionsPanel taskId={detail.task.id} principal={access.principal} />
+            <InstructionsPanel
+              taskId={detail.task.id}
+              principal={access.principal}
+              endedIn={detail.def?.states[detail.task.status]?.terminal === true ? detail.task.status : null}
+            />
             <ExecutionLedger effects={effects} principal={access.principal} taskId={detail.task.id} />
             <GraphThreadPanel taskId={detail.task.id} />
           </>
