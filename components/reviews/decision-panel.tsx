@@ -12,6 +12,7 @@ import {
 } from "@/lib/adapters/console/reviews/reviews-form";
 import { isUndecided } from "@/lib/adapters/console/reviews/reviews-query";
 import { RequiredReasonField } from "@/components/reason-field";
+import { useRefreshWaitingCounts } from "@/components/inbox/inbox-badge";
 import { ActionFeedback, useServerActionForm, type ActionNotice } from "@/components/server-action-form";
 
 interface Props {
@@ -73,9 +74,14 @@ export function DecisionPanel({
   const [reasonError, setReasonError] = useState<string | null>(null);
   const [chosen, setChosen] = useState<ReviewDecisionKind | null>(null);
   const reasonRef = useRef<HTMLTextAreaElement>(null);
+  const refreshCounts = useRefreshWaitingCounts();
   const { state, pending, submit } = useServerActionForm(decideReviewAction, idleDecisionForm, {
     lostAnswer: { status: "error", message: lostAnswerMessage, details: [] },
-    onDone: () => setReason(""),
+    onDone: () => {
+      setReason("");
+      // The person's own decision: the inbox and queue badges say so now, not at their next poll.
+      refreshCounts();
+    },
   });
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {

@@ -7,6 +7,7 @@ import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import { toolDefinitionOf } from "@/lib/stores/tool-registry";
 import { getReview } from "@/lib/use-cases/reviews/get-review";
 import type { Principal } from "@/lib/model/permissions";
+import type { ProviderVerdict } from "@/lib/model/inbox/inbox-items";
 import {
   maskExecutionEventsForReader,
   maskExecutionForReader,
@@ -119,6 +120,44 @@ export function reviewDetailToken(review: ReviewItem): string {
 
 /** Long enough for a healthy provider, short enough that an operator is not left looking at "Asking…". */
 const lookupTimeoutMs = 4000;
+/** A list asks once per row, all at once: a provider slower than this reads "not asked" in the row, not a slow page. */
+const rowLookupTimeoutMs = 1500;
+
+/**
+ * The provider's verdict on each undecided review's key, for the queue's and
+ * the inbox's rows (the review page asks again, in full, when opened). Asked
+ * in parallel; a lookup that fails or times out is null ("not asked").
+ */
+export async function providerVerdicts(
+  db: Db,
+  reviews: ReadonlyArray<Pick<ReviewItem, "id" | "executionId" | "status">>,
+): Promise<Map<string, ProviderVerdict | null>> {
+  const deps = getConnectors();
+  const answers = await Promise.all(
+    reviews.map(async (r): Promise<[string, ProviderVerdict | null]> => {
+      if (!isUndecided(r.status)) return [r.id, null];
+      try {
+        const row = await getExecutionRowOrThrow(db, r.executionId);
+        const lookup = await lookUpEffect(db, row, deps, { timeoutMs: rowLookupTimeoutMs });
+        return [r.id, verdictOf(lookup.kind)];
+      } catch {
+        return [r.id, null];
+      }
+    }),
+  );
+  return new Map(answers);
+}
+
+function verdictOf(kind: "found" | "not_found" | "unknown"): ProviderVerdict {
+  switch (kind) {
+    case "found":
+      return "FOUND";
+    case "not_found":
+      return "NOT_FOUND";
+    case "unknown":
+      return "UNKNOWN";
+  }
+}
 
 /**
  * What the provider holds under the execution's idempotency key, asked now.
