@@ -3,28 +3,15 @@
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useEffect, useRef, useState, type FormEvent } from "react";
-import { inboxKindLabel, type InboxItem, type ProviderVerdict } from "@/lib/model/inbox/inbox-items";
+import { inboxKindLabel, type InboxItem } from "@/lib/model/inbox/inbox-items";
 import { formatMoney } from "@/lib/adapters/console/reviews/reviews-format";
 import { shortIdentity } from "@/lib/adapters/console/shared/format";
 import { claimLostAnswer, idleClaimForm } from "@/lib/adapters/console/inbox/inbox-form";
 import { claimInboxItemAction } from "@/app/(console)/inbox/actions";
 import { RelativeTime } from "@/components/relative-time";
 import { TruncatedText } from "@/components/truncated-text";
+import { VerdictBadge } from "@/components/reviews/verdict-badge";
 import { useServerActionForm } from "@/components/server-action-form";
-
-const verdictText: Record<ProviderVerdict, { word: string; tone: string; title: string }> = {
-  FOUND: {
-    word: "Provider: found",
-    tone: "success",
-    title: "The provider has an effect under this key: the call happened. Accept its evidence.",
-  },
-  NOT_FOUND: {
-    word: "Provider: not found",
-    tone: "warning",
-    title: "The provider has nothing under this key: approving sends it again under the same key.",
-  },
-  UNKNOWN: { word: "Provider: can't say", tone: "neutral", title: "The provider could not say whether it happened." },
-};
 
 function isTyping(target: EventTarget | null): boolean {
   if (!(target instanceof HTMLElement)) return false;
@@ -162,15 +149,7 @@ export function InboxList({ items, viewer }: { items: InboxItem[]; viewer: strin
                   <span className={`badge badge--${item.kind === "alert" ? "danger" : "attention"} inbox-kind`}>
                     {inboxKindLabel[item.kind]}
                   </span>
-                  {item.verdict ? (
-                    <span
-                      className={`badge badge--${verdictText[item.verdict].tone} inbox-verdict`}
-                      title={verdictText[item.verdict].title}
-                      data-testid="inbox-verdict"
-                    >
-                      {verdictText[item.verdict].word}
-                    </span>
-                  ) : null}
+                  <VerdictBadge verdict={item.verdict} />
                   <Link
                     href={item.href}
                     className="inbox-row__what"

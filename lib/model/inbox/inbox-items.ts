@@ -54,6 +54,8 @@ export interface InboxItem {
 
 /** The kinds this principal may act on: a role sees only what it can do something about. */
 export function inboxKindsFor(principal: Pick<Principal, "role" | "kind">): InboxKind[] {
+  // A role without an inbox (an auditor) sees none, even a gate a published workflow lets it set: that stays on the task page.
+  if (!can(principal, "inbox:read")) return [];
   return inboxKinds.filter((kind) => {
     switch (kind) {
       case "review":

@@ -83,7 +83,9 @@ export async function loadReviewQueue(db: Db, tab: ReviewTab, reader?: Principal
         stored.map(async (r) => ({ ...r, execution: (await maskExecutionForReader(db, reader, r.execution)).value })),
       )
     : stored;
-  return { tab, items, waitingCount, token: queueToken(tab, items, waitingCount) };
+  // Only a page render asks the providers (the polled token does not): each row shows the verdict the decision follows.
+  const verdicts = reader ? Object.fromEntries(await providerVerdicts(db, items)) : {};
+  return { tab, items, waitingCount, verdicts, token: queueToken(tab, items, waitingCount) };
 }
 
 /** Same token as the page's, and the count for the navigation badge. */
