@@ -5,9 +5,11 @@
 -- ("review:<id>", "task:<id>", "gate:<task id>:<gate>", "alert:<id>");
 -- released claims keep their row (claimed_by null) so the version keeps
 -- counting and every change is a compare-and-swap on it. Written only by
--- lib/stores/inbox-claims.ts, each change audited. Re-runnable after an
--- interrupted start: each statement checks what exists first.
-CREATE TABLE IF NOT EXISTS "inbox_claims" (
+-- lib/stores/inbox-claims.ts, each change audited. After an interrupted
+-- start (lib/db/migrate.ts) the table's CREATE, without IF NOT EXISTS on
+-- purpose, fails as applied when run again over itself, and the applier then
+-- confirms it statement by statement; the others check what exists first.
+CREATE TABLE "inbox_claims" (
     "tenant_id" TEXT NOT NULL DEFAULT verity_current_tenant(),
     "item_key" TEXT NOT NULL,
     "claimed_by" TEXT,
