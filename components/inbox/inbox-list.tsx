@@ -128,7 +128,9 @@ export function InboxList({ items, viewer }: { items: InboxItem[]; viewer: strin
               <th scope="col" className="col-p2">
                 Amount
               </th>
-              <th scope="col">Waiting</th>
+              <th scope="col" className="col-p2">
+                Waiting
+              </th>
               <th scope="col" className="col-p3">
                 Task
               </th>
@@ -160,11 +162,15 @@ export function InboxList({ items, viewer }: { items: InboxItem[]; viewer: strin
                     {item.what}
                   </Link>
                   <span className="inbox-row__why">{item.why}</span>
+                  {/* A phone has no room for the Waiting column: the age goes under the item instead. */}
+                  <span className="inbox-row__age-narrow">
+                    Waiting since <RelativeTime value={item.since} />
+                  </span>
                 </th>
                 <td className="col-p2 money">
                   {item.amountMinor !== null ? formatMoney(item.amountMinor, item.currency) : "—"}
                 </td>
-                <td>
+                <td className="col-p2">
                   <RelativeTime value={item.since} />
                 </td>
                 <td className="col-p3">

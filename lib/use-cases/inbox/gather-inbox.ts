@@ -27,6 +27,12 @@ const perKindLimit = 500;
 
 type Gathered = Omit<InboxItem, "claim">;
 
+/** A reason as a sentence, so that what follows it reads as the next one. */
+function sentence(text: string): string {
+  const trimmed = text.trim();
+  return /[.!?…]$/.test(trimmed) ? trimmed : `${trimmed}.`;
+}
+
 async function reviewItems(db: Db): Promise<{ items: Gathered[]; taskIds: Set<string> }> {
   const lists = await Promise.all(undecidedStatuses.map((status) => listReviews(db, { status, limit: perKindLimit })));
   const reviews = lists.flat();
@@ -41,7 +47,7 @@ async function reviewItems(db: Db): Promise<{ items: Gathered[]; taskIds: Set<st
       what: neverSent
         ? `Approval request: ${r.execution.tool}, held before it was sent`
         : `Frozen ${r.execution.tool}: outcome unknown`,
-      why: `${r.reason}${flagged}${approvals}`,
+      why: `${sentence(r.reason)}${flagged}${approvals}`,
       href: `/reviews/${encodeURIComponent(r.id)}`,
       taskId: r.taskId,
       executionId: r.executionId,
