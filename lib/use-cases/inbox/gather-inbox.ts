@@ -63,7 +63,8 @@ async function reviewItems(db: Db): Promise<{ items: Gathered[]; taskIds: Set<st
 async function enteredAt(db: Db, tasks: ReadonlyArray<{ id: string; status: string; updatedAt: Date }>) {
   if (tasks.length === 0) return new Map<string, { at: Date; reason: string | null }>();
   const rows = await db.transition.findMany({
-    where: { taskId: { in: tasks.map((t) => t.id) } },
+    // Only the moves into the statuses the tasks are in now: a long history is not read whole.
+    where: { taskId: { in: tasks.map((t) => t.id) }, toStatus: { in: [...new Set(tasks.map((t) => t.status))] } },
     select: { taskId: true, fromStatus: true, toStatus: true, reason: true, createdAt: true },
     orderBy: { toVersion: "asc" },
   });
