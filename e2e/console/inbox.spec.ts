@@ -68,7 +68,7 @@ test("an operator's inbox holds every kind of waiting item, reached from the das
     // The monitor's alert.
     await expect(inbox.row(`alert:${alertId}`)).toContainText("A worker wrote with an outdated version");
     // Every row has its age as a relative time with the exact UTC time in its tooltip.
-    await expect(review.locator("time.relative-time")).toHaveAttribute("title", /UTC/);
+    await expect(review.locator("td.col-p2 time.relative-time")).toHaveAttribute("title", /UTC/);
 
     // The total is the list's length, and the navigation badge says the same (the demo may still be adding).
     await expect
@@ -101,6 +101,10 @@ test("an operator's inbox holds every kind of waiting item, reached from the das
     try {
       await expect(new InboxPage(auditor).navLink).toHaveCount(0);
       await expect(auditor.getByTestId("dashboard-inbox")).toHaveCount(0);
+      // The badge's route refuses the same way, in words.
+      const count = await auditor.request.get("/api/console/inbox/count");
+      expect(count.status()).toBe(403);
+      expect(await count.json()).toMatchObject({ detail: "Your role (auditor) does not include inbox:read." });
       await auditor.goto("/inbox");
       await expect(auditor.getByRole("heading", { level: 1, name: "You cannot open this page" })).toBeVisible();
     } finally {
