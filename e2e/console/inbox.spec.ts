@@ -47,6 +47,7 @@ test("an operator's inbox holds every kind of waiting item, reached from the das
   try {
     // The landing page's next step.
     await expect(page.getByTestId("dashboard-inbox")).toContainText("wait on people");
+    await page.getByTestId("dashboard-inbox").screenshot({ path: `${shots}/dashboard-inbox-1440.png` });
     await page.getByRole("link", { name: "Open your inbox" }).click();
     await page.waitForURL(/\/inbox$/);
     const inbox = new InboxPage(page);

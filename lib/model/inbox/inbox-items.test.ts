@@ -101,9 +101,9 @@ describe("the inbox's list", () => {
   });
 
   it("accepts only the four shapes of item key", () => {
-    for (const key of ["review:rev_1", "task:t_1", "alert:al_1", "gate:t_1:security_approved"])
+    for (const key of ["review:rev_1", "task:t_1", "task:a:b", "alert:al_1", "gate:t_1:security_approved"])
       expect(isInboxItemKey(key), key).toBe(true);
-    for (const key of ["", "review:", "gate:t_1", "user:alice", "review:a b", "gate:t:Bad-Gate"])
+    for (const key of ["", "review:", "gate:t_1", "user:alice", "review:a b", "gate:t:Bad-Gate", "gate::plan_approved"])
       expect(isInboxItemKey(key), key).toBe(false);
   });
 });

@@ -162,5 +162,6 @@ export function selectInboxItems(items: readonly InboxItem[], query: InboxQuery,
 
 /** An item's key, checked: what a claim form may name. */
 export function isInboxItemKey(value: string): boolean {
-  return /^(review|task|alert):[^:\s]{1,200}$|^gate:[^:\s]{1,200}:[a-z_]{1,64}$/.test(value);
+  // Ids may hold colons (a task id is the client's); a gate's name is its last part.
+  return /^(review|task|alert):\S{1,200}$|^gate:\S{1,200}:[a-z_]{1,64}$/.test(value);
 }
