@@ -3,6 +3,7 @@
 import Link from "next/link";
 import { usePathname } from "next/navigation";
 import { ReviewQueueBadge } from "@/components/reviews/review-queue-badge";
+import { InboxBadge } from "@/components/inbox/inbox-badge";
 
 import type { NavLink } from "@/lib/adapters/console/shared/nav";
 
@@ -29,6 +30,7 @@ export function NavLinks({ openReviews, links }: { openReviews: number; links: r
             <Link href={link.href} aria-current={link.href === current ? "page" : undefined}>
               {link.label}
               {link.href === "/reviews" ? <ReviewQueueBadge initialCount={openReviews} /> : null}
+              {link.href === "/inbox" ? <InboxBadge /> : null}
             </Link>
           </li>
         ))}

@@ -8,6 +8,7 @@ import {
   type AlertAction,
   type AlertActionState,
 } from "@/lib/adapters/console/alerts/alerts-form";
+import { useRefreshWaitingCounts } from "@/components/inbox/inbox-badge";
 import { ActionFeedback, useServerActionForm, type ActionNotice } from "@/components/server-action-form";
 import { RequiredReasonField } from "@/components/reason-field";
 
@@ -45,12 +46,17 @@ export function AlertActionPanel({
   const [reason, setReason] = useState("");
   const [reasonError, setReasonError] = useState<string | null>(null);
   const reasonRef = useRef<HTMLTextAreaElement>(null);
+  const refreshCounts = useRefreshWaitingCounts();
   const { state, pending, submit } = useServerActionForm<AlertActionState>(
     alertAction,
     { status: "idle" },
     {
       lostAnswer: { status: "error", message: "The answer was lost on the way; the page now shows what happened." },
-      onDone: () => setReason(""),
+      onDone: () => {
+        setReason("");
+        // The person's own decision: the inbox and queue badges say so now, not at their next poll.
+        refreshCounts();
+      },
     },
   );
   return (

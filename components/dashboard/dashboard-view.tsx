@@ -43,7 +43,29 @@ const pollMs = 10_000;
  * chart. Seeded by the server render and polled; a failed poll keeps the
  * last numbers on screen and says they are not live.
  */
-export function DashboardView({ initial }: { initial: DashboardData }) {
+/** The next step from the dashboard: what waits on this person, in one list (docs/inbox.md). */
+function InboxCallout({ total }: { total: number }) {
+  return (
+    <p className="dash-inbox" data-testid="dashboard-inbox">
+      <span>
+        <strong>{formatInteger(total)}</strong> {total === 1 ? "item waits on people" : "items wait on people"} that
+        your role can act on: frozen actions, escalated tasks, gates and alerts.
+      </span>
+      <Link href="/inbox" className="button button--primary button--small">
+        Open your inbox
+      </Link>
+    </p>
+  );
+}
+
+export function DashboardView({
+  initial,
+  inboxTotal = null,
+}: {
+  initial: DashboardData;
+  /** The person's inbox total, when their role has an inbox. */
+  inboxTotal?: number | null;
+}) {
   const query = useQuery({
     queryKey: ["dashboard"],
     queryFn: fetchDashboard,
@@ -73,6 +95,8 @@ export function DashboardView({ initial }: { initial: DashboardData }) {
           The system&apos;s health now. Every number and chart links to the list behind it; times are UTC.
         </p>
       </header>
+
+      {inboxTotal !== null ? <InboxCallout total={inboxTotal} /> : null}
 
       <section aria-label="Headline numbers" className="dash-headline">
         <Headline

@@ -3,6 +3,7 @@
 import { useId, useState, type FormEvent } from "react";
 import { approveGateAction } from "@/app/(console)/tasks/[id]/gate-actions";
 import { idleGateApprovalForm, type GateApprovalFormState } from "@/components/gates/gate-approval-state";
+import { useRefreshWaitingCounts } from "@/components/inbox/inbox-badge";
 import { ActionFeedback, useServerActionForm, type ActionNotice } from "@/components/server-action-form";
 
 const lostAnswer: GateApprovalFormState = {
@@ -41,9 +42,14 @@ export function GateApprovalForm({
   const id = useId();
   const [reason, setReason] = useState("");
   const [reasonError, setReasonError] = useState<string | null>(null);
+  const refreshCounts = useRefreshWaitingCounts();
   const { state, pending, submit } = useServerActionForm(approveGateAction, idleGateApprovalForm, {
     lostAnswer,
-    onDone: () => setReason(""),
+    onDone: () => {
+      setReason("");
+      // The person's own decision: the inbox and queue badges say so now, not at their next poll.
+      refreshCounts();
+    },
   });
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {

@@ -1,6 +1,7 @@
 "use client";
 
-import { useRef, useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent } from "react";
+import type { ProviderVerdict } from "@/lib/model/inbox/inbox-items";
 import type { ReviewDecisionKind, ReviewStatus } from "@/lib/generated/prisma/enums";
 import { decideReviewAction } from "@/app/(console)/reviews/[id]/actions";
 import { decisionInfo, decisionKinds, reviewStatusInfo } from "@/lib/adapters/console/reviews/reviews-format";
@@ -12,6 +13,7 @@ import {
 } from "@/lib/adapters/console/reviews/reviews-form";
 import { isUndecided } from "@/lib/adapters/console/reviews/reviews-query";
 import { RequiredReasonField } from "@/components/reason-field";
+import { useRefreshWaitingCounts } from "@/components/inbox/inbox-badge";
 import { ActionFeedback, useServerActionForm, type ActionNotice } from "@/components/server-action-form";
 
 interface Props {
@@ -32,6 +34,10 @@ interface Props {
   neverSent?: boolean;
   /** The tool that undoes this call's effect; null: no "accept & compensate" is offered (the server refuses it too). */
   compensatingTool?: string | null;
+  /** What the provider says of the key (null: not asked yet, or it could not say): the matching action is the primary one. */
+  verdict?: ProviderVerdict | null;
+  /** What an approval that executes sends, in words: "the $750.00 refund". */
+  effect?: string;
 }
 
 const buttonClass: Record<ReviewDecisionKind, string> = {
@@ -41,6 +47,19 @@ const buttonClass: Record<ReviewDecisionKind, string> = {
   reject: "button button--danger",
   escalate: "button",
 };
+
+/**
+ * The evidence picks the solid button: the provider holds the effect (FOUND) → accept its evidence, sending
+ * nothing; it holds nothing (NOT_FOUND) → approve & execute under the same key. Otherwise the defaults.
+ */
+function buttonClassFor(kind: ReviewDecisionKind, verdict: ProviderVerdict | null): string {
+  if (verdict === "FOUND") {
+    if (kind === "approve_accept_evidence") return "button button--primary";
+    if (kind === "approve_execute") return "button";
+  }
+  if (verdict === "NOT_FOUND" && kind === "approve_accept_evidence") return "button";
+  return buttonClass[kind];
+}
 
 const pendingText: Record<ReviewDecisionKind, string> = {
   approve_execute: "Recording your approval and sending the request under the same key…",
@@ -68,14 +87,22 @@ export function DecisionPanel({
   executeBlockedBy,
   neverSent = false,
   compensatingTool = null,
+  verdict = null,
+  effect = "the call",
 }: Props) {
   const [reason, setReason] = useState("");
   const [reasonError, setReasonError] = useState<string | null>(null);
   const [chosen, setChosen] = useState<ReviewDecisionKind | null>(null);
   const reasonRef = useRef<HTMLTextAreaElement>(null);
+  const resultRef = useRef<HTMLDivElement>(null);
+  const refreshCounts = useRefreshWaitingCounts();
   const { state, pending, submit } = useServerActionForm(decideReviewAction, idleDecisionForm, {
     lostAnswer: { status: "error", message: lostAnswerMessage, details: [] },
-    onDone: () => setReason(""),
+    onDone: () => {
+      setReason("");
+      // The person's own decision: the inbox and queue badges say so now, not at their next poll.
+      refreshCounts();
+    },
   });
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
@@ -91,13 +118,21 @@ export function DecisionPanel({
     submit(event.currentTarget, submitter);
   }
 
+  // The answer takes the focus: a decision removes the form (and the button that had the focus), and a keyboard or
+  // screen reader user must land on what happened, not on <body>.
+  useEffect(() => {
+    if (state.status !== "idle") resultRef.current?.focus();
+  }, [state]);
+
   const open = isUndecided(status);
   const lastApproval = approvalsGiven + 1 >= requiredApprovals;
   const decided = viewerDecision !== null;
   return (
     <section className="card decision-card" aria-labelledby="decide-heading">
       <h2 id="decide-heading">Decide</h2>
-      <ActionFeedback notice={noticeOf(state)} />
+      <div ref={resultRef} tabIndex={-1} className="decision-result" data-testid="decision-result">
+        <ActionFeedback notice={noticeOf(state)} />
+      </div>
       {!open ? (
         <p className="subtle">
           This review is decided ({reviewStatusInfo[status].label.toLowerCase()}): nothing more can be decided on it.
@@ -127,6 +162,20 @@ export function DecisionPanel({
             hint="Recorded with your name on the review, the execution history and the task's timeline."
             maxLength={reasonMaxLength}
           />
+          {lastApproval && executeBlockedBy === null ? (
+            <p className="notice notice--info final-approver" data-testid="final-approver">
+              {requiredApprovals > 1
+                ? `${approvalsGiven} of ${requiredApprovals} approvals are in. Your approval sends ${effect}: Approve & execute sends it now, under the same key.`
+                : `Your approval sends ${effect}: Approve & execute sends it now, under the same key.`}
+            </p>
+          ) : null}
+          {verdict === "FOUND" || verdict === "NOT_FOUND" ? (
+            <p className="hint" data-testid="verdict-advice">
+              {verdict === "FOUND"
+                ? "The provider has this effect: accepting its evidence records it as done and sends nothing."
+                : "The provider has nothing under this key: approving sends it, once, under the same key."}
+            </p>
+          ) : null}
           <ul className="decision-buttons">
             {decisionKinds
               .filter((kind) => kind !== "approve_compensate" || compensatingTool !== null)
@@ -144,8 +193,9 @@ export function DecisionPanel({
                   help = `${help} Compensating tool: ${compensatingTool}.`;
                 if (kind === "approve_execute") {
                   help = `${help} Key: ${idempotencyKey}.`;
-                  if (!lastApproval)
-                    help = `${help} This is approval ${approvalsGiven + 1} of ${requiredApprovals}: nothing is sent until a different operator approves too.`;
+                  help = lastApproval
+                    ? `${help} Your approval sends ${effect}${requiredApprovals > 1 ? `: it is the last of the ${requiredApprovals} approvals four eyes needs` : ""}.`
+                    : `${help} This is approval ${approvalsGiven + 1} of ${requiredApprovals}: nothing is sent until a different operator approves too.`;
                 }
                 return (
                   <li key={kind}>
@@ -153,7 +203,7 @@ export function DecisionPanel({
                       type="submit"
                       name="decision"
                       value={kind}
-                      className={buttonClass[kind]}
+                      className={buttonClassFor(kind, verdict)}
                       disabled={pending || blocked !== null}
                       aria-describedby={helpId}
                     >

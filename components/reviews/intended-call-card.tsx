@@ -36,8 +36,17 @@ function requestValue(key: string, value: unknown, request: Record<string, unkno
 }
 
 /** The call that is frozen, exactly as it would be sent again: tool, request, and the idempotency key every attempt shares. */
-export function IntendedCallCard({ review }: { review: ReviewItem }) {
+export function IntendedCallCard({
+  review,
+  sentTimes = [],
+}: {
+  review: ReviewItem;
+  /** When each attempt was sent, oldest first (the execution's SENT events): sent_at is only the latest. */
+  sentTimes?: readonly Date[];
+}) {
   const x = review.execution;
+  const firstSent = sentTimes[0] ?? x.sentAt;
+  const lastSent = sentTimes.length > 1 ? sentTimes.at(-1) : undefined;
   const description = describeTool(x.tool);
   return (
     <section className="card" aria-labelledby="call-heading">
@@ -79,7 +88,14 @@ export function IntendedCallCard({ review }: { review: ReviewItem }) {
         </div>
         <div>
           <dt>First sent</dt>
-          <dd>{x.sentAt ? <RelativeTime value={x.sentAt} /> : <span className="subtle">not sent</span>}</dd>
+          <dd data-testid="first-sent">
+            {firstSent ? <RelativeTime value={firstSent} /> : <span className="subtle">not sent</span>}
+            {lastSent ? (
+              <span className="subtle call-facts__desc">
+                sent {sentTimes.length} times, last <RelativeTime value={lastSent} />
+              </span>
+            ) : null}
+          </dd>
         </div>
         <div>
           <dt>Settled</dt>

@@ -1,9 +1,10 @@
-import { Suspense } from "react";
+import { Suspense, type ReactNode } from "react";
 import { MaskedFieldsNotice } from "@/components/masked-fields-notice";
 import type { Principal } from "@/lib/model/permissions";
 import { can } from "@/lib/model/permissions";
 import Link from "next/link";
-import { approvalState, describeDivergenceKind } from "@/lib/adapters/console/reviews/reviews-format";
+import { approvalState, describeDivergenceKind, describeEffect } from "@/lib/adapters/console/reviews/reviews-format";
+import type { ProviderVerdict } from "@/lib/model/inbox/inbox-items";
 import type { ProviderLookupView, ReviewDetailData } from "@/lib/adapters/console/reviews/reviews-view";
 import { LiveRefresh } from "@/components/live-refresh";
 import { ExecutionEvents } from "@/components/task/execution-events";
@@ -39,6 +40,18 @@ function OpenAlertsNotice({ review }: { review: ReviewDetailData["review"] }) {
   );
 }
 
+/** The decision panel once the provider has answered: its verdict picks the primary button. */
+async function DecisionPanelWithVerdict({
+  lookup,
+  render,
+}: {
+  lookup: Promise<ProviderLookupView>;
+  render: (verdict: ProviderVerdict | null) => ReactNode;
+}) {
+  const answer = await lookup;
+  return render(answer.kind === "found" ? "FOUND" : answer.kind === "not_found" ? "NOT_FOUND" : null);
+}
+
 export function ReviewDetailView({
   data,
   principal,
@@ -55,6 +68,28 @@ export function ReviewDetailView({
 }) {
   const { review } = data;
   const approvals = approvalState(review, principal.identity);
+  const decisionPanel = (verdict: ProviderVerdict | null) => (
+    <DecisionPanel
+      verdict={verdict}
+      effect={describeEffect(review.execution.tool, review.amountCents, review.currency)}
+      key={review.id}
+      reviewId={review.id}
+      version={review.version}
+      status={review.status}
+      round={review.round}
+      viewerDecision={approvals.viewerDecision}
+      requiredApprovals={review.requiredApprovals}
+      approvalsGiven={approvals.approvers.length}
+      idempotencyKey={review.execution.idempotencyKey}
+      neverSent={instructions?.neverSent === true && instructions.frozenByGuard}
+      compensatingTool={data.compensatingTool}
+      executeBlockedBy={
+        review.openAlerts.length
+          ? `the task has ${review.openAlerts.length === 1 ? "an open divergence alert" : `${review.openAlerts.length} open divergence alerts`}; nothing irreversible proceeds until it is resolved on the task page.`
+          : null
+      }
+    />
+  );
   const live = (
     <LiveRefresh url={`/api/console/reviews/${encodeURIComponent(review.id)}/version`} token={token} what="review" />
   );
@@ -66,10 +101,14 @@ export function ReviewDetailView({
           <MaskedFieldsNotice fields={data.maskedFields} />
           {review.openAlerts.length ? <OpenAlertsNotice review={review} /> : null}
           {instructions ? <InstructionConflictCard instructions={instructions} /> : null}
-          <IntendedCallCard review={review} />
+          {/* The provider's answer first: it is what the decision follows. */}
           <Suspense fallback={<ProviderLookupPending />}>
             <ProviderLookup lookup={lookup} />
           </Suspense>
+          <IntendedCallCard
+            review={review}
+            sentTimes={data.events.filter((e) => e.toStatus === "SENT").map((e) => e.createdAt)}
+          />
           <section className="card" aria-labelledby="history-heading">
             <h2 id="history-heading">Execution history</h2>
             <ExecutionEvents events={data.events} />
@@ -78,24 +117,9 @@ export function ReviewDetailView({
         <div className="detail-side">
           <ApprovalsCard review={review} viewer={principal.identity} thresholdCents={data.fourEyesThresholdCents} />
           {can(principal, "tasks:transition") ? (
-            <DecisionPanel
-              key={review.id}
-              reviewId={review.id}
-              version={review.version}
-              status={review.status}
-              round={review.round}
-              viewerDecision={approvals.viewerDecision}
-              requiredApprovals={review.requiredApprovals}
-              approvalsGiven={approvals.approvers.length}
-              idempotencyKey={review.execution.idempotencyKey}
-              neverSent={instructions?.neverSent === true && instructions.frozenByGuard}
-              compensatingTool={data.compensatingTool}
-              executeBlockedBy={
-                review.openAlerts.length
-                  ? `the task has ${review.openAlerts.length === 1 ? "an open divergence alert" : `${review.openAlerts.length} open divergence alerts`}; nothing irreversible proceeds until it is resolved on the task page.`
-                  : null
-              }
-            />
+            <Suspense fallback={decisionPanel(null)}>
+              <DecisionPanelWithVerdict lookup={lookup} render={decisionPanel} />
+            </Suspense>
           ) : (
             <section className="card card--quiet" aria-labelledby="readonly-heading">
               <h2 id="readonly-heading">Read-only</h2>

@@ -52,7 +52,12 @@ export function ReviewQueueView({ data, principal }: { data: ReviewQueueData; pr
           </EmptyState>
         )
       ) : (
-        <ReviewTable items={data.items} viewer={principal.identity} showStatus={data.tab !== "WAITING"} />
+        <ReviewTable
+          items={data.items}
+          viewer={principal.identity}
+          showStatus={data.tab !== "WAITING"}
+          verdicts={data.verdicts}
+        />
       )}
     </>
   );

@@ -11,16 +11,21 @@ import { StatusBadge } from "@/components/status-badge";
 import { ApprovalMeter } from "@/components/reviews/approval-meter";
 import { WaitingTime } from "@/components/reviews/waiting-time";
 import { TruncatedText } from "@/components/truncated-text";
+import { VerdictBadge } from "@/components/reviews/verdict-badge";
+import type { ProviderVerdict } from "@/lib/model/inbox/inbox-items";
 
 /** One row per frozen action: the money first, then who, which task, what call, how long, and how far the approvals are. */
 export function ReviewTable({
   items,
   viewer,
   showStatus,
+  verdicts = {},
 }: {
   items: ReviewItem[];
   viewer: string;
   showStatus: boolean;
+  /** The provider's verdict per undecided review, when asked. */
+  verdicts?: Record<string, ProviderVerdict | null>;
 }) {
   return (
     <div className="table-wrap">
@@ -61,6 +66,7 @@ export function ReviewTable({
                       {reviewStatusInfo[r.status].label}
                     </span>
                   ) : null}
+                  <VerdictBadge verdict={verdicts[r.id]} />
                 </th>
                 <td className="mono col-p2">{r.customerId ?? "—"}</td>
                 <td className="col-p2">

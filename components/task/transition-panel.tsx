@@ -4,6 +4,7 @@ import { useState, type FormEvent } from "react";
 import { transitionTaskAction } from "@/app/(console)/tasks/[id]/actions";
 import { idleTransitionForm, type TransitionFormState } from "@/lib/adapters/console/tasks/transition-form";
 import type { StepView } from "@/lib/adapters/console/tasks/task-detail";
+import { useRefreshWaitingCounts } from "@/components/inbox/inbox-badge";
 import { ActionFeedback, useServerActionForm, type ActionNotice } from "@/components/server-action-form";
 import { BlockedReasons } from "@/components/task/blocked-reasons";
 
@@ -25,6 +26,7 @@ interface Props {
  */
 export function TransitionPanel({ taskId, version, transitionId, status, terminal, steps }: Props) {
   const [reason, setReason] = useState("");
+  const refreshCounts = useRefreshWaitingCounts();
   const { state, pending, submit } = useServerActionForm(transitionTaskAction, idleTransitionForm, {
     // The form keeps its transition id, so pressing the button again is a safe retry.
     lostAnswer: {
@@ -33,7 +35,11 @@ export function TransitionPanel({ taskId, version, transitionId, status, termina
         "No answer from the server, so the change may or may not have been applied. The page shows the current state as soon as the server answers; trying again is safe, a repeat is never applied twice.",
       details: [],
     },
-    onDone: () => setReason(""),
+    onDone: () => {
+      setReason("");
+      // The person's own decision: the inbox and queue badges say so now, not at their next poll.
+      refreshCounts();
+    },
   });
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {

@@ -23,6 +23,7 @@ const consoleRoutes = [
   "/api/console/reviews/any-review/version",
   "/api/console/audit/verify",
   "/api/console/dashboard",
+  "/api/console/inbox/count",
 ];
 
 async function problemOf(response: APIResponse, status: number): Promise<Record<string, unknown>> {

@@ -41,6 +41,7 @@ function consolePages(seed: Seeded): Array<{ path: string; permission: Permissio
   const task = `/tasks/${encodeURIComponent(seed.taskId)}`;
   return [
     { path: "/dashboard", permission: "tasks:read" },
+    { path: "/inbox", permission: "inbox:read" },
     { path: "/tasks", permission: "tasks:read" },
     { path: task, permission: "tasks:read" },
     { path: `${task}/history`, permission: "tasks:read" },

@@ -49,6 +49,8 @@ test("an operator approves a frozen refund: sent once more under the same key, e
   await expect(row).toContainText("payments.refund");
   await expect(row).toContainText(frozen.idempotencyKey);
   await expect(row).toContainText("0 of 1 approval: needs one operator");
+  // The provider's verdict is in the row: what the decision will follow, before opening it.
+  await expect(row.getByTestId("provider-verdict")).toHaveText("Provider: not found");
   await expect(queue.navCount).not.toHaveText("0");
   await page.screenshot({ path: `${shots}/review-queue.png`, fullPage: true });
 
@@ -62,12 +64,27 @@ test("an operator approves a frozen refund: sent once more under the same key, e
   await expect(review.lookup).toContainText("Not found");
   await expect(review.history.last()).toContainText("NEEDS_HUMAN");
   await expect(review.history.last()).toContainText("in_flight");
+  // The provider's answer comes before the call it is about, and picks the solid button: nothing there → send it.
+  expect(
+    await review.lookup.evaluate(
+      (lookup, call) => Boolean(call && lookup.compareDocumentPosition(call) & Node.DOCUMENT_POSITION_FOLLOWING),
+      await review.intendedCall.elementHandle(),
+    ),
+  ).toBe(true);
+  await expect(review.button("Approve & execute")).toHaveClass(/(^|\s)button--primary(\s|$)/);
+  await expect(review.button("Accept provider's evidence")).not.toHaveClass(/button--primary/);
+  await expect(review.panel.getByTestId("final-approver")).toHaveText(
+    "Your approval sends the $125.00 refund: Approve & execute sends it now, under the same key.",
+  );
+  await expect(review.intendedCall.getByTestId("first-sent")).not.toContainText("not sent");
 
   await review.decide(
     "Approve & execute",
     "provider has no refund under the key; customer confirmed they were not refunded",
   );
   await expect(review.done).toContainText("Approved and executed: the provider applied it (re_");
+  // The form is gone with the button that had the focus: the focus is on the answer, not on <body>.
+  await expect(review.panel.getByTestId("decision-result")).toBeFocused();
   await expect(review.status).toHaveText("APPROVED");
   await expect(review.approvalsHeadline).toContainText("1 of 1 approval");
 
@@ -142,6 +159,7 @@ test("four-eyes above the threshold: one approval keeps it open, the same operat
   await stale.pauseLiveUpdates();
   try {
     await expect(first.review.approvalsHeadline).toHaveText("0 of 2 approvals: needs 2 different operators");
+    await expect(first.review.panel.getByTestId("final-approver")).toHaveCount(0);
     await first.review.decide("Approve & execute", "refund confirmed with the customer on the phone");
     await expect(first.review.done).toContainText(
       "Your approval is recorded (1 of 2 approvals: waiting for a second operator). Nothing was sent yet.",
@@ -167,6 +185,10 @@ test("four-eyes above the threshold: one approval keeps it open, the same operat
       await expect(second.review.approvalsHeadline).toHaveText("1 of 2 approvals: waiting for a second operator");
       await expect(second.review.approvals).toContainText(
         "user/operator approved re-execution. Waiting for a second, different operator.",
+      );
+      // The second operator is told that theirs is the approval that sends the money.
+      await expect(second.review.panel.getByTestId("final-approver")).toHaveText(
+        "1 of 2 approvals are in. Your approval sends the $750.00 refund: Approve & execute sends it now, under the same key.",
       );
       // The server refuses the first operator's second approval even on the current version: their session posts operator 2's request.
       await second.review.reason.fill("second pair of eyes: amount and customer match the order");
@@ -233,6 +255,11 @@ test("a re-execution whose outcome is unknown reopens the review as round 2: the
   await new ReviewQueuePage(page).open(frozen.task.id);
   const review = new ReviewDetailPage(page);
   await expect(review.approvals).toContainText("No decisions yet.");
+  const firstSent = await review.intendedCall
+    .getByTestId("first-sent")
+    .locator("time")
+    .first()
+    .getAttribute("datetime");
 
   const held = await holdKeyInFlight(frozen, 20_000);
   await review.decide("Approve & execute", "customer says the refund never arrived");
@@ -245,6 +272,10 @@ test("a re-execution whose outcome is unknown reopens the review as round 2: the
   await expect(first).toContainText("customer says the refund never arrived");
   await expect(review.approvalsHeadline).toHaveText("0 of 1 approval: needs one operator");
   await expect(page.locator(".page-header")).toContainText("reopened after an unknown outcome");
+  // "First sent" is still the first send, not the re-send; the re-send is named beside it.
+  const sent = review.intendedCall.getByTestId("first-sent");
+  await expect(sent.locator("time").first()).toHaveAttribute("datetime", firstSent!);
+  await expect(sent).toContainText("sent 2 times, last");
   await review.approvals.scrollIntoViewIfNeeded();
   await page.screenshot({ path: `${shots}/review-round-2.png`, fullPage: true });
 

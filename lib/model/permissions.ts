@@ -24,6 +24,11 @@ export type Permission =
   /** Append a correction annotation to an audit entry (people only: lib/use-cases/audit/annotate-audit-entry.ts). */
   | "audit:annotate"
   | "alerts:read"
+  /**
+   * Open the inbox (everything waiting on a person that the role can act on: lib/model/inbox/) and
+   * claim its items. Roles that decide something; an auditor decides nothing, so has no inbox.
+   */
+  | "inbox:read"
   /** Reconcile, escalate or acknowledge an alert (each a CAS on the alert). */
   | "alerts:act"
   | "instructions:read"
@@ -60,6 +65,7 @@ export const permissionsByRole: Record<Role, readonly Permission[]> = {
     "checkpoints:read",
     "alerts:read",
     "alerts:act",
+    "inbox:read",
     "instructions:read",
     "instructions:write",
     // Operators know what actually happened in the work they run; a correction says so beside the record.
@@ -97,6 +103,7 @@ export const permissionsByRole: Record<Role, readonly Permission[]> = {
     "audit:read",
     "alerts:read",
     "alerts:act",
+    "inbox:read",
     "instructions:read",
   ],
   admin: [
@@ -116,6 +123,7 @@ export const permissionsByRole: Record<Role, readonly Permission[]> = {
     "audit:annotate",
     "alerts:read",
     "alerts:act",
+    "inbox:read",
     "instructions:read",
     "instructions:write",
     "people:manage",

@@ -112,6 +112,9 @@ export const auditActions = [
   "tenant.deleted",
   // A tenant's retention term for one data class set or cleared (lib/stores/retention-policies.ts).
   "retention.policy_set",
+  // A person took or released an inbox item (lib/stores/inbox-claims.ts): advisory, it grants nothing.
+  "inbox.claimed",
+  "inbox.unclaimed",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 export const AuditActionSchema = z.enum(auditActions);
@@ -152,6 +155,8 @@ export const auditSubjectTypes = [
   "tenant",
   // A tenant's retention policy (subject id = the data class).
   "retention_policy",
+  // An item of the inbox (subject id = its key: review:<id>, task:<id>, gate:<task id>:<gate>, alert:<id>).
+  "inbox_item",
 ] as const;
 export type AuditSubjectType = (typeof auditSubjectTypes)[number];
 

@@ -89,6 +89,18 @@ describe("four-eyes in words", () => {
     expect(state.detail).toBe("One operator's approval re-executes it.");
   });
 
+  it("counts an accepted evidence as the one approval it needed, not as 0 of 1", () => {
+    const state = approvalState({
+      status: "APPROVED",
+      requiredApprovals: 2,
+      round: 1,
+      decisions: [{ kind: "approve_accept_evidence", actor: olivia, round: 1 }],
+    });
+    expect(state.summary).toBe("1 of 1 approval (the provider's evidence, nothing sent)");
+    expect(state.approvers).toEqual([olivia]);
+    expect(state.required).toBe(1);
+  });
+
   it("a decided review just says so", () => {
     const state = approvalState({
       status: "APPROVED",

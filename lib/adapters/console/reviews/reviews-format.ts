@@ -38,6 +38,13 @@ export function formatMoney(amountMinor: number | null, currency: string | null)
   return format.format(amountMinor / 10 ** digits);
 }
 
+/** What approving a frozen call sends, in words: "the $750.00 refund", "the deploy.release call". */
+export function describeEffect(tool: string, amountMinor: number | null, currency: string | null): string {
+  const money = amountMinor === null ? null : formatMoney(amountMinor, currency);
+  if (tool === "payments.refund") return money ? `the ${money} refund` : "the refund";
+  return money ? `the ${tool} call of ${money}` : `the ${tool} call`;
+}
+
 /** Past this, a frozen refund has waited long enough to stand out in the queue. */
 export const longWaitMs = 60 * 60 * 1000;
 
@@ -203,8 +210,25 @@ export function approvalState(review: ReviewLike, viewer?: string): ApprovalStat
     viewerApproved,
     summary,
   };
-  if (!undecided.includes(review.status))
+  if (!undecided.includes(review.status)) {
+    // Accepting the provider's evidence sends nothing, so one person's approval settles it whatever four eyes
+    // asks of a re-execution: it is counted as the one approval it needed, not as "0 of 1".
+    const settling = decisions.at(-1);
+    if (
+      review.status === "APPROVED" &&
+      settling &&
+      decisionInfo[settling.kind].approval &&
+      !decisionInfo[settling.kind].fourEyes
+    )
+      return {
+        ...base,
+        required: 1,
+        approvers: [settling.actor],
+        summary: "1 of 1 approval (the provider's evidence, nothing sent)",
+        detail: decidedDetail(review.status, decisions, approvers),
+      };
     return { ...base, detail: decidedDetail(review.status, decisions, approvers) };
+  }
   const waitingFor =
     missing === 1 ? (approvers.length ? "a second, different operator" : "one operator") : `${missing} more operators`;
   // A review that never reopened has one round: no need to speak of rounds.

@@ -1,6 +1,7 @@
 import type { ExecutionStatus } from "@/lib/model/executions/execution-rules";
 import type { ReviewListItem } from "@/lib/use-cases/reviews/review-views";
 import type { ReviewTab } from "@/lib/adapters/console/reviews/reviews-query";
+import type { ProviderVerdict } from "@/lib/model/inbox/inbox-items";
 
 /** What the console shows of reviews: the engine's list items, plus what the pages add around them. */
 export type ReviewItem = ReviewListItem;
@@ -48,6 +49,8 @@ export interface ReviewQueueData {
   items: ReviewItem[];
   /** Undecided reviews (open or escalated): the queue's length, whatever the tab. */
   waitingCount: number;
+  /** What the provider says of each undecided review's key, asked when the page rendered (null: not asked or no answer). */
+  verdicts: Record<string, ProviderVerdict | null>;
   /** Changes whenever a review in the list changes: the live refresh compares it. */
   token: string;
 }

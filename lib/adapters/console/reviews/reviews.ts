@@ -7,6 +7,7 @@ import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import { toolDefinitionOf } from "@/lib/stores/tool-registry";
 import { getReview } from "@/lib/use-cases/reviews/get-review";
 import type { Principal } from "@/lib/model/permissions";
+import type { ProviderVerdict } from "@/lib/model/inbox/inbox-items";
 import {
   maskExecutionEventsForReader,
   maskExecutionForReader,
@@ -82,7 +83,9 @@ export async function loadReviewQueue(db: Db, tab: ReviewTab, reader?: Principal
         stored.map(async (r) => ({ ...r, execution: (await maskExecutionForReader(db, reader, r.execution)).value })),
       )
     : stored;
-  return { tab, items, waitingCount, token: queueToken(tab, items, waitingCount) };
+  // Only a page render asks the providers (the polled token does not): each row shows the verdict the decision follows.
+  const verdicts = reader ? Object.fromEntries(await providerVerdicts(db, items)) : {};
+  return { tab, items, waitingCount, verdicts, token: queueToken(tab, items, waitingCount) };
 }
 
 /** Same token as the page's, and the count for the navigation badge. */
@@ -119,6 +122,44 @@ export function reviewDetailToken(review: ReviewItem): string {
 
 /** Long enough for a healthy provider, short enough that an operator is not left looking at "Asking…". */
 const lookupTimeoutMs = 4000;
+/** A list asks once per row, all at once: a provider slower than this reads "not asked" in the row, not a slow page. */
+const rowLookupTimeoutMs = 1500;
+
+/**
+ * The provider's verdict on each undecided review's key, for the queue's and
+ * the inbox's rows (the review page asks again, in full, when opened). Asked
+ * in parallel; a lookup that fails or times out is null ("not asked").
+ */
+export async function providerVerdicts(
+  db: Db,
+  reviews: ReadonlyArray<Pick<ReviewItem, "id" | "executionId" | "status">>,
+): Promise<Map<string, ProviderVerdict | null>> {
+  const deps = getConnectors();
+  const answers = await Promise.all(
+    reviews.map(async (r): Promise<[string, ProviderVerdict | null]> => {
+      if (!isUndecided(r.status)) return [r.id, null];
+      try {
+        const row = await getExecutionRowOrThrow(db, r.executionId);
+        const lookup = await lookUpEffect(db, row, deps, { timeoutMs: rowLookupTimeoutMs });
+        return [r.id, verdictOf(lookup.kind)];
+      } catch {
+        return [r.id, null];
+      }
+    }),
+  );
+  return new Map(answers);
+}
+
+function verdictOf(kind: "found" | "not_found" | "unknown"): ProviderVerdict {
+  switch (kind) {
+    case "found":
+      return "FOUND";
+    case "not_found":
+      return "NOT_FOUND";
+    case "unknown":
+      return "UNKNOWN";
+  }
+}
 
 /**
  * What the provider holds under the execution's idempotency key, asked now.

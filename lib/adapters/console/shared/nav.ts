@@ -18,6 +18,8 @@ export interface NavLink {
  */
 const consoleSections: ReadonlyArray<NavLink & { permission: Permission }> = [
   { href: "/dashboard", label: "Dashboard", permission: "tasks:read" },
+  // Everything waiting on a person that the role acts on; an auditor acts on nothing, so has no inbox.
+  { href: "/inbox", label: "Inbox", permission: "inbox:read" },
   { href: "/tasks", label: "Tasks", permission: "tasks:read" },
   { href: "/reviews", label: "Review queue", permission: "tasks:read" },
   { href: "/executions", label: "Executions", permission: "tasks:read" },
