@@ -65,8 +65,8 @@ export async function compareAndSetClaim(
     if (input.expectedVersion === 0) {
       // Never claimed: the first insert wins; a second sees its row and loses as a conflict below.
       written = await tx.$executeRaw`
-        INSERT INTO inbox_claims (item_key, claimed_by, claimed_at, version, updated_at)
-        VALUES (${input.itemKey}, ${data.claimedBy}, ${data.claimedAt}, 1, ${now})
+        INSERT INTO inbox_claims (item_key, task_id, claimed_by, claimed_at, version, updated_at)
+        VALUES (${input.itemKey}, ${input.taskId}, ${data.claimedBy}, ${data.claimedAt}, 1, ${now})
         ON CONFLICT (tenant_id, item_key) DO NOTHING`;
     } else {
       ({ count: written } = await tx.inboxClaim.updateMany({
@@ -88,4 +88,9 @@ export async function compareAndSetClaim(
     });
     return current;
   });
+}
+
+/** Task-data retention: the claims on a task's items go with the task (lib/use-cases/retention/apply-task-retention.ts). */
+export async function deleteClaimsOfTask(tx: Tx, taskId: string): Promise<{ inbox_claims: number }> {
+  return { inbox_claims: (await tx.inboxClaim.deleteMany({ where: { taskId } })).count };
 }

@@ -5,6 +5,7 @@ import type { Actor } from "@/lib/model/actor";
 import { parseEnvValues } from "@/lib/config/env";
 import { getAuditEntry, verifyAuditChains } from "@/lib/stores/audit-log";
 import { grantDelegation } from "@/lib/stores/task-delegations";
+import { compareAndSetClaim } from "@/lib/stores/inbox-claims";
 import { recordInstruction } from "@/lib/stores/instructions";
 import { acquireLease, releaseLease } from "@/lib/stores/leases";
 import { dispatchOutbox, enqueueOutbox, receiveEvent } from "@/lib/stores/messaging";
@@ -58,6 +59,12 @@ async function finishedTaskInEveryStore(): Promise<Fixture> {
   const task = await runningTask(db);
   const taskId = task.id;
   await grantDelegation(db, { taskId, identity: "spiffe://verity.local/agent/helper-bot" }, agent);
+  // A person took the escalated task from the inbox (a claim on one of its items).
+  await compareAndSetClaim(
+    db,
+    { itemKey: `task:${taskId}`, expectedVersion: 0, claimedBy: alice.identity, taskId },
+    alice,
+  );
   await recordInstruction(
     db,
     taskId,
@@ -183,6 +190,7 @@ async function rowsOf(f: Fixture): Promise<Record<TaskDataTable, number>> {
     graph_checkpoints: byTask,
     graph_threads: byTask,
     task_delegations: byTask,
+    inbox_claims: byTask,
     task_instructions: byTask,
     divergence_alerts: byTask,
     effect_lookups: "execution_id = $2",

@@ -1,3 +1,4 @@
+import { deleteClaimsOfTask } from "@/lib/stores/inbox-claims";
 import { z } from "zod";
 import type { Db, Tx } from "@/lib/db/client";
 import { Prisma } from "@/lib/generated/prisma/client";
@@ -86,6 +87,7 @@ export const taskDataTables = [
   "graph_checkpoints",
   "graph_threads",
   "task_delegations",
+  "inbox_claims",
   "task_instructions",
   "divergence_alerts",
   "effect_lookups",
@@ -292,6 +294,7 @@ async function deleteTaskData(tx: Tx, taskId: string): Promise<RowCounts> {
   return {
     ...(await deleteGraphThreadOfTask(tx, taskId)),
     ...(await deleteDelegationsOfTask(tx, taskId)),
+    ...(await deleteClaimsOfTask(tx, taskId)),
     ...(await deleteInstructionsOfTask(tx, taskId)),
     ...(await deleteAlertsOfTask(tx, taskId)),
     ...(await deleteLookupsOfTask(tx, taskId)),

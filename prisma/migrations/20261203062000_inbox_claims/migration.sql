@@ -12,6 +12,9 @@
 CREATE TABLE "inbox_claims" (
     "tenant_id" TEXT NOT NULL DEFAULT verity_current_tenant(),
     "item_key" TEXT NOT NULL,
+    -- The task the item belongs to (an alert may have none): task-data
+    -- retention deletes a task's claims with the rest of its data.
+    "task_id" TEXT,
     "claimed_by" TEXT,
     "claimed_at" TIMESTAMPTZ(3),
     "version" INTEGER NOT NULL DEFAULT 1,
@@ -21,6 +24,8 @@ CREATE TABLE "inbox_claims" (
     CONSTRAINT "inbox_claims_claimed_together" CHECK (("claimed_by" IS NULL) = ("claimed_at" IS NULL)),
     CONSTRAINT "inbox_claims_version" CHECK ("version" >= 1)
 );
+
+CREATE INDEX IF NOT EXISTS "inbox_claims_tenant_id_task_id_idx" ON "inbox_claims" ("tenant_id", "task_id");
 
 ALTER TABLE "inbox_claims" ENABLE ROW LEVEL SECURITY;
 DO $$
