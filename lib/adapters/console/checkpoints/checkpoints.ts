@@ -70,7 +70,7 @@ function isNotFound(error: unknown): boolean {
 }
 
 export async function loadTaskCheckpoints(db: Db, taskId: string): Promise<TaskCheckpointsData | null> {
-  const task = await getTask(db, taskId);
+  const task = await getTask(db, taskId, "readable");
   if (!task) return null;
   const [summaries, restores, executions, transitions, token] = await Promise.all([
     listCheckpoints(db, taskId),

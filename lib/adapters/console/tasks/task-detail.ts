@@ -54,7 +54,7 @@ function allSteps(def: WorkflowDefinition, task: TaskView): StepView[] {
 }
 
 export async function loadTaskDetail(db: Db, taskId: string): Promise<TaskDetail | null> {
-  const task = await getTask(db, taskId);
+  const task = await getTask(db, taskId, "readable");
   if (!task) return null;
   const ascending = await listTransitions(db, taskId, {
     afterVersion: Math.max(0, task.version - timelineWindow),
