@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isSealed } from "@/lib/core/envelope-encryption";
 import { getEnv } from "@/lib/config/env";
 import type { AgentScopes } from "@/lib/model/agent-scopes";
+import type { Principal } from "@/lib/model/permissions";
 import { issueApiToken } from "@/lib/stores/api-tokens";
 import { destroyDataKeys } from "@/lib/stores/data-keys";
 import { loadTaskDetail } from "@/lib/adapters/console/tasks/task-detail";
@@ -36,6 +37,14 @@ process.env.VERITY_KEYRING_FILE = path.join(folder, "keys", "keyring.json");
 let t: TestDatabase;
 let token: string;
 const system = { identity: "system:test", kind: "system" } as const;
+const operator: Principal = {
+  kind: "user",
+  id: "operator",
+  identity: "spiffe://verity.local/user/operator",
+  role: "operator",
+  displayName: "Operator",
+  tenantId: "default",
+};
 const scopes: AgentScopes = { workflows: "*", tools: "*", take_over_leases: false };
 
 beforeAll(async () => {
@@ -145,7 +154,7 @@ describe("the task state at rest", () => {
     expect(JSON.stringify(history.body)).toContain(w.title);
     expect(JSON.stringify(history.body)).toContain(w.plan);
 
-    const detail = await loadTaskDetail(t.db, w.taskId);
+    const detail = await loadTaskDetail(t.db, w.taskId, operator);
     expect(detail?.task.state.subtasks[0]?.title).toBe(w.title);
     expect(detail?.transitions[0]?.patch.artifacts?.implementation_plan).toBe(w.plan);
   });
@@ -204,7 +213,7 @@ describe("the task state at rest", () => {
     expect(state.subtasks[0]!.title).toEqual(unreadable);
     expect(state.artifacts.implementation_plan).toEqual(unreadable);
     expect(state.status).toBe("RUNNING");
-    const detail = await loadTaskDetail(t.db, w.taskId);
+    const detail = await loadTaskDetail(t.db, w.taskId, operator);
     expect(detail?.task.state.subtasks[0]?.title).toEqual(unreadable);
     expect(detail?.transitions[0]?.patch.subtasks?.[0]?.title).toEqual(unreadable);
 
