@@ -35,6 +35,23 @@ const storedForms = new WeakMap<object, unknown>();
 
 const SEALED_FROM: number = rankOf("confidential");
 
+/**
+ * The tenant whose key seals a value written on `db`, asked once per client:
+ * a tenant's client (or the owner's) keeps its connection setting for its
+ * whole life, and asking the database on every transition was a round trip
+ * of its own on the hot path (bench:encryption). A transaction is asked each
+ * time: the owner's may write as a tenant from the middle of it (writeAsTenant).
+ */
+const tenantOfClient = new WeakMap<object, string>();
+
+async function connectionTenant(db: Db | Tx): Promise<string> {
+  const known = tenantOfClient.get(db);
+  if (known) return known;
+  const tenant = (await tenantOfConnectionOrNull(db)) ?? DEFAULT_TENANT_ID;
+  if ("$transaction" in db) tenantOfClient.set(db, tenant);
+  return tenant;
+}
+
 export function taskStateContext(taskId: string, pointer: string): string {
   return `tasks.state:${taskId}${pointer}`;
 }
@@ -71,32 +88,29 @@ async function sealLeaves(
   previous?: { stored: unknown; opened: unknown },
 ): Promise<unknown> {
   if (!encryptionAtRestOn()) return value;
-  let tenant: string | undefined;
-  const tenantOnce = async (): Promise<string> =>
-    (tenant ??= (await tenantOfConnectionOrNull(db)) ?? DEFAULT_TENANT_ID);
-  const walk = async (node: unknown, tokens: string[], sealed: boolean, stored: unknown, opened: unknown) => {
-    const seals = sealed || (tokens.length > 0 && rankOf(classify(tokens)) >= SEALED_FROM);
+  const tenantOnce = async (): Promise<string> => connectionTenant(db);
+  const walk = async (node: unknown, tokens: string[], stored: unknown, opened: unknown): Promise<unknown> => {
     if (Array.isArray(node)) {
       const out: unknown[] = [];
       for (let i = 0; i < node.length; i++)
-        out.push(
-          await walk(node[i], [...tokens, String(i)], seals, childAt(stored, String(i)), childAt(opened, String(i))),
-        );
+        out.push(await walk(node[i], [...tokens, String(i)], childAt(stored, String(i)), childAt(opened, String(i))));
       return out;
     }
     if (node !== null && typeof node === "object") {
       const out: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(node)) {
         if (v === undefined) continue;
-        out[k] = await walk(v, [...tokens, k], seals, childAt(stored, k), childAt(opened, k));
+        out[k] = await walk(v, [...tokens, k], childAt(stored, k), childAt(opened, k));
       }
       return out;
     }
-    if (!seals || node === null || node === undefined) return node;
+    // Each leaf by its own class: the deepest declaration decides (an internal field declared under a confidential one stays in the clear).
+    if (node === null || node === undefined || tokens.length === 0 || rankOf(classify(tokens)) < SEALED_FROM)
+      return node;
     if (isSealed(stored) && JSON.stringify(opened) === JSON.stringify(node)) return stored;
     return sealText(db, contextOf(pointerOf(tokens)), JSON.stringify(node), await tenantOnce());
   };
-  return walk(value, [], false, previous?.stored, previous?.opened);
+  return walk(value, [], previous?.stored, previous?.opened);
 }
 
 /**
