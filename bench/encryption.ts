@@ -6,6 +6,12 @@
  *   npm run bench:encryption                               # both benches, on/off/off/on
  *   npm run bench:encryption -- --bench effects            # one of them
  *   BENCH_EFFECTS=200 BENCH_TRANSITIONS=1000 npm run bench:encryption
+ *   BENCH_TRANSITION_PATCH=subtask_title npm run bench:encryption -- --bench transitions
+ *
+ * The transitions half patches only the hop count unless
+ * BENCH_TRANSITION_PATCH=subtask_title: then each transition also renames a
+ * subtask (free text, confidential), sealed in the state and the patch, and
+ * the ratio includes the task state's own sealing (docs/encryption.md).
  *
  * Each side is the bench itself in a process of its own (the setting is read
  * once per process), on its own throwaway PostgreSQL database, with its own
@@ -91,7 +97,9 @@ async function main() {
       .join(" ");
   console.log(`# bench:encryption  ${new Date().toISOString()}`);
   console.log(`# ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}`);
-  console.log(`# order ${order.join(", ")}; load average at start: ${load()}\n`);
+  console.log(
+    `# order ${order.join(", ")}; transitions patch ${process.env.BENCH_TRANSITION_PATCH ?? "hops"}; load average at start: ${load()}\n`,
+  );
   try {
     for (const bench of benches) {
       const runs: Record<Setting, Levels[]> = { on: [], off: [] };

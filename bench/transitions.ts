@@ -4,10 +4,14 @@
  *
  *   npm run bench:transitions            # TEST_DATABASE_URL or local PostgreSQL
  *   BENCH_TRANSITIONS=4000 npm run bench:transitions
+ *   BENCH_TRANSITION_PATCH=subtask_title npm run bench:transitions
  *
  * Each level runs `concurrency` workers, each on its own task (no CAS
  * conflicts: this measures the cost of a transition, not contention), doing
- * in-place updates that bump budget.hops_used. The engine side calls
+ * in-place updates that bump budget.hops_used (with
+ * BENCH_TRANSITION_PATCH=subtask_title, each also renames a subtask: free
+ * text, confidential, so encryption at rest seals it in the state and the
+ * patch, which is what bench:encryption then measures). The engine side calls
  * transitionTask; the baseline does the minimum a correct CAS transition
  * needs: BEGIN; UPDATE … WHERE id AND version; INSERT the log row; COMMIT,
  * with the next state built in memory. Both use a pool of `concurrency`
@@ -26,7 +30,7 @@ import { openDatabase, type DatabaseHandle } from "@/lib/db/client";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
-import type { TaskState } from "@/lib/model/tasks/task-state";
+import { applyPatch, type TaskPatch, type TaskState } from "@/lib/model/tasks/task-state";
 import { newId } from "@/lib/core/ids";
 import { digestOf } from "@/lib/core/canonical-json";
 import { DEFAULT_TENANT_ID, tenantConnectionOptions } from "@/lib/db/tenant-sessions";
@@ -42,6 +46,27 @@ const perLevel = Number(process.env.BENCH_TRANSITIONS ?? 3000);
 const warmup = 200;
 const rounds = 6;
 const agent: Actor = { identity: "spiffe://verity.bench/agent/worker", kind: "agent" };
+const patchKind = process.env.BENCH_TRANSITION_PATCH ?? "hops";
+if (patchKind !== "hops" && patchKind !== "subtask_title")
+  throw new Error(`BENCH_TRANSITION_PATCH is hops (the default) or subtask_title, not ${JSON.stringify(patchKind)}`);
+
+/** The n-th transition's patch: the hop count, and with subtask_title a subtask's new title (a different text each time). */
+function benchPatch(hops: number): TaskPatch {
+  const budget = { hops_used: hops };
+  if (patchKind === "hops") return { budget };
+  return { budget, subtasks: [{ id: "bench-note", title: `Call the customer back about refund ${hops}` }] };
+}
+
+/**
+ * A pool the bench opens itself: an idle connection the server closes (the
+ * throwaway database dropped WITH (FORCE) at teardown) is an 'error' event,
+ * which without a listener ends the process.
+ */
+function benchPool(config: pg.PoolConfig): pg.Pool {
+  const pool = new pg.Pool(config);
+  pool.on("error", () => {});
+  return pool;
+}
 
 interface Sample {
   count: number;
@@ -124,7 +149,7 @@ function engineRunner(handle: DatabaseHandle, taskIds: string[]) {
     const result = await transitionTask(
       handle.db,
       taskId,
-      { expected_version: expected, patch: { budget: { hops_used: nextHops } } },
+      { expected_version: expected, patch: benchPatch(nextHops) },
       agent,
     );
     versions.set(taskId, result.task.version);
@@ -142,11 +167,10 @@ async function baselineRunner(pool: pg.Pool, taskIds: string[], asOwner = false)
   return async (worker: number) => {
     const taskId = taskIds[worker]!;
     const current = states.get(taskId)!;
-    const patch = { budget: { hops_used: current.budget.hops_used + 1 } };
+    const patch = benchPatch(current.budget.hops_used + 1);
     const now = new Date();
     const next: TaskState = {
-      ...current,
-      budget: { ...current.budget, ...patch.budget },
+      ...applyPatch(current, patch),
       version: current.version + 1,
       updated_at: now.toISOString(),
       updated_by: agent.identity,
@@ -224,7 +248,9 @@ async function main() {
     console.log(
       `# ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, PostgreSQL ${version[0]?.server_version}`,
     );
-    console.log(`# ${perLevel} measured transitions per side per level (+${warmup} warm-up), database ${target.name}`);
+    console.log(
+      `# ${perLevel} measured transitions per side per level (+${warmup} warm-up), patch ${patchKind}, database ${target.name}`,
+    );
     // Other jobs on the machine move both columns; the ratio is what to compare.
     console.log(
       `# load average at start: ${os
@@ -234,12 +260,12 @@ async function main() {
     );
     for (const concurrency of levels) {
       const engine = openDatabase({ kind: "postgres", url: target.url }, { poolSize: concurrency });
-      const pool = new pg.Pool({
+      const pool = benchPool({
         connectionString: target.url,
         max: concurrency,
         options: tenantConnectionOptions(DEFAULT_TENANT_ID),
       });
-      const ownerPool = new pg.Pool({ connectionString: target.url, max: concurrency });
+      const ownerPool = benchPool({ connectionString: target.url, max: concurrency });
       try {
         const engineTasks = await newRunningTasks(engine, concurrency);
         const baselineTasks = await newRunningTasks(engine, concurrency);

@@ -1,5 +1,6 @@
 import Link from "next/link";
 import type { Principal } from "@/lib/model/permissions";
+import { MaskedFieldsNotice } from "@/components/masked-fields-notice";
 import { can } from "@/lib/model/permissions";
 import type { RestorePlan } from "@/lib/model/checkpoints/restore-plan";
 import type { CheckpointInspectorData } from "@/lib/adapters/console/checkpoints/checkpoints";
@@ -40,7 +41,8 @@ export function CheckpointInspectorView({
 }: {
   data: CheckpointInspectorData;
   principal: Principal;
-  readOnlyPlan: RestorePlan | null;
+  /** The plan masked for this reader, and where. */
+  readOnlyPlan: { value: RestorePlan; maskedFields: string[] } | null;
 }) {
   const { detail, def, verdict } = data;
   const { summary, document, task } = detail;
@@ -85,6 +87,7 @@ export function CheckpointInspectorView({
               : `${pluralize(-age, "version")} ahead of the task`}
         </Fact>
       </DetailPageHeader>
+      <MaskedFieldsNotice fields={data.maskedFields} />
 
       <div className="detail-grid ckpt-grid">
         <div className="detail-main">
@@ -149,7 +152,7 @@ export function CheckpointInspectorView({
               {readOnlyPlan ? (
                 <>
                   <h3>What a restore would do now</h3>
-                  <RestorePlanView plan={readOnlyPlan} />
+                  <RestorePlanView plan={readOnlyPlan.value} maskedFields={readOnlyPlan.maskedFields} />
                 </>
               ) : null}
             </section>

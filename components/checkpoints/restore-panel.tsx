@@ -137,7 +137,7 @@ export function RestorePanel({ checkpointId, checkpointVersion, taskId, taskVers
       ) : null}
       {plan && !planSpent ? (
         <>
-          <RestorePlanView plan={plan.plan} afterVerdict={planForm} />
+          <RestorePlanView plan={plan.plan} afterVerdict={planForm} maskedFields={plan.maskedFields} />
           {plan.plan.allowed ? (
             <form onSubmit={onRestore} className="ckpt-confirm" aria-busy={restoring} noValidate>
               <input type="hidden" name="checkpointId" value={checkpointId} />

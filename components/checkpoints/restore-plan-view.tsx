@@ -1,5 +1,6 @@
 import Link from "next/link";
 import type { ReactNode } from "react";
+import { MaskedFieldsNotice } from "@/components/masked-fields-notice";
 import type { PlannedEffect, RestorePlan, RestoreRefusalCode } from "@/lib/model/checkpoints/restore-plan";
 import {
   budgetLines,
@@ -27,7 +28,16 @@ const refusedForGood: readonly RestoreRefusalCode[] = ["corrupt", "incompatible"
  * checkpoint, what happens to the lease, and what the task would look like.
  * Presentational only: the engineers' panel and the read-only view both use it.
  */
-export function RestorePlanView({ plan, afterVerdict }: { plan: RestorePlan; afterVerdict?: ReactNode }) {
+export function RestorePlanView({
+  plan,
+  afterVerdict,
+  maskedFields = [],
+}: {
+  plan: RestorePlan;
+  afterVerdict?: ReactNode;
+  /** Pointers into the plan the server masked for this reader (`/resulting_state/…`, `/diff/…`). */
+  maskedFields?: readonly string[];
+}) {
   const refusal = plan.refusal;
   const filled = effectGroups.filter((group) => plan.effects[group].length > 0);
   const empty = effectGroups.filter((group) => plan.effects[group].length === 0);
@@ -38,6 +48,7 @@ export function RestorePlanView({ plan, afterVerdict }: { plan: RestorePlan; aft
       : "notice--warning";
   return (
     <div className="ckpt-plan" data-testid="restore-plan">
+      <MaskedFieldsNotice fields={maskedFields} />
       <div className={`notice ${tone}`} role={plan.allowed ? "status" : "alert"}>
         <p className="notice__title">{planHeadline(plan)}</p>
         {refusal ? (

@@ -1,5 +1,6 @@
 import Link from "next/link";
 import type { Principal } from "@/lib/model/permissions";
+import { MaskedFieldsNotice } from "@/components/masked-fields-notice";
 import { can } from "@/lib/model/permissions";
 import { checkpointTriggers } from "@/lib/model/checkpoints/checkpoint-schema";
 import type { TaskCheckpointsData } from "@/lib/adapters/console/checkpoints/checkpoints";
@@ -68,6 +69,7 @@ export function TaskCheckpointsView({
         A checkpoint is a signed snapshot of the task at a validated boundary: the point-in-time truth a worker resumes
         from. Restoring one writes its state as a new version; the history is never rewritten.
       </p>
+      <MaskedFieldsNotice fields={data.maskedFields} />
       <section className="card" aria-labelledby="ckpt-timeline-heading">
         <h2 id="ckpt-timeline-heading">Timeline</h2>
         <figure className="ckpt-figure">

@@ -1,5 +1,6 @@
 import type { ReactNode } from "react";
 import type { Principal } from "@/lib/model/permissions";
+import { MaskedFieldsNotice } from "@/components/masked-fields-notice";
 import { can } from "@/lib/model/permissions";
 import { isTerminal } from "@/lib/model/workflows/workflow-definition";
 import { edgeKey, layoutWorkflowGraph } from "@/lib/adapters/console/tasks/workflow-graph";
@@ -44,6 +45,7 @@ export function TaskDetailView({
   return (
     <>
       <TaskHeading task={task} def={def} live={live} />
+      <MaskedFieldsNotice fields={detail.maskedFields} />
       <div className="detail-grid">
         <section className="card graph-card" aria-labelledby="graph-heading">
           <h2 id="graph-heading">State machine</h2>

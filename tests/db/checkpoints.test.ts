@@ -41,6 +41,7 @@ import {
 import { signedV1Checkpoint } from "@/tests/helpers/checkpoints";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
 import { sandbox } from "@/tests/sandbox/helpers";
+import { openStateAfter } from "@/lib/stores/tasks/task-views";
 
 /**
  * Checkpoints on a real (embedded) PostgreSQL: taken at the boundaries and
@@ -150,7 +151,8 @@ describe("automatic checkpoints", () => {
       expect(c.integrity.ok, JSON.stringify(c.integrity.checks)).toBe(true);
       const detail = await getCheckpointDetail(db, c.id);
       // The snapshot is exactly the committed state of that version.
-      expect(detail.document?.state_snapshot).toEqual(log.find((l) => l.toVersion === c.stateVersion)?.stateAfter);
+      const committed = log.find((l) => l.toVersion === c.stateVersion);
+      expect(detail.document?.state_snapshot).toEqual(committed ? await openStateAfter(db, committed) : undefined);
     }
     const escalated = (await listCheckpoints(db, task.id)).find((c) => c.trigger === "escalated")!;
     const before = (await listCheckpoints(db, task.id)).find((c) => c.trigger === "before_irreversible_effect")!;

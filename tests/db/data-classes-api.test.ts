@@ -6,7 +6,7 @@ import { documentOf, rememberWorkflowDefinition, workflowDefinitions } from "@/l
 import { defineWorkflow } from "@/lib/model/workflows/workflow-definition";
 import { issueApiToken } from "@/lib/stores/api-tokens";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
-import { maskTaskForReader } from "@/lib/use-cases/data-classes/mask-for-reader";
+import { maskRestorePlanForReader, maskTaskForReader } from "@/lib/use-cases/data-classes/mask-for-reader";
 import * as tasksRoute from "@/app/api/v1/tasks/route";
 import * as taskRoute from "@/app/api/v1/tasks/[id]/route";
 import * as transitionsRoute from "@/app/api/v1/tasks/[id]/transitions/route";
@@ -14,6 +14,13 @@ import * as taskExecutionsRoute from "@/app/api/v1/tasks/[id]/executions/route";
 import * as executionRoute from "@/app/api/v1/executions/[id]/route";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
 import { callRoute as call, serveRoutesFrom } from "@/tests/helpers/route-call";
+import { isSealed } from "@/lib/core/envelope-encryption";
+import { publishWorkflow } from "@/lib/use-cases/workflows/publish-workflow";
+import { createCheckpoint } from "@/lib/use-cases/checkpoints/create-checkpoint";
+import { planRestore } from "@/lib/use-cases/checkpoints/plan-restore";
+import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoint";
+import { loadTaskDetail } from "@/lib/adapters/console/tasks/task-detail";
+import { loadCheckpointInspector, loadTaskCheckpoints } from "@/lib/adapters/console/checkpoints/checkpoints";
 
 /**
  * Data classes through the real route handlers: a refund's customer is
@@ -163,5 +170,122 @@ describe("restricted task state under a workflow's declaration", () => {
     expect(
       maskTaskForReader({ ...agent, scopes: { ...everything, read_restricted: true } }, underDeclaration).maskedFields,
     ).toEqual([]);
+  });
+});
+
+describe("restricted task state, sealed and masked on the console's pages and in a restore plan", () => {
+  const reader = (role: Principal["role"]): Principal => ({
+    kind: "user",
+    id: role,
+    identity: `spiffe://verity.local/user/${role}`,
+    role,
+    displayName: role,
+    tenantId: "default",
+  });
+  const engineer = { identity: "spiffe://verity.local/user/engineer", kind: "user" } as const;
+  const secret = "Jane Roe";
+
+  it("masks a declared restricted artifact and subtask title on the task page, the checkpoints pages and a restore plan, and seals them at rest", async () => {
+    const agentTask = documentOf(workflowDefinitions.find((d) => d.name === "agent-task" && d.version === 2)!);
+    const published = await publishWorkflow(
+      t.db,
+      {
+        ...agentTask,
+        name: "classified-task",
+        version: 1,
+        data_classes: { "/artifacts/review_report": "restricted", "/subtasks/*/title": "restricted" },
+      },
+      system,
+    );
+    expect(published).toBeTruthy();
+    const created = await call(tasksRoute.POST, "POST", "/api/v1/tasks", {
+      token: tokens.plain,
+      body: { workflow: "classified-task", intent_id: "classified" },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const taskId = created.body.id as string;
+    let version = created.body.version as number;
+    const move = async (body: Record<string, unknown>) => {
+      const moved = await call(transitionsRoute.POST, "POST", `/api/v1/tasks/${taskId}/transitions`, {
+        token: tokens.plain,
+        params: { id: taskId },
+        body: { ...body, expected_version: version },
+      });
+      expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+      version = (moved.body.task as { version: number }).version;
+    };
+    for (const to of ["PLANNING", "READY", "RUNNING"]) await move({ to });
+    await move({
+      patch: {
+        artifacts: { review_report: `the customer is ${secret}` },
+        subtasks: [{ id: "phone", title: `Phone ${secret}`, mandatory: false }],
+      },
+    });
+    const { checkpoint } = await createCheckpoint(t.db, taskId, { expected_version: version }, engineer);
+    await move({ patch: { artifacts: { review_report: `second report on ${secret}` } } });
+
+    // Restricted values are sealed at rest like confidential ones.
+    const [row] = await t.sql<{ state: { artifacts: { review_report: unknown } } }>(
+      "SELECT state FROM tasks WHERE id = $1",
+      [taskId],
+    );
+    expect(isSealed(row!.state.artifacts.review_report)).toBe(true);
+
+    const auditor = reader("auditor");
+    const page = await loadTaskDetail(t.db, taskId, auditor);
+    expect(page?.task.state.artifacts.review_report).toBe(MASKED_VALUE);
+    expect(page?.task.state.subtasks[0]?.title).toBe(MASKED_VALUE);
+    expect(page?.maskedFields).toEqual(
+      expect.arrayContaining([
+        "/state/artifacts/review_report",
+        "/state/subtasks/0/title",
+        "/transitions/0/patch/artifacts/review_report",
+      ]),
+    );
+    expect(JSON.stringify(page?.task)).not.toContain(secret);
+    expect(JSON.stringify(page?.transitions)).not.toContain(secret);
+    const operatorPage = await loadTaskDetail(t.db, taskId, reader("operator"));
+    expect(operatorPage?.task.state.artifacts.review_report).toBe(`second report on ${secret}`);
+    expect(operatorPage?.maskedFields).toEqual([]);
+
+    const inspector = await loadCheckpointInspector(t.db, checkpoint.id, auditor);
+    expect(JSON.stringify(inspector?.detail)).not.toContain(secret);
+    expect(inspector?.maskedFields).toEqual(
+      expect.arrayContaining(["/document/state_snapshot/artifacts/review_report"]),
+    );
+
+    // A rewind plan: its resulting state and its diff quote both reports.
+    const plan = await planRestore(t.db, checkpoint.id, { rewind: true }, engineer);
+    expect(JSON.stringify(plan)).toContain(secret);
+    const seen = maskRestorePlanForReader(reader("engineer"), plan, plan.reauthorization.workflow.currentDigest);
+    expect(JSON.stringify(seen.value)).not.toContain(secret);
+    expect(seen.value.resultingState?.artifacts.review_report).toBe(MASKED_VALUE);
+    expect(seen.maskedFields).toEqual(
+      expect.arrayContaining(["/resulting_state/artifacts/review_report", "/resulting_state/subtasks/0/title"]),
+    );
+    expect(seen.maskedFields.some((p) => p.startsWith("/diff/"))).toBe(true);
+    expect(
+      maskRestorePlanForReader(reader("operator"), plan, plan.reauthorization.workflow.currentDigest).maskedFields,
+    ).toEqual([]);
+
+    // Applied: the attempt keeps its diff sealed, and the checkpoints page shows it masked.
+    await restoreCheckpoint(
+      t.db,
+      checkpoint.id,
+      { expected_version: version, rewind: true, reason: "back to the first report" },
+      engineer,
+    );
+    const [kept] = await t.sql<{ plan: { diff: unknown } }>("SELECT plan FROM checkpoint_restores WHERE task_id = $1", [
+      taskId,
+    ]);
+    expect(isSealed(kept!.plan.diff)).toBe(true);
+    const checkpoints = await loadTaskCheckpoints(t.db, taskId, auditor);
+    expect(JSON.stringify(checkpoints?.task)).not.toContain(secret);
+    expect(JSON.stringify(checkpoints?.restores)).not.toContain(secret);
+    expect(checkpoints?.maskedFields).toEqual(
+      expect.arrayContaining(["/task/state/artifacts/review_report", "/restores/0/plan/diff/0/before"]),
+    );
+    const cleared = await loadTaskCheckpoints(t.db, taskId, reader("admin"));
+    expect(JSON.stringify(cleared?.restores)).toContain(secret);
   });
 });

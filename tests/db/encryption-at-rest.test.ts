@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -49,6 +49,7 @@ import {
   unreachable,
 } from "@/tests/helpers/effects";
 import { sandbox } from "@/tests/sandbox/helpers";
+import { filesHolding, tablesHolding } from "@/tests/helpers/at-rest-search";
 
 /**
  * Encryption at rest on a database in a folder, as `npm start` keeps it:
@@ -70,6 +71,9 @@ let handle: DatabaseHandle;
 /** The owner's session of that PGlite: the byte search reads every tenant's rows, and CHECKPOINT is the owner's. */
 let owner: PgliteSession;
 let db: Db;
+
+const ownerSql = async <T>(text: string, params: unknown[] = []): Promise<T[]> =>
+  (await owner.query<T>(text, params)).rows;
 
 async function openFolderDatabase(): Promise<void> {
   pglite = new PGlite({
@@ -99,37 +103,6 @@ async function storedTexts(taskId: string): Promise<string[]> {
     [taskId],
   );
   return rows.rows.map((r) => r.text);
-}
-
-/** "<table> holds <needle>" for every table of the database with a row whose text holds one of `needles`. */
-async function tablesHolding(needles: readonly string[]): Promise<string[]> {
-  const tables = await owner.query<{ table_name: string }>(
-    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
-  );
-  expect(tables.rows.length).toBeGreaterThan(25);
-  const found: string[] = [];
-  for (const { table_name } of tables.rows) {
-    for (const needle of needles) {
-      const hits = await owner.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM "${table_name}" t WHERE t::text LIKE $1`,
-        [`%${needle}%`],
-      );
-      if (hits.rows[0]!.n > 0) found.push(`${table_name} holds ${needle}`);
-    }
-  }
-  return found;
-}
-
-/** Every file under `dir` that holds `needle` as UTF-8 bytes. */
-function filesHolding(dir: string, needle: string): string[] {
-  const bytes = Buffer.from(needle, "utf8");
-  const found: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const file = path.join(dir, name);
-    if (statSync(file).isDirectory()) found.push(...filesHolding(file, needle));
-    else if (readFileSync(file).includes(bytes)) found.push(file);
-  }
-  return found;
 }
 
 describe("instruction words at rest", () => {
@@ -321,7 +294,7 @@ describe("executions, reviews and alerts at rest", () => {
     expect(isSealed(stored.rows[0]!.reason)).toBe(true);
     expect((await verifyAuditChains(db)).ok).toBe(true);
 
-    expect(await tablesHolding([customer, words])).toEqual([]);
+    expect(await tablesHolding(ownerSql, [customer, words])).toEqual([]);
     await owner.query("CHECKPOINT");
     expect(filesHolding(path.join(folder, "pglite"), customer)).toEqual([]);
     expect(filesHolding(path.join(folder, "pglite"), words)).toEqual([]);
@@ -338,7 +311,7 @@ describe("executions, reviews and alerts at rest", () => {
     } finally {
       env.VERITY_ENCRYPTION_AT_REST = "on";
     }
-    const found = await tablesHolding([customer, words]);
+    const found = await tablesHolding(ownerSql, [customer, words]);
     for (const table of [
       "executions",
       "execution_events",

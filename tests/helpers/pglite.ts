@@ -26,14 +26,16 @@ let template: Promise<Blob> | undefined;
 /**
  * A fresh in-memory PGlite with every migration applied, loaded from the
  * tarball that tests/helpers/global-setup.ts built for this run. Each call
- * is a separate database: nothing leaks between test files.
+ * is a separate database: nothing leaks between test files. With `dataDir`
+ * it is kept in that folder, as `npm start` keeps it (for a byte search of
+ * its files, tests/helpers/at-rest-search.ts).
  *
  * lib/db/client.ts `openDatabase` opens a data folder, not a tarball; the
  * handle over the open PGlite (`pgliteHandle`) is the one the app uses.
  */
-export async function openTestPglite(): Promise<TestDatabase> {
+export async function openTestPglite(options: { dataDir?: string } = {}): Promise<TestDatabase> {
   template ??= readFile(inject("pgliteTemplatePath")).then((bytes) => new Blob([bytes]));
-  const pglite = new PGlite({ loadDataDir: await template });
+  const pglite = new PGlite({ loadDataDir: await template, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
   await pglite.waitReady;
   const { db, forTenant, platformDb, adapterFactory, close } = pgliteHandle(pglite);
   // What every start does after migrating (scripts/start.ts): new tasks are created under the registry's versions.

@@ -138,6 +138,10 @@ export const RestorePlanSchema = z.object({
   }),
   resulting_state: TaskStateSchema.nullable(),
   diff: z.array(DiffEntrySchema).meta({ description: "before = the task now, after = resulting_state." }),
+  masked_fields: MaskedFieldsSchema.optional().meta({
+    description:
+      "Pointers into this plan whose values read [restricted] for a reader without clearance (resulting_state, diff); absent in a restore attempt's kept plan.",
+  }),
 });
 export type RestorePlanResource = z.infer<typeof RestorePlanSchema>;
 
@@ -228,7 +232,7 @@ function effectResource(e: PlannedEffect): z.infer<typeof PlannedEffectSchema> {
   };
 }
 
-export function restorePlanResource(p: RestorePlan): RestorePlanResource {
+export function restorePlanResource(p: RestorePlan, maskedFields?: string[]): RestorePlanResource {
   const r = p.reauthorization;
   return {
     checkpoint_id: p.checkpointId,
@@ -280,6 +284,7 @@ export function restorePlanResource(p: RestorePlan): RestorePlanResource {
     },
     resulting_state: p.resultingState,
     diff: diffResource(p.diff),
+    ...(maskedFields ? { masked_fields: maskedFields } : {}),
   };
 }
 

@@ -8,7 +8,8 @@ import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definiti
 import { appendAuditEntry } from "@/lib/stores/audit-log";
 import { assertValidState } from "@/lib/stores/tasks/task-state-checks";
 import { transitionViewOf, type TransitionRecord } from "@/lib/stores/tasks/task-store";
-import { toTaskView, type TransitionResult } from "@/lib/stores/tasks/task-views";
+import { openTaskView, type TransitionResult } from "@/lib/stores/tasks/task-views";
+import { sealTaskState } from "@/lib/stores/tasks/task-state-sealing";
 
 /**
  * A running task moved to another version of its workflow: the one write
@@ -39,7 +40,7 @@ export async function migrateTaskInTransaction(tx: Tx, m: TaskMigration, actor: 
   const rows = await tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM tasks WHERE id = ${m.taskId} FOR UPDATE`;
   if (rows.length === 0) throw new AppError("not_found", `Task ${m.taskId} does not exist.`);
   const row = await tx.task.findFirstOrThrow({ where: { id: m.taskId } });
-  const before = toTaskView(row);
+  const before = await openTaskView(tx, row);
   if (row.version !== m.expectedVersion)
     throw new AppError(
       "version_conflict",
@@ -73,6 +74,8 @@ export async function migrateTaskInTransaction(tx: Tx, m: TaskMigration, actor: 
     requestDigest: m.requestDigest,
     createdAt: now,
   };
+  // The state's values keep their sealed bytes; its classes are the new version's.
+  const sealed = (await sealTaskState(tx, m.taskId, next, before.state)) as Prisma.InputJsonValue;
   const { count } = await tx.task.updateMany({
     where: { id: m.taskId, version: m.expectedVersion },
     data: {
@@ -81,7 +84,7 @@ export async function migrateTaskInTransaction(tx: Tx, m: TaskMigration, actor: 
       workflowDigest: m.to.digest,
       status: next.status,
       version: next.version,
-      state: next as unknown as Prisma.InputJsonValue,
+      state: sealed,
       updatedAt: now,
       updatedBy: actor.identity,
     },
@@ -100,7 +103,7 @@ export async function migrateTaskInTransaction(tx: Tx, m: TaskMigration, actor: 
       actorKind: actor.kind,
       reason: record.reason,
       patch: {},
-      stateAfter: next as unknown as Prisma.InputJsonValue,
+      stateAfter: sealed,
       requestDigest: record.requestDigest,
       createdAt: now,
     },

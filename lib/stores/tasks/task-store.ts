@@ -4,15 +4,17 @@ import { Prisma, type Task, type Transition } from "@/lib/generated/prisma/clien
 import { newId } from "@/lib/core/ids";
 import { childLogger } from "@/lib/config/log";
 import type { Actor } from "@/lib/model/actor";
-import { TaskStateSchema, type TaskPatch, type TaskState } from "@/lib/model/tasks/task-state";
+import type { TaskPatch, TaskState } from "@/lib/model/tasks/task-state";
 import { describeLease, leaseRefusal, leaseViewOf } from "@/lib/model/leases/lease-rules";
 import { transitionAuditEntry } from "@/lib/model/audit/audit-events";
 import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
 import { appendAuditEntry, auditEntryInsertSql } from "@/lib/stores/audit-log";
 import { loadWorkflowDefinitions } from "@/lib/stores/workflow-registry";
+import { sealTaskPatch, sealTaskState } from "@/lib/stores/tasks/task-state-sealing";
 import {
-  toTaskView,
-  toTransitionView,
+  openStateAfter,
+  openTaskView,
+  openTransitionView,
   type TaskView,
   type TransitionResult,
   type TransitionView,
@@ -38,6 +40,11 @@ export interface TransitionRecord {
   reason: string | null;
   patch: TaskPatch;
   stateAfter: TaskState;
+  /**
+   * The state this transition changes, as the store opened it: the values
+   * it keeps keep their sealed bytes (lib/stores/tasks/task-state-sealing.ts).
+   */
+  stateBefore?: TaskState;
   requestDigest: string;
   createdAt: Date;
 }
@@ -78,6 +85,8 @@ export interface NewTask {
 /** A new task's row and its creation transition (from no version to 1), in one transaction. */
 export async function insertTask(db: Db, { def, state, actor, requestDigest, createdAt }: NewTask): Promise<TaskView> {
   const row = await db.$transaction(async (tx) => {
+    // Sealed once: the creation transition's state_after holds the same bytes as the row.
+    const sealed = await sealTaskState(tx, state.task_id, state);
     const task = await tx.task.create({
       data: {
         id: state.task_id,
@@ -86,7 +95,7 @@ export async function insertTask(db: Db, { def, state, actor, requestDigest, cre
         workflowDigest: def.digest,
         status: state.status,
         version: 1,
-        state: state as unknown as Prisma.InputJsonValue,
+        state: sealed as Prisma.InputJsonValue,
         intentId: state.intent_id,
         createdAt,
         createdBy: actor.identity,
@@ -94,26 +103,30 @@ export async function insertTask(db: Db, { def, state, actor, requestDigest, cre
         updatedBy: actor.identity,
       },
     });
-    await insertTransition(tx, {
-      id: newId("tr"),
-      taskId: state.task_id,
-      fromVersion: null,
-      toVersion: 1,
-      fromStatus: null,
-      toStatus: state.status,
-      actor,
-      reason: "created",
-      patch: {},
-      stateAfter: state,
-      requestDigest,
-      createdAt,
-    });
+    await insertTransition(
+      tx,
+      {
+        id: newId("tr"),
+        taskId: state.task_id,
+        fromVersion: null,
+        toVersion: 1,
+        fromStatus: null,
+        toStatus: state.status,
+        actor,
+        reason: "created",
+        patch: {},
+        stateAfter: state,
+        requestDigest,
+        createdAt,
+      },
+      sealed,
+    );
     return task;
   });
-  return toTaskView(row);
+  return openTaskView(db, row);
 }
 
-async function insertTransition(tx: Tx, r: TransitionRecord): Promise<TransitionView> {
+async function insertTransition(tx: Tx, r: TransitionRecord, sealedState: unknown): Promise<TransitionView> {
   const row = await tx.transition.create({
     data: {
       id: r.id,
@@ -125,14 +138,14 @@ async function insertTransition(tx: Tx, r: TransitionRecord): Promise<Transition
       actor: r.actor.identity,
       actorKind: r.actor.kind,
       reason: r.reason,
-      patch: r.patch as Prisma.InputJsonValue,
-      stateAfter: r.stateAfter as unknown as Prisma.InputJsonValue,
+      patch: (await sealTaskPatch(tx, r.id, r.stateAfter.workflow_digest, r.patch)) as Prisma.InputJsonValue,
+      stateAfter: sealedState as Prisma.InputJsonValue,
       requestDigest: r.requestDigest,
       createdAt: r.createdAt,
     },
   });
   await appendAuditEntry(tx, transitionAuditEntry(r));
-  return toTransitionView(row);
+  return openTransitionView(tx, row);
 }
 
 /**
@@ -156,9 +169,12 @@ export async function compareAndSwap(
   // leased task); the version still guards.
   const token = fencingToken ?? null;
   const isAgent = r.actor.kind === "agent";
+  // Sealed before the statement: the state's values under the task, the patch's under this transition.
+  const state = await sealTaskState(db, r.taskId, r.stateAfter, r.stateBefore);
+  const patch = await sealTaskPatch(db, r.id, r.stateAfter.workflow_digest, r.patch);
   const updated = Prisma.sql`
       UPDATE tasks
-         SET status = ${r.toStatus}, version = ${r.toVersion}, state = ${JSON.stringify(r.stateAfter)}::jsonb,
+         SET status = ${r.toStatus}, version = ${r.toVersion}, state = ${JSON.stringify(state)}::jsonb,
              updated_at = ${r.createdAt.toISOString()}::timestamptz, updated_by = ${r.actor.identity}
        WHERE id = ${r.taskId} AND version = ${r.fromVersion}
          AND CASE
@@ -175,7 +191,7 @@ export async function compareAndSwap(
   const logged = Prisma.sql`
     INSERT INTO transitions (id, task_id, from_version, to_version, from_status, to_status, actor, actor_kind, reason, patch, state_after, request_digest, created_at)
     SELECT ${r.id}, u.id, ${r.fromVersion}, u.version, ${r.fromStatus}, u.status, u.updated_by, ${r.actor.kind}::"ActorKind",
-           ${r.reason}, ${JSON.stringify(r.patch)}::jsonb, u.state, ${r.requestDigest}, u.updated_at
+           ${r.reason}, ${JSON.stringify(patch)}::jsonb, u.state, ${r.requestDigest}, u.updated_at
       FROM updated u`;
   // The audit entry is the same statement's last step, guarded on `logged`:
   // a stale or lease-refused write updates no row, logs none and records
@@ -291,7 +307,7 @@ export async function replayOrThrow(
   if (prior.taskId !== taskId || prior.requestDigest !== requestDigest) {
     throw new AppError("idempotency_conflict", `Transition id ${prior.id} was already used for a different request.`);
   }
-  const state = TaskStateSchema.parse(prior.stateAfter);
+  const state = await openStateAfter(db, prior);
   // The transitions → tasks foreign key guarantees the row.
   const origin = await db.task.findFirstOrThrow({
     where: { id: prior.taskId },
@@ -317,7 +333,7 @@ export async function replayOrThrow(
       updatedAt: new Date(state.updated_at),
       updatedBy: state.updated_by,
     },
-    transition: toTransitionView(prior),
+    transition: await openTransitionView(db, prior),
     replayed: true,
   };
 }

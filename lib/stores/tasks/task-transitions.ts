@@ -22,7 +22,7 @@ import {
   transitionViewOf,
   type TransitionRecord,
 } from "@/lib/stores/tasks/task-store";
-import { toTaskView, type TaskView, type TransitionResult } from "@/lib/stores/tasks/task-views";
+import { openTaskView, type TaskView, type TransitionResult } from "@/lib/stores/tasks/task-views";
 import { liveReservationsOfTask } from "@/lib/stores/execution-store";
 import { reservationsOverCommitment } from "@/lib/model/executions/budget-reservation";
 
@@ -107,7 +107,7 @@ export async function prepareTransition(
   if (!row) throw new AppError("not_found", `Task ${taskId} does not exist.`);
   if (row.version !== input.expected_version) throw new StaleVersion({ version: row.version, status: row.status });
   const def = workflowOfOrThrow(row);
-  const before = toTaskView(row);
+  const before = await openTaskView(db, row);
   const current = before.state;
   // Before: a state that already breaks an invariant is not built upon.
   const stored = checkStateInvariants(def, current);
@@ -161,6 +161,7 @@ export async function prepareTransition(
     reason: input.reason ?? null,
     patch,
     stateAfter: next,
+    stateBefore: current,
     requestDigest,
     createdAt: now,
   };
@@ -269,7 +270,7 @@ export async function restoreTaskInTransaction(
   if (!row) throw new AppError("not_found", `Task ${taskId} does not exist.`);
   if (row.version !== input.expectedVersion) throw versionConflict(input.expectedVersion, row);
   const def = workflowOfOrThrow(row);
-  const before = toTaskView(row);
+  const before = await openTaskView(tx, row);
   const now = new Date();
   const next: TaskState = {
     ...input.state,
@@ -293,6 +294,7 @@ export async function restoreTaskInTransaction(
     reason: input.reason.slice(0, 1000),
     patch: input.patch,
     stateAfter: next,
+    stateBefore: before.state,
     requestDigest: input.requestDigest,
     createdAt: now,
   };

@@ -1,6 +1,8 @@
 import type { Task, Transition } from "@/lib/generated/prisma/client";
 import { TaskStateSchema, type TaskPatch, type TaskState } from "@/lib/model/tasks/task-state";
 import type { ActorKind } from "@/lib/model/workflows/workflow-definition";
+import type { Db, Tx } from "@/lib/db/client";
+import { openTaskPatch, openTaskState, type OpenMode } from "@/lib/stores/tasks/task-state-sealing";
 
 /**
  * What a task and a transition look like outside the store: the rows of
@@ -42,13 +44,23 @@ export interface TransitionResult {
   replayed: boolean;
 }
 
-export function toTaskView(row: Task): TaskView {
+/** The state of a readable view may hold unreadable markers where the schema wants other types: shown, never written back. */
+function parseStateOf(mode: OpenMode): (opened: unknown) => TaskState {
+  return (opened) => {
+    if (mode === "strict") return TaskStateSchema.parse(opened);
+    const parsed = TaskStateSchema.safeParse(opened);
+    return parsed.success ? parsed.data : (opened as TaskState);
+  };
+}
+
+export async function openTaskView(db: Db | Tx, row: Task, mode: OpenMode = "strict"): Promise<TaskView> {
+  const state = await openTaskState(db, row.id, row.state, mode, parseStateOf(mode));
   return {
     id: row.id,
     workflow: { name: row.workflowName, version: row.workflowVersion, digest: row.workflowDigest },
     status: row.status,
     version: row.version,
-    state: TaskStateSchema.parse(row.state),
+    state,
     intentId: row.intentId,
     createdAt: row.createdAt,
     createdBy: row.createdBy,
@@ -57,7 +69,28 @@ export function toTaskView(row: Task): TaskView {
   };
 }
 
-export function toTransitionView(row: Transition): TransitionView {
+/**
+ * A row read with its own select (the monitor's, the reconciler's), its
+ * state opened and not parsed: those readers judge the document themselves.
+ */
+export async function openTaskRow<R extends { id: string; state: unknown }>(
+  db: Db | Tx,
+  row: R,
+  mode: OpenMode = "strict",
+): Promise<R> {
+  return { ...row, state: await openTaskState(db, row.id, row.state, mode, (opened) => opened) };
+}
+
+/** The state a transition produced, opened. */
+export async function openStateAfter(db: Db | Tx, row: Transition, mode: OpenMode = "strict"): Promise<TaskState> {
+  return openTaskState(db, row.taskId, row.stateAfter, mode, parseStateOf(mode));
+}
+
+export async function openTransitionView(
+  db: Db | Tx,
+  row: Transition,
+  mode: OpenMode = "strict",
+): Promise<TransitionView> {
   return {
     id: row.id,
     taskId: row.taskId,
@@ -68,7 +101,7 @@ export function toTransitionView(row: Transition): TransitionView {
     actor: row.actor,
     actorKind: row.actorKind,
     reason: row.reason,
-    patch: row.patch as TaskPatch,
+    patch: (await openTaskPatch(db, row.id, row.patch, mode)) as TaskPatch,
     createdAt: row.createdAt,
   };
 }

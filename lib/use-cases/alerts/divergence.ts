@@ -18,7 +18,7 @@ import {
   type DivergenceKind,
 } from "@/lib/model/alerts/alert-kinds";
 import { transitionTaskInTransaction } from "@/lib/stores/tasks/task-transitions";
-import { toTaskView, type TaskView } from "@/lib/stores/tasks/task-views";
+import { openTaskView, type TaskView } from "@/lib/stores/tasks/task-views";
 import type { Actor } from "@/lib/model/actor";
 import { getWorkflowByDigest } from "@/lib/model/workflows";
 import { evaluateTransition } from "@/lib/model/tasks/transition-rules";
@@ -433,7 +433,7 @@ async function moveTaskToPeople(
     return stay(`The task's workflow (${row.workflowName}) has no WAITING_FOR_HUMAN state; it stays ${row.status}.`);
   let view: TaskView;
   try {
-    view = toTaskView(row);
+    view = await openTaskView(tx, row);
   } catch {
     return stay(`The task's stored state does not parse; it stays ${row.status} until it is recovered.`);
   }

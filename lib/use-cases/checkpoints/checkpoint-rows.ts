@@ -6,7 +6,8 @@ import { CheckpointTriggerSchema, type CheckpointTrigger } from "@/lib/model/che
 import { checkpointRestoreAuditEntry } from "@/lib/model/audit/audit-events";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
 import { openedCheckpoint } from "@/lib/stores/checkpoint-store";
-import { toTaskView, type TaskView } from "@/lib/stores/tasks/task-views";
+import { readableJson, sealJson } from "@/lib/stores/field-encryption";
+import { openTaskView, type TaskView } from "@/lib/stores/tasks/task-views";
 import type { Actor } from "@/lib/model/actor";
 import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
 import type { CheckpointSummary } from "@/lib/model/checkpoints/checkpoint-reports";
@@ -52,11 +53,16 @@ export interface RestoreRecord {
  * The plan is kept as shown, except the resulting state: an applied
  * restore's state is its transition's state_after, and a refused one has
  * none. The request digest rides along to tell a retry from a different
- * request with the same restore_id.
+ * request with the same restore_id. The diff quotes the task state's values
+ * (free text among them): it is sealed whole, under the restore's id
+ * (docs/encryption.md); the rest of the plan names versions, statuses,
+ * budgets and ids.
  */
 export async function insertRestore(tx: Tx, r: RestoreRecord): Promise<CheckpointRestore> {
+  const plain = JSON.parse(JSON.stringify({ ...r.plan, resultingState: null })) as Record<string, unknown>;
   const stored = {
-    ...(JSON.parse(JSON.stringify({ ...r.plan, resultingState: null })) as Record<string, unknown>),
+    ...plain,
+    diff: r.plan.diff.length === 0 ? [] : await sealJson(tx, restorePlanContext(r.id), plain.diff),
     requestDigest: r.requestDigest,
   };
   const restore = await tx.checkpointRestore.create({
@@ -82,17 +88,26 @@ export async function insertRestore(tx: Tx, r: RestoreRecord): Promise<Checkpoin
   return restore;
 }
 
-export function planOf(row: CheckpointRestore): RestorePlan & { requestDigest?: string } {
+function restorePlanContext(restoreId: string): string {
+  return `checkpoint_restores.plan:${restoreId}`;
+}
+
+/** The plan as shown, its diff opened; a diff whose key is gone reads `[sealed value, unreadable: …]` in its one entry. */
+export async function planOf(db: Db | Tx, row: CheckpointRestore): Promise<RestorePlan & { requestDigest?: string }> {
   const plan = row.plan as unknown as RestorePlan & { requestDigest?: string };
+  const diff = await readableJson(db, plan.diff, restorePlanContext(row.id));
   return {
     ...plan,
+    diff: Array.isArray(diff)
+      ? (diff as RestorePlan["diff"])
+      : [{ path: "", kind: "changed", before: diff, after: diff }],
     checkpoint: { ...plan.checkpoint, createdAt: new Date(plan.checkpoint.createdAt) },
     lease: { ...plan.lease, expiresAt: plan.lease.expiresAt ? new Date(plan.lease.expiresAt) : null },
   };
 }
 
-export function restoreViewOf(row: CheckpointRestore): CheckpointRestoreView {
-  const { requestDigest: _digest, ...plan } = planOf(row);
+export async function restoreViewOf(db: Db | Tx, row: CheckpointRestore): Promise<CheckpointRestoreView> {
+  const { requestDigest: _digest, ...plan } = await planOf(db, row);
   return {
     id: row.id,
     taskId: row.taskId,
@@ -121,7 +136,7 @@ export async function getCheckpointRowOrThrow(db: Db | Tx, checkpointId: string)
 export async function getTaskOrThrowIn(reader: Db | Tx, taskId: string): Promise<TaskView> {
   const row = await reader.task.findFirst({ where: { id: taskId } });
   if (!row) throw new AppError("not_found", `Task ${taskId} does not exist.`);
-  return toTaskView(row);
+  return openTaskView(reader, row);
 }
 
 export function workflowOf(task: TaskView): WorkflowDefinition {

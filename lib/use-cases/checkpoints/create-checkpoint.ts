@@ -15,6 +15,7 @@ import type { Actor } from "@/lib/model/actor";
 import { TaskStateSchema } from "@/lib/model/tasks/task-state";
 import type { CheckpointSummary } from "@/lib/model/checkpoints/checkpoint-reports";
 import { summarize } from "@/lib/use-cases/checkpoints/checkpoint-rows";
+import { openTaskRow } from "@/lib/stores/tasks/task-views";
 
 export const CreateCheckpointInputSchema = z.strictObject({
   /** The version you mean to capture; a task that moved on is a 409 rather than a checkpoint of something else. */
@@ -59,7 +60,8 @@ export async function createCheckpoint(
           },
         );
       }
-      const state = TaskStateSchema.safeParse(task.state);
+      // The snapshot is of the plaintext (the checkpoint seals its payload whole); a value whose key is gone is key_unavailable.
+      const state = TaskStateSchema.safeParse((await openTaskRow(tx, task)).state);
       if (!state.success) {
         const message = `The stored state of task ${taskId} does not match TaskState v2; it is not checkpointed.`;
         throw new AppError("invariant_violated", message, {

@@ -24,7 +24,7 @@ export async function getCheckpointDetail(
   options: CheckpointOptions = {},
 ): Promise<CheckpointDetail> {
   const row = await getCheckpointRowOrThrow(db, checkpointId);
-  const task = await getTaskOrThrow(db, row.taskId);
+  const task = await getTaskOrThrow(db, row.taskId, "readable");
   const verified = verifyStoredCheckpoint(row, keyringOf(options), {
     task: { id: task.id, workflowDigest: task.workflow.digest },
   });

@@ -9,5 +9,5 @@ export async function listRestores(db: Db, taskId: string): Promise<CheckpointRe
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
     take: 500,
   });
-  return rows.map(restoreViewOf);
+  return Promise.all(rows.map((row) => restoreViewOf(db, row)));
 }

@@ -131,7 +131,7 @@ export async function restoreCheckpoint(
           plan,
           task: applied.task,
           transition: applied.transition,
-          restore: restoreViewOf(restore),
+          restore: await restoreViewOf(tx, restore),
           replayed: false,
         },
       };
@@ -143,12 +143,12 @@ export async function restoreCheckpoint(
     }
     throw error;
   }
-  if (attempt.kind === "refused") throw refusalError(attempt.restore);
+  if (attempt.kind === "refused") throw await refusalError(db, attempt.restore);
   return attempt.result;
 }
 
-function refusalError(row: CheckpointRestore): AppError {
-  const view = restoreViewOf(row);
+async function refusalError(db: Db, row: CheckpointRestore): Promise<AppError> {
+  const view = await restoreViewOf(db, row);
   const refusal = view.plan.refusal ?? { code: "invalid_state" as const, message: "The restore was refused." };
   const details = { restoreId: row.id, fallbackCheckpointId: view.plan.fallbackCheckpointId ?? undefined };
   if (refusal.code === "version_conflict") {
@@ -165,13 +165,19 @@ function refusalError(row: CheckpointRestore): AppError {
 }
 
 async function replayRestore(db: Db, prior: CheckpointRestore, requestDigest: string): Promise<RestoreResult> {
-  const { requestDigest: priorDigest } = planOf(prior);
+  const { requestDigest: priorDigest } = await planOf(db, prior);
   if (priorDigest !== requestDigest)
     throw new AppError("idempotency_conflict", `Restore id ${prior.id} was already used for a different request.`);
-  if (prior.outcome !== "applied" || prior.toVersion === null) throw refusalError(prior);
+  if (prior.outcome !== "applied" || prior.toVersion === null) throw await refusalError(db, prior);
   const [transition] = await listTransitions(db, prior.taskId, { afterVersion: prior.toVersion - 1, limit: 1 });
   if (!transition)
     throw new Error(`restore ${prior.id} names version ${prior.toVersion}, which its task does not have`);
-  const restore = restoreViewOf(prior);
-  return { plan: restore.plan, task: await getTaskOrThrow(db, prior.taskId), transition, restore, replayed: true };
+  const restore = await restoreViewOf(db, prior);
+  return {
+    plan: restore.plan,
+    task: await getTaskOrThrow(db, prior.taskId, "readable"),
+    transition,
+    restore,
+    replayed: true,
+  };
 }

@@ -1,5 +1,6 @@
 import type { Db, Tx } from "@/lib/db/client";
 import {
+  MASKED_VALUE,
   maskRestricted,
   payloadClassifier,
   taskStateClassifier,
@@ -14,6 +15,7 @@ import type { TaskView, TransitionView } from "@/lib/stores/tasks/task-views";
 import { toolDefinitionOf } from "@/lib/stores/tool-registry";
 import { diffStates } from "@/lib/model/checkpoints/checkpoint-restore-rules";
 import type { CheckpointDetail } from "@/lib/use-cases/checkpoints/get-checkpoint-detail";
+import type { CheckpointRestoreView, RestorePlan } from "@/lib/model/checkpoints/restore-plan";
 
 /**
  * What a reader is shown of restricted values: everything, when they have
@@ -163,4 +165,69 @@ export async function maskToolPayloadForReader<T>(
     prefix,
   );
   return { value: masked, maskedFields };
+}
+
+/** A diff entry's path (`subtasks[st_1].title`) as pointer tokens; a subtask's id stands where the classes say `*`. */
+function tokensOfDiffPath(path: string): string[] {
+  return path.length === 0
+    ? []
+    : path
+        .replace(/\[([^\]]*)\]/g, ".$1")
+        .split(".")
+        .filter((t) => t.length > 0);
+}
+
+/**
+ * A restore plan as `principal` may see it: its resulting state masked like
+ * a task's, and each diff entry's values masked under the class of the
+ * field the entry is about (a whole added subtask masks its restricted
+ * members). The pointers are into the plan: `/resulting_state/…`,
+ * `/diff/<entry>/before…`.
+ */
+export function maskRestorePlanForReader<P extends Pick<RestorePlan, "resultingState" | "diff">>(
+  principal: Principal,
+  plan: P,
+  workflowDigest: string,
+): MaskedRead<P> {
+  if (mayReadRestricted(principal)) return { value: plan, maskedFields: [] };
+  const classify = taskStateClassifier(taskDataClassesOf(workflowDigest));
+  const masked: string[] = [];
+  const resultingState = plan.resultingState ? maskRestricted(plan.resultingState, classify, "/resulting_state") : null;
+  masked.push(...(resultingState?.masked ?? []));
+  const diff = plan.diff.map((entry, i) => {
+    const at = tokensOfDiffPath(entry.path);
+    const side = (value: unknown, name: "before" | "after"): unknown => {
+      if (at.length > 0 && classify(at) === "restricted") {
+        masked.push(`/diff/${i}/${name}`);
+        return MASKED_VALUE;
+      }
+      const inner = maskRestricted(value, (tokens) => classify([...at, ...tokens]), `/diff/${i}/${name}`);
+      masked.push(...inner.masked);
+      return inner.value;
+    };
+    return {
+      ...entry,
+      ...("before" in entry ? { before: side(entry.before, "before") } : {}),
+      ...("after" in entry ? { after: side(entry.after, "after") } : {}),
+    };
+  });
+  return {
+    value: { ...plan, resultingState: resultingState ? resultingState.value : null, diff },
+    maskedFields: masked,
+  };
+}
+
+/** Restore attempts (each with its plan) under the classes of the task's workflow. */
+export function maskRestoresForReader(
+  principal: Principal,
+  restores: CheckpointRestoreView[],
+  workflowDigest: string,
+): MaskedRead<CheckpointRestoreView[]> {
+  const maskedFields: string[] = [];
+  const value = restores.map((restore, i) => {
+    const seen = maskRestorePlanForReader(principal, restore.plan, workflowDigest);
+    maskedFields.push(...seen.maskedFields.map((p) => `/restores/${i}/plan${p}`));
+    return { ...restore, plan: seen.value };
+  });
+  return { value, maskedFields };
 }

@@ -4,7 +4,7 @@ import { raiseIfEffectAfterTaskEnded } from "@/lib/use-cases/alerts/divergence";
 import { unresolvedStatuses } from "@/lib/model/executions/execution-rules";
 import type { TaskState } from "@/lib/model/tasks/task-state";
 import { transitionTaskInTransaction } from "@/lib/stores/tasks/task-transitions";
-import { toTaskView, type TaskView } from "@/lib/stores/tasks/task-views";
+import { openTaskView, type TaskView } from "@/lib/stores/tasks/task-views";
 import type { Actor } from "@/lib/model/actor";
 import { evaluateTransition } from "@/lib/model/tasks/transition-rules";
 import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
@@ -138,7 +138,7 @@ export async function moveTaskAfterCorrection(
     return { kind: "stays", task: null, note: `the task is ${row.status}: its agent continues from the receipt` };
   let current: TaskState;
   try {
-    current = toTaskView(row).state;
+    current = (await openTaskView(tx, row)).state;
   } catch {
     await raiseIfEffectAfterTaskEnded(tx, execution, { status: row.status, ended: true }, actor);
     return { kind: "to_people", task: null, note: `the task's stored state does not parse: ${raised}` };

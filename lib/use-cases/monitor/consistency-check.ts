@@ -21,6 +21,7 @@ import {
   type SandboxRefund,
 } from "@/lib/connectors/sandbox/contract";
 import { findExecutions } from "@/lib/stores/execution-store";
+import { openTaskRow } from "@/lib/stores/tasks/task-views";
 
 /**
  * The consistency checker (`npm run check:consistency`, and the chaos and
@@ -300,7 +301,8 @@ async function loadTasks(db: Db): Promise<Map<string, TaskRow>> {
         updatedAt: true,
       },
     });
-    for (const r of rows) out.set(r.id, r);
+    // Judged opened (the stored document holds sealed values); a value whose key is gone reads as such.
+    for (const r of rows) out.set(r.id, await openTaskRow(db, r, "readable"));
     if (rows.length < BATCH) return out;
     after = rows[rows.length - 1]?.id;
   }

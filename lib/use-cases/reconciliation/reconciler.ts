@@ -31,6 +31,7 @@ import type { Actor } from "@/lib/model/actor";
 import { knownWorkflowDefinitions } from "@/lib/model/workflows";
 import { lookUpEffect } from "@/lib/use-cases/tools/look-up-effect";
 import { toolOfExecutionOrThrow } from "@/lib/use-cases/tools/tool-of-execution";
+import { openTaskRow } from "@/lib/stores/tasks/task-views";
 
 /**
  * Reconciliation: internal state → external verification → corrected state
@@ -584,7 +585,7 @@ export async function verifySettled(
   });
   for (const task of tasks) {
     summary.tasksChecked++;
-    const parsed = looseSubtasks.safeParse(task.state);
+    const parsed = looseSubtasks.safeParse((await openTaskRow(db, task, "readable")).state);
     const open = parsed.success ? parsed.data.subtasks.filter((s) => s.mandatory && s.status !== "COMPLETED") : [];
     if (open.length === 0) continue;
     const kind: DivergenceKind = "completed_with_open_mandatory_subtask";

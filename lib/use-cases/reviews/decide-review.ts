@@ -35,7 +35,7 @@ import {
   type ReviewWithDecisions,
 } from "@/lib/stores/review-store";
 import { moveTaskAfterSettlement } from "@/lib/use-cases/executions/settle-task";
-import { toTaskView, type TaskView } from "@/lib/stores/tasks/task-views";
+import { openTaskView, type TaskView } from "@/lib/stores/tasks/task-views";
 import { findTaskRow } from "@/lib/stores/tasks/task-store";
 import { parseOrThrow } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
@@ -385,7 +385,7 @@ async function acceptAndCompensate(db: Db, c: DecisionContext): Promise<DecideRe
 async function taskViewIn(tx: Tx, taskId: string): Promise<TaskView> {
   const row = await findTaskRow(tx, taskId);
   if (!row) throw new AppError("not_found", `Task ${taskId} does not exist.`);
-  return toTaskView(row);
+  return openTaskView(tx, row);
 }
 
 /**

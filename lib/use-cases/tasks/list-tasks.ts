@@ -3,7 +3,7 @@ import type { Db } from "@/lib/db/client";
 import { keysetCursor, keysetParts } from "@/lib/core/keyset-cursor";
 import type { Prisma } from "@/lib/generated/prisma/client";
 import { parseOrThrow } from "@/lib/core/validation";
-import { toTaskView, type TaskView } from "@/lib/stores/tasks/task-views";
+import { openTaskView, type TaskView } from "@/lib/stores/tasks/task-views";
 import { loadWorkflowDefinitions } from "@/lib/stores/workflow-registry";
 
 export const ListTasksQuerySchema = z.strictObject({
@@ -61,7 +61,8 @@ export async function listTasks(
     db,
     rows.map((r) => r.workflowDigest),
   );
-  const items = rows.slice(0, query.limit).map(toTaskView);
+  // A listing is shown, never decided on: a value whose key is gone reads as such.
+  const items = await Promise.all(rows.slice(0, query.limit).map((row) => openTaskView(db, row, "readable")));
   const last = items[items.length - 1];
   return { items, nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null };
 }

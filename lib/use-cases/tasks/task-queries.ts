@@ -1,18 +1,24 @@
-import type { Db } from "@/lib/db/client";
+import type { Db, Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import { findTaskRow } from "@/lib/stores/tasks/task-store";
-import { toTaskView, toTransitionView, type TaskView, type TransitionView } from "@/lib/stores/tasks/task-views";
+import { openTaskView, openTransitionView, type TaskView, type TransitionView } from "@/lib/stores/tasks/task-views";
+import type { OpenMode } from "@/lib/stores/tasks/task-state-sealing";
 
-/** Reads of one task: the task, its version alone, its transitions; and the tally by status. */
+/**
+ * Reads of one task: the task, its version alone, its transitions; and the
+ * tally by status. A task read for the engine's own use is opened strictly
+ * (a value whose key is gone is key_unavailable); one read to be shown or
+ * answered is `readable`: such a value reads `[sealed value, unreadable: …]`.
+ */
 
-export async function getTask(db: Db, taskId: string): Promise<TaskView | null> {
+export async function getTask(db: Db | Tx, taskId: string, mode: OpenMode = "strict"): Promise<TaskView | null> {
   // Agents read before every write: this is half of the hot path.
   const row = await findTaskRow(db, taskId);
-  return row ? toTaskView(row) : null;
+  return row ? openTaskView(db, row, mode) : null;
 }
 
-export async function getTaskOrThrow(db: Db, taskId: string): Promise<TaskView> {
-  const task = await getTask(db, taskId);
+export async function getTaskOrThrow(db: Db, taskId: string, mode: OpenMode = "strict"): Promise<TaskView> {
+  const task = await getTask(db, taskId, mode);
   if (!task) throw new AppError("not_found", `Task ${taskId} does not exist.`);
   return task;
 }
@@ -37,5 +43,6 @@ export async function listTransitions(
     orderBy: { toVersion: "asc" },
     take: Math.min(options.limit ?? 500, 1000),
   });
-  return rows.map(toTransitionView);
+  // Shown and answered, never decided on by value: a patch whose key is gone reads as such.
+  return Promise.all(rows.map((row) => openTransitionView(db, row, "readable")));
 }

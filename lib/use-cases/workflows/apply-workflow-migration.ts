@@ -5,7 +5,7 @@ import { digestOf } from "@/lib/core/canonical-json";
 import { newId } from "@/lib/core/ids";
 import { clientIdSchema, parseOrThrow } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
-import { findTaskRow } from "@/lib/stores/tasks/task-store";
+import { getTask } from "@/lib/use-cases/tasks/task-queries";
 import { migrateTaskInTransaction } from "@/lib/stores/tasks/task-migration";
 import {
   planTaskMigration,
@@ -59,7 +59,7 @@ export async function applyWorkflowMigration(
     try {
       const result = await db.$transaction(async (tx) => {
         await tx.$queryRaw`SELECT 1 FROM tasks WHERE id = ${taskId} FOR UPDATE`;
-        const plan = planTaskMigration(taskId, await findTaskRow(tx, taskId), to, input.state_mapping);
+        const plan = planTaskMigration(taskId, await getTask(tx, taskId), to, input.state_mapping);
         const current = plan.task_version !== expectedVersion ? staleRefusal(plan, expectedVersion) : plan;
         if (!current.allowed || current.mapped_state === null)
           return { task_id: taskId, outcome: "refused" as const, refusals: current.refusals };

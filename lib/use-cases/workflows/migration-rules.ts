@@ -1,10 +1,9 @@
 import { z } from "zod";
 import type { InvariantViolation } from "@/lib/core/errors";
-import type { Task } from "@/lib/generated/prisma/client";
 import { checkStateInvariants } from "@/lib/model/tasks/transition-rules";
 import { getWorkflowByDigest } from "@/lib/model/workflows";
 import { isTerminal, type WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
-import { toTaskView } from "@/lib/stores/tasks/task-views";
+import type { TaskView } from "@/lib/stores/tasks/task-views";
 
 /**
  * What a migration of one task would do, decided the same way by the plan
@@ -33,13 +32,12 @@ export interface MigrationTaskPlan {
 
 export function planTaskMigration(
   taskId: string,
-  row: Task | null,
+  task: TaskView | null,
   to: WorkflowDefinition,
   mapping: Record<string, string>,
 ): MigrationTaskPlan {
-  if (!row)
+  if (!task)
     return refused(taskId, null, null, null, [{ invariant: "task_exists", message: `Task ${taskId} does not exist.` }]);
-  const task = toTaskView(row);
   const from = { version: task.workflow.version, digest: task.workflow.digest };
   const current = task.status;
   const mapped = Object.hasOwn(mapping, current) ? (mapping[current] ?? null) : null;

@@ -4,7 +4,7 @@ import { AppError } from "@/lib/core/errors";
 import { clientIdSchema, parseOrThrow } from "@/lib/core/validation";
 import { getWorkflowByDigest, isWorkflowKnown } from "@/lib/model/workflows";
 import { isTerminal, type WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
-import { findTaskRow } from "@/lib/stores/tasks/task-store";
+import { getTask } from "@/lib/use-cases/tasks/task-queries";
 import { findWorkflowVersion, loadWorkflowDefinitions } from "@/lib/stores/workflow-registry";
 import {
   planTaskMigration,
@@ -53,7 +53,7 @@ export async function planWorkflowMigration(db: Db, rawInput: unknown): Promise<
   const taskIds = input.task_ids ?? (await runningTaskIdsOn(db, input.workflow, input.from_digest ?? ""));
   const tasks: MigrationTaskPlan[] = [];
   for (const taskId of [...new Set(taskIds)])
-    tasks.push(planTaskMigration(taskId, await findTaskRow(db, taskId), to, input.state_mapping));
+    tasks.push(planTaskMigration(taskId, await getTask(db, taskId), to, input.state_mapping));
   const movable = tasks.filter((t) => t.allowed).length;
   return {
     workflow: to.name,

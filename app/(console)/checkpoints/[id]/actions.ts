@@ -5,6 +5,7 @@ import { formIncompleteMessage, type FormAction } from "@/lib/adapters/actions/f
 import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
 import { restoreCheckpoint } from "@/lib/use-cases/checkpoints/restore-checkpoint";
 import { planRestore } from "@/lib/use-cases/checkpoints/plan-restore";
+import { maskRestorePlanForReader } from "@/lib/use-cases/data-classes/mask-for-reader";
 import { verifyCheckpoint } from "@/lib/use-cases/checkpoints/verify-checkpoint";
 import type { AppError } from "@/lib/core/errors";
 import { newId } from "@/lib/core/ids";
@@ -77,9 +78,17 @@ export const planRestoreAction: FormAction<PlanFormState> = sessionFormAction({
   readOnly: true,
   errorState: (message) => ({ status: "error", message }),
   invalid: () => ({ status: "error", message: formIncompleteMessage }),
-  async run({ checkpointId: id, rewind }, { actor }) {
-    const plan = await planRestore(await consoleDb(), id, { rewind }, actor);
-    return { status: "done", plan, restoreId: newId("rst"), plannedAt: new Date().toISOString() };
+  async run({ checkpointId: id, rewind }, { actor, principal }) {
+    const planned = await planRestore(await consoleDb(), id, { rewind }, actor);
+    // Masked on the server: a restricted value of the resulting state or the diff never reaches an uncleared reader.
+    const seen = maskRestorePlanForReader(principal, planned, planned.reauthorization.workflow.currentDigest);
+    return {
+      status: "done",
+      plan: seen.value,
+      maskedFields: seen.maskedFields,
+      restoreId: newId("rst"),
+      plannedAt: new Date().toISOString(),
+    };
   },
   answer: notFoundAnswer,
 });

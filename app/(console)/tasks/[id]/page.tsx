@@ -33,7 +33,7 @@ export default async function TaskPage({ params }: Props) {
   const access = await authorizePage("tasks:read", `/tasks/${encodeURIComponent(id)}`);
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
   const db = await consoleDb();
-  const [detail, effects] = await Promise.all([loadTaskDetail(db, id), loadExternalEffects(db, id)]);
+  const [detail, effects] = await Promise.all([loadTaskDetail(db, id, access.principal), loadExternalEffects(db, id)]);
   if (!detail) notFound();
   // One id per rendered form: submitting the same form twice is a retry, not a second transition.
   return (

@@ -10,7 +10,8 @@ import type { IntegrityReport } from "@/lib/model/checkpoints/checkpoint-reports
 export type PlanFormState =
   | { status: "idle" }
   /** `restoreId`: minted with the plan, so confirming it twice replays instead of restoring twice. */
-  | { status: "done"; plan: RestorePlan; restoreId: string; plannedAt: string }
+  /** `maskedFields`: what the server masked in the plan for this reader. */
+  | { status: "done"; plan: RestorePlan; restoreId: string; plannedAt: string; maskedFields: string[] }
   | { status: "error"; message: string };
 
 export const idlePlanForm: PlanFormState = { status: "idle" };

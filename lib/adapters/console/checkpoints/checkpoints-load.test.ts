@@ -8,6 +8,7 @@ import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
+import type { Principal } from "@/lib/model/permissions";
 import {
   checkpointsToken,
   countTaskCheckpoints,
@@ -59,10 +60,20 @@ async function taskWithHistory() {
   return { task, early, late, executionId: intent.execution.id };
 }
 
+/** A reader with clearance: these tests are about the pages' data, not masking (tests/db/data-classes-api.test.ts). */
+const operator: Principal = {
+  kind: "user",
+  id: "operator",
+  identity: "spiffe://verity.local/user/operator",
+  role: "operator",
+  displayName: "Operator",
+  tenantId: "default",
+};
+
 describe("loadTaskCheckpoints", () => {
   it("lists the engine's checkpoints newest first with a verdict each, and draws them on the timeline", async () => {
     const { task, early, late, executionId } = await taskWithHistory();
-    const data = await loadTaskCheckpoints(db, task.id);
+    const data = await loadTaskCheckpoints(db, task.id, operator);
     expect(data).not.toBeNull();
     expect(data!.checkpoints.map((c) => [c.summary.stateVersion, c.summary.trigger, c.verdict.status])).toEqual([
       [6, "on_demand", "valid"],
@@ -82,7 +93,7 @@ describe("loadTaskCheckpoints", () => {
     const { task, early } = await taskWithHistory();
     // Damage at rest, below the application: one character of the stored (sealed) payload.
     await db.$executeRaw`UPDATE checkpoints SET payload = left(payload, -1) || CASE WHEN right(payload, 1) = 'A' THEN 'B' ELSE 'A' END WHERE id = ${early.id}`;
-    const data = await loadTaskCheckpoints(db, task.id);
+    const data = await loadTaskCheckpoints(db, task.id, operator);
     const row = data!.checkpoints.find((c) => c.summary.id === early.id)!;
     expect(row.verdict.status).toBe("corrupt");
     expect(row.verdict.reason).toMatch(/payload readable \(the payload is sealed at rest and does not open/);
@@ -90,7 +101,7 @@ describe("loadTaskCheckpoints", () => {
   });
 
   it("is null for a task that does not exist", async () => {
-    expect(await loadTaskCheckpoints(db, "no-such-task")).toBeNull();
+    expect(await loadTaskCheckpoints(db, "no-such-task", operator)).toBeNull();
     expect(await checkpointsToken(db, "no-such-task")).toBeNull();
   });
 });
@@ -108,7 +119,7 @@ describe("loadCheckpointInspector", () => {
     expect(restored.task.version).toBe(7);
     expect(await checkpointsToken(db, task.id)).not.toBe(before);
 
-    const ofLate = await loadCheckpointInspector(db, late.id);
+    const ofLate = await loadCheckpointInspector(db, late.id, operator);
     expect(ofLate!.verdict.status).toBe("valid");
     expect(ofLate!.keyKnown).toBe(true);
     expect(ofLate!.receipts).toEqual([
@@ -121,11 +132,11 @@ describe("loadCheckpointInspector", () => {
     expect(ofLate!.currentPolicyVersion).toMatch(/^policy:[0-9a-f]{16}$/);
     expect(ofLate!.detail.diffToCurrent.length).toBeGreaterThan(0);
 
-    const ofEarly = await loadCheckpointInspector(db, early.id);
+    const ofEarly = await loadCheckpointInspector(db, early.id, operator);
     expect(ofEarly!.receipts).toEqual([]);
     expect(ofEarly!.restores.map((r) => [r.outcome, r.fromVersion, r.toVersion])).toEqual([["applied", 6, 7]]);
 
-    const timeline = (await loadTaskCheckpoints(db, task.id))!.timeline;
+    const timeline = (await loadTaskCheckpoints(db, task.id, operator))!.timeline;
     expect(timeline.restores).toEqual([
       expect.objectContaining({
         checkpointId: early.id,
@@ -137,7 +148,7 @@ describe("loadCheckpointInspector", () => {
   });
 
   it("is null for a checkpoint that does not exist", async () => {
-    expect(await loadCheckpointInspector(db, "ckpt_nope")).toBeNull();
+    expect(await loadCheckpointInspector(db, "ckpt_nope", operator)).toBeNull();
   });
 });
 

@@ -12,6 +12,12 @@ import { getTask, listTransitions } from "@/lib/use-cases/tasks/task-queries";
 import { type TaskView } from "@/lib/stores/tasks/task-views";
 import type { WorkflowDefinition } from "@/lib/model/workflows/workflow-definition";
 import { getWorkflowByDigest } from "@/lib/model/workflows";
+import type { Principal } from "@/lib/model/permissions";
+import {
+  maskCheckpointDetailForReader,
+  maskRestoresForReader,
+  maskTaskForReader,
+} from "@/lib/use-cases/data-classes/mask-for-reader";
 import { timelineWindow } from "@/lib/adapters/console/tasks/task-detail";
 import { integrityVerdict, type IntegrityVerdict } from "@/lib/adapters/console/checkpoints/checkpoints-format";
 import { buildTimeline, type TimelineData } from "@/lib/adapters/console/checkpoints/checkpoints-timeline";
@@ -39,6 +45,8 @@ export interface TaskCheckpointsData {
   /** True when older transitions exist beyond the chart's window. */
   transitionsTruncated: boolean;
   token: string;
+  /** What the reader's role may not see, masked on the server (lib/use-cases/data-classes/mask-for-reader.ts). */
+  maskedFields: string[];
 }
 
 export interface CheckpointInspectorData {
@@ -54,6 +62,8 @@ export interface CheckpointInspectorData {
   /** The signing key is in this server's keyring. */
   keyKnown: boolean;
   token: string;
+  /** What the reader's role may not see, masked on the server. */
+  maskedFields: string[];
 }
 
 /** Key ids only: which checkpoints this server can check a signature of. The secrets stay in the keyring. */
@@ -69,10 +79,15 @@ function isNotFound(error: unknown): boolean {
   return isAppError(error) && error.code === "not_found";
 }
 
-export async function loadTaskCheckpoints(db: Db, taskId: string): Promise<TaskCheckpointsData | null> {
-  const task = await getTask(db, taskId);
-  if (!task) return null;
-  const [summaries, restores, executions, transitions, token] = await Promise.all([
+export async function loadTaskCheckpoints(
+  db: Db,
+  taskId: string,
+  principal: Principal,
+): Promise<TaskCheckpointsData | null> {
+  const read = await getTask(db, taskId, "readable");
+  if (!read) return null;
+  const { value: task, maskedFields: taskMasked } = maskTaskForReader(principal, read);
+  const [summaries, allRestores, executions, transitions, token] = await Promise.all([
     listCheckpoints(db, taskId),
     listRestores(db, taskId),
     listExecutions(db, taskId),
@@ -80,6 +95,11 @@ export async function loadTaskCheckpoints(db: Db, taskId: string): Promise<TaskC
     checkpointsToken(db, taskId),
   ]);
   const rows = summaries.map((summary) => ({ summary, verdict: verdictOf(summary) }));
+  const { value: restores, maskedFields: restoresMasked } = maskRestoresForReader(
+    principal,
+    allRestores,
+    task.workflow.digest,
+  );
   return {
     task,
     def: getWorkflowByDigest(task.workflow.digest),
@@ -93,33 +113,45 @@ export async function loadTaskCheckpoints(db: Db, taskId: string): Promise<TaskC
     }),
     transitionsTruncated: task.version > timelineWindow,
     token: token ?? "",
+    maskedFields: [...taskMasked.map((p) => `/task${p}`), ...restoresMasked],
   };
 }
 
-export async function loadCheckpointInspector(db: Db, checkpointId: string): Promise<CheckpointInspectorData | null> {
-  let detail: CheckpointDetail;
+export async function loadCheckpointInspector(
+  db: Db,
+  checkpointId: string,
+  principal: Principal,
+): Promise<CheckpointInspectorData | null> {
+  let read: CheckpointDetail;
   try {
-    detail = await getCheckpointDetail(db, checkpointId);
+    read = await getCheckpointDetail(db, checkpointId);
   } catch (error) {
     if (isNotFound(error)) return null;
     throw error;
   }
+  const { value: detail, maskedFields: detailMasked } = maskCheckpointDetailForReader(principal, read);
   const taskId = detail.task.id;
-  const [executions, restores, token] = await Promise.all([
+  const [executions, allRestores, token] = await Promise.all([
     listExecutions(db, taskId),
     listRestores(db, taskId),
     checkpointsToken(db, taskId),
   ]);
   const byId = new Map(executions.map((e) => [e.id, e]));
+  const { value: restores, maskedFields: restoresMasked } = maskRestoresForReader(
+    principal,
+    allRestores.filter((r) => r.checkpointId === checkpointId),
+    detail.task.workflow.digest,
+  );
   return {
     detail,
     def: getWorkflowByDigest(detail.task.workflow.digest),
     verdict: verdictOf(detail.summary),
     receipts: (detail.document?.tool_receipt_ids ?? []).map((id) => ({ id, execution: byId.get(id) ?? null })),
-    restores: restores.filter((r) => r.checkpointId === checkpointId),
+    restores,
     currentPolicyVersion: currentPolicyVersion(),
     keyKnown: knownKeyIds().has(detail.summary.keyId),
     token: token ?? "",
+    maskedFields: [...detailMasked, ...restoresMasked],
   };
 }
 

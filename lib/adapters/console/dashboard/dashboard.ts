@@ -307,10 +307,14 @@ export async function sumBudgetByWorkflow(db: Db): Promise<BudgetRow[]> {
       tokens: bigint | number | null;
     }>
   >`
+    -- A budget a workflow declared confidential is sealed (a string, docs/encryption.md): not summed, never a failed cast.
     SELECT workflow_name AS workflow, count(*)::int AS tasks,
-           sum((state #>> '{budget,currency_spent_usd}')::float8) AS usd,
-           sum((state #>> '{budget,currency_committed_usd}')::float8) AS committed,
-           sum((state #>> '{budget,tokens_spent}')::bigint) AS tokens
+           sum(CASE WHEN jsonb_typeof(state #> '{budget,currency_spent_usd}') = 'number'
+                    THEN (state #>> '{budget,currency_spent_usd}')::float8 END) AS usd,
+           sum(CASE WHEN jsonb_typeof(state #> '{budget,currency_committed_usd}') = 'number'
+                    THEN (state #>> '{budget,currency_committed_usd}')::float8 END) AS committed,
+           sum(CASE WHEN jsonb_typeof(state #> '{budget,tokens_spent}') = 'number'
+                    THEN (state #>> '{budget,tokens_spent}')::bigint END) AS tokens
       FROM tasks
      GROUP BY workflow_name
      ORDER BY workflow_name`;

@@ -49,7 +49,7 @@ export async function loadExecutionDetail(
   const [events, reviews, task, alerts] = await Promise.all([
     listExecutionEvents(db, execution.id),
     reviewsOfTask(db, execution.taskId),
-    getTask(db, execution.taskId),
+    getTask(db, execution.taskId, "readable"),
     listDivergences(db, { taskId: execution.taskId }),
   ]);
   const maskedEvents = await maskExecutionEventsForReader(db, reader, stored, events);

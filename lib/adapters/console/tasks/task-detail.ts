@@ -6,6 +6,8 @@ import type { ActorKind, WorkflowDefinition } from "@/lib/model/workflows/workfl
 import { getWorkflowByDigest } from "@/lib/model/workflows";
 import { edgeKey } from "@/lib/adapters/console/tasks/workflow-graph";
 import { isReasonRequired } from "@/lib/adapters/console/shared/status";
+import type { Principal } from "@/lib/model/permissions";
+import { maskTaskForReader, maskTransitionForReader } from "@/lib/use-cases/data-classes/mask-for-reader";
 
 /** The timeline shows at most this many of the newest transitions; the path is drawn from the same window. */
 export const timelineWindow = 200;
@@ -32,6 +34,8 @@ export interface TaskDetail {
   /** The edges a person may take (actor kind `user`). */
   userSteps: StepView[];
   path: { edges: Set<string>; states: Set<string> };
+  /** What the reader's role may not see, masked on the server (`/state/…`, `/transitions/<n>/patch/…`). */
+  maskedFields: string[];
 }
 
 function stepViews(def: WorkflowDefinition, task: TaskView, kind: ActorKind): StepView[] {
@@ -53,9 +57,14 @@ function allSteps(def: WorkflowDefinition, task: TaskView): StepView[] {
   return [...byTarget.values()];
 }
 
-export async function loadTaskDetail(db: Db, taskId: string): Promise<TaskDetail | null> {
-  const task = await getTask(db, taskId);
-  if (!task) return null;
+/**
+ * The task page's data. The steps are judged on the state as it is (a guard
+ * reads the values); what is shown is masked for `principal`.
+ */
+export async function loadTaskDetail(db: Db, taskId: string, principal: Principal): Promise<TaskDetail | null> {
+  const read = await getTask(db, taskId, "readable");
+  if (!read) return null;
+  const { value: task, maskedFields: taskMasked } = maskTaskForReader(principal, read);
   const ascending = await listTransitions(db, taskId, {
     afterVersion: Math.max(0, task.version - timelineWindow),
     limit: timelineWindow,
@@ -66,13 +75,15 @@ export async function loadTaskDetail(db: Db, taskId: string): Promise<TaskDetail
     path.states.add(t.toStatus);
     if (t.fromStatus && t.fromStatus !== t.toStatus) path.edges.add(edgeKey(t.fromStatus, t.toStatus));
   }
+  const transitions = [...ascending].reverse().map((t) => maskTransitionForReader(principal, t, task.workflow.digest));
   return {
     task,
     def,
-    transitions: [...ascending].reverse(),
+    transitions: transitions.map((t) => t.value),
     timelineTruncated: task.version > timelineWindow,
-    steps: def ? allSteps(def, task) : [],
-    userSteps: def ? stepViews(def, task, "user") : [],
+    steps: def ? allSteps(def, read) : [],
+    userSteps: def ? stepViews(def, read, "user") : [],
     path,
+    maskedFields: [...taskMasked, ...transitions.flatMap((t, i) => t.maskedFields.map((p) => `/transitions/${i}${p}`))],
   };
 }

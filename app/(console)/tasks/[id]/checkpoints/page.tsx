@@ -17,7 +17,7 @@ export default async function TaskCheckpointsPage({ params }: Props) {
   const id = idFromParam((await params).id);
   const access = await authorizePage("checkpoints:read", taskCheckpointsHref(id));
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  const data = await loadTaskCheckpoints(await consoleDb(), id);
+  const data = await loadTaskCheckpoints(await consoleDb(), id, access.principal);
   if (!data) notFound();
   // One id per rendered form: pressing "Take checkpoint" twice takes one checkpoint.
   return <TaskCheckpointsView data={data} principal={access.principal} checkpointId={newId("ckpt")} />;

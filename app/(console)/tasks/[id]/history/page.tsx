@@ -20,7 +20,7 @@ export default async function TaskHistoryPage({ params, searchParams }: Props) {
   const id = idFromParam((await params).id);
   const access = await authorizePage("tasks:read", taskHistoryHref(id));
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
-  const task = await getTask(await consoleDb(), id);
+  const task = await getTask(await consoleDb(), id, "readable");
   if (!task) notFound();
   const filters = rawParams(await searchParams, ["kind", "actor", "from", "to", "order"]);
   return (

@@ -14,7 +14,7 @@ export const GET = withProblems(async (request, { params }: { params: Promise<{ 
   const { id } = await params;
   const db = dbFor(principal);
   await requireTaskReach(db, principal, id);
-  const task = await getTaskOrThrow(db, id);
+  const task = await getTaskOrThrow(db, id, "readable");
   const etag = etagOf(task.version);
   if (ifNoneMatchHits(request.headers.get("if-none-match"), task.version)) return notModified({ ETag: etag });
   return json(taskResourceFor(principal, task), { headers: { ETag: etag } });

@@ -5,6 +5,7 @@ import { actorOf } from "@/lib/model/permissions";
 import { dbFor } from "@/lib/db/client";
 import { requireCheckpointReach } from "@/lib/use-cases/authority/require-checkpoint-reach";
 import { planRestore } from "@/lib/use-cases/checkpoints/plan-restore";
+import { maskRestorePlanForReader } from "@/lib/use-cases/data-classes/mask-for-reader";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
 export const dynamic = "force-dynamic";
@@ -20,7 +21,9 @@ export const POST = withProblems(async (request, { params }: { params: Promise<{
   const { id } = await params;
   const db = dbFor(principal);
   await requireCheckpointReach(db, principal, id);
-  return json(restorePlanResource(await planRestore(db, id, await readOptionalApiJson(request), actorOf(principal))));
+  const plan = await planRestore(db, id, await readOptionalApiJson(request), actorOf(principal));
+  const seen = maskRestorePlanForReader(principal, plan, plan.reauthorization.workflow.currentDigest);
+  return json(restorePlanResource(seen.value, seen.maskedFields));
 });
 
 export const { GET, PUT, PATCH, DELETE } = otherMethods(["POST"]);
