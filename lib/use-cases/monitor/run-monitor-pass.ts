@@ -45,7 +45,7 @@ export type MonitorCursor = z.infer<typeof CursorSchema>;
 
 export interface MonitorDeps {
   /** The provider's idempotency window of a tool (default: lib/connectors/effects.ts). */
-  idempotencyWindowMs?: (tool: string, version?: number | null) => number;
+  idempotencyWindowMs?: (tenantId: string, tool: string, version?: number | null) => number;
 }
 
 export interface MonitorOptions {
