@@ -7,6 +7,7 @@ import {
   type RetentionPolicy,
 } from "@/lib/adapters/console/retention/retention";
 import { RelativeTime } from "@/components/relative-time";
+import { TableWrap } from "@/components/table-wrap";
 import {
   ApplyRetentionForm,
   ApplyTaskRetentionForm,
@@ -74,7 +75,7 @@ export function RetentionView({ policy, overview }: { policy: RetentionPolicy; o
                 ? " The background loop is off (VERITY_RECONCILE_INTERVAL_MS=0), so no scheduled run happens."
                 : ""}
             </p>
-            <div className="table-wrap">
+            <TableWrap label="Retention term per data class">
               <table className="table">
                 <caption className="visually-hidden">Retention term per data class</caption>
                 <thead>
@@ -94,7 +95,7 @@ export function RetentionView({ policy, overview }: { policy: RetentionPolicy; o
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
             <p>
               Set below, with <code>PUT /api/v1/retention/policies/CLASS</code> or with{" "}
               <code>npm run -s verity -- retention policy set --class CLASS --days N|never</code>
