@@ -4,27 +4,37 @@
  * (DATABASE_URL, else the embedded PGlite folder, which must not be open in
  * a running server: stop `npm start` first, or point DATABASE_URL at the
  * server), optionally compared with the payment provider's own records.
+ * Tenant by tenant: each tenant's ledger on its own connection (row-level
+ * security), compared with that tenant's share of the provider's records
+ * (the provider account is the deployment's, shared by the tenants).
  *
+ *   --tenant <id>          check this tenant only (default: every tenant not deleted)
  *   --provider-url <url>   compare with the sandbox provider at <url>
  *   --provider             … at the configured VERITY_SANDBOX_URL
  *   --grace-ms <ms>        how long past a deadline counts as stuck
  *   --json                 the report as JSON on stdout
  *
+ * With --json: one tenant's report as it is with --tenant, else
+ * { ok, tenants: { <id>: report } }.
+ *
  * Exit codes: 0 consistent, 1 findings, 2 usage error or the database or
- * provider could not be read (no verdict).
+ * provider could not be read, or no such tenant (no verdict).
  */
 import { parseArgs } from "node:util";
 import { openDatabase } from "@/lib/db/client";
 import {
   checkConsistency,
   fetchProviderRecords,
+  providerRecordsOfTenant,
   type ConsistencyReport,
   type ProviderRecords,
 } from "@/lib/use-cases/monitor/consistency-check";
 import { formatConsistencyReport } from "@/lib/use-cases/monitor/consistency-report";
 import { getEnv } from "@/lib/config/env";
+import { listTenants } from "@/lib/stores/tenants";
 
-const usage = "usage: npm run check:consistency [-- [--provider | --provider-url <url>] [--grace-ms <ms>] [--json]]";
+const usage =
+  "usage: npm run check:consistency [-- [--tenant <id>] [--provider | --provider-url <url>] [--grace-ms <ms>] [--json]]";
 
 let args;
 try {
@@ -33,6 +43,7 @@ try {
       provider: { type: "boolean", default: false },
       "provider-url": { type: "string" },
       "grace-ms": { type: "string" },
+      tenant: { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
@@ -66,9 +77,18 @@ if (providerUrl) {
 }
 
 const handle = openDatabase(env.database);
-let report: ConsistencyReport;
+const reports = new Map<string, ConsistencyReport>();
 try {
-  report = await checkConsistency(handle.db, { provider, graceMs });
+  const tenants = (await listTenants(handle.platformDb)).filter((t) => t.status !== "deleted").map((t) => t.id);
+  if (args.tenant !== undefined && !tenants.includes(args.tenant)) {
+    console.error(`check:consistency: no tenant ${JSON.stringify(args.tenant)} (tenants: ${tenants.join(", ")})`);
+    await handle.close().catch(() => undefined);
+    process.exit(2);
+  }
+  for (const tenantId of args.tenant === undefined ? tenants : [args.tenant]) {
+    const own = provider ? await providerRecordsOfTenant(handle.platformDb, tenantId, provider) : null;
+    reports.set(tenantId, await checkConsistency(handle.forTenant(tenantId), { provider: own, graceMs }));
+  }
 } catch (error) {
   // An unmigrated, unreachable or locked database is no verdict on consistency.
   console.error(
@@ -78,5 +98,17 @@ try {
   process.exit(2);
 }
 await handle.close();
-console.log(args.json ? JSON.stringify(report, null, 2) : formatConsistencyReport(report));
-process.exit(report.ok ? 0 : 1);
+const ok = [...reports.values()].every((r) => r.ok);
+if (args.json)
+  console.log(
+    JSON.stringify(
+      args.tenant !== undefined ? reports.get(args.tenant) : { ok, tenants: Object.fromEntries(reports) },
+      null,
+      2,
+    ),
+  );
+else
+  console.log(
+    [...reports].map(([tenantId, report]) => `Tenant ${tenantId}\n${formatConsistencyReport(report)}`).join("\n\n"),
+  );
+process.exit(ok ? 0 : 1);

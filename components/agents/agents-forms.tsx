@@ -187,6 +187,14 @@ export function CreateAgentForm({ workflows, tools }: { workflows: readonly stri
         <label className="agent-form__check">
           <input type="checkbox" name="publishTools" /> May register tools
         </label>
+        <label className="agent-form__check">
+          <input type="checkbox" name="readRestricted" aria-describedby="agent-read-restricted-hint" /> May read
+          restricted fields unmasked
+        </label>
+        <p className="hint" id="agent-read-restricted-hint">
+          For a worker that must re-send a held call&apos;s exact request. Granted only by a person who may read them
+          (data:restricted).
+        </p>
         <div className="field">
           <label htmlFor="agent-expires">Token expires after</label>
           <select id="agent-expires" name="expiresIn" defaultValue={defaultTokenLifetime}>

@@ -54,6 +54,10 @@ function TokenItem({ token }: { token: AgentTokenSummary }) {
           <dd>{token.scopes.take_over_leases ? "yes" : "no"}</dd>
         </div>
         <div>
+          <dt>Read restricted fields</dt>
+          <dd>{token.scopes.read_restricted ? "yes" : "no"}</dd>
+        </div>
+        <div>
           <dt>Created</dt>
           <dd>
             <RelativeTime value={token.createdAt} />

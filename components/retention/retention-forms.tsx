@@ -1,12 +1,14 @@
 "use client";
 
-import type { FormEvent, ReactNode } from "react";
+import { useState, type FormEvent, type ReactNode } from "react";
 import {
   applyRetentionAction,
   applyTaskRetentionAction,
   placeHoldAction,
   releaseHoldAction,
+  setRetentionTermAction,
 } from "@/app/(console)/audit/retention/actions";
+import type { DataClass } from "@/lib/model/retention/data-classes-held";
 import { idleRetentionForm, type RetentionFormState } from "@/lib/adapters/console/retention/retention-form";
 import { MessageAnswer, useServerActionForm } from "@/components/server-action-form";
 
@@ -247,6 +249,70 @@ export function ApplyTaskRetentionForm({ defaultDays }: { defaultDays: number })
       <div className="button-row">
         <button type="submit" className="button button--danger" disabled={pending}>
           {pending ? "Deleting…" : "Delete finished tasks' data now"}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/**
+ * Sets one data class's term. The version the page showed for the chosen
+ * class goes with it (compare-and-swap): if someone changed that class since,
+ * nothing is changed and the answer says so.
+ */
+export function SetRetentionTermForm({
+  classes,
+  terms,
+  versions,
+}: {
+  classes: readonly DataClass[];
+  terms: Record<DataClass, number | null>;
+  versions: Record<DataClass, number>;
+}) {
+  const { state, pending, onSubmit } = useRetentionForm(setRetentionTermAction);
+  const [dataClass, setDataClass] = useState<DataClass>(classes[classes.length - 1] ?? "restricted");
+  const daysError = fieldError(state, "keep_days");
+  return (
+    <form onSubmit={onSubmit} className="retention-form" aria-label="Set a data class's term">
+      <MessageAnswer state={state} />
+      <input type="hidden" name="expected_version" value={versions[dataClass]} />
+      <div className="retention-form__row">
+        <Field id="term-class" label="Data class">
+          <select
+            id="term-class"
+            name="data_class"
+            value={dataClass}
+            onChange={(e) => setDataClass(e.currentTarget.value as DataClass)}
+          >
+            {classes.map((c) => (
+              <option key={c} value={c}>
+                {c} (now {terms[c] === null ? "forever" : `${terms[c]} days`})
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field
+          id="term-days"
+          label="Keep for (days)"
+          error={daysError}
+          hint="1 to 36,500 days after a finished task's last activity. Leave empty to keep this class forever."
+        >
+          <input
+            id="term-days"
+            key={dataClass}
+            name="keep_days"
+            type="text"
+            inputMode="numeric"
+            autoComplete="off"
+            defaultValue={terms[dataClass] ?? ""}
+            aria-describedby="term-days-hint"
+            aria-invalid={daysError ? true : undefined}
+          />
+        </Field>
+      </div>
+      <div className="button-row">
+        <button type="submit" className="button button--primary" disabled={pending}>
+          {pending ? "Saving…" : "Set the term"}
         </button>
       </div>
     </form>

@@ -7,11 +7,13 @@ import {
   type RetentionPolicy,
 } from "@/lib/adapters/console/retention/retention";
 import { RelativeTime } from "@/components/relative-time";
+import { TableWrap } from "@/components/table-wrap";
 import {
   ApplyRetentionForm,
   ApplyTaskRetentionForm,
   PlaceHoldForm,
   ReleaseHoldForm,
+  SetRetentionTermForm,
 } from "@/components/retention/retention-forms";
 import { dataClasses } from "@/lib/model/retention/data-classes-held";
 import "@/components/retention/retention.css";
@@ -73,27 +75,30 @@ export function RetentionView({ policy, overview }: { policy: RetentionPolicy; o
                 ? " The background loop is off (VERITY_RECONCILE_INTERVAL_MS=0), so no scheduled run happens."
                 : ""}
             </p>
-            <table className="table">
-              <caption className="visually-hidden">Retention term per data class</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Data class</th>
-                  <th scope="col">Kept after the last activity</th>
-                </tr>
-              </thead>
-              <tbody>
-                {dataClasses.map((c) => (
-                  <tr key={c}>
-                    <th scope="row">{c}</th>
-                    <td>
-                      {policy.tenantPolicy.terms[c] === null ? "forever" : `${policy.tenantPolicy.terms[c]} days`}
-                    </td>
+            <TableWrap label="Retention term per data class">
+              <table className="table">
+                <caption className="visually-hidden">Retention term per data class</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Data class</th>
+                    <th scope="col">Kept after last activity</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {dataClasses.map((c) => (
+                    <tr key={c}>
+                      <th scope="row">{c}</th>
+                      <td>
+                        {policy.tenantPolicy.terms[c] === null ? "forever" : `${policy.tenantPolicy.terms[c]} days`}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableWrap>
             <p>
-              Set with <code>npm run -s verity -- retention policy set --class CLASS --days N|never</code>
+              Set below, with <code>PUT /api/v1/retention/policies/CLASS</code> or with{" "}
+              <code>npm run -s verity -- retention policy set --class CLASS --days N|never</code>
               {policy.tenantPolicy.updatedBy ? `; last changed by ${shortIdentity(policy.tenantPolicy.updatedBy)}` : ""}
               .
             </p>
@@ -115,6 +120,12 @@ export function RetentionView({ policy, overview }: { policy: RetentionPolicy; o
               : ""}
           </p>
         )}
+        <h3>Set a data class&apos;s term</h3>
+        <SetRetentionTermForm
+          classes={dataClasses}
+          terms={policy.tenantPolicy.terms}
+          versions={policy.tenantPolicy.versions}
+        />
         <h3>Delete finished tasks&apos; data now</h3>
         <ApplyTaskRetentionForm defaultDays={policy.taskOlderThanDays ?? 365} />
       </section>

@@ -217,4 +217,19 @@ test.describe("agents", () => {
       await agents.agent(name).screenshot({ path: `${dir}/agents-card-${width}.png` });
     }
   });
+  test("an admin (who holds data:restricted) lets an agent read restricted fields with the checkbox; its card says so", async ({
+    page,
+  }) => {
+    const name = agentName("replayer");
+    await signIn(page, "admin", "/admin/agents");
+    const agents = new AgentsPage(page);
+    await expect(agents.createForm.getByLabel("May read restricted fields unmasked")).toBeVisible();
+    expect(await axeViolations(page)).toEqual([]);
+    const shown = await agents.create({ name, workflows: ["agent-task"], tools: [], readRestricted: true });
+    await expect(agents.createForm.getByRole("status").first()).toContainText(`agent/${name} is created`);
+    await page.reload();
+    const token = agents.token(shown.id);
+    await expect(token.locator("dt", { hasText: "Read restricted fields" }).locator("+ dd")).toHaveText("yes");
+    expect(await axeViolations(page)).toEqual([]);
+  });
 });

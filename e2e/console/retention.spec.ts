@@ -2,6 +2,7 @@ import { expect, test } from "@playwright/test";
 import { createTask } from "../pages/agent-seed";
 import { RetentionPage } from "../pages/dashboard-page";
 import { signIn } from "../pages/login-page";
+import { axeViolations } from "../pages/axe";
 import { captureServerAction, replayServerAction } from "../pages/server-action";
 
 const shots = process.env.E2E_SHOTS_DIR ?? "test-results/dashboard-screenshots";
@@ -102,5 +103,67 @@ test.describe("audit retention", () => {
       await adminContext.close();
       await auditorContext.close();
     }
+  });
+  test("an admin sets a data class's term with the form: bad input refused by field, a stale page refused, axe clean at both widths", async ({
+    page,
+    context,
+  }) => {
+    test.setTimeout(150_000);
+    await signIn(page, "admin", "/audit/retention");
+    const retention = new RetentionPage(page);
+    await expect(retention.termForm).toBeVisible();
+    expect(await axeViolations(page)).toEqual([]);
+
+    // Out of range: the engine's word beside the field, nothing changed.
+    await retention.setTerm("restricted", "0");
+    await expect(retention.termForm.locator(".field-error")).toContainText(/1|small/, { timeout: answer });
+    await expect(retention.termForm.getByRole("alert").first()).toContainText("Nothing was changed");
+    await expect(page.getByTestId("task-retention-policy")).toContainText("Keep every finished task's data forever");
+    expect(await axeViolations(page)).toEqual([]);
+
+    // A second page, read now, will be stale once the first one writes.
+    const stale = await context.newPage();
+    await stale.goto("/audit/retention");
+    const staleRetention = new RetentionPage(stale);
+    await expect(staleRetention.termForm).toBeVisible();
+
+    await retention.setTerm("restricted", "36500");
+    await expect(retention.termForm.getByRole("status")).toContainText("The restricted term is now 36500 days", {
+      timeout: answer,
+    });
+    const table = page.getByTestId("task-retention-policy");
+    await expect(table.getByRole("row", { name: /restricted/ })).toContainText("36500 days", { timeout: answer });
+    await page.setViewportSize({ width: 1440, height: 900 });
+    expect(await axeViolations(page)).toEqual([]);
+    await page.screenshot({ path: `${shots}/retention-term-1440.png`, fullPage: true });
+
+    await staleRetention.setTerm("restricted", "7");
+    await expect(
+      staleRetention.termForm.getByRole("status").or(staleRetention.termForm.getByRole("alert")).first(),
+    ).toContainText("changed since you read it", { timeout: answer });
+    await stale.close();
+    await page.reload();
+    await expect(page.getByTestId("task-retention-policy").getByRole("row", { name: /restricted/ })).toContainText(
+      "36500 days",
+    );
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await expect(retention.termForm).toBeVisible();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await axeViolations(page)).toEqual([]);
+    await retention.termForm.screenshot({ path: `${shots}/retention-term-390.png` });
+
+    // Keyboard only: empty keeps the class forever again (and leaves the shared demo as it was).
+    await retention.termForm.getByLabel("Data class").focus();
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Control+A");
+    await page.keyboard.press("Delete");
+    await page.keyboard.press("Enter");
+    await expect(retention.termForm.getByRole("status")).toContainText("The restricted term is now forever", {
+      timeout: answer,
+    });
+    await expect(page.getByTestId("task-retention-policy")).toContainText("Keep every finished task's data forever", {
+      timeout: answer,
+    });
   });
 });

@@ -27,6 +27,8 @@ export class AgentsPage {
     workflows: string[];
     tools: string[];
     takeOver?: boolean;
+    /** The read_restricted scope. */
+    readRestricted?: boolean;
     /** The registries it may publish to. */
     publish?: Array<"workflows" | "tools">;
     expiresIn?: string;
@@ -35,6 +37,7 @@ export class AgentsPage {
     for (const w of agent.workflows) await this.createForm.getByLabel(w, { exact: true }).check();
     for (const t of agent.tools) await this.createForm.getByLabel(t, { exact: true }).check();
     if (agent.takeOver) await this.createForm.getByLabel("May take over another agent's live lease").check();
+    if (agent.readRestricted) await this.createForm.getByLabel("May read restricted fields unmasked").check();
     if (agent.publish?.includes("workflows"))
       await this.createForm.getByLabel("May publish workflow definitions").check();
     if (agent.publish?.includes("tools")) await this.createForm.getByLabel("May register tools").check();

@@ -61,6 +61,7 @@ export class RetentionPage {
   readonly activeHolds: Locator;
   readonly placeForm: Locator;
   readonly applyForm: Locator;
+  readonly termForm: Locator;
 
   constructor(readonly page: Page) {
     this.heading = page.getByRole("heading", { level: 1, name: "Retention and legal holds" });
@@ -68,6 +69,14 @@ export class RetentionPage {
     this.activeHolds = page.getByTestId("active-holds");
     this.placeForm = page.getByRole("form", { name: "Place a legal hold" });
     this.applyForm = page.getByRole("form", { name: "Apply retention now" });
+    this.termForm = page.getByRole("form", { name: "Set a data class's term" });
+  }
+
+  /** Sets one class's term with the page's form ("" keeps it forever). */
+  async setTerm(dataClass: string, days: string): Promise<void> {
+    await this.termForm.getByLabel("Data class").selectOption(dataClass);
+    await this.termForm.getByLabel("Keep for (days)").fill(days);
+    await this.termForm.getByRole("button", { name: "Set the term" }).click();
   }
 
   async goto(): Promise<void> {

@@ -63,12 +63,12 @@ export function getConnectors(): ConnectorDeps {
  * outcome is still unknown by then can no longer be retried safely (the
  * invariant monitor raises unknown_outcome_expired). VERITY_IDEMPOTENCY_WINDOW_MS
  * overrides every tool's (tests shorten it); a tool version this process
- * has not read gets 24 h.
+ * has not read from the tenant's registry gets 24 h.
  */
-export function idempotencyWindowMs(tool: string, version?: number | null): number {
+export function idempotencyWindowMs(tenantId: string, tool: string, version?: number | null): number {
   const override = getEnv().VERITY_IDEMPOTENCY_WINDOW_MS;
   if (override !== undefined) return override;
-  return (knownToolVersion(tool, version)?.idempotency_window_seconds ?? 24 * 60 * 60) * 1000;
+  return (knownToolVersion(tenantId, tool, version)?.idempotency_window_seconds ?? 24 * 60 * 60) * 1000;
 }
 
 /** A provider's record of an effect, in the vocabulary of the tool's request. */
@@ -134,7 +134,7 @@ export async function lookupEffect(
   call: CallOptions = {},
 ): Promise<EffectLookup> {
   if (!isBuiltInTool(execution.tool)) {
-    const def = knownToolVersion(execution.tool, execution.toolVersion);
+    const def = knownToolVersion(execution.tenantId, execution.tool, execution.toolVersion);
     if (def?.reconciliation.method !== "http")
       throw new Error(
         `lookupEffect: ${execution.tool}@${execution.toolVersion ?? "?"} is not looked up over http here`,
@@ -221,11 +221,13 @@ export async function performEffect(
  * either.
  */
 export function recordMismatches(
-  execution: Pick<Execution, "id" | "tool" | "request" | "idempotencyKey"> & { toolVersion?: number | null },
+  execution: Pick<Execution, "tenantId" | "id" | "tool" | "request" | "idempotencyKey"> & {
+    toolVersion?: number | null;
+  },
   record: ProviderRecord,
 ): string[] {
   // The tool's identity fields, from the version the call was recorded under.
-  const def = knownToolVersion(execution.tool, execution.toolVersion);
+  const def = knownToolVersion(execution.tenantId, execution.tool, execution.toolVersion);
   if (!def) throw new Error(`execution of unknown tool ${execution.tool}@${execution.toolVersion ?? "?"}`);
   const sameValue = (a: unknown, b: unknown) =>
     a === b || (a !== undefined && b !== undefined && digestOf(a) === digestOf(b));

@@ -486,6 +486,31 @@ export async function deleteExecutionsOfTask(
 }
 
 /**
+ * Whose each named execution is, by id and by idempotency key: for the
+ * consistency checker, which reads the provider's records (one account,
+ * every tenant's effects) and compares each tenant with its own only. Runs
+ * on the owner's connection, reading nothing but ids, keys and the tenant
+ * column.
+ */
+export async function tenantsOfExecutionReferences(
+  platformDb: Db,
+  refs: { executionIds: readonly string[]; idempotencyKeys: readonly string[] },
+): Promise<{ byId: Map<string, string>; byKey: Map<string, string> }> {
+  const byId = new Map<string, string>();
+  const byKey = new Map<string, string>();
+  if (refs.executionIds.length === 0 && refs.idempotencyKeys.length === 0) return { byId, byKey };
+  const rows = await platformDb.execution.findMany({
+    where: { OR: [{ id: { in: [...refs.executionIds] } }, { idempotencyKey: { in: [...refs.idempotencyKeys] } }] },
+    select: { id: true, idempotencyKey: true, tenantId: true },
+  });
+  for (const r of rows) {
+    byId.set(r.id, r.tenantId);
+    byKey.set(r.idempotencyKey, r.tenantId);
+  }
+  return { byId, byKey };
+}
+
+/**
  * The tenants whose executions these ids or idempotency keys are: how a
  * provider's webhook, which names the effect and no caller, finds whose it
  * is. Runs on the owner's connection (it must see every tenant), reading

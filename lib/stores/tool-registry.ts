@@ -6,7 +6,7 @@ import { isUniqueViolation } from "@/lib/db/unique-violation";
 import type { Actor } from "@/lib/model/actor";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
 import { builtInDefinitionOf } from "@/lib/model/tools/built-in-tools";
-import { knownToolVersion, rememberToolVersion } from "@/lib/model/tools/known-tool-versions";
+import { rememberToolVersion } from "@/lib/model/tools/known-tool-versions";
 import { toolVersionId, type ToolDefinition } from "@/lib/model/tools/tool-definition";
 
 /**
@@ -33,7 +33,7 @@ export interface ToolVersionView {
 
 function toView(row: ToolVersion): ToolVersionView {
   const definition = row.definition as unknown as ToolDefinition;
-  rememberToolVersion(definition);
+  rememberToolVersion(row.tenantId, definition);
   return {
     id: row.id,
     name: row.name,
@@ -170,15 +170,16 @@ export async function listToolNames(db: Db | Tx): Promise<string[]> {
 /**
  * The definition a call was recorded under: a built-in (recorded before the
  * registry, tool_version null, or its version 1), else the registered
- * version. Null when neither exists (a row from a server that knew another tool).
+ * version of this connection's tenant. Null when neither exists (a row from a server that knew another tool).
  */
 export async function toolDefinitionOf(
   db: Db | Tx,
   name: string,
   version: number | null,
 ): Promise<ToolDefinition | null> {
-  const known = builtInDefinitionOf(name, version) ?? knownToolVersion(name, version);
-  if (known) return known;
+  const builtIn = builtInDefinitionOf(name, version);
+  if (builtIn) return builtIn;
   if (version === null) return null;
+  // Read, not answered from the process's memory: this connection's tenant is the registry's scope.
   return (await getToolVersion(db, name, version))?.definition ?? null;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { authenticateApiToken } from "@/lib/stores/api-tokens";
+import { createUser } from "@/lib/stores/users";
 import { useCliDataDir } from "@/tests/cli/cli-harness";
 
 /**
@@ -60,4 +61,44 @@ describe("verity agents / tokens CLI", () => {
       expect(actions.sort()).toEqual(["agent.token_issued", "agent.token_revoked", "agent.token_rotated"]);
     });
   }, 900_000);
+  it(
+    "grants read_restricted only as a person who holds data:restricted (--as), refusing in words otherwise",
+    { timeout: 400_000 },
+    async () => {
+      // Exit code and words of a command that may fail.
+      const attempt = async (...args: string[]) =>
+        verity(...args).then(
+          (out) => ({ code: 0, out }),
+          (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout + e.stderr }),
+        );
+      await verity("agents", "list");
+      await withDatabase(async (db) => {
+        await createUser(db, { username: "ada", displayName: "Ada", role: "admin", password: "correct-horse-1" });
+        await createUser(db, { username: "otto", displayName: "Otto", role: "auditor", password: "correct-horse-2" });
+      });
+
+      const nobody = await attempt("agents", "create", "replayer", "--read-restricted");
+      expect(nobody.code).toBe(2);
+      expect(nobody.out).toContain("--read-restricted needs --as <username>");
+      const auditor = await attempt("agents", "create", "replayer", "--read-restricted", "--as", "otto");
+      expect(auditor.code).toBe(1);
+      expect(auditor.out).toContain("Only a person who may read restricted fields (data:restricted)");
+      const unknown = await attempt("agents", "create", "replayer", "--read-restricted", "--as", "nemo");
+      expect(unknown.code).toBe(1);
+      expect(unknown.out).toContain('no enabled person "nemo"');
+      expect(await withDatabase((db) => db.apiToken.count({ where: { name: "replayer" } }))).toBe(0);
+
+      const granted = JSON.parse(
+        await verity("agents", "create", "replayer", "--read-restricted", "--as", "ada", "--json"),
+      ) as { token: string; token_id: string };
+      await withDatabase(async (db) => {
+        const principal = await authenticateApiToken(db, granted.token);
+        expect(principal?.scopes?.read_restricted).toBe(true);
+        const issued = await db.auditEntry.findFirstOrThrow({
+          where: { action: "agent.token_issued", subjectId: granted.token_id },
+        });
+        expect(issued.actor).toBe("spiffe://verity.local/user/ada");
+      });
+    },
+  );
 });

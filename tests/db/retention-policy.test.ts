@@ -106,8 +106,8 @@ describe("a tenant's retention policy", () => {
       "SELECT details FROM audit_entries WHERE action = 'retention.policy_set' ORDER BY at, seq",
     );
     expect(changes.map((c) => c.details)).toEqual([
-      { data_class: "public", keep_days: 10, previous_keep_days: null },
-      { data_class: "confidential", keep_days: 30, previous_keep_days: null },
+      { data_class: "public", keep_days: 10, previous_keep_days: null, version: 1 },
+      { data_class: "confidential", keep_days: 30, previous_keep_days: null, version: 1 },
     ]);
 
     // 25 days on: past public's 10, not confidential's 30.

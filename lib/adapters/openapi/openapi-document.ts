@@ -47,6 +47,12 @@ import {
 } from "@/lib/adapters/openapi/task-paths";
 import { workflowPaths, workflowRequestSchemas, workflowResponseSchemas } from "@/lib/adapters/openapi/workflow-paths";
 import { toolPaths, toolRequestSchemas, toolResponseSchemas } from "@/lib/adapters/openapi/tool-paths";
+import {
+  retentionFieldsOptionalInBody,
+  retentionPaths,
+  retentionRequestSchemas,
+  retentionResponseSchemas,
+} from "@/lib/adapters/openapi/retention-paths";
 import { graphPaths, graphRequestSchemas, graphResponseSchemas } from "@/lib/adapters/openapi/graph-paths";
 
 /**
@@ -74,6 +80,7 @@ function buildDocument(): JsonSchema {
       ...toolRequestSchemas,
       ...graphRequestSchemas,
       ...auditRequestSchemas,
+      ...retentionRequestSchemas,
     ],
     "input",
   );
@@ -83,6 +90,7 @@ function buildDocument(): JsonSchema {
   executionFieldsOptionalInBody(requestSchemas);
   checkpointFieldsOptionalInBody(requestSchemas);
   leaseFieldsOptionalInBody(requestSchemas);
+  retentionFieldsOptionalInBody(requestSchemas);
   const responseSchemas = componentSchemas(
     [
       ...taskResponseSchemas,
@@ -98,6 +106,7 @@ function buildDocument(): JsonSchema {
       ...alertResponseSchemas,
       ...monitorResponseSchemas,
       ...graphResponseSchemas,
+      ...retentionResponseSchemas,
     ],
     "output",
   );
@@ -137,6 +146,7 @@ function buildDocument(): JsonSchema {
       ...eventPaths(),
       ...checkpointPaths(),
       ...auditPaths(),
+      ...retentionPaths(),
       ...alertPaths(),
       ...monitorPaths(),
       ...workflowPaths(),

@@ -34,6 +34,7 @@ describe("the execution status machine", () => {
 
 describe("retryAdviceOf", () => {
   const failed = (over: Partial<Parameters<typeof retryAdviceOf>[0]> = {}) => ({
+    tenantId: "default",
     status: "FAILED" as ExecutionStatus,
     attempt: 1,
     tool: "payments.refund",

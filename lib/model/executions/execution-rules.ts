@@ -110,6 +110,8 @@ export function notAppliedResult(
 
 /** The retry advice for an execution settled as failed (FAILED, RECONCILED_FAILED); null for every other status. */
 export function retryAdviceOf(e: {
+  /** Whose registry the tool version is read from. */
+  tenantId: string;
   status: ExecutionStatus;
   attempt: number;
   tool: string;
@@ -119,7 +121,7 @@ export function retryAdviceOf(e: {
   error: string | null;
 }): RetryAdvice | null {
   if (!retryableStatuses.includes(e.status)) return null;
-  const maxAttempts = maxAttemptsOf(e.tool, e.toolVersion);
+  const maxAttempts = maxAttemptsOf(e.tenantId, e.tool, e.toolVersion);
   const stated = statedRetry(e.result, e.error);
   const advice = (safe: boolean, code: RetryCode, reason: string): RetryAdvice => ({
     safe,

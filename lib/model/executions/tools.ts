@@ -55,10 +55,10 @@ export const ToolNameSchema = z.enum(toolNames);
 
 /**
  * The tool's attempt limit: the version the call was recorded under (a
- * built-in, or a registered version this process has read:
+ * built-in, or a version of the tenant's registry this process has read:
  * lib/model/tools/known-tool-versions.ts); 1 for a tool this server does
  * not know (no retry is advised for it).
  */
-export function maxAttemptsOf(tool: string, version?: number | null): number {
-  return knownToolVersion(tool, version)?.max_attempts ?? 1;
+export function maxAttemptsOf(tenantId: string, tool: string, version?: number | null): number {
+  return knownToolVersion(tenantId, tool, version)?.max_attempts ?? 1;
 }

@@ -14,17 +14,32 @@ export const CreateAgentInputSchema = z.strictObject({
   expires_at: z.date().nullable(),
 });
 
+/** Who grants the token its scopes: whether they themselves may read restricted fields (data:restricted). */
+export interface AgentGrantor {
+  readsRestricted: boolean;
+}
+
 /**
  * A new agent identity (spiffe://verity.local/agent/<name>) with its first
  * token. A name that already has tokens is refused: a second credential for
  * a running agent is a rotation (`tokens rotate`), which keeps the trail.
+ * The `read_restricted` scope is granted only by a person who holds
+ * data:restricted: no one hands an agent a clearance they do not have
+ * (without a grantor, nobody is assumed to have it).
  */
 export async function createAgent(
   db: Db,
   raw: z.input<typeof CreateAgentInputSchema>,
   actor: AuditActor,
+  grantor: AgentGrantor = { readsRestricted: false },
 ): Promise<{ identity: string; token: string; view: ApiTokenView }> {
   const input = parseOrThrow(CreateAgentInputSchema, raw);
+  if (input.scopes.read_restricted && !grantor.readsRestricted)
+    throw new AppError(
+      "forbidden",
+      "Only a person who may read restricted fields (data:restricted) may let an agent read them: the read_restricted scope was not granted, and no agent was created.",
+      { scope: "read_restricted", permission: "data:restricted" },
+    );
   if (input.expires_at && input.expires_at <= new Date()) {
     throw new AppError("validation_failed", "expires_at: must be in the future", {
       errors: [{ field: "expires_at", message: "must be in the future" }],

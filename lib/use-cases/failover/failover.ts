@@ -432,7 +432,13 @@ async function lostEffectOf(
   const executionId = record.metadata.execution_id;
   // The record's own execution id is passed in, so only the request's fields and the key are compared.
   const mismatches = recordMismatches(
-    { id: executionId ?? "", tool: call.tool, request: call.request as Prisma.JsonValue, idempotencyKey: key },
+    {
+      tenantId: await tenantOfConnection(db),
+      id: executionId ?? "",
+      tool: call.tool,
+      request: call.request as Prisma.JsonValue,
+      idempotencyKey: key,
+    },
     record,
   );
   if (record.metadata.task_id !== taskId) mismatches.push("metadata.task_id");

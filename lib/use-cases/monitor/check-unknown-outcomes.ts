@@ -6,17 +6,18 @@ import { toolDefinitionOf } from "@/lib/stores/tool-registry";
 export async function checkUnknownOutcomes(ctx: PassContext, report: CheckReport): Promise<void> {
   const tools = await ctx.db.execution.findMany({
     where: { status: { in: ["OUTCOME_UNKNOWN", "SENT"] } },
-    distinct: ["tool", "toolVersion"],
-    select: { tool: true, toolVersion: true },
+    distinct: ["tenantId", "tool", "toolVersion"],
+    select: { tenantId: true, tool: true, toolVersion: true },
   });
-  for (const { tool, toolVersion } of tools) {
+  for (const { tenantId, tool, toolVersion } of tools) {
     // Each version's own window: read, so the pure window rule knows the version.
     await toolDefinitionOf(ctx.db, tool, toolVersion);
-    const windowMs = ctx.windowOf(tool, toolVersion);
+    const windowMs = ctx.windowOf(tenantId, tool, toolVersion);
     const cutoff = new Date(ctx.now.getTime() - windowMs);
     // Past the window the set is small and stays small (each is alerted once); oldest first, a batch a pass.
     const rows = await ctx.db.execution.findMany({
       where: {
+        tenantId,
         tool,
         toolVersion,
         status: { in: ["OUTCOME_UNKNOWN", "SENT"] },

@@ -20,8 +20,9 @@ import {
   type SandboxNote,
   type SandboxRefund,
 } from "@/lib/connectors/sandbox/contract";
-import { findExecutions } from "@/lib/stores/execution-store";
+import { findExecutions, tenantsOfExecutionReferences } from "@/lib/stores/execution-store";
 import { openTaskRow } from "@/lib/stores/tasks/task-views";
+import { DEFAULT_TENANT_ID } from "@/lib/db/tenant-sessions";
 
 /**
  * The consistency checker (`npm run check:consistency`, and the chaos and
@@ -240,6 +241,36 @@ export async function fetchProviderRecords(
   };
   const [refunds, notes] = await Promise.all([get("/v1/refunds"), get("/v1/crm/notes")]);
   return { refunds: refundListSchema.parse(refunds).data, notes: noteListSchema.parse(notes).data };
+}
+
+/**
+ * The provider's records that are the tenant's to judge. The provider
+ * account is one for the deployment (as a platform's Stripe account is), so
+ * its list holds every tenant's effects: compared whole with one tenant's
+ * ledger, each other tenant's refund would read as an effect nobody
+ * recorded. A record is the tenant's when the execution it names (its
+ * metadata's execution id, else its idempotency key) is; one that names no
+ * tenant's execution (made by hand at the provider) is judged by the first
+ * tenant, as its webhook is received there
+ * (lib/use-cases/reconciliation/provider-event-tenants.ts).
+ */
+export async function providerRecordsOfTenant(
+  platformDb: Db,
+  tenantId: string,
+  records: ProviderRecords,
+): Promise<ProviderRecords> {
+  const all: ProviderRecord[] = [...records.refunds, ...records.notes];
+  const owners = await tenantsOfExecutionReferences(platformDb, {
+    executionIds: all.flatMap((r) => (r.metadata.execution_id ? [r.metadata.execution_id] : [])),
+    idempotencyKeys: all.map((r) => r.idempotency_key),
+  });
+  const isTenants = (r: ProviderRecord) => {
+    const owner =
+      (r.metadata.execution_id ? owners.byId.get(r.metadata.execution_id) : undefined) ??
+      owners.byKey.get(r.idempotency_key);
+    return (owner ?? DEFAULT_TENANT_ID) === tenantId;
+  };
+  return { refunds: records.refunds.filter(isTenants), notes: records.notes.filter(isTenants) };
 }
 
 // ---------------------------------------------------------------------------

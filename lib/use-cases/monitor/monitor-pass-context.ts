@@ -44,7 +44,7 @@ export interface PassContext {
   db: Db;
   now: Date;
   batch: number;
-  windowOf: (tool: string, version?: number | null) => number;
+  windowOf: (tenantId: string, tool: string, version?: number | null) => number;
   auditStreams: number;
   result: MonitorPassResult;
 }

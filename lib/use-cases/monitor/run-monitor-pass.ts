@@ -45,7 +45,7 @@ export type MonitorCursor = z.infer<typeof CursorSchema>;
 
 export interface MonitorDeps {
   /** The provider's idempotency window of a tool (default: lib/connectors/effects.ts). */
-  idempotencyWindowMs?: (tool: string, version?: number | null) => number;
+  idempotencyWindowMs?: (tenantId: string, tool: string, version?: number | null) => number;
 }
 
 export interface MonitorOptions {
@@ -125,14 +125,17 @@ export async function runMonitorPass(
 }
 
 /**
- * Starts a run unless another process's run is in progress, and reads the
- * cursor the last finished run left. Serialized by a transaction-scoped
- * advisory lock, so two monitors never both start: an append-only row is
- * read by one pass, not counted twice.
+ * Starts a run unless another process's run of this tenant is in progress,
+ * and reads the cursor the tenant's last finished run left. Serialized by a
+ * transaction-scoped advisory lock, so two monitors of one tenant never
+ * both start: an append-only row is read by one pass, not counted twice.
+ * The lock is the tenant's own (its key names the connection's tenant):
+ * each tenant's loop runs its own pass, and one tenant's claim never waits
+ * for another's.
  */
 async function claimRun(db: Db): Promise<{ id: string; cursor: MonitorCursor } | null> {
   return db.$transaction(async (tx) => {
-    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${MONITOR_LOCK_KEY}, 0))`;
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${MONITOR_LOCK_KEY}::text || ':' || coalesce(verity_current_tenant(), ''), 0))`;
     const running = await tx.invariantMonitorRun.findFirst({
       where: { finishedAt: null, startedAt: { gt: new Date(Date.now() - STALE_RUN_MS) } },
       select: { id: true },

@@ -12,6 +12,7 @@ import {
 import { formatDateTime } from "@/lib/adapters/console/shared/format";
 import type { AppError } from "@/lib/core/errors";
 import type { AgentScopes } from "@/lib/model/agent-scopes";
+import { mayReadRestricted } from "@/lib/model/permissions";
 import type { ApiTokenView } from "@/lib/stores/api-tokens";
 import { createAgent } from "@/lib/use-cases/agents/create-agent";
 import { revokeAgentToken } from "@/lib/use-cases/agents/revoke-agent-token";
@@ -48,6 +49,7 @@ const CreateAgentFormSchema = z.looseObject({
   allWorkflows: z.string().optional(),
   allTools: z.string().optional(),
   takeOver: z.string().optional(),
+  readRestricted: z.string().optional(),
   publishWorkflows: z.string().optional(),
   publishTools: z.string().optional(),
   expiresIn: z.enum(lifetimeValues, "Choose how long the token lives."),
@@ -63,7 +65,7 @@ export const createAgentAction: FormAction<AgentsFormState> = sessionFormAction(
   ...agentsForm,
   name: "createAgentAction",
   schema: CreateAgentFormSchema,
-  async run(form, { actor }) {
+  async run(form, { actor, principal }) {
     const workflows: AgentScopes["workflows"] = form.allWorkflows === "on" ? "*" : checkedNames(form, "workflow:");
     if (workflows.length === 0)
       return {
@@ -85,10 +87,13 @@ export const createAgentAction: FormAction<AgentsFormState> = sessionFormAction(
           tools,
           take_over_leases: form.takeOver === "on",
           ...(publish.length > 0 ? { publish } : {}),
+          ...(form.readRestricted === "on" ? { read_restricted: true } : {}),
         },
         expires_at: seconds === null ? null : new Date(Date.now() + seconds * 1000),
       },
       actor,
+      // The person submitting, judged on the server: the form showing the box proves nothing.
+      { readsRestricted: mayReadRestricted(principal) },
     );
     return {
       status: "done",

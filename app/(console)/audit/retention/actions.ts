@@ -5,11 +5,14 @@ import { formIncompleteMessage, type FormAction, type FormActionSpec } from "@/l
 import { sessionFormAction } from "@/lib/adapters/actions/session-form-action";
 import { applyAuditRetention, placeLegalHold, releaseLegalHold } from "@/lib/use-cases/audit/audit-retention";
 import { applyTaskRetention } from "@/lib/use-cases/retention/apply-task-retention";
+import { changeRetentionTerm, dataClassOrThrow } from "@/lib/use-cases/retention/retention-terms";
 import type { AppError } from "@/lib/core/errors";
 import {
   ApplyRetentionFormSchema,
   ApplyTaskRetentionFormSchema,
   PlaceHoldFormSchema,
+  SetRetentionTermFormSchema,
+  keepDaysOfForm,
   utcInstantFromLocalInput,
 } from "@/lib/adapters/console/retention/retention";
 import type { RetentionFormState } from "@/lib/adapters/console/retention/retention-form";
@@ -138,4 +141,33 @@ export const applyTaskRetentionAction: FormAction<RetentionFormState> = sessionF
       message: `Deleted the data of ${result.tasks.length} finished task(s) (${result.tasks.map((t) => t.id).join(", ")}) from every store in one transaction: ${counts}. Their audit streams now start at anchors; the run is audit entry ${result.entry.id}.${held}`,
     };
   },
+});
+
+/**
+ * One class's term, as the API sets it (lib/use-cases/retention/retention-terms.ts):
+ * under compare-and-swap on the version the page showed, so a term someone
+ * changed since is not overwritten unseen.
+ */
+export const setRetentionTermAction: FormAction<RetentionFormState> = sessionFormAction({
+  ...retentionForm,
+  name: "setRetentionTermAction",
+  schema: SetRetentionTermFormSchema,
+  invalid: () => ({ status: "error", message: formIncompleteMessage, fields: {} }),
+  async run({ data_class, keep_days, expected_version }, { actor }) {
+    const dataClass = dataClassOrThrow(data_class);
+    const term = await changeRetentionTerm(
+      await consoleDb(),
+      dataClass,
+      { keep_days: keepDaysOfForm(keep_days), expected_version },
+      actor,
+    );
+    return {
+      status: "done",
+      message: `The ${dataClass} term is now ${term.keepDays === null ? "forever: its finished tasks are kept" : `${term.keepDays} days after a finished task's last activity`} (version ${term.version}); the change is in the audit log.`,
+    };
+  },
+  answer: (error) =>
+    error.code === "version_conflict"
+      ? { status: "conflict", message: `${error.message} Nothing was changed; the page now shows the current terms.` }
+      : undefined,
 });

@@ -154,6 +154,24 @@ export const ApplyTaskRetentionFormSchema = z.object({
   confirm: z.literal("yes"),
 });
 
+/**
+ * The form that sets one class's term. `keep_days` is passed on as typed
+ * (empty: forever; a number; anything else is left for the engine to refuse
+ * by name), so the engine's word about the field is the one shown beside it.
+ */
+export const SetRetentionTermFormSchema = z.object({
+  data_class: z.string(),
+  keep_days: z.string().default(""),
+  expected_version: z.coerce.number().int().min(0),
+});
+
+/** The typed term: empty is forever (null); digits are a number; anything else is passed on for the engine to name. */
+export function keepDaysOfForm(typed: string): unknown {
+  const value = typed.trim();
+  if (value === "") return null;
+  return /^-?\d+$/.test(value) ? Number(value) : value;
+}
+
 export const ApplyRetentionFormSchema = z.object({
   days: z.coerce.number().int().min(MIN_RETENTION_DAYS).max(36_500),
   confirm: z.literal("yes"),
