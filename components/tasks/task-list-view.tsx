@@ -7,6 +7,7 @@ import { Pagination } from "@/components/tasks/pagination";
 import { StatusSummary } from "@/components/tasks/status-summary";
 import { TaskFilters } from "@/components/tasks/task-filters";
 import { TaskTable } from "@/components/tasks/task-table";
+import { ExportLinks } from "@/components/export-links";
 
 export function TaskListView({ params, list }: { params: TaskListParams; list: TaskListData }) {
   return (
@@ -16,6 +17,11 @@ export function TaskListView({ params, list }: { params: TaskListParams; list: T
           <h1>Tasks</h1>
           <div className="page-header__aside">
             <LiveRefresh url="/api/console/tasks/latest" token={list.newestToken} what="tasks" />
+            <ExportLinks
+              list="tasks"
+              filters={{ status: params.status, workflow: params.workflow, q: params.q }}
+              what="tasks"
+            />
           </div>
         </div>
         <p className="lede">

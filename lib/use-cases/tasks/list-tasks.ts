@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
+import { escapeLikePattern } from "@/lib/core/like-pattern";
 import { keysetCursor, keysetParts } from "@/lib/core/keyset-cursor";
 import type { Prisma } from "@/lib/generated/prisma/client";
 import { parseOrThrow } from "@/lib/core/validation";
@@ -64,11 +65,6 @@ export async function listTasks(
   const items = rows.slice(0, query.limit).map(toTaskView);
   const last = items[items.length - 1];
   return { items, nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null };
-}
-
-/** LIKE's wildcards and its escape character (backslash, PostgreSQL's default), made literal. */
-function escapeLikePattern(text: string): string {
-  return text.replace(/[\\%_]/g, "\\$&");
 }
 
 /** A task page's cursor: the last row's (updated_at, id). */

@@ -9,6 +9,12 @@ import { can, type Permission, type Principal } from "@/lib/model/permissions";
 export interface NavLink {
   href: string;
   label: string;
+  /**
+   * "admin": under the header's one Admin menu, not a section of its own, so
+   * the header keeps one line at 1280 px for every role (a platform admin
+   * has eleven sections).
+   */
+  group?: "admin";
 }
 
 /**
@@ -25,15 +31,15 @@ const consoleSections: ReadonlyArray<NavLink & { permission: Permission }> = [
   { href: "/audit", label: "Audit log", permission: "audit:read" },
   { href: "/audit/retention", label: "Retention", permission: "audit:retention" },
   { href: "/workflows", label: "Workflows", permission: "workflows:read" },
-  { href: "/admin/people", label: "People", permission: "people:manage" },
-  { href: "/admin/agents", label: "Agents", permission: "agents:manage" },
+  { href: "/admin/people", label: "People", permission: "people:manage", group: "admin" },
+  { href: "/admin/agents", label: "Agents", permission: "agents:manage", group: "admin" },
   // Platform admins only (the flag, not a role): the register of tenants.
-  { href: "/platform/tenants", label: "Tenants", permission: "tenants:manage" },
+  { href: "/platform/tenants", label: "Tenants", permission: "tenants:manage", group: "admin" },
 ];
 
 /** The sections this principal may open; every page still checks on the server. */
 export function navLinksFor(principal: Pick<Principal, "role" | "platformAdmin">): NavLink[] {
   return consoleSections
     .filter((section) => can(principal, section.permission))
-    .map(({ href, label }) => ({ href, label }));
+    .map(({ href, label, group }) => (group ? { href, label, group } : { href, label }));
 }
