@@ -46,7 +46,7 @@ export function NavLinks({ openReviews, links }: { openReviews: number; links: r
 }
 
 /**
- * The admin-only pages (people, agents, tenants) behind one "Admin" entry:
+ * The admin-only pages (retention, people, agents, tenants) behind one "Admin" entry:
  * a disclosure button (aria-expanded) whose list opens below it; Escape
  * closes it and puts focus back on the button, as does a click outside or
  * focus leaving it; following a link closes it.

@@ -6,6 +6,7 @@ import type { AuditRowView } from "@/lib/adapters/console/audit/audit-format";
 import { ConsoleRouteError, fetchConsoleJson } from "@/lib/adapters/console/shared/console-fetch";
 import { formatInteger } from "@/lib/adapters/console/shared/format";
 import { AuditRowContent } from "@/components/audit/audit-row";
+import { shortIdentity } from "@/lib/adapters/console/shared/format";
 
 /** Every row is this tall (two lines; see .audit-row): the window is arithmetic, no measuring. */
 const ROW_HEIGHT = 64;
@@ -163,6 +164,9 @@ export function TaskHistoryTimeline({
               >
                 <AuditRowContent
                   row={row}
+                  actorHref={(actor) =>
+                    `/tasks/${encodeURIComponent(taskId)}/history?${new URLSearchParams({ actor: shortIdentity(actor) })}`
+                  }
                   action={
                     onAnnotate ? (
                       <button

@@ -8,6 +8,7 @@ import { StatusSummary } from "@/components/tasks/status-summary";
 import { TaskFilters } from "@/components/tasks/task-filters";
 import { TaskTable } from "@/components/tasks/task-table";
 import { ExportLinks } from "@/components/export-links";
+import { pluralize } from "@/lib/adapters/console/shared/format";
 
 export function TaskListView({ params, list }: { params: TaskListParams; list: TaskListData }) {
   return (
@@ -19,7 +20,7 @@ export function TaskListView({ params, list }: { params: TaskListParams; list: T
             <LiveRefresh url="/api/console/tasks/latest" token={list.newestToken} what="tasks" />
             <ExportLinks
               list="tasks"
-              filters={{ status: params.status, workflow: params.workflow, q: params.q }}
+              filters={{ status: params.status, workflow: params.workflow, q: params.q, actor: params.actor }}
               what="tasks"
             />
           </div>
@@ -65,7 +66,10 @@ export function TaskListView({ params, list }: { params: TaskListParams; list: T
         )
       ) : (
         <>
-          <TaskTable tasks={list.page.items} />
+          <p className="list-total" role="status" data-testid="task-total">
+            {pluralize(list.total, "task")} {hasFilters(params) ? "match these filters" : "in all"}
+          </p>
+          <TaskTable tasks={list.page.items} params={params} />
           <Pagination params={params} shown={list.page.items.length} nextCursor={list.page.nextCursor} />
         </>
       )}

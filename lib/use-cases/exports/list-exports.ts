@@ -90,7 +90,7 @@ function allowed(principal: Principal, permission: Permission): void {
 // Tasks
 // ---------------------------------------------------------------------------
 
-export const TaskExportQuerySchema = ListTasksQuerySchema.pick({ status: true, workflow: true, q: true });
+export const TaskExportQuerySchema = ListTasksQuerySchema.pick({ status: true, workflow: true, q: true, actor: true });
 export type TaskExportQuery = z.input<typeof TaskExportQuerySchema>;
 
 const taskShape: ExportShape<TaskView> = {

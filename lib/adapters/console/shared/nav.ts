@@ -11,8 +11,8 @@ export interface NavLink {
   label: string;
   /**
    * "admin": under the header's one Admin menu, not a section of its own, so
-   * the header keeps one line at 1280 px for every role (a platform admin
-   * has eleven sections).
+   * the header keeps one line at 1280 px for every role, the person's name
+   * whole (a platform admin had eleven sections).
    */
   group?: "admin";
 }
@@ -29,7 +29,8 @@ const consoleSections: ReadonlyArray<NavLink & { permission: Permission }> = [
   { href: "/executions", label: "Executions", permission: "tasks:read" },
   { href: "/alerts", label: "Alerts", permission: "alerts:read" },
   { href: "/audit", label: "Audit log", permission: "audit:read" },
-  { href: "/audit/retention", label: "Retention", permission: "audit:retention" },
+  // Admins only (audit:retention): under the Admin menu with the other admin-only pages.
+  { href: "/audit/retention", label: "Retention", permission: "audit:retention", group: "admin" },
   { href: "/workflows", label: "Workflows", permission: "workflows:read" },
   { href: "/admin/people", label: "People", permission: "people:manage", group: "admin" },
   { href: "/admin/agents", label: "Agents", permission: "agents:manage", group: "admin" },
