@@ -119,6 +119,9 @@ export function ExecutionListView({
         )
       ) : (
         <>
+          <p className="list-total" role="status" data-testid="execution-total">
+            {pluralize(list.total, "execution")} {filtered ? "match these filters" : "in all"}
+          </p>
           <ExecutionTable items={list.page.items} now={now} />
           <nav className="pagination" aria-label="Pages">
             <p className="pagination__info">
