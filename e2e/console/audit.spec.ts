@@ -66,7 +66,7 @@ test("an auditor opens a task's history from the task page, sees it verified, an
   await expect(history.rows.nth(2)).toContainText("crm.add_note succeeded, with evidence");
   await expect(history.rows.nth(2)).toContainText("SENT → SUCCEEDED");
   // An actor who never touched the task: nothing, said so.
-  await history.filters().getByLabel("Actor (exact SPIFFE ID)").fill("spiffe://verity.local/user/nobody");
+  await history.filters().getByLabel("Actor (id, short form or part)").fill("spiffe://verity.local/user/nobody");
   await history.apply();
   await expect(page.getByRole("status").filter({ hasText: "No events match these filters." })).toBeVisible();
   // A window that ends before it starts: refused in words.
