@@ -4,6 +4,7 @@ import { countWaitingReviews } from "@/lib/adapters/console/reviews/reviews";
 import { navLinksFor } from "@/lib/adapters/console/shared/nav";
 import { HeaderMenu } from "@/components/header-menu";
 import { NavLinks } from "@/components/nav-links";
+import { HeaderTools } from "@/components/search/header-tools";
 import { SignOutButton } from "@/components/sign-out-button";
 import "@/components/account/account.css";
 import "@/components/app-header.css";
@@ -30,6 +31,7 @@ export async function AppHeader({
           <span className="brand__name">Verity</span>
           <span className="brand__tag">operations console</span>
         </Link>
+        {passwordMustChange ? null : <HeaderTools />}
         <HeaderMenu>
           <NavLinks openReviews={openReviews} links={links} />
           <div className="app-header__user">

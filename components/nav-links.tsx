@@ -2,6 +2,7 @@
 
 import Link from "next/link";
 import { usePathname } from "next/navigation";
+import { useEffect, useRef, useState } from "react";
 import { ReviewQueueBadge } from "@/components/reviews/review-queue-badge";
 import { InboxBadge } from "@/components/inbox/inbox-badge";
 
@@ -22,10 +23,12 @@ function currentHref(links: readonly NavLink[], pathname: string): string | unde
 
 export function NavLinks({ openReviews, links }: { openReviews: number; links: readonly NavLink[] }) {
   const current = currentHref(links, usePathname());
+  const sections = links.filter((l) => !l.group);
+  const admin = links.filter((l) => l.group === "admin");
   return (
     <nav aria-label="Main" className="app-nav">
       <ul>
-        {links.map((link) => (
+        {sections.map((link) => (
           <li key={link.href}>
             <Link href={link.href} aria-current={link.href === current ? "page" : undefined}>
               {link.label}
@@ -34,7 +37,84 @@ export function NavLinks({ openReviews, links }: { openReviews: number; links: r
             </Link>
           </li>
         ))}
+        {admin.length > 0 ? (
+          <li className="app-nav__group">
+            <AdminMenu links={admin} current={current} />
+          </li>
+        ) : null}
       </ul>
     </nav>
+  );
+}
+
+/**
+ * The admin-only pages (retention, people, agents, tenants) behind one "Admin" entry:
+ * a disclosure button (aria-expanded) whose list opens below it; Escape
+ * closes it and puts focus back on the button, as does a click outside or
+ * focus leaving it; following a link closes it.
+ */
+function AdminMenu({ links, current }: { links: readonly NavLink[]; current: string | undefined }) {
+  const pathname = usePathname();
+  const [openOn, setOpenOn] = useState<string | null>(null);
+  const open = openOn === pathname;
+  const button = useRef<HTMLButtonElement>(null);
+  const box = useRef<HTMLDivElement>(null);
+  const inside = links.some((l) => l.href === current);
+
+  useEffect(() => {
+    if (!open) return;
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key !== "Escape") return;
+      // The header's own menu (narrow screens) stays open: only this list closes.
+      event.stopPropagation();
+      setOpenOn(null);
+      button.current?.focus();
+    };
+    const onPointer = (event: PointerEvent) => {
+      if (!box.current?.contains(event.target as Node)) setOpenOn(null);
+    };
+    document.addEventListener("keydown", onKey, true);
+    document.addEventListener("pointerdown", onPointer);
+    return () => {
+      document.removeEventListener("keydown", onKey, true);
+      document.removeEventListener("pointerdown", onPointer);
+    };
+  }, [open]);
+
+  return (
+    <div
+      ref={box}
+      className="admin-menu"
+      onBlur={(event) => {
+        const next = event.relatedTarget as Node | null;
+        if (next && !box.current?.contains(next)) setOpenOn(null);
+      }}
+    >
+      <button
+        ref={button}
+        type="button"
+        className="admin-menu__button"
+        aria-expanded={open}
+        aria-controls="admin-menu-list"
+        data-current={inside || undefined}
+        onClick={() => setOpenOn(open ? null : pathname)}
+      >
+        Admin
+        <span className="admin-menu__caret" aria-hidden="true" />
+      </button>
+      <ul id="admin-menu-list" className="admin-menu__list" hidden={!open}>
+        {links.map((link) => (
+          <li key={link.href}>
+            <Link
+              href={link.href}
+              aria-current={link.href === current ? "page" : undefined}
+              onClick={() => setOpenOn(null)}
+            >
+              {link.label}
+            </Link>
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }

@@ -6,6 +6,7 @@ import { LiveRefresh } from "@/components/live-refresh";
 import { AlertFilters } from "@/components/alerts/alert-filters";
 import { AlertTable } from "@/components/alerts/alert-table";
 import { MonitorStrip } from "@/components/alerts/monitor-strip";
+import { ExportLinks } from "@/components/export-links";
 
 export function AlertsView({ data, canAct, role }: { data: AlertsPageData; canAct: boolean; role: string }) {
   const filtered = !!(data.filters.status || data.filters.severity || data.filters.kind || data.filters.task);
@@ -16,6 +17,16 @@ export function AlertsView({ data, canAct, role }: { data: AlertsPageData; canAc
           <h1>Alerts</h1>
           <div className="page-header__aside">
             <LiveRefresh url="/api/console/alerts/latest" token={data.token} what="alerts" intervalMs={5000} />
+            <ExportLinks
+              list="alerts"
+              filters={{
+                status: data.filters.status,
+                severity: data.filters.severity,
+                kind: data.filters.kind,
+                task: data.filters.task,
+              }}
+              what="alerts"
+            />
           </div>
         </div>
         <p className="lede">

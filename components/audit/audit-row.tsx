@@ -41,11 +41,14 @@ export function AuditRowContent({
   row,
   showTask = false,
   action,
+  actorHref,
 }: {
   row: AuditRowView;
   showTask?: boolean;
   /** A control at the end of the second line (the history's Annotate button). */
   action?: ReactNode;
+  /** Where the actor's name leads: the same list filtered to that actor. */
+  actorHref?: (actor: string) => string;
 }) {
   return (
     <>
@@ -58,9 +61,15 @@ export function AuditRowContent({
       </div>
       <div className="audit-row__line audit-row__meta">
         <RelativeTime value={row.at} />
-        <span className="identity" title={row.actor}>
-          {shortIdentity(row.actor)}
-        </span>
+        {actorHref ? (
+          <Link href={actorHref(row.actor)} className="identity" title={`Only entries by ${row.actor}`}>
+            {shortIdentity(row.actor)}
+          </Link>
+        ) : (
+          <span className="identity" title={row.actor}>
+            {shortIdentity(row.actor)}
+          </span>
+        )}
         <span className={`kind kind--${row.actorKind}`}>{row.actorKind}</span>
         {showTask && row.taskId ? (
           <span>

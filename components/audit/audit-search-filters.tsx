@@ -29,7 +29,7 @@ export function AuditSearchFilters({ params, tools }: { params: AuditSearchParam
         <input id="audit-to" name="to" type="datetime-local" step="1" defaultValue={toLocalInput(params.to)} />
       </div>
       <div className="field field--grow">
-        <label htmlFor="audit-actor">Actor (exact SPIFFE ID)</label>
+        <label htmlFor="audit-actor">Actor (id, short form or part)</label>
         <input
           id="audit-actor"
           name="actor"

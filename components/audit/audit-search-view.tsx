@@ -10,6 +10,7 @@ import {
 } from "@/lib/adapters/console/audit/audit-query";
 import { pluralize } from "@/lib/adapters/console/shared/format";
 import { AuditRowContent } from "@/components/audit/audit-row";
+import { shortIdentity } from "@/lib/adapters/console/shared/format";
 import { AuditSearchFilters } from "@/components/audit/audit-search-filters";
 import { AnnotationForm } from "@/components/audit/annotation-form";
 import { VerifiedBadge } from "@/components/audit/verified-badge";
@@ -126,7 +127,11 @@ function Results({
       <ol className="audit-results">
         {result.rows.map((row) => (
           <li key={row.id} className="audit-row" data-entry-id={row.id}>
-            <AuditRowContent row={row} showTask />
+            <AuditRowContent
+              row={row}
+              showTask
+              actorHref={(actor) => `/audit?${new URLSearchParams({ actor: shortIdentity(actor) })}`}
+            />
             {canAnnotate ? (
               <details className="audit-annotate">
                 <summary>Annotate</summary>

@@ -23,7 +23,7 @@ export function HistoryFilters({ action, params }: { action: string; params: Aud
           ))}
       </fieldset>
       <div className="field field--grow">
-        <label htmlFor="history-actor">Actor (exact SPIFFE ID)</label>
+        <label htmlFor="history-actor">Actor (id, short form or part)</label>
         <input
           id="history-actor"
           name="actor"

@@ -1,11 +1,12 @@
 "use client";
 
 import { useInfiniteQuery } from "@tanstack/react-query";
-import { useCallback, useEffect, useLayoutEffect, useState, type KeyboardEvent } from "react";
+import { useEffect, useLayoutEffect, useState, type KeyboardEvent } from "react";
 import type { AuditRowView } from "@/lib/adapters/console/audit/audit-format";
 import { ConsoleRouteError, fetchConsoleJson } from "@/lib/adapters/console/shared/console-fetch";
 import { formatInteger } from "@/lib/adapters/console/shared/format";
 import { AuditRowContent } from "@/components/audit/audit-row";
+import { shortIdentity } from "@/lib/adapters/console/shared/format";
 
 /** Every row is this tall (two lines; see .audit-row): the window is arithmetic, no measuring. */
 const ROW_HEIGHT = 64;
@@ -62,18 +63,26 @@ export function TaskHistoryTimeline({
   const rows = query.data?.pages.flatMap((p) => p.items) ?? [];
   const total = query.data?.pages[0]?.total ?? null;
 
-  // A callback ref: the viewport appears only once the first page is in, and is measured then.
+  // The list scrolls with the page (no inner scroll box): the window of rows is what of the list is inside the
+  // browser's window. A callback ref: the list appears only once the first page is in, and is measured then.
   const [viewportEl, setViewportEl] = useState<HTMLDivElement | null>(null);
   const [scrollTop, setScrollTop] = useState(0);
   const [height, setHeight] = useState(600);
   useLayoutEffect(() => {
     const el = viewportEl;
     if (!el) return;
-    const measure = () => setHeight(el.clientHeight || 600);
+    const measure = () => {
+      // How far the page has scrolled past the list's top, and how much of it the window shows.
+      setScrollTop(Math.max(0, -el.getBoundingClientRect().top));
+      setHeight(window.innerHeight || 600);
+    };
     measure();
-    const observer = new ResizeObserver(measure);
-    observer.observe(el);
-    return () => observer.disconnect();
+    window.addEventListener("scroll", measure, { passive: true });
+    window.addEventListener("resize", measure);
+    return () => {
+      window.removeEventListener("scroll", measure);
+      window.removeEventListener("resize", measure);
+    };
   }, [viewportEl]);
 
   const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - OVERSCAN);
@@ -83,13 +92,12 @@ export function TaskHistoryTimeline({
     if (hasNextPage && !isFetchingNextPage && last >= rows.length - PREFETCH_ROWS) void fetchNextPage();
   }, [hasNextPage, isFetchingNextPage, fetchNextPage, last, rows.length]);
 
-  const onScroll = useCallback(() => setScrollTop(viewportEl?.scrollTop ?? 0), [viewportEl]);
-  // Home and End go to the ends of what is loaded; End keeps loading as it goes.
+  // Home and End go to the ends of what is loaded (the page scrolls); End keeps loading as it goes.
   const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
-    // The viewport itself: the handler is on it.
     const el = event.currentTarget;
-    if (event.key === "Home") el.scrollTop = 0;
-    else if (event.key === "End") el.scrollTop = el.scrollHeight;
+    const top = el.getBoundingClientRect().top + window.scrollY;
+    if (event.key === "Home") window.scrollTo({ top: Math.max(0, top - 80) });
+    else if (event.key === "End") window.scrollTo({ top: top + el.scrollHeight - window.innerHeight + 80 });
     else return;
     event.preventDefault();
   };
@@ -134,11 +142,10 @@ export function TaskHistoryTimeline({
       <div
         ref={setViewportEl}
         className="audit-history__viewport"
-        onScroll={onScroll}
         onKeyDown={onKeyDown}
         tabIndex={0}
         role="region"
-        aria-label={`History of task ${taskId}: scroll, or use the arrow, Page Up/Down, Home and End keys`}
+        aria-label={`History of task ${taskId}: scroll the page, or use Home and End here`}
         data-loaded={rows.length}
         data-total={total ?? undefined}
       >
@@ -157,6 +164,9 @@ export function TaskHistoryTimeline({
               >
                 <AuditRowContent
                   row={row}
+                  actorHref={(actor) =>
+                    `/tasks/${encodeURIComponent(taskId)}/history?${new URLSearchParams({ actor: shortIdentity(actor) })}`
+                  }
                   action={
                     onAnnotate ? (
                       <button

@@ -1,6 +1,6 @@
 import Link from "next/link";
 import type { TaskView } from "@/lib/stores/tasks/task-views";
-import type { AuditSearchParams } from "@/lib/adapters/console/audit/audit-query";
+import { utcInstant, type AuditSearchParams } from "@/lib/adapters/console/audit/audit-query";
 import { taskHref, taskHistoryHref } from "@/lib/adapters/console/audit/audit-format";
 import { statusTone } from "@/lib/adapters/console/shared/status";
 import { HistoryFilters } from "@/components/audit/history-filters";
@@ -19,12 +19,15 @@ export function TaskHistoryView({
   filters,
   canVerify,
   canAnnotate,
+  canExport,
   role,
 }: {
   task: TaskView;
   filters: AuditSearchParams;
   canVerify: boolean;
   canAnnotate: boolean;
+  /** audit:export: the history's download is an audit export of this task's entries, recorded as one. */
+  canExport: boolean;
   role: string;
 }) {
   const query = new URLSearchParams();
@@ -82,6 +85,50 @@ export function TaskHistoryView({
         canAnnotate={canAnnotate}
         role={role}
       />
+      <section className="card history-export" aria-labelledby="history-export-heading">
+        <h2 id="history-export-heading">Download this history</h2>
+        {canExport ? (
+          <HistoryExportForm taskId={task.id} filters={filters} />
+        ) : (
+          <p className="hint">
+            A download of the history is an export of the audit log (every line verifiable), which needs the
+            audit:export permission (auditors and admins); your role ({role}) reads it here.
+          </p>
+        )}
+      </section>
     </>
+  );
+}
+
+/**
+ * The audit export's own form (app/api/v1/audit/export/route.ts, as on
+ * /audit): this task and the page's filters as hidden fields, the format as
+ * the button pressed; POST because taking the copy is recorded.
+ */
+function HistoryExportForm({ taskId, filters }: { taskId: string; filters: AuditSearchParams }) {
+  const fields: Array<[string, string]> = [["task", taskId]];
+  for (const key of ["kind", "actor", "from", "to"] as const) {
+    const value = filters[key];
+    if (value) fields.push([key, key === "from" || key === "to" ? utcInstant(value) : value]);
+  }
+  return (
+    <form method="post" action="/api/v1/audit/export" className="audit-export" data-testid="history-export">
+      <p>
+        Every event these filters select, oldest first, with seq, prev_hash and hash on every line, so whoever holds the
+        file can verify it (<span className="mono">npm run audit:verify -- --export &lt;file&gt;</span>). The download
+        is itself recorded.
+      </p>
+      {fields.map(([name, value]) => (
+        <input key={name} type="hidden" name={name} value={value} />
+      ))}
+      <div className="button-row">
+        <button type="submit" name="format" value="csv" className="button">
+          Download CSV
+        </button>
+        <button type="submit" name="format" value="jsonl" className="button">
+          Download JSON Lines
+        </button>
+      </div>
+    </form>
   );
 }

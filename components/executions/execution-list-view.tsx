@@ -15,6 +15,7 @@ import { ExecutionStatusBadge } from "@/components/task/execution-status-badge";
 import { TruncatedText } from "@/components/truncated-text";
 import "@/components/dashboard/dashboard.css";
 import { CopyButton } from "@/components/copy-button";
+import { ExportLinks } from "@/components/export-links";
 
 /** Every external call across tasks: where the dashboard's "unknown outcomes" lead. */
 export function ExecutionListView({
@@ -35,6 +36,9 @@ export function ExecutionListView({
       <header className="page-header">
         <div className="page-header__row">
           <h1>Executions</h1>
+          <div className="page-header__aside">
+            <ExportLinks list="executions" filters={{ status: params.status, tool: params.tool }} what="executions" />
+          </div>
         </div>
         <p className="lede">
           Every external call agents made, most recently changed first.{" "}
@@ -115,6 +119,9 @@ export function ExecutionListView({
         )
       ) : (
         <>
+          <p className="list-total" role="status" data-testid="execution-total">
+            {pluralize(list.total, "execution")} {filtered ? "match these filters" : "in all"}
+          </p>
           <ExecutionTable items={list.page.items} now={now} />
           <nav className="pagination" aria-label="Pages">
             <p className="pagination__info">

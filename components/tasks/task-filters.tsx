@@ -47,11 +47,24 @@ export function TaskFilters({
           spellCheck={false}
         />
       </div>
+      <div className="field">
+        <label htmlFor="filter-actor">Last changed by</label>
+        <input
+          id="filter-actor"
+          name="actor"
+          type="search"
+          defaultValue={params.actor ?? ""}
+          placeholder="agent/refund-bot"
+          autoComplete="off"
+          spellCheck={false}
+        />
+      </div>
+      {params.order === "asc" ? <input type="hidden" name="order" value="asc" /> : null}
       <div className="filters__actions">
         <button type="submit" className="button button--primary">
           Apply
         </button>
-        {params.status || params.workflow || params.q ? (
+        {params.status || params.workflow || params.q || params.actor ? (
           <Link href="/tasks" className="button button--ghost">
             Clear
           </Link>

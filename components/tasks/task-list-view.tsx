@@ -7,6 +7,8 @@ import { Pagination } from "@/components/tasks/pagination";
 import { StatusSummary } from "@/components/tasks/status-summary";
 import { TaskFilters } from "@/components/tasks/task-filters";
 import { TaskTable } from "@/components/tasks/task-table";
+import { ExportLinks } from "@/components/export-links";
+import { pluralize } from "@/lib/adapters/console/shared/format";
 
 export function TaskListView({ params, list }: { params: TaskListParams; list: TaskListData }) {
   return (
@@ -16,6 +18,11 @@ export function TaskListView({ params, list }: { params: TaskListParams; list: T
           <h1>Tasks</h1>
           <div className="page-header__aside">
             <LiveRefresh url="/api/console/tasks/latest" token={list.newestToken} what="tasks" />
+            <ExportLinks
+              list="tasks"
+              filters={{ status: params.status, workflow: params.workflow, q: params.q, actor: params.actor }}
+              what="tasks"
+            />
           </div>
         </div>
         <p className="lede">
@@ -59,7 +66,10 @@ export function TaskListView({ params, list }: { params: TaskListParams; list: T
         )
       ) : (
         <>
-          <TaskTable tasks={list.page.items} />
+          <p className="list-total" role="status" data-testid="task-total">
+            {pluralize(list.total, "task")} {hasFilters(params) ? "match these filters" : "in all"}
+          </p>
+          <TaskTable tasks={list.page.items} params={params} />
           <Pagination params={params} shown={list.page.items.length} nextCursor={list.page.nextCursor} />
         </>
       )}

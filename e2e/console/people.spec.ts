@@ -15,6 +15,8 @@ test.describe("people", () => {
     await signIn(page, "admin", "/admin/people");
     const people = new PeoplePage(page);
     await expect(people.heading).toBeVisible();
+    // Under the header's Admin menu.
+    await page.getByRole("navigation", { name: "Main" }).getByRole("button", { name: "Admin" }).click();
     await expect(page.getByRole("link", { name: "People" })).toBeVisible();
     const password = await people.create(username, "Olga E2E", "operator");
     await expect(people.row(username)).toContainText("operator");

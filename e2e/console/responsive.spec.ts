@@ -62,6 +62,7 @@ function consolePages(seed: Seeded): Array<{ path: string; permission: Permissio
     { path: "/admin/people", permission: "people:manage" },
     { path: "/admin/agents", permission: "agents:manage" },
     { path: "/platform/tenants", permission: "tenants:manage" },
+    { path: "/search?q=refund", permission: "tasks:read" },
     { path: "/account", permission: null },
   ];
 }
@@ -190,6 +191,29 @@ for (const role of roles) {
       const header = await headerRows(page);
       expect.soft(header.offRow, `the header's controls off its one row at ${viewport.width} px`).toEqual([]);
       expect.soft(header.height, `the header's height at ${viewport.width} px`).toBeLessThanOrEqual(64);
+    }
+    // The admin pages sit under one "Admin" disclosure, so the header stays one row at 1280 px: opened by keyboard,
+    // closed by Escape with focus back on its button.
+    const adminButton = page.getByRole("navigation", { name: "Main" }).getByRole("button", { name: "Admin" });
+    if (role === "admin") {
+      await page.setViewportSize(laptop);
+      await expect(adminButton).toHaveAttribute("aria-expanded", "false");
+      const mainNav = page.getByRole("navigation", { name: "Main" });
+      await expect(mainNav.getByRole("link", { name: "People" })).toBeHidden();
+      await adminButton.focus();
+      await page.keyboard.press("Enter");
+      await expect(adminButton).toHaveAttribute("aria-expanded", "true");
+      for (const name of ["People", "Agents", "Tenants"])
+        await expect(mainNav.getByRole("link", { name })).toBeVisible();
+      expect(await axeViolations(page), "the open Admin menu").toEqual([]);
+      if (shots) await page.screenshot({ path: `${shots}/${role}-admin-menu-1280.png` });
+      await page.keyboard.press("Tab");
+      await expect(mainNav.getByRole("link", { name: "People" })).toBeFocused();
+      await page.keyboard.press("Escape");
+      await expect(adminButton).toHaveAttribute("aria-expanded", "false");
+      await expect(adminButton).toBeFocused();
+    } else {
+      await expect(adminButton).toHaveCount(0);
     }
     await page.setViewportSize(phone);
     const menuButton = page.getByRole("banner").getByRole("button", { name: "Menu" });

@@ -100,6 +100,8 @@ test("the platform admin opens tenant B with its first admin; bad input is answe
   await signIn(page, "admin", "/platform/tenants");
   await expect(page.getByTestId("header-tenant")).toHaveText(/default/);
   const nav = page.getByRole("navigation", { name: "Main" });
+  // Under the header's Admin menu.
+  await nav.getByRole("button", { name: "Admin" }).click();
   await nav.getByRole("link", { name: "Tenants" }).click();
   await expect(page.getByRole("heading", { level: 1, name: "Tenants" })).toBeVisible();
   const rows = page.getByTestId("tenants").locator("tbody tr");
@@ -151,6 +153,7 @@ test("the platform admin opens tenant B with its first admin; bad input is answe
   await pageB.goto("/tasks");
   await expect(pageB.getByTestId("header-tenant")).toHaveText(new RegExp(tenantB));
   // A tenant admin is not a platform admin: no link, and the page refuses in words.
+  await pageB.getByRole("navigation", { name: "Main" }).getByRole("button", { name: "Admin" }).click();
   await expect(pageB.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "People" })).toBeVisible();
   await expect(pageB.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Tenants" })).toHaveCount(0);
   await pageB.goto("/platform/tenants");

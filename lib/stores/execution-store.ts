@@ -1,3 +1,4 @@
+import { blindIndexOf } from "@/lib/stores/blind-index";
 import { tenantOfConnection, type Db, type Tx } from "@/lib/db/client";
 import { DEFAULT_TENANT_ID } from "@/lib/db/tenant-sessions";
 import { AppError } from "@/lib/core/errors";
@@ -163,6 +164,14 @@ export async function findExecutions(
   return Promise.all(rows.map((row) => openExecution(db, row)));
 }
 
+/** Execution rows as people and callers read them (readableExecution), as views: a list's export. */
+export async function findReadableExecutionViews(
+  db: Db | Tx,
+  args: Omit<Prisma.ExecutionFindManyArgs, "select" | "include" | "omit">,
+): Promise<ExecutionView[]> {
+  return readableExecutionViews(db, await db.execution.findMany(args));
+}
+
 /** Execution rows opened for people and callers (readableExecution), as views. */
 export async function readableExecutionViews(db: Db | Tx, rows: readonly Execution[]): Promise<ExecutionView[]> {
   return Promise.all(rows.map(async (row) => toExecutionView(await readableExecution(db, row))));
@@ -289,6 +298,8 @@ export async function insertIntent(tx: Tx, intent: NewIntent, actor: Actor, now 
       reservedMinor: intent.reserved?.minor ?? null,
       reservedCurrency: intent.reserved?.currency ?? null,
       compensatesId: intent.compensatesId,
+      // The request is sealed: the global search finds the call by customer through this index (docs/search.md).
+      customerIndex: await blindIndexOf(tx, tenantId, "customer_id", intent.request.customer_id),
     },
   });
   const row: Execution = { ...created, request: intent.request as Prisma.JsonValue };

@@ -1,4 +1,6 @@
 import type { Metadata } from "next";
+import { redirect } from "next/navigation";
+import { withoutEmptyFields } from "@/lib/adapters/console/shared/clean-query";
 import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { loadExecutionList } from "@/lib/adapters/console/executions/executions";
 import { executionListHref, parseExecutionListParams } from "@/lib/adapters/console/executions/executions-query";
@@ -13,7 +15,11 @@ export default async function ExecutionsPage({
 }: {
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  const params = parseExecutionListParams(await searchParams);
+  const query = await searchParams;
+  // Filters live in the URL with the empty ones left out (a GET form sends every field).
+  const clean = withoutEmptyFields("/executions", query);
+  if (clean) redirect(clean);
+  const params = parseExecutionListParams(query);
   const access = await authorizePage("tasks:read", executionListHref(params));
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;
   const db = await consoleDb();

@@ -1,4 +1,6 @@
 import type { Metadata } from "next";
+import { redirect } from "next/navigation";
+import { withoutEmptyFields } from "@/lib/adapters/console/shared/clean-query";
 import { authorizePage, consoleDb } from "@/lib/adapters/auth/session";
 import { loadTaskList } from "@/lib/adapters/console/tasks/task-list";
 import { parseTaskListParams } from "@/lib/adapters/console/tasks/task-list-query";
@@ -14,6 +16,9 @@ export default async function TasksPage({
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
   const query = await searchParams;
+  // Filters live in the URL with the empty ones left out (a GET form sends every field).
+  const clean = withoutEmptyFields("/tasks", query);
+  if (clean) redirect(clean);
   // Who is asking comes first: the workflow names that check the filters are their tenant's.
   const access = await authorizePage("tasks:read", `/tasks${queryString(query)}`);
   if (!access.ok) return <ForbiddenNotice reason={access.reason} />;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { csvCell, formulaStart } from "@/lib/core/csv";
 import type { Db } from "@/lib/db/client";
 import {
   auditActorKinds,
@@ -81,29 +82,9 @@ export function toJsonLine(e: AuditEntry): string {
   return `${JSON.stringify(exportRecordOf(e))}\n`;
 }
 
-/**
- * A spreadsheet runs a cell that starts with = + - @ (or tab or CR, which
- * some strip first) as a formula: a username like `=HYPERLINK("http://…"&A2)`
- * would be a link that leaks the neighbouring cells. Such a cell is prefixed
- * with a single quote (OWASP's advice), which shows the text as text. A cell
- * that itself starts with a quote is prefixed too, so that `restoreFormulaCell`
- * can strip exactly one quote and give back the bytes the hash covers.
- */
-const formulaStart = /^[=+\-@\t\r']/;
-
-function neutraliseFormulaCell(text: string): string {
-  return formulaStart.test(text) ? `'${text}` : text;
-}
-
+/** A cell the export prefixed with a quote (lib/core/csv.ts) gives back the bytes the hash covers. */
 function restoreFormulaCell(cell: string): string {
   return cell.startsWith("'") && formulaStart.test(cell.slice(1)) ? cell.slice(1) : cell;
-}
-
-function csvCell(value: unknown): string {
-  const text = neutraliseFormulaCell(
-    value === null || value === undefined ? "" : typeof value === "object" ? JSON.stringify(value) : String(value),
-  );
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 export const csvHeader = `${exportColumns.join(",")}\n`;

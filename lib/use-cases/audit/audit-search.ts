@@ -3,6 +3,7 @@ import type { Db } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import { keysetCursor, keysetParts } from "@/lib/core/keyset-cursor";
 import { Prisma } from "@/lib/generated/prisma/client";
+import { actorFilterOf } from "@/lib/model/audit/actor-filter";
 import { AuditActionSchema, AUTH_STREAM, SYSTEM_STREAM } from "@/lib/model/audit/audit-chain";
 import { csvHeader, toCsvRow, toJsonLine, type AuditExportFormat } from "@/lib/use-cases/audit/audit-export";
 import { selectAuditEntries, type AuditEntry } from "@/lib/stores/audit-log";
@@ -174,7 +175,7 @@ function conditionsOf(q: AuditSearch): Prisma.Sql[] {
   if (q.from) c.push(Prisma.sql`at >= ${q.from.toISOString()}::timestamptz`);
   if (q.to) c.push(Prisma.sql`at < ${q.to.toISOString()}::timestamptz`);
   if (q.task) c.push(Prisma.sql`task_id = ${q.task}`);
-  if (q.actor) c.push(Prisma.sql`actor = ${q.actor}`);
+  if (q.actor) c.push(actorCondition(q.actor));
   if (q.action) c.push(Prisma.sql`action = ${q.action}`);
   if (q.kind?.length) c.push(kindCondition(q.kind));
   if (q.status) c.push(Prisma.sql`(details->>'to_status' = ${q.status} OR details->>'from_status' = ${q.status})`);
@@ -192,6 +193,12 @@ function conditionsOf(q: AuditSearch): Prisma.Sql[] {
     }
   }
   return c;
+}
+
+/** The full SPIFFE id exactly, or any actor containing what was typed (lib/model/audit/actor-filter.ts). */
+export function actorCondition(input: string): Prisma.Sql {
+  const filter = actorFilterOf(input);
+  return filter.kind === "exact" ? Prisma.sql`actor = ${filter.actor}` : Prisma.sql`actor ILIKE ${filter.pattern}`;
 }
 
 /**

@@ -1,8 +1,10 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
+import { escapeLikePattern } from "@/lib/core/like-pattern";
 import { keysetCursor, keysetParts } from "@/lib/core/keyset-cursor";
 import type { Prisma } from "@/lib/generated/prisma/client";
 import { parseOrThrow } from "@/lib/core/validation";
+import { actorFilterOf } from "@/lib/model/audit/actor-filter";
 import { openTaskView, type TaskView } from "@/lib/stores/tasks/task-views";
 import { loadWorkflowDefinitions } from "@/lib/stores/workflow-registry";
 
@@ -11,6 +13,10 @@ export const ListTasksQuerySchema = z.strictObject({
   workflow: z.string().min(1).max(64).optional(),
   /** Task id or the start of one. */
   q: z.string().trim().min(1).max(128).optional(),
+  /** Last changed by this actor: a full SPIFFE id exactly, or any part of one (`agent/refund-bot`, `refund-bot`). */
+  actor: z.string().trim().min(1).max(256).optional(),
+  /** By last change, newest first (default) or oldest first. */
+  order: z.enum(["desc", "asc"]).default("desc"),
   cursor: z.string().max(512).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
 });
@@ -36,24 +42,25 @@ export async function listTasks(
 ): Promise<TaskPage> {
   const query = parseOrThrow(ListTasksQuerySchema, rawQuery);
   const after = query.cursor ? decodeCursor(query.cursor) : undefined;
-  const reach = options.ownedOrDelegatedTo;
+  const asc = query.order === "asc";
   const where: Prisma.TaskWhereInput = {
-    ...(reach ? { AND: [{ OR: [{ createdBy: reach.identity }, { id: { in: reach.taskIds } }] }] } : {}),
-    ...(query.status ? { status: query.status } : {}),
-    ...(query.workflow ? { workflowName: query.workflow } : {}),
-    // Prisma sends startsWith as LIKE 'q%' without escaping: "task_" would match "taskX".
-    ...(query.q ? { id: { startsWith: escapeLikePattern(query.q) } } : {}),
+    ...filtersOf(query, options),
     ...(after
-      ? {
-          // The redundant `lte` lets PostgreSQL start the index scan at the cursor.
-          updatedAt: { lte: after.updatedAt },
-          OR: [{ updatedAt: { lt: after.updatedAt } }, { id: { lt: after.id } }],
-        }
+      ? asc
+        ? {
+            updatedAt: { gte: after.updatedAt },
+            OR: [{ updatedAt: { gt: after.updatedAt } }, { id: { gt: after.id } }],
+          }
+        : {
+            // The redundant `lte` lets PostgreSQL start the index scan at the cursor.
+            updatedAt: { lte: after.updatedAt },
+            OR: [{ updatedAt: { lt: after.updatedAt } }, { id: { lt: after.id } }],
+          }
       : {}),
   };
   const rows = await db.task.findMany({
     where,
-    orderBy: [{ updatedAt: "desc" }, { id: "desc" }],
+    orderBy: asc ? [{ updatedAt: "asc" }, { id: "asc" }] : [{ updatedAt: "desc" }, { id: "desc" }],
     take: query.limit + 1,
   });
   // The console and the API draw each task by its definition: load those published elsewhere.
@@ -67,9 +74,39 @@ export async function listTasks(
   return { items, nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null };
 }
 
-/** LIKE's wildcards and its escape character (backslash, PostgreSQL's default), made literal. */
-function escapeLikePattern(text: string): string {
-  return text.replace(/[\\%_]/g, "\\$&");
+type TaskFilters = Pick<z.output<typeof ListTasksQuerySchema>, "status" | "workflow" | "q" | "actor">;
+type TaskReach = { ownedOrDelegatedTo?: { identity: string; taskIds: string[] } };
+
+/** The list's filters as a condition: the page and its total count ask the same. */
+function filtersOf(query: TaskFilters, options: TaskReach): Prisma.TaskWhereInput {
+  const reach = options.ownedOrDelegatedTo;
+  const actor = query.actor ? actorFilterOf(query.actor) : null;
+  return {
+    ...(reach ? { AND: [{ OR: [{ createdBy: reach.identity }, { id: { in: reach.taskIds } }] }] } : {}),
+    ...(query.status ? { status: query.status } : {}),
+    ...(query.workflow ? { workflowName: query.workflow } : {}),
+    // Prisma sends startsWith as LIKE 'q%' without escaping: "task_" would match "taskX".
+    ...(query.q ? { id: { startsWith: escapeLikePattern(query.q) } } : {}),
+    // Prisma escapes `contains` itself (it sends the value as a parameter between % signs).
+    ...(actor
+      ? actor.kind === "exact"
+        ? { updatedBy: actor.actor }
+        : { updatedBy: { contains: actor.text, mode: "insensitive" as const } }
+      : {}),
+  };
+}
+
+/**
+ * How many tasks the filters select: the list's total. A count over the
+ * filters' index (status, workflow) or the table, once per page view; the
+ * pages themselves stay keyset-bounded.
+ */
+export async function countTasks(
+  db: Db,
+  rawQuery: Omit<ListTasksQuery, "cursor" | "limit" | "order">,
+): Promise<number> {
+  const query = parseOrThrow(ListTasksQuerySchema, rawQuery);
+  return db.task.count({ where: filtersOf(query, {}) });
 }
 
 /** A task page's cursor: the last row's (updated_at, id). */

@@ -62,12 +62,21 @@ export async function listExecutionsAcrossTasks(
   return { items, nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
 }
 
-export type ExecutionListData = { ok: true; page: ExecutionPage } | { ok: false; message: string };
+export type ExecutionListData =
+  | { ok: true; page: ExecutionPage; /** How many calls the filters select, over every page. */ total: number }
+  | { ok: false; message: string };
 
 /** The page's data: a bad cursor becomes a message, anything else is a real failure. */
 export async function loadExecutionList(db: Db, params: ExecutionListParams): Promise<ExecutionListData> {
   try {
-    return { ok: true, page: await listExecutionsAcrossTasks(db, params) };
+    const [page, total] = await Promise.all([
+      listExecutionsAcrossTasks(db, params),
+      // The (status, updated_at) index answers a status filter's count; the list's total over every page.
+      db.execution.count({
+        where: { ...(params.status ? { status: params.status } : {}), ...(params.tool ? { tool: params.tool } : {}) },
+      }),
+    ]);
+    return { ok: true, page, total };
   } catch (error) {
     if (error instanceof AppError && error.code === "validation_failed") return { ok: false, message: error.message };
     throw error;

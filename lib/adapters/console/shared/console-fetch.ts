@@ -51,9 +51,10 @@ export async function routeErrorOf(response: Response): Promise<ConsoleRouteErro
 }
 
 /** GETs a console route's JSON, never from a cache; a refusal throws ConsoleRouteError. */
-export async function fetchConsoleJson<T>(url: string): Promise<T> {
+export async function fetchConsoleJson<T>(url: string, options: { signal?: AbortSignal } = {}): Promise<T> {
   const response = await fetch(url, {
     cache: "no-store",
+    signal: options.signal,
     headers: { Accept: "application/json, application/problem+json" },
   });
   if (!response.ok) throw await routeErrorOf(response);

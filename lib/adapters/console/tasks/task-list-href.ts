@@ -4,9 +4,18 @@
  * reaches the workflow definitions, whose digests pull node:crypto's browser
  * polyfill, and its eval probes, into the page.
  */
-export function taskListHref(params: { workflow?: string; status?: string; q?: string; cursor?: string }): string {
+export function taskListHref(params: {
+  workflow?: string;
+  status?: string;
+  q?: string;
+  actor?: string;
+  /** "asc": oldest change first; the default (newest first) is left out of the URL. */
+  order?: string;
+  cursor?: string;
+}): string {
   const search = new URLSearchParams();
-  for (const key of ["workflow", "status", "q", "cursor"] as const) {
+  for (const key of ["workflow", "status", "q", "actor", "order", "cursor"] as const) {
+    if (key === "order" && params.order !== "asc") continue;
     const value = params[key];
     if (value) search.set(key, value);
   }

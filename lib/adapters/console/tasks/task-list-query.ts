@@ -21,6 +21,8 @@ const TaskListParamsSchema = z.object({
   status: z.preprocess(first, optionalText(64)),
   workflow: z.preprocess(first, optionalText(64)),
   q: z.preprocess(first, optionalText(128)),
+  actor: z.preprocess(first, optionalText(256)),
+  order: z.preprocess(first, z.enum(["asc", "desc"]).optional().catch(undefined)),
   cursor: z.preprocess(first, optionalText(512)),
 });
 
@@ -35,7 +37,7 @@ export function parseTaskListParams(
   const parsed = TaskListParamsSchema.safeParse(searchParams);
   const params = parsed.success
     ? parsed.data
-    : { status: undefined, workflow: undefined, q: undefined, cursor: undefined };
+    : { status: undefined, workflow: undefined, q: undefined, actor: undefined, order: undefined, cursor: undefined };
   return {
     ...params,
     workflow: params.workflow && workflowNames.includes(params.workflow) ? params.workflow : undefined,
@@ -45,7 +47,7 @@ export function parseTaskListParams(
 export { taskListHref } from "@/lib/adapters/console/tasks/task-list-href";
 
 export function hasFilters(params: TaskListParams): boolean {
-  return Boolean(params.status || params.workflow || params.q);
+  return Boolean(params.status || params.workflow || params.q || params.actor);
 }
 
 /** Status options for the filter, grouped by workflow, each in its definitions' order, every version's states. */

@@ -1,5 +1,5 @@
 import type { Db } from "@/lib/db/client";
-import { listTasks, type TaskPage } from "@/lib/use-cases/tasks/list-tasks";
+import { countTasks, listTasks, type TaskPage } from "@/lib/use-cases/tasks/list-tasks";
 import { countTasksByStatus } from "@/lib/use-cases/tasks/task-queries";
 import { isAppError } from "@/lib/core/errors";
 import {
@@ -16,7 +16,11 @@ interface TaskListFrame {
   workflows: ReturnType<typeof statusOptionsByWorkflow>;
 }
 
-export type TaskListData = TaskListFrame & ({ ok: true; page: TaskPage } | { ok: false; message: string });
+export type TaskListData = TaskListFrame &
+  (
+    | { ok: true; page: TaskPage; /** How many tasks the filters select, over every page. */ total: number }
+    | { ok: false; message: string }
+  );
 
 /** The task list page's data: one page of tasks, the counts strip, and the live-refresh token. */
 export async function loadTaskList(db: Db, params: TaskListParams): Promise<TaskListData> {
@@ -29,14 +33,12 @@ export async function loadTaskList(db: Db, params: TaskListParams): Promise<Task
   // Same token as /api/console/tasks/latest: the newest change anywhere.
   const newestToken = newest.items[0] ? `${newest.items[0].id}@${newest.items[0].version}` : "empty";
   try {
-    const page = await listTasks(db, {
-      status: params.status,
-      workflow: params.workflow,
-      q: params.q,
-      cursor: params.cursor,
-      limit: taskListPageSize,
-    });
-    return { ok: true, page, counts, newestToken, workflows };
+    const filters = { status: params.status, workflow: params.workflow, q: params.q, actor: params.actor };
+    const [page, total] = await Promise.all([
+      listTasks(db, { ...filters, order: params.order, cursor: params.cursor, limit: taskListPageSize }),
+      countTasks(db, filters),
+    ]);
+    return { ok: true, page, total, counts, newestToken, workflows };
   } catch (error) {
     // A hand-edited or outdated cursor is the only expected failure here; say what to do about it.
     if (isAppError(error) && error.code === "validation_failed")

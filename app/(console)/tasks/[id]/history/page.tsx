@@ -29,6 +29,7 @@ export default async function TaskHistoryPage({ params, searchParams }: Props) {
       filters={filters}
       canVerify={can(access.principal, "audit:read")}
       canAnnotate={can(access.principal, "audit:annotate")}
+      canExport={can(access.principal, "audit:export")}
       role={access.principal.role}
     />
   );

@@ -1,0 +1,9 @@
+import { listExportResponse } from "@/lib/adapters/console/exports/list-export-route";
+import { otherMethods, withProblems } from "@/lib/adapters/http/respond";
+
+export const dynamic = "force-dynamic";
+
+/** The executions list as CSV or JSON Lines, with the page's filters (lib/use-cases/exports/list-exports.ts). */
+export const GET = withProblems(async (request) => listExportResponse(request, "executions"));
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods(["GET"]);
