@@ -5,5 +5,8 @@
 -- HMACs. A tenant's deletion destroys its keys, and with them any way to
 -- recompute an index. Calls recorded before this column stay unindexed (found
 -- by customer only while their request is stored in the clear).
-ALTER TABLE "executions" ADD COLUMN IF NOT EXISTS "customer_index" TEXT;
+-- The ADD COLUMN, without IF NOT EXISTS on purpose, fails as applied when the
+-- script is run again over itself after an interrupted start, and the
+-- applier (lib/db/migrate.ts) then confirms it statement by statement.
+ALTER TABLE "executions" ADD COLUMN "customer_index" TEXT;
 CREATE INDEX IF NOT EXISTS "executions_customer_index_idx" ON "executions"("customer_index");
