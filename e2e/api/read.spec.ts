@@ -194,6 +194,8 @@ test("GET /openapi.json is an OpenAPI 3.1 document of every path, public", async
         "/api/v1/executions/{id}",
         "/api/v1/executions/{id}/sent",
         "/api/v1/lookups/{id}/answer",
+        "/api/v1/retention/policies",
+        "/api/v1/retention/policies/{class}",
         "/api/v1/executions/{id}/outcome",
         "/api/v1/tasks/{id}/lease",
         "/api/v1/tasks/{id}/lease/renew",

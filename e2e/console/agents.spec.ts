@@ -61,8 +61,11 @@ test.describe("agents", () => {
     await signIn(page, "admin", "/admin/agents");
     const agents = new AgentsPage(page);
     await expect(agents.heading).toBeVisible();
-    // The link sits beside People, for admins.
-    await expect(page.getByRole("navigation", { name: "Main" }).getByRole("link")).toContainText(["People", "Agents"]);
+    // The link sits beside People, for admins, under the header's Admin menu.
+    const mainNav = page.getByRole("navigation", { name: "Main" });
+    await mainNav.getByRole("button", { name: "Admin" }).click();
+    await expect(mainNav.getByRole("link")).toContainText(["People", "Agents"]);
+    await page.keyboard.press("Escape");
 
     const shown = await agents.create({
       name,

@@ -203,12 +203,12 @@ for (const role of roles) {
       await adminButton.focus();
       await page.keyboard.press("Enter");
       await expect(adminButton).toHaveAttribute("aria-expanded", "true");
-      for (const name of ["People", "Agents", "Tenants"])
+      for (const name of ["Retention", "People", "Agents", "Tenants"])
         await expect(mainNav.getByRole("link", { name })).toBeVisible();
       expect(await axeViolations(page), "the open Admin menu").toEqual([]);
       if (shots) await page.screenshot({ path: `${shots}/${role}-admin-menu-1280.png` });
       await page.keyboard.press("Tab");
-      await expect(mainNav.getByRole("link", { name: "People" })).toBeFocused();
+      await expect(mainNav.getByRole("link", { name: "Retention" })).toBeFocused();
       await page.keyboard.press("Escape");
       await expect(adminButton).toHaveAttribute("aria-expanded", "false");
       await expect(adminButton).toBeFocused();

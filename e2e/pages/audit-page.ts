@@ -29,7 +29,10 @@ export class AuditSearchPage {
   }
 
   async search(): Promise<void> {
-    await this.page.getByRole("button", { name: "Search", exact: true }).click();
+    await this.page
+      .getByRole("search", { name: "Search the audit log" })
+      .getByRole("button", { name: "Search", exact: true })
+      .click();
     await this.page.waitForURL(/\/audit\?/);
   }
 
