@@ -72,6 +72,8 @@ test("restricted task-state fields are masked for an auditor on the task page, t
   await publish(admin, {
     ...agentTask,
     name,
+    // A title of its own: the workflows page's entries are found by title in other specs.
+    title: `Classified ${suffix}`,
     version: 1,
     data_classes: { "/artifacts/review_report": "restricted", "/subtasks/*/title": "restricted" },
   });

@@ -62,9 +62,11 @@ async function textOf(download: Download): Promise<string> {
 async function download(page: Page, scope: string, name: string): Promise<{ name: string; text: string }> {
   const [file] = await Promise.all([
     page.waitForEvent("download"),
+    // A list's download is a link (GET); a task history's is a form's button (POST: taking the copy is recorded).
     page
       .getByTestId(scope)
-      .getByRole(name.startsWith("Download") ? "link" : "button", { name })
+      .getByRole("link", { name })
+      .or(page.getByTestId(scope).getByRole("button", { name }))
       .click(),
   ]);
   return { name: file.suggestedFilename(), text: await textOf(file) };
