@@ -10,10 +10,13 @@ import { taskListHref, type TaskListParams } from "@/lib/adapters/console/tasks/
 
 export function TaskTable({ tasks, params }: { tasks: TaskView[]; params: TaskListParams }) {
   const asc = params.order === "asc";
+  const byCreation = params.sort === "created";
   return (
     <div className="table-wrap">
       <table className="table task-table">
-        <caption className="visually-hidden">Tasks, {asc ? "least" : "most"} recently updated first</caption>
+        <caption className="visually-hidden">
+          Tasks, {asc ? "least" : "most"} recently {byCreation ? "created" : "updated"} first
+        </caption>
         <thead>
           <tr>
             <th scope="col">Task</th>
@@ -24,17 +27,8 @@ export function TaskTable({ tasks, params }: { tasks: TaskView[]; params: TaskLi
             <th scope="col" className="num col-p3">
               Version
             </th>
-            <th scope="col" className="col-p2" aria-sort={asc ? "ascending" : "descending"}>
-              {/* The one order a keyset page can take both ways: by last change. */}
-              <Link
-                className="sort-link"
-                href={taskListHref({ ...params, order: asc ? "desc" : "asc", cursor: undefined })}
-                title={asc ? "Sort newest change first" : "Sort oldest change first"}
-              >
-                Updated <span aria-hidden="true">{asc ? "↑" : "↓"}</span>
-                <span className="visually-hidden">, {asc ? "oldest" : "newest"} first: change the order</span>
-              </Link>
-            </th>
+            <SortableHeader params={params} sort="updated" label="Updated" what="change" className="col-p2" />
+            <SortableHeader params={params} sort="created" label="Created" what="task" className="col-p3" />
             <th scope="col" className="col-p3">
               Updated by
             </th>
@@ -69,6 +63,9 @@ export function TaskTable({ tasks, params }: { tasks: TaskView[]; params: TaskLi
                 <RelativeTime value={task.updatedAt} />
               </td>
               <td className="col-p3">
+                <RelativeTime value={task.createdAt} />
+              </td>
+              <td className="col-p3">
                 <Link
                   href={taskListHref({ ...params, actor: task.updatedBy, cursor: undefined })}
                   title={`Only tasks last changed by ${task.updatedBy}`}
@@ -81,5 +78,43 @@ export function TaskTable({ tasks, params }: { tasks: TaskView[]; params: TaskLi
         </tbody>
       </table>
     </div>
+  );
+}
+
+/**
+ * A column the list can be ordered by (a keyset page takes either order both
+ * ways): the current one toggles its direction, another starts newest first.
+ */
+function SortableHeader({
+  params,
+  sort,
+  label,
+  what,
+  className,
+}: {
+  params: TaskListParams;
+  sort: "updated" | "created";
+  label: string;
+  /** "change": "newest change first". */
+  what: string;
+  className: string;
+}) {
+  const current = (params.sort ?? "updated") === sort;
+  const asc = current && params.order === "asc";
+  const next = current && !asc ? "asc" : "desc";
+  return (
+    <th scope="col" className={className} aria-sort={current ? (asc ? "ascending" : "descending") : undefined}>
+      <Link
+        className="sort-link"
+        href={taskListHref({ ...params, sort, order: next, cursor: undefined })}
+        title={`Sort ${next === "asc" ? "oldest" : "newest"} ${what} first`}
+      >
+        {label} {current ? <span aria-hidden="true">{asc ? "↑" : "↓"}</span> : null}
+        <span className="visually-hidden">
+          {current ? `, ${asc ? "oldest" : "newest"} first` : ", not sorted"}: sort{" "}
+          {next === "asc" ? "oldest" : "newest"} {what} first
+        </span>
+      </Link>
+    </th>
   );
 }

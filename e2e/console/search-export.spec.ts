@@ -252,7 +252,7 @@ test("a bad filter on an export is a problem naming the field, before any byte o
   await page.context().close();
 });
 
-test("the task list counts every match, sorts by last change both ways, and its actor and workflow links filter", async ({
+test("the task list counts every match, sorts by last change or creation both ways, and its actor and workflow links filter", async ({
   browser,
 }) => {
   const page = await openAs(browser, "operator", "/tasks?workflow=&status=&q=");
@@ -264,6 +264,28 @@ test("the task list counts every match, sorts by last change both ways, and its 
   await updated.getByRole("link").click();
   await expect(page).toHaveURL(/order=asc/);
   await expect(page.getByRole("columnheader", { name: /Updated/ }).first()).toHaveAttribute("aria-sort", "ascending");
+  // By creation: newest first, then oldest first, each page in that order (the rows' exact times say so).
+  const created = page.getByRole("columnheader", { name: /Created/ });
+  await expect(created).not.toHaveAttribute("aria-sort", /./);
+  await created.getByRole("link").click();
+  await expect(page).toHaveURL(/sort=created/);
+  await expect(page).not.toHaveURL(/order=/);
+  await expect(page.getByRole("columnheader", { name: /Created/ })).toHaveAttribute("aria-sort", "descending");
+  const createdTimes = () =>
+    page
+      .locator("table.task-table tbody tr td:nth-of-type(5) time")
+      .evaluateAll((els) => els.map((el) => Date.parse(el.getAttribute("datetime") ?? "")));
+  const newestFirst = await createdTimes();
+  expect(newestFirst.length).toBeGreaterThan(1);
+  expect(newestFirst).toEqual([...newestFirst].sort((a, b) => b - a));
+  await page
+    .getByRole("columnheader", { name: /Created/ })
+    .getByRole("link")
+    .click();
+  await expect(page).toHaveURL(/sort=created&order=asc/);
+  const oldestFirst = await createdTimes();
+  expect(oldestFirst).toEqual([...oldestFirst].sort((a, b) => a - b));
+  expect(oldestFirst[0]).toBeLessThanOrEqual(newestFirst[newestFirst.length - 1]!);
   // The agent that changed a task last: its link filters the list to it, the filter shown in its short form's field.
   await page.goto("/tasks");
   const actorLink = page.locator("table.task-table tbody tr").first().locator("td").last().getByRole("link");

@@ -113,6 +113,31 @@ describe("listTasks", () => {
     expect(ids).toEqual(expected);
   });
 
+  it.each([1, 4, 30])("by creation, pages of %i visit every task once, both ways, ties broken by id", async (limit) => {
+    // Test-only write: eight tasks created in the same millisecond.
+    await t.sql(
+      "UPDATE tasks SET created_at = '2026-04-04T04:04:04.444Z' WHERE id IN (SELECT id FROM tasks ORDER BY id DESC LIMIT 8 OFFSET 3)",
+    );
+    for (const order of ["desc", "asc"] as const) {
+      const expected = (
+        await t.sql<{ id: string }>(
+          `SELECT id FROM tasks WHERE workflow_name = 'agent-task' ORDER BY created_at ${order}, id ${order}`,
+        )
+      ).map((r) => r.id);
+      const pages = await allPages({ sort: "created", order, limit, workflow: "agent-task" });
+      expect(pages.flat().map((task) => task.id)).toEqual(expected);
+    }
+  });
+
+  it("refuses a cursor of the other order rather than paging wrongly", async () => {
+    const byUpdate = (await listTasks(t.db, { limit: 2 })).nextCursor!;
+    const byCreation = (await listTasks(t.db, { limit: 2, sort: "created" })).nextCursor!;
+    await expect(listTasks(t.db, { sort: "created", cursor: byUpdate })).rejects.toMatchObject({
+      code: "validation_failed",
+    });
+    await expect(listTasks(t.db, { cursor: byCreation })).rejects.toMatchObject({ code: "validation_failed" });
+  });
+
   it("returns an empty last page and a null cursor when nothing matches", async () => {
     expect(await listTasks(t.db, { status: "NO_SUCH_STATUS" })).toEqual({ items: [], nextCursor: null });
     expect(await listTasks(t.db, { q: "zzz" })).toEqual({ items: [], nextCursor: null });

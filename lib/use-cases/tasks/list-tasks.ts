@@ -15,7 +15,9 @@ export const ListTasksQuerySchema = z.strictObject({
   q: z.string().trim().min(1).max(128).optional(),
   /** Last changed by this actor: a full SPIFFE id exactly, or any part of one (`agent/refund-bot`, `refund-bot`). */
   actor: z.string().trim().min(1).max(256).optional(),
-  /** By last change, newest first (default) or oldest first. */
+  /** What the list is ordered by: the last change (default) or the creation. */
+  sort: z.enum(["updated", "created"]).default("updated"),
+  /** Newest first (default) or oldest first. */
   order: z.enum(["desc", "asc"]).default("desc"),
   cursor: z.string().max(512).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
@@ -29,8 +31,9 @@ export interface TaskPage {
 }
 
 /**
- * Newest activity first, paged by keyset on (updated_at, id) so page 1,000 is
- * as cheap as page 1: each page is an index range scan, never an OFFSET.
+ * Newest activity first by default, or by creation; either way paged by
+ * keyset on (sort column, id) so page 1,000 is as cheap as page 1: each page
+ * is an index range scan, never an OFFSET.
  */
 export async function listTasks(
   db: Db,
@@ -41,26 +44,28 @@ export async function listTasks(
   } = {},
 ): Promise<TaskPage> {
   const query = parseOrThrow(ListTasksQuerySchema, rawQuery);
-  const after = query.cursor ? decodeCursor(query.cursor) : undefined;
+  const column = query.sort === "created" ? "createdAt" : "updatedAt";
+  const after = query.cursor ? decodeCursor(query.sort, query.cursor) : undefined;
   const asc = query.order === "asc";
   const where: Prisma.TaskWhereInput = {
     ...filtersOf(query, options),
     ...(after
       ? asc
         ? {
-            updatedAt: { gte: after.updatedAt },
-            OR: [{ updatedAt: { gt: after.updatedAt } }, { id: { gt: after.id } }],
+            [column]: { gte: after.at },
+            OR: [{ [column]: { gt: after.at } }, { id: { gt: after.id } }],
           }
         : {
             // The redundant `lte` lets PostgreSQL start the index scan at the cursor.
-            updatedAt: { lte: after.updatedAt },
-            OR: [{ updatedAt: { lt: after.updatedAt } }, { id: { lt: after.id } }],
+            [column]: { lte: after.at },
+            OR: [{ [column]: { lt: after.at } }, { id: { lt: after.id } }],
           }
       : {}),
   };
+  const direction = asc ? "asc" : "desc";
   const rows = await db.task.findMany({
     where,
-    orderBy: asc ? [{ updatedAt: "asc" }, { id: "asc" }] : [{ updatedAt: "desc" }, { id: "desc" }],
+    orderBy: [{ [column]: direction }, { id: direction }],
     take: query.limit + 1,
   });
   // The console and the API draw each task by its definition: load those published elsewhere.
@@ -71,7 +76,7 @@ export async function listTasks(
   // A listing is shown, never decided on: a value whose key is gone reads as such.
   const items = await Promise.all(rows.slice(0, query.limit).map((row) => openTaskView(db, row, "readable")));
   const last = items[items.length - 1];
-  return { items, nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null };
+  return { items, nextCursor: rows.length > query.limit && last ? encodeCursor(query.sort, last) : null };
 }
 
 type TaskFilters = Pick<z.output<typeof ListTasksQuerySchema>, "status" | "workflow" | "q" | "actor">;
@@ -103,22 +108,34 @@ function filtersOf(query: TaskFilters, options: TaskReach): Prisma.TaskWhereInpu
  */
 export async function countTasks(
   db: Db,
-  rawQuery: Omit<ListTasksQuery, "cursor" | "limit" | "order">,
+  rawQuery: Omit<ListTasksQuery, "cursor" | "limit" | "order" | "sort">,
 ): Promise<number> {
   const query = parseOrThrow(ListTasksQuerySchema, rawQuery);
   return db.task.count({ where: filtersOf(query, {}) });
 }
 
-/** A task page's cursor: the last row's (updated_at, id). */
-const taskPageCursor = keysetCursor([keysetParts.instant, keysetParts.text], {
-  notOurs: "not a cursor returned by this API",
-});
+/**
+ * A task page's cursor: the last row's (updated_at, id), the same bytes as
+ * before there was a second order; by creation it says so in its first part,
+ * so a cursor of one order is refused by the other instead of paging wrongly.
+ */
+const cursorRefusal = { notOurs: "not a cursor returned by this API for this order" };
+const updatedPageCursor = keysetCursor([keysetParts.instant, keysetParts.text], cursorRefusal);
+const createdPageCursor = keysetCursor([z.literal("created"), keysetParts.instant, keysetParts.text], cursorRefusal);
 
-function encodeCursor(task: TaskView): string {
-  return taskPageCursor.encode([task.updatedAt, task.id]);
+type TaskSort = z.output<typeof ListTasksQuerySchema>["sort"];
+
+function encodeCursor(sort: TaskSort, task: TaskView): string {
+  return sort === "created"
+    ? createdPageCursor.encode(["created", task.createdAt, task.id])
+    : updatedPageCursor.encode([task.updatedAt, task.id]);
 }
 
-function decodeCursor(cursor: string): { updatedAt: Date; id: string } {
-  const [updatedAt, id] = taskPageCursor.decode(cursor);
-  return { updatedAt, id };
+function decodeCursor(sort: TaskSort, cursor: string): { at: Date; id: string } {
+  if (sort === "created") {
+    const [, at, id] = createdPageCursor.decode(cursor);
+    return { at, id };
+  }
+  const [at, id] = updatedPageCursor.decode(cursor);
+  return { at, id };
 }

@@ -9,12 +9,15 @@ export function taskListHref(params: {
   status?: string;
   q?: string;
   actor?: string;
-  /** "asc": oldest change first; the default (newest first) is left out of the URL. */
+  /** "created": by creation; the default (by last change) is left out of the URL. */
+  sort?: string;
+  /** "asc": oldest first; the default (newest first) is left out of the URL. */
   order?: string;
   cursor?: string;
 }): string {
   const search = new URLSearchParams();
-  for (const key of ["workflow", "status", "q", "actor", "order", "cursor"] as const) {
+  for (const key of ["workflow", "status", "q", "actor", "sort", "order", "cursor"] as const) {
+    if (key === "sort" && params.sort !== "created") continue;
     if (key === "order" && params.order !== "asc") continue;
     const value = params[key];
     if (value) search.set(key, value);

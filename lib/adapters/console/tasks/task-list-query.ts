@@ -22,6 +22,7 @@ const TaskListParamsSchema = z.object({
   workflow: z.preprocess(first, optionalText(64)),
   q: z.preprocess(first, optionalText(128)),
   actor: z.preprocess(first, optionalText(256)),
+  sort: z.preprocess(first, z.enum(["updated", "created"]).optional().catch(undefined)),
   order: z.preprocess(first, z.enum(["asc", "desc"]).optional().catch(undefined)),
   cursor: z.preprocess(first, optionalText(512)),
 });
@@ -37,7 +38,15 @@ export function parseTaskListParams(
   const parsed = TaskListParamsSchema.safeParse(searchParams);
   const params = parsed.success
     ? parsed.data
-    : { status: undefined, workflow: undefined, q: undefined, actor: undefined, order: undefined, cursor: undefined };
+    : {
+        status: undefined,
+        workflow: undefined,
+        q: undefined,
+        actor: undefined,
+        sort: undefined,
+        order: undefined,
+        cursor: undefined,
+      };
   return {
     ...params,
     workflow: params.workflow && workflowNames.includes(params.workflow) ? params.workflow : undefined,

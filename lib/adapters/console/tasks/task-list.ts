@@ -35,7 +35,13 @@ export async function loadTaskList(db: Db, params: TaskListParams): Promise<Task
   try {
     const filters = { status: params.status, workflow: params.workflow, q: params.q, actor: params.actor };
     const [page, total] = await Promise.all([
-      listTasks(db, { ...filters, order: params.order, cursor: params.cursor, limit: taskListPageSize }),
+      listTasks(db, {
+        ...filters,
+        sort: params.sort,
+        order: params.order,
+        cursor: params.cursor,
+        limit: taskListPageSize,
+      }),
       countTasks(db, filters),
     ]);
     return { ok: true, page, total, counts, newestToken, workflows };
