@@ -1,16 +1,20 @@
 import Link from "next/link";
 import { RelativeTime } from "@/components/relative-time";
-import type { AlertRow } from "@/lib/adapters/console/alerts/alerts";
+import { alertsHref, type AlertFilters, type AlertRow } from "@/lib/adapters/console/alerts/alerts";
 import { formatDuration } from "@/lib/core/format-duration";
 import { AlertStatusBadge, SeverityBadge } from "@/components/alerts/severity-badge";
 import { TruncatedText } from "@/components/truncated-text";
 
-/** Newest first: severity (colour, word and glyph), what in words, the task, how old, how often seen. */
-export function AlertTable({ rows }: { rows: AlertRow[] }) {
+/**
+ * Newest first, or oldest first by the Age column's link: severity (colour,
+ * word and glyph), what in words, the task, how old, how often seen.
+ */
+export function AlertTable({ rows, filters }: { rows: AlertRow[]; filters: AlertFilters }) {
+  const oldestFirst = filters.order === "asc";
   return (
     <div className="table-wrap">
       <table className="table alert-table">
-        <caption className="visually-hidden">Alerts, newest first</caption>
+        <caption className="visually-hidden">Alerts, {oldestFirst ? "oldest" : "newest"} first</caption>
         <thead>
           <tr>
             <th scope="col">Severity</th>
@@ -21,7 +25,19 @@ export function AlertTable({ rows }: { rows: AlertRow[] }) {
             <th scope="col" className="col-p2">
               Status
             </th>
-            <th scope="col">Age</th>
+            {/* Newest first is the youngest age first: ascending by age. */}
+            <th scope="col" aria-sort={oldestFirst ? "descending" : "ascending"}>
+              <Link
+                className="sort-link"
+                href={alertsHref({ ...filters, order: oldestFirst ? undefined : "asc", cursor: undefined })}
+                title={oldestFirst ? "Sort newest first" : "Sort oldest first"}
+              >
+                Age <span aria-hidden="true">{oldestFirst ? "↓" : "↑"}</span>
+                <span className="visually-hidden">
+                  , {oldestFirst ? "oldest" : "newest"} first: sort {oldestFirst ? "newest" : "oldest"} first
+                </span>
+              </Link>
+            </th>
             <th scope="col" className="col-p3">
               Seen
             </th>

@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { alertsHref, severityInfo, type AlertsPageData } from "@/lib/adapters/console/alerts/alerts";
-import { pluralize } from "@/lib/adapters/console/shared/format";
+import { listTotal, pluralize } from "@/lib/adapters/console/shared/format";
 import { EmptyState } from "@/components/empty-state";
 import { LiveRefresh } from "@/components/live-refresh";
 import { AlertFilters } from "@/components/alerts/alert-filters";
@@ -81,7 +81,10 @@ export function AlertsView({ data, canAct, role }: { data: AlertsPageData; canAc
         )
       ) : (
         <>
-          <AlertTable rows={data.rows} />
+          <p className="list-total" role="status" data-testid="alert-total">
+            {listTotal(data.total, "alert", filtered)}
+          </p>
+          <AlertTable rows={data.rows} filters={data.filters} />
           <nav className="pagination" aria-label="Pages">
             <p className="pagination__info">
               {pluralize(data.rows.length, "alert")} on this page{data.filters.cursor ? " (not the first)" : ""}

@@ -8,7 +8,7 @@ import {
   type ExecutionListParams,
 } from "@/lib/adapters/console/executions/executions-query";
 import { formatDuration } from "@/lib/core/format-duration";
-import { formatDateTime, pluralize } from "@/lib/adapters/console/shared/format";
+import { formatDateTime, listTotal, pluralize } from "@/lib/adapters/console/shared/format";
 import { RelativeTime } from "@/components/relative-time";
 import { EmptyState } from "@/components/empty-state";
 import { ExecutionStatusBadge } from "@/components/task/execution-status-badge";
@@ -120,7 +120,7 @@ export function ExecutionListView({
       ) : (
         <>
           <p className="list-total" role="status" data-testid="execution-total">
-            {pluralize(list.total, "execution")} {filtered ? "match these filters" : "in all"}
+            {listTotal(list.total, "execution", filtered)}
           </p>
           <ExecutionTable items={list.page.items} now={now} />
           <nav className="pagination" aria-label="Pages">

@@ -8,7 +8,7 @@ import { StatusSummary } from "@/components/tasks/status-summary";
 import { TaskFilters } from "@/components/tasks/task-filters";
 import { TaskTable } from "@/components/tasks/task-table";
 import { ExportLinks } from "@/components/export-links";
-import { pluralize } from "@/lib/adapters/console/shared/format";
+import { listTotal, pluralize } from "@/lib/adapters/console/shared/format";
 
 export function TaskListView({ params, list }: { params: TaskListParams; list: TaskListData }) {
   return (
@@ -67,7 +67,7 @@ export function TaskListView({ params, list }: { params: TaskListParams; list: T
       ) : (
         <>
           <p className="list-total" role="status" data-testid="task-total">
-            {pluralize(list.total, "task")} {hasFilters(params) ? "match these filters" : "in all"}
+            {listTotal(list.total, "task", hasFilters(params))}
           </p>
           <TaskTable tasks={list.page.items} params={params} />
           <Pagination params={params} shown={list.page.items.length} nextCursor={list.page.nextCursor} />

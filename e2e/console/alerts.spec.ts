@@ -31,6 +31,7 @@ test("an operator filters the alerts, opens a stale write, acknowledges it with 
   await expect(page).toHaveURL(/status=OPEN/);
   await expect(page).toHaveURL(/kind=stale_write/);
   await expect(page).toHaveURL(new RegExp(`task=${task.id}`));
+  await expect(page.getByTestId("alert-total")).toHaveText("1 alert matches these filters");
   const row = alerts.row(task.id);
   await expect(row).toHaveCount(1);
   await expect(row).toContainText("Critical");
@@ -60,6 +61,14 @@ test("an operator filters the alerts, opens a stale write, acknowledges it with 
   await expect(detail.history).toContainText("verity.local/user/operator");
   await expect(detail.button("Acknowledge")).toHaveCount(0);
   await page.screenshot({ path: `${shots}/alert-acknowledged.png`, fullPage: true });
+
+  // Unfiltered, the list counts every alert and turns to oldest first by its Age column, keeping the order in the URL.
+  await alerts.goto();
+  await expect(page.getByTestId("alert-total")).toHaveText(/^\d+ alerts? in all$/);
+  await page.getByRole("columnheader", { name: /Age/ }).getByRole("link").click();
+  await expect(page).toHaveURL(/\/alerts\?order=asc$/);
+  await expect(page.getByRole("columnheader", { name: /Age/ })).toHaveAttribute("aria-sort", "descending");
+  await expect(page.getByRole("table", { name: "Alerts, oldest first" })).toBeVisible();
 
   // The list shows it changed.
   await alerts.goto(`?task=${task.id}`);

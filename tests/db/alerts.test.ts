@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { reconcileAlert } from "@/lib/use-cases/alerts/alert-actions";
-import { alertHistory, listAlerts } from "@/lib/use-cases/alerts/alert-queries";
+import { alertHistory, countAlerts, listAlerts } from "@/lib/use-cases/alerts/alert-queries";
 import {
   acknowledgeAlert,
   escalateAlert,
@@ -290,5 +290,13 @@ describe("dedupe and listing", () => {
     expect((await listAlerts(db, { task: task.id, status: "RESOLVED" })).items.map((a) => a.id)).toEqual([first.id]);
     expect((await listAlerts(db, { kind: "stale_write", severity: "critical", task: task.id })).items).toHaveLength(2);
     expect((await failure(listAlerts(db, { kind: "nonsense" }))).code).toBe("validation_failed");
+    // Oldest first pages the other way; the total counts what the filters select, every page together.
+    const oldest = await listAlerts(db, { task: task.id, limit: 1, order: "asc" });
+    expect(oldest.items.map((a) => a.id)).toEqual([first.id]);
+    const next = await listAlerts(db, { task: task.id, limit: 1, order: "asc", cursor: oldest.nextCursor! });
+    expect(next.items.map((a) => a.id)).toEqual([fresh.id]);
+    expect(next.nextCursor).toBeNull();
+    expect(await countAlerts(db, { task: task.id })).toBe(2);
+    expect(await countAlerts(db, { task: task.id, status: "RESOLVED" })).toBe(1);
   });
 });

@@ -24,6 +24,8 @@ export const ListAlertsQuerySchema = z.strictObject({
   severity: z.enum(alertSeverities).optional(),
   kind: z.enum(alertKinds as unknown as [string, ...string[]]).optional(),
   task: z.string().trim().min(1).max(128).optional(),
+  /** By when each was raised: newest first (default) or oldest first. */
+  order: z.enum(["desc", "asc"]).default("desc"),
   cursor: z.string().max(512).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
 });
@@ -34,27 +36,51 @@ export interface AlertPage {
   nextCursor: string | null;
 }
 
-/** Newest first, keyset on (created_at, id): page 100 costs what page 1 does. */
+/** Newest first (or oldest first), keyset on (created_at, id): page 100 costs what page 1 does. */
 export async function listAlerts(db: Db, raw: ListAlertsQuery): Promise<AlertPage> {
   const q = parseOrThrow(ListAlertsQuerySchema, raw);
   const after = q.cursor ? decodeCursor(q.cursor) : null;
+  const asc = q.order === "asc";
   const where: Prisma.DivergenceAlertWhereInput = {
-    ...(q.status ? { status: q.status } : {}),
-    ...(q.severity ? { severity: q.severity } : {}),
-    ...(q.kind ? { kind: q.kind } : {}),
-    ...(q.task ? { taskId: q.task } : {}),
+    ...alertFiltersOf(q),
     ...(after
-      ? { createdAt: { lte: after.createdAt }, OR: [{ createdAt: { lt: after.createdAt } }, { id: { lt: after.id } }] }
+      ? asc
+        ? {
+            createdAt: { gte: after.createdAt },
+            OR: [{ createdAt: { gt: after.createdAt } }, { id: { gt: after.id } }],
+          }
+        : {
+            createdAt: { lte: after.createdAt },
+            OR: [{ createdAt: { lt: after.createdAt } }, { id: { lt: after.id } }],
+          }
       : {}),
   };
+  const direction = asc ? "asc" : "desc";
   const rows = await db.divergenceAlert.findMany({
     where,
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    orderBy: [{ createdAt: direction }, { id: direction }],
     take: q.limit + 1,
   });
   const items = await Promise.all(rows.slice(0, q.limit).map((row) => openedAlert(db, row)));
   const last = items[items.length - 1];
   return { items, nextCursor: rows.length > q.limit && last ? encodeCursor(last) : null };
+}
+
+type AlertListFilters = Pick<z.output<typeof ListAlertsQuerySchema>, "status" | "severity" | "kind" | "task">;
+
+/** The list's filters as a condition: the page and its total ask the same. */
+function alertFiltersOf(q: AlertListFilters): Prisma.DivergenceAlertWhereInput {
+  return {
+    ...(q.status ? { status: q.status } : {}),
+    ...(q.severity ? { severity: q.severity } : {}),
+    ...(q.kind ? { kind: q.kind } : {}),
+    ...(q.task ? { taskId: q.task } : {}),
+  };
+}
+
+/** How many alerts the filters select: the list's total, counted once per page view. */
+export async function countAlerts(db: Db, raw: Omit<ListAlertsQuery, "cursor" | "limit" | "order">): Promise<number> {
+  return db.divergenceAlert.count({ where: alertFiltersOf(parseOrThrow(ListAlertsQuerySchema, raw)) });
 }
 
 export async function getAlert(db: Db, id: string): Promise<DivergenceAlert | null> {

@@ -37,6 +37,13 @@ describe("alert filters in the URL", () => {
     expect(alertsHref({})).toBe("/alerts");
   });
 
+  it("keeps oldest first in the URL and leaves the default out", () => {
+    expect(parseAlertFilters({ order: "asc" }).filters).toEqual({ order: "asc" });
+    expect(parseAlertFilters({ order: "desc" }).filters).toEqual({});
+    expect(parseAlertFilters({ order: "sideways" }).filters).toEqual({});
+    expect(alertsHref({ status: "OPEN", order: "asc" })).toBe("/alerts?status=OPEN&order=asc");
+  });
+
   it("ages in words", () => {
     expect(formatDuration(42_000)).toBe("42 s");
     expect(formatDuration(5 * 60_000)).toBe("5 min");

@@ -11,7 +11,7 @@ import {
   isBlocking,
   type AlertSeverity,
 } from "@/lib/model/alerts/alert-kinds";
-import { alertCounts, alertHistory, getAlert, listAlerts } from "@/lib/use-cases/alerts/alert-queries";
+import { alertCounts, alertHistory, countAlerts, getAlert, listAlerts } from "@/lib/use-cases/alerts/alert-queries";
 import { monitorStatus } from "@/lib/use-cases/monitor/monitor-runs";
 
 /**
@@ -26,6 +26,8 @@ export interface AlertFilters {
   severity?: AlertSeverity;
   kind?: string;
   task?: string;
+  /** "asc": oldest first; the default (newest first) is left out of the URL. */
+  order?: "asc";
   cursor?: string;
 }
 
@@ -51,6 +53,7 @@ export function parseAlertFilters(params: SearchParams): { filters: AlertFilters
   if (kind) isAlertKind(kind) ? (filters.kind = kind) : ignored.push(`kind "${kind}"`);
   const task = one(params.task);
   if (task) task.length <= 128 ? (filters.task = task) : ignored.push("task (too long)");
+  if (one(params.order) === "asc") filters.order = "asc";
   const cursor = one(params.cursor);
   if (cursor && cursor.length <= 512) filters.cursor = cursor;
   return { filters, ignored };
@@ -58,7 +61,7 @@ export function parseAlertFilters(params: SearchParams): { filters: AlertFilters
 
 export function alertsHref(filters: AlertFilters): string {
   const q = new URLSearchParams();
-  for (const key of ["status", "severity", "kind", "task", "cursor"] as const) {
+  for (const key of ["status", "severity", "kind", "task", "order", "cursor"] as const) {
     const v = filters[key];
     if (v) q.set(key, v);
   }
@@ -176,6 +179,8 @@ export interface AlertsPageData {
   ignored: string[];
   rows: AlertRow[];
   nextCursor: string | null;
+  /** How many alerts the filters select, every page together. */
+  total: number;
   counts: { open: number; blocking: number; bySeverity: Record<string, number> };
   monitor: MonitorStrip;
   token: string;
@@ -183,8 +188,10 @@ export interface AlertsPageData {
 
 export async function loadAlertsPage(db: Db, params: SearchParams): Promise<AlertsPageData> {
   const { filters, ignored } = parseAlertFilters(params);
-  const [page, counts, status] = await Promise.all([
+  const { cursor: _cursor, order: _order, ...selection } = filters;
+  const [page, total, counts, status] = await Promise.all([
     listAlerts(db, { ...filters, limit: 50 }),
+    countAlerts(db, selection),
     alertCounts(db),
     monitorStatus(db),
   ]);
@@ -193,6 +200,7 @@ export async function loadAlertsPage(db: Db, params: SearchParams): Promise<Aler
     ignored,
     rows: page.items.map((a) => toAlertRow(a)),
     nextCursor: page.nextCursor,
+    total,
     counts,
     monitor: toStrip(status.last, status.runningSince),
     token: tokenOf(counts.latestChange, status.last),

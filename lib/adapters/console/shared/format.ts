@@ -76,3 +76,8 @@ export function describeGuard(guard: Guard): string {
 export function pluralize(count: number, one: string, many = `${one}s`): string {
   return `${formatInteger(count)} ${count === 1 ? one : many}`;
 }
+
+/** A list's total: "1 task matches these filters", "12 tasks in all". */
+export function listTotal(count: number, one: string, filtered: boolean): string {
+  return `${pluralize(count, one)} ${filtered ? (count === 1 ? "matches these filters" : "match these filters") : "in all"}`;
+}
