@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { planNextStep, refundSubtasks, type AgentStep } from "@/programs/agent/plan";
+import { planNextStep, refundSubtasks, refundSubtasksOf, type AgentStep } from "@/programs/agent/plan";
 import type { Execution, Task } from "@/sdk";
 
 const me = "spiffe://verity.local/agent/refund-bot";
@@ -239,5 +239,15 @@ describe("the refund agent's instructions", () => {
     expect(
       planNextStep(task("WAITING_FOR_HUMAN", ["lookup-order"]), [exec("refund", "NEEDS_HUMAN")], me, { id: "ins-1" }),
     ).toMatchObject({ kind: "stop", outcome: "review" });
+  });
+});
+
+describe("an order's subtasks", () => {
+  it("say the amount and the order in words, with the ids the plan reads unchanged", () => {
+    const subtasks = refundSubtasksOf({ orderId: "demo-killed-1", amountCents: 8900, currency: "usd" });
+    expect(subtasks.map((s) => s.id)).toEqual(refundSubtasks.map((s) => s.id));
+    expect(subtasks.map((s) => s.mandatory)).toEqual(refundSubtasks.map((s) => s.mandatory));
+    expect(subtasks[1]!.title).toBe("Refund 89.00 USD for order demo-killed-1");
+    expect(subtasks[2]!.title).toBe("Tell the customer about the 89.00 USD refund");
   });
 });

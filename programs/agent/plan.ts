@@ -20,6 +20,21 @@ export const refundSubtasks = [
   { id: SUBTASK.notify, title: "Notify the customer", mandatory: false },
 ];
 
+/**
+ * The subtasks of one order's task, the refund's amount and order in their
+ * titles, so a person reading the task sees what it is for in words, not only
+ * encoded in its intent id. Deterministic: a resumed run asks for the same.
+ */
+export function refundSubtasksOf(order: { orderId: string; amountCents: number; currency: string }) {
+  const amount = `${(order.amountCents / 100).toFixed(2)} ${order.currency.toUpperCase()}`;
+  const titles: Record<string, string> = {
+    [SUBTASK.lookup]: `Look up order ${order.orderId}`,
+    [SUBTASK.refund]: `Refund ${amount} for order ${order.orderId}`,
+    [SUBTASK.notify]: `Tell the customer about the ${amount} refund`,
+  };
+  return refundSubtasks.map((s) => ({ ...s, title: titles[s.id] ?? s.title }));
+}
+
 /** How each task ended for this run; only `error` is the agent's own fault (exit non-zero). */
 export type TaskOutcome = "completed" | "reconciling" | "review" | "failed" | "cancelled" | "in_flight" | "error";
 

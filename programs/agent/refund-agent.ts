@@ -16,7 +16,7 @@ import {
   NOTE_CALL,
   planNextStep,
   REFUND_CALL,
-  refundSubtasks,
+  refundSubtasksOf,
   type AgentStep,
   type TaskOutcome,
 } from "@/programs/agent/plan";
@@ -115,7 +115,7 @@ export class RefundAgent {
         workflow: "agent-task",
         taskId,
         intentId: intentIdOf(order),
-        subtasks: refundSubtasks,
+        subtasks: refundSubtasksOf(order),
       });
     } catch (error) {
       return this.errorReport(taskId, error);
