@@ -40,7 +40,8 @@ export const titleByCode: Record<AppErrorCode, string> = {
   unauthenticated: "Authentication required",
   forbidden: "Not allowed",
   not_found: "Not found",
-  version_conflict: "The task changed since you read it",
+  // One title for the type (RFC 9457: the detail names the task, review, alert or policy and says what changed).
+  version_conflict: "It changed since you read it",
   lease_conflict: "Another worker holds this task's lease",
   idempotency_conflict: "This id was already used for a different request",
   invariant_violated: "The change would break an invariant",

@@ -178,7 +178,7 @@ describe("problem responses", () => {
     expect(res.headers.get("ETag")).toBe('"4"');
     expect(await res.json()).toEqual({
       type: "https://verity.dev/problems/version-conflict",
-      title: "The task changed since you read it",
+      title: "It changed since you read it",
       status: 409,
       detail: "stale",
       instance: "/api/v1/tasks/t1/transitions",

@@ -18,7 +18,7 @@
  *
  *   {
  *     "type": "https://verity.dev/problems/version-conflict",
- *     "title": "The task changed since you read it",
+ *     "title": "It changed since you read it",
  *     "status": 409,
  *     "detail": "Expected version 3, but the task is at version 4 (RUNNING). …",
  *     "instance": "/api/v1/tasks/task_01k…/transitions",

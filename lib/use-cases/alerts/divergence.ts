@@ -1,5 +1,5 @@
 import type { Db, Tx } from "@/lib/db/client";
-import { AppError } from "@/lib/core/errors";
+import { AppError, isAppError } from "@/lib/core/errors";
 import type { DivergenceAlert, Execution, Prisma } from "@/lib/generated/prisma/client";
 import type { AlertStatus } from "@/lib/generated/prisma/enums";
 import { newId } from "@/lib/core/ids";
@@ -434,8 +434,12 @@ async function moveTaskToPeople(
   let view: TaskView;
   try {
     view = await openTaskView(tx, row);
-  } catch {
-    return stay(`The task's stored state does not parse; it stays ${row.status} until it is recovered.`);
+  } catch (error) {
+    return stay(
+      isAppError(error) && error.code === "key_unavailable"
+        ? `The task's stored state cannot be opened (an encryption key it needs is not available); it stays ${row.status}.`
+        : `The task's stored state does not parse; it stays ${row.status} until it is recovered.`,
+    );
   }
   const evaluation = evaluateTransition(def, view.state, {
     to: "WAITING_FOR_HUMAN",

@@ -1,3 +1,4 @@
+import { isAppError } from "@/lib/core/errors";
 import type { Tx } from "@/lib/db/client";
 import type { Execution } from "@/lib/generated/prisma/client";
 import { raiseIfEffectAfterTaskEnded } from "@/lib/use-cases/alerts/divergence";
@@ -139,9 +140,9 @@ export async function moveTaskAfterCorrection(
   let current: TaskState;
   try {
     current = (await openTaskView(tx, row)).state;
-  } catch {
+  } catch (error) {
     await raiseIfEffectAfterTaskEnded(tx, execution, { status: row.status, ended: true }, actor);
-    return { kind: "to_people", task: null, note: `the task's stored state does not parse: ${raised}` };
+    return { kind: "to_people", task: null, note: `the task's stored state ${whyUnreadable(error)}: ${raised}` };
   }
   const path =
     pathTo(def, current, ["VALIDATING", "RUNNING"], actor) ?? pathTo(def, current, ["WAITING_FOR_HUMAN"], actor);
@@ -202,4 +203,11 @@ function pathTo(
     }
   }
   return null;
+}
+
+/** Why a stored task state could not be opened, in words: its key is gone (docs/encryption.md), or it does not parse. */
+function whyUnreadable(error: unknown): string {
+  return isAppError(error) && error.code === "key_unavailable"
+    ? "cannot be opened: an encryption key it needs is not available"
+    : "does not parse";
 }
