@@ -26,7 +26,9 @@ export function TaskListView({ params, list }: { params: TaskListParams; list: T
           </div>
         </div>
         <p className="lede">
-          Every task Verity holds, most recently changed first. Counts are per workflow; select one to filter.
+          Every task Verity holds, {params.order === "asc" ? "oldest" : "newest"}{" "}
+          {params.sort === "created" ? "first by creation" : "change first"}. Counts are per workflow; select one to
+          filter.
         </p>
       </header>
       <StatusSummary counts={list.counts} params={params} />
