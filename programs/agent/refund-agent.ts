@@ -118,9 +118,17 @@ export class RefundAgent {
         subtasks: refundSubtasksOf(order),
       });
     } catch (error) {
-      return this.errorReport(taskId, error);
+      // A task this agent created for the same order before its subtasks
+      // named the amount: the same work, carried on rather than refused.
+      if (!isVerityApiError(error, "idempotency_conflict") || !(await this.isTaskOf(taskId, order)))
+        return this.errorReport(taskId, error);
     }
     return this.drive(taskId, order);
+  }
+
+  private async isTaskOf(taskId: string, order: Order): Promise<boolean> {
+    const task = await this.options.client.getTask(taskId).catch(() => undefined);
+    return task?.intent_id === intentIdOf(order) && task.workflow.name === "agent-task";
   }
 
   /** The ids of this agent's unfinished refund tasks (of one run, when `runId` is given). */

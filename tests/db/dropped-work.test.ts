@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { orderOf, taskIdOf, type Order } from "@/programs/agent/order";
-import { REFUND_CALL } from "@/programs/agent/plan";
+import { intentIdOf, orderOf, taskIdOf, type Order } from "@/programs/agent/order";
+import { REFUND_CALL, refundSubtasks } from "@/programs/agent/plan";
 import { RefundAgent, type TaskReport } from "@/programs/agent/refund-agent";
 import { executionResource } from "@/lib/adapters/api/execution-resources";
 import { listExecutionEvents, listExecutions } from "@/lib/stores/execution-store";
@@ -337,5 +337,25 @@ describe("the reconciler's two 'nothing happened' settlements say a retry is saf
     const { result } = await retryThroughSdk(execution.taskId, s.url);
     expect(result).toMatchObject({ kind: "succeeded", execution: { status: "SUCCEEDED", attempt: 2 } });
     expect(await refundsUnderKey(s.url, execution.idempotencyKey)).toBe(1);
+  });
+});
+
+describe("an order's task created before its subtasks named the amount", () => {
+  it("is carried on by a new run for the same order, not refused; another order's task under the same id still is", async () => {
+    const { s, client, agent, order, taskId } = await setUp();
+    // As the agent created it before: the same intent, the subtasks' old titles.
+    await client.createTask({ workflow: "agent-task", taskId, intentId: intentIdOf(order), subtasks: refundSubtasks });
+    const report = await agent.run(order);
+    expect(report, report.detail).toMatchObject({ outcome: "completed" });
+    expect(await refundsUnderKey(s.url, (await refundOf(taskId)).idempotencyKey)).toBe(1);
+
+    const other = orderOf(`dropped-other-${process.pid}`, 1_000, "usd");
+    await client.createTask({
+      workflow: "agent-task",
+      taskId: taskIdOf(other),
+      intentId: "someone-elses-intent",
+      subtasks: refundSubtasks,
+    });
+    expect((await agent.run(other)).outcome).toBe("error");
   });
 });

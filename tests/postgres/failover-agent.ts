@@ -1,5 +1,5 @@
 import { intentIdOf, noteRequestOf, orderOf, refundRequestOf, type Order } from "@/programs/agent/order";
-import { NOTE_CALL, REFUND_CALL, refundSubtasks } from "@/programs/agent/plan";
+import { NOTE_CALL, REFUND_CALL, refundSubtasksOf } from "@/programs/agent/plan";
 import { RefundAgent } from "@/programs/agent/refund-agent";
 import type { Db } from "@/lib/db/client";
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
@@ -52,7 +52,12 @@ export function engineClientOf(db: Db, sandboxUrl: string): EngineBackedClient {
 
 /** The task RefundAgent.run creates first, with the same body, so the agent's own create is then a replay. */
 export async function createRefundTask(client: EngineBackedClient, order: Order, taskId: string): Promise<void> {
-  await client.createTask({ workflow: "agent-task", taskId, intentId: intentIdOf(order), subtasks: refundSubtasks });
+  await client.createTask({
+    workflow: "agent-task",
+    taskId,
+    intentId: intentIdOf(order),
+    subtasks: refundSubtasksOf(order),
+  });
 }
 
 export function refundAgentOf(

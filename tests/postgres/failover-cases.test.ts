@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { intentIdOf, orderOf, taskIdOf } from "@/programs/agent/order";
-import { refundSubtasks } from "@/programs/agent/plan";
+import { refundSubtasksOf } from "@/programs/agent/plan";
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
 import type { Db } from "@/lib/db/client";
@@ -57,7 +57,7 @@ async function twinTask(): Promise<{ taskId: string; calls: PlannedCall[] }> {
   for (const db of [primary.db, standby.db]) {
     await createTask(
       db,
-      { workflow: "agent-task", task_id: taskId, intent_id: intentIdOf(order), subtasks: refundSubtasks },
+      { workflow: "agent-task", task_id: taskId, intent_id: intentIdOf(order), subtasks: refundSubtasksOf(order) },
       agent,
     );
     let version = 1;
