@@ -1,3 +1,5 @@
+import { recordReconcilePass } from "@/lib/config/metrics";
+import { inSpan } from "@/lib/config/tracing";
 import { loadNewWorkflowDefinitions } from "@/lib/stores/workflow-registry";
 import { dbFor, getPlatformDb, type Db } from "@/lib/db/client";
 import { DEFAULT_TENANT_ID } from "@/lib/db/tenant-sessions";
@@ -99,7 +101,8 @@ export function startBackgroundLoop(
 
   async function step<T>(name: string, report: TickReport, run: () => Promise<T>): Promise<T | undefined> {
     try {
-      return await run();
+      // Each step is a trace of its own (lib/config/tracing.ts): a reconcile pass's provider lookups under it.
+      return await inSpan(`background ${name}`, {}, run);
     } catch (error) {
       report.errors++;
       // An AppError is an expected refusal (its code says it all); anything else keeps its stack.
@@ -120,6 +123,7 @@ export function startBackgroundLoop(
     const reconciled = await step("reconcile", report, () =>
       reconcileDue(db, deps, { lookupTimeoutMs: options.lookupTimeoutMs }),
     );
+    recordReconcilePass(reconciled ? "ok" : "error");
     if (reconciled) {
       looked.reconcile_examined = reconciled.examined;
       looked.reconcile_not_due = reconciled.counts.not_due;
