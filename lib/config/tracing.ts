@@ -35,11 +35,6 @@ interface TracingState {
 const stateKey = Symbol.for("verity.tracing");
 const state: TracingState = ((globalThis as Record<symbol, unknown>)[stateKey] ??= {}) as TracingState;
 
-/** Whether this process exports traces. */
-export function isTracing(): boolean {
-  return state.provider !== undefined;
-}
-
 export interface TracingOptions {
   /** OTLP/HTTP traces URL; default from the environment (see above). */
   tracesUrl?: string;

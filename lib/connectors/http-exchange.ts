@@ -55,7 +55,7 @@ export function exchange(
 ): Promise<HttpExchange> {
   return inSpan(
     `HTTP ${request.method}`,
-    { "http.request.method": request.method, "url.full": request.url },
+    { "http.request.method": request.method, "url.full": originAndPath(request.url) },
     async (span) => {
       const ex = await exchangeOnce(request, options);
       span?.setAttribute("verity.exchange", ex.kind === "response" ? "response" : `${ex.kind}:${ex.reason}`);
@@ -64,6 +64,16 @@ export function exchange(
     },
     { kind: SpanKind.CLIENT },
   );
+}
+
+/** A span's URL: no query (keys, filters) and no credentials (URL.origin leaves out user and password). */
+function originAndPath(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname}`;
+  } catch {
+    return "(not a URL)";
+  }
 }
 
 async function exchangeOnce(

@@ -12,7 +12,9 @@ describe("/metrics without VERITY_METRICS_TOKEN", () => {
     delete process.env.VERITY_METRICS_TOKEN;
     const api = await serveRouteHandlers([["GET", "/metrics", metricsRoute.GET]]);
     try {
-      for (const headers of [{}, { Authorization: "Bearer some-token-anyone-could-send" }]) {
+      for (const headers of [{}, { Authorization: "Bearer some-token-anyone-could-send" }] as Array<
+        Record<string, string>
+      >) {
         const res = await fetch(`${api.url}/metrics`, { headers });
         expect(res.status).toBe(404);
         expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
