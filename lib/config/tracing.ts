@@ -132,11 +132,22 @@ export function inSpan<T>(
 }
 
 /**
+ * How a request's own span starts: as the server span continuing the
+ * caller's `traceparent`, or, when Next.js has already started the server
+ * span (and continued it), as an internal span under it.
+ */
+export function requestSpanOptions(headers: Headers): { kind: SpanKind; parent?: Context } {
+  const parent = incomingContext(headers);
+  if (parent) return { kind: SpanKind.SERVER, parent };
+  return { kind: state.provider && trace.getSpanContext(context.active()) ? SpanKind.INTERNAL : SpanKind.SERVER };
+}
+
+/**
  * The trace context an incoming request carries (its `traceparent` and
  * `tracestate`), unless a span is already active: Next.js's own server span
  * has continued it then, and ours nest under that.
  */
-export function incomingContext(headers: Headers): Context | undefined {
+function incomingContext(headers: Headers): Context | undefined {
   if (!state.provider) return undefined;
   if (trace.getSpanContext(context.active())) return undefined;
   return propagation.extract(ROOT_CONTEXT, headers, {

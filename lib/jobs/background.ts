@@ -36,6 +36,9 @@ import { addressThrottle, usernameThrottle } from "@/lib/model/auth/sign-in-thro
  * minute, prints nothing.
  */
 
+/** The background steps that call providers, and so are worth a trace each: the rest would only add an empty span per tick. */
+const tracedSteps: ReadonlySet<string> = new Set(["reconcile", "verify"]);
+
 export interface BackgroundLoopOptions {
   /** Outbox delivery; without one, messages wait in the outbox for a subscriber. */
   deliver?: Deliver;
@@ -101,8 +104,8 @@ export function startBackgroundLoop(
 
   async function step<T>(name: string, report: TickReport, run: () => Promise<T>): Promise<T | undefined> {
     try {
-      // Each step is a trace of its own (lib/config/tracing.ts): a reconcile pass's provider lookups under it.
-      return await inSpan(`background ${name}`, {}, run);
+      // The steps that ask providers are traces of their own (lib/config/tracing.ts): a pass's lookups under it.
+      return tracedSteps.has(name) ? await inSpan(`background ${name}`, {}, run) : await run();
     } catch (error) {
       report.errors++;
       // An AppError is an expected refusal (its code says it all); anything else keeps its stack.

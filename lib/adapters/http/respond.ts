@@ -1,6 +1,6 @@
 import { PROBLEM_TYPE_BASE, problemJson, problemResponse } from "@/lib/adapters/http/problem";
 import { observeApiRequest } from "@/lib/config/metrics";
-import { incomingContext, inSpan, SpanKind } from "@/lib/config/tracing";
+import { inSpan, requestSpanOptions } from "@/lib/config/tracing";
 
 /**
  * Success responses and the error boundary of every route. Agents read
@@ -44,7 +44,7 @@ export function withProblems<A extends unknown[]>(handler: (request: Request, ..
         span?.setAttribute("http.response.status_code", answer.status);
         return answer;
       },
-      { kind: SpanKind.SERVER, parent: incomingContext(request.headers) },
+      requestSpanOptions(request.headers),
     );
     observeApiRequest(request.method, route, response.status, (performance.now() - started) / 1000);
     return response;
