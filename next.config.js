@@ -2,7 +2,18 @@
 const nextConfig = {
   // PGlite loads its WebAssembly and data files from its own package folder at
   // run time; bundling it breaks those paths.
-  serverExternalPackages: ["@electric-sql/pglite", "pglite-prisma-adapter"],
+  // OpenTelemetry and prom-client keep process-wide state (the tracer
+  // provider, the metrics registry): one copy from node_modules, shared by
+  // instrumentation.ts and every route, not one per bundle.
+  serverExternalPackages: [
+    "@electric-sql/pglite",
+    "pglite-prisma-adapter",
+    "@opentelemetry/api",
+    "@opentelemetry/sdk-trace-node",
+    "@opentelemetry/exporter-trace-otlp-http",
+    "@opentelemetry/resources",
+    "prom-client",
+  ],
   poweredByHeader: false,
   typedRoutes: false,
   // proxy.ts sets the security headers of pages and API responses; built assets skip it.

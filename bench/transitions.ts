@@ -5,6 +5,7 @@
  *   npm run bench:transitions            # TEST_DATABASE_URL or local PostgreSQL
  *   BENCH_TRANSITIONS=4000 npm run bench:transitions
  *   BENCH_TRANSITION_PATCH=subtask_title npm run bench:transitions
+ *   OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 npm run bench:transitions   # traced
  *
  * Each level runs `concurrency` workers, each on its own task (no CAS
  * conflicts: this measures the cost of a transition, not contention), doing
@@ -35,6 +36,7 @@ import { newId } from "@/lib/core/ids";
 import { digestOf } from "@/lib/core/canonical-json";
 import { DEFAULT_TENANT_ID, tenantConnectionOptions } from "@/lib/db/tenant-sessions";
 import { createPostgresTestDatabase } from "@/tests/helpers/postgres";
+import { configuredTracesUrl, startTracing, stopTracing } from "@/lib/config/tracing";
 
 // As `npm start` runs it. Prisma reads this when a client is built: outside
 // production it records a call site (new Error()) on every query for its
@@ -236,6 +238,8 @@ function summary(s: Sample) {
 }
 
 async function main() {
+  // OTEL_EXPORTER_OTLP_ENDPOINT set: every transition is traced and exported, as a server would (docs/observability.md).
+  const tracing = await startTracing();
   const started = performance.now();
   const target = await createPostgresTestDatabase({ poolSize: 2 });
   const rows: Row[] = [];
@@ -251,6 +255,7 @@ async function main() {
     console.log(
       `# ${perLevel} measured transitions per side per level (+${warmup} warm-up), patch ${patchKind}, database ${target.name}`,
     );
+    console.log(`# tracing: ${tracing ? `on, spans exported to ${configuredTracesUrl()}` : "off"}`);
     // Other jobs on the machine move both columns; the ratio is what to compare.
     console.log(
       `# load average at start: ${os
@@ -308,6 +313,7 @@ async function main() {
     }
   } finally {
     await target.drop();
+    await stopTracing();
   }
 
   console.log(

@@ -1,3 +1,4 @@
+import { context, propagation } from "@opentelemetry/api";
 import { sleep } from "@/lib/core/sleep";
 import { apiErrorOf, isRetryableStatus, isVerityApiError, VerityNetworkError } from "./errors";
 import { withLease, type LeaseHandle, type WithLeaseOptions } from "./lease";
@@ -102,9 +103,27 @@ export interface VerityClientOptions {
   faultPoint?: FaultPointHook;
   /** How long executeTool's `call` may take before its outcome is unknown; default 30 s. */
   callTimeoutMs?: number;
+  /**
+   * The W3C `traceparent` every request carries, so Verity's spans (and the
+   * provider calls it makes) join the caller's trace: a fixed value, or a
+   * function asked before each request. Unset: the active OpenTelemetry
+   * context's, when the caller has one (through @opentelemetry/api's global
+   * propagator); nothing when it has none.
+   */
+  traceparent?: string | (() => string | undefined);
 }
 
 type Method = "GET" | "POST" | "DELETE";
+
+const traceparentPattern = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+function checkTraceparent(value: string): string {
+  if (!traceparentPattern.test(value))
+    throw new TypeError(
+      `traceparent must be a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>), not ${JSON.stringify(value)}`,
+    );
+  return value;
+}
 
 export class VerityClient implements ExecutionLedger {
   private readonly baseUrl: string;
@@ -119,6 +138,7 @@ export class VerityClient implements ExecutionLedger {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.retries = options.retries ?? 3;
     this.retryBaseDelayMs = options.retryBaseDelayMs ?? 200;
+    if (typeof options.traceparent === "string") checkTraceparent(options.traceparent);
   }
 
   // ── tasks ──────────────────────────────────────────────────────────────
@@ -411,6 +431,16 @@ export class VerityClient implements ExecutionLedger {
 
   // ── transport ──────────────────────────────────────────────────────────
 
+  /** `traceparent` (and `tracestate`) from the option, else from the caller's active OpenTelemetry context. */
+  private traceHeaders(): Record<string, string> {
+    const option = this.options.traceparent;
+    const given = typeof option === "function" ? option() : option;
+    if (given !== undefined) return { traceparent: checkTraceparent(given) };
+    const carrier: Record<string, string> = {};
+    propagation.inject(context.active(), carrier);
+    return carrier;
+  }
+
   private async send<T>(method: Method, path: string, body?: unknown, fencingToken?: string): Promise<T> {
     const url = `${this.baseUrl}${path}`;
     const headers: Record<string, string> = {
@@ -419,6 +449,7 @@ export class VerityClient implements ExecutionLedger {
     };
     if (fencingToken) headers["Fencing-Token"] = fencingToken;
     if (body !== undefined) headers["Content-Type"] = "application/json";
+    Object.assign(headers, this.traceHeaders());
     const payload = body === undefined ? undefined : JSON.stringify(body);
     let lastFailure: unknown;
     for (let attempt = 0; attempt <= this.retries; attempt++) {

@@ -14,6 +14,9 @@ const logLevelSchema = z.preprocess(
 );
 export type LogLevel = z.infer<typeof logLevelSchema>;
 
+/** An optional URL where an empty value means unset (as shells and compose files write it). */
+const optionalUrl = z.preprocess((v) => (v === "" ? undefined : v), z.url().optional());
+
 /**
  * The only reader of process.env. Every value is validated once, at first
  * use, so a wrong setting fails loudly at boot instead of deep in a request.
@@ -190,6 +193,26 @@ const envSchema = z.object({
   VERITY_OIDC_ROLE_MAP: z.string().min(1).optional(),
   /** Lowest level logged (lib/config/log.ts). */
   VERITY_LOG_LEVEL: logLevelSchema,
+  /**
+   * OpenTelemetry traces (lib/config/tracing.ts, docs/observability.md): the
+   * collector's OTLP/HTTP base URL, the standard variable (traces go to
+   * <endpoint>/v1/traces; OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, when set, is
+   * used as it is). Unset: no tracer is registered and nothing is exported.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalUrl,
+  OTEL_SERVICE_NAME: z.preprocess((v) => (v === "" ? undefined : v), z.string().min(1).default("verity")),
+  /** How long finished spans wait to be sent in one batch (the SDK's own variable and default). */
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).max(60_000).default(5_000),
+  /**
+   * The bearer token Prometheus presents at GET /metrics (app/metrics/route.ts).
+   * Unset: /metrics answers 404, as if it did not exist; a wrong token is a
+   * 401 problem+json. The scrape is platform-wide (every tenant's gauges).
+   */
+  VERITY_METRICS_TOKEN: z.preprocess(
+    (v) => (v === "" ? undefined : v),
+    z.string().min(16, "VERITY_METRICS_TOKEN must be at least 16 characters").optional(),
+  ),
 });
 
 export type Env = Omit<z.infer<typeof envSchema>, "VERITY_DEMO_DATA"> & {

@@ -1,6 +1,7 @@
 import pino, { type DestinationStream, type Logger as PinoLogger, type LoggerOptions as PinoOptions } from "pino";
 import { getLogLevel, type LogLevel } from "@/lib/config/env";
 import { isSecretName } from "@/lib/core/secret-names";
+import { activeTraceIds } from "@/lib/config/tracing";
 
 /**
  * The one logger of the server and its scripts: pino, levelled
@@ -17,6 +18,10 @@ import { isSecretName } from "@/lib/core/secret-names";
  * rewrites) and buffers lines (what a SIGKILL loses: the chaos tests kill
  * processes mid-step). Lines here are written synchronously, in order with
  * console.log's, and the terminal format is the dozen lines of renderLine.
+ *
+ * With tracing on (lib/config/tracing.ts), a record written inside a span
+ * carries `trace_id` and `span_id`: a log search by trace id finds every
+ * line of one request, background pass or provider call.
  */
 export type Logger = PinoLogger;
 export type { LogLevel };
@@ -71,6 +76,8 @@ function baseOptions(level: LogLevel): PinoOptions {
   return {
     level,
     timestamp: pino.stdTimeFunctions.isoTime,
+    // Joins a record to its trace (docs/observability.md): the active span's ids, when tracing is on.
+    mixin: () => activeTraceIds() ?? {},
     formatters: {
       level: (label) => ({ level: label }),
       bindings: (bindings) => redactValue(bindings) as Record<string, unknown>,

@@ -14,6 +14,7 @@ import type {
 import { HttpToolLookupConnector } from "@/lib/connectors/tool-lookup/http-lookup";
 import { digestOf } from "@/lib/core/canonical-json";
 import { getEnv, getLookupSecret } from "@/lib/config/env";
+import { inSpan } from "@/lib/config/tracing";
 import type { Execution } from "@/lib/generated/prisma/client";
 import { CrmNoteRequestSchema, RefundRequestSchema, type ToolName } from "@/lib/model/executions/tools";
 import { isBuiltInTool } from "@/lib/model/tools/built-in-tools";
@@ -128,11 +129,20 @@ export function toolOf(execution: Pick<Execution, "tool">): ToolName {
  * lookup endpoint. The engine asks through lib/use-cases/tools/look-up-effect.ts,
  * which also answers the `worker` and `manual` methods (they need the database).
  */
-export async function lookupEffect(
-  execution: Execution,
-  deps: ConnectorDeps,
-  call: CallOptions = {},
-): Promise<EffectLookup> {
+export function lookupEffect(execution: Execution, deps: ConnectorDeps, call: CallOptions = {}): Promise<EffectLookup> {
+  return inSpan("connector lookup", spanAttributes(execution), async (span) => {
+    const found = await lookupAtProvider(execution, deps, call);
+    span?.setAttribute("verity.lookup", found.kind);
+    return found;
+  });
+}
+
+/** A connector span's attributes: which call of which tool (lib/config/tracing.ts). */
+function spanAttributes(execution: Execution) {
+  return { "verity.tool": execution.tool, "verity.execution_id": execution.id, "verity.task_id": execution.taskId };
+}
+
+async function lookupAtProvider(execution: Execution, deps: ConnectorDeps, call: CallOptions): Promise<EffectLookup> {
   if (!isBuiltInTool(execution.tool)) {
     const def = knownToolVersion(execution.tenantId, execution.tool, execution.toolVersion);
     if (def?.reconciliation.method !== "http")
@@ -176,11 +186,19 @@ export async function lookupEffect(
 }
 
 /** Sends the execution's request again, under its same idempotency key: the provider applies it at most once. */
-export async function performEffect(
+export function performEffect(
   execution: Execution,
   deps: ConnectorDeps,
   call: CallOptions = {},
 ): Promise<EffectOutcome> {
+  return inSpan("connector perform", spanAttributes(execution), async (span) => {
+    const outcome = await performAtProvider(execution, deps, call);
+    span?.setAttribute("verity.outcome", outcome.kind);
+    return outcome;
+  });
+}
+
+async function performAtProvider(execution: Execution, deps: ConnectorDeps, call: CallOptions): Promise<EffectOutcome> {
   const tool = toolOf(execution);
   const metadata = { executionId: execution.id, taskId: execution.taskId };
   switch (tool) {

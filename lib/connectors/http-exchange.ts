@@ -4,7 +4,11 @@
  * may have arrived but whose answer was lost. The timeout covers reading the
  * whole body, not just the headers: a 200 whose body never arrives proves
  * nothing.
+ *
+ * Each exchange is a client span (lib/config/tracing.ts) whose `traceparent`
+ * the request carries, so the provider's side joins the caller's trace.
  */
+import { inSpan, SpanKind, withTraceHeaders } from "@/lib/config/tracing";
 
 export type HttpExchange =
   | { kind: "response"; status: number; headers: Headers; text: string; json: unknown; receivedAt: Date }
@@ -45,7 +49,34 @@ function describe(error: unknown): string {
   return cause instanceof Error ? `${base}: ${cause.message}` : base;
 }
 
-export async function exchange(
+export function exchange(
+  request: ExchangeRequest,
+  options: { timeoutMs: number; signal?: AbortSignal },
+): Promise<HttpExchange> {
+  return inSpan(
+    `HTTP ${request.method}`,
+    { "http.request.method": request.method, "url.full": originAndPath(request.url) },
+    async (span) => {
+      const ex = await exchangeOnce(request, options);
+      span?.setAttribute("verity.exchange", ex.kind === "response" ? "response" : `${ex.kind}:${ex.reason}`);
+      if (ex.kind === "response") span?.setAttribute("http.response.status_code", ex.status);
+      return ex;
+    },
+    { kind: SpanKind.CLIENT },
+  );
+}
+
+/** A span's URL: no query (keys, filters) and no credentials (URL.origin leaves out user and password). */
+function originAndPath(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname}`;
+  } catch {
+    return "(not a URL)";
+  }
+}
+
+async function exchangeOnce(
   request: ExchangeRequest,
   options: { timeoutMs: number; signal?: AbortSignal },
 ): Promise<HttpExchange> {
@@ -63,7 +94,7 @@ export async function exchange(
   };
   options.signal?.addEventListener("abort", onCallerAbort, { once: true });
   try {
-    const headers: Record<string, string> = { Accept: "application/json", ...request.headers };
+    const headers = withTraceHeaders({ Accept: "application/json", ...request.headers });
     const body = request.rawBody ?? (request.body === undefined ? undefined : JSON.stringify(request.body));
     if (body !== undefined) headers["Content-Type"] = "application/json";
     const res = await fetch(request.url, {

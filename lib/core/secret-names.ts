@@ -35,6 +35,7 @@ const secretNameEndings: readonly string[] = [
   "sessiontoken",
   "bearertoken",
   "apitoken",
+  "metricstoken",
   "authtoken",
   "idtoken",
   "csrftoken",

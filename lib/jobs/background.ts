@@ -1,3 +1,5 @@
+import { recordReconcilePass } from "@/lib/config/metrics";
+import { inSpan } from "@/lib/config/tracing";
 import { loadNewWorkflowDefinitions } from "@/lib/stores/workflow-registry";
 import { dbFor, getPlatformDb, type Db } from "@/lib/db/client";
 import { DEFAULT_TENANT_ID } from "@/lib/db/tenant-sessions";
@@ -33,6 +35,9 @@ import { addressThrottle, usernameThrottle } from "@/lib/model/auth/sign-in-thro
  * verifier asks the provider about every recently settled execution each
  * minute, prints nothing.
  */
+
+/** The background steps that call providers, and so are worth a trace each: the rest would only add an empty span per tick. */
+const tracedSteps: ReadonlySet<string> = new Set(["reconcile", "verify"]);
 
 export interface BackgroundLoopOptions {
   /** Outbox delivery; without one, messages wait in the outbox for a subscriber. */
@@ -99,7 +104,8 @@ export function startBackgroundLoop(
 
   async function step<T>(name: string, report: TickReport, run: () => Promise<T>): Promise<T | undefined> {
     try {
-      return await run();
+      // The steps that ask providers are traces of their own (lib/config/tracing.ts): a pass's lookups under it.
+      return tracedSteps.has(name) ? await inSpan(`background ${name}`, {}, run) : await run();
     } catch (error) {
       report.errors++;
       // An AppError is an expected refusal (its code says it all); anything else keeps its stack.
@@ -120,6 +126,7 @@ export function startBackgroundLoop(
     const reconciled = await step("reconcile", report, () =>
       reconcileDue(db, deps, { lookupTimeoutMs: options.lookupTimeoutMs }),
     );
+    recordReconcilePass(reconciled ? "ok" : "error");
     if (reconciled) {
       looked.reconcile_examined = reconciled.examined;
       looked.reconcile_not_due = reconciled.counts.not_due;

@@ -4,6 +4,7 @@ import { DEFAULT_TENANT_ID } from "@/lib/db/tenant-sessions";
 import { AppError } from "@/lib/core/errors";
 import { Prisma, type Execution, type ExecutionEvent } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/core/ids";
+import { countEffectOutcome } from "@/lib/config/metrics";
 import { digestOf } from "@/lib/core/canonical-json";
 import type { Actor } from "@/lib/model/actor";
 import { executionAuditEntry } from "@/lib/model/audit/audit-events";
@@ -333,8 +334,20 @@ export async function moveExecution(
   }
   const row = await openExecution(tx, await tx.execution.findUniqueOrThrow({ where: { id: existing.id } }));
   await appendEvent(tx, row, existing.status, options.reason, options.evidence, actor);
+  if (outcomeStatuses.has(to)) countEffectOutcome(row.tool, to);
   return row;
 }
+
+/** The statuses an effect's outcome is counted at (verity_effect_outcomes_total): everything past SENT. */
+const outcomeStatuses: ReadonlySet<ExecutionStatus> = new Set<ExecutionStatus>([
+  "SUCCEEDED",
+  "FAILED",
+  "OUTCOME_UNKNOWN",
+  "RECONCILED_SUCCEEDED",
+  "RECONCILED_FAILED",
+  "NEEDS_HUMAN",
+  "CANCELLED",
+]);
 
 export async function appendEvent(
   tx: Tx,

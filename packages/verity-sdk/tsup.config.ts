@@ -22,7 +22,16 @@ export default defineConfig({
   clean: true,
   dts: { resolve: [/^@\//] },
   tsconfig: "tsconfig.json",
-  external: [/^@langchain\//, /^ai$/, /^ai\//, /^langchain$/, /^langchain\//, /^@openai\//, "zod"],
+  external: [
+    /^@langchain\//,
+    /^ai$/,
+    /^ai\//,
+    /^langchain$/,
+    /^langchain\//,
+    /^@openai\//,
+    "zod",
+    "@opentelemetry/api",
+  ],
   splitting: true,
   treeshake: true,
 });

@@ -1,5 +1,6 @@
 import Stripe from "stripe";
 import { digestOf } from "@/lib/core/canonical-json";
+import { inSpan, SpanKind, withTraceHeaders } from "@/lib/config/tracing";
 import { assertEffectIdentity } from "@/lib/connectors/sandbox/options";
 import { classifyStripeError, lookupUnknownOf } from "@/lib/connectors/stripe/outcomes";
 import type {
@@ -199,14 +200,16 @@ export class StripePaymentConnector implements PaymentConnector {
     };
     let response: Stripe.Response<StripeRefund> | "aborted";
     try {
-      response = await withCallerSignal(call.signal, () =>
-        this.stripe.refunds.create(
-          { charge: request.chargeId, amount: request.amountCents, metadata },
-          {
-            idempotencyKey: request.idempotencyKey,
-            ...(call.timeoutMs !== undefined ? { timeout: call.timeoutMs } : {}),
-            ...(this.options.headers ? { headers: this.options.headers } : {}),
-          },
+      response = await stripeSpan("refunds.create", () =>
+        withCallerSignal(call.signal, () =>
+          this.stripe.refunds.create(
+            { charge: request.chargeId, amount: request.amountCents, metadata },
+            {
+              idempotencyKey: request.idempotencyKey,
+              ...(call.timeoutMs !== undefined ? { timeout: call.timeoutMs } : {}),
+              ...tracedHeaders(this.options.headers),
+            },
+          ),
         ),
       );
     } catch (error) {
@@ -270,11 +273,13 @@ export class StripePaymentConnector implements PaymentConnector {
           ...(scope.chargeId ? { charge: scope.chargeId } : {}),
           ...(startingAfter ? { starting_after: startingAfter } : {}),
         };
-        const listed = await withCallerSignal(call.signal, () =>
-          this.stripe.refunds.list(params, {
-            ...(call.timeoutMs !== undefined ? { timeout: call.timeoutMs } : {}),
-            ...(this.options.lookupHeaders ? { headers: this.options.lookupHeaders } : {}),
-          }),
+        const listed = await stripeSpan("refunds.list", () =>
+          withCallerSignal(call.signal, () =>
+            this.stripe.refunds.list(params, {
+              ...(call.timeoutMs !== undefined ? { timeout: call.timeoutMs } : {}),
+              ...tracedHeaders(this.options.lookupHeaders),
+            }),
+          ),
         );
         if (listed === "aborted") return { kind: "unknown", reason: "aborted", message: "cancelled during the lookup" };
         last = listed;
@@ -333,4 +338,17 @@ export function stripePaymentConnectorFromSettings(settings: {
       "VERITY_PAYMENTS_PROVIDER=stripe needs STRIPE_API_KEY (and STRIPE_API_BASE unless it is api.stripe.com).",
     );
   return new StripePaymentConnector({ apiKey: settings.STRIPE_API_KEY, apiBase: settings.STRIPE_API_BASE });
+}
+
+/** One call through the stripe package as a client span (lib/config/tracing.ts). */
+function stripeSpan<T>(operation: string, call: () => Promise<T>): Promise<T> {
+  return inSpan(`stripe ${operation}`, { "rpc.system": "stripe", "rpc.method": operation }, call, {
+    kind: SpanKind.CLIENT,
+  });
+}
+
+/** The request's extra headers with the active trace's `traceparent`: the package takes headers per request. */
+function tracedHeaders(extra: Record<string, string> | undefined): { headers?: Record<string, string> } {
+  const headers = withTraceHeaders(extra ?? {});
+  return Object.keys(headers).length > 0 ? { headers } : {};
 }

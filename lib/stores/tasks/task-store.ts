@@ -3,6 +3,8 @@ import { AppError } from "@/lib/core/errors";
 import { Prisma, type Task, type Transition } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/core/ids";
 import { childLogger } from "@/lib/config/log";
+import { countCasConflict, countTransition } from "@/lib/config/metrics";
+import { inSpan } from "@/lib/config/tracing";
 import type { Actor } from "@/lib/model/actor";
 import type { TaskPatch, TaskState } from "@/lib/model/tasks/task-state";
 import { describeLease, leaseRefusal, leaseViewOf } from "@/lib/model/leases/lease-rules";
@@ -204,8 +206,17 @@ export async function compareAndSwap(
     options.audited === false
       ? Prisma.sql`WITH updated AS (${updated}) ${logged} RETURNING 1`
       : Prisma.sql`WITH updated AS (${updated}), logged AS (${logged} RETURNING 1) ${auditEntryInsertSql(transitionAuditEntry(r), { onlyIfRowsIn: "logged" })} RETURNING 1`;
-  const inserted = await directQuery<unknown>(db, statement, { prepare: "cas" });
-  return inserted.length === 1;
+  const swapped = await inSpan<boolean>(
+    "task cas",
+    { "verity.task_id": r.taskId, "verity.from_version": r.fromVersion ?? -1, "verity.to_status": r.toStatus },
+    async (span) => {
+      const inserted = await directQuery<unknown>(db, statement, { prepare: "cas" });
+      span?.setAttribute("verity.swapped", inserted.length === 1);
+      return inserted.length === 1;
+    },
+  );
+  if (swapped) countTransition(r.toStatus);
+  return swapped;
 }
 
 export function transitionViewOf(r: TransitionRecord): TransitionView {
@@ -244,6 +255,7 @@ export async function recordWriteConflict(
     fencingToken?: string;
   },
 ): Promise<void> {
+  countCasConflict(c.kind);
   try {
     await db.writeConflict.create({
       data: {

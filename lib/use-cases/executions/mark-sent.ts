@@ -1,3 +1,4 @@
+import { inSpan } from "@/lib/config/tracing";
 import { z } from "zod";
 import type { Db, Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
@@ -39,7 +40,14 @@ async function approvedOverBlock(tx: Tx, existing: Execution, block: Instruction
   return newest.every((t) => t <= releasedAt.getTime());
 }
 
-export async function markSent(db: Db, executionId: string, raw: unknown, actor: Actor): Promise<ExecutionView> {
+/** markSent as a span of the request's trace (lib/config/tracing.ts). */
+export function markSent(db: Db, executionId: string, raw: unknown, actor: Actor): Promise<ExecutionView> {
+  return inSpan("use-case markSent", { "verity.execution_id": executionId }, () =>
+    markSentUntraced(db, executionId, raw, actor),
+  );
+}
+
+async function markSentUntraced(db: Db, executionId: string, raw: unknown, actor: Actor): Promise<ExecutionView> {
   const input = parseOrThrow(MarkSentInputSchema, raw);
   const existing = await getExecutionRowOrThrow(db, executionId);
   if (existing.attemptId !== input.attempt_id) throw staleAttempt(existing, input.attempt_id);

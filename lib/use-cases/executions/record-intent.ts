@@ -1,3 +1,4 @@
+import { inSpan } from "@/lib/config/tracing";
 import { z } from "zod";
 import type { Db, Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
@@ -106,7 +107,14 @@ export type IntentResult =
       guard: InstructionGuardView | null;
     };
 
-export async function recordIntent(db: Db, taskId: string, raw: unknown, actor: Actor): Promise<IntentResult> {
+/** recordIntent as a span of the request's trace (lib/config/tracing.ts). */
+export function recordIntent(db: Db, taskId: string, raw: unknown, actor: Actor): Promise<IntentResult> {
+  return inSpan("use-case recordIntent", { "verity.task_id": taskId }, () =>
+    recordIntentUntraced(db, taskId, raw, actor),
+  );
+}
+
+async function recordIntentUntraced(db: Db, taskId: string, raw: unknown, actor: Actor): Promise<IntentResult> {
   const input = parseOrThrow(RecordIntentInputSchema, raw);
   const existing = await findExecution(db, { taskId, toolCallId: input.tool_call_id });
   // A recorded call keeps the version it was recorded under, even after a newer one or a retirement.

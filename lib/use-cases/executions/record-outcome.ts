@@ -1,3 +1,4 @@
+import { inSpan } from "@/lib/config/tracing";
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { AppError, isAppError } from "@/lib/core/errors";
@@ -74,6 +75,20 @@ export interface ConfirmedByCaller {
   why: string;
 }
 
+/** recordOutcome as a span of the request's trace (lib/config/tracing.ts). */
+export function recordOutcome(
+  db: Db,
+  executionId: string,
+  raw: unknown,
+  actor: Actor,
+  deps?: ConnectorDeps,
+  options: RecordOutcomeOptions = {},
+): Promise<OutcomeResult> {
+  return inSpan("use-case recordOutcome", { "verity.execution_id": executionId }, () =>
+    recordOutcomeUntraced(db, executionId, raw, actor, deps, options),
+  );
+}
+
 /**
  * The provider's answer is a fact about the external world, not the
  * worker's opinion of the task: it is recorded even when the worker's lease
@@ -82,7 +97,7 @@ export interface ConfirmedByCaller {
  * (leaseConflict), and the new lease holder finds the receipt (recordIntent
  * answers `receipt`) instead of waiting for the reconciler's SENT timeout.
  */
-export async function recordOutcome(
+async function recordOutcomeUntraced(
   db: Db,
   executionId: string,
   raw: unknown,

@@ -1,3 +1,4 @@
+import { countMonitorViolations } from "@/lib/config/metrics";
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { getEnv } from "@/lib/config/env";
@@ -110,6 +111,7 @@ export async function runMonitorPass(
       errors.push(`${check}: ${report.error}`);
     }
     result.violations += report.violations;
+    countMonitorViolations(check, report.violations);
   }
   result.run = await db.invariantMonitorRun.update({
     where: { id: claimed.id },

@@ -1,3 +1,4 @@
+import { inSpan } from "@/lib/config/tracing";
 import { digestOf } from "@/lib/core/canonical-json";
 import type { Db } from "@/lib/db/client";
 import { AppError, isAppError } from "@/lib/core/errors";
@@ -22,6 +23,19 @@ import {
 } from "@/lib/stores/tasks/task-transitions";
 import type { TransitionResult } from "@/lib/stores/tasks/task-views";
 
+/** transitionTask as a span of the request's trace (lib/config/tracing.ts). */
+export function transitionTask(
+  db: Db,
+  taskId: string,
+  rawInput: unknown,
+  actor: Actor,
+  gateApproval?: GateApproval,
+): Promise<TransitionResult> {
+  return inSpan("use-case transitionTask", { "verity.task_id": taskId }, () =>
+    transitionTaskUntraced(db, taskId, rawInput, actor, gateApproval),
+  );
+}
+
 /**
  * One change of a task on its own: the checks of lib/stores/tasks/task-transitions.ts,
  * then the single CAS statement. A retry of an applied transition id gets
@@ -29,7 +43,7 @@ import type { TransitionResult } from "@/lib/stores/tasks/task-views";
  * lease_conflict, with its write-conflict record.
  */
 
-export async function transitionTask(
+async function transitionTaskUntraced(
   db: Db,
   taskId: string,
   rawInput: unknown,
