@@ -36,6 +36,7 @@ import { RefundAgent, type TaskReport } from "@/programs/agent/refund-agent";
 import { startSandbox, type Sandbox } from "@/programs/sandbox/server";
 import { VerityClient } from "@/sdk";
 import { isConsoleBuildStale } from "@/scripts/console-build";
+import { haproxyConfig } from "@/scripts/haproxy-config";
 import { createEmptyPostgresDatabase } from "@/tests/helpers/postgres";
 import { livePort, startVerityServer, type VerityServer } from "./servers";
 
@@ -271,34 +272,12 @@ describe("three Verity servers behind HAProxy on one PostgreSQL", () => {
 
 // ── the fleet ─────────────────────────────────────────────────────────────
 
-function haproxyConfig(port: number, backends: VerityServer[]): string {
-  return `global
-  maxconn 1024
-defaults
-  mode http
-  timeout connect 2s
-  timeout client 60s
-  timeout server 60s
-  # A connection refused by a dead server is tried on another (never a request one already answered).
-  retries 2
-  option redispatch
-frontend verity
-  bind 127.0.0.1:${port}
-  default_backend verity
-backend verity
-  balance roundrobin
-  option httpchk GET /api/health
-  http-check expect status 200
-  default-server inter 500ms fall 2 rise 2
-  # Which server answered: the test counts them.
-  http-response set-header X-Served-By %[srv_name]
-${backends.map((s) => `  server ${s.label} ${new URL(s.baseUrl).host} check`).join("\n")}
-`;
-}
-
 async function startHaproxy(port: number, backends: VerityServer[]): Promise<ChildProcess> {
   const config = path.join(workDir, "haproxy.cfg");
-  writeFileSync(config, haproxyConfig(port, backends));
+  writeFileSync(
+    config,
+    haproxyConfig({ port, backends: backends.map((s) => ({ name: s.label, address: new URL(s.baseUrl).host })) }),
+  );
   await run(HAPROXY, ["-c", "-q", "-f", config]);
   const child = spawn(HAPROXY, ["-db", "-f", config], { stdio: ["ignore", "ignore", "pipe"] });
   let errors = "";
