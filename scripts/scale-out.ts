@@ -136,7 +136,8 @@ process.on("SIGTERM", () => void stopAll(0));
 try {
   // N builds into one .next would corrupt it: on a stale build, the first server builds alone.
   if (isConsoleBuildStale(root)) await healthy(startServer(0));
-  const rest = Array.from({ length: count - servers.length }, (_, i) => startServer(servers.length + i));
+  const first = servers.length;
+  const rest = Array.from({ length: count - first }, (_, i) => startServer(first + i));
   await Promise.all(rest.map(healthy));
 } catch (error) {
   console.error(`scale-out: ${error instanceof Error ? error.message : String(error)}`);
