@@ -5,6 +5,9 @@
  *   Chromium     the browser tests' browser. Playwright cannot download its
  *                own here, so Debian's package is installed when missing
  *                (as root, with apt-get), or CHROMIUM_PATH names one.
+ *   HAProxy      the load balancer of the scale-out test (tests/live/scale-out.test.ts:
+ *                three servers behind it); Debian's package, installed when missing,
+ *                or HAPROXY_PATH names one.
  *   PostgreSQL   the server the concurrency and crash tests run against, on
  *                127.0.0.1:5432 (or TEST_DATABASE_URL). A stopped cluster is
  *                started; with none, Debian's package is installed with
@@ -60,6 +63,20 @@ export function ensureChromium(): PrerequisiteResult {
   if (!installed.ok || !existsSync(path))
     return { name: "chromium", ok: false, detail: `apt-get install chromium failed: ${installed.output.slice(-500)}` };
   return { name: "chromium", ok: true, detail: "installed Debian's chromium" };
+}
+
+export function ensureHaproxy(): PrerequisiteResult {
+  const path = process.env.HAPROXY_PATH ?? "/usr/sbin/haproxy";
+  if (existsSync(path)) return { name: "haproxy", ok: true, detail: `${path} is there` };
+  if (process.env.HAPROXY_PATH) return { name: "haproxy", ok: false, detail: `HAPROXY_PATH=${path} does not exist` };
+  if (!isRoot || !hasAptGet)
+    return { name: "haproxy", ok: false, detail: cannotInstall("HAProxy (/usr/sbin/haproxy)", "haproxy") };
+  console.log("prerequisites: installing Debian's haproxy for the scale-out test (once per machine)");
+  const installed = aptInstall("haproxy");
+  if (!installed.ok || !existsSync(path))
+    return { name: "haproxy", ok: false, detail: `apt-get install haproxy failed: ${installed.output.slice(-500)}` };
+  // The package enables its own service; the test starts haproxy itself, with its own config.
+  return { name: "haproxy", ok: true, detail: "installed Debian's haproxy" };
 }
 
 function isListening(host: string, port: number, timeoutMs = 1_000): Promise<boolean> {
@@ -138,5 +155,5 @@ export async function ensurePostgres(): Promise<PrerequisiteResult> {
 }
 
 export async function ensureTestPrerequisites(): Promise<PrerequisiteResult[]> {
-  return [ensureChromium(), await ensurePostgres()];
+  return [ensureChromium(), ensureHaproxy(), await ensurePostgres()];
 }

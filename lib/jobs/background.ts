@@ -22,8 +22,14 @@ import { addressThrottle, usernameThrottle } from "@/lib/model/auth/sign-in-thro
  * deliver the outbox, and now and then verify settled executions against the
  * provider. A tick starts `intervalMs` after the previous one ended, so ticks
  * never overlap, however slow a provider is. Every step is safe to run in
- * several processes at once (CAS for corrections, SKIP LOCKED claims for the
- * outbox), so running one loop per server instance needs no coordination.
+ * several processes at once, each by its own means: CAS for corrections (a
+ * reconciler that loses the race writes nothing), SKIP LOCKED claims for the
+ * outbox, an advisory lock and the last pass's start for the invariant
+ * monitor (one pass per interval per tenant, whichever server runs it),
+ * fingerprints under an advisory lock for alerts, locked rows for retention.
+ * So one loop per server instance needs no other coordination;
+ * docs/scale-out.md says what each step costs when N servers run it, and
+ * tests/live/scale-out.test.ts runs three of them behind HAProxy.
  *
  * Now and then (housekeepingIntervalMs) it also deletes rows that no longer
  * stand for anything: console sessions long past their expiry, and sign-in
@@ -172,7 +178,8 @@ export function startBackgroundLoop(
     const monitorEvery = options.monitorIntervalMs ?? 0;
     if (monitorEvery > 0 && Date.now() - lastMonitorAt >= monitorEvery) {
       lastMonitorAt = Date.now();
-      const pass = await step("monitor", report, () => runMonitorPass(db));
+      // everyMs: another server's pass within the interval counts as this one's.
+      const pass = await step("monitor", report, () => runMonitorPass(db, {}, { everyMs: monitorEvery }));
       if (pass) {
         looked.monitor_examined = Object.values(pass.checks).reduce((n, c) => n + (c?.examined ?? 0), 0);
         looked.monitor_violations = pass.violations;

@@ -16,13 +16,18 @@ import { appendAuditEntry, auditEntryInsertSql } from "@/lib/stores/audit-log";
  *
  * Unwrapped keys are cached per process by id: a data key never changes
  * (a rotation adds a version, a KEK rotation re-wraps the same key bytes),
- * so the cache can only be wrong after a destruction, which clears it. The
- * active key is looked up again after a rotation in this process and, in
- * other processes, after ACTIVE_KEY_TTL_MS: until then they keep sealing
+ * so the cache can only be wrong after a destruction, which clears it in
+ * this process. Other processes (the other servers of a scaled-out
+ * deployment, docs/scale-out.md) learn of it when their cached key is
+ * checked against its row again, at most KEY_RECHECK_MS after they last
+ * did: then the key is dropped and what it sealed stops opening there too.
+ * The active key is looked up again after a rotation in this process and,
+ * in other processes, after ACTIVE_KEY_TTL_MS: until then they keep sealing
  * under the previous version, which stays readable, so nothing is lost.
  */
 
 const ACTIVE_KEY_TTL_MS = 60_000;
+const KEY_RECHECK_MS = 60_000;
 
 export interface UsableDataKey {
   id: string;
@@ -31,7 +36,7 @@ export interface UsableDataKey {
   key: Buffer;
 }
 
-const keysById = new Map<string, UsableDataKey>();
+const keysById = new Map<string, UsableDataKey & { checkedUntil: number }>();
 const activeByTenant = new Map<string, { key: UsableDataKey; until: number }>();
 
 /**
@@ -62,7 +67,9 @@ export async function activeDataKey(db: Db | Tx, tenantId: string): Promise<Usab
 /** The key a sealed value names. */
 export async function dataKeyById(db: Db | Tx, id: string): Promise<UsableDataKey> {
   const cached = keysById.get(id);
-  if (cached) return cached;
+  if (cached && cached.checkedUntil > Date.now()) return cached;
+  // Not cached, or cached long enough that another server may have destroyed it since.
+  if (cached) keysById.delete(id);
   const row = await db.dataKey.findUnique({ where: { id } });
   // Not a key that is missing: no key of that id was ever made here, so the value was altered or is not this database's.
   if (!row)
@@ -117,7 +124,7 @@ const systemKeysActor: AuditActor = { identity: "spiffe://verity.local/system/ke
 
 async function usable(row: DataKey): Promise<UsableDataKey> {
   const known = keysById.get(row.id);
-  if (known) return known;
+  if (known && row.wrappedKey) return known;
   if (!row.wrappedKey)
     throw new AppError(
       "key_unavailable",
@@ -129,7 +136,7 @@ async function usable(row: DataKey): Promise<UsableDataKey> {
     version: row.version,
     key: await provider().unwrap(row.tenantId, row.kekId, row.wrappedKey),
   };
-  keysById.set(row.id, key);
+  keysById.set(row.id, { ...key, checkedUntil: Date.now() + KEY_RECHECK_MS });
   return key;
 }
 

@@ -64,6 +64,10 @@ export async function insertToolVersion(
 ): Promise<RegisterOutcome> {
   const id = toolVersionId(def.name, def.version);
   const digest = digestOf(def);
+  // Registrations of one version wait for each other, so a twin (several servers
+  // registering the shipped tools at the same start) reads the first one's row
+  // and is a replay, not a unique violation that stopped a server's start.
+  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`tool_versions:${id}`}::text || ':' || coalesce(verity_current_tenant(), ''), 0))`;
   // Unique per tenant (row-level security shows this tenant's only): findFirst, not findUnique.
   const existing = await tx.toolVersion.findFirst({ where: { id } });
   if (existing) return sameOrConflict(existing, digest);

@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { scopedPglite, type PgliteSession } from "@/lib/db/tenant-sessions";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { createTenant } from "@/lib/stores/tenants";
 import { inject } from "vitest";
 import { pgliteHandle, type DatabaseHandle, type Db } from "@/lib/db/client";
 import { isSealed } from "@/lib/core/envelope-encryption";
@@ -438,5 +439,27 @@ describe("keys", () => {
     expect((await getAlert(db, refundRead.alertId))?.internal).toEqual(unreadable);
     const audit = await searchAuditEntries(db, AuditSearchSchema.parse({ task: refundRead.taskId }), { limit: 500 });
     expect(JSON.stringify(await readableAuditEntries(db, audit.items))).toContain("[sealed value, unreadable: ");
+  });
+
+  it("destroyed by another server stop opening here too, within a minute (docs/scale-out.md)", async () => {
+    await createTenant(handle.platformDb, { id: "shred-elsewhere", name: "shred-elsewhere" }, system);
+    const other = handle.forTenant("shred-elsewhere");
+    await registerBuiltInWorkflows(other);
+    const task = await runningTask(other);
+    await recordInstruction(
+      other,
+      task.id,
+      { topic: "refund", directive: "note", text: "shredded elsewhere", expected_seq: 0 },
+      operator,
+    );
+    expect((await getInstructionLedger(other, task.id)).items[0]!.text).toBe("shredded elsewhere");
+    // Another server's destroyDataKeys: the rows change, this process's cache is not told.
+    await ownerSql("UPDATE data_keys SET wrapped_key = NULL, destroyed_at = now() WHERE tenant_id = 'shred-elsewhere'");
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 61_000 });
+    try {
+      await expect(getInstructionLedger(other, task.id)).rejects.toMatchObject({ code: "key_unavailable" });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

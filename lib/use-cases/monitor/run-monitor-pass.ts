@@ -57,6 +57,13 @@ export interface MonitorOptions {
   auditStreamsPerPass?: number;
   /** Only these checks (tests); every check by default. */
   only?: readonly MonitorCheck[];
+  /**
+   * Not due (no pass, `run: null`) while the tenant's last pass, by any
+   * process, started less than this long ago: the background loop of every
+   * server asks each interval, and one pass per interval answers them all
+   * (docs/scale-out.md). A request from a person runs regardless.
+   */
+  everyMs?: number;
 }
 
 const MONITOR_LOCK_KEY = "verity:invariant-monitor";
@@ -68,7 +75,7 @@ export async function runMonitorPass(
 ): Promise<MonitorPassResult> {
   const now = options.now ?? new Date();
   const batch = options.batchSize ?? getEnv().VERITY_MONITOR_BATCH;
-  const claimed = await claimRun(db);
+  const claimed = await claimRun(db, options.everyMs ?? 0);
   if (!claimed) return { run: null, checks: {}, violations: 0, alerts: [] };
   const cursor = claimed.cursor;
   const result: MonitorPassResult = { run: null, checks: {}, violations: 0, alerts: [] };
@@ -127,15 +134,17 @@ export async function runMonitorPass(
 }
 
 /**
- * Starts a run unless another process's run of this tenant is in progress,
- * and reads the cursor the tenant's last finished run left. Serialized by a
- * transaction-scoped advisory lock, so two monitors of one tenant never
- * both start: an append-only row is read by one pass, not counted twice.
+ * Starts a run unless another process's run of this tenant is in progress
+ * or (everyMs) one started within the interval, and reads the cursor the
+ * tenant's last finished run left. Serialized by a transaction-scoped
+ * advisory lock, so two monitors of one tenant never both start: an
+ * append-only row is read by one pass, not counted twice, and N servers
+ * make one pass per interval, not N.
  * The lock is the tenant's own (its key names the connection's tenant):
  * each tenant's loop runs its own pass, and one tenant's claim never waits
  * for another's.
  */
-async function claimRun(db: Db): Promise<{ id: string; cursor: MonitorCursor } | null> {
+async function claimRun(db: Db, everyMs: number): Promise<{ id: string; cursor: MonitorCursor } | null> {
   return db.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${MONITOR_LOCK_KEY}::text || ':' || coalesce(verity_current_tenant(), ''), 0))`;
     const running = await tx.invariantMonitorRun.findFirst({
@@ -143,6 +152,13 @@ async function claimRun(db: Db): Promise<{ id: string; cursor: MonitorCursor } |
       select: { id: true },
     });
     if (running) return null;
+    if (everyMs > 0) {
+      const recent = await tx.invariantMonitorRun.findFirst({
+        where: { startedAt: { gt: new Date(Date.now() - everyMs) } },
+        select: { id: true },
+      });
+      if (recent) return null;
+    }
     const last = await tx.invariantMonitorRun.findFirst({
       where: { finishedAt: { not: null } },
       orderBy: [{ startedAt: "desc" }, { id: "desc" }],
