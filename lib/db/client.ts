@@ -86,13 +86,39 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
       adapterFactory,
       close: async () => {
         await Promise.all([platformDb, ...forTenant.opened()].map((db) => db.$disconnect()));
-        await Promise.all(pools.map((pool) => pool.end()));
+        await Promise.all(pools.map(endPool));
       },
     };
   }
   // PGlite does not create the parent of its data folder ("memory://" is an in-memory database).
   if (!target.dir.startsWith("memory://")) mkdirSync(target.dir, { recursive: true });
   return pgliteHandle(new PGlite(target.dir));
+}
+
+/**
+ * Ends a pool and waits until each of its connections is closed. pg-pool's
+ * `end()` resolves once it has let go of its clients, before their sockets
+ * have said goodbye: a database dropped WITH (FORCE) right after (a test's or
+ * a benchmark's throwaway one) then terminated connections still closing
+ * (bench:transitions died at teardown on such an 'error', issue 16). Each
+ * closed client is a 'remove' event; a bounded wait, so a connection that
+ * never answers cannot hold a shutdown forever.
+ */
+async function endPool(pool: pg.Pool): Promise<void> {
+  const open = pool.totalCount;
+  let closed = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const allClosed = new Promise<void>((resolve) => {
+    if (open === 0) return resolve();
+    pool.on("remove", () => {
+      if (++closed >= open) resolve();
+    });
+    timer = setTimeout(resolve, 5_000);
+    timer.unref();
+  });
+  await pool.end();
+  await allClosed;
+  clearTimeout(timer);
 }
 
 /**
