@@ -8,6 +8,7 @@
  *
  *   npm run bench:effects                   # TEST_DATABASE_URL or local PostgreSQL
  *   BENCH_EFFECTS=600 BENCH_CONCURRENCY=1,8 npm run bench:effects
+ *   BENCH_EFFECTS_DBOS=off npm run bench:effects   # ledger and direct only (bench:encryption)
  *
  * Each worker drives its own task (RUNNING → WAITING_FOR_TOOL → RUNNING per
  * refund, a new tool call id each time), so this measures the ledger's
@@ -109,8 +110,9 @@ function startDbos(systemDatabaseUrl: string, sandboxUrl: string, poolSize: numb
 const poolSize = Math.max(...levels) + 2;
 const database = await createPostgresTestDatabase({ poolSize });
 const sandbox = await startSandbox({ port: 0, host: "127.0.0.1" });
-const dbosDatabase = await createEmptyPostgresDatabase();
-const dbos = startDbos(dbosDatabase.url, sandbox.url, poolSize);
+const withDbos = process.env.BENCH_EFFECTS_DBOS !== "off";
+const dbosDatabase = withDbos ? await createEmptyPostgresDatabase() : null;
+const dbos = dbosDatabase ? startDbos(dbosDatabase.url, sandbox.url, poolSize) : null;
 const deps = {
   payments: new SandboxPaymentConnector({ baseUrl: sandbox.url }),
   crm: new SandboxCrmConnector({ baseUrl: sandbox.url }),
@@ -125,7 +127,7 @@ const load = () =>
     .join(" ");
 
 try {
-  await dbos.ready;
+  await dbos?.ready;
   console.log(`# bench:effects  ${new Date().toISOString()}`);
   console.log(
     `# ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}; ${perLevel} refunds per level and side in ${rounds} alternating rounds; pools of ${poolSize}`,
@@ -184,15 +186,15 @@ try {
     const warmup = Math.max(20, 2 * workers);
     await drive(workers, warmup, ledgerRefund);
     await drive(workers, warmup, directRefund);
-    await dbos.run(workers, warmup);
+    await dbos?.run(workers, warmup);
     const ledger: Sample = { count: 0, seconds: 0, latencies: [] };
     const direct: Sample = { count: 0, seconds: 0, latencies: [] };
     const viaDbos: Sample = { count: 0, seconds: 0, latencies: [] };
     const sides: Array<[Sample, (total: number) => Promise<Sample>]> = [
       [ledger, (total) => drive(workers, total, ledgerRefund)],
       [direct, (total) => drive(workers, total, directRefund)],
-      [viaDbos, (total) => dbos.run(workers, total)],
     ];
+    if (dbos) sides.push([viaDbos, (total) => dbos.run(workers, total)]);
     for (let r = 0; r < rounds; r++) {
       for (const [side, run] of r % 2 === 0 ? sides : [...sides].reverse()) {
         const s = await run(perLevel / rounds);
@@ -221,8 +223,8 @@ try {
   }
   console.log(`\n# load average at end: ${load()}`);
 } finally {
-  await dbos.stop();
-  await dbosDatabase.drop();
+  await dbos?.stop();
+  await dbosDatabase?.drop();
   await sandbox.close();
   await database.drop();
 }
