@@ -1,18 +1,25 @@
 /**
  * The cost of durability for side effects: refunds per second through the
  * execution ledger (intent → sent → call → outcome, each step committed on
- * PostgreSQL) next to the same refund calls made directly to the sandbox
- * provider in the same run, with no faults.
+ * PostgreSQL), next to the same refund calls made directly to the sandbox
+ * provider, and next to a DBOS Transact workflow of one step making the same
+ * call (bench/effects-dbos.ts: its own process, its own system database on
+ * the same PostgreSQL), all in the same run, with no faults.
  *
  *   npm run bench:effects                   # TEST_DATABASE_URL or local PostgreSQL
  *   BENCH_EFFECTS=600 BENCH_CONCURRENCY=1,8 npm run bench:effects
+ *   BENCH_EFFECTS_DBOS=off npm run bench:effects   # ledger and direct only (bench:encryption)
  *
  * Each worker drives its own task (RUNNING → WAITING_FOR_TOOL → RUNNING per
  * refund, a new tool call id each time), so this measures the ledger's
- * writes, not contention. Ledger and direct calls alternate in rounds so
- * drift on a shared machine favours neither.
+ * writes, not contention. The three sides alternate in rounds (ledger,
+ * direct, DBOS; then DBOS, direct, ledger; …) so drift on a shared machine
+ * favours none. Each side has a pool of the highest concurrency + 2
+ * connections.
  */
+import { fork } from "node:child_process";
 import os from "node:os";
+import path from "node:path";
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
 import { performEffect } from "@/lib/connectors/effects";
@@ -24,12 +31,12 @@ import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
 import { startSandbox } from "@/programs/sandbox/server";
-import { createPostgresTestDatabase } from "@/tests/helpers/postgres";
+import { createEmptyPostgresDatabase, createPostgresTestDatabase } from "@/tests/helpers/postgres";
 
 Object.assign(process.env, { NODE_ENV: process.env.NODE_ENV ?? "production" });
 
-const levels = (process.env.BENCH_CONCURRENCY ?? "1,8").split(",").map(Number);
-const perLevel = Number(process.env.BENCH_EFFECTS ?? 400);
+const levels = (process.env.BENCH_CONCURRENCY ?? "1,8,32").split(",").map(Number);
+const perLevel = Number(process.env.BENCH_EFFECTS ?? 800);
 const rounds = 4;
 const agent: Actor = { identity: "spiffe://verity.bench/agent/refunds", kind: "agent" };
 const request = { amount_cents: 1000, currency: "usd", charge_id: "ch_bench", customer_id: "cus_bench" };
@@ -38,11 +45,13 @@ function percentile(sorted: number[], p: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : Number.NaN;
 }
 
-async function drive(
-  workers: number,
-  total: number,
-  op: (worker: number) => Promise<void>,
-): Promise<{ count: number; seconds: number; latencies: number[] }> {
+interface Sample {
+  count: number;
+  seconds: number;
+  latencies: number[];
+}
+
+async function drive(workers: number, total: number, op: (worker: number) => Promise<void>): Promise<Sample> {
   const latencies: number[] = [];
   const each = Math.ceil(total / workers);
   const start = performance.now();
@@ -58,8 +67,52 @@ async function drive(
   return { count: each * workers, seconds: (performance.now() - start) / 1000, latencies };
 }
 
-const database = await createPostgresTestDatabase({ poolSize: Math.max(...levels) + 2 });
+/** The DBOS side: a process of its own, told over IPC to run `total` workflows on `workers` loops. */
+function startDbos(systemDatabaseUrl: string, sandboxUrl: string, poolSize: number) {
+  const child = fork(
+    path.join(import.meta.dirname, "effects-dbos.ts"),
+    [systemDatabaseUrl, sandboxUrl, String(poolSize)],
+    {
+      execArgv: ["--import", "tsx"],
+      env: { ...process.env, NODE_ENV: "production" },
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    },
+  );
+  type Reply = { ready?: true; done?: Sample; failed?: string };
+  const next = () =>
+    new Promise<Reply>((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`the DBOS process exited (${code})`));
+      child.once("exit", onExit);
+      child.once("message", (reply: Reply) => {
+        child.off("exit", onExit);
+        resolve(reply);
+      });
+    });
+  const ready = next();
+  return {
+    ready,
+    async run(workers: number, total: number): Promise<Sample> {
+      const reply = next();
+      child.send({ run: { workers, total } });
+      const { done, failed } = await reply;
+      if (!done) throw new Error(`the DBOS side failed: ${failed}`);
+      return done;
+    },
+    async stop(): Promise<void> {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.send({ stop: true });
+      await exited;
+    },
+  };
+}
+
+const poolSize = Math.max(...levels) + 2;
+const database = await createPostgresTestDatabase({ poolSize });
 const sandbox = await startSandbox({ port: 0, host: "127.0.0.1" });
+const withDbos = process.env.BENCH_EFFECTS_DBOS !== "off";
+const dbosDatabase = withDbos ? await createEmptyPostgresDatabase() : null;
+const dbos = dbosDatabase ? startDbos(dbosDatabase.url, sandbox.url, poolSize) : null;
 const deps = {
   payments: new SandboxPaymentConnector({ baseUrl: sandbox.url }),
   crm: new SandboxCrmConnector({ baseUrl: sandbox.url }),
@@ -67,14 +120,20 @@ const deps = {
 const { db } = database;
 let call = 0;
 
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
+
 try {
+  await dbos?.ready;
+  console.log(`# bench:effects  ${new Date().toISOString()}`);
   console.log(
-    `bench:effects on ${os.cpus().length} cores, load ${os
-      .loadavg()
-      .map((l) => l.toFixed(1))
-      .join(" ")}; ${perLevel} refunds per level and side`,
+    `# ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}; ${perLevel} refunds per level and side in ${rounds} alternating rounds; pools of ${poolSize}`,
   );
-  console.log("concurrency | ledger refunds/s | p50 ms | p99 ms | direct refunds/s | p50 ms | p99 ms | ledger/direct");
+  console.log(`# load average at start: ${load()}\n`);
+  const results: Array<{ workers: number; ledger: Sample; dbos: Sample; direct: Sample }> = [];
   for (const workers of levels) {
     const tasks: Array<{ id: string; version: number }> = [];
     for (let w = 0; w < workers; w++) {
@@ -124,37 +183,52 @@ try {
       });
       if (outcome.kind !== "succeeded") throw new Error(`refund ${outcome.kind}`);
     };
-    await drive(workers, 20, ledgerRefund); // warm-up
-    await drive(workers, 20, directRefund);
-    const ledger = { count: 0, seconds: 0, latencies: [] as number[] };
-    const direct = { count: 0, seconds: 0, latencies: [] as number[] };
+    const warmup = Math.max(20, 2 * workers);
+    await drive(workers, warmup, ledgerRefund);
+    await drive(workers, warmup, directRefund);
+    await dbos?.run(workers, warmup);
+    const ledger: Sample = { count: 0, seconds: 0, latencies: [] };
+    const direct: Sample = { count: 0, seconds: 0, latencies: [] };
+    const viaDbos: Sample = { count: 0, seconds: 0, latencies: [] };
+    const sides: Array<[Sample, (total: number) => Promise<Sample>]> = [
+      [ledger, (total) => drive(workers, total, ledgerRefund)],
+      [direct, (total) => drive(workers, total, directRefund)],
+    ];
+    if (dbos) sides.push([viaDbos, (total) => dbos.run(workers, total)]);
     for (let r = 0; r < rounds; r++) {
-      for (const [side, op] of [
-        [ledger, ledgerRefund],
-        [direct, directRefund],
-      ] as const) {
-        const s = await drive(workers, perLevel / rounds, op);
+      for (const [side, run] of r % 2 === 0 ? sides : [...sides].reverse()) {
+        const s = await run(perLevel / rounds);
         side.count += s.count;
         side.seconds += s.seconds;
         side.latencies.push(...s.latencies);
       }
     }
-    const fmt = (side: typeof ledger) => {
-      const sorted = [...side.latencies].sort((a, b) => a - b);
-      return [
-        (side.count / side.seconds).toFixed(0),
-        percentile(sorted, 50).toFixed(2),
-        percentile(sorted, 99).toFixed(2),
-      ];
-    };
-    const [lr, l50, l99] = fmt(ledger);
-    const [dr, d50, d99] = fmt(direct);
-    const ratio = ledger.count / ledger.seconds / (direct.count / direct.seconds);
+    results.push({ workers, ledger, dbos: viaDbos, direct });
     console.log(
-      `${String(workers).padStart(11)} | ${lr!.padStart(16)} | ${l50!.padStart(6)} | ${l99!.padStart(6)} | ${dr!.padStart(16)} | ${d50!.padStart(6)} | ${d99!.padStart(6)} | ${(ratio * 100).toFixed(0)}%`,
+      `concurrency ${workers}: ledger ${rate(ledger).toFixed(0)}/s, DBOS ${rate(viaDbos).toFixed(0)}/s, direct ${rate(direct).toFixed(0)}/s (load ${load()})`,
     );
   }
+  console.log(
+    "\n| concurrency | ledger refunds/s | p50 ms | p99 ms | DBOS refunds/s | p50 ms | p99 ms | direct refunds/s | p50 ms | p99 ms | ledger/DBOS | ledger/direct |",
+  );
+  console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  for (const { workers, ledger, dbos: viaDbos, direct } of results) {
+    const cells = [ledger, viaDbos, direct].flatMap((side) => {
+      const sorted = [...side.latencies].sort((a, b) => a - b);
+      return [rate(side).toFixed(0), percentile(sorted, 50).toFixed(2), percentile(sorted, 99).toFixed(2)];
+    });
+    console.log(
+      `| ${workers} | ${cells.join(" | ")} | ${(rate(ledger) / rate(viaDbos)).toFixed(2)}× | ${(rate(ledger) / rate(direct)).toFixed(2)}× |`,
+    );
+  }
+  console.log(`\n# load average at end: ${load()}`);
 } finally {
+  await dbos?.stop();
+  await dbosDatabase?.drop();
   await sandbox.close();
   await database.drop();
+}
+
+function rate(side: Sample): number {
+  return side.count / side.seconds;
 }

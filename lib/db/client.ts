@@ -26,6 +26,16 @@ export function newPrismaClient(adapter: PrismaPg | PrismaPGlite): PrismaClient 
   return new PrismaClient({ adapter, transactionOptions: { maxWait: 15_000, timeout: 60_000 } });
 }
 
+/**
+ * What each client and transaction client was found to run as. A client's
+ * setting is its pool's (or PGlite session's) for its whole life; a
+ * transaction's can change only through writeAsTenant
+ * (lib/stores/tenants.ts), which says so here (noteTransactionTenant). Asking
+ * the database once per call was a round trip of its own, several per
+ * ledger step (issue 16: three in an intent, four in an outcome).
+ */
+const connectionTenants = new WeakMap<object, string | null>();
+
 export interface DatabaseHandle {
   /** The first tenant's client (DEFAULT_TENANT_ID): what a single-tenant deployment, the demo and most tests use. */
   db: PrismaClient;
@@ -77,6 +87,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
       directPools.set(db, pool);
       return db;
     });
+    connectionTenants.set(platformDb, null);
     return {
       get db() {
         return forTenant(DEFAULT_TENANT_ID);
@@ -86,13 +97,39 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
       adapterFactory,
       close: async () => {
         await Promise.all([platformDb, ...forTenant.opened()].map((db) => db.$disconnect()));
-        await Promise.all(pools.map((pool) => pool.end()));
+        await Promise.all(pools.map(endPool));
       },
     };
   }
   // PGlite does not create the parent of its data folder ("memory://" is an in-memory database).
   if (!target.dir.startsWith("memory://")) mkdirSync(target.dir, { recursive: true });
   return pgliteHandle(new PGlite(target.dir));
+}
+
+/**
+ * Ends a pool and waits until each of its connections is closed. pg-pool's
+ * `end()` resolves once it has let go of its clients, before their sockets
+ * have said goodbye: a database dropped WITH (FORCE) right after (a test's or
+ * a benchmark's throwaway one) then terminated connections still closing
+ * (bench:transitions died at teardown on such an 'error', issue 16). Each
+ * closed client is a 'remove' event; a bounded wait, so a connection that
+ * never answers cannot hold a shutdown forever.
+ */
+async function endPool(pool: pg.Pool): Promise<void> {
+  const open = pool.totalCount;
+  let closed = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const allClosed = new Promise<void>((resolve) => {
+    if (open === 0) return resolve();
+    pool.on("remove", () => {
+      if (++closed >= open) resolve();
+    });
+    timer = setTimeout(resolve, 5_000);
+    timer.unref();
+  });
+  await pool.end();
+  await allClosed;
+  clearTimeout(timer);
 }
 
 /**
@@ -105,6 +142,7 @@ export function pgliteHandle(pglite: PGlite): DatabaseHandle & { adapterFactory:
   const adapterFactory = new PrismaPGlite(sessions.owner as PGlite);
   const platformDb = newPrismaClient(adapterFactory);
   const forTenant = tenantClients((tenantId) => newPrismaClient(new PrismaPGlite(sessions.tenant(tenantId) as PGlite)));
+  connectionTenants.set(platformDb, null);
   return {
     get db() {
       return forTenant(DEFAULT_TENANT_ID);
@@ -126,6 +164,8 @@ function tenantClients(open: (tenantId: string) => PrismaClient) {
     let db = clients.get(tenantId);
     if (!db) {
       db = open(assertTenantId(tenantId));
+      // Its connections run as the tenant for the client's whole life (tenantConnectionOptions, scopedPglite).
+      connectionTenants.set(db, tenantId);
       clients.set(tenantId, db);
     }
     return db;
@@ -230,8 +270,29 @@ export async function tenantOfConnection(db: Db | Tx): Promise<string> {
 
 /** The connection's tenant, or null on the owner's connection (which has none). */
 export async function tenantOfConnectionOrNull(db: Db | Tx): Promise<string | null> {
+  if (connectionTenants.has(db)) return connectionTenants.get(db)!;
   const rows = await (db as Db).$queryRaw<
     Array<{ tenant_id: string | null }>
   >`SELECT verity_current_tenant() AS tenant_id`;
-  return rows[0]?.tenant_id ?? null;
+  const tenantId = rows[0]?.tenant_id ?? null;
+  connectionTenants.set(db, tenantId);
+  return tenantId;
+}
+
+/**
+ * `db.$transaction(fn)` whose transaction client knows its tenant from `db`
+ * (a transaction runs on a connection of db's pool, with db's setting), so
+ * sealing and the rows' tenant ask no question of their own: for the
+ * ledger's steps, each a transaction.
+ */
+export function transactionOn<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return db.$transaction((tx) => {
+    if (connectionTenants.has(db)) connectionTenants.set(tx, connectionTenants.get(db)!);
+    return fn(tx);
+  });
+}
+
+/** The rest of transaction `tx` runs as `tenantId` (its setting was just changed: writeAsTenant). */
+export function noteTransactionTenant(tx: Tx, tenantId: string): void {
+  connectionTenants.set(tx, tenantId);
 }

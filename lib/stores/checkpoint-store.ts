@@ -4,7 +4,7 @@ import { AppError, isAppError } from "@/lib/core/errors";
 import { newId } from "@/lib/core/ids";
 import type { Actor } from "@/lib/model/actor";
 import { checkpointCreatedAuditEntry } from "@/lib/model/audit/audit-events";
-import { appendAuditEntry } from "@/lib/stores/audit-log";
+import { auditEntryInsertSql } from "@/lib/stores/audit-log";
 import { openText, sealText } from "@/lib/stores/field-encryption";
 
 import { configuredKeyring, type CheckpointKeyring } from "@/lib/model/checkpoints/checkpoint-keys";
@@ -81,8 +81,15 @@ export async function takeCheckpointInTransaction(
       violations: [{ invariant: "checkpoint_of_valid_state", message: error.message }],
     });
   }
-  const created = await tx.checkpoint.create({ data: await sealedForStorage(tx, sealed.row) });
-  await appendAuditEntry(tx, checkpointCreatedAuditEntry(created, input.actor));
+  // One statement: the row, then its audit entry, written only with it.
+  const c = await sealedForStorage(tx, sealed.row);
+  const row = Prisma.sql`
+    INSERT INTO checkpoints (id, task_id, state_version, schema_version, trigger, payload, snapshot_digest, signature, key_id, created_at, created_by)
+    VALUES (${c.id}, ${c.taskId}, ${c.stateVersion}, ${c.schemaVersion}, ${c.trigger}, ${c.payload}, ${c.snapshotDigest},
+            ${c.signature}, ${c.keyId}, ${c.createdAt.toISOString()}::timestamptz, ${c.createdBy})
+    RETURNING 1`;
+  const audit = auditEntryInsertSql(checkpointCreatedAuditEntry(c, input.actor), { onlyIfRowsIn: "created" });
+  await tx.$executeRaw`WITH created AS (${row}) ${audit}`;
   return sealed.row;
 }
 

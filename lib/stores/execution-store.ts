@@ -8,7 +8,7 @@ import { countEffectOutcome } from "@/lib/config/metrics";
 import { digestOf } from "@/lib/core/canonical-json";
 import type { Actor } from "@/lib/model/actor";
 import { executionAuditEntry } from "@/lib/model/audit/audit-events";
-import { appendAuditEntry } from "@/lib/stores/audit-log";
+import { auditEntryInsertSql } from "@/lib/stores/audit-log";
 import {
   canMoveExecution,
   retryAdviceOf,
@@ -317,11 +317,12 @@ export async function moveExecution(
 ): Promise<Execution> {
   if (!canMoveExecution(existing.status, to)) throw illegalMove(existing, to);
   const data = options.data ? await sealedExecutionData(tx, existing.id, options.data) : {};
-  const { count } = await tx.execution.updateMany({
+  // One statement (UPDATE … RETURNING): the moved row without reading it again.
+  const [updated] = await tx.execution.updateManyAndReturn({
     where: { id: existing.id, version: existing.version },
     data: { ...data, status: to, version: existing.version + 1, updatedAt: new Date() },
   });
-  if (count === 0) {
+  if (!updated) {
     const latest = await tx.execution.findUnique({ where: { id: existing.id } });
     throw new AppError(
       "version_conflict",
@@ -332,7 +333,7 @@ export async function moveExecution(
       },
     );
   }
-  const row = await openExecution(tx, await tx.execution.findUniqueOrThrow({ where: { id: existing.id } }));
+  const row = await openExecution(tx, updated);
   await appendEvent(tx, row, existing.status, options.reason, options.evidence, actor);
   if (outcomeStatuses.has(to)) countEffectOutcome(row.tool, to);
   return row;
@@ -364,21 +365,19 @@ export async function appendEvent(
   const sealedReason = await sealText(tx, eventContext("reason", id), reason);
   const sealedEvidence =
     evidence === undefined ? undefined : await sealJson(tx, eventContext("evidence", id), evidence);
-  await tx.executionEvent.create({
-    data: {
-      id,
-      executionId: row.id,
-      attemptId: row.attemptId,
-      fromStatus: from,
-      toStatus: row.status,
-      actor: actor.identity,
-      reason: sealedReason,
-      evidence: sealedEvidence === undefined ? Prisma.JsonNull : (sealedEvidence as Prisma.InputJsonValue),
-    },
-  });
+  // One statement: the event, then its audit entry, written only with it.
   // After the execution row's write: this transaction holds that row, so the
   // execution stream's head adds no lock order of its own.
-  await appendAuditEntry(tx, executionAuditEntry(row, from, sealedReason, sealedEvidence, actor));
+  const event = Prisma.sql`
+    INSERT INTO execution_events (id, execution_id, attempt_id, from_status, to_status, actor, reason, evidence, created_at)
+    VALUES (${id}, ${row.id}, ${row.attemptId}, ${from}::"ExecutionStatus", ${row.status}::"ExecutionStatus", ${actor.identity},
+            ${sealedReason}, ${sealedEvidence == null ? null : JSON.stringify(sealedEvidence)}::jsonb,
+            ${new Date().toISOString()}::timestamptz)
+    RETURNING 1`;
+  const audit = auditEntryInsertSql(executionAuditEntry(row, from, sealedReason, sealedEvidence, actor), {
+    onlyIfRowsIn: "event",
+  });
+  await tx.$executeRaw`WITH event AS (${event}) ${audit}`;
 }
 
 export function staleAttempt(existing: Execution, attemptId: string): AppError {

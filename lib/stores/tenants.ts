@@ -1,4 +1,4 @@
-import type { Db } from "@/lib/db/client";
+import { noteTransactionTenant, type Db } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import type { Prisma, Tenant } from "@/lib/generated/prisma/client";
 import type { AuditActor } from "@/lib/model/audit/audit-chain";
@@ -150,4 +150,5 @@ export async function writeAsTenant(
   tenantId: string,
 ): Promise<void> {
   await tx.$executeRaw`SELECT set_config('verity.tenant_id', ${tenantId}, true)`;
+  noteTransactionTenant(tx, tenantId);
 }

@@ -221,7 +221,10 @@ export function alertActionAuditEntry(
   };
 }
 
-export function checkpointCreatedAuditEntry(checkpoint: Checkpoint, actor: AuditActor): AuditEntryInput {
+export function checkpointCreatedAuditEntry(
+  checkpoint: Pick<Checkpoint, "id" | "taskId" | "createdAt" | "stateVersion" | "trigger" | "snapshotDigest" | "keyId">,
+  actor: AuditActor,
+): AuditEntryInput {
   return {
     action: "checkpoint.created",
     actor,

@@ -25,6 +25,7 @@ import {
 import { openTaskView, type TaskView, type TransitionResult } from "@/lib/stores/tasks/task-views";
 import { liveReservationsOfTask } from "@/lib/stores/execution-store";
 import { reservationsOverCommitment } from "@/lib/model/executions/budget-reservation";
+import type { Task } from "@/lib/generated/prisma/client";
 
 /**
  * A checked change of a task: read it, check the transition against its
@@ -101,9 +102,11 @@ export async function prepareTransition(
   requestDigest: string,
   /** A person's approval of a human gate (lib/use-cases/tasks/approve-gate.ts); nothing else sets one. */
   gateApproval?: GateApproval,
+  /** The task's row as the caller just read it (findTaskRow) in this transaction: not read again. The CAS still guards its version. */
+  readRow?: Task,
 ): Promise<PreparedTransition> {
   const patch = input.patch ?? {};
-  const row = await findTaskRow(db, taskId);
+  const row = readRow ?? (await findTaskRow(db, taskId));
   if (!row) throw new AppError("not_found", `Task ${taskId} does not exist.`);
   if (row.version !== input.expected_version) throw new StaleVersion({ version: row.version, status: row.status });
   const def = workflowOfOrThrow(row);
@@ -213,6 +216,8 @@ export async function transitionTaskInTransaction(
   taskId: string,
   rawInput: unknown,
   actor: Actor,
+  /** The task's row, read by the caller in `tx` with findTaskRow to decide this move (the ledger's steps): one read, not two. */
+  options: { row?: Task } = {},
 ): Promise<TransitionResult> {
   const input = parseOrThrow(TransitionInputSchema, rawInput);
   const transitionId = input.transition_id ?? newId("tr");
@@ -226,7 +231,7 @@ export async function transitionTaskInTransaction(
   });
   let prepared: PreparedTransition;
   try {
-    prepared = await prepareTransition(tx, taskId, input, actor, transitionId, requestDigest);
+    prepared = await prepareTransition(tx, taskId, input, actor, transitionId, requestDigest, undefined, options.row);
   } catch (error) {
     if (error instanceof StaleVersion && error.seen) throw versionConflict(input.expected_version, error.seen);
     throw error;

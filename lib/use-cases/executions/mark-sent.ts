@@ -1,6 +1,6 @@
 import { inSpan } from "@/lib/config/tracing";
 import { z } from "zod";
-import type { Db, Tx } from "@/lib/db/client";
+import { transactionOn, type Db, type Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import type { Execution } from "@/lib/generated/prisma/client";
 import {
@@ -73,7 +73,7 @@ async function markSentUntraced(db: Db, executionId: string, raw: unknown, actor
   type Sending =
     | { blocked: Awaited<ReturnType<typeof freezeBeforeSending>>; row?: undefined }
     | { row: Execution; blocked?: undefined };
-  const sent = await db.$transaction(async (tx): Promise<Sending> => {
+  const sent = await transactionOn(db, async (tx): Promise<Sending> => {
     // Only the task's current lease may send an attempt: a worker fenced
     // since the intent (its lease expired and was taken over, or another
     // process of its identity holds it) stops here, before anything leaves.

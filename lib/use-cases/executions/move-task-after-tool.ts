@@ -2,6 +2,7 @@ import type { Tx } from "@/lib/db/client";
 import type { Execution } from "@/lib/generated/prisma/client";
 import { raiseIfEffectAfterTaskEnded } from "@/lib/use-cases/alerts/divergence";
 import { transitionTaskInTransaction } from "@/lib/stores/tasks/task-transitions";
+import { findTaskRow } from "@/lib/stores/tasks/task-store";
 import { type TaskView } from "@/lib/stores/tasks/task-views";
 import type { Actor } from "@/lib/model/actor";
 import { getWorkflowByDigest } from "@/lib/model/workflows";
@@ -20,10 +21,7 @@ export async function moveTaskAfterTool(
   reason: string,
   fencing_token?: string,
 ): Promise<TaskView | null> {
-  const task = await tx.task.findFirst({
-    where: { id: execution.taskId },
-    select: { version: true, status: true, workflowDigest: true },
-  });
+  const task = await findTaskRow(tx, execution.taskId);
   if (!task) return null;
   if (task.status === "WAITING_FOR_TOOL") {
     return (
@@ -32,6 +30,7 @@ export async function moveTaskAfterTool(
         execution.taskId,
         { expected_version: task.version, to, reason, fencing_token },
         actor,
+        { row: task },
       )
     ).task;
   }

@@ -1,8 +1,8 @@
 import { inSpan } from "@/lib/config/tracing";
 import { z } from "zod";
-import type { Db, Tx } from "@/lib/db/client";
+import { transactionOn, type Db, type Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
-import type { Execution } from "@/lib/generated/prisma/client";
+import type { Execution, Task } from "@/lib/generated/prisma/client";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
 import { hasOpenDivergence } from "@/lib/use-cases/alerts/divergence";
 import { retryableStatuses, succeededStatuses, unresolvedStatuses } from "@/lib/model/executions/execution-rules";
@@ -17,6 +17,7 @@ import {
   findExecution,
 } from "@/lib/stores/execution-store";
 import { transitionTaskInTransaction } from "@/lib/stores/tasks/task-transitions";
+import { findTaskRow } from "@/lib/stores/tasks/task-store";
 import { type TaskView } from "@/lib/stores/tasks/task-views";
 import { parseOrThrow, clientIdSchema } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
@@ -128,8 +129,8 @@ async function recordIntentUntraced(db: Db, taskId: string, raw: unknown, actor:
   if (tool.irreversible) await refuseWhileDiverged(db, taskId);
   const now = new Date();
   try {
-    return await db.$transaction(async (tx): Promise<IntentResult> => {
-      const def = await refuseUnlessAllowedInState(tx, taskId, input.expected_version, tool);
+    return await transactionOn(db, async (tx): Promise<IntentResult> => {
+      const { def, row: read } = await refuseUnlessAllowedInState(tx, taskId, input.expected_version, tool);
       if (compensates) await refuseUnlessCompensable(tx, taskId, compensates, tool);
       const guarded = tool.irreversible
         ? await checkInstructionGuard(tx, taskId, tool, input.instruction_id ?? null)
@@ -152,6 +153,7 @@ async function recordIntentUntraced(db: Db, taskId: string, raw: unknown, actor:
               reason: `calling ${input.tool} (${input.tool_call_id})`,
             },
         actor,
+        { row: read },
       );
       // The reservation commits with the intent and its task CAS, or neither does.
       const reservation = reservationOf(tool, request);
@@ -269,8 +271,8 @@ async function continueExisting(
   if (existing.irreversible) await refuseWhileDiverged(db, existing.taskId);
   // A new attempt relies on what it names now (an agent that re-read the ledger), else on what the first one named.
   const instructionId = input.instruction_id ?? existing.instructionId;
-  return db.$transaction(async (tx): Promise<IntentResult> => {
-    const def = await refuseUnlessAllowedInState(tx, existing.taskId, input.expected_version, tool);
+  return transactionOn(db, async (tx): Promise<IntentResult> => {
+    const { def, row: read } = await refuseUnlessAllowedInState(tx, existing.taskId, input.expected_version, tool);
     const block = existing.irreversible ? await checkInstructionGuard(tx, existing.taskId, tool, instructionId) : null;
     const { task } = await transitionTaskInTransaction(
       tx,
@@ -289,6 +291,7 @@ async function continueExisting(
             reason: `retrying ${existing.tool} (${existing.toolCallId}) after a known failure`,
           },
       actor,
+      { row: read },
     );
     // The failure released this call's reservation; the new attempt makes it again, against today's limit.
     const reservation = reservationOf(tool, existing.request);
@@ -395,16 +398,14 @@ async function refuseUnlessAllowedInState(
   taskId: string,
   expectedVersion: number,
   tool: ToolDefinition,
-): Promise<WorkflowDefinition | undefined> {
-  const task = await tx.task.findFirst({
-    where: { id: taskId },
-    select: { status: true, version: true, workflowDigest: true },
-  });
+): Promise<{ def: WorkflowDefinition | undefined; row: Task | undefined }> {
+  const task = await findTaskRow(tx, taskId);
   const def = task ? getWorkflowByDigest(task.workflowDigest) : undefined;
   // A missing task or a stale version is the CAS's to refuse, in its own words.
-  if (!task || task.version !== expectedVersion || !def) return def;
+  if (!task || task.version !== expectedVersion || !def) return { def, row: undefined };
   const allowed = toolsAllowedIn(def, task.status);
-  if (allowed === "any" || allowed.includes(tool.name)) return def;
+  // The row read here is the one the intent's move starts from (transitionTaskInTransaction does not read it again).
+  if (allowed === "any" || allowed.includes(tool.name)) return { def, row: task };
   throw new AppError(
     "invariant_violated",
     `${tool.name} is not allowed in ${task.status} by workflow ${def.name} v${def.version}${allowed.length ? ` (allowed there: ${allowed.join(", ")})` : " (no tool is allowed there)"}.`,

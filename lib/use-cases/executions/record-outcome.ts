@@ -1,6 +1,6 @@
 import { inSpan } from "@/lib/config/tracing";
 import { z } from "zod";
-import type { Db } from "@/lib/db/client";
+import { transactionOn, type Db } from "@/lib/db/client";
 import { AppError, isAppError } from "@/lib/core/errors";
 import { Prisma, type Execution } from "@/lib/generated/prisma/client";
 import {
@@ -146,7 +146,7 @@ async function recordOutcomeUntraced(
       : null;
   const status = settled?.status ?? target;
   const evidence = settled ? settled.evidence : input.evidence;
-  return db.$transaction(async (tx) => {
+  return transactionOn(db, async (tx) => {
     const row = await moveExecution(tx, existing, status, actor, {
       reason:
         settled?.reason ??
