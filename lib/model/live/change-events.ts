@@ -40,11 +40,36 @@ function isChangeKind(value: unknown): value is ChangeKind {
 }
 
 /**
+ * A console session ended (signed out, its person disabled or re-roled):
+ * its open stream closes. Named by the sha256 hex of the session id, never
+ * the id; only the server sees it.
+ */
+export interface SessionEnded {
+  kind: "session_ended";
+  tenantId: string;
+  sessionDigest: string;
+}
+
+/**
  * An announcement's payload (`{"t","k","id","v"?,"task"?}`, the triggers'
  * json_build_object), or null for anything else: a payload this version
  * does not know (a newer server's kind during a rolling deploy) is dropped,
  * never guessed at.
  */
+export function parseAnnouncement(payload: string): ChangeEvent | SessionEnded | null {
+  const event = parseChangePayload(payload);
+  if (event) return event;
+  try {
+    const { t, k, id } = JSON.parse(payload) as Record<string, unknown>;
+    if (k === "session_ended" && typeof t === "string" && typeof id === "string")
+      return { kind: "session_ended", tenantId: t, sessionDigest: id };
+  } catch {
+    // Not JSON: dropped below.
+  }
+  return null;
+}
+
+/** A change announcement's payload, or null (a session's end, or anything unknown). */
 export function parseChangePayload(payload: string): ChangeEvent | null {
   let body: unknown;
   try {

@@ -81,3 +81,16 @@ CREATE TRIGGER verity_announce AFTER INSERT ON "checkpoint_restores"
 
 CREATE TRIGGER verity_announce AFTER INSERT OR UPDATE ON "inbox_claims"
   FOR EACH ROW EXECUTE FUNCTION verity_announce_inbox_claim();
+
+-- A console session that ends (signed out, its person disabled or re-roled) closes its open
+-- live stream at once. Announced by the sha256 of its id: the id is half of a credential, and
+-- every listener of the database hears this channel; the server compares digests.
+CREATE FUNCTION verity_announce_session_end() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('verity_changes', json_build_object('t', NEW.tenant_id, 'k', 'session_ended', 'id', encode(sha256(convert_to(NEW.id, 'UTF8')), 'hex'))::text);
+  RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER verity_announce_end AFTER UPDATE OF "ended_at" ON "console_sessions"
+  FOR EACH ROW WHEN (OLD."ended_at" IS NULL AND NEW."ended_at" IS NOT NULL) EXECUTE FUNCTION verity_announce_session_end();

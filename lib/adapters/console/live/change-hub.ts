@@ -1,6 +1,7 @@
 import { listenForChanges } from "@/lib/db/client";
 import type { ChangeListener } from "@/lib/db/notifications";
-import { liveChangeOf, mayReceive, parseChangePayload, type LiveChange } from "@/lib/model/live/change-events";
+import { createHash } from "node:crypto";
+import { liveChangeOf, mayReceive, parseAnnouncement, type LiveChange } from "@/lib/model/live/change-events";
 import type { Principal } from "@/lib/model/permissions";
 
 /**
@@ -12,7 +13,11 @@ import type { Principal } from "@/lib/model/permissions";
  * and back, so its page polls meanwhile and reads afresh after.
  */
 
-export type HubMessage = { type: "change"; change: LiveChange } | { type: "status"; live: boolean };
+export type HubMessage =
+  | { type: "change"; change: LiveChange }
+  | { type: "status"; live: boolean }
+  /** The subscriber's own session ended. */
+  | { type: "ended" };
 
 export interface Subscription {
   /** The person again, re-read (a changed role changes what they are sent). */
@@ -22,7 +27,13 @@ export interface Subscription {
 
 interface Subscriber {
   principal: Principal;
+  /** sha256 hex of the console session's id, as the session-end announcement names it. */
+  sessionDigest: string;
   send(message: HubMessage): void;
+}
+
+function sessionDigestOf(sessionId: string): string {
+  return createHash("sha256").update(sessionId, "utf8").digest("hex");
 }
 
 class ChangeHub {
@@ -31,8 +42,12 @@ class ChangeHub {
   /** Whether the listener is listening now: while it is not, announcements are lost and pages must poll. */
   listening = false;
 
-  subscribe(principal: Principal, send: (message: HubMessage) => void): Subscription {
-    const subscriber: Subscriber = { principal, send };
+  subscribe(session: { principal: Principal; sessionId: string }, send: (message: HubMessage) => void): Subscription {
+    const subscriber: Subscriber = {
+      principal: session.principal,
+      sessionDigest: sessionDigestOf(session.sessionId),
+      send,
+    };
     this.subscribers.add(subscriber);
     this.start();
     return {
@@ -53,8 +68,12 @@ class ChangeHub {
     if (this.listener) return;
     this.listener = listenForChanges({
       onPayload: (payload) => {
-        const event = parseChangePayload(payload);
+        const event = parseAnnouncement(payload);
         if (!event) return;
+        if (event.kind === "session_ended") {
+          for (const s of this.subscribers) if (s.sessionDigest === event.sessionDigest) s.send({ type: "ended" });
+          return;
+        }
         const change = liveChangeOf(event);
         for (const s of this.subscribers) if (mayReceive(s.principal, event)) s.send({ type: "change", change });
       },

@@ -17,6 +17,8 @@ import type { Principal } from "@/lib/model/permissions";
  *   tenant, of a kind their role reads, changed and committed.
  * - `ended` `{"detail"}`: the session ended (signed out, disabled, past its
  *   lifetime, the tenant suspended); the stream closes and the page says so.
+ *   A sign-out or a disable is announced by the database and ends the stream
+ *   at once; the rest is found by the heartbeat's re-read.
  *
  * A comment line every `heartbeatMs` keeps proxies from closing an idle
  * stream, and each heartbeat re-reads the session (one query per person per
@@ -49,10 +51,20 @@ export async function openChangeStream(signal: AbortSignal, options: { heartbeat
       };
       const event = (name: string, data: unknown) => write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
       const onMessage = (message: HubMessage) => {
-        if (message.type === "change") event("change", message.change);
-        else event("status", { live: message.live });
+        switch (message.type) {
+          case "change":
+            event("change", message.change);
+            break;
+          case "status":
+            event("status", { live: message.live });
+            break;
+          case "ended":
+            event("ended", { detail: "Your session has ended: sign in again." });
+            finish();
+            break;
+        }
       };
-      const subscription = hub.subscribe(principal, onMessage);
+      const subscription = hub.subscribe({ principal, sessionId }, onMessage);
 
       const recheck = async () => {
         const next = await stillSignedIn(sessionId, principal);
