@@ -48,12 +48,25 @@ export function LiveRefresh({
   }
   // An event asks for the token now (the query is made below, with the stream's status).
   const refetchToken = useRef<() => void>(() => undefined);
-  const stream = useLiveTopic(topic, () => refetchToken.current());
+  // What asked for the token last, shown on the status line (data-refreshed-by): that a page
+  // followed a change by its stream and not by a poll is what the e2e spec checks.
+  const askedBy = useRef<"stream" | "poll">("poll");
+  const [refreshedBy, setRefreshedBy] = useState<"stream" | "poll" | null>(null);
+  const stream = useLiveTopic(topic, () => {
+    askedBy.current = "stream";
+    refetchToken.current();
+  });
   const streaming = stream.status === "live";
   // The token is part of the key: each render starts a query seeded with what it shows.
   const query = useQuery({
     queryKey: ["live", url, token],
-    queryFn: () => fetchToken(url),
+    queryFn: async () => {
+      const by = askedBy.current;
+      askedBy.current = "poll";
+      const latest = await fetchToken(url);
+      if (latest !== token) setRefreshedBy(by);
+      return latest;
+    },
     initialData: token,
     initialDataUpdatedAt: () => Date.now(),
     // Events say when to look; polling only while they cannot.
@@ -99,6 +112,7 @@ export function LiveRefresh({
       className={`live live--${tone}`}
       role="status"
       data-live-mode={streaming ? "stream" : "polling"}
+      data-refreshed-by={refreshedBy ?? undefined}
       title={
         streaming
           ? `Updates as soon as this ${what} changes`
