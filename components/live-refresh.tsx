@@ -57,6 +57,8 @@ export function LiveRefresh({
     refetchToken.current();
   });
   const streaming = stream.status === "live";
+  // Polling only while the stream is down; not while it opens, nor after the session ended.
+  const polling = stream.status === "down";
   // The token is part of the key: each render starts a query seeded with what it shows.
   const query = useQuery({
     queryKey: ["live", url, token],
@@ -70,8 +72,8 @@ export function LiveRefresh({
     initialData: token,
     initialDataUpdatedAt: () => Date.now(),
     // Events say when to look; polling only while they cannot.
-    refetchInterval: streaming || stream.status === "ended" ? false : intervalMs,
-    staleTime: streaming ? Infinity : intervalMs - 500,
+    refetchInterval: polling ? intervalMs : false,
+    staleTime: polling ? intervalMs - 500 : Infinity,
     retry: false,
   });
   useEffect(() => {
@@ -83,13 +85,10 @@ export function LiveRefresh({
     if (latest !== token) startRefresh(() => router.refresh());
   }, [latest, token, router]);
 
-  const mode = streaming ? "Live" : "Live (polling)";
+  const mode = polling ? "Live (polling)" : "Live";
   let text: string;
   let tone: "on" | "off" = "on";
-  if (
-    stream.status === "ended" ||
-    (query.error instanceof ConsoleRouteError && query.error.sessionEnded && !streaming)
-  ) {
+  if (stream.status === "ended" || (query.error instanceof ConsoleRouteError && query.error.sessionEnded && polling)) {
     text = "Live updates stopped: your session ended. Reload to sign in again.";
     tone = "off";
   } else if (query.error instanceof ConsoleRouteError) {
@@ -111,10 +110,10 @@ export function LiveRefresh({
     <p
       className={`live live--${tone}`}
       role="status"
-      data-live-mode={streaming ? "stream" : "polling"}
+      data-live-mode={polling ? "polling" : streaming ? "stream" : "connecting"}
       data-refreshed-by={refreshedBy ?? undefined}
       title={
-        streaming
+        !polling
           ? `Updates as soon as this ${what} changes`
           : `Checks for changes to this ${what} every ${Math.round(intervalMs / 1000)} seconds until live updates reconnect`
       }

@@ -9,13 +9,16 @@ import { matchesTopic, type LiveChange, type LiveTopic } from "@/lib/model/live/
  * of the page and the navigation's badges. Mounted by the signed-in shell,
  * so it lives across client navigations.
  *
+ * - `connecting`: the page's first stream is being opened (a moment after
+ *   the page shows): parts neither poll nor wait; the stream's first status
+ *   makes every part read its state once.
  * - `live`: the stream is open and the server is listening: parts wait for
  *   events and do not poll.
- * - `down`: connecting, reconnecting, or the server's listener is lost:
- *   parts poll as they did before the stream.
+ * - `down`: reconnecting, refused, or the server's listener is lost: parts
+ *   poll as they did before the stream.
  * - `ended`: the server ended the stream because the session ended.
  */
-export type LiveStatus = "live" | "down" | "ended";
+export type LiveStatus = "connecting" | "live" | "down" | "ended";
 
 interface Follower {
   topic: LiveTopic;
@@ -35,7 +38,7 @@ const LiveEventsContext = createContext<LiveEvents | null>(null);
 const reopenAfterMs = 10_000;
 
 export function LiveEventsProvider({ enabled, children }: { enabled: boolean; children: ReactNode }) {
-  const [status, setStatus] = useState<LiveStatus>("down");
+  const [status, setStatus] = useState<LiveStatus>(enabled ? "connecting" : "down");
   const [endedDetail, setEndedDetail] = useState<string | null>(null);
   const followers = useRef(new Set<Follower>());
 
