@@ -91,6 +91,32 @@ export function LiveEventsProvider({ enabled, children }: { enabled: boolean; ch
   return <LiveEventsContext.Provider value={value}>{children}</LiveEventsContext.Provider>;
 }
 
+// The page's own server actions in flight. An action's answer brings its own refresh of the page;
+// a live refresh started meanwhile would be entangled with it (React commits both transitions
+// together), so a change heard then is followed up only once the actions have answered.
+let ownActions = 0;
+const afterOwnActions = new Set<() => void>();
+
+/** A server action of this page started (components/server-action-form.tsx); call what it returns when it answered. */
+export function ownActionStarted(): () => void {
+  ownActions++;
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    ownActions--;
+    if (ownActions > 0) return;
+    const waiting = [...afterOwnActions];
+    afterOwnActions.clear();
+    for (const run of waiting) run();
+  };
+}
+
+function whenNoOwnAction(run: () => void): void {
+  if (ownActions === 0) run();
+  else afterOwnActions.add(run);
+}
+
 /**
  * Follows a topic on the page's stream: `onChange` runs `debounceMs` after
  * the last of a burst of matching changes (a transition moves a task, its
@@ -121,7 +147,7 @@ export function useLiveTopic(
         if (timer) clearTimeout(timer);
         timer = setTimeout(() => {
           timer = null;
-          callback.current();
+          whenNoOwnAction(() => callback.current());
         }, debounceMs);
       },
     });
