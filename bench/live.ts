@@ -137,16 +137,16 @@ async function api(path: string, body?: unknown): Promise<Record<string, unknown
   return (await res.json()) as Record<string, unknown>;
 }
 
+/** A task's version in an answer of the API (a task, or a transition's `{ task, transition }`). */
+function versionIn(body: Record<string, unknown>): number {
+  return ((body.task ?? body) as { version: number }).version;
+}
+
 async function runningTask(): Promise<{ id: string; version: number }> {
   const id = `bench-live-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
-  let version = (
-    (await api("/api/v1/tasks", { workflow: "agent-task", task_id: id, intent_id: id })) as {
-      version: number;
-    }
-  ).version;
+  let version = versionIn(await api("/api/v1/tasks", { workflow: "agent-task", task_id: id, intent_id: id }));
   for (const to of ["PLANNING", "READY", "RUNNING"])
-    version = ((await api(`/api/v1/tasks/${id}/transitions`, { expected_version: version, to })) as { version: number })
-      .version;
+    version = versionIn(await api(`/api/v1/tasks/${id}/transitions`, { expected_version: version, to }));
   return { id, version };
 }
 
@@ -262,12 +262,12 @@ async function main() {
     let version = task.version;
     for (let i = 0; i < changes; i++) {
       const sent = performance.now();
-      version = (
-        (await api(`/api/v1/tasks/${task.id}/transitions`, {
+      version = versionIn(
+        await api(`/api/v1/tasks/${task.id}/transitions`, {
           expected_version: version,
           patch: { budget: { hops_used: i + 1 } },
-        })) as { version: number }
-      ).version;
+        }),
+      );
       apiMs.push(performance.now() - sent);
       const arrivals = await Promise.all(streams.map((s) => s.waitFor(task.id, version)));
       for (const at of arrivals) latencies.push(at - sent);
