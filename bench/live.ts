@@ -18,9 +18,10 @@
  * 2. The database's work while nothing changes, over a fixed window each,
  *    alternating: no client; `clients` idle streams; `clients` pollers
  *    asking a task page's version route every 3 s, as LiveRefresh did
- *    before the stream. Measured as pg_stat_database's committed and
- *    rolled-back transactions of the server's database over the window,
- *    less the no-client window (the background loops).
+ *    before the stream. The clients are opened before the window starts.
+ *    Measured as pg_stat_database's committed and rolled-back transactions
+ *    of the server's database over the window, less the no-client window
+ *    (the background loops: reconciler, monitor).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import os from "node:os";
@@ -217,18 +218,20 @@ async function transactions(owner: pg.Client, database: string): Promise<number>
   return Number(rows[0]?.n ?? 0);
 }
 
-/** The database's transactions over one window while `during` runs. */
-async function overWindow(owner: pg.Client, database: string, during: (stop: AbortSignal) => Promise<void>) {
-  const stop = new AbortController();
-  // Backends report their counts at most once a second and when idle: a settled start and end.
-  await sleep(1_500);
+/**
+ * The database's transactions over one window of steady state: `start` opens
+ * the clients (their sign-in and first reads fall before the window) and
+ * returns how to stop them. Backends report their counts about once a second
+ * while busy, so both ends are read while the clients run.
+ */
+async function overWindow(owner: pg.Client, database: string, start: () => Promise<() => Promise<void>>) {
+  const stop = await start();
+  await sleep(2_000);
   const before = await transactions(owner, database);
-  const running = during(stop.signal);
   await sleep(windowS * 1000);
-  stop.abort();
-  await running;
-  await sleep(1_500);
-  return (await transactions(owner, database)) - before;
+  const after = await transactions(owner, database);
+  await stop();
+  return after - before;
 }
 
 async function main() {
@@ -280,22 +283,24 @@ async function main() {
     const versionUrl = `${baseUrl}/api/console/tasks/${task.id}/version`;
     const idle = { none: [] as number[], streams: [] as number[], polling: [] as number[] };
     for (let round = 0; round < 2; round++) {
-      idle.none.push(await overWindow(owner, name, async () => undefined));
+      idle.none.push(await overWindow(owner, name, async () => async () => undefined));
       idle.streams.push(
-        await overWindow(owner, name, async (stop) => {
+        await overWindow(owner, name, async () => {
           const open = Array.from({ length: clients }, () => openStream(cookie));
           await Promise.all(open.map((s) => s.live));
-          await new Promise((resolve) => stop.addEventListener("abort", resolve));
-          for (const s of open) s.close();
+          return async () => {
+            for (const s of open) s.close();
+          };
         }),
       );
       idle.polling.push(
-        await overWindow(owner, name, async (stop) => {
+        await overWindow(owner, name, async () => {
+          const stop = new AbortController();
           // Each poller starts at its own moment within the first interval, as pages opened over time do.
-          await Promise.all(
+          const pollers = Promise.all(
             Array.from({ length: clients }, async (_, i) => {
               await sleep((pollMs * i) / clients);
-              while (!stop.aborted) {
+              while (!stop.signal.aborted) {
                 const asked = performance.now();
                 const res = await fetch(versionUrl, { headers: { cookie } });
                 await res.arrayBuffer();
@@ -303,6 +308,11 @@ async function main() {
               }
             }),
           );
+          await sleep(pollMs);
+          return async () => {
+            stop.abort();
+            await pollers;
+          };
         }),
       );
     }
