@@ -24,6 +24,11 @@
  * runs the baseline's statements as the database's owner, whom the policies
  * do not hold (naming tenant_id itself): baseline under RLS over baseline as
  * owner is what row-level security costs a transition.
+ *
+ * A fourth side is the engine again with the change announcements off (the
+ * tasks table's trigger disabled for its slices, docs/live-updates.md) while a
+ * listener is connected, as a server's is: engine over engine-unannounced is
+ * what announcing each change from its transaction costs a transition.
  */
 import os from "node:os";
 import pg from "pg";
@@ -225,6 +230,8 @@ interface Row {
   baseline: Sample;
   /** The baseline's statements as the owner, not held by row-level security. */
   owner: Sample;
+  /** The engine with the tasks table's change announcement disabled. */
+  quiet: Sample;
 }
 
 function summary(s: Sample) {
@@ -271,41 +278,64 @@ async function main() {
         options: tenantConnectionOptions(DEFAULT_TENANT_ID),
       });
       const ownerPool = benchPool({ connectionString: target.url, max: concurrency });
+      // A server's one listener, receiving every announcement the other sides make.
+      const listener = new pg.Client({ connectionString: target.url });
+      let heard = 0;
+      listener.on("notification", () => heard++);
+      listener.on("error", () => {});
+      await listener.connect();
+      await listener.query("LISTEN verity_changes");
+      const quietly = async (run: () => Promise<Sample>): Promise<Sample> => {
+        await ownerPool.query("ALTER TABLE tasks DISABLE TRIGGER verity_announce");
+        try {
+          return await run();
+        } finally {
+          await ownerPool.query("ALTER TABLE tasks ENABLE TRIGGER verity_announce");
+        }
+      };
       try {
         const engineTasks = await newRunningTasks(engine, concurrency);
         const baselineTasks = await newRunningTasks(engine, concurrency);
         const ownerTasks = await newRunningTasks(engine, concurrency);
+        const quietTasks = await newRunningTasks(engine, concurrency);
         const runEngine = engineRunner(engine, engineTasks);
+        const runQuiet = engineRunner(engine, quietTasks);
         const runBaseline = await baselineRunner(pool, baselineTasks);
         const runOwner = await baselineRunner(ownerPool, ownerTasks, true);
         await drive(concurrency, warmup, runEngine);
         await drive(concurrency, warmup, runBaseline);
         await drive(concurrency, warmup, runOwner);
+        await quietly(() => drive(concurrency, warmup, runQuiet));
         // Short alternating rounds (E B, B E, E B, …): on a shared machine
         // load comes and goes, and each side must see the same mix of it.
         const slice = Math.ceil(perLevel / rounds);
         let e = emptySample;
         let b = emptySample;
         let o = emptySample;
+        let q = emptySample;
         for (let round = 0; round < rounds; round++) {
           if (round % 2 === 0) {
             e = merge(e, await drive(concurrency, slice, runEngine));
+            q = merge(q, await quietly(() => drive(concurrency, slice, runQuiet)));
             b = merge(b, await drive(concurrency, slice, runBaseline));
             o = merge(o, await drive(concurrency, slice, runOwner));
           } else {
             o = merge(o, await drive(concurrency, slice, runOwner));
             b = merge(b, await drive(concurrency, slice, runBaseline));
+            q = merge(q, await quietly(() => drive(concurrency, slice, runQuiet)));
             e = merge(e, await drive(concurrency, slice, runEngine));
           }
         }
-        rows.push({ concurrency, engine: e, baseline: b, owner: o });
+        rows.push({ concurrency, engine: e, baseline: b, owner: o, quiet: q });
         const es = summary(e);
         const bs = summary(b);
         const os_ = summary(o);
+        const qs = summary(q);
         console.log(
-          `concurrency ${concurrency}: engine ${es.perSecond.toFixed(0)}/s (${es.cpuPerOp.toFixed(0)} µs CPU each), baseline ${bs.perSecond.toFixed(0)}/s (${bs.cpuPerOp.toFixed(0)} µs CPU each), baseline as owner ${os_.perSecond.toFixed(0)}/s`,
+          `concurrency ${concurrency}: engine ${es.perSecond.toFixed(0)}/s (${es.cpuPerOp.toFixed(0)} µs CPU each), baseline ${bs.perSecond.toFixed(0)}/s (${bs.cpuPerOp.toFixed(0)} µs CPU each), baseline as owner ${os_.perSecond.toFixed(0)}/s, engine unannounced ${qs.perSecond.toFixed(0)}/s (${heard} announcements heard)`,
         );
       } finally {
+        await listener.end();
         await engine.close();
         await pool.end();
         await ownerPool.end();
@@ -317,18 +347,19 @@ async function main() {
   }
 
   console.log(
-    "\n| concurrency | engine tx/s | engine p50 ms | engine p99 ms | baseline tx/s | baseline p50 ms | baseline p99 ms | engine/baseline | client CPU µs/tx engine / baseline | baseline as owner tx/s | RLS: baseline / as owner |",
+    "\n| concurrency | engine tx/s | engine p50 ms | engine p99 ms | baseline tx/s | baseline p50 ms | baseline p99 ms | engine/baseline | client CPU µs/tx engine / baseline | baseline as owner tx/s | RLS: baseline / as owner | engine unannounced tx/s | announcing: engine / unannounced |",
   );
-  console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   let belowGoal = false;
   for (const row of rows) {
     const e = summary(row.engine);
     const b = summary(row.baseline);
     const o = summary(row.owner);
+    const q = summary(row.quiet);
     const ratio = e.perSecond / b.perSecond;
     belowGoal ||= ratio < 0.5;
     console.log(
-      `| ${row.concurrency} | ${e.perSecond.toFixed(0)} | ${e.p50.toFixed(2)} | ${e.p99.toFixed(2)} | ${b.perSecond.toFixed(0)} | ${b.p50.toFixed(2)} | ${b.p99.toFixed(2)} | ${(ratio * 100).toFixed(0)}% | ${e.cpuPerOp.toFixed(0)} / ${b.cpuPerOp.toFixed(0)} | ${o.perSecond.toFixed(0)} | ${((b.perSecond / o.perSecond) * 100).toFixed(0)}% |`,
+      `| ${row.concurrency} | ${e.perSecond.toFixed(0)} | ${e.p50.toFixed(2)} | ${e.p99.toFixed(2)} | ${b.perSecond.toFixed(0)} | ${b.p50.toFixed(2)} | ${b.p99.toFixed(2)} | ${(ratio * 100).toFixed(0)}% | ${e.cpuPerOp.toFixed(0)} / ${b.cpuPerOp.toFixed(0)} | ${o.perSecond.toFixed(0)} | ${((b.perSecond / o.perSecond) * 100).toFixed(0)}% | ${q.perSecond.toFixed(0)} | ${((e.perSecond / q.perSecond) * 100).toFixed(0)}% |`,
     );
   }
   console.log(

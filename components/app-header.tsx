@@ -1,5 +1,6 @@
 import Link from "next/link";
-import type { Principal } from "@/lib/model/permissions";
+import { can, type Principal } from "@/lib/model/permissions";
+import { inboxSummary } from "@/lib/adapters/console/inbox/inbox";
 import { countWaitingReviews } from "@/lib/adapters/console/reviews/reviews";
 import { navLinksFor } from "@/lib/adapters/console/shared/nav";
 import { HeaderMenu } from "@/components/header-menu";
@@ -18,7 +19,14 @@ export async function AppHeader({
   /** Holding a one-time password, the person may open /account only: no sections to offer (nor a queue to poll). */
   passwordMustChange?: boolean;
 }) {
-  const openReviews = passwordMustChange ? 0 : await countWaitingReviews(dbFor(principal));
+  const db = dbFor(principal);
+  const [openReviews, inboxTotal] = passwordMustChange
+    ? [0, null]
+    : await Promise.all([
+        countWaitingReviews(db),
+        // Rendered with the page, so the badge never appears empty and then fills in.
+        can(principal, "inbox:read") ? inboxSummary(db, principal).then((s) => s.total) : null,
+      ]);
   // Only the sections this role may open; every page still checks on the server.
   const links = passwordMustChange ? [] : navLinksFor(principal);
   return (
@@ -33,7 +41,7 @@ export async function AppHeader({
         </Link>
         {passwordMustChange ? null : <HeaderTools />}
         <HeaderMenu>
-          <NavLinks openReviews={openReviews} links={links} />
+          <NavLinks openReviews={openReviews} inboxTotal={inboxTotal} links={links} />
           <div className="app-header__user">
             <Link
               href="/account"

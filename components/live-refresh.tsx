@@ -2,8 +2,10 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
-import { useEffect, useState, useTransition } from "react";
+import { useEffect, useRef, useState, useTransition } from "react";
 import { ConsoleRouteError, fetchConsoleJson } from "@/lib/adapters/console/shared/console-fetch";
+import type { LiveTopic } from "@/lib/model/live/change-events";
+import { useLiveTopic } from "@/components/live/live-events";
 
 async function fetchToken(url: string): Promise<string> {
   const body = await fetchConsoleJson<{ token?: unknown }>(url);
@@ -12,19 +14,25 @@ async function fetchToken(url: string): Promise<string> {
 }
 
 /**
- * Keeps a server-rendered page current: polls `url` for a change token and,
- * when it differs from the one the page was rendered with, asks the router
- * for a fresh render. Client state (a half-typed reason) survives a refresh.
- * Polling pauses while the tab is hidden.
+ * Keeps a server-rendered page current: when the page's stream
+ * (components/live/live-events.tsx) brings a change of `topic`, asks `url`
+ * for the change token and, when it differs from the one the page was
+ * rendered with, asks the router for a fresh render. While the stream is
+ * down it polls `url` every `intervalMs` instead, as before the stream
+ * (docs/live-updates.md). Client state (a half-typed reason) survives a
+ * refresh. Polling pauses while the tab is hidden.
  */
 export function LiveRefresh({
   url,
   token,
+  topic,
   intervalMs = 3000,
   what,
 }: {
   url: string;
   token: string;
+  /** The changes that may move this page's token. */
+  topic: LiveTopic;
   intervalMs?: number;
   what: string;
 }) {
@@ -38,15 +46,38 @@ export function LiveRefresh({
     setRenderedToken(token);
     setUpdatedAt(new Date());
   }
+  // An event asks for the token now (the query is made below, with the stream's status).
+  const refetchToken = useRef<() => void>(() => undefined);
+  // What asked for the token last, shown on the status line (data-refreshed-by): that a page
+  // followed a change by its stream and not by a poll is what the e2e spec checks.
+  const askedBy = useRef<"stream" | "poll">("poll");
+  const [refreshedBy, setRefreshedBy] = useState<"stream" | "poll" | null>(null);
+  const stream = useLiveTopic(topic, () => {
+    askedBy.current = "stream";
+    refetchToken.current();
+  });
+  const streaming = stream.status === "live";
+  // Polling only while the stream is down; not while it opens, nor after the session ended.
+  const polling = stream.status === "down";
   // The token is part of the key: each render starts a query seeded with what it shows.
   const query = useQuery({
     queryKey: ["live", url, token],
-    queryFn: () => fetchToken(url),
+    queryFn: async () => {
+      const by = askedBy.current;
+      askedBy.current = "poll";
+      const latest = await fetchToken(url);
+      if (latest !== token) setRefreshedBy(by);
+      return latest;
+    },
     initialData: token,
     initialDataUpdatedAt: () => Date.now(),
-    refetchInterval: intervalMs,
-    staleTime: intervalMs - 500,
+    // Events say when to look; polling only while they cannot.
+    refetchInterval: polling ? intervalMs : false,
+    staleTime: polling ? intervalMs - 500 : Infinity,
     retry: false,
+  });
+  useEffect(() => {
+    refetchToken.current = () => void query.refetch();
   });
   const latest = query.data;
 
@@ -54,9 +85,10 @@ export function LiveRefresh({
     if (latest !== token) startRefresh(() => router.refresh());
   }, [latest, token, router]);
 
+  const mode = polling ? "Live (polling)" : "Live";
   let text: string;
   let tone: "on" | "off" = "on";
-  if (query.error instanceof ConsoleRouteError && query.error.sessionEnded) {
+  if (stream.status === "ended" || (query.error instanceof ConsoleRouteError && query.error.sessionEnded && polling)) {
     text = "Live updates stopped: your session ended. Reload to sign in again.";
     tone = "off";
   } else if (query.error instanceof ConsoleRouteError) {
@@ -70,15 +102,21 @@ export function LiveRefresh({
     text = `Loading the latest ${what}…`;
   } else if (updatedAt) {
     // UTC, 24-hour, like every time the lists show (lib/adapters/console/shared/format.ts).
-    text = `Live · updated ${updatedAt.toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false, timeZone: "UTC" })} UTC`;
+    text = `${mode} · updated ${updatedAt.toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false, timeZone: "UTC" })} UTC`;
   } else {
-    text = "Live";
+    text = mode;
   }
   return (
     <p
       className={`live live--${tone}`}
       role="status"
-      title={`Checks for changes to this ${what} every ${Math.round(intervalMs / 1000)} seconds`}
+      data-live-mode={polling ? "polling" : streaming ? "stream" : "connecting"}
+      data-refreshed-by={refreshedBy ?? undefined}
+      title={
+        !polling
+          ? `Updates as soon as this ${what} changes`
+          : `Checks for changes to this ${what} every ${Math.round(intervalMs / 1000)} seconds until live updates reconnect`
+      }
     >
       <span className="live__dot" aria-hidden="true" />
       {text}

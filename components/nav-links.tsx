@@ -3,8 +3,7 @@
 import Link from "next/link";
 import { usePathname } from "next/navigation";
 import { useEffect, useRef, useState } from "react";
-import { ReviewQueueBadge } from "@/components/reviews/review-queue-badge";
-import { InboxBadge } from "@/components/inbox/inbox-badge";
+import { CountBadge } from "@/components/count-badge";
 
 import type { NavLink } from "@/lib/adapters/console/shared/nav";
 
@@ -21,7 +20,16 @@ function currentHref(links: readonly NavLink[], pathname: string): string | unde
   return current;
 }
 
-export function NavLinks({ openReviews, links }: { openReviews: number; links: readonly NavLink[] }) {
+export function NavLinks({
+  openReviews,
+  inboxTotal,
+  links,
+}: {
+  openReviews: number;
+  /** The person's inbox total, when their role has an inbox. */
+  inboxTotal: number | null;
+  links: readonly NavLink[];
+}) {
   const current = currentHref(links, usePathname());
   const sections = links.filter((l) => !l.group);
   const admin = links.filter((l) => l.group === "admin");
@@ -32,8 +40,10 @@ export function NavLinks({ openReviews, links }: { openReviews: number; links: r
           <li key={link.href}>
             <Link href={link.href} aria-current={link.href === current ? "page" : undefined}>
               {link.label}
-              {link.href === "/reviews" ? <ReviewQueueBadge initialCount={openReviews} /> : null}
-              {link.href === "/inbox" ? <InboxBadge /> : null}
+              {link.href === "/reviews" ? <CountBadge kind="reviews" initialCount={openReviews} /> : null}
+              {link.href === "/inbox" && inboxTotal !== null ? (
+                <CountBadge kind="inbox" initialCount={inboxTotal} />
+              ) : null}
             </Link>
           </li>
         ))}

@@ -2,6 +2,7 @@
 
 import { useRouter } from "next/navigation";
 import { startTransition, useActionState, type ReactNode } from "react";
+import { ownActionStarted } from "@/components/live/live-events";
 
 /**
  * What the console's decision forms share: calling a server action that may
@@ -27,6 +28,8 @@ export function useServerActionForm<S extends ActionAnswer>(
   const router = useRouter();
   // S is a plain object type, so Awaited<S> is S; React's typings cannot see that through a type parameter.
   const [state, dispatch, pending] = useActionState<S, FormData>(async (previous, formData) => {
+    // The page's live refresh waits for this answer, which refreshes the page itself (components/live/live-events.tsx).
+    const answered = ownActionStarted();
     try {
       const result = await action(previous as S, formData);
       if (result.status === "done") options.onDone?.();
@@ -34,6 +37,8 @@ export function useServerActionForm<S extends ActionAnswer>(
     } catch {
       router.refresh();
       return options.lostAnswer;
+    } finally {
+      answered();
     }
   }, idle as Awaited<S>);
   const submit = (form: HTMLFormElement, submitter: HTMLElement | null) => {

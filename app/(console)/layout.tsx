@@ -4,6 +4,7 @@ import { isAppError } from "@/lib/core/errors";
 import { AppHeader } from "@/components/app-header";
 import { EmptyState } from "@/components/empty-state";
 import { SignOutButton } from "@/components/sign-out-button";
+import { LiveEventsProvider } from "@/components/live/live-events";
 
 /**
  * The signed-in shell. It does not guard anything: every page below checks
@@ -30,12 +31,13 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
       </main>
     );
   }
+  // One stream of change events for every live part of every page (docs/live-updates.md).
   return (
-    <>
+    <LiveEventsProvider enabled={session !== null && !session.passwordMustChange}>
       {session ? <AppHeader principal={session.principal} passwordMustChange={session.passwordMustChange} /> : null}
       <main id="main" className="page" tabIndex={-1}>
         {children}
       </main>
-    </>
+    </LiveEventsProvider>
   );
 }

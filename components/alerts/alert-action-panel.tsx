@@ -8,7 +8,7 @@ import {
   type AlertAction,
   type AlertActionState,
 } from "@/lib/adapters/console/alerts/alerts-form";
-import { useRefreshWaitingCounts } from "@/components/inbox/inbox-badge";
+import { useRefreshWaitingCounts } from "@/components/count-badge";
 import { ActionFeedback, useServerActionForm, type ActionNotice } from "@/components/server-action-form";
 import { RequiredReasonField } from "@/components/reason-field";
 

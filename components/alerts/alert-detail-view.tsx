@@ -39,6 +39,7 @@ export function AlertDetailView({ data, canAct, role }: { data: AlertDetailData;
             <LiveRefresh
               url={`/api/console/alerts/${encodeURIComponent(alert.id)}/version`}
               token={data.token}
+              topic={{ kinds: ["alert"], about: alert.id }}
               what="alert"
             />
           </div>

@@ -16,7 +16,13 @@ export function AlertsView({ data, canAct, role }: { data: AlertsPageData; canAc
         <div className="page-header__row">
           <h1>Alerts</h1>
           <div className="page-header__aside">
-            <LiveRefresh url="/api/console/alerts/latest" token={data.token} what="alerts" intervalMs={5000} />
+            <LiveRefresh
+              url="/api/console/alerts/latest"
+              token={data.token}
+              topic={{ kinds: ["alert"] }}
+              what="alerts"
+              intervalMs={5000}
+            />
             <ExportLinks
               list="alerts"
               filters={{

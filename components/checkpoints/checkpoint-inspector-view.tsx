@@ -65,7 +65,14 @@ export function CheckpointInspectorView({
         }
         version={task.version}
         versionHint="The task's version now: a restore writes the next one"
-        live={<LiveRefresh url={`/api/console${taskCheckpointsHref(task.id)}`} token={data.token} what="checkpoint" />}
+        live={
+          <LiveRefresh
+            url={`/api/console${taskCheckpointsHref(task.id)}`}
+            token={data.token}
+            topic={{ kinds: ["task", "checkpoint"], about: task.id }}
+            what="checkpoint"
+          />
+        }
       >
         <Fact term="Task">
           <Link href={taskHref} className="mono">

@@ -49,7 +49,14 @@ export function TaskCheckpointsView({
         status={<StatusBadge status={task.status} def={def} />}
         version={task.version}
         versionHint="Every change increments the version; a restore writes a new one"
-        live={<LiveRefresh url={`/api/console${taskCheckpointsHref(task.id)}`} token={data.token} what="checkpoints" />}
+        live={
+          <LiveRefresh
+            url={`/api/console${taskCheckpointsHref(task.id)}`}
+            token={data.token}
+            topic={{ kinds: ["task", "checkpoint"], about: task.id }}
+            what="checkpoints"
+          />
+        }
       >
         <Fact term="Task">
           <Link href={taskHref} className="mono">

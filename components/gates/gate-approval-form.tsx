@@ -3,7 +3,7 @@
 import { useId, useState, type FormEvent } from "react";
 import { approveGateAction } from "@/app/(console)/tasks/[id]/gate-actions";
 import { idleGateApprovalForm, type GateApprovalFormState } from "@/components/gates/gate-approval-state";
-import { useRefreshWaitingCounts } from "@/components/inbox/inbox-badge";
+import { useRefreshWaitingCounts } from "@/components/count-badge";
 import { ActionFeedback, useServerActionForm, type ActionNotice } from "@/components/server-action-form";
 
 const lostAnswer: GateApprovalFormState = {

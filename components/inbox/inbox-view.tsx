@@ -53,7 +53,12 @@ export function InboxView({ data, viewer }: { data: InboxData; viewer: string })
         <div className="page-header__row">
           <h1>Inbox</h1>
           <div className="page-header__aside">
-            <LiveRefresh url="/api/console/inbox/count" token={data.token} what="inbox" />
+            <LiveRefresh
+              url="/api/console/inbox/count"
+              token={data.token}
+              topic={{ kinds: ["review", "task", "alert", "inbox_claim"] }}
+              what="inbox"
+            />
           </div>
         </div>
         <p className="lede">

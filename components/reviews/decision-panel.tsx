@@ -13,7 +13,7 @@ import {
 } from "@/lib/adapters/console/reviews/reviews-form";
 import { isUndecided } from "@/lib/adapters/console/reviews/reviews-query";
 import { RequiredReasonField } from "@/components/reason-field";
-import { useRefreshWaitingCounts } from "@/components/inbox/inbox-badge";
+import { useRefreshWaitingCounts } from "@/components/count-badge";
 import { ActionFeedback, useServerActionForm, type ActionNotice } from "@/components/server-action-form";
 
 interface Props {

@@ -91,7 +91,12 @@ export function ReviewDetailView({
     />
   );
   const live = (
-    <LiveRefresh url={`/api/console/reviews/${encodeURIComponent(review.id)}/version`} token={token} what="review" />
+    <LiveRefresh
+      url={`/api/console/reviews/${encodeURIComponent(review.id)}/version`}
+      token={token}
+      topic={{ kinds: ["review"], about: review.id }}
+      what="review"
+    />
   );
   return (
     <>

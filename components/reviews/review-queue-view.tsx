@@ -19,6 +19,7 @@ export function ReviewQueueView({ data, principal }: { data: ReviewQueueData; pr
             <LiveRefresh
               url={`/api/console/reviews/latest?status=${data.tab.toLowerCase()}`}
               token={data.token}
+              topic={{ kinds: ["review"] }}
               what="review queue"
             />
           </div>

@@ -33,6 +33,7 @@ export function TaskDetailView({
     <LiveRefresh
       url={`/api/console/tasks/${encodeURIComponent(task.id)}/version`}
       token={String(task.version)}
+      topic={{ kinds: ["task"], about: task.id }}
       what="task"
     />
   );

@@ -4,7 +4,7 @@ import { useState, type FormEvent } from "react";
 import { transitionTaskAction } from "@/app/(console)/tasks/[id]/actions";
 import { idleTransitionForm, type TransitionFormState } from "@/lib/adapters/console/tasks/transition-form";
 import type { StepView } from "@/lib/adapters/console/tasks/task-detail";
-import { useRefreshWaitingCounts } from "@/components/inbox/inbox-badge";
+import { useRefreshWaitingCounts } from "@/components/count-badge";
 import { ActionFeedback, useServerActionForm, type ActionNotice } from "@/components/server-action-form";
 import { BlockedReasons } from "@/components/task/blocked-reasons";
 

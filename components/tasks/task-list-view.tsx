@@ -17,7 +17,12 @@ export function TaskListView({ params, list }: { params: TaskListParams; list: T
         <div className="page-header__row">
           <h1>Tasks</h1>
           <div className="page-header__aside">
-            <LiveRefresh url="/api/console/tasks/latest" token={list.newestToken} what="tasks" />
+            <LiveRefresh
+              url="/api/console/tasks/latest"
+              token={list.newestToken}
+              topic={{ kinds: ["task"] }}
+              what="tasks"
+            />
             <ExportLinks
               list="tasks"
               filters={{ status: params.status, workflow: params.workflow, q: params.q, actor: params.actor }}

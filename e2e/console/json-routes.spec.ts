@@ -113,8 +113,12 @@ test("a task page whose session ended says so in its live status instead of poll
   const live = page.locator("p.live");
   await expect(detail.status).toHaveText("RUNNING");
   await expect(live).toHaveClass(/live--on/);
-  // Signing out elsewhere, or the cookie expiring: the next poll has no session.
-  await page.context().clearCookies();
+  // Signing out in another tab: the session's row ends, and the page's stream is closed at once
+  // (e2e/console/live-updates.spec.ts); the cookie gone, nothing can be polled either.
+  const other = await page.context().newPage();
+  await other.goto("/tasks");
+  await other.getByRole("button", { name: "Sign out" }).click();
+  await other.waitForURL((url) => url.pathname === "/login");
   await expect(live).toHaveText("Live updates stopped: your session ended. Reload to sign in again.");
   await expect(live).toHaveClass(/live--off/);
 });

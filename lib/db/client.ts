@@ -9,6 +9,12 @@ import { getEnv, type Env } from "@/lib/config/env";
 import { childLogger } from "@/lib/config/log";
 import { assertTenantId, DEFAULT_TENANT_ID, scopedPglite, tenantConnectionOptions } from "@/lib/db/tenant-sessions";
 import { AppError } from "@/lib/core/errors";
+import {
+  listenInProcess,
+  listenOnPostgres,
+  type ChangeListener,
+  type ChangeListenerHandlers,
+} from "@/lib/db/notifications";
 
 export type Db = PrismaClient;
 /** A Prisma transaction client: helpers that may join a transaction take one. */
@@ -45,6 +51,12 @@ export interface DatabaseHandle {
   platformDb: PrismaClient;
   /** The owner's driver adapter factory, for the migration engine. */
   adapterFactory: PrismaPg | PrismaPGlite;
+  /**
+   * Listens to the change announcements (lib/db/notifications.ts): on
+   * PostgreSQL on a connection of its own, outside the pools, reopened when
+   * lost; on the embedded database on its one session.
+   */
+  listenForChanges(handlers: ChangeListenerHandlers): ChangeListener;
   close(): Promise<void>;
 }
 
@@ -95,6 +107,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
       forTenant,
       platformDb,
       adapterFactory,
+      listenForChanges: (handlers) => listenOnPostgres(target.url, handlers),
       close: async () => {
         await Promise.all([platformDb, ...forTenant.opened()].map((db) => db.$disconnect()));
         await Promise.all(pools.map(endPool));
@@ -150,6 +163,7 @@ export function pgliteHandle(pglite: PGlite): DatabaseHandle & { adapterFactory:
     forTenant,
     platformDb,
     adapterFactory,
+    listenForChanges: (handlers) => listenInProcess(sessions, handlers),
     close: async () => {
       await Promise.all([platformDb, ...forTenant.opened()].map((db) => db.$disconnect()));
       await pglite.close();
@@ -243,6 +257,14 @@ export function getDb(): PrismaClient {
 /** The client of a caller's tenant: every statement made for them runs as that tenant, under row-level security. */
 export function dbFor(caller: { tenantId: string }): PrismaClient {
   return processDatabase().forTenant(caller.tenantId);
+}
+
+/**
+ * This process's listener of the change announcements (one per process: the
+ * live updates' fan-out, lib/adapters/console/live/, holds it).
+ */
+export function listenForChanges(handlers: ChangeListenerHandlers): ChangeListener {
+  return processDatabase().listenForChanges(handlers);
 }
 
 /** The owner's client (no row-level security): only for finding which tenant a credential belongs to, and the register. */

@@ -54,6 +54,12 @@ export interface ScopedPglite {
   owner: PgliteSession;
   /** A session whose statements see and write only `tenantId`'s rows. */
   tenant(tenantId: string): PgliteSession;
+  /**
+   * LISTEN on the one session, in the queue like every statement (never
+   * between a tenant switch and its work, nor inside a transaction).
+   * Notifications are delivered whoever's statement committed them.
+   */
+  listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
 }
 
 type Scope = { kind: "owner" } | { kind: "tenant"; tenantId: string };
@@ -113,6 +119,10 @@ function buildScopedPglite(pglite: PGlite): ScopedPglite {
   const tenants = new Map<string, PgliteSession>();
   return {
     owner,
+    listen: async (channel, callback) => {
+      const unlisten = await exclusive({ kind: "owner" }, () => pglite.listen(channel, callback));
+      return () => exclusive({ kind: "owner" }, () => unlisten());
+    },
     tenant(tenantId) {
       assertTenantId(tenantId);
       let s = tenants.get(tenantId);

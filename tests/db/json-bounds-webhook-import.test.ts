@@ -25,6 +25,7 @@ beforeAll(() => {
     forTenant: () => db,
     platformDb: db,
     adapterFactory: undefined as never,
+    listenForChanges: undefined as never,
     close: async () => {},
   };
 });

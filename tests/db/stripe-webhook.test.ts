@@ -28,6 +28,7 @@ beforeAll(() => {
     forTenant: () => db,
     platformDb: db,
     adapterFactory: undefined as never,
+    listenForChanges: undefined as never,
     close: async () => {},
   };
 });

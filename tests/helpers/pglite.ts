@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
 import type { PrismaPGlite } from "pglite-prisma-adapter";
 import { inject } from "vitest";
-import { pgliteHandle, type Db } from "@/lib/db/client";
+import { pgliteHandle, type DatabaseHandle, type Db } from "@/lib/db/client";
 import { scopedPglite } from "@/lib/db/tenant-sessions";
 import { registerBuiltInWorkflows } from "@/lib/stores/workflow-registry";
 import { registerBuiltInTools } from "@/lib/use-cases/tools/register-built-in-tools";
@@ -16,6 +16,8 @@ export interface TestDatabase {
   platformDb: Db;
   /** The owner's driver adapter factory, for the migration engine (lib/db/migrate.ts). */
   adapterFactory: PrismaPGlite;
+  /** The change announcements, as the server's one listener receives them (lib/db/notifications.ts). */
+  listenForChanges: DatabaseHandle["listenForChanges"];
   /** Raw SQL on the same database as its owner, for assertions that must not go through the code under test. */
   sql<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
   close(): Promise<void>;
@@ -37,7 +39,7 @@ export async function openTestPglite(options: { dataDir?: string } = {}): Promis
   template ??= readFile(inject("pgliteTemplatePath")).then((bytes) => new Blob([bytes]));
   const pglite = new PGlite({ loadDataDir: await template, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
   await pglite.waitReady;
-  const { db, forTenant, platformDb, adapterFactory, close } = pgliteHandle(pglite);
+  const { db, forTenant, platformDb, adapterFactory, listenForChanges, close } = pgliteHandle(pglite);
   // What every start does after migrating (scripts/start.ts): new tasks are created under the registry's versions.
   await registerBuiltInWorkflows(db);
   await registerBuiltInTools(db);
@@ -46,6 +48,7 @@ export async function openTestPglite(options: { dataDir?: string } = {}): Promis
     forTenant,
     platformDb,
     adapterFactory,
+    listenForChanges,
     sql: async <T>(text: string, params: unknown[] = []) =>
       (await scopedPglite(pglite).owner.query<T>(text, params)).rows,
     close,

@@ -31,13 +31,14 @@ export async function callRoute(
  * puts it back.
  */
 export function serveRoutesFrom(
-  t: Pick<TestDatabase, "db" | "forTenant" | "platformDb" | "adapterFactory"> | undefined,
+  t: Pick<TestDatabase, "db" | "forTenant" | "platformDb" | "adapterFactory" | "listenForChanges"> | undefined,
 ) {
   (globalThis as unknown as { verityDb?: DatabaseHandle }).verityDb = t && {
     db: t.db,
     forTenant: t.forTenant,
     platformDb: t.platformDb,
     adapterFactory: t.adapterFactory,
+    listenForChanges: t.listenForChanges,
     close: async () => {},
   };
 }

@@ -1,0 +1,141 @@
+import { expect, test, type Page } from "@playwright/test";
+import { demoAgent } from "@/lib/config/demo-accounts";
+import { createRunningTask, transition, uniqueTaskId } from "../pages/agent-seed";
+import { AccountPage } from "../pages/account-page";
+import { AgentsPage } from "../pages/agents-page";
+import { LoginPage, signIn } from "../pages/login-page";
+import { freezeRefund } from "../pages/reviews-seed";
+import { TaskDetailPage } from "../pages/task-detail-page";
+
+/**
+ * Live updates pushed (docs/live-updates.md): a page follows changes over
+ * its one Server-Sent Events stream, made from the database's announcement
+ * of the writing transaction, and polls only while that stream is down.
+ * Changes are made through the agent API, as agents make them.
+ */
+test.describe.configure({ timeout: 180_000 });
+
+test("a task page follows a change made through the API by its stream, not by polling", async ({ page, request }) => {
+  const task = await createRunningTask(request);
+  const versionAsks: string[] = [];
+  page.on("request", (r) => {
+    if (r.url().includes(`/api/console/tasks/${encodeURIComponent(task.id)}/version`)) versionAsks.push(r.url());
+  });
+  await signIn(page, "operator", `/tasks/${task.id}`);
+  const detail = new TaskDetailPage(page);
+  const live = page.locator("p.live");
+  await expect(detail.status).toHaveText("RUNNING");
+  // The stream is open and the server listening: no polling interval runs.
+  await expect(live).toHaveAttribute("data-live-mode", "stream");
+  await expect(live).toHaveText("Live");
+  // Opening the stream reads the token once (whatever changed between the render and the stream).
+  await expect.poll(() => versionAsks.length).toBeGreaterThanOrEqual(1);
+  const asked = versionAsks.length;
+
+  await transition(request, task, { to: "CANCELLED", reason: "Pushed to the open page" });
+  // A refresh is a whole server render: slow on a loaded machine, as the other live specs allow.
+  await expect(detail.status).toHaveText("CANCELLED", { timeout: 30_000 });
+  await expect(live).toHaveText(/^Live · updated \d{2}:\d{2}:\d{2} UTC$/);
+  // The token was asked because an event arrived (a poll would say "poll"), once more and no more.
+  await expect(live).toHaveAttribute("data-refreshed-by", "stream");
+  expect(versionAsks).toHaveLength(asked + 1);
+});
+
+test("the badges start from the server's numbers and the review queue's counts up from the stream", async ({
+  page,
+  request,
+}) => {
+  // The numbers are in the server's HTML: never an empty badge filled in later.
+  await page.route("**/api/console/events", (route) => route.abort());
+  await signIn(page, "operator", "/tasks");
+  const nav = page.getByRole("navigation", { name: "Main" });
+  await expect(nav.getByTestId("review-count")).toHaveText(/^\d+$/);
+  await expect(nav.getByTestId("inbox-count")).toHaveText(/^\d+$/);
+  // Without its stream the page polls, and says so.
+  await expect(page.locator("p.live")).toHaveAttribute("data-live-mode", "polling");
+  await expect(page.locator("p.live")).toHaveText(/^Live \(polling\)/);
+  await page.unroute("**/api/console/events");
+  await page.reload();
+  await expect(page.locator("p.live")).toHaveAttribute("data-live-mode", "stream");
+  const badge = nav.getByTestId("review-count");
+  const before = Number(await badge.innerText());
+  await freezeRefund(request, { amountCents: 2_468 });
+  // Other specs freeze and decide refunds too: more than before is what this one's freeze shows.
+  await expect.poll(async () => Number(await badge.innerText()), { timeout: 30_000 }).toBeGreaterThan(before);
+});
+
+/** The `change` events a page's session is sent, gathered by a second EventSource in the page. */
+async function gatherChanges(page: Page): Promise<() => Promise<Array<{ kind: string; id: string; taskId?: string }>>> {
+  await page.evaluate(
+    () =>
+      new Promise<void>((resolve, reject) => {
+        const w = window as unknown as { gathered: unknown[] };
+        w.gathered = [];
+        const source = new EventSource("/api/console/events");
+        source.addEventListener("change", (e) => w.gathered.push(JSON.parse((e as MessageEvent<string>).data)));
+        source.addEventListener("status", (e) => {
+          if ((JSON.parse((e as MessageEvent<string>).data) as { live: boolean }).live) resolve();
+        });
+        source.onerror = () => reject(new Error("the event stream was refused"));
+      }),
+  );
+  return () => page.evaluate(() => (window as unknown as { gathered: Array<{ kind: string; id: string }> }).gathered);
+}
+
+test("another tenant's change never reaches a page, and its own does", async ({ page, browser, request }) => {
+  // Tenant B, opened by the platform admin (the demo's admin), with an agent of its own.
+  const run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+  const tenantB = `e2e-live-${run}`;
+  const adminB = { username: `live-b-${run}`, password: `live b's own password ${run}` };
+  await signIn(page, "admin", "/platform/tenants");
+  const form = page.getByRole("form", { name: "Open a tenant" });
+  await form.getByLabel("Tenant id").fill(tenantB);
+  await form.getByLabel("Name", { exact: true }).fill("Live B");
+  await form.getByLabel("Admin username").fill(adminB.username);
+  await form.getByLabel("Admin display name").fill("Bo Live");
+  await form.getByRole("button", { name: "Open tenant" }).click();
+  await expect(form.getByRole("status")).toContainText(`Tenant ${tenantB} (Live B) is open`);
+  const initialPassword = await form.getByTestId("initial-password").innerText();
+
+  const pageB = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  const login = new LoginPage(pageB);
+  await login.goto("/tasks");
+  await login.fill(adminB.username, initialPassword);
+  await pageB.waitForURL((url) => url.pathname === "/account");
+  await new AccountPage(pageB).replaceOneTimePassword(initialPassword, adminB.password);
+  const agents = new AgentsPage(pageB);
+  await agents.goto();
+  const agentB = await agents.create({ name: `live-bot-${run}`, workflows: ["agent-task"], tools: [] });
+  const asB = { Authorization: `Bearer ${agentB.secret}` };
+  const asA = { Authorization: `Bearer ${demoAgent.token}` };
+  const newTask = async (auth: Record<string, string>) => {
+    const id = uniqueTaskId("live");
+    const res = await request.post("/api/v1/tasks", {
+      headers: auth,
+      data: { workflow: "agent-task", task_id: id, intent_id: `intent-${id}` },
+    });
+    expect(res.status(), await res.text()).toBe(201);
+    return id;
+  };
+
+  // Each tenant's admin with a stream open.
+  const changesOfA = await gatherChanges(page);
+  await pageB.goto("/tasks");
+  const changesOfB = await gatherChanges(pageB);
+
+  // B's task, then A's: announcements arrive in commit order, so once A's is in, B's would have been too.
+  const bFirst = await newTask(asB);
+  const aTask = await newTask(asA);
+  await expect.poll(async () => (await changesOfA()).map((c) => c.id)).toContain(aTask);
+  expect((await changesOfA()).filter((c) => c.id === bFirst || c.taskId === bFirst)).toEqual([]);
+  // And the other way: B's next task arrives at B, A's never did.
+  const bSecond = await newTask(asB);
+  await expect.poll(async () => (await changesOfB()).map((c) => c.id)).toContain(bSecond);
+  const seenByB = await changesOfB();
+  expect(seenByB.map((c) => c.id)).toContain(bFirst);
+  expect(seenByB.filter((c) => c.id === aTask || c.taskId === aTask)).toEqual([]);
+  // Only ids and versions cross: nothing of the task's data.
+  for (const change of seenByB) expect(Object.keys(change).sort()).toEqual(expect.arrayContaining(["id", "kind"]));
+  expect(JSON.stringify(seenByB)).not.toContain(`intent-${bFirst}`);
+  await pageB.context().close();
+});
