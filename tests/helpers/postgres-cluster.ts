@@ -160,8 +160,12 @@ function configure(dataDir: string, settings: Record<string, string | number>): 
   appendFileSync(path.join(dataDir, "postgresql.auto.conf"), `${lines.join("\n")}\n`);
 }
 
-/** A new primary: initdb, streaming replication allowed, started. */
-export async function startPrimaryCluster(options: { synchronousStandby?: string } = {}): Promise<Cluster> {
+/**
+ * A new primary: initdb, streaming replication allowed, started. It commits
+ * asynchronously until `requireSynchronousStandby` names a standby (set
+ * once one streams: before that every commit would wait for it).
+ */
+export async function startPrimaryCluster(): Promise<Cluster> {
   const root = scratchDir("verity-primary-");
   const dataDir = path.join(root, "data");
   await pgRun("initdb", ["-D", dataDir, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"]);
@@ -176,7 +180,6 @@ export async function startPrimaryCluster(options: { synchronousStandby?: string
     shared_buffers: "32MB",
     // WAL kept for a standby that is a moment behind.
     wal_keep_size: "256MB",
-    ...(options.synchronousStandby ? { synchronous_standby_names: options.synchronousStandby } : {}),
   });
   appendFileSync(path.join(dataDir, "pg_hba.conf"), "host replication postgres 127.0.0.1/32 trust\n");
   const cluster = clusterOf("primary", root, dataDir, port);
@@ -205,6 +208,8 @@ export async function startStandbyCluster(primary: Cluster, applicationName: str
     "stream",
     "-R",
     "--no-sync",
+    // An immediate checkpoint: the default spreads it over minutes.
+    "--checkpoint=fast",
   ]);
   const port = await freePort();
   configure(dataDir, {
@@ -227,4 +232,24 @@ export async function startStandbyCluster(primary: Cluster, applicationName: str
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`the standby never streamed:\n${cluster.log().slice(-3000)}`);
+}
+
+/** From now on a commit on `primary` returns once `applicationName` has flushed it (or never, without that standby). */
+export async function requireSynchronousStandby(primary: Cluster, applicationName: string): Promise<void> {
+  await primary.query(`ALTER SYSTEM SET synchronous_standby_names = '${applicationName}'`);
+  await primary.query("SELECT pg_reload_conf()");
+  for (let i = 0; i < 600; i++) {
+    const rows = await primary.query<{ sync_state: string }>(
+      `SELECT sync_state FROM pg_stat_replication WHERE application_name = '${applicationName}'`,
+    );
+    if (rows[0]?.sync_state === "sync") return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${applicationName} never became synchronous`);
+}
+
+/** Back to asynchronous commits: the recovered old primary is read, and must not wait for a standby that moved on. */
+export async function releaseSynchronousStandby(cluster: Cluster): Promise<void> {
+  await cluster.query("ALTER SYSTEM SET synchronous_standby_names = ''");
+  await cluster.query("SELECT pg_reload_conf()");
 }
