@@ -8,6 +8,7 @@ const contentionFiles = [
   "tests/postgres/failover.test.ts",
   "tests/postgres/failover-identity.test.ts",
   "tests/postgres/partial-write.test.ts",
+  "tests/postgres/replication-failover.test.ts",
   "tests/postgres/startup-kill.test.ts",
   "tests/postgres/worker-lookup.test.ts",
 ];

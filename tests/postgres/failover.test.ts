@@ -32,12 +32,11 @@
  */
 import { findExecutions } from "@/lib/stores/execution-store";
 import { openedAlert } from "@/lib/use-cases/alerts/divergence";
-import { spawn, execFile, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { build } from "esbuild";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { orderOf, taskIdOf, type Order } from "@/programs/agent/order";
@@ -59,8 +58,20 @@ import { AppError } from "@/lib/core/errors";
 import { seededRandom } from "@/lib/core/seeded-random";
 import { startSandbox, type Sandbox } from "@/programs/sandbox/server";
 import { createPostgresTestDatabase, testDatabaseUrl, type PostgresTestDatabase } from "@/tests/helpers/postgres";
-import { createRefundTask, engineClientOf, failoverAgent, orderSpecOf } from "./failover-agent";
-import type { FailoverWorkerLine } from "./failover-refund-worker";
+import { createRefundTask, engineClientOf, failoverAgent } from "./failover-agent";
+import {
+  buildRefundWorker,
+  count,
+  notAtRest,
+  partition,
+  providerRefunds as refundsAt,
+  runRefundWorkers,
+  sleep,
+  startRefundWorker,
+  waitUntil,
+  type RefundWorker,
+  type RefundWorkerOptions,
+} from "./failover-harness";
 
 const SEED = Number(process.env.FAILOVER_SEED ?? 4_242);
 const TASKS = 30;
@@ -83,30 +94,26 @@ const backupAtRefunds = 3 + Math.floor(random() * 4);
 const lossAfterSecondWaveRefunds = 4 + Math.floor(random() * 6);
 
 const engineer: Actor = { identity: "spiffe://verity.test/user/failover-engineer", kind: "user" };
-const workerSource = path.join(import.meta.dirname, "failover-refund-worker.ts");
-// Bundled once, as in chaos.test.ts: dependencies stay external, so the bundle runs the code under test.
-const workerScript = path.resolve("node_modules/.cache/verity/failover-refund-worker.mjs");
 const run = promisify(execFile);
 
 let primary: PostgresTestDatabase | undefined;
 let standby: { handle: DatabaseHandle; name: string } | undefined;
 let sandbox: Sandbox;
+let workerOptions: RefundWorkerOptions;
 let scratch: string;
 
 beforeAll(async () => {
-  mkdirSync(path.dirname(workerScript), { recursive: true });
-  await build({
-    entryPoints: [workerSource],
-    outfile: workerScript,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    packages: "external",
-    logLevel: "warning",
-  });
+  const script = await buildRefundWorker("failover-refund-worker");
   primary = await createPostgresTestDatabase({ poolSize: 4 });
   sandbox = await startSandbox({ port: 0, host: "127.0.0.1" });
+  workerOptions = {
+    script,
+    sandboxUrl: sandbox.url,
+    seed: SEED,
+    faults: LATENCIES,
+    concurrency: CONCURRENCY,
+    workers: WORKERS,
+  };
   scratch = mkdtempSync(path.join(tmpdir(), "verity-failover-"));
 });
 afterAll(async () => {
@@ -134,7 +141,7 @@ describe("regional failover: primary lost mid-traffic, standby from backup plus 
       const client = engineClientOf(primaryDatabase.db, sandbox.url);
       for (const [i, order] of orders.entries()) await createRefundTask(client, order, taskIds[i]!);
       const firstWave = partition(orders.slice(0, FIRST_WAVE), WORKERS).map((slice) =>
-        startWorker(primaryDatabase.url, "run", slice),
+        startRefundWorker(workerOptions, primaryDatabase.url, "run", slice),
       );
       await waitForRefunds(backupAtRefunds, firstWave);
 
@@ -159,7 +166,7 @@ describe("regional failover: primary lost mid-traffic, standby from backup plus 
       );
       const secondWaveFrom = Math.max(FIRST_WAVE, (await providerRefunds()).length);
       const secondWave = partition(orders.slice(FIRST_WAVE), WORKERS).map((slice) =>
-        startWorker(primaryDatabase.url, "run", slice),
+        startRefundWorker(workerOptions, primaryDatabase.url, "run", slice),
       );
       await waitForRefunds(secondWaveFrom + lossAfterSecondWaveRefunds, secondWave);
       // The link to the standby fails first: shipping stops while the primary
@@ -201,7 +208,7 @@ describe("regional failover: primary lost mid-traffic, standby from backup plus 
       const tookOver = Date.now();
       const ordersOfTasks = (ids: string[]) => orders.filter((o) => ids.includes(taskIdOf(o)));
       const toResume = await notAtRest(db, taskIds);
-      const lines = await runWorkers(standbyUrl, "resume", ordersOfTasks(toResume));
+      const lines = await runRefundWorkers(workerOptions, standbyUrl, "resume", ordersOfTasks(toResume));
       const resumed = Date.now();
       const reconciled: Record<string, number> = {};
       let rounds = 0;
@@ -214,7 +221,7 @@ describe("regional failover: primary lost mid-traffic, standby from backup plus 
         const summary = await reconcileDue(db, deps, { sentTimeoutMs: 0, limit: 500 });
         expect(summary.errors, "the reconciler failed").toEqual([]);
         for (const [action, n] of Object.entries(summary.counts)) reconciled[action] = (reconciled[action] ?? 0) + n;
-        lines.push(...(await runWorkers(standbyUrl, "resume", ordersOfTasks(unsettled))));
+        lines.push(...(await runRefundWorkers(workerOptions, standbyUrl, "resume", ordersOfTasks(unsettled))));
       }
       const settled = Date.now();
 
@@ -400,90 +407,14 @@ describe("regional failover: primary lost mid-traffic, standby from backup plus 
   );
 });
 
-// ── Workers ──────────────────────────────────────────────────────────────
-
-interface Worker {
-  child: ChildProcess;
-  lines: FailoverWorkerLine[];
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
-}
-
-function startWorker(url: string, mode: "run" | "resume", orders: Order[]): Worker {
-  const concurrency = mode === "run" ? CONCURRENCY : orders.length;
-  const child = spawn(process.execPath, [workerScript], {
-    env: {
-      ...process.env,
-      FAILOVER_DATABASE_URL: url,
-      FAILOVER_SANDBOX_URL: sandbox.url,
-      FAILOVER_MODE: mode,
-      FAILOVER_ORDERS: orderSpecOf(orders),
-      FAILOVER_SEED: String(SEED),
-      FAILOVER_FAULTS: LATENCIES.join(","),
-      FAILOVER_CONCURRENCY: String(concurrency),
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const lines: FailoverWorkerLine[] = [];
-  let stdout = "";
-  let stderr = "";
-  child.stdout!.on("data", (d: Buffer) => {
-    stdout += d;
-    for (let nl = stdout.indexOf("\n"); nl >= 0; nl = stdout.indexOf("\n")) {
-      lines.push(JSON.parse(stdout.slice(0, nl)) as FailoverWorkerLine);
-      stdout = stdout.slice(nl + 1);
-    }
-  });
-  child.stderr!.on("data", (d: Buffer) => (stderr += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
-    child.on("exit", (code, signal) => resolve({ code, signal, stderr })),
-  );
-  return { child, lines, exited };
-}
-
-/** Standby workers over `orders`, to the end; a crash of a worker fails the test. */
-async function runWorkers(url: string, mode: "resume", orders: Order[]): Promise<FailoverWorkerLine[]> {
-  const workers = partition(orders, WORKERS).map((slice) => startWorker(url, mode, slice));
-  for (const w of workers) {
-    const { code, stderr } = await w.exited;
-    expect(code, `a standby worker crashed: ${stderr.slice(-1500)}`).toBe(0);
-  }
-  return workers.flatMap((w) => w.lines);
-}
-
-function partition<T>(items: T[], parts: number): T[][] {
-  return Array.from({ length: parts }, (_, p) => items.filter((_, i) => i % parts === p)).filter(
-    (slice) => slice.length > 0,
-  );
-}
-
-// ── The provider, the shipper, the databases ────────────────────────────
-
-interface ProviderRefund {
-  id: string;
-  idempotency_key: string;
-  metadata: { task_id?: string; execution_id?: string };
-}
-
-async function providerRefunds(): Promise<ProviderRefund[]> {
-  return ((await (await fetch(`${sandbox.url}/v1/refunds`)).json()) as { data: ProviderRefund[] }).data;
-}
+const providerRefunds = () => refundsAt(sandbox.url);
 
 /** Until the provider holds `n` refunds; a primary worker's crash, or all of them ending first, fails the test. */
-function waitForRefunds(n: number, workers: Worker[]): Promise<void> {
+function waitForRefunds(n: number, workers: RefundWorker[]): Promise<void> {
   return waitUntil(async () => (await providerRefunds()).length >= n, workers, `the provider holding ${n} refunds`);
 }
 
-/** Polls until `done`, failing at once if a primary worker crashes or all of them end first. */
-async function waitUntil(done: () => Promise<boolean>, workers: Worker[], what: string): Promise<void> {
-  const ended: Array<{ code: number | null; stderr: string }> = [];
-  for (const w of workers) void w.exited.then((e) => ended.push(e));
-  while (!(await done())) {
-    const crashed = ended.find((e) => e.code !== 0);
-    if (crashed) throw new Error(`a primary worker crashed (exit ${crashed.code}): ${crashed.stderr.slice(-1500)}`);
-    if (ended.length === workers.length) throw new Error(`the primary's workers ended before ${what}`);
-    await sleep(20);
-  }
-}
+// ── The shipper, the databases ───────────────────────────────────────────
 
 /**
  * The log shipper: every checkpoint committed on the primary, exported
@@ -578,21 +509,6 @@ function recoveryPoint(truth: Committed, takeover: Map<string, TakeoverReport>) 
   };
 }
 
-const terminal = new Set(["COMPLETED", "CANCELLED", "PERMANENTLY_FAILED"]);
-
-/** The tasks not at rest: neither terminal nor waiting for people with an open review. */
-async function notAtRest(db: Db, taskIds: string[]): Promise<string[]> {
-  const tasks = await db.task.findMany({ where: { id: { in: taskIds } }, select: { id: true, status: true } });
-  const open = new Set(
-    (await db.review.findMany({ where: { taskId: { in: taskIds }, status: "OPEN" }, select: { taskId: true } })).map(
-      (r) => r.taskId,
-    ),
-  );
-  return tasks
-    .filter((t) => !terminal.has(t.status) && !(t.status === "WAITING_FOR_HUMAN" && open.has(t.id)))
-    .map((t) => t.id);
-}
-
 async function adminQuery(text: string): Promise<void> {
   const client = new pg.Client({ connectionString: testDatabaseUrl() });
   await client.connect();
@@ -611,14 +527,4 @@ function withDatabase(url: string, database: string): string {
 
 function mean(values: number[]): number {
   return values.length ? Math.round(values.reduce((a, b) => a + b, 0) / values.length) : 0;
-}
-
-function count<T>(items: T[], key: (item: T) => string): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const item of items) counts[key(item)] = (counts[key(item)] ?? 0) + 1;
-  return counts;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
