@@ -21,7 +21,8 @@ test("lists show relative times with the exact UTC time, and copy ids and keys",
 
   const row = page.getByRole("main").locator("table tbody tr").first();
   await expect(row).toContainText(task.id);
-  const time = row.locator("time");
+  // The Updated column's time (the row also shows when the task was created).
+  const time = row.locator("time").first();
   await expect(time).toHaveAttribute("title", exactUtc);
   const [visible, title] = await Promise.all([
     time.evaluate((t) => t.firstChild?.textContent ?? ""),

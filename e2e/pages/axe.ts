@@ -19,6 +19,10 @@ export interface AxeViolation {
 
 /** Every WCAG 2.x A/AA violation on the page as it is now, in words a failure message can show. */
 export async function axeViolations(page: Page): Promise<AxeViolation[]> {
+  // A page the live stream is refreshing can be caught between React's removal of the old
+  // <title> and the insertion of the new one (seen once after a server action): judge the page
+  // once it has a title again. A page that never gets one still fails, here.
+  await page.waitForFunction(() => document.title.trim() !== "", undefined, { timeout: 10_000 });
   // Once per document: the script is half a megabyte to parse, and a page checked at two widths keeps it.
   if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
   return page.evaluate(async () => {
