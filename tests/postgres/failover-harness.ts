@@ -149,6 +149,32 @@ export async function notAtRest(db: Db, taskIds: string[]): Promise<string[]> {
     .map((t) => t.id);
 }
 
+/** Per task, each committed version's commit time (its transition log), as one database holds it. */
+export async function committedVersions(db: Db): Promise<Map<string, Map<number, Date>>> {
+  const versions = new Map<string, Map<number, Date>>();
+  for (const t of await db.transition.findMany({ select: { taskId: true, toVersion: true, createdAt: true } })) {
+    if (!versions.has(t.taskId)) versions.set(t.taskId, new Map());
+    versions.get(t.taskId)!.set(t.toVersion, t.createdAt);
+  }
+  return versions;
+}
+
+/** Each task's transition log holds every version from 1 to its current one, none missing. */
+export async function expectGaplessTransitionLogs(db: Db, tasks: ReadonlyArray<{ id: string; version: number }>) {
+  for (const task of tasks) {
+    const versions = (
+      await db.transition.findMany({
+        where: { taskId: task.id },
+        select: { toVersion: true },
+        orderBy: { toVersion: "asc" },
+      })
+    ).map((t) => t.toVersion);
+    expect(versions, `${task.id}: transition log has gaps`).toEqual(
+      Array.from({ length: task.version }, (_, i) => i + 1),
+    );
+  }
+}
+
 export function count<T>(items: T[], key: (item: T) => string): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const item of items) counts[key(item)] = (counts[key(item)] ?? 0) + 1;

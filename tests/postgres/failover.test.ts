@@ -61,7 +61,9 @@ import { createPostgresTestDatabase, testDatabaseUrl, type PostgresTestDatabase 
 import { createRefundTask, engineClientOf, failoverAgent } from "./failover-agent";
 import {
   buildRefundWorker,
+  committedVersions,
   count,
+  expectGaplessTransitionLogs,
   notAtRest,
   partition,
   providerRefunds as refundsAt,
@@ -197,7 +199,7 @@ describe("regional failover: primary lost mid-traffic, standby from backup plus 
       ).toEqual([]);
       // The measurement tap: what the primary had committed, read after its
       // workers died and before it is dropped. The standby never sees this.
-      const truth = await readCommitted(primaryDatabase.db);
+      const truth: Committed = { versions: await committedVersions(primaryDatabase.db) };
       const refundsAtLoss = (await providerRefunds()).length;
       primary = undefined;
       await primaryDatabase.drop();
@@ -287,17 +289,8 @@ describe("regional failover: primary lost mid-traffic, standby from backup plus 
       }
 
       // 4. Gapless logs, checkpoints that verify and unbroken audit chains, on the standby.
+      await expectGaplessTransitionLogs(db, tasks);
       for (const task of tasks) {
-        const versions = (
-          await db.transition.findMany({
-            where: { taskId: task.id },
-            select: { toVersion: true },
-            orderBy: { toVersion: "asc" },
-          })
-        ).map((t) => t.toVersion);
-        expect(versions, `${task.id}: transition log has gaps`).toEqual(
-          Array.from({ length: task.version }, (_, i) => i + 1),
-        );
         const invalid = (await listCheckpoints(db, task.id)).filter((c) => !c.integrity.ok);
         expect(
           invalid.map(
@@ -460,15 +453,6 @@ function startShipper(from: Db, to: Db, alreadyThere: Set<string>) {
 interface Committed {
   /** Per task, the primary's commit time of each version. */
   versions: Map<string, Map<number, Date>>;
-}
-
-async function readCommitted(db: Db): Promise<Committed> {
-  const versions = new Map<string, Map<number, Date>>();
-  for (const t of await db.transition.findMany({ select: { taskId: true, toVersion: true, createdAt: true } })) {
-    if (!versions.has(t.taskId)) versions.set(t.taskId, new Map());
-    versions.get(t.taskId)!.set(t.toVersion, t.createdAt);
-  }
-  return { versions };
 }
 
 /**

@@ -55,7 +55,9 @@ import {
 import { createRefundTask, engineClientOf } from "./failover-agent";
 import {
   buildRefundWorker,
+  committedVersions,
   count,
+  expectGaplessTransitionLogs,
   notAtRest,
   partition,
   providerRefunds,
@@ -92,16 +94,6 @@ function handleOn(cluster: Cluster, poolSize = 4): DatabaseHandle {
   const handle = openDatabase({ kind: "postgres", url: cluster.url(DATABASE) }, { poolSize });
   open.push(handle);
   return handle;
-}
-
-/** Per task, each committed version's commit time (the transition log), as one database holds it. */
-async function committedVersions(db: Db): Promise<Map<string, Map<number, number>>> {
-  const versions = new Map<string, Map<number, number>>();
-  for (const t of await db.transition.findMany({ select: { taskId: true, toVersion: true, createdAt: true } })) {
-    if (!versions.has(t.taskId)) versions.set(t.taskId, new Map());
-    versions.get(t.taskId)!.set(t.toVersion, t.createdAt.getTime());
-  }
-  return versions;
 }
 
 describe.each(
@@ -238,18 +230,7 @@ describe.each(
         tasks.filter((t) => !["COMPLETED", "WAITING_FOR_HUMAN"].includes(t.status)).map((t) => `${t.id} ${t.status}`),
       ).toEqual([]);
       // 3. Gapless logs and unbroken audit chains on the promoted standby.
-      for (const task of tasks) {
-        const versions = (
-          await db.transition.findMany({
-            where: { taskId: task.id },
-            select: { toVersion: true },
-            orderBy: { toVersion: "asc" },
-          })
-        ).map((t) => t.toVersion);
-        expect(versions, `${task.id}: transition log has gaps`).toEqual(
-          Array.from({ length: task.version }, (_, i) => i + 1),
-        );
-      }
+      await expectGaplessTransitionLogs(db, tasks);
       const audit = await verifyAuditChains(db);
       expect(audit.breaks, "audit chains on the standby").toEqual([]);
       // 4. The recovery point: what the primary committed that the standby did not have at promotion.
@@ -258,7 +239,8 @@ describe.each(
       let lastCommit = 0;
       let oldestLost: number | undefined;
       for (const [taskId, versions] of truth) {
-        for (const [version, at] of versions) {
+        for (const [version, committedAt] of versions) {
+          const at = committedAt.getTime();
           committed++;
           lastCommit = Math.max(lastCommit, at);
           if (!atPromotion.get(taskId)?.has(version)) {
