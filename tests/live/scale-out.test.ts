@@ -39,6 +39,7 @@ import { isConsoleBuildStale } from "@/scripts/console-build";
 import { haproxyConfig } from "@/scripts/haproxy-config";
 import { createEmptyPostgresDatabase } from "@/tests/helpers/postgres";
 import { livePort, startVerityServer, type VerityServer } from "./servers";
+import { signInOverHttp } from "@/tests/helpers/http-sign-in";
 
 const run = promisify(execFile);
 const HAPROXY = process.env.HAPROXY_PATH ?? "/usr/sbin/haproxy";
@@ -151,7 +152,7 @@ describe("three Verity servers behind HAProxy on one PostgreSQL", () => {
   });
 
   it("keeps every acknowledged write, refunds once and keeps the logs whole when a server is SIGKILLed mid-run", async () => {
-    const person = await signIn(lbUrl, demoUsers[0]);
+    const person = await signInOverHttp(lbUrl, demoUsers[0]);
     // Before: the session works through every server.
     expect(await sessionServers(person, 9)).toEqual(new Set(servers.map((s) => s.label)));
 
@@ -407,32 +408,6 @@ async function missingAcknowledgedWrites(all: Ack[]): Promise<string[]> {
   for (const t of stored)
     if (t.version < versions.get(t.id)!) missing.push(`task ${t.id} at version ${t.version} < ${versions.get(t.id)}`);
   return missing;
-}
-
-/** Signs in with the password form through the balancer, as a browser does; the session cookie. */
-async function signIn(baseUrl: string, who: { username: string; password: string }): Promise<string> {
-  const jar = new Map<string, string>();
-  const keep = (res: Response) => {
-    for (const c of res.headers.getSetCookie()) {
-      const [pair = ""] = c.split(";");
-      const at = pair.indexOf("=");
-      jar.set(pair.slice(0, at), pair.slice(at + 1));
-    }
-  };
-  const cookieHeader = () => [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
-  const csrf = await fetch(`${baseUrl}/api/auth/csrf`);
-  keep(csrf);
-  const { csrfToken } = (await csrf.json()) as { csrfToken: string };
-  const res = await fetch(`${baseUrl}/api/auth/callback/credentials`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", cookie: cookieHeader() },
-    body: new URLSearchParams({ csrfToken, username: who.username, password: who.password, json: "true" }),
-    redirect: "manual",
-  });
-  keep(res);
-  const session = jar.get("next-auth.session-token");
-  if (!session) throw new Error(`sign-in set no session cookie (${res.status}): ${await res.text()}`);
-  return `next-auth.session-token=${session}`;
 }
 
 /**

@@ -54,6 +54,7 @@ import { parseKeyringText, RecoverySecretsBundleSchema } from "@/lib/use-cases/f
 import { createPerson } from "@/lib/use-cases/people/create-person";
 import { startSandbox, type Sandbox } from "@/programs/sandbox/server";
 import { createPostgresTestDatabase, testDatabaseUrl, type PostgresTestDatabase } from "@/tests/helpers/postgres";
+import { signInOverHttp } from "@/tests/helpers/http-sign-in";
 
 const run = promisify(execFile);
 const secret = () => randomBytes(30).toString("base64url");
@@ -150,7 +151,7 @@ describe("failover with identity and policy: the standby from the backup plus th
         databaseUrl: primaryDatabase.url,
         config: primaryConfig,
       });
-      const cookie = await signIn(primaryServer.url, admin);
+      const cookie = await signInOverHttp(primaryServer.url, admin);
       const person = await sessionUserOf(primaryServer.url, cookie);
       expect(person, "signed in on the primary").toBeTruthy();
       const providersOnPrimary = await json(`${primaryServer.url}/api/auth/providers`);
@@ -394,7 +395,7 @@ describe("failover with identity and policy: the standby from the backup plus th
       expect([refusedPlan.allowed, refusedPlan.refusal?.message]).toEqual([false, expect.stringMatching(/primary-2/)]);
       // The session secret is its own: the primary's cookie opens nothing (people sign in again, with their passwords).
       expect(await sessionUserOf(bare.url, cookie)).toBeUndefined();
-      const again = await signIn(bare.url, admin);
+      const again = await signInOverHttp(bare.url, admin);
       expect(await sessionUserOf(bare.url, again)).toBe(person);
       // The console says it in words too.
       const page = await fetch(`${bare.url}/checkpoints/${shipped[0]!.id}`, { headers: { cookie: again } });
@@ -540,32 +541,6 @@ function freePort(): Promise<number> {
 }
 
 // ── HTTP as the agent and the person ─────────────────────────────────────
-
-/** Signs in with the password form as a browser does; the session cookie. */
-async function signIn(baseUrl: string, who: { username: string; password: string }): Promise<string> {
-  const jar = new Map<string, string>();
-  const keep = (res: Response) => {
-    for (const c of res.headers.getSetCookie()) {
-      const [pair = ""] = c.split(";");
-      const at = pair.indexOf("=");
-      jar.set(pair.slice(0, at), pair.slice(at + 1));
-    }
-  };
-  const cookieHeader = () => [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
-  const csrf = await fetch(`${baseUrl}/api/auth/csrf`);
-  keep(csrf);
-  const { csrfToken } = (await csrf.json()) as { csrfToken: string };
-  const res = await fetch(`${baseUrl}/api/auth/callback/credentials`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", cookie: cookieHeader() },
-    body: new URLSearchParams({ csrfToken, username: who.username, password: who.password, json: "true" }),
-    redirect: "manual",
-  });
-  keep(res);
-  const session = jar.get("next-auth.session-token");
-  if (!session) throw new Error(`sign-in set no session cookie (${res.status}): ${await res.text()}`);
-  return `next-auth.session-token=${session}`;
-}
 
 /** next-auth's own session endpoint: the signed-in person's id, undefined without a session. */
 async function sessionUserOf(baseUrl: string, cookie: string): Promise<string | undefined> {
