@@ -23,12 +23,12 @@
  *    of the server's database over the window, less the no-client window
  *    (the background loops: reconciler, monitor).
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import os from "node:os";
-import { rmSync } from "node:fs";
 import pg from "pg";
 import { demoAgent, demoUsers } from "@/lib/config/demo-accounts";
 import { createEmptyPostgresDatabase } from "@/tests/helpers/postgres";
+import { signInOverHttp } from "@/tests/helpers/http-sign-in";
+import { startVerityServer } from "@/tests/live/servers";
 
 const clients = Number(process.env.BENCH_LIVE_CLIENTS ?? 50);
 const changes = Number(process.env.BENCH_LIVE_CHANGES ?? 60);
@@ -45,88 +45,7 @@ function percentile(sorted: number[], p: number): number {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-// ── the server ───────────────────────────────────────────────────────────
-
-async function startServer(databaseUrl: string): Promise<{ stop(): Promise<void> }> {
-  const dataDir = ".data/bench-live";
-  rmSync(dataDir, { recursive: true, force: true });
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      VERITY_DATA_DIR: dataDir,
-      PORT: String(port),
-      SANDBOX_PORT: String(port + 1),
-      VERITY_DEMO_DATA: "true",
-      VERITY_DEMO_AGENT_RUNS: "false",
-      VERITY_E2E_LONG_HISTORY: "0",
-      VERITY_PASSWORD_SCRYPT_N: "16384",
-      VERITY_LOG_LEVEL: "warn",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  let output = "";
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-20_000);
-  };
-  child.stdout?.on("data", keep);
-  child.stderr?.on("data", keep);
-  const stop = () => stopProcessGroup(child);
-  const deadline = Date.now() + 15 * 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}):\n${output.slice(-4000)}`);
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`the server did not answer within 15 minutes:\n${output.slice(-4000)}`);
-    }
-    try {
-      if ((await fetch(`${baseUrl}/api/health`, { signal: AbortSignal.timeout(2_000) })).ok) return { stop };
-    } catch {
-      // not up yet
-    }
-    await sleep(250);
-  }
-}
-
-async function stopProcessGroup(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.pid === undefined) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  process.kill(-child.pid, "SIGTERM");
-  const timer = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
 // ── HTTP as the person and the agent ────────────────────────────────────
-
-/** Signs in with the password form as a browser does; the session cookie. */
-async function signIn(username: string, password: string): Promise<string> {
-  const jar = new Map<string, string>();
-  const keep = (res: Response) => {
-    for (const c of res.headers.getSetCookie()) {
-      const [pair = ""] = c.split(";");
-      const at = pair.indexOf("=");
-      jar.set(pair.slice(0, at), pair.slice(at + 1));
-    }
-  };
-  const csrf = await fetch(`${baseUrl}/api/auth/csrf`);
-  keep(csrf);
-  const { csrfToken } = (await csrf.json()) as { csrfToken: string };
-  const res = await fetch(`${baseUrl}/api/auth/callback/credentials`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/x-www-form-urlencoded",
-      cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; "),
-    },
-    body: new URLSearchParams({ csrfToken, username, password, json: "true" }),
-    redirect: "manual",
-  });
-  keep(res);
-  const session = jar.get("next-auth.session-token");
-  if (!session) throw new Error(`sign-in set no session cookie (${res.status})`);
-  return `next-auth.session-token=${session}`;
-}
 
 async function api(path: string, body?: unknown): Promise<Record<string, unknown>> {
   const res = await fetch(`${baseUrl}${path}`, {
@@ -248,13 +167,20 @@ async function main() {
       .map((l) => l.toFixed(2))
       .join(" ")}`,
   );
-  const server = await startServer(database.url);
+  // npm start's own script on the production build (tests/live/servers.ts), the
+  // background loop at its default pace so the idle window measures what a deployment sees.
+  const server = await startVerityServer({
+    label: "bench:live",
+    port,
+    dataDir: ".data/bench-live",
+    env: { DATABASE_URL: database.url, SANDBOX_PORT: String(port + 1), VERITY_RECONCILE_INTERVAL_MS: "5000" },
+  });
   const owner = new pg.Client({ connectionString: database.url });
   await owner.connect();
   const streams: Stream[] = [];
   try {
     const operator = demoUsers.find((a) => a.username === "operator")!;
-    const cookie = await signIn(operator.username, operator.password);
+    const cookie = await signInOverHttp(baseUrl, operator);
     const task = await runningTask();
 
     // 1. Latency, change to event, at every client.
