@@ -1,6 +1,7 @@
 import { defineConfig } from "@playwright/test";
 import { oidcClient, oidcRoleMap } from "./e2e/oidc/accounts";
 import { deployment, oidcProvider } from "./e2e/deployment/servers";
+import { LONG_HISTORY_EVENTS } from "./e2e/pages/long-history";
 
 /**
  * Browser and HTTP tests against a real production build on a throwaway
@@ -89,11 +90,11 @@ export default defineConfig({
         PORT: String(port),
         SANDBOX_PORT: String(sandboxPort),
         VERITY_RECONCILE_INTERVAL_MS: "1000",
-        VERITY_E2E_LONG_HISTORY: process.env.VERITY_E2E_LONG_HISTORY ?? "20000",
+        VERITY_E2E_LONG_HISTORY: process.env.VERITY_E2E_LONG_HISTORY ?? String(LONG_HISTORY_EVENTS),
         VERITY_PASSWORD_SCRYPT_N: testScryptN,
       },
       url: `http://localhost:${port}/api/health`,
-      // The build, and (VERITY_E2E_LONG_HISTORY) a 20,000-transition task seeded
+      // The build, and (VERITY_E2E_LONG_HISTORY) a 5,000-transition task seeded
       // meanwhile: about a minute on a quiet machine, ten on a shared 2-core box.
       timeout: 1_500_000,
       reuseExistingServer: false,

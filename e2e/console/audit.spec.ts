@@ -1,6 +1,7 @@
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { verifyAuditExport } from "@/lib/use-cases/audit/audit-export";
 import { LONG_HISTORY_TASK_ID } from "@/programs/demo/long-history";
+import { LONG_HISTORY_EVENTS } from "../pages/long-history";
 import { demoObserver } from "@/lib/config/demo-accounts";
 import { createRunningTask, transition } from "../pages/agent-seed";
 import { addNoteWithReceipt } from "../pages/checkpoints-page";
@@ -11,7 +12,7 @@ import { signIn, type DemoUser } from "../pages/login-page";
  * The auditors' console end to end: tasks and side effects made through the
  * agent API, then read back by people in the browser: a task's merged
  * history (filtered, verified), the search across tasks, the chain
- * verification, an export checked line by line, and the 20,000-event task
+ * verification, an export checked line by line, and the long-history task
  * that playwright.config.ts has the server seed (VERITY_E2E_LONG_HISTORY).
  */
 const shots = "test-results/audit-screenshots";
@@ -189,17 +190,19 @@ test("an engineer searches and verifies but is told why there is no export; an o
   await operator.close();
 });
 
-test("a 20,000-event task's history opens, scrolls down to its creation, and keeps only a window of rows in the DOM", async ({
+test(`a ${LONG_HISTORY_EVENTS.toLocaleString("en-US")}-event task's history opens, scrolls down to its creation, and keeps only a window of rows in the DOM`, async ({
   browser,
 }) => {
   test.setTimeout(300_000);
   const { page, close } = await openAs(browser, "auditor", `/tasks/${LONG_HISTORY_TASK_ID}/history`);
   const history = new TaskHistoryPage(page);
+  const count = LONG_HISTORY_EVENTS.toLocaleString("en-US");
+  const newest = `v${LONG_HISTORY_EVENTS - 1} → v${LONG_HISTORY_EVENTS}`;
   await expect(history.heading).toContainText(LONG_HISTORY_TASK_ID);
-  await expect(history.status).toContainText("20,000 events · newest first");
+  await expect(history.status).toContainText(`${count} events · newest first`);
   await expect(history.rows.first()).toContainText("Updated in place in RUNNING");
-  await expect(history.rows.first()).toContainText("v19999 → v20000");
-  await expect(history.badge).toContainText("Verified — 1 stream, 20,000 entries", { timeout: 120_000 });
+  await expect(history.rows.first()).toContainText(newest);
+  await expect(history.badge).toContainText(`Verified — 1 stream, ${count} entries`, { timeout: 120_000 });
 
   // Scroll to the bottom again and again: each time the next page loads, until the task's creation is on screen.
   const creation = history.rows.filter({ hasText: "Task created in RECEIVED" });
@@ -212,9 +215,9 @@ test("a 20,000-event task's history opens, scrolls down to its creation, and kee
       .toBe(true);
   }
   await expect(creation).toBeVisible();
-  await expect(creation).toHaveAttribute("aria-posinset", "20000");
+  await expect(creation).toHaveAttribute("aria-posinset", String(LONG_HISTORY_EVENTS));
   await expect(history.status).toContainText("all loaded");
-  expect(await history.loaded()).toBe(20_000);
+  expect(await history.loaded()).toBe(LONG_HISTORY_EVENTS);
   // Rows near the bottom are the oldest: versions 2, 3, 4 are the moves to PLANNING, READY, RUNNING.
   await expect(history.rows.filter({ hasText: "Moved from RECEIVED to PLANNING" })).toBeVisible();
   const inDom = await history.rows.count();
@@ -224,7 +227,7 @@ test("a 20,000-event task's history opens, scrolls down to its creation, and kee
   // Keyboard: Home goes back to the newest event.
   await history.viewport.focus();
   await page.keyboard.press("Home");
-  await expect(history.rows.filter({ hasText: "v19999 → v20000" })).toBeVisible();
+  await expect(history.rows.filter({ hasText: newest })).toBeVisible();
   await close();
 });
 

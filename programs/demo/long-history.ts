@@ -6,8 +6,8 @@ import type { Actor } from "@/lib/model/actor";
 
 /**
  * A task with a very long history, for the browser test that opens and
- * scrolls a 20,000-event timeline (VERITY_E2E_LONG_HISTORY, set only by
- * playwright.config.ts; never by `npm start`). Every event is a real
+ * scrolls a long timeline (VERITY_E2E_LONG_HISTORY, set only by
+ * playwright.config.ts, e2e/pages/long-history.ts; never by `npm start`). Every event is a real
  * transition through the engine: an in-place budget update, each its own
  * compare-and-swap with its transition row and audit entry, exactly as an
  * agent reporting its spend makes them. Budget updates cross no checkpoint

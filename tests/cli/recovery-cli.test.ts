@@ -18,10 +18,14 @@ async function verity(args: string[]): Promise<{ code: number; out: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env)) if (/^(VERITY_|NEXTAUTH_|STRIPE_|DATABASE_URL$)/.test(k)) delete env[k];
   try {
-    const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", "scripts/verity.ts", ...args], {
-      env: { ...env, VERITY_DATA_DIR: path.join(scratch, "primary"), VERITY_LOG_LEVEL: "silent" },
-      timeout: 120_000,
-    });
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ["--liftoff-only", "--import", "tsx", "scripts/verity.ts", ...args],
+      {
+        env: { ...env, VERITY_DATA_DIR: path.join(scratch, "primary"), VERITY_LOG_LEVEL: "silent" },
+        timeout: 120_000,
+      },
+    );
     return { code: 0, out: stdout + stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };

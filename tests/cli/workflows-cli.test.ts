@@ -142,7 +142,7 @@ describe("a version published by another process", () => {
     const file = await fileOf(`${document.name}-v${document.version}.json`, document);
     const { stdout } = await run(
       process.execPath,
-      ["--import", "tsx", "scripts/verity.ts", "workflows", "publish", file, "--json"],
+      ["--liftoff-only", "--import", "tsx", "scripts/verity.ts", "workflows", "publish", file, "--json"],
       {
         env: { ...process.env, DATABASE_URL: pg.url, VERITY_LOG_LEVEL: "silent" },
         timeout: 240_000,

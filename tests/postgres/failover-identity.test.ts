@@ -620,7 +620,13 @@ function rebase(value: unknown, from: string, to: string): unknown {
 async function verity(args: string[], config: Record<string, string>, envFile?: string): Promise<string> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env)) if (/^(VERITY_|NEXTAUTH_|STRIPE_|DATABASE_URL$)/.test(k)) delete env[k];
-  const node = [...(envFile ? [`--env-file=${envFile}`] : []), "--import", "tsx", "scripts/verity.ts"];
+  const node = [
+    ...(envFile ? [`--env-file=${envFile}`] : []),
+    "--liftoff-only",
+    "--import",
+    "tsx",
+    "scripts/verity.ts",
+  ];
   const { stdout, stderr } = await run(process.execPath, [...node, ...args], {
     env: { ...env, ...config, VERITY_LOG_LEVEL: "warn" },
     timeout: 120_000,
