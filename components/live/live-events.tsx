@@ -16,9 +16,17 @@ import { matchesTopic, type LiveChange, type LiveTopic } from "@/lib/model/live/
  *   events and do not poll.
  * - `down`: reconnecting, refused, or the server's listener is lost: parts
  *   poll as they did before the stream.
+ * - `off`: the stream is open but the database announces nothing (the
+ *   operators turned live updates off, VERITY_LIVE_UPDATES=off): parts poll,
+ *   and say that this is on purpose.
  * - `ended`: the server ended the stream because the session ended.
  */
-export type LiveStatus = "connecting" | "live" | "down" | "ended";
+export type LiveStatus = "connecting" | "live" | "down" | "off" | "ended";
+
+/** Whether a live part polls: only while no event can come (never while the first stream opens, nor after the session ended). */
+export function isPolling(status: LiveStatus): boolean {
+  return status === "down" || status === "off";
+}
 
 interface Follower {
   topic: LiveTopic;
@@ -52,8 +60,9 @@ export function LiveEventsProvider({ enabled, children }: { enabled: boolean; ch
       const s = new EventSource("/api/console/events");
       source = s;
       s.addEventListener("status", (event) => {
-        const live = (JSON.parse((event as MessageEvent<string>).data) as { live?: unknown }).live === true;
-        setStatus(live ? "live" : "down");
+        const data = JSON.parse((event as MessageEvent<string>).data) as { live?: unknown; off?: unknown };
+        const live = data.live === true;
+        setStatus(live ? "live" : data.off === true ? "off" : "down");
         // Whatever changed while no event could arrive (before this stream opened, or while the
         // server's listener was lost) is read afresh by every follower.
         if (live) for (const f of followers.current) f.onChange(null);
