@@ -129,14 +129,17 @@ function whenNoOwnAction(run: () => void): void {
 /**
  * Follows a topic on the page's stream: `onChange` runs `debounceMs` after
  * the last of a burst of matching changes (a transition moves a task, its
- * execution and its review at once), and after a gap in the stream. Returns
- * the stream's status; outside the signed-in shell it is always `down`, and
+ * execution and its review at once), and after a gap in the stream. With
+ * `maxWaitMs`, a burst that never pauses (a page of aggregates under
+ * steady writes) still runs it once every `maxWaitMs`. Returns the
+ * stream's status; outside the signed-in shell it is always `down`, and
  * the caller polls.
  */
 export function useLiveTopic(
   topic: LiveTopic,
   onChange: () => void,
   debounceMs = 150,
+  maxWaitMs?: number,
 ): { status: LiveStatus; endedDetail: string | null } {
   const live = useContext(LiveEventsContext);
   const callback = useRef(onChange);
@@ -150,20 +153,28 @@ export function useLiveTopic(
     if (!follow) return;
     const followed = JSON.parse(key) as LiveTopic;
     let timer: ReturnType<typeof setTimeout> | null = null;
+    // When the pending burst began: with maxWaitMs, the run is never put off past it.
+    let burstSince = 0;
     const unfollow = follow({
       topic: followed,
       onChange: () => {
+        const now = Date.now();
         if (timer) clearTimeout(timer);
-        timer = setTimeout(() => {
-          timer = null;
-          whenNoOwnAction(() => callback.current());
-        }, debounceMs);
+        else burstSince = now;
+        const wait = maxWaitMs === undefined ? debounceMs : Math.min(debounceMs, burstSince + maxWaitMs - now);
+        timer = setTimeout(
+          () => {
+            timer = null;
+            whenNoOwnAction(() => callback.current());
+          },
+          Math.max(0, wait),
+        );
       },
     });
     return () => {
       if (timer) clearTimeout(timer);
       unfollow();
     };
-  }, [follow, key, debounceMs]);
+  }, [follow, key, debounceMs, maxWaitMs]);
   return { status: live?.status ?? "down", endedDetail: live?.endedDetail ?? null };
 }
