@@ -3,7 +3,7 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { fetchConsoleJson } from "@/lib/adapters/console/shared/console-fetch";
 import type { LiveTopic } from "@/lib/model/live/change-events";
-import { useLiveTopic } from "@/components/live/live-events";
+import { isPolling, useLiveTopic } from "@/components/live/live-events";
 
 /**
  * The numbers beside "Review queue" and "Inbox" on every page: rendered by
@@ -61,7 +61,7 @@ export function CountBadge({ kind, initialCount }: { kind: CountBadgeKind; initi
     },
     initialData: initialCount,
     initialDataUpdatedAt: () => Date.now(),
-    refetchInterval: stream.status === "down" ? pollMs : false,
+    refetchInterval: isPolling(stream.status) ? pollMs : false,
     staleTime: 5_000,
     retry: false,
   });

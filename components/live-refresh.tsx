@@ -5,7 +5,7 @@ import { useRouter } from "next/navigation";
 import { useEffect, useRef, useState, useTransition } from "react";
 import { ConsoleRouteError, fetchConsoleJson } from "@/lib/adapters/console/shared/console-fetch";
 import type { LiveTopic } from "@/lib/model/live/change-events";
-import { useLiveTopic } from "@/components/live/live-events";
+import { isPolling, useLiveTopic } from "@/components/live/live-events";
 
 async function fetchToken(url: string): Promise<string> {
   const body = await fetchConsoleJson<{ token?: unknown }>(url);
@@ -57,8 +57,8 @@ export function LiveRefresh({
     refetchToken.current();
   });
   const streaming = stream.status === "live";
-  // Polling only while the stream is down; not while it opens, nor after the session ended.
-  const polling = stream.status === "down";
+  // Polling only while no event can come; not while the stream opens, nor after the session ended.
+  const polling = isPolling(stream.status);
   // The token is part of the key: each render starts a query seeded with what it shows.
   const query = useQuery({
     queryKey: ["live", url, token],
@@ -85,7 +85,7 @@ export function LiveRefresh({
     if (latest !== token) startRefresh(() => router.refresh());
   }, [latest, token, router]);
 
-  const mode = polling ? "Live (polling)" : "Live";
+  const mode = stream.status === "off" ? "Polling (live updates are off)" : polling ? "Live (polling)" : "Live";
   let text: string;
   let tone: "on" | "off" = "on";
   if (stream.status === "ended" || (query.error instanceof ConsoleRouteError && query.error.sessionEnded && polling)) {
@@ -115,7 +115,9 @@ export function LiveRefresh({
       title={
         !polling
           ? `Updates as soon as this ${what} changes`
-          : `Checks for changes to this ${what} every ${Math.round(intervalMs / 1000)} seconds until live updates reconnect`
+          : stream.status === "off"
+            ? `Checks for changes to this ${what} every ${Math.round(intervalMs / 1000)} seconds: this deployment has turned live updates off`
+            : `Checks for changes to this ${what} every ${Math.round(intervalMs / 1000)} seconds until live updates reconnect`
       }
     >
       <span className="live__dot" aria-hidden="true" />

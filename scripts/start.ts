@@ -19,6 +19,7 @@ import path from "node:path";
 import { openDatabase } from "@/lib/db/client";
 import { ensureEmbeddedDataDir } from "@/lib/db/embedded-init";
 import { migrateDatabase, MigrationError } from "@/lib/db/migrate";
+import { applyLiveUpdatesSetting } from "@/lib/db/notifications";
 import { registerBuiltInWorkflows } from "@/lib/stores/workflow-registry";
 import { registerBuiltInTools } from "@/lib/use-cases/tools/register-built-in-tools";
 import { isLongHistoryComplete, seedLongHistoryTask } from "@/programs/demo/long-history";
@@ -80,6 +81,11 @@ try {
   // marker is written: a start killed anywhere in here is completed by the next.
   const applied = await migrateDatabase(handle.adapterFactory, { log: (line) => console.log(`verity: ${line}`) });
   if (applied.length) console.log(`verity: applied migrations ${applied.join(", ")}`);
+  // One switch in the database for every server on it (docs/live-updates.md): set, it is written; unset, kept.
+  const live = await applyLiveUpdatesSetting(handle.platformDb, env.VERITY_LIVE_UPDATES);
+  console.log(
+    `verity: live updates ${live.on ? "on" : "off (the console's pages poll)"}${live.changed ? `: turned ${live.on ? "on" : "off"} by this start (VERITY_LIVE_UPDATES) for every server on this database` : ""}`,
+  );
   // Before the seed: its tasks are created under the registry's versions.
   const registered = await registerBuiltInWorkflows(handle.db);
   if (registered.length) console.log(`verity: registered the shipped workflows ${registered.join(", ")}`);

@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import type { ReactNode } from "react";
+import { useEffect, useRef, useState, type ReactNode } from "react";
 import type { DashboardData } from "@/lib/adapters/console/dashboard/dashboard";
 import {
   ageSince,
@@ -30,19 +30,44 @@ import {
   workflowInk,
 } from "@/components/dashboard/dashboard-charts";
 import { ConsoleRouteError, fetchConsoleJson } from "@/lib/adapters/console/shared/console-fetch";
+import type { LiveTopic } from "@/lib/model/live/change-events";
+import { isPolling, useLiveTopic, type LiveStatus as StreamStatus } from "@/components/live/live-events";
 import "@/components/dashboard/dashboard.css";
 
 function fetchDashboard(): Promise<DashboardData> {
   return fetchConsoleJson<DashboardData>("/api/console/dashboard");
 }
 
+/** Only while no event can come (the stream down, or live updates turned off). */
 const pollMs = 10_000;
 
 /**
- * The system's health at a glance: four headline numbers, then one card per
- * chart. Seeded by the server render and polled; a failed poll keeps the
- * last numbers on screen and says they are not live.
+ * What moves the dashboard's numbers: tasks (by state, transitions, budget),
+ * executions (unknown outcomes), reviews and alerts. A refused stale write
+ * moves no row: it shows with the next change or poll.
  */
+const dashboardTopic: LiveTopic = { kinds: ["task", "execution", "review", "alert"] };
+/** A burst of changes is read once, 500 ms after it pauses... */
+const eventDebounceMs = 500;
+/**
+ * ...or once every 10 s while it does not (steady writes): each read is the
+ * whole set of aggregates (about a second at a million tasks, docs/dashboard.md),
+ * so a viewer never reads more often than the poll did, and at rest not at all.
+ */
+const eventMaxWaitMs = pollMs;
+
+/**
+ * The system's health at a glance: four headline numbers, then one card per
+ * chart. Seeded by the server render and read again when the page's stream
+ * (components/live/live-events.tsx) brings a change it shows; polled only
+ * while no event can come. A failed read keeps the last numbers on screen
+ * and says they are not live.
+ */
+/** What the numbers say, without the moment they were read. */
+function contentOf(data: DashboardData): string {
+  return JSON.stringify({ ...data, generatedAt: null });
+}
+
 /** The next step from the dashboard: what waits on this person, in one list (docs/inbox.md). */
 function InboxCallout({ total }: { total: number }) {
   return (
@@ -66,16 +91,46 @@ export function DashboardView({
   /** The person's inbox total, when their role has an inbox. */
   inboxTotal?: number | null;
 }) {
+  // What asked for the numbers last, shown on the status line (data-refreshed-by): that the
+  // dashboard followed a change by its stream and not by a poll is what the e2e spec checks.
+  const askedBy = useRef<"stream" | "poll">("poll");
+  const [refreshedBy, setRefreshedBy] = useState<"stream" | "poll" | null>(null);
+  const refetch = useRef<() => void>(() => undefined);
+  const stream = useLiveTopic(
+    dashboardTopic,
+    () => {
+      askedBy.current = "stream";
+      refetch.current();
+    },
+    eventDebounceMs,
+    eventMaxWaitMs,
+  );
+  const polling = isPolling(stream.status);
+  // The numbers on screen, to tell a read that changed them from one that did not.
+  const shown = useRef(initial);
   const query = useQuery({
     queryKey: ["dashboard"],
-    queryFn: fetchDashboard,
+    queryFn: async () => {
+      const by = askedBy.current;
+      askedBy.current = "poll";
+      const data = await fetchDashboard();
+      // Only a read that brought other numbers counts as a refresh (each read has its own time).
+      if (contentOf(data) !== contentOf(shown.current)) setRefreshedBy(by);
+      return data;
+    },
     initialData: initial,
     initialDataUpdatedAt: () => Date.now(),
-    refetchInterval: pollMs,
-    staleTime: pollMs - 1000,
+    refetchInterval: polling ? pollMs : false,
+    staleTime: polling ? pollMs - 1000 : Infinity,
     retry: false,
   });
+  useEffect(() => {
+    refetch.current = () => void query.refetch();
+  });
   const d = query.data;
+  useEffect(() => {
+    shown.current = d;
+  });
   const workflows = [...new Set(d.tasksByStatus.flatMap((s) => Object.keys(s.byWorkflow)))].sort();
   const conflictsTotal = d.headline.conflictsLastHour;
   const transitionsTotal = d.transitionsPerMinute.reduce((n, m) => n + m.count, 0);
@@ -88,7 +143,12 @@ export function DashboardView({
         <div className="page-header__row">
           <h1>Dashboard</h1>
           <div className="page-header__aside">
-            <LiveStatus error={query.error} updatedAt={d.generatedAt} />
+            <LiveStatus
+              error={query.error}
+              updatedAt={d.generatedAt}
+              stream={stream.status}
+              refreshedBy={refreshedBy}
+            />
           </div>
         </div>
         <p className="lede">
@@ -337,9 +397,19 @@ export function DashboardView({
   );
 }
 
-function LiveStatus({ error, updatedAt }: { error: Error | null; updatedAt: string }) {
+function LiveStatus({
+  error,
+  updatedAt,
+  stream,
+  refreshedBy,
+}: {
+  error: Error | null;
+  updatedAt: string;
+  stream: StreamStatus;
+  refreshedBy: "stream" | "poll" | null;
+}) {
   const time = updatedAt.slice(11, 19);
-  if (error instanceof ConsoleRouteError && error.sessionEnded)
+  if (stream === "ended" || (error instanceof ConsoleRouteError && error.sessionEnded))
     return (
       <p className="live live--off" role="status">
         <span className="live__dot" aria-hidden="true" />
@@ -355,10 +425,22 @@ function LiveStatus({ error, updatedAt }: { error: Error | null; updatedAt: stri
         Showing {time} UTC.
       </p>
     );
+  const polling = isPolling(stream);
+  const mode = stream === "off" ? "Polling (live updates are off)" : polling ? "Live (polling)" : "Live";
   return (
-    <p className="live live--on" title={`Refreshes every ${pollMs / 1000} seconds`}>
+    <p
+      className="live live--on"
+      role="status"
+      data-live-mode={polling ? "polling" : stream === "live" ? "stream" : "connecting"}
+      data-refreshed-by={refreshedBy ?? undefined}
+      title={
+        polling
+          ? `Reads the numbers every ${pollMs / 1000} seconds ${stream === "off" ? "(this deployment has turned live updates off)" : "until live updates reconnect"}`
+          : "Reads the numbers again as soon as something they count changes"
+      }
+    >
       <span className="live__dot" aria-hidden="true" />
-      Live · as of {time} UTC
+      {mode} · as of {time} UTC
     </p>
   );
 }

@@ -16,9 +16,17 @@ import { matchesTopic, type LiveChange, type LiveTopic } from "@/lib/model/live/
  *   events and do not poll.
  * - `down`: reconnecting, refused, or the server's listener is lost: parts
  *   poll as they did before the stream.
+ * - `off`: the stream is open but the database announces nothing (the
+ *   operators turned live updates off, VERITY_LIVE_UPDATES=off): parts poll,
+ *   and say that this is on purpose.
  * - `ended`: the server ended the stream because the session ended.
  */
-export type LiveStatus = "connecting" | "live" | "down" | "ended";
+export type LiveStatus = "connecting" | "live" | "down" | "off" | "ended";
+
+/** Whether a live part polls: only while no event can come (never while the first stream opens, nor after the session ended). */
+export function isPolling(status: LiveStatus): boolean {
+  return status === "down" || status === "off";
+}
 
 interface Follower {
   topic: LiveTopic;
@@ -52,8 +60,9 @@ export function LiveEventsProvider({ enabled, children }: { enabled: boolean; ch
       const s = new EventSource("/api/console/events");
       source = s;
       s.addEventListener("status", (event) => {
-        const live = (JSON.parse((event as MessageEvent<string>).data) as { live?: unknown }).live === true;
-        setStatus(live ? "live" : "down");
+        const data = JSON.parse((event as MessageEvent<string>).data) as { live?: unknown; off?: unknown };
+        const live = data.live === true;
+        setStatus(live ? "live" : data.off === true ? "off" : "down");
         // Whatever changed while no event could arrive (before this stream opened, or while the
         // server's listener was lost) is read afresh by every follower.
         if (live) for (const f of followers.current) f.onChange(null);
@@ -120,14 +129,17 @@ function whenNoOwnAction(run: () => void): void {
 /**
  * Follows a topic on the page's stream: `onChange` runs `debounceMs` after
  * the last of a burst of matching changes (a transition moves a task, its
- * execution and its review at once), and after a gap in the stream. Returns
- * the stream's status; outside the signed-in shell it is always `down`, and
+ * execution and its review at once), and after a gap in the stream. With
+ * `maxWaitMs`, a burst that never pauses (a page of aggregates under
+ * steady writes) still runs it once every `maxWaitMs`. Returns the
+ * stream's status; outside the signed-in shell it is always `down`, and
  * the caller polls.
  */
 export function useLiveTopic(
   topic: LiveTopic,
   onChange: () => void,
   debounceMs = 150,
+  maxWaitMs?: number,
 ): { status: LiveStatus; endedDetail: string | null } {
   const live = useContext(LiveEventsContext);
   const callback = useRef(onChange);
@@ -141,20 +153,28 @@ export function useLiveTopic(
     if (!follow) return;
     const followed = JSON.parse(key) as LiveTopic;
     let timer: ReturnType<typeof setTimeout> | null = null;
+    // When the pending burst began: with maxWaitMs, the run is never put off past it.
+    let burstSince = 0;
     const unfollow = follow({
       topic: followed,
       onChange: () => {
+        const now = Date.now();
         if (timer) clearTimeout(timer);
-        timer = setTimeout(() => {
-          timer = null;
-          whenNoOwnAction(() => callback.current());
-        }, debounceMs);
+        else burstSince = now;
+        const wait = maxWaitMs === undefined ? debounceMs : Math.min(debounceMs, burstSince + maxWaitMs - now);
+        timer = setTimeout(
+          () => {
+            timer = null;
+            whenNoOwnAction(() => callback.current());
+          },
+          Math.max(0, wait),
+        );
       },
     });
     return () => {
       if (timer) clearTimeout(timer);
       unfollow();
     };
-  }, [follow, key, debounceMs]);
+  }, [follow, key, debounceMs, maxWaitMs]);
   return { status: live?.status ?? "down", endedDetail: live?.endedDetail ?? null };
 }

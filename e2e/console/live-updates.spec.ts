@@ -6,6 +6,7 @@ import { AgentsPage } from "../pages/agents-page";
 import { LoginPage, signIn } from "../pages/login-page";
 import { freezeRefund } from "../pages/reviews-seed";
 import { TaskDetailPage } from "../pages/task-detail-page";
+import { DashboardPage } from "../pages/dashboard-page";
 
 /**
  * Live updates pushed (docs/live-updates.md): a page follows changes over
@@ -39,6 +40,26 @@ test("a task page follows a change made through the API by its stream, not by po
   // The token was asked because an event arrived (a poll would say "poll"), once more and no more.
   await expect(live).toHaveAttribute("data-refreshed-by", "stream");
   expect(versionAsks).toHaveLength(asked + 1);
+});
+
+test("the dashboard follows a change by its stream, not by polling", async ({ page, request }) => {
+  await signIn(page, "operator", "/dashboard");
+  const dashboard = new DashboardPage(page);
+  const live = page.locator("p.live");
+  await expect(dashboard.heading).toBeVisible();
+  // The stream is open: no polling interval runs (it would read every 10 s).
+  await expect(live).toHaveAttribute("data-live-mode", "stream");
+  await expect(live).toHaveText(/^Live · as of \d{2}:\d{2}:\d{2} UTC$/);
+  const waiting = dashboard.headlineLink("reviews waiting");
+  const count = async () => Number((await waiting.innerText()).match(/\d[\d,]*/)![0].replaceAll(",", ""));
+  const before = await count();
+
+  await freezeRefund(request, { amountCents: 1_357 });
+  // Other specs freeze and decide refunds too: more than before is what this one's freeze shows.
+  await expect.poll(count, { timeout: 30_000 }).toBeGreaterThan(before);
+  // The numbers were read because events arrived (a poll would say "poll"), and the page never polled.
+  await expect(live).toHaveAttribute("data-refreshed-by", "stream");
+  await expect(live).toHaveAttribute("data-live-mode", "stream");
 });
 
 test("the badges start from the server's numbers and the review queue's counts up from the stream", async ({

@@ -68,6 +68,13 @@ const envSchema = z.object({
   VERITY_SENT_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
   /** How often the server's invariant monitor makes a pass (lib/use-cases/monitor/run-monitor-pass.ts); 0 turns it off. */
   VERITY_MONITOR_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
+  /**
+   * The database's live announcements (docs/live-updates.md): `off` stops every announcing trigger at
+   * the database (no pg_notify, none of its commit cost) and the console's pages poll; `on` starts
+   * them again. Written to the database at this server's start, so the last server started decides
+   * for all; unset leaves the database's switch as it is (on in a new database).
+   */
+  VERITY_LIVE_UPDATES: z.enum(["on", "off"]).optional(),
   /** Rows each monitor check reads per pass (keyset batches): bounded work however large the tables grow. */
   VERITY_MONITOR_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
   /** Overrides every connector's idempotency window (lib/connectors/effects.ts), e.g. a short one for tests. */

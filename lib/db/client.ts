@@ -11,6 +11,7 @@ import { assertTenantId, DEFAULT_TENANT_ID, scopedPglite, tenantConnectionOption
 import { AppError } from "@/lib/core/errors";
 import {
   listenInProcess,
+  readLiveAnnouncements,
   listenOnPostgres,
   type ChangeListener,
   type ChangeListenerHandlers,
@@ -163,7 +164,7 @@ export function pgliteHandle(pglite: PGlite): DatabaseHandle & { adapterFactory:
     forTenant,
     platformDb,
     adapterFactory,
-    listenForChanges: (handlers) => listenInProcess(sessions, handlers),
+    listenForChanges: (handlers) => listenInProcess(sessions, handlers, () => readLiveAnnouncements(platformDb)),
     close: async () => {
       await Promise.all([platformDb, ...forTenant.opened()].map((db) => db.$disconnect()));
       await pglite.close();

@@ -1,5 +1,6 @@
 import pg from "pg";
 import { childLogger } from "@/lib/config/log";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
 
 /**
  * The database's change announcements (docs/live-updates.md): the channel
@@ -20,6 +21,64 @@ export interface ChangeListenerHandlers {
   onListening?(): void;
   /** The connection was lost; it is being opened again. */
   onLost?(): void;
+  /**
+   * The database's switch of the announcements (`live_announcements`, read
+   * by every announcing trigger): read once listening starts (before
+   * onListening) and followed on every change of it, on whichever server it
+   * was made. Off: nothing but session ends is announced, so whoever shows
+   * state must poll; on again: read afresh, as after a loss.
+   */
+  onSwitch?(on: boolean): void;
+}
+
+/**
+ * The switch's own announcement (the migration …_live_switch_and_monitor_heartbeat):
+ * `{"k":"announcements","on":…}`, without a tenant. Anything else is a change.
+ */
+function switchOf(payload: string): boolean | null {
+  if (!payload.includes('"announcements"')) return null;
+  try {
+    const parsed = JSON.parse(payload) as { k?: unknown; on?: unknown; t?: unknown };
+    return parsed.k === "announcements" && parsed.t === undefined && typeof parsed.on === "boolean" ? parsed.on : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Hands a payload to the switch's handler or the changes' one. */
+function deliver(handlers: ChangeListenerHandlers, payload: string): void {
+  const on = switchOf(payload);
+  if (on === null) handlers.onPayload(payload);
+  else handlers.onSwitch?.(on);
+}
+
+/** Whether the database announces changes now (the switch's one row; on when it cannot be read, as in a new database). */
+export async function readLiveAnnouncements(db: PrismaClient): Promise<boolean> {
+  const row = await db.liveAnnouncements.findUnique({ where: { id: true }, select: { enabled: true } });
+  return row?.enabled ?? true;
+}
+
+/**
+ * A server's start (scripts/start.ts) with VERITY_LIVE_UPDATES set writes
+ * it to the database's switch, on the owner's connection (the tenants'
+ * roles may only read it). One row decides for every server on the
+ * database, and its change is announced to all of their listeners, so they
+ * never disagree at run time; between two servers configured differently,
+ * the one started last decides, and its start says so (`changed`).
+ * Unset: the switch stays as the database has it. A single-row UPDATE:
+ * a crash leaves the old value or the new one.
+ */
+export async function applyLiveUpdatesSetting(
+  platformDb: PrismaClient,
+  wanted: "on" | "off" | undefined,
+): Promise<{ on: boolean; changed: boolean }> {
+  if (wanted === undefined) return { on: await readLiveAnnouncements(platformDb), changed: false };
+  const on = wanted === "on";
+  const { count } = await platformDb.liveAnnouncements.updateMany({
+    where: { id: true, enabled: !on },
+    data: { enabled: on, updatedAt: new Date() },
+  });
+  return { on, changed: count > 0 };
 }
 
 export interface ChangeListener {
@@ -69,11 +128,15 @@ export function listenOnPostgres(
     c.on("error", onLoss);
     c.on("end", () => onLoss());
     c.on("notification", (message) => {
-      if (message.channel === CHANGES_CHANNEL && message.payload !== undefined) handlers.onPayload(message.payload);
+      if (message.channel === CHANGES_CHANNEL && message.payload !== undefined) deliver(handlers, message.payload);
     });
+    let on: boolean;
     try {
       await c.connect();
       await c.query(`LISTEN ${CHANGES_CHANNEL}`);
+      // After LISTEN, on the same session: a change of the switch from here on is also heard.
+      const switched = await c.query<{ on: boolean }>(`SELECT verity_announcing() AS "on"`);
+      on = switched.rows[0]?.on ?? true;
     } catch (error) {
       onLoss(error instanceof Error ? error : new Error(String(error)));
       return;
@@ -83,6 +146,7 @@ export function listenOnPostgres(
       return;
     }
     retryMs = firstRetryMs;
+    handlers.onSwitch?.(on);
     handlers.onListening?.();
   };
   void connect();
@@ -110,12 +174,18 @@ export interface InProcessListen {
 /**
  * The embedded database: PGlite is in this process and delivers a
  * notification when the statement that commits returns, so the connection
- * cannot be lost; onListening is called once LISTEN has run.
+ * cannot be lost; onListening is called once LISTEN has run and the switch
+ * (`readSwitch`, on the same queued session after LISTEN) has been read.
  */
-export function listenInProcess(db: InProcessListen, handlers: ChangeListenerHandlers): ChangeListener {
+export function listenInProcess(
+  db: InProcessListen,
+  handlers: ChangeListenerHandlers,
+  readSwitch: () => Promise<boolean>,
+): ChangeListener {
   const stop = db
-    .listen(CHANGES_CHANNEL, (payload) => handlers.onPayload(payload))
-    .then((unlisten) => {
+    .listen(CHANGES_CHANNEL, (payload) => deliver(handlers, payload))
+    .then(async (unlisten) => {
+      handlers.onSwitch?.(await readSwitch().catch(() => true));
       handlers.onListening?.();
       return unlisten;
     });

@@ -11,6 +11,7 @@ import { getConnectors, type ConnectorDeps } from "@/lib/connectors/effects";
 import { createWebhookDeliverer, dispatchOutbox, type Deliver } from "@/lib/stores/messaging";
 import { reconcileDue, verifySettled } from "@/lib/use-cases/reconciliation/reconciler";
 import { runMonitorPass } from "@/lib/use-cases/monitor/run-monitor-pass";
+import { MONITOR_LEASE_MS } from "@/lib/use-cases/monitor/monitor-runs";
 import { scheduledRetention, type RetentionSchedule } from "@/lib/use-cases/audit/audit-retention";
 import { scheduledTaskRetention, type TaskRetentionSchedule } from "@/lib/use-cases/retention/apply-retention-policy";
 import { pruneConsoleSessions } from "@/lib/stores/console-sessions";
@@ -99,7 +100,7 @@ export function startBackgroundLoop(
   const log = options.logger ?? (options.log ? lineLogger(options.log) : childLogger("background"));
   const verifyEvery = Math.max(1, options.verifyEvery ?? 12);
   let ticks = 0;
-  let lastMonitorAt = 0;
+  let nextMonitorAt = 0;
   let lastHousekeepingAt = 0;
   const housekeepingEvery = options.housekeepingIntervalMs ?? 10 * 60_000;
   let stopped = false;
@@ -176,10 +177,15 @@ export function startBackgroundLoop(
       }
     }
     const monitorEvery = options.monitorIntervalMs ?? 0;
-    if (monitorEvery > 0 && Date.now() - lastMonitorAt >= monitorEvery) {
-      lastMonitorAt = Date.now();
+    if (monitorEvery > 0 && Date.now() >= nextMonitorAt) {
+      const askedAt = Date.now();
       // everyMs: another server's pass within the interval counts as this one's.
       const pass = await step("monitor", report, () => runMonitorPass(db, {}, { everyMs: monitorEvery }));
+      // Refused (another server's pass is running or was recent): asked again sooner than a whole
+      // interval, so that when that server dies mid-pass its lapsed claim (MONITOR_LEASE_MS) is
+      // taken over within about one interval, whatever the phase of the servers' loops.
+      nextMonitorAt =
+        askedAt + (pass && pass.run === null ? Math.min(monitorEvery, MONITOR_LEASE_MS / 2) : monitorEvery);
       if (pass) {
         looked.monitor_examined = Object.values(pass.checks).reduce((n, c) => n + (c?.examined ?? 0), 0);
         looked.monitor_violations = pass.violations;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { DatabaseHandle, Db } from "@/lib/db/client";
-import type { ChangeListener } from "@/lib/db/notifications";
+import { applyLiveUpdatesSetting, type ChangeListener } from "@/lib/db/notifications";
 import { newId } from "@/lib/core/ids";
 import type { Actor } from "@/lib/model/actor";
 import { parseChangePayload, type ChangeEvent } from "@/lib/model/live/change-events";
@@ -18,13 +18,15 @@ const agent: Actor = { identity: "spiffe://verity.test/agent/announcer", kind: "
  * "B arrived and A did not before it" shows A was never announced, with no wait.
  */
 export function describeChangeAnnouncements(
-  open: () => Promise<Pick<DatabaseHandle, "db" | "listenForChanges"> & { close(): Promise<void> }>,
+  open: () => Promise<Pick<DatabaseHandle, "db" | "platformDb" | "listenForChanges"> & { close(): Promise<void> }>,
 ) {
   let handle: Awaited<ReturnType<typeof open>>;
   let db: Db;
   let listener: ChangeListener;
   const received: ChangeEvent[] = [];
   const raw: string[] = [];
+  /** The database's switch as the listener heard it: first when listening started, then each change. */
+  const switches: boolean[] = [];
   let arrived: () => void = () => undefined;
 
   beforeAll(async () => {
@@ -40,6 +42,10 @@ export function describeChangeAnnouncements(
         arrived();
       },
       onListening: () => listening(),
+      onSwitch: (on) => {
+        switches.push(on);
+        arrived();
+      },
     });
     await ready;
   });
@@ -47,6 +53,10 @@ export function describeChangeAnnouncements(
     await listener?.close();
     await handle?.close();
   });
+
+  async function switched(count: number): Promise<void> {
+    while (switches.length < count) await new Promise<void>((resolve) => (arrived = resolve));
+  }
 
   /** The first announcement matching, as soon as it has arrived. */
   async function announced(match: (e: ChangeEvent) => boolean): Promise<ChangeEvent> {
@@ -122,5 +132,42 @@ export function describeChangeAnnouncements(
     );
     await announced((e) => e.id === committed.id && e.version === result.task.version);
     expect(received.filter((e) => e.id === rolledBack.id && e.version === current.version + 1)).toEqual([]);
+  });
+
+  it("with the database's switch off a committed CAS announces nothing, and on again it announces", async () => {
+    // Listening started with the switch as a new database has it.
+    expect(switches).toEqual([true]);
+    const task = await runningTask();
+    expect(await applyLiveUpdatesSetting(handle.platformDb, "off")).toEqual({ on: false, changed: true });
+    await switched(2);
+    expect(switches).toEqual([true, false]);
+    const silent = await transitionTask(
+      db,
+      task.id,
+      { expected_version: task.version, patch: { budget: { hops_used: 1 } } },
+      agent,
+    );
+    // Asked again (another server's start with the same setting): nothing changes, nothing is announced.
+    expect(await applyLiveUpdatesSetting(handle.platformDb, "off")).toEqual({ on: false, changed: false });
+    expect(await applyLiveUpdatesSetting(handle.platformDb, undefined)).toEqual({ on: false, changed: false });
+    expect(await applyLiveUpdatesSetting(handle.platformDb, "on")).toEqual({ on: true, changed: true });
+    await switched(3);
+    const heard = await transitionTask(
+      db,
+      task.id,
+      { expected_version: silent.task.version, patch: { budget: { hops_used: 2 } } },
+      agent,
+    );
+    await announced((e) => e.id === task.id && e.version === heard.task.version);
+    // In commit order: had the CAS made while off been announced, it would have arrived before the switch's "on".
+    expect(received.filter((e) => e.id === task.id && e.version === silent.task.version)).toEqual([]);
+    expect(switches).toEqual([true, false, true]);
+    // The switch's own announcements are not changes: never handed to onPayload.
+    expect(raw.filter((p) => p.includes('"announcements"'))).toEqual([]);
+  });
+
+  it("a tenant's own connection may read the switch but not turn it", async () => {
+    await expect(db.$executeRaw`UPDATE live_announcements SET enabled = false`).rejects.toThrow(/permission denied/);
+    expect((await db.liveAnnouncements.findUniqueOrThrow({ where: { id: true } })).enabled).toBe(true);
   });
 }

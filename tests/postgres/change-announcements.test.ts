@@ -6,6 +6,6 @@ import { createPostgresTestDatabase } from "@/tests/helpers/postgres";
 describe("change announcements on PostgreSQL", () => {
   describeChangeAnnouncements(async () => {
     const pg = await createPostgresTestDatabase({ poolSize: 2 });
-    return { db: pg.db, listenForChanges: pg.listenForChanges, close: pg.drop };
+    return { db: pg.db, platformDb: pg.platformDb, listenForChanges: pg.listenForChanges, close: pg.drop };
   });
 });

@@ -9,8 +9,14 @@ import { monitorChecks } from "@/lib/use-cases/monitor/monitor-pass-context";
  * request to run a pass now.
  */
 
-/** A pass not finished within this is presumed dead (its process crashed): the next may start. */
-export const STALE_RUN_MS = 5 * 60 * 1000;
+/**
+ * A pass renews its claim (`heartbeat_at`, the database's clock) every
+ * quarter of this while it runs; one whose last renewal is older than this
+ * is presumed dead (its process was killed, its machine lost) and the next
+ * server that asks takes the tenant's monitor over: with the default
+ * 30 s interval, within about one interval of the death (docs/scale-out.md).
+ */
+export const MONITOR_LEASE_MS = 20_000;
 
 export async function latestMonitorRun(db: Db): Promise<InvariantMonitorRun | null> {
   return db.invariantMonitorRun.findFirst({
@@ -24,7 +30,7 @@ export async function monitorStatus(db: Db): Promise<{ last: InvariantMonitorRun
   const [last, running] = await Promise.all([
     latestMonitorRun(db),
     db.invariantMonitorRun.findFirst({
-      where: { finishedAt: null, startedAt: { gt: new Date(Date.now() - STALE_RUN_MS) } },
+      where: { finishedAt: null, heartbeatAt: { gt: new Date(Date.now() - MONITOR_LEASE_MS) } },
       select: { startedAt: true },
     }),
   ]);

@@ -13,7 +13,7 @@ import {
   type PassContext,
 } from "@/lib/use-cases/monitor/monitor-pass-context";
 import { CommitCursorSchema, emptyCommitCursor } from "@/lib/use-cases/monitor/read-committed-forward";
-import { STALE_RUN_MS } from "@/lib/use-cases/monitor/monitor-runs";
+import { MONITOR_LEASE_MS } from "@/lib/use-cases/monitor/monitor-runs";
 import { checkTaskStates } from "@/lib/use-cases/monitor/check-task-states";
 import { checkSuccessEvidence } from "@/lib/use-cases/monitor/check-success-evidence";
 import { checkUnknownOutcomes } from "@/lib/use-cases/monitor/check-unknown-outcomes";
@@ -64,6 +64,11 @@ export interface MonitorOptions {
    * (docs/scale-out.md). A request from a person runs regardless.
    */
   everyMs?: number;
+  /**
+   * How long a pass's claim lasts unrenewed (MONITOR_LEASE_MS by default;
+   * tests shorten it): renewed every quarter of it while the pass runs.
+   */
+  leaseMs?: number;
 }
 
 const MONITOR_LOCK_KEY = "verity:invariant-monitor";
@@ -75,8 +80,68 @@ export async function runMonitorPass(
 ): Promise<MonitorPassResult> {
   const now = options.now ?? new Date();
   const batch = options.batchSize ?? getEnv().VERITY_MONITOR_BATCH;
-  const claimed = await claimRun(db, options.everyMs ?? 0);
+  const leaseMs = options.leaseMs ?? MONITOR_LEASE_MS;
+  const claimed = await claimRun(db, options.everyMs ?? 0, leaseMs);
   if (!claimed) return { run: null, checks: {}, violations: 0, alerts: [] };
+  const heartbeat = renewWhileRunning(db, claimed.id, leaseMs);
+  try {
+    return await runClaimedPass(db, deps, options, claimed, heartbeat, now, batch);
+  } finally {
+    heartbeat.stop();
+  }
+}
+
+interface Heartbeat {
+  /** Another server found this pass's claim expired and took the monitor over: stop, write nothing more. */
+  readonly lost: boolean;
+  stop(): void;
+}
+
+/**
+ * Renews the pass's claim every quarter of the lease, on the database's
+ * clock (servers' clocks may differ; the database's is the one every claim
+ * compares with). A renewal that finds the run no longer open means another
+ * server took it over (this process stalled past the lease): the pass
+ * stops at its next check and its cursor is not saved, so no append-only
+ * row is read by two passes' saved cursors.
+ */
+function renewWhileRunning(db: Db, runId: string, leaseMs: number): Heartbeat {
+  let lost = false;
+  let renewing: Promise<void> | null = null;
+  const timer = setInterval(
+    () => {
+      if (renewing || lost) return;
+      renewing =
+        db.$executeRaw`UPDATE invariant_monitor_runs SET heartbeat_at = now() WHERE id = ${runId} AND finished_at IS NULL`
+          .then((count) => {
+            if (count === 0) lost = true;
+          })
+          // A failed renewal (a connection lost for a moment) is retried at the next beat; the lease has four.
+          .catch(() => undefined)
+          .finally(() => {
+            renewing = null;
+          });
+    },
+    Math.max(1, Math.floor(leaseMs / 4)),
+  );
+  timer.unref();
+  return {
+    get lost() {
+      return lost;
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
+async function runClaimedPass(
+  db: Db,
+  deps: MonitorDeps,
+  options: MonitorOptions,
+  claimed: { id: string; cursor: MonitorCursor },
+  heartbeat: Heartbeat,
+  now: Date,
+  batch: number,
+): Promise<MonitorPassResult> {
   const cursor = claimed.cursor;
   const result: MonitorPassResult = { run: null, checks: {}, violations: 0, alerts: [] };
   const ctx: PassContext = {
@@ -108,6 +173,7 @@ export async function runMonitorPass(
   const errors: string[] = [];
   for (const check of monitorChecks) {
     if (options.only && !options.only.includes(check)) continue;
+    if (heartbeat.lost) break;
     const report: CheckReport = { examined: 0, violations: 0, raised: 0, counted: 0 };
     result.checks[check] = report;
     try {
@@ -120,8 +186,9 @@ export async function runMonitorPass(
     result.violations += report.violations;
     countMonitorViolations(check, report.violations);
   }
-  result.run = await db.invariantMonitorRun.update({
-    where: { id: claimed.id },
+  // Only while still this pass's: a pass taken over leaves the row as the taker closed it.
+  await db.invariantMonitorRun.updateMany({
+    where: { id: claimed.id, finishedAt: null },
     data: {
       finishedAt: new Date(),
       checks: result.checks as unknown as Prisma.InputJsonValue,
@@ -130,13 +197,16 @@ export async function runMonitorPass(
       error: errors.length > 0 ? errors.join("; ").slice(0, 2000) : null,
     },
   });
+  result.run = await db.invariantMonitorRun.findUnique({ where: { id: claimed.id } });
   return result;
 }
 
 /**
  * Starts a run unless another process's run of this tenant is in progress
- * or (everyMs) one started within the interval, and reads the cursor the
- * tenant's last finished run left. Serialized by a transaction-scoped
+ * (its claim renewed within `leaseMs`) or (everyMs) one started within the
+ * interval, and reads the cursor the tenant's last finished run left. A run
+ * whose claim lapsed is closed first as abandoned: it keeps the cursor it
+ * started from, which is where the new run goes on. Serialized by a transaction-scoped
  * advisory lock, so two monitors of one tenant never both start: an
  * append-only row is read by one pass, not counted twice, and N servers
  * make one pass per interval, not N.
@@ -144,14 +214,24 @@ export async function runMonitorPass(
  * each tenant's loop runs its own pass, and one tenant's claim never waits
  * for another's.
  */
-async function claimRun(db: Db, everyMs: number): Promise<{ id: string; cursor: MonitorCursor } | null> {
+async function claimRun(
+  db: Db,
+  everyMs: number,
+  leaseMs: number,
+): Promise<{ id: string; cursor: MonitorCursor } | null> {
   return db.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${MONITOR_LOCK_KEY}::text || ':' || coalesce(verity_current_tenant(), ''), 0))`;
-    const running = await tx.invariantMonitorRun.findFirst({
-      where: { finishedAt: null, startedAt: { gt: new Date(Date.now() - STALE_RUN_MS) } },
-      select: { id: true },
-    });
-    if (running) return null;
+    // The database's clock, as the heartbeats are written: a server whose clock runs ahead takes nothing early.
+    const running = await tx.$queryRaw<{ id: string }[]>`
+      SELECT id FROM invariant_monitor_runs
+       WHERE finished_at IS NULL AND heartbeat_at > clock_timestamp() - make_interval(secs => ${leaseMs / 1000}::float8)
+       LIMIT 1`;
+    if (running.length > 0) return null;
+    await tx.$executeRaw`
+      UPDATE invariant_monitor_runs
+         SET finished_at = clock_timestamp(),
+             error = 'abandoned: its server stopped renewing its claim (killed or stalled); the next pass took over from its cursor'
+       WHERE finished_at IS NULL`;
     if (everyMs > 0) {
       const recent = await tx.invariantMonitorRun.findFirst({
         where: { startedAt: { gt: new Date(Date.now() - everyMs) } },

@@ -15,7 +15,8 @@ import type { Principal } from "@/lib/model/permissions";
 
 export type HubMessage =
   | { type: "change"; change: LiveChange }
-  | { type: "status"; live: boolean }
+  /** live: events arrive; off: the database's switch turned announcements off (pages poll and say why). */
+  | { type: "status"; live: boolean; off: boolean }
   /** The subscriber's own session ended. */
   | { type: "ended" };
 
@@ -40,7 +41,14 @@ class ChangeHub {
   private readonly subscribers = new Set<Subscriber>();
   private listener: ChangeListener | null = null;
   /** Whether the listener is listening now: while it is not, announcements are lost and pages must poll. */
-  listening = false;
+  private listening = false;
+  /** The database's switch (lib/db/notifications.ts onSwitch): off, nothing is announced and pages must poll. */
+  announcing = true;
+
+  /** Whether a page may wait for events instead of polling. */
+  get live(): boolean {
+    return this.listening && this.announcing;
+  }
 
   subscribe(session: { principal: Principal; sessionId: string }, send: (message: HubMessage) => void): Subscription {
     const subscriber: Subscriber = {
@@ -77,14 +85,20 @@ class ChangeHub {
         const change = liveChangeOf(event);
         for (const s of this.subscribers) if (mayReceive(s.principal, event)) s.send({ type: "change", change });
       },
-      onListening: () => this.setListening(true),
-      onLost: () => this.setListening(false),
+      onListening: () => this.setStatus({ listening: true }),
+      onLost: () => this.setStatus({ listening: false }),
+      // Before onListening when listening starts; on its own when another server's start flips it.
+      onSwitch: (on) => this.setStatus({ announcing: on }),
     });
   }
 
-  private setListening(live: boolean): void {
-    this.listening = live;
-    for (const s of this.subscribers) s.send({ type: "status", live });
+  private setStatus(next: { listening?: boolean; announcing?: boolean }): void {
+    const was = { live: this.live, off: !this.announcing };
+    this.listening = next.listening ?? this.listening;
+    this.announcing = next.announcing ?? this.announcing;
+    // A change back to live is sent even when it was live: a reconnect means announcements were lost, read afresh.
+    if (next.listening === undefined && was.live === this.live && was.off === !this.announcing) return;
+    for (const s of this.subscribers) s.send({ type: "status", live: this.live, off: !this.announcing });
   }
 }
 

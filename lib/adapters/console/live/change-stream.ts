@@ -10,9 +10,11 @@ import type { Principal } from "@/lib/model/permissions";
  * A signed-in person's stream of change events (`GET /api/console/events`,
  * text/event-stream; docs/live-updates.md). Events:
  *
- * - `status` `{"live": true|false}`: first, and whenever the server's
- *   listener is lost or back. While false, pages poll; on true they read
- *   their state afresh (announcements made meanwhile are gone).
+ * - `status` `{"live": true|false, "off": true|false}`: first, and whenever
+ *   the server's listener is lost or back or the database's switch turns
+ *   announcements off or on (`off`: the operators turned them off, not a
+ *   fault). While not live, pages poll; on live they read their state
+ *   afresh (announcements made meanwhile are gone).
  * - `change` `{"kind","id","version"?,"taskId"?}`: a row of the person's
  *   tenant, of a kind their role reads, changed and committed.
  * - `ended` `{"detail"}`: the session ended (signed out, disabled, past its
@@ -56,7 +58,7 @@ export async function openChangeStream(signal: AbortSignal, options: { heartbeat
             event("change", message.change);
             break;
           case "status":
-            event("status", { live: message.live });
+            event("status", { live: message.live, off: message.off });
             break;
           case "ended":
             event("ended", { detail: "Your session has ended: sign in again." });
@@ -95,7 +97,7 @@ export async function openChangeStream(signal: AbortSignal, options: { heartbeat
       signal.addEventListener("abort", finish);
       // How soon to reconnect after a drop, then where the listener stands now.
       write("retry: 2000\n\n");
-      event("status", { live: hub.listening });
+      event("status", { live: hub.live, off: !hub.announcing });
     },
     cancel() {
       finish();
