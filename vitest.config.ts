@@ -7,6 +7,7 @@ const contentionFiles = [
   "tests/postgres/concurrency.test.ts",
   "tests/postgres/failover.test.ts",
   "tests/postgres/failover-identity.test.ts",
+  "tests/postgres/monitor-takeover.test.ts",
   "tests/postgres/partial-write.test.ts",
   "tests/postgres/replication-failover.test.ts",
   "tests/postgres/startup-kill.test.ts",
