@@ -51,7 +51,9 @@ import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { createEmptyPostgresDatabase } from "@/tests/helpers/postgres";
 import { startVerityServer } from "@/tests/live/servers";
 
-const dataDir = ".data/bench-api";
+const port = Number(process.env.BENCH_API_PORT ?? 3940);
+// One folder per port: two runs side by side must not empty each other's keyring.
+const dataDir = `.data/bench-api-${port}`;
 // As `npm start` runs it (outside production Prisma records a call site on
 // every query), and reading the server's keyring: both sides seal and open
 // the same database's values (an execution's request is sealed).
@@ -64,7 +66,6 @@ Object.assign(process.env, {
 const levels = (process.env.BENCH_CONCURRENCY ?? "1,4,16,64").split(",").map(Number);
 const perLevel = Number(process.env.BENCH_API_OPS ?? 1200);
 const rounds = 4;
-const port = Number(process.env.BENCH_API_PORT ?? 3940);
 const cpuProfDir = process.env.BENCH_API_CPU_PROF;
 const serverEnv = JSON.parse(process.env.BENCH_API_SERVER_ENV ?? "{}") as Record<string, string>;
 const poolSize = Number(serverEnv.VERITY_DB_POOL_SIZE ?? 10);
@@ -164,11 +165,18 @@ async function drive(
   const cpuBefore = serverPgid ? groupCpuSeconds(serverPgid) : 0;
   const ownBefore = process.cpuUsage();
   const started = performance.now();
+  // One worker's failure stops the others after their current operation, not at the end of their loops.
+  let failed = false;
   await Promise.all(
     Array.from({ length: workers }, async (_, w) => {
-      for (let i = 0; i < each; i++) {
+      for (let i = 0; i < each && !failed; i++) {
         const t0 = performance.now();
-        await op(w);
+        try {
+          await op(w);
+        } catch (error) {
+          failed = true;
+          throw error;
+        }
         latencies.push(performance.now() - t0);
       }
     }),
@@ -406,27 +414,35 @@ async function main() {
           // A cycle is three writes: a third as many keeps each side's time alike.
           const total = operation === "transition" ? perLevel : Math.ceil(perLevel / 3);
           const warmup = Math.max(30, 2 * concurrency);
-          await drive(concurrency, warmup, api);
-          await drive(concurrency, warmup, engine);
           const a = emptySample();
           const e = emptySample();
-          const slice = Math.ceil(total / rounds);
-          for (let round = 0; round < rounds; round++) {
-            const apiRound = async () => merge(a, await drive(concurrency, slice, api, server.pid));
-            const engineRound = async () => merge(e, await drive(concurrency, slice, engine));
-            if (round % 2 === 0) {
-              await apiRound();
-              await engineRound();
-            } else {
-              await engineRound();
-              await apiRound();
+          try {
+            await drive(concurrency, warmup, api);
+            await drive(concurrency, warmup, engine);
+            const slice = Math.ceil(total / rounds);
+            for (let round = 0; round < rounds; round++) {
+              const apiRound = async () => merge(a, await drive(concurrency, slice, api, server.pid));
+              const engineRound = async () => merge(e, await drive(concurrency, slice, engine));
+              if (round % 2 === 0) {
+                await apiRound();
+                await engineRound();
+              } else {
+                await engineRound();
+                await apiRound();
+              }
             }
+          } catch (error) {
+            // Said and skipped, so that the levels after it still run and the table is printed.
+            console.log(
+              `${operation} at ${concurrency}: FAILED: ${error instanceof Error ? error.message.split("\n").filter(Boolean).join(" ") : String(error)}`,
+            );
+            continue;
           }
           rows.push({ operation, concurrency, api: a, engine: e });
           const as = summary(a, true);
           const es = summary(e);
           console.log(
-            `${operation} at ${concurrency}: API ${as.perSecond.toFixed(0)}/s (p50 ${as.p50.toFixed(1)} ms, server CPU ${as.cpuMs.toFixed(2)} ms each, ${as.requestCpuMs.toFixed(2)} beyond idle), in-process ${es.perSecond.toFixed(0)}/s (p50 ${es.p50.toFixed(1)} ms, CPU ${es.cpuMs.toFixed(2)} ms each): ${((as.perSecond / es.perSecond) * 100).toFixed(0)}%  [load ${load()}]`,
+            `${operation} at ${concurrency}: API ${as.perSecond.toFixed(0)}/s (p50 ${as.p50.toFixed(1)} ms, p99 ${as.p99.toFixed(1)} ms, server CPU ${as.cpuMs.toFixed(2)} ms each, ${as.requestCpuMs.toFixed(2)} beyond idle), in-process ${es.perSecond.toFixed(0)}/s (p50 ${es.p50.toFixed(1)} ms, p99 ${es.p99.toFixed(1)} ms, CPU ${es.cpuMs.toFixed(2)} ms each): ${((as.perSecond / es.perSecond) * 100).toFixed(0)}%  [load ${load()}]`,
           );
         }
       } finally {
