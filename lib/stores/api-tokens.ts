@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { sha256Hex } from "@/lib/core/canonical-json";
-import type { Db, Tx } from "@/lib/db/client";
-import type { ApiToken } from "@/lib/generated/prisma/client";
+import { directQuery, type Db, type Tx } from "@/lib/db/client";
+import { Prisma, type ApiToken } from "@/lib/generated/prisma/client";
 import type { Principal, Role } from "@/lib/model/permissions";
 import { AgentScopesSchema, defaultAgentScopes, type AgentScopes } from "@/lib/model/agent-scopes";
 import type { AuditActor } from "@/lib/model/audit/audit-chain";
@@ -205,14 +205,49 @@ export async function rotateApiToken(
   });
 }
 
+/** A token's principal and the standing of its tenant, as one statement reads them. */
+export interface AuthenticatedToken {
+  principal: Principal;
+  /** The tenant register's status (active, suspended, deleted); null when its row cannot be read. */
+  tenantStatus: string | null;
+}
+
+interface TokenLookupRow {
+  id: string;
+  name: string;
+  identity: string;
+  role: Role;
+  tenantId: string;
+  scopes: unknown;
+  revokedAt: Date | null;
+  expiresAt: Date | null;
+  lastUsedAt: Date | null;
+  tenantStatus: string | null;
+}
+
 /**
- * The principal behind a bearer token; null for an unknown, revoked or
- * expired one, or one whose scopes do not parse (fail closed). Records
- * when it was last used, at most once a minute per token: a conditional
- * UPDATE that matches nothing on the other requests.
+ * The principal behind a bearer token and its tenant's standing, in one
+ * round trip; null for an unknown, revoked or expired token, or one whose
+ * scopes do not parse (fail closed). Read afresh on every request, never
+ * cached: a revocation or a suspension committed by any server refuses the
+ * very next request everywhere. One prepared statement on the pool, not two
+ * Prisma queries: the API pays it on every request (docs/benchmarks.md,
+ * "The API next to the engine"). Records when it was last used, at most once
+ * a minute per token: a conditional UPDATE that matches nothing on the other
+ * requests.
  */
-export async function authenticateApiToken(db: Db, token: string): Promise<Principal | null> {
-  const row = await db.apiToken.findUnique({ where: { tokenHash: sha256Hex(token) } });
+export async function authenticateApiTokenWithTenant(db: Db, token: string): Promise<AuthenticatedToken | null> {
+  const [row] = await directQuery<TokenLookupRow>(
+    db,
+    Prisma.sql`
+    SELECT t.id, t.name, t.identity, t.role::text AS role, t.tenant_id AS "tenantId", t.scopes,
+           t.revoked_at AS "revokedAt", t.expires_at AS "expiresAt", t.last_used_at AS "lastUsedAt",
+           n.status AS "tenantStatus"
+      FROM api_tokens t
+      LEFT JOIN tenants n ON n.id = t.tenant_id
+     WHERE t.token_hash = ${sha256Hex(token)}`,
+    { prepare: "authenticate_token" },
+  );
   const now = new Date();
   if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now)) return null;
   const scopes = AgentScopesSchema.safeParse(row.scopes);
@@ -227,12 +262,20 @@ export async function authenticateApiToken(db: Db, token: string): Promise<Princ
     });
   }
   return {
-    kind: "agent",
-    id: row.id,
-    identity: row.identity,
-    role: row.role,
-    displayName: row.name,
-    tenantId: row.tenantId,
-    scopes: scopes.data,
+    principal: {
+      kind: "agent",
+      id: row.id,
+      identity: row.identity,
+      role: row.role,
+      displayName: row.name,
+      tenantId: row.tenantId,
+      scopes: scopes.data,
+    },
+    tenantStatus: row.tenantStatus,
   };
+}
+
+/** The principal behind a bearer token, or null (authenticateApiTokenWithTenant without the tenant's standing). */
+export async function authenticateApiToken(db: Db, token: string): Promise<Principal | null> {
+  return (await authenticateApiTokenWithTenant(db, token))?.principal ?? null;
 }

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { authenticateApiToken } from "@/lib/stores/api-tokens";
+import { authenticateApiTokenWithTenant } from "@/lib/stores/api-tokens";
 import { requirePermissionRecorded } from "@/lib/adapters/auth/audit-trail";
 import type { Permission, Principal } from "@/lib/model/permissions";
 import { dbFor, getPlatformDb } from "@/lib/db/client";
-import { requireActiveTenant } from "@/lib/adapters/auth/tenant-standing";
+import { requireTenantStatusActive } from "@/lib/adapters/auth/tenant-standing";
 import { LeaseRequestSchema } from "@/lib/stores/leases";
 import { TransitionInputSchema, type TransitionInput } from "@/lib/stores/tasks/task-transitions";
 import { getWorkflowByDigest } from "@/lib/model/workflows";
@@ -23,10 +23,12 @@ import { validationError } from "@/lib/adapters/http/problem";
 
 /** 401 without a valid bearer token, 403 without the permission (recorded in the audit log). */
 export async function requireApiPrincipal(request: Request, permission: Permission): Promise<Principal> {
-  // The token says which tenant: looked up on the platform's connection, then everything runs as that tenant.
-  const principal = await requireActiveTenant(
-    await authenticateBearer(request, (token) => authenticateApiToken(getPlatformDb(), token)),
+  // The token says which tenant: looked up on the platform's connection with
+  // the tenant's standing (one statement), then everything runs as that tenant.
+  const authenticated = await authenticateBearer(request, (token) =>
+    authenticateApiTokenWithTenant(getPlatformDb(), token),
   );
+  const principal = requireTenantStatusActive(authenticated.principal, authenticated.tenantStatus);
   return requirePermissionRecorded(
     dbFor(principal),
     principal,

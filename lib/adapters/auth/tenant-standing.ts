@@ -11,12 +11,17 @@ import { findTenant } from "@/lib/stores/tenants";
  */
 export async function requireActiveTenant(principal: Principal): Promise<Principal> {
   const tenant = await findTenant(getPlatformDb(), principal.tenantId);
-  if (!tenant || tenant.status !== "active")
+  return requireTenantStatusActive(principal, tenant?.status ?? null);
+}
+
+/** The same refusal, for a caller that read the tenant's status with its credential (an API token, in one statement). */
+export function requireTenantStatusActive(principal: Principal, status: string | null): Principal {
+  if (status !== "active")
     throw new AppError(
       "forbidden",
-      !tenant || tenant.status === "deleted"
+      status === null || status === "deleted"
         ? "Your organisation's tenant no longer exists."
-        : `Your organisation's tenant (${tenant.id}) is suspended: nothing can be read or changed until a platform administrator reactivates it.`,
+        : `Your organisation's tenant (${principal.tenantId}) is suspended: nothing can be read or changed until a platform administrator reactivates it.`,
     );
   return principal;
 }

@@ -1,4 +1,5 @@
-import type { Db } from "@/lib/db/client";
+import { directQuery, type Db } from "@/lib/db/client";
+import { Prisma } from "@/lib/generated/prisma/client";
 import { AppError, isAppError } from "@/lib/core/errors";
 import type { Principal } from "@/lib/model/permissions";
 import { requireTaskReach, type TaskReach } from "@/lib/use-cases/authority/require-task-reach";
@@ -14,10 +15,11 @@ export async function requireExecutionReach(
   executionId: string,
   options: { drive?: boolean } = {},
 ): Promise<{ execution: { id: string; taskId: string; createdBy: string }; task: TaskReach }> {
-  const execution = await db.execution.findUnique({
-    where: { id: executionId },
-    select: { id: true, taskId: true, createdBy: true },
-  });
+  const [execution] = await directQuery<{ id: string; taskId: string; createdBy: string }>(
+    db,
+    Prisma.sql`SELECT id, task_id AS "taskId", created_by AS "createdBy" FROM executions WHERE id = ${executionId}`,
+    { prepare: "execution_reach" },
+  );
   if (!execution) throw new AppError("not_found", `Execution ${executionId} does not exist.`);
   try {
     return { execution, task: await requireTaskReach(db, principal, execution.taskId, options) };

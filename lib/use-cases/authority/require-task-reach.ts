@@ -1,4 +1,5 @@
-import type { Db } from "@/lib/db/client";
+import { directQuery, type Db } from "@/lib/db/client";
+import { Prisma } from "@/lib/generated/prisma/client";
 import { AppError } from "@/lib/core/errors";
 import type { Principal } from "@/lib/model/permissions";
 import { requireWorkflowInScope } from "@/lib/model/agent-scopes";
@@ -29,10 +30,12 @@ export async function requireTaskReach(
   taskId: string,
   options: { drive?: boolean } = {},
 ): Promise<TaskReach> {
-  const task = await db.task.findFirst({
-    where: { id: taskId },
-    select: { id: true, createdBy: true, workflowName: true },
-  });
+  // Every agent request on a task asks this first: one prepared statement, not a Prisma query.
+  const [task] = await directQuery<{ id: string; createdBy: string; workflowName: string }>(
+    db,
+    Prisma.sql`SELECT id, created_by AS "createdBy", workflow_name AS "workflowName" FROM tasks WHERE id = ${taskId}`,
+    { prepare: "task_reach" },
+  );
   const delegated =
     task && needsDelegationLookup(principal, task) ? await isDelegate(db, taskId, principal.identity) : false;
   if (!task || !mayReachTask(principal, task, delegated))
