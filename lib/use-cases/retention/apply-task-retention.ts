@@ -210,14 +210,24 @@ function cutoffOfTask(
 }
 
 /**
- * The finished tasks a run may consider, oldest activity first: in a
- * terminal state of their pinned workflow (workflow_versions says which),
- * every trace of them older than the cutoff — the task row, its executions
- * and alerts, its messages, refused writes, lease, audit entries (an
- * annotation added yesterday keeps a task another term) — and nothing left
- * pending: no unsettled execution, undecided review, unresolved alert,
- * undelivered message or open lookup. `held`: an unreleased legal hold
- * covers it (the task itself, or a time range its life overlaps).
+ * The finished tasks a run may take, oldest update first: in a terminal
+ * state of their pinned workflow (workflow_versions says which), every
+ * trace of them older than the cutoff — the task row, its executions and
+ * alerts, its messages, refused writes, lease, audit entries (an annotation
+ * added yesterday keeps a task another term) — nothing left pending (no
+ * unsettled execution, undecided review, unresolved alert, undelivered
+ * message or open lookup), and no unreleased legal hold covering it (the
+ * task itself, or a time range its life overlaps).
+ *
+ * What a run costs is its batch, not the table (docs/cost-growth.md): the
+ * tasks are walked in the order of the (updated_at, id) index and the walk
+ * stops at the `limit`-th that qualifies, so a run reads the tasks it takes
+ * and those it passes over ahead of them (not finished, still pending, held,
+ * kept longer by their class), never every finished task to sort them.
+ * Ordering by last activity instead would have to compute it for all of
+ * them first. The held tasks reported are those the walk passed over: held
+ * and updated no later than the last task taken (all of them when it took
+ * none), at most maxHeldReported.
  */
 async function findFinishedTasks(
   tx: Tx,
@@ -228,9 +238,16 @@ async function findFinishedTasks(
 ): Promise<Candidate[]> {
   const at = cutoff.toISOString();
   const byClass = cutoffOfTask(now, cutoff, classes);
-  const rows = await tx.$queryRaw<Array<Omit<Candidate, "data_class"> & { rank: number | null }>>`
+  const heldSql = Prisma.sql`EXISTS (SELECT 1 FROM audit_legal_holds h
+                    WHERE h.released_at IS NULL
+                      AND (h.task_id IS NULL OR h.task_id = f.id)
+                      AND (h.from_at IS NULL OR f.last_at >= h.from_at)
+                      AND (h.to_at IS NULL OR f.created_at < h.to_at))`;
+  const walk = (held: boolean, upTo: Date | null, take: number) => tx.$queryRaw<
+    Array<Omit<Candidate, "data_class"> & { rank: number | null; updated_at: Date }>
+  >`
     WITH ${byClass.ctes} finished AS (
-      SELECT t.id, t.status, t.created_at, ${byClass.rank} AS rank, greatest(
+      SELECT t.id, t.status, t.created_at, t.updated_at, ${byClass.rank} AS rank, greatest(
                t.updated_at,
                (SELECT max(e.at) FROM audit_entries e WHERE e.task_id = t.id),
                (SELECT max(x.updated_at) FROM executions x WHERE x.task_id = t.id),
@@ -243,6 +260,7 @@ async function findFinishedTasks(
         FROM tasks t
         JOIN workflow_versions v ON v.digest = t.workflow_digest
        WHERE t.updated_at < ${at}::timestamptz
+         ${upTo ? Prisma.sql`AND t.updated_at <= ${upTo.toISOString()}::timestamptz` : Prisma.empty}
          AND coalesce((v.definition -> 'states' -> t.status ->> 'terminal')::boolean, false)
          AND NOT EXISTS (SELECT 1 FROM executions x WHERE x.task_id = t.id
                           AND x.status::text IN (${Prisma.join(pendingExecutionStatuses)}))
@@ -255,17 +273,17 @@ async function findFinishedTasks(
     ), dated AS (
       SELECT f.*, ${byClass.cutoff} AS cutoff_at FROM finished f
     )
-    SELECT f.id, f.status, f.created_at, f.last_at, f.cutoff_at, f.rank,
-           EXISTS (SELECT 1 FROM audit_legal_holds h
-                    WHERE h.released_at IS NULL
-                      AND (h.task_id IS NULL OR h.task_id = f.id)
-                      AND (h.from_at IS NULL OR f.last_at >= h.from_at)
-                      AND (h.to_at IS NULL OR f.created_at < h.to_at)) AS held
+    SELECT f.id, f.status, f.created_at, f.updated_at, f.last_at, f.cutoff_at, f.rank, ${held}::boolean AS held
       FROM dated f
-     WHERE f.last_at < ${at}::timestamptz AND f.last_at < f.cutoff_at
-     ORDER BY held, f.last_at, f.id
-     LIMIT ${limit + maxHeldReported}`;
-  return rows.map(({ rank, ...row }) => ({
+     WHERE f.last_at < ${at}::timestamptz AND f.last_at < f.cutoff_at AND ${held ? Prisma.empty : Prisma.sql`NOT`} ${heldSql}
+     ORDER BY f.updated_at, f.id
+     LIMIT ${take}`;
+  const taken = await walk(false, null, limit);
+  const anyHold = await tx.$queryRaw<Array<{ any: boolean }>>`
+    SELECT EXISTS (SELECT 1 FROM audit_legal_holds WHERE released_at IS NULL) AS any`;
+  const lastTaken = taken.length === limit ? (taken[taken.length - 1]?.updated_at ?? null) : null;
+  const held = anyHold[0]?.any ? await walk(true, lastTaken, maxHeldReported) : [];
+  return [...taken, ...held].map(({ rank, updated_at: _updatedAt, ...row }) => ({
     ...row,
     data_class: rank === null ? null : (dataClasses.find((c) => dataClassRank[c] === rank) ?? null),
   }));
