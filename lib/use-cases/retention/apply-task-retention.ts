@@ -214,20 +214,21 @@ function cutoffOfTask(
  * state of their pinned workflow (workflow_versions says which), every
  * trace of them older than the cutoff — the task row, its executions and
  * alerts, its messages, refused writes, lease, audit entries (an annotation
- * added yesterday keeps a task another term) — nothing left pending (no
+ * added yesterday keeps a task another term) — and nothing left pending: no
  * unsettled execution, undecided review, unresolved alert, undelivered
- * message or open lookup), and no unreleased legal hold covering it (the
+ * message or open lookup. `held`: an unreleased legal hold covers it (the
  * task itself, or a time range its life overlaps).
  *
  * What a run costs is its batch, not the table (docs/cost-growth.md): the
- * tasks are walked in the order of the (updated_at, id) index and the walk
- * stops at the `limit`-th that qualifies, so a run reads the tasks it takes
- * and those it passes over ahead of them (not finished, still pending, held,
- * kept longer by their class), never every finished task to sort them.
- * Ordering by last activity instead would have to compute it for all of
- * them first. The held tasks reported are those the walk passed over: held
- * and updated no later than the last task taken (all of them when it took
- * none), at most maxHeldReported.
+ * tasks last updated before the cutoff are read a window at a time in the
+ * order of the (updated_at, id) index, each window judged whole, and the
+ * walk stops once `limit` tasks qualify. A run reads the tasks it takes and
+ * those ahead of them that it passes over (not finished, still pending,
+ * held, kept longer by their class), never every finished task: sorting
+ * them by last activity, as runs did, computed it for all of them first
+ * (the planner will not walk the index lazily under that many conditions,
+ * so the window's LIMIT is what bounds it). The held tasks reported are
+ * those in the windows read, at most maxHeldReported.
  */
 async function findFinishedTasks(
   tx: Tx,
@@ -236,16 +237,44 @@ async function findFinishedTasks(
   limit: number,
   classes: ClassTerms | undefined,
 ): Promise<Candidate[]> {
+  const taken: Candidate[] = [];
+  const held: Candidate[] = [];
+  let after: { updatedAt: Date; id: string } | null = null;
+  while (taken.length < limit) {
+    const window = await finishedInWindow(tx, now, cutoff, after, classes);
+    for (const c of window.candidates) {
+      if (!c.held && taken.length < limit) taken.push(c);
+      else if (c.held && held.length < maxHeldReported) held.push(c);
+    }
+    if (window.last === null) break;
+    after = window.last;
+  }
+  return [...taken, ...held];
+}
+
+/** Tasks walked per window of findFinishedTasks. */
+const retentionWindow = 200;
+
+/** One window of the walk: the next tasks updated before the cutoff, and those of them a run may take. */
+async function finishedInWindow(
+  tx: Tx,
+  now: Date,
+  cutoff: Date,
+  after: { updatedAt: Date; id: string } | null,
+  classes: ClassTerms | undefined,
+): Promise<{ candidates: Candidate[]; last: { updatedAt: Date; id: string } | null }> {
   const at = cutoff.toISOString();
   const byClass = cutoffOfTask(now, cutoff, classes);
-  const heldSql = Prisma.sql`EXISTS (SELECT 1 FROM audit_legal_holds h
-                    WHERE h.released_at IS NULL
-                      AND (h.task_id IS NULL OR h.task_id = f.id)
-                      AND (h.from_at IS NULL OR f.last_at >= h.from_at)
-                      AND (h.to_at IS NULL OR f.created_at < h.to_at))`;
-  const walk = (held: boolean, upTo: Date | null, take: number) => tx.$queryRaw<
-    Array<Omit<Candidate, "data_class"> & { rank: number | null; updated_at: Date }>
-  >`
+  const walked = await tx.$queryRaw<Array<{ id: string; updated_at: Date }>>`
+    SELECT id, updated_at FROM tasks
+     WHERE updated_at < ${at}::timestamptz
+       ${after ? Prisma.sql`AND (updated_at, id) > (${after.updatedAt.toISOString()}::timestamptz, ${after.id})` : Prisma.empty}
+     ORDER BY updated_at, id
+     LIMIT ${retentionWindow}`;
+  if (walked.length === 0) return { candidates: [], last: null };
+  const tail = walked[walked.length - 1]!;
+  const last = walked.length < retentionWindow ? null : { updatedAt: tail.updated_at, id: tail.id };
+  const rows = await tx.$queryRaw<Array<Omit<Candidate, "data_class"> & { rank: number | null }>>`
     WITH ${byClass.ctes} finished AS (
       SELECT t.id, t.status, t.created_at, t.updated_at, ${byClass.rank} AS rank, greatest(
                t.updated_at,
@@ -259,8 +288,8 @@ async function findFinishedTasks(
              ) AS last_at
         FROM tasks t
         JOIN workflow_versions v ON v.digest = t.workflow_digest
-       WHERE t.updated_at < ${at}::timestamptz
-         ${upTo ? Prisma.sql`AND t.updated_at <= ${upTo.toISOString()}::timestamptz` : Prisma.empty}
+       WHERE t.id IN (${Prisma.join(walked.map((w) => w.id))})
+         AND t.updated_at < ${at}::timestamptz
          AND coalesce((v.definition -> 'states' -> t.status ->> 'terminal')::boolean, false)
          AND NOT EXISTS (SELECT 1 FROM executions x WHERE x.task_id = t.id
                           AND x.status::text IN (${Prisma.join(pendingExecutionStatuses)}))
@@ -273,20 +302,20 @@ async function findFinishedTasks(
     ), dated AS (
       SELECT f.*, ${byClass.cutoff} AS cutoff_at FROM finished f
     )
-    SELECT f.id, f.status, f.created_at, f.updated_at, f.last_at, f.cutoff_at, f.rank, ${held}::boolean AS held
+    SELECT f.id, f.status, f.created_at, f.last_at, f.cutoff_at, f.rank,
+           EXISTS (SELECT 1 FROM audit_legal_holds h
+                    WHERE h.released_at IS NULL
+                      AND (h.task_id IS NULL OR h.task_id = f.id)
+                      AND (h.from_at IS NULL OR f.last_at >= h.from_at)
+                      AND (h.to_at IS NULL OR f.created_at < h.to_at)) AS held
       FROM dated f
-     WHERE f.last_at < ${at}::timestamptz AND f.last_at < f.cutoff_at AND ${held ? Prisma.empty : Prisma.sql`NOT`} ${heldSql}
-     ORDER BY f.updated_at, f.id
-     LIMIT ${take}`;
-  const taken = await walk(false, null, limit);
-  const anyHold = await tx.$queryRaw<Array<{ any: boolean }>>`
-    SELECT EXISTS (SELECT 1 FROM audit_legal_holds WHERE released_at IS NULL) AS any`;
-  const lastTaken = taken.length === limit ? (taken[taken.length - 1]?.updated_at ?? null) : null;
-  const held = anyHold[0]?.any ? await walk(true, lastTaken, maxHeldReported) : [];
-  return [...taken, ...held].map(({ rank, updated_at: _updatedAt, ...row }) => ({
+     WHERE f.last_at < ${at}::timestamptz AND f.last_at < f.cutoff_at
+     ORDER BY f.updated_at, f.id`;
+  const candidates = rows.map(({ rank, ...row }) => ({
     ...row,
     data_class: rank === null ? null : (dataClasses.find((c) => dataClassRank[c] === rank) ?? null),
   }));
+  return { candidates, last };
 }
 
 /**
