@@ -12,7 +12,8 @@
  * templates' first (columns, nulls, JSON shape, ids, digests and chains).
  * At each size every operation is timed (median of the repeats after a
  * warm-up) through the product's own functions, and every SELECT it sent is
- * replayed under EXPLAIN (ANALYZE, BUFFERS) to count the buffers it touched.
+ * replayed under EXPLAIN (ANALYZE, BUFFERS) to count the buffers it touched
+ * (tests/helpers/statement-plans.ts).
  * The table prints each size's time and buffers and their ratio to the
  * smallest size: bounded is ≈ 1×, growing with the total is ≈ the size ratio.
  * The database is dropped at the end, on failure too.
@@ -44,6 +45,7 @@ import { applyTaskRetention } from "@/lib/use-cases/retention/apply-task-retenti
 import { verifyAuditStreams } from "@/lib/stores/audit-log";
 import { getTask } from "@/lib/use-cases/tasks/task-queries";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
+import { captureStatements, explainStatements } from "@/tests/helpers/statement-plans";
 import { copyTemplates, loaderFunctionsSql, loadTaskRange } from "./cost-loader";
 
 Object.assign(process.env, { NODE_ENV: process.env.NODE_ENV ?? "production", VERITY_LOG_LEVEL: "warn" });
@@ -76,76 +78,6 @@ const operator: Principal = {
 // Buffers: every SELECT an operation sends, replayed under EXPLAIN (ANALYZE, BUFFERS).
 // ---------------------------------------------------------------------------
 
-interface Sent {
-  text: string;
-  values: unknown[];
-  options: string | undefined;
-}
-let capturing: Sent[] | null = null;
-const originalQuery = pg.Client.prototype.query;
-// The product's pools are node-postgres clients: recording at the client sees every statement, Prisma's and raw alike.
-pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-  const config = args[0];
-  if (capturing) {
-    const text = typeof config === "string" ? config : (config as { text?: string } | null)?.text;
-    const values =
-      typeof config === "string"
-        ? Array.isArray(args[1])
-          ? args[1]
-          : []
-        : ((config as { values?: unknown[] }).values ?? []);
-    const options = (this as unknown as { connectionParameters?: { options?: string } }).connectionParameters?.options;
-    if (text) capturing.push({ text, values, options });
-  }
-  return (originalQuery as (...a: unknown[]) => unknown).apply(this, args);
-} as typeof pg.Client.prototype.query;
-
-/** Only reads are replayed: EXPLAIN ANALYZE runs what it explains. */
-function isPlainRead(text: string): boolean {
-  const t = text.replace(/--[^\n]*\n/g, "").trim();
-  if (!/^(SELECT|WITH)\b/i.test(t)) return false;
-  return !/\b(INSERT|UPDATE|DELETE|FOR UPDATE|FOR SHARE|advisory|nextval|pg_notify|audit_cut_stream|set_config)\b/i.test(
-    t,
-  );
-}
-
-const explainClients = new Map<string, pg.Client>();
-async function explainClient(url: string, options: string | undefined): Promise<pg.Client> {
-  const key = options ?? "";
-  let client = explainClients.get(key);
-  if (!client) {
-    client = new pg.Client({ connectionString: url, ...(options ? { options } : {}) });
-    client.on("error", () => {});
-    await client.connect();
-    explainClients.set(key, client);
-  }
-  return client;
-}
-
-interface PlanNode {
-  "Shared Hit Blocks"?: number;
-  "Shared Read Blocks"?: number;
-  "Temp Read Blocks"?: number;
-}
-
-async function buffersOf(url: string, sent: Sent[]): Promise<{ buffers: number; statements: number }> {
-  let buffers = 0;
-  let statements = 0;
-  for (const s of sent) {
-    if (!isPlainRead(s.text)) continue;
-    const client = await explainClient(url, s.options);
-    const result = await client.query<{ "QUERY PLAN": Array<{ Plan: PlanNode }> }>(
-      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${s.text}`,
-      s.values,
-    );
-    const plan = result.rows[0]?.["QUERY PLAN"][0]?.Plan;
-    buffers +=
-      (plan?.["Shared Hit Blocks"] ?? 0) + (plan?.["Shared Read Blocks"] ?? 0) + (plan?.["Temp Read Blocks"] ?? 0);
-    statements++;
-  }
-  return { buffers, statements };
-}
-
 // ---------------------------------------------------------------------------
 // Timing
 // ---------------------------------------------------------------------------
@@ -169,14 +101,13 @@ async function measure(url: string, op: () => Promise<unknown>, times = repeats)
     await op();
     samples.push(performance.now() - t0);
   }
-  const sent: Sent[] = [];
-  capturing = sent;
-  try {
-    await op();
-  } finally {
-    capturing = null;
-  }
-  return { ms: median(samples), ...(await buffersOf(url, sent)) };
+  const { sent } = await captureStatements(op);
+  const explained = await explainStatements(url, sent);
+  return {
+    ms: median(samples),
+    buffers: explained.reduce((n, e) => n + e.buffers, 0),
+    statements: explained.length,
+  };
 }
 
 // ---------------------------------------------------------------------------
@@ -431,6 +362,16 @@ async function main() {
   let target: PostgresTestDatabase | undefined;
   let client: pg.Client | undefined;
   const results = new Map<string, Measured[]>();
+  // Stopped by a signal (Ctrl-C, a timeout): the throwaway database is dropped all the same.
+  const stop = (signal: NodeJS.Signals) => {
+    console.error(`# ${signal}: dropping the bench database`);
+    void Promise.resolve(client?.end())
+      .catch(() => {})
+      .then(() => target?.drop())
+      .finally(() => process.exit(130));
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
   try {
     target = await createPostgresTestDatabase({ poolSize: 4 });
     const db = target.db;
@@ -524,7 +465,6 @@ async function main() {
         .join(" ")}`,
     );
   } finally {
-    for (const c of explainClients.values()) await c.end().catch(() => {});
     await client?.end().catch(() => {});
     await target?.drop();
   }
