@@ -56,7 +56,7 @@ export async function captureStatements<T>(fn: () => Promise<T>): Promise<{ resu
 }
 
 /** Only reads are replayed: EXPLAIN ANALYZE runs what it explains (a cut of an audit stream, a lock). */
-export function isPlainRead(text: string): boolean {
+function isPlainRead(text: string): boolean {
   const t = text.replace(/--[^\n]*\n/g, "").trim();
   if (!/^(SELECT|WITH)\b/i.test(t)) return false;
   return !/\b(INSERT|UPDATE|DELETE|FOR UPDATE|FOR SHARE|advisory|nextval|pg_notify|audit_cut_stream|set_config)\b/i.test(
