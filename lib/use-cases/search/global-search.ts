@@ -24,6 +24,9 @@ import { blindIndexCandidates } from "@/lib/stores/blind-index";
  * it is.
  */
 
+/** How many of the newest audit entries an actor is looked for in. */
+const actorWindow = 20_000;
+
 /** How many of the most recently changed tasks a partial intent is looked for in. */
 export const intentWindow = 5_000;
 
@@ -233,9 +236,11 @@ async function matchingActors(
   q: string,
   take: number,
 ): Promise<Array<{ actor: string; entries: number; last_at: Date }>> {
+  // Among the newest actorWindow entries: a part of an actor matching none read the whole audit log (docs/cost-growth.md).
   return db.$queryRaw`
     SELECT actor, count(*)::int AS entries, max(at) AS last_at FROM (
-      SELECT actor, at FROM audit_entries WHERE ${actorCondition(q)} ORDER BY at DESC LIMIT ${actorSampleSize}
+      SELECT actor, at FROM (SELECT actor, at FROM audit_entries ORDER BY at DESC LIMIT ${actorWindow}) recent
+       WHERE ${actorCondition(q)} ORDER BY at DESC LIMIT ${actorSampleSize}
     ) sample
     GROUP BY actor ORDER BY max(at) DESC LIMIT ${take}`;
 }
