@@ -4,7 +4,7 @@ import type { Principal, Role } from "@/lib/model/permissions";
 import { createTenant } from "@/lib/stores/tenants";
 import { registerBuiltInWorkflows } from "@/lib/stores/workflow-registry";
 import { registerBuiltInTools } from "@/lib/use-cases/tools/register-built-in-tools";
-import { globalSearch, type GlobalSearchResult } from "@/lib/use-cases/search/global-search";
+import { globalSearch, intentWindow, type GlobalSearchResult } from "@/lib/use-cases/search/global-search";
 import { rotateDataKey } from "@/lib/stores/data-keys";
 import { isAppError } from "@/lib/core/errors";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
@@ -143,5 +143,30 @@ describe("global search", () => {
     for (const q of [theirs.id, theirs.idempotencyKey, theirs.taskId]) {
       expect((await globalSearch(db, admin, { q })).total).toBe(0);
     }
+  });
+
+  it("finds an intent typed whole among every task, and a part of one among the newest tasks only (docs/cost-growth.md)", async () => {
+    const { db, sql } = database;
+    const old = await refundExecution(db, { request: { ...refund, customer_id: "cus_search_window" } });
+    await sql("UPDATE tasks SET intent_id = $1, updated_at = now() - interval '30 days' WHERE id = $2", [
+      "ancient-intent-4711",
+      old.taskId,
+    ]);
+    // More tasks changed since than the window holds: copies of the old row, each newer than it.
+    await sql(
+      `INSERT INTO tasks (tenant_id, id, workflow_name, workflow_version, workflow_digest, status, version, state, intent_id,
+                          created_at, created_by, updated_at, updated_by)
+       SELECT tenant_id, id || '_newer_' || g, workflow_name, workflow_version, workflow_digest, status, version, state,
+              'newer-' || g, created_at, created_by, now() - make_interval(secs => g), updated_by
+         FROM tasks, generate_series(1, ${intentWindow}) AS g WHERE id = $1`,
+      [old.taskId],
+    );
+    const operator = person("operator");
+    expect(hitsOf(await globalSearch(db, operator, { q: "ancient-intent-4711" }), "intent")).toEqual([
+      expect.objectContaining({ value: "ancient-intent-4711", taskId: old.taskId }),
+    ]);
+    // A part of it is looked for among the newest tasks only: every task read per keystroke otherwise.
+    expect(hitsOf(await globalSearch(db, operator, { q: "ancient-intent" }), "intent")).toEqual([]);
+    expect(hitsOf(await globalSearch(db, operator, { q: "newer-12" }), "intent").length).toBeGreaterThan(0);
   });
 });

@@ -6,7 +6,7 @@ import { TaskStateSchema } from "@/lib/model/tasks/task-state";
 import { gatesAwaiting, inboxKindsFor, type InboxItem, type InboxKind } from "@/lib/model/inbox/inbox-items";
 import { findInboxClaims, unclaimed } from "@/lib/stores/inbox-claims";
 import { undecidedStatuses } from "@/lib/stores/review-store";
-import { loadWorkflowDefinitions } from "@/lib/stores/workflow-registry";
+import { listWorkflowVersionViews, loadWorkflowDefinitions } from "@/lib/stores/workflow-registry";
 import { listReviews } from "@/lib/use-cases/reviews/list-reviews";
 import { isNeverSent } from "@/lib/use-cases/reviews/review-views";
 
@@ -107,15 +107,17 @@ async function escalatedTaskItems(db: Db, reviewedTaskIds: ReadonlySet<string>):
 }
 
 async function gateItems(db: Db, principal: Pick<Principal, "role">): Promise<Gathered[]> {
-  // Which (definition, status) pairs can wait on a gate at all: found from the definitions, then only those tasks read.
-  const groups = await db.task.groupBy({ by: ["workflowDigest", "status"] });
-  await loadWorkflowDefinitions(
-    db,
-    groups.map((g) => g.workflowDigest),
-  );
-  const waiting = groups.filter((g) => {
-    const def = getWorkflowByDigest(g.workflowDigest);
-    return def !== undefined && gatesAwaiting(def, g.status, {}, principal.role).length > 0;
+  // Which (definition, status) pairs can wait on a gate at all: found from the registry's definitions (a
+  // few rows), then only those tasks read. Grouping the tasks table to find them cost a scan of every task
+  // (docs/cost-growth.md).
+  const digests = (await listWorkflowVersionViews(db)).map((v) => v.digest);
+  await loadWorkflowDefinitions(db, digests);
+  const waiting = digests.flatMap((workflowDigest) => {
+    const def = getWorkflowByDigest(workflowDigest);
+    if (!def) return [];
+    return Object.keys(def.states)
+      .filter((status) => gatesAwaiting(def, status, {}, principal.role).length > 0)
+      .map((status) => ({ workflowDigest, status }));
   });
   if (waiting.length === 0) return [];
   const tasks = await db.task.findMany({

@@ -210,14 +210,25 @@ function cutoffOfTask(
 }
 
 /**
- * The finished tasks a run may consider, oldest activity first: in a
- * terminal state of their pinned workflow (workflow_versions says which),
- * every trace of them older than the cutoff — the task row, its executions
- * and alerts, its messages, refused writes, lease, audit entries (an
- * annotation added yesterday keeps a task another term) — and nothing left
- * pending: no unsettled execution, undecided review, unresolved alert,
- * undelivered message or open lookup. `held`: an unreleased legal hold
- * covers it (the task itself, or a time range its life overlaps).
+ * The finished tasks a run may take, oldest update first: in a terminal
+ * state of their pinned workflow (workflow_versions says which), every
+ * trace of them older than the cutoff — the task row, its executions and
+ * alerts, its messages, refused writes, lease, audit entries (an annotation
+ * added yesterday keeps a task another term) — and nothing left pending: no
+ * unsettled execution, undecided review, unresolved alert, undelivered
+ * message or open lookup. `held`: an unreleased legal hold covers it (the
+ * task itself, or a time range its life overlaps).
+ *
+ * What a run costs is its batch, not the table (docs/cost-growth.md): the
+ * tasks last updated before the cutoff are read a window at a time in the
+ * order of the (updated_at, id) index, each window judged whole, and the
+ * walk stops once `limit` tasks qualify. A run reads the tasks it takes and
+ * those ahead of them that it passes over (not finished, still pending,
+ * held, kept longer by their class), never every finished task: sorting
+ * them by last activity, as runs did, computed it for all of them first
+ * (the planner will not walk the index lazily under that many conditions,
+ * so the window's LIMIT is what bounds it). The held tasks reported are
+ * those in the windows read, at most maxHeldReported.
  */
 async function findFinishedTasks(
   tx: Tx,
@@ -226,11 +237,46 @@ async function findFinishedTasks(
   limit: number,
   classes: ClassTerms | undefined,
 ): Promise<Candidate[]> {
+  const taken: Candidate[] = [];
+  const held: Candidate[] = [];
+  let after: { updatedAt: Date; id: string } | null = null;
+  while (taken.length < limit) {
+    const window = await finishedInWindow(tx, now, cutoff, after, classes);
+    for (const c of window.candidates) {
+      if (!c.held && taken.length < limit) taken.push(c);
+      else if (c.held && held.length < maxHeldReported) held.push(c);
+    }
+    if (window.last === null) break;
+    after = window.last;
+  }
+  return [...taken, ...held];
+}
+
+/** Tasks walked per window of findFinishedTasks. */
+const retentionWindow = 200;
+
+/** One window of the walk: the next tasks updated before the cutoff, and those of them a run may take. */
+async function finishedInWindow(
+  tx: Tx,
+  now: Date,
+  cutoff: Date,
+  after: { updatedAt: Date; id: string } | null,
+  classes: ClassTerms | undefined,
+): Promise<{ candidates: Candidate[]; last: { updatedAt: Date; id: string } | null }> {
   const at = cutoff.toISOString();
   const byClass = cutoffOfTask(now, cutoff, classes);
+  const walked = await tx.$queryRaw<Array<{ id: string; updated_at: Date }>>`
+    SELECT id, updated_at FROM tasks
+     WHERE updated_at < ${at}::timestamptz
+       ${after ? Prisma.sql`AND (updated_at, id) > (${after.updatedAt.toISOString()}::timestamptz, ${after.id})` : Prisma.empty}
+     ORDER BY updated_at, id
+     LIMIT ${retentionWindow}`;
+  if (walked.length === 0) return { candidates: [], last: null };
+  const tail = walked[walked.length - 1]!;
+  const last = walked.length < retentionWindow ? null : { updatedAt: tail.updated_at, id: tail.id };
   const rows = await tx.$queryRaw<Array<Omit<Candidate, "data_class"> & { rank: number | null }>>`
     WITH ${byClass.ctes} finished AS (
-      SELECT t.id, t.status, t.created_at, ${byClass.rank} AS rank, greatest(
+      SELECT t.id, t.status, t.created_at, t.updated_at, ${byClass.rank} AS rank, greatest(
                t.updated_at,
                (SELECT max(e.at) FROM audit_entries e WHERE e.task_id = t.id),
                (SELECT max(x.updated_at) FROM executions x WHERE x.task_id = t.id),
@@ -242,7 +288,8 @@ async function findFinishedTasks(
              ) AS last_at
         FROM tasks t
         JOIN workflow_versions v ON v.digest = t.workflow_digest
-       WHERE t.updated_at < ${at}::timestamptz
+       WHERE t.id IN (${Prisma.join(walked.map((w) => w.id))})
+         AND t.updated_at < ${at}::timestamptz
          AND coalesce((v.definition -> 'states' -> t.status ->> 'terminal')::boolean, false)
          AND NOT EXISTS (SELECT 1 FROM executions x WHERE x.task_id = t.id
                           AND x.status::text IN (${Prisma.join(pendingExecutionStatuses)}))
@@ -263,12 +310,12 @@ async function findFinishedTasks(
                       AND (h.to_at IS NULL OR f.created_at < h.to_at)) AS held
       FROM dated f
      WHERE f.last_at < ${at}::timestamptz AND f.last_at < f.cutoff_at
-     ORDER BY held, f.last_at, f.id
-     LIMIT ${limit + maxHeldReported}`;
-  return rows.map(({ rank, ...row }) => ({
+     ORDER BY f.updated_at, f.id`;
+  const candidates = rows.map(({ rank, ...row }) => ({
     ...row,
     data_class: rank === null ? null : (dataClasses.find((c) => dataClassRank[c] === rank) ?? null),
   }));
+  return { candidates, last };
 }
 
 /**

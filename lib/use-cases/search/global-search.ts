@@ -24,6 +24,12 @@ import { blindIndexCandidates } from "@/lib/stores/blind-index";
  * it is.
  */
 
+/** How many of the newest audit entries an actor is looked for in. */
+const actorWindow = 20_000;
+
+/** How many of the most recently changed tasks a partial intent is looked for in. */
+export const intentWindow = 5_000;
+
 export const searchKinds = ["task", "intent", "customer", "execution", "idempotency_key", "actor"] as const;
 export type SearchKind = (typeof searchKinds)[number];
 
@@ -122,9 +128,19 @@ export async function globalSearch(db: Db, principal: Principal, raw: GlobalSear
       SELECT id, workflow_name, status, intent_id, updated_at FROM tasks
        WHERE id = ${q} OR id LIKE ${prefix}
        ORDER BY (id = ${q}) DESC, updated_at DESC LIMIT ${take}`,
+    // An intent typed whole is found among every task (tasks_intent_id_idx); any part of one among the
+    // newest intentWindow tasks: ILIKE '%q%' has no index to use, and over the whole table it read every
+    // task on each keystroke (docs/cost-growth.md).
     db.$queryRaw<TaskRow[]>`
-      SELECT id, workflow_name, status, intent_id, updated_at FROM tasks
-       WHERE intent_id ILIKE ${contains}
+      SELECT id, workflow_name, status, intent_id, updated_at FROM (
+        (SELECT id, workflow_name, status, intent_id, updated_at FROM tasks
+          WHERE intent_id = ${q} ORDER BY updated_at DESC LIMIT ${take})
+        UNION
+        (SELECT id, workflow_name, status, intent_id, updated_at FROM (
+           SELECT id, workflow_name, status, intent_id, updated_at FROM tasks
+            ORDER BY updated_at DESC, id DESC LIMIT ${intentWindow}) recent
+          WHERE intent_id ILIKE ${contains})
+      ) hits
        ORDER BY (intent_id = ${q}) DESC, updated_at DESC LIMIT ${take}`,
     cleared ? customerExecutions(db, principal.tenantId, q, take) : Promise.resolve([]),
     db.$queryRaw<ExecutionRow[]>`
@@ -220,9 +236,11 @@ async function matchingActors(
   q: string,
   take: number,
 ): Promise<Array<{ actor: string; entries: number; last_at: Date }>> {
+  // Among the newest actorWindow entries: a part of an actor matching none read the whole audit log (docs/cost-growth.md).
   return db.$queryRaw`
     SELECT actor, count(*)::int AS entries, max(at) AS last_at FROM (
-      SELECT actor, at FROM audit_entries WHERE ${actorCondition(q)} ORDER BY at DESC LIMIT ${actorSampleSize}
+      SELECT actor, at FROM (SELECT actor, at FROM audit_entries ORDER BY at DESC LIMIT ${actorWindow}) recent
+       WHERE ${actorCondition(q)} ORDER BY at DESC LIMIT ${actorSampleSize}
     ) sample
     GROUP BY actor ORDER BY max(at) DESC LIMIT ${take}`;
 }
