@@ -60,9 +60,36 @@ function patchContext(transitionId: string, pointer: string): string {
   return `transitions.patch:${transitionId}${pointer}`;
 }
 
-/** The classes of a state's (or a patch's) fields, under the workflow the state is pinned to. */
+const classifiers = new Map<string, Classifier>();
+
+/** At most this many pointers' classes remembered per workflow: a state's fields, with room for long lists. */
+const CLASSES_REMEMBERED = 4096;
+
+/**
+ * The classes of a state's (or a patch's) fields, under the workflow the
+ * state is pinned to. Built once per workflow digest (a digest names one
+ * immutable definition) and each pointer's class remembered: building it
+ * and matching every leaf against every declaration on each transition was
+ * a seventh of transitionTask's own CPU (bench:transitions, 2026-12-03).
+ */
 function classifierOf(workflowDigest: string): Classifier {
-  return taskStateClassifier(getWorkflowByDigest(workflowDigest)?.data_classes);
+  const known = classifiers.get(workflowDigest);
+  if (known) return known;
+  const def = getWorkflowByDigest(workflowDigest);
+  const classify = taskStateClassifier(def?.data_classes);
+  const byPointer = new Map<string, ReturnType<Classifier>>();
+  const remembered: Classifier = (tokens) => {
+    const key = tokens.join("\u0000");
+    let cls = byPointer.get(key);
+    if (cls === undefined) {
+      cls = classify(tokens);
+      if (byPointer.size < CLASSES_REMEMBERED) byPointer.set(key, cls);
+    }
+    return cls;
+  };
+  // A digest this process does not know (yet) is not remembered: its definition may be loaded later.
+  if (def) classifiers.set(workflowDigest, remembered);
+  return remembered;
 }
 
 function pointerOf(tokens: readonly string[]): string {
@@ -88,19 +115,29 @@ async function sealLeaves(
   previous?: { stored: unknown; opened: unknown },
 ): Promise<unknown> {
   if (!encryptionAtRestOn()) return value;
-  const tenantOnce = async (): Promise<string> => connectionTenant(db);
-  const walk = async (node: unknown, tokens: string[], stored: unknown, opened: unknown): Promise<unknown> => {
+  // The walk itself is synchronous; the leaves to seal are sealed after it,
+  // one at a time in document order, as the walk found them. (An await per
+  // node of a state that has nothing to seal was most of this function's
+  // cost on the transition path.)
+  const toSeal: Array<{ into: Record<string, unknown> | unknown[]; key: string | number; tokens: string[] }> = [];
+  const NOT_YET = Symbol("sealed below");
+  const walk = (node: unknown, tokens: string[], stored: unknown, opened: unknown): unknown => {
     if (Array.isArray(node)) {
       const out: unknown[] = [];
-      for (let i = 0; i < node.length; i++)
-        out.push(await walk(node[i], [...tokens, String(i)], childAt(stored, String(i)), childAt(opened, String(i))));
+      for (let i = 0; i < node.length; i++) {
+        const child = walk(node[i], [...tokens, String(i)], childAt(stored, String(i)), childAt(opened, String(i)));
+        if (child === NOT_YET) toSeal.push({ into: out, key: i, tokens: [...tokens, String(i)] });
+        out.push(child);
+      }
       return out;
     }
     if (node !== null && typeof node === "object") {
       const out: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(node)) {
         if (v === undefined) continue;
-        out[k] = await walk(v, [...tokens, k], childAt(stored, k), childAt(opened, k));
+        const child = walk(v, [...tokens, k], childAt(stored, k), childAt(opened, k));
+        if (child === NOT_YET) toSeal.push({ into: out, key: k, tokens: [...tokens, k] });
+        out[k] = child;
       }
       return out;
     }
@@ -108,9 +145,21 @@ async function sealLeaves(
     if (node === null || node === undefined || tokens.length === 0 || rankOf(classify(tokens)) < SEALED_FROM)
       return node;
     if (isSealed(stored) && JSON.stringify(opened) === JSON.stringify(node)) return stored;
-    return sealText(db, contextOf(pointerOf(tokens)), JSON.stringify(node), await tenantOnce());
+    return NOT_YET;
   };
-  return walk(value, [], previous?.stored, previous?.opened);
+  const out = walk(value, [], previous?.stored, previous?.opened);
+  if (toSeal.length === 0) return out;
+  const tenant = await connectionTenant(db);
+  for (const { into, key, tokens } of toSeal) {
+    const leaf = tokens.reduce<unknown>((node, token) => childAt(node, token), value);
+    (into as Record<string | number, unknown>)[key] = await sealText(
+      db,
+      contextOf(pointerOf(tokens)),
+      JSON.stringify(leaf),
+      tenant,
+    );
+  }
+  return out;
 }
 
 /**
