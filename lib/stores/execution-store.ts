@@ -477,18 +477,6 @@ const outcomeStatuses: ReadonlySet<ExecutionStatus> = new Set<ExecutionStatus>([
   "CANCELLED",
 ]);
 
-export async function appendEvent(
-  tx: Tx,
-  row: Execution,
-  from: ExecutionStatus | null,
-  reason: string,
-  evidence: unknown,
-  actor: Actor,
-): Promise<void> {
-  const event = await eventSql(tx, row, from, reason, evidence, actor);
-  await directQuery(tx, Prisma.sql`WITH ${event.sql} ${event.audit} RETURNING 1`, { prepare: "append_event" });
-}
-
 /**
  * An event of `row` and its audit entry as the parts of one statement:
  * `event AS (…)` for its WITH list (after `after`, the CTE that writes the
