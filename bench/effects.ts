@@ -26,7 +26,6 @@ import { performEffect } from "@/lib/connectors/effects";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
-import { getExecutionRowOrThrow } from "@/lib/stores/execution-store";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
@@ -153,8 +152,9 @@ try {
       );
       if (intent.kind !== "proceed") throw new Error("unexpected receipt");
       const execution = intent.execution;
-      await markSent(db, execution.id, { attempt_id: execution.attemptId }, agent);
-      const outcome = await performEffect(await getExecutionRowOrThrow(db, execution.id), deps);
+      // markSent answers with the execution as sent: the call needs no read of its own.
+      const sent = await markSent(db, execution.id, { attempt_id: execution.attemptId }, agent);
+      const outcome = await performEffect(sent, deps);
       if (outcome.kind !== "succeeded") throw new Error(`refund ${outcome.kind}`);
       const done = await recordOutcome(
         db,

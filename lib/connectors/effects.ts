@@ -138,7 +138,7 @@ export function lookupEffect(execution: Execution, deps: ConnectorDeps, call: Ca
 }
 
 /** A connector span's attributes: which call of which tool (lib/config/tracing.ts). */
-function spanAttributes(execution: Execution) {
+function spanAttributes(execution: Pick<Execution, "tool" | "id" | "taskId">) {
   return { "verity.tool": execution.tool, "verity.execution_id": execution.id, "verity.task_id": execution.taskId };
 }
 
@@ -185,9 +185,12 @@ async function lookupAtProvider(execution: Execution, deps: ConnectorDeps, call:
   }
 }
 
+/** What a call needs of its execution: the row, or the view markSent answers with (no read before the call). */
+export type CallOfExecution = Pick<Execution, "id" | "taskId" | "tool" | "idempotencyKey"> & { request: unknown };
+
 /** Sends the execution's request again, under its same idempotency key: the provider applies it at most once. */
 export function performEffect(
-  execution: Execution,
+  execution: CallOfExecution,
   deps: ConnectorDeps,
   call: CallOptions = {},
 ): Promise<EffectOutcome> {
@@ -198,7 +201,11 @@ export function performEffect(
   });
 }
 
-async function performAtProvider(execution: Execution, deps: ConnectorDeps, call: CallOptions): Promise<EffectOutcome> {
+async function performAtProvider(
+  execution: CallOfExecution,
+  deps: ConnectorDeps,
+  call: CallOptions,
+): Promise<EffectOutcome> {
   const tool = toolOf(execution);
   const metadata = { executionId: execution.id, taskId: execution.taskId };
   switch (tool) {

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { PGlite } from "@electric-sql/pglite";
@@ -88,7 +89,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
         ),
       );
       pools.push(pool);
-      return pool;
+      return noteTransactionConnections(pool);
     };
     const ownerPool = newPool();
     const adapterFactory = new PrismaPg(ownerPool);
@@ -196,10 +197,10 @@ const directPools = new WeakMap<PrismaClient, pg.Pool>();
  * Prisma's query layer: for the two statements of the transition hot path,
  * where that layer cost about 0.3 ms of client CPU each, a third of a
  * transition (docs/benchmarks.md). The statement is the same `Prisma.sql`
- * either way. Only a top-level PostgreSQL client takes the direct path: a
- * transaction client must stay on its own connection, and PGlite has one
- * connection that a Prisma transaction may be holding, so both go through
- * Prisma. Rows come back as node-postgres parses them by default (jsonb as
+ * either way. A top-level PostgreSQL client takes the direct path on its
+ * pool, a transaction of transactionOn on that transaction's own connection;
+ * any other transaction client, and PGlite (one connection, which a Prisma
+ * transaction may be holding), go through Prisma. Rows come back as node-postgres parses them by default (jsonb as
  * objects, timestamptz as Date, int4 as number), as Prisma's raw queries do.
  */
 export async function directQuery<T>(
@@ -207,11 +208,11 @@ export async function directQuery<T>(
   statement: Prisma.Sql,
   options: { prepare?: string } = {},
 ): Promise<T[]> {
-  const pool = directPools.get(db as PrismaClient);
-  if (!pool) return (db as Db).$queryRaw<T[]>(statement);
+  const target = directPools.get(db as PrismaClient) ?? transactionConnections.get(db);
+  if (!target) return (db as Db).$queryRaw<T[]>(statement);
   const text = statement.text;
   const name = options.prepare ? preparedName(options.prepare, text) : undefined;
-  const result = await pool.query({ name, text, values: statement.values as unknown[] });
+  const result = await target.query({ name, text, values: statement.values as unknown[] });
   return result.rows as T[];
 }
 
@@ -309,10 +310,57 @@ export async function tenantOfConnectionOrNull(db: Db | Tx): Promise<string | nu
  * ledger's steps, each a transaction.
  */
 export function transactionOn<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  return db.$transaction((tx) => {
-    if (connectionTenants.has(db)) connectionTenants.set(tx, connectionTenants.get(db)!);
-    return fn(tx);
-  });
+  const opening: OpeningTransaction = { open: true };
+  return openingTransactions.run(opening, () =>
+    db.$transaction(async (tx) => {
+      opening.open = false;
+      if (connectionTenants.has(db)) connectionTenants.set(tx, connectionTenants.get(db)!);
+      if (opening.connection) transactionConnections.set(tx, opening.connection);
+      try {
+        return await fn(tx);
+      } finally {
+        // Past this point the connection goes back to the pool at COMMIT: a late statement must not follow it there.
+        transactionConnections.delete(tx);
+      }
+    }),
+  );
+}
+
+/**
+ * The node-postgres connection under each open ledger transaction
+ * (transactionOn), so that directQuery can send that transaction's
+ * statements itself, prepared, without Prisma's query layer: most of a
+ * ledger step's client CPU (issue 16, docs/benchmarks.md). Prisma still
+ * opens, commits and rolls back the transaction, and every statement of
+ * the helpers that take a `Tx` still runs in it, on the same connection.
+ */
+const transactionConnections = new WeakMap<object, pg.PoolClient>();
+
+interface OpeningTransaction {
+  open: boolean;
+  connection?: pg.PoolClient;
+}
+
+/** The transactionOn whose $transaction is starting in this async context: the connection Prisma takes next is its. */
+const openingTransactions = new AsyncLocalStorage<OpeningTransaction>();
+
+/**
+ * Notes which connection Prisma's pg adapter checks out to start a
+ * transaction of transactionOn: its startTransaction is the first
+ * promise-style `connect()` made in that call's async context (pg-pool's
+ * own `query()` connects with a callback, and is never taken for it).
+ */
+function noteTransactionConnections(pool: pg.Pool): pg.Pool {
+  const connect = pool.connect.bind(pool) as (callback?: unknown) => Promise<pg.PoolClient> | undefined;
+  pool.connect = ((callback?: unknown) => {
+    const opening = openingTransactions.getStore();
+    if (callback !== undefined || !opening?.open || opening.connection) return connect(callback);
+    return connect()!.then((client) => {
+      if (opening.open && !opening.connection) opening.connection = client;
+      return client;
+    });
+  }) as typeof pool.connect;
+  return pool;
 }
 
 /** The rest of transaction `tx` runs as `tenantId` (its setting was just changed: writeAsTenant). */

@@ -1,5 +1,5 @@
 import { Prisma } from "@/lib/generated/prisma/client";
-import type { Db, Tx } from "@/lib/db/client";
+import { directQuery, type Db, type Tx } from "@/lib/db/client";
 import { AppError, isAppError } from "@/lib/core/errors";
 import { newId } from "@/lib/core/ids";
 import type { Actor } from "@/lib/model/actor";
@@ -89,7 +89,7 @@ export async function takeCheckpointInTransaction(
             ${c.signature}, ${c.keyId}, ${c.createdAt.toISOString()}::timestamptz, ${c.createdBy})
     RETURNING 1`;
   const audit = auditEntryInsertSql(checkpointCreatedAuditEntry(c, input.actor), { onlyIfRowsIn: "created" });
-  await tx.$executeRaw`WITH created AS (${row}) ${audit}`;
+  await directQuery(tx, Prisma.sql`WITH created AS (${row}) ${audit} RETURNING 1`, { prepare: "insert_checkpoint" });
   return sealed.row;
 }
 
@@ -133,15 +133,15 @@ interface CheckpointContext {
 
 /** One statement, so the pieces agree with each other (and, in the transition's transaction, with the state). */
 async function readCheckpointContext(tx: Tx, taskId: string): Promise<CheckpointContext> {
-  const rows = await tx.$queryRaw<
-    Array<{
-      input_digest: string | null;
-      lease: { holder: string; fencing_token: string } | null;
-      undelivered: string[];
-      receipts: string[];
-      last_message_id: string | null;
-    }>
-  >`
+  const rows = await directQuery<{
+    input_digest: string | null;
+    lease: { holder: string; fencing_token: string } | null;
+    undelivered: string[];
+    receipts: string[];
+    last_message_id: string | null;
+  }>(
+    tx,
+    Prisma.sql`
     SELECT
       (SELECT request_digest FROM transitions WHERE task_id = ${taskId} AND from_version IS NULL) AS input_digest,
       (SELECT json_build_object('holder', holder, 'fencing_token', fencing_token::text) FROM leases WHERE task_id = ${taskId} AND expires_at > now()) AS lease,
@@ -150,7 +150,9 @@ async function readCheckpointContext(tx: Tx, taskId: string): Promise<Checkpoint
         WHERE task_id = ${taskId} AND status::text IN (${Prisma.join(succeededStatuses)})) AS receipts,
       (SELECT id FROM (SELECT id, created_at AS at FROM outbox_messages WHERE task_id = ${taskId}
                        UNION ALL SELECT event_id, received_at FROM inbox_events WHERE task_id = ${taskId}) m
-        ORDER BY at DESC, id DESC LIMIT 1) AS last_message_id`;
+        ORDER BY at DESC, id DESC LIMIT 1) AS last_message_id`,
+    { prepare: "checkpoint_context" },
+  );
   const row = rows[0];
   if (!row?.input_digest) throw new AppError("not_found", `Task ${taskId} has no creation record.`);
   const lease = row.lease ? { holder: row.lease.holder, fencingToken: row.lease.fencing_token } : null;

@@ -1,5 +1,5 @@
 import { blindIndexOf } from "@/lib/stores/blind-index";
-import { tenantOfConnection, type Db, type Tx } from "@/lib/db/client";
+import { directQuery, tenantOfConnection, type Db, type Tx } from "@/lib/db/client";
 import { DEFAULT_TENANT_ID } from "@/lib/db/tenant-sessions";
 import { AppError } from "@/lib/core/errors";
 import { Prisma, type Execution, type ExecutionEvent } from "@/lib/generated/prisma/client";
@@ -156,6 +156,37 @@ export async function findExecution(db: Db | Tx, where: Prisma.ExecutionWhereInp
   return row ? openExecution(db, row) : null;
 }
 
+/**
+ * The columns of an `Execution` as Prisma names and types them, for the
+ * ledger's own statements (directQuery: prepared, on node-postgres, without
+ * Prisma's query layer; issue 16). The fencing token comes back as text,
+ * the same from node-postgres and from PGlite through Prisma, and is made a
+ * bigint again by executionOfRow.
+ */
+const executionColumns = Prisma.sql`tenant_id AS "tenantId", id, task_id AS "taskId", tool_call_id AS "toolCallId",
+  attempt, attempt_id AS "attemptId", idempotency_key AS "idempotencyKey", tool, irreversible, request,
+  request_digest AS "requestDigest", status::text AS status, version, result, evidence, error, created_by AS "createdBy",
+  created_at AS "createdAt", updated_at AS "updatedAt", sent_at AS "sentAt", settled_at AS "settledAt",
+  instruction_id AS "instructionId", lease_token::text AS "leaseToken", tool_version AS "toolVersion",
+  compensates_id AS "compensatesId", reserved_minor AS "reservedMinor", reserved_currency AS "reservedCurrency",
+  customer_index AS "customerIndex"`;
+
+type ExecutionRow = Omit<Execution, "leaseToken"> & { leaseToken: string | null };
+
+function executionOfRow(row: ExecutionRow): Execution {
+  return { ...row, leaseToken: row.leaseToken === null ? null : BigInt(row.leaseToken) };
+}
+
+/** The execution of a task's tool call (its natural key), opened; null when the call was never recorded. */
+export async function findExecutionOfCall(db: Db | Tx, taskId: string, toolCallId: string): Promise<Execution | null> {
+  const [row] = await directQuery<ExecutionRow>(
+    db,
+    Prisma.sql`SELECT ${executionColumns} FROM executions WHERE task_id = ${taskId} AND tool_call_id = ${toolCallId}`,
+    { prepare: "execution_of_call" },
+  );
+  return row ? openExecution(db, executionOfRow(row)) : null;
+}
+
 /** Execution rows, opened (see the module's comment). */
 export async function findExecutions(
   db: Db | Tx,
@@ -271,57 +302,154 @@ export interface NewIntent {
   evidence?: unknown;
 }
 
-/** A call's first attempt, INTENT_RECORDED, with its event and audit entry: the one place an execution row is created. */
+/**
+ * A call's first attempt, INTENT_RECORDED, with its event and audit entry:
+ * the one place an execution row is created. One statement: the row, its
+ * event and the audit entry, the last two written only with the first.
+ */
 export async function insertIntent(tx: Tx, intent: NewIntent, actor: Actor, now = new Date()): Promise<Execution> {
   const id = newId("exec");
   const tenantId = await tenantOfConnection(tx);
-  const created = await tx.execution.create({
-    data: {
-      id,
-      taskId: intent.taskId,
-      toolCallId: intent.toolCallId,
-      attempt: 1,
-      attemptId: `${id}.1`,
-      idempotencyKey: idempotencyKeyOf(tenantId, intent.taskId, intent.toolCallId),
-      tool: intent.tool,
-      toolVersion: intent.toolVersion,
-      irreversible: intent.irreversible,
-      request: (await sealJson(tx, executionContext("request", id), intent.request, tenantId)) as Prisma.InputJsonValue,
-      // Over the plaintext request, as before sealing: a retry's request is compared by it.
-      requestDigest: intentDigestOf(intent.tool, intent.request, intent.compensatesId),
-      status: "INTENT_RECORDED",
-      version: 1,
-      createdBy: actor.identity,
-      createdAt: now,
-      updatedAt: now,
-      instructionId: intent.instructionId,
-      leaseToken: intent.leaseToken,
-      reservedMinor: intent.reserved?.minor ?? null,
-      reservedCurrency: intent.reserved?.currency ?? null,
-      compensatesId: intent.compensatesId,
-      // The request is sealed: the global search finds the call by customer through this index (docs/search.md).
-      customerIndex: await blindIndexOf(tx, tenantId, "customer_id", intent.request.customer_id),
-    },
+  const row: Execution = {
+    tenantId,
+    id,
+    taskId: intent.taskId,
+    toolCallId: intent.toolCallId,
+    attempt: 1,
+    attemptId: `${id}.1`,
+    idempotencyKey: idempotencyKeyOf(tenantId, intent.taskId, intent.toolCallId),
+    tool: intent.tool,
+    toolVersion: intent.toolVersion,
+    irreversible: intent.irreversible,
+    request: intent.request as Prisma.JsonValue,
+    // Over the plaintext request, as before sealing: a retry's request is compared by it.
+    requestDigest: intentDigestOf(intent.tool, intent.request, intent.compensatesId),
+    status: "INTENT_RECORDED",
+    version: 1,
+    result: null,
+    evidence: null,
+    error: null,
+    createdBy: actor.identity,
+    createdAt: now,
+    updatedAt: now,
+    sentAt: null,
+    settledAt: null,
+    instructionId: intent.instructionId,
+    leaseToken: intent.leaseToken,
+    reservedMinor: intent.reserved?.minor ?? null,
+    reservedCurrency: intent.reserved?.currency ?? null,
+    compensatesId: intent.compensatesId,
+    // The request is sealed: the global search finds the call by customer through this index (docs/search.md).
+    customerIndex: await blindIndexOf(tx, tenantId, "customer_id", intent.request.customer_id),
+  };
+  const request = await sealJson(tx, executionContext("request", id), intent.request, tenantId);
+  const created = Prisma.sql`
+    INSERT INTO executions (id, task_id, tool_call_id, attempt, attempt_id, idempotency_key, tool, tool_version, irreversible,
+                            request, request_digest, status, version, created_by, created_at, updated_at, instruction_id,
+                            lease_token, reserved_minor, reserved_currency, compensates_id, customer_index)
+    VALUES (${row.id}, ${row.taskId}, ${row.toolCallId}, ${row.attempt}, ${row.attemptId}, ${row.idempotencyKey}, ${row.tool},
+            ${row.toolVersion}::int, ${row.irreversible}, ${JSON.stringify(request)}::jsonb, ${row.requestDigest},
+            ${row.status}::"ExecutionStatus", ${row.version}, ${row.createdBy}, ${now.toISOString()}::timestamptz,
+            ${now.toISOString()}::timestamptz, ${row.instructionId}, ${bigintParam(row.leaseToken)}::bigint,
+            ${row.reservedMinor}::int, ${row.reservedCurrency}, ${row.compensatesId}, ${row.customerIndex})
+    RETURNING 1`;
+  const event = await eventSql(tx, row, null, intent.reason, intent.evidence, actor, "created");
+  await directQuery(tx, Prisma.sql`WITH created AS (${created}), ${event.sql} ${event.audit} RETURNING 1`, {
+    prepare: "insert_intent",
   });
-  const row: Execution = { ...created, request: intent.request as Prisma.JsonValue };
-  await appendEvent(tx, row, null, intent.reason, intent.evidence, actor);
   return row;
 }
 
+/** A bigint as a statement's parameter: its decimal text, cast by the statement (node-postgres and Prisma alike). */
+function bigintParam(value: bigint | null): string | null {
+  return value === null ? null : value.toString();
+}
+
+/** The columns a move may change besides status, version and time, as the ledger's use cases set them. */
+export interface ExecutionMoveData {
+  attempt?: number;
+  attemptId?: string;
+  error?: string | null;
+  sentAt?: Date | null;
+  settledAt?: Date | null;
+  instructionId?: string | null;
+  leaseToken?: bigint | null;
+  /** A JSON value, or Prisma's JSON-null marker (stored as JSON null) or DB-null marker (no value). */
+  result?: unknown;
+  evidence?: unknown;
+}
+
+/** Each settable field's column and SQL type. */
+const moveColumns: Record<keyof ExecutionMoveData, [column: string, type: string]> = {
+  attempt: ["attempt", "int"],
+  attemptId: ["attempt_id", "text"],
+  error: ["error", "text"],
+  sentAt: ["sent_at", "timestamptz"],
+  settledAt: ["settled_at", "timestamptz"],
+  instructionId: ["instruction_id", "text"],
+  leaseToken: ["lease_token", "bigint"],
+  result: ["result", "jsonb"],
+  evidence: ["evidence", "jsonb"],
+};
+
+/** A value as the parameter of its column's cast: JSON as its text (a sealed value is a JSON string; Prisma's JSON null is `null`, its DB null no value), a time as ISO text. */
+function moveParam(value: unknown, type: string): unknown {
+  if (value === null || value === Prisma.DbNull) return null;
+  if (value === Prisma.JsonNull || value === Prisma.AnyNull) return "null";
+  if (type === "jsonb") return JSON.stringify(value);
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === "bigint") return value.toString();
+  return value;
+}
+
+/**
+ * The row as a move leaves it (the statement's `RETURNING` must agree):
+ * what its audit entry describes, known before the write, so the row, its
+ * event and its entry go in one statement.
+ */
+function movedRow(existing: Execution, to: ExecutionStatus, data: ExecutionMoveData, updatedAt: Date): Execution {
+  const plain = Object.fromEntries(
+    Object.entries(data).map(([k, v]) => [
+      k,
+      v === Prisma.JsonNull || v === Prisma.DbNull || v === Prisma.AnyNull ? null : v,
+    ]),
+  );
+  return { ...existing, ...plain, status: to, version: existing.version + 1, updatedAt } as Execution;
+}
+
+/**
+ * A status move: a CAS on the execution's version, with its event and audit
+ * entry, as ONE statement (the event and the entry are written only with
+ * the update), so a ledger step pays one round trip per move.
+ */
 export async function moveExecution(
   tx: Tx,
   existing: Execution,
   to: ExecutionStatus,
   actor: Actor,
-  options: { reason: string; evidence?: unknown; data?: Prisma.ExecutionUpdateManyMutationInput },
+  options: { reason: string; evidence?: unknown; data?: ExecutionMoveData },
 ): Promise<Execution> {
   if (!canMoveExecution(existing.status, to)) throw illegalMove(existing, to);
   const data = options.data ? await sealedExecutionData(tx, existing.id, options.data) : {};
-  // One statement (UPDATE … RETURNING): the moved row without reading it again.
-  const [updated] = await tx.execution.updateManyAndReturn({
-    where: { id: existing.id, version: existing.version },
-    data: { ...data, status: to, version: existing.version + 1, updatedAt: new Date() },
-  });
+  const updatedAt = new Date();
+  const sets = Object.entries(data)
+    .filter(([, value]) => value !== undefined)
+    .map(([field, value]) => {
+      const [column, type] = moveColumns[field as keyof ExecutionMoveData];
+      return Prisma.sql`${Prisma.raw(column)} = ${moveParam(value, type)}::${Prisma.raw(type)}`;
+    });
+  const expected = movedRow(existing, to, options.data ?? {}, updatedAt);
+  const moved = Prisma.sql`
+    UPDATE executions
+       SET ${Prisma.join([...sets, Prisma.sql`status = ${to}::"ExecutionStatus", version = ${expected.version}, updated_at = ${updatedAt.toISOString()}::timestamptz`])}
+     WHERE id = ${existing.id} AND version = ${existing.version}
+    RETURNING ${executionColumns}`;
+  const event = await eventSql(tx, expected, existing.status, options.reason, options.evidence, actor, "moved");
+  const [updated] = await directQuery<ExecutionRow>(
+    tx,
+    Prisma.sql`WITH moved AS (${moved}), ${event.sql}, audited AS (${event.audit} RETURNING 1) SELECT * FROM moved`,
+    { prepare: "move_execution" },
+  );
   if (!updated) {
     const latest = await tx.execution.findUnique({ where: { id: existing.id } });
     throw new AppError(
@@ -333,8 +461,7 @@ export async function moveExecution(
       },
     );
   }
-  const row = await openExecution(tx, updated);
-  await appendEvent(tx, row, existing.status, options.reason, options.evidence, actor);
+  const row = await openExecution(tx, executionOfRow(updated));
   if (outcomeStatuses.has(to)) countEffectOutcome(row.tool, to);
   return row;
 }
@@ -350,14 +477,23 @@ const outcomeStatuses: ReadonlySet<ExecutionStatus> = new Set<ExecutionStatus>([
   "CANCELLED",
 ]);
 
-export async function appendEvent(
+/**
+ * An event of `row` and its audit entry as the parts of one statement:
+ * `event AS (…)` for its WITH list (after `after`, the CTE that writes the
+ * row, when there is one: the event is written only with it) and the entry,
+ * written only with the event. After the execution row's write: this
+ * transaction holds that row, so the execution stream's head adds no lock
+ * order of its own.
+ */
+async function eventSql(
   tx: Tx,
   row: Execution,
   from: ExecutionStatus | null,
   reason: string,
   evidence: unknown,
   actor: Actor,
-): Promise<void> {
+  after?: "created" | "moved",
+): Promise<{ sql: Prisma.Sql; audit: Prisma.Sql }> {
   const id = newId("exev");
   // The reason may quote a person's words (a review's decision) or the
   // provider's message; the evidence is the provider's record. Both sealed,
@@ -365,19 +501,17 @@ export async function appendEvent(
   const sealedReason = await sealText(tx, eventContext("reason", id), reason);
   const sealedEvidence =
     evidence === undefined ? undefined : await sealJson(tx, eventContext("evidence", id), evidence);
-  // One statement: the event, then its audit entry, written only with it.
-  // After the execution row's write: this transaction holds that row, so the
-  // execution stream's head adds no lock order of its own.
-  const event = Prisma.sql`
+  const guard = after ? Prisma.sql`FROM ${Prisma.raw(after)}` : Prisma.empty;
+  const sql = Prisma.sql`event AS (
     INSERT INTO execution_events (id, execution_id, attempt_id, from_status, to_status, actor, reason, evidence, created_at)
-    VALUES (${id}, ${row.id}, ${row.attemptId}, ${from}::"ExecutionStatus", ${row.status}::"ExecutionStatus", ${actor.identity},
-            ${sealedReason}, ${sealedEvidence == null ? null : JSON.stringify(sealedEvidence)}::jsonb,
-            ${new Date().toISOString()}::timestamptz)
-    RETURNING 1`;
+    SELECT ${id}, ${row.id}, ${row.attemptId}, ${from}::"ExecutionStatus", ${row.status}::"ExecutionStatus", ${actor.identity},
+           ${sealedReason}, ${sealedEvidence == null ? null : JSON.stringify(sealedEvidence)}::jsonb,
+           ${new Date().toISOString()}::timestamptz ${guard}
+    RETURNING 1)`;
   const audit = auditEntryInsertSql(executionAuditEntry(row, from, sealedReason, sealedEvidence, actor), {
     onlyIfRowsIn: "event",
   });
-  await tx.$executeRaw`WITH event AS (${event}) ${audit}`;
+  return { sql, audit };
 }
 
 export function staleAttempt(existing: Execution, attemptId: string): AppError {
@@ -399,9 +533,13 @@ export function illegalMove(existing: Execution, to: ExecutionStatus): AppError 
 
 /** The row, opened, for the engine (see openExecution). */
 export async function getExecutionRowOrThrow(db: Db | Tx, executionId: string): Promise<Execution> {
-  const row = await findExecution(db, { id: executionId });
+  const [row] = await directQuery<ExecutionRow>(
+    db,
+    Prisma.sql`SELECT ${executionColumns} FROM executions WHERE id = ${executionId}`,
+    { prepare: "execution_by_id" },
+  );
   if (!row) throw new AppError("not_found", `Execution ${executionId} does not exist.`);
-  return row;
+  return openExecution(db, executionOfRow(row));
 }
 
 /** For callers and pages: values that no longer open are shown as unreadable (readableExecution). */
@@ -433,16 +571,21 @@ export async function liveReservationsOfTask(
   taskId: string,
   options: { except?: string; sentOnly?: boolean } = {},
 ): Promise<Reservation[]> {
-  const rows = await db.execution.findMany({
-    where: {
-      taskId,
-      reservedMinor: { not: null },
-      status: { notIn: [...reservationReleasedStatuses] },
-      ...(options.except ? { id: { not: options.except } } : {}),
-      ...(options.sentOnly ? { sentAt: { not: null } } : {}),
-    },
-    select: { status: true, reservedMinor: true, reservedCurrency: true },
-  });
+  const rows = await directQuery<{
+    status: ExecutionStatus;
+    reservedMinor: number | null;
+    reservedCurrency: string | null;
+  }>(
+    db,
+    Prisma.sql`
+    SELECT status::text AS status, reserved_minor AS "reservedMinor", reserved_currency AS "reservedCurrency"
+      FROM executions
+     WHERE task_id = ${taskId} AND reserved_minor IS NOT NULL
+       AND status::text NOT IN (${Prisma.join([...reservationReleasedStatuses])})
+       ${options.except ? Prisma.sql`AND id <> ${options.except}` : Prisma.empty}
+       ${options.sentOnly ? Prisma.sql`AND sent_at IS NOT NULL` : Prisma.empty}`,
+    { prepare: "live_reservations" },
+  );
   return liveReservationsAmong(rows);
 }
 

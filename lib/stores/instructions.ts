@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { digestOf } from "@/lib/core/canonical-json";
-import type { Db, Tx } from "@/lib/db/client";
+import { directQuery, type Db, type Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
-import { type Prisma, type TaskInstruction } from "@/lib/generated/prisma/client";
+import { Prisma, type TaskInstruction } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/core/ids";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
 import { instructionRecordedAuditEntry } from "@/lib/model/audit/audit-events";
@@ -398,10 +398,17 @@ export async function getInstructionLedger(db: Db | Tx, taskId: string): Promise
 
 /** The topic's chain of authority, oldest first: the authorized directives that count (see standingsOf). */
 async function topicChain(db: Db | Tx, taskId: string, topic: string): Promise<InstructionView[]> {
-  const rows = await db.taskInstruction.findMany({
-    where: { taskId, topic, authorized: true, directive: { in: ["allow", "forbid"] } },
-    orderBy: { seq: "asc" },
-  });
+  // Raw and prepared (directQuery): the guard reads this before every irreversible intent and send (issue 16).
+  const rows = await directQuery<TaskInstruction>(
+    db,
+    Prisma.sql`
+    SELECT tenant_id AS "tenantId", id, task_id AS "taskId", seq, topic, directive, text, source, issued_by AS "issuedBy",
+           authorized, supersedes_id AS "supersedesId", details, created_at AS "createdAt"
+      FROM task_instructions
+     WHERE task_id = ${taskId} AND topic = ${topic} AND authorized AND directive IN ('allow', 'forbid')
+     ORDER BY seq`,
+    { prepare: "topic_chain" },
+  );
   const chain: InstructionView[] = [];
   for (const view of await openInstructions(db, rows)) if (countsAsDirective(view, chain)) chain.push(view);
   return chain;
@@ -515,7 +522,9 @@ export async function checkInstructionGuard(
   tool: GovernedTool,
   instructionId: string | null,
 ): Promise<InstructionBlock | null> {
-  await tx.$queryRaw`SELECT 1 FROM tasks WHERE id = ${taskId} FOR KEY SHARE`;
+  await directQuery(tx, Prisma.sql`SELECT 1 FROM tasks WHERE id = ${taskId} FOR KEY SHARE`, {
+    prepare: "task_key_share",
+  });
   const topic = tool.topic;
   const [reliedOn, current] = await Promise.all([
     instructionId

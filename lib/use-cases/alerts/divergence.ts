@@ -1,6 +1,6 @@
-import type { Db, Tx } from "@/lib/db/client";
+import { directQuery, type Db, type Tx } from "@/lib/db/client";
 import { AppError, isAppError } from "@/lib/core/errors";
-import type { DivergenceAlert, Execution, Prisma } from "@/lib/generated/prisma/client";
+import { Prisma, type DivergenceAlert, type Execution } from "@/lib/generated/prisma/client";
 import type { AlertStatus } from "@/lib/generated/prisma/enums";
 import { newId } from "@/lib/core/ids";
 import { succeededStatuses } from "@/lib/model/executions/execution-rules";
@@ -204,10 +204,16 @@ export async function raiseIfEffectAfterTaskEnded(
 
 /** True while a blocking alert (alert-kinds.ts blockingKinds) is OPEN or ESCALATED on the task: no irreversible intent proceeds. */
 export async function hasOpenDivergence(db: Db | Tx, taskId: string): Promise<boolean> {
-  const count = await db.divergenceAlert.count({
-    where: { taskId, status: { in: [...blockingStatuses] }, kind: { in: [...blockingKinds] } },
-  });
-  return count > 0;
+  // Raw and prepared (directQuery): asked before every irreversible intent (issue 16).
+  const [row] = await directQuery<{ open: boolean }>(
+    db,
+    Prisma.sql`SELECT EXISTS (
+      SELECT 1 FROM divergence_alerts
+       WHERE task_id = ${taskId} AND status::text IN (${Prisma.join([...blockingStatuses])})
+         AND kind::text IN (${Prisma.join([...blockingKinds])})) AS open`,
+    { prepare: "open_divergence" },
+  );
+  return row?.open === true;
 }
 
 export async function listDivergences(

@@ -1,4 +1,5 @@
-import type { Db, Tx } from "@/lib/db/client";
+import { directQuery, type Db, type Tx } from "@/lib/db/client";
+import { Prisma } from "@/lib/generated/prisma/client";
 import { AppError } from "@/lib/core/errors";
 import { getLease, leaseRefusal, type LeaseView } from "@/lib/stores/leases";
 import type { Actor } from "@/lib/model/actor";
@@ -17,9 +18,11 @@ export async function refuseUnlessLeaseCurrent(
   actor: Actor,
   what: string,
 ): Promise<void> {
-  const rows = await db.$queryRaw<
-    { task_id: string }[]
-  >`SELECT task_id FROM leases WHERE task_id = ${taskId} FOR SHARE`;
+  const rows = await directQuery<{ task_id: string }>(
+    db,
+    Prisma.sql`SELECT task_id FROM leases WHERE task_id = ${taskId} FOR SHARE`,
+    { prepare: "lease_for_share" },
+  );
   const lease = rows.length ? await getLease(db, taskId) : null;
   const refusal = leaseRefusal(lease, token, actor);
   if (refusal === null) return;

@@ -14,7 +14,7 @@ import {
   toExecutionView,
   type ExecutionView,
   type InstructionGuardView,
-  findExecution,
+  findExecutionOfCall,
 } from "@/lib/stores/execution-store";
 import { transitionTaskInTransaction } from "@/lib/stores/tasks/task-transitions";
 import { findTaskRow } from "@/lib/stores/tasks/task-store";
@@ -117,7 +117,7 @@ export function recordIntent(db: Db, taskId: string, raw: unknown, actor: Actor)
 
 async function recordIntentUntraced(db: Db, taskId: string, raw: unknown, actor: Actor): Promise<IntentResult> {
   const input = parseOrThrow(RecordIntentInputSchema, raw);
-  const existing = await findExecution(db, { taskId, toolCallId: input.tool_call_id });
+  const existing = await findExecutionOfCall(db, taskId, input.tool_call_id);
   // A recorded call keeps the version it was recorded under, even after a newer one or a retirement.
   const tool = existing
     ? await toolVersionOf(db, existing.tool, existing.toolVersion, input.tool)
@@ -189,7 +189,7 @@ async function recordIntentUntraced(db: Db, taskId: string, raw: unknown, actor:
   } catch (error) {
     // A twin request created the intent first: answer as a retry of it.
     if (isUniqueViolation(error)) {
-      const twin = await findExecution(db, { taskId, toolCallId: input.tool_call_id });
+      const twin = await findExecutionOfCall(db, taskId, input.tool_call_id);
       if (twin) return continueExisting(db, twin, input, requestDigest, actor, tool);
       // Or another call compensated the same effect first (executions.compensates_id is unique).
       if (compensates) await refuseSecondCompensation(db, compensates);

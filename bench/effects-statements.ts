@@ -1,0 +1,124 @@
+/**
+ * What one ledger refund costs the database, counted on the client: every
+ * statement node-postgres sends (pg.Client#query), per step, with the
+ * commits among them. The refunds are bench/effects.ts's (a built-in
+ * irreversible refund, no lease, the sandbox in this process), after a
+ * warm-up, one at a time.
+ *
+ *   npx tsx bench/effects-statements.ts            # 50 refunds, then the per-step mean
+ *   BENCH_STATEMENTS_LOG=1 npx tsx bench/effects-statements.ts   # also the statements of the last refund
+ *
+ * With `node --cpu-prof --import tsx bench/effects-statements.ts` (and
+ * BENCH_EFFECTS=500) it is also the profile's workload.
+ */
+import pg from "pg";
+import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
+import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
+import { performEffect } from "@/lib/connectors/effects";
+import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
+import { markSent } from "@/lib/use-cases/executions/mark-sent";
+import { recordIntent } from "@/lib/use-cases/executions/record-intent";
+import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
+import { createTask } from "@/lib/use-cases/tasks/create-task";
+import type { Actor } from "@/lib/model/actor";
+import { startSandbox } from "@/programs/sandbox/server";
+import { createPostgresTestDatabase } from "@/tests/helpers/postgres";
+
+Object.assign(process.env, { NODE_ENV: process.env.NODE_ENV ?? "production" });
+
+const refunds = Number(process.env.BENCH_EFFECTS ?? 50);
+const agent: Actor = { identity: "spiffe://verity.bench/agent/refunds", kind: "agent" };
+const request = { amount_cents: 1000, currency: "usd", charge_id: "ch_bench", customer_id: "cus_bench" };
+
+let step = "setup";
+const counts = new Map<string, { statements: number; commits: number; prisma: number }>();
+const log: string[] = [];
+const query = pg.Client.prototype.query;
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  const first = args[0] as string | { text?: string; rowMode?: string };
+  const text = typeof first === "string" ? first : (first?.text ?? "");
+  // Prisma's pg adapter asks for rows as arrays; directQuery (lib/db/client.ts) does not.
+  const viaPrisma = typeof first === "object" && first.rowMode === "array";
+  const c = counts.get(step) ?? { statements: 0, commits: 0, prisma: 0 };
+  c.statements++;
+  if (viaPrisma) c.prisma++;
+  if (/^\s*COMMIT/i.test(text)) c.commits++;
+  counts.set(step, c);
+  if (process.env.BENCH_STATEMENTS_LOG)
+    log.push(`${step}${viaPrisma ? " [prisma]" : ""}: ${text.replace(/\s+/g, " ").slice(0, 160)}`);
+  return (query as (...a: unknown[]) => unknown).apply(this, args);
+} as typeof pg.Client.prototype.query;
+
+const database = await createPostgresTestDatabase({ poolSize: 4 });
+const sandbox = await startSandbox({ port: 0, host: "127.0.0.1" });
+const deps = {
+  payments: new SandboxPaymentConnector({ baseUrl: sandbox.url }),
+  crm: new SandboxCrmConnector({ baseUrl: sandbox.url }),
+};
+const { db } = database;
+try {
+  const { task } = await createTask(db, { workflow: "agent-task", intent_id: "bench-statements" }, agent);
+  let version = task.version;
+  for (const to of ["PLANNING", "READY", "RUNNING"])
+    version = (await transitionTask(db, task.id, { expected_version: version, to }, agent)).task.version;
+  const refund = async (n: number) => {
+    step = "intent";
+    const intent = await recordIntent(
+      db,
+      task.id,
+      { tool_call_id: `refund-${n}`, tool: "payments.refund", request, expected_version: version },
+      agent,
+    );
+    if (intent.kind !== "proceed") throw new Error("unexpected receipt");
+    const execution = intent.execution;
+    step = "sent";
+    const sent = await markSent(db, execution.id, { attempt_id: execution.attemptId }, agent);
+    step = "call";
+    const outcome = await performEffect(sent, deps);
+    if (outcome.kind !== "succeeded") throw new Error(`refund ${outcome.kind}`);
+    step = "outcome";
+    const done = await recordOutcome(
+      db,
+      execution.id,
+      {
+        attempt_id: execution.attemptId,
+        outcome: "succeeded",
+        result: outcome.record,
+        evidence: { ...outcome.evidence },
+      },
+      agent,
+      deps,
+    );
+    version = done.task!.version;
+    step = "idle";
+  };
+  for (let n = 0; n < 20; n++) await refund(-n - 1);
+  counts.clear();
+  log.length = 0;
+  const start = performance.now();
+  for (let n = 0; n < refunds; n++) {
+    if (n === refunds - 1) log.length = 0;
+    await refund(n);
+  }
+  const ms = (performance.now() - start) / refunds;
+  let total = 0;
+  let commits = 0;
+  let prisma = 0;
+  console.log(`# ${refunds} refunds, one at a time: ${ms.toFixed(2)} ms each (${(1000 / ms).toFixed(0)}/s)`);
+  console.log("| step | statements per refund | through Prisma | commits |\n|---|---:|---:|---:|");
+  for (const [name, c] of counts) {
+    if (name === "idle") continue;
+    total += c.statements;
+    commits += c.commits;
+    prisma += c.prisma;
+    const per = (n: number) => (n / refunds).toFixed(1);
+    console.log(`| ${name} | ${per(c.statements)} | ${per(c.prisma)} | ${per(c.commits)} |`);
+  }
+  console.log(
+    `| **total** | **${(total / refunds).toFixed(1)}** | **${(prisma / refunds).toFixed(1)}** | **${(commits / refunds).toFixed(1)}** |`,
+  );
+  if (process.env.BENCH_STATEMENTS_LOG) console.log(`\n${log.join("\n")}`);
+} finally {
+  await sandbox.close();
+  await database.drop();
+}

@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { directQuery, transactionOn, type Db } from "@/lib/db/client";
+import { Prisma } from "@/lib/generated/prisma/client";
+import { openTestPglite } from "@/tests/helpers/pglite";
+import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
+
+/**
+ * The ledger's steps (transactionOn) send their statements through
+ * directQuery on the transaction's own node-postgres connection, next to
+ * what helpers send through Prisma's transaction client. Both must be one
+ * transaction: seen by each other, by nobody else before COMMIT, gone
+ * together on a rollback, and never another transaction's connection when
+ * many run at once. The embedded database takes Prisma's path for both.
+ */
+let server: PostgresTestDatabase;
+let embedded: { db: Db; close: () => Promise<void> };
+beforeAll(async () => {
+  [server, embedded] = await Promise.all([createPostgresTestDatabase({ poolSize: 12 }), openTestPglite()]);
+});
+afterAll(async () => {
+  await Promise.all([server?.drop(), embedded?.close()]);
+});
+
+const user = (id: string) => ({ id, username: id, displayName: id, role: "operator" as const, passwordHash: "x" });
+const countOf = async (db: Db, id: string) =>
+  (await directQuery<{ n: number }>(db, Prisma.sql`SELECT count(*)::int AS n FROM users WHERE id = ${id}`))[0]!.n;
+
+describe("transactionOn with directQuery", () => {
+  for (const [name, db] of [
+    ["PostgreSQL", () => server.db],
+    ["PGlite", () => embedded.db],
+  ] as const) {
+    it(`${name}: a direct statement and a Prisma one are one transaction: seen inside, not outside before commit, undone together`, async () => {
+      const seenOutside: number[] = [];
+      await transactionOn(db(), async (tx) => {
+        await tx.user.create({ data: user(`${name}-a`) });
+        await directQuery(tx, Prisma.sql`UPDATE users SET display_name = 'direct' WHERE id = ${`${name}-a`}`);
+        const [row] = await directQuery<{ display_name: string }>(
+          tx,
+          Prisma.sql`SELECT display_name FROM users WHERE id = ${`${name}-a`}`,
+        );
+        expect(row?.display_name).toBe("direct");
+        expect((await tx.user.findUnique({ where: { id: `${name}-a` } }))?.displayName).toBe("direct");
+        // PGlite's one connection is the transaction's until it ends: only the server can be asked from outside.
+        if (name === "PostgreSQL") seenOutside.push(await countOf(db(), `${name}-a`));
+      });
+      if (name === "PostgreSQL") expect(seenOutside).toEqual([0]);
+      expect(await countOf(db(), `${name}-a`)).toBe(1);
+
+      await expect(
+        transactionOn(db(), async (tx) => {
+          await directQuery(
+            tx,
+            Prisma.sql`INSERT INTO users (id, username, display_name, role, password_hash) VALUES (${`${name}-b`}, ${`${name}-b`}, 'b', 'operator', 'x')`,
+          );
+          await tx.user.update({ where: { id: `${name}-a` }, data: { displayName: "rolled back" } });
+          throw new Error("the step fails after both writes");
+        }),
+      ).rejects.toThrow("the step fails after both writes");
+      expect(await countOf(db(), `${name}-b`)).toBe(0);
+      expect((await db().user.findUnique({ where: { id: `${name}-a` } }))?.displayName).toBe("direct");
+    });
+  }
+
+  it("PostgreSQL: concurrent transactions each run their direct statements on their own connection", async () => {
+    const db = server.db;
+    const pids = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        transactionOn(db, async (tx) => {
+          const [prisma] = await tx.$queryRaw<Array<{ pid: number }>>`SELECT pg_backend_pid() AS pid`;
+          await directQuery(
+            tx,
+            Prisma.sql`INSERT INTO users (id, username, display_name, role, password_hash) VALUES (${`c-${i}`}, ${`c-${i}`}, 'c', 'operator', 'x')`,
+          );
+          const [direct] = await directQuery<{ pid: number; mine: number }>(
+            tx,
+            Prisma.sql`SELECT pg_backend_pid() AS pid, (SELECT count(*)::int FROM users WHERE id = ${`c-${i}`}) AS mine`,
+            { prepare: "test_pid" },
+          );
+          return { prisma: prisma!.pid, direct: direct!.pid, mine: direct!.mine };
+        }),
+      ),
+    );
+    // Each direct statement ran on its transaction's backend and saw that transaction's uncommitted row.
+    for (const p of pids) expect(p).toEqual({ prisma: p.direct, direct: p.prisma, mine: 1 });
+    expect(new Set(pids.map((p) => p.prisma)).size).toBe(10);
+    expect(await countOf(db, "c-0")).toBe(1);
+  });
+});
