@@ -25,7 +25,11 @@ CREATE TABLE "live_announcements" (
     -- Exactly one row: its key can only be true.
     CONSTRAINT "live_announcements_one_row" CHECK ("id")
 );
-INSERT INTO "live_announcements" ("id", "enabled") VALUES (true, true);
+-- ON CONFLICT: when an interrupted start left this migration unfinished, the
+-- applier confirms "applied" statement by statement (lib/db/migrate.ts
+-- confirmApplied); a plain INSERT would fail there on the row it made, with a
+-- unique violation that proves nothing, and refuse the start.
+INSERT INTO "live_announcements" ("id", "enabled") VALUES (true, true) ON CONFLICT ("id") DO NOTHING;
 
 -- The tenants' connections read the switch (their writes fire the
 -- triggers); only the owner's connection, at a server's start, sets it.
