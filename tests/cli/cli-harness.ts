@@ -10,6 +10,9 @@ const run = promisify(execFile);
 
 type CliDb = ReturnType<typeof openDatabase>["db"];
 
+/** `npm run -s verity --` as `node <these> …args`: the npm script's own flags (see useCliDataDir). */
+export const verityCliArgs: readonly string[] = ["--liftoff-only", "--import", "tsx", "scripts/verity.ts"];
+
 /**
  * `npm run -s verity -- …` as real processes (node --liftoff-only with tsx, as
  * the npm script runs it: a command lives seconds, and V8's optimizing tier
@@ -31,14 +34,10 @@ export function useCliDataDir(prefix: string): {
 
   return {
     async verity(...args) {
-      const { stdout } = await run(
-        process.execPath,
-        ["--liftoff-only", "--import", "tsx", "scripts/verity.ts", ...args],
-        {
-          env: { ...process.env, VERITY_DATA_DIR: dataDir, VERITY_LOG_LEVEL: "silent" },
-          timeout: 240_000,
-        },
-      );
+      const { stdout } = await run(process.execPath, [...verityCliArgs, ...args], {
+        env: { ...process.env, VERITY_DATA_DIR: dataDir, VERITY_LOG_LEVEL: "silent" },
+        timeout: 240_000,
+      });
       return stdout;
     },
     async withDatabase(work) {

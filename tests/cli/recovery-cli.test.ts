@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseEnv, promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { verityCliArgs } from "./cli-harness";
 
 const run = promisify(execFile);
 const scratch = mkdtempSync(path.join(tmpdir(), "verity-recovery-cli-"));
@@ -18,14 +19,10 @@ async function verity(args: string[]): Promise<{ code: number; out: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env)) if (/^(VERITY_|NEXTAUTH_|STRIPE_|DATABASE_URL$)/.test(k)) delete env[k];
   try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      ["--liftoff-only", "--import", "tsx", "scripts/verity.ts", ...args],
-      {
-        env: { ...env, VERITY_DATA_DIR: path.join(scratch, "primary"), VERITY_LOG_LEVEL: "silent" },
-        timeout: 120_000,
-      },
-    );
+    const { stdout, stderr } = await run(process.execPath, [...verityCliArgs, ...args], {
+      env: { ...env, VERITY_DATA_DIR: path.join(scratch, "primary"), VERITY_LOG_LEVEL: "silent" },
+      timeout: 120_000,
+    });
     return { code: 0, out: stdout + stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };

@@ -13,6 +13,7 @@ import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { useCliDataDir } from "@/tests/cli/cli-harness";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
+import { verityCliArgs } from "./cli-harness";
 
 /**
  * `npm run -s verity -- workflows …` as real processes: publishing a file
@@ -140,14 +141,10 @@ describe("a version published by another process", () => {
   const agent: Actor = { identity: "spiffe://verity.local/agent/coder", kind: "agent" };
   const publishFromCli = async (document: WorkflowDefinitionData) => {
     const file = await fileOf(`${document.name}-v${document.version}.json`, document);
-    const { stdout } = await run(
-      process.execPath,
-      ["--liftoff-only", "--import", "tsx", "scripts/verity.ts", "workflows", "publish", file, "--json"],
-      {
-        env: { ...process.env, DATABASE_URL: pg.url, VERITY_LOG_LEVEL: "silent" },
-        timeout: 240_000,
-      },
-    );
+    const { stdout } = await run(process.execPath, [...verityCliArgs, "workflows", "publish", file, "--json"], {
+      env: { ...process.env, DATABASE_URL: pg.url, VERITY_LOG_LEVEL: "silent" },
+      timeout: 240_000,
+    });
     return JSON.parse(stdout) as { digest: string };
   };
 
