@@ -76,13 +76,33 @@ test("the badges start from the server's numbers and the review queue's counts u
   await expect(page.locator("p.live")).toHaveAttribute("data-live-mode", "polling");
   await expect(page.locator("p.live")).toHaveText(/^Live \(polling\)/);
   await page.unroute("**/api/console/events");
+  // The badge's reads, counted from here: with the stream open it reads only when an event arrives.
+  const badgeReads: string[] = [];
+  page.on("request", (r) => {
+    if (r.url().includes("/api/console/reviews/latest")) badgeReads.push(r.url());
+  });
+  badgeReads.length = 0; // reads by the polling page before are not this page's
   await page.reload();
   await expect(page.locator("p.live")).toHaveAttribute("data-live-mode", "stream");
+  // Opening the stream reads once (whatever changed between the render and the stream).
+  await expect.poll(() => badgeReads.length).toBeGreaterThanOrEqual(1);
+  const readsBefore = badgeReads.length;
   const badge = nav.getByTestId("review-count");
-  const before = Number(await badge.innerText());
   await freezeRefund(request, { amountCents: 2_468 });
-  // Other specs freeze and decide refunds too: more than before is what this one's freeze shows.
-  await expect.poll(async () => Number(await badge.innerText()), { timeout: 30_000 }).toBeGreaterThan(before);
+  // The freeze's announcement made the badge read again; the page is not polling.
+  await expect.poll(() => badgeReads.length, { timeout: 30_000 }).toBeGreaterThan(readsBefore);
+  await expect(page.locator("p.live")).toHaveAttribute("data-live-mode", "stream");
+  // And the badge shows the server's number now. Other specs freeze and decide refunds at the same
+  // time, so "one more than before" can fail while the badge is right (a decision elsewhere cancels
+  // this freeze out); the server's own count, asked again until the two agree, cannot.
+  const serverCount = async () => {
+    const res = await page.request.get("/api/console/reviews/latest?status=OPEN");
+    expect(res.status()).toBe(200);
+    return ((await res.json()) as { openCount: number }).openCount;
+  };
+  await expect
+    .poll(async () => Number(await badge.innerText()) === (await serverCount()), { timeout: 30_000 })
+    .toBe(true);
 });
 
 /** The `change` events a page's session is sent, gathered by a second EventSource in the page. */
