@@ -4,12 +4,12 @@ import { createUser } from "@/lib/stores/users";
 import { useCliDataDir } from "@/tests/cli/cli-harness";
 
 /**
- * `npm run -s verity -- agents …` and `tokens …` as real processes (tsx, as
- * the npm script runs it) against a temporary embedded database folder,
+ * `npm run -s verity -- agents …` and `tokens …` as real processes (the npm
+ * script's code) against a temporary embedded database folder,
  * which the CLI creates and migrates itself. The folder belongs to one
  * process at a time, so the checks open it only after the commands exit.
  */
-const { verity, withDatabase } = useCliDataDir("verity-cli-");
+const { verity, withDatabase } = useCliDataDir("verity-cli-", { folder: "none" });
 
 describe("verity agents / tokens CLI", () => {
   it("creates a scoped agent, lists its tokens without the secret, rotates with an overlap and revokes", async () => {

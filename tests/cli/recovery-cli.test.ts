@@ -19,7 +19,7 @@ async function verity(args: string[]): Promise<{ code: number; out: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env)) if (/^(VERITY_|NEXTAUTH_|STRIPE_|DATABASE_URL$)/.test(k)) delete env[k];
   try {
-    const { stdout, stderr } = await run(process.execPath, [...verityCliArgs, ...args], {
+    const { stdout, stderr } = await run(process.execPath, [...verityCliArgs(), ...args], {
       env: { ...env, VERITY_DATA_DIR: path.join(scratch, "primary"), VERITY_LOG_LEVEL: "silent" },
       timeout: 120_000,
     });

@@ -6,8 +6,7 @@ import { useCliDataDir } from "@/tests/cli/cli-harness";
 
 /**
  * `npm run -s verity -- users create / reset-password` as real processes
- * (tsx, as the npm script runs it) against a temporary embedded database
- * folder, opened by the checks only after the commands exit.
+ * against a temporary migrated embedded database folder, opened by the checks only after the commands exit.
  */
 const { verity, withDatabase } = useCliDataDir("verity-users-cli-");
 

@@ -141,7 +141,7 @@ describe("a version published by another process", () => {
   const agent: Actor = { identity: "spiffe://verity.local/agent/coder", kind: "agent" };
   const publishFromCli = async (document: WorkflowDefinitionData) => {
     const file = await fileOf(`${document.name}-v${document.version}.json`, document);
-    const { stdout } = await run(process.execPath, [...verityCliArgs, "workflows", "publish", file, "--json"], {
+    const { stdout } = await run(process.execPath, [...verityCliArgs(), "workflows", "publish", file, "--json"], {
       env: { ...process.env, DATABASE_URL: pg.url, VERITY_LOG_LEVEL: "silent" },
       timeout: 240_000,
     });

@@ -1,8 +1,6 @@
 import { spawn } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import path from "node:path";
-import { buildSync } from "esbuild";
 import pg from "pg";
 import { expect } from "vitest";
 import { verifyPassword } from "@/lib/core/passwords";
@@ -10,6 +8,7 @@ import { isSealed } from "@/lib/core/envelope-encryption";
 import type { Db } from "@/lib/db/client";
 import { verifyAuditChains } from "@/lib/stores/audit-log";
 import { demoUsers } from "@/lib/config/demo-accounts";
+import { bundledScript } from "@/tests/helpers/bundled-script";
 import { startPostgresHint, testDatabaseUrl } from "@/tests/helpers/postgres";
 
 /**
@@ -21,45 +20,16 @@ import { startPostgresHint, testDatabaseUrl } from "@/tests/helpers/postgres";
  */
 const root = path.resolve(import.meta.dirname, "..", "..");
 const workerScript = path.join(import.meta.dirname, "worker.ts");
-let workerBundle: string | undefined;
-
 /**
- * The worker bundled once per test file (its packages left to node_modules,
- * so it runs exactly the code under test) and started by plain node rather
- * than through tsx: the tests start dozens, and tsx's loader and compiling
- * were about a fifth of each start's CPU. `--liftoff-only` (V8's baseline
- * WebAssembly compiler, no tier-up) saves as much again for a process that
- * lives seconds; tests/postgres/chaos.test.ts starts its workers the same way.
+ * The worker bundled once per test file and started by plain node rather
+ * than through tsx (tests/helpers/bundled-script.ts): the tests start dozens,
+ * and tsx's loader and compiling were about a fifth of each start's CPU.
+ * `--liftoff-only` (V8's baseline WebAssembly compiler, no tier-up) saves as
+ * much again for a process that lives seconds; tests/postgres/chaos.test.ts
+ * starts its workers the same way.
  */
 function workerCommand(): string[] {
-  if (!workerBundle) {
-    const built = buildSync({
-      entryPoints: [workerScript],
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      target: "node20",
-      packages: "external",
-      logLevel: "warning",
-      write: false,
-    }).outputFiles[0]!.text;
-    // Named by its content: a run reuses what an earlier one wrote, and nothing is left to clean up
-    // (a test file's process is ended by vitest, not left to run an exit handler).
-    const cache = path.join(root, "node_modules", ".cache", "verity");
-    const file = path.join(
-      cache,
-      `startup-worker-${createHash("sha256").update(built).digest("hex").slice(0, 16)}.mjs`,
-    );
-    if (!existsSync(file)) {
-      mkdirSync(cache, { recursive: true });
-      // Written aside and renamed: another test file may be writing the same bundle at the same moment.
-      const partial = `${file}.${process.pid}.partial`;
-      writeFileSync(partial, built);
-      renameSync(partial, file);
-    }
-    workerBundle = file;
-  }
-  return ["--liftoff-only", workerBundle];
+  return ["--liftoff-only", bundledScript(workerScript, "startup-worker")];
 }
 
 export interface WorkerExit {
