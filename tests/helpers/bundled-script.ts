@@ -12,7 +12,8 @@ const bundles = new Map<string, string>();
  * tsx's loader, which resolves and compiles each of the hundreds of modules a
  * command reaches on every start (a CLI command: ~5 s of CPU through tsx,
  * ~3 s bundled). The tests that start processes by the dozen use it: the
- * startup worker (tests/startup/helpers.ts) and the CLI (tests/cli/cli-harness.ts).
+ * startup worker (tests/startup/helpers.ts), the CLI (tests/cli/cli-harness.ts),
+ * the chaos workers and sandbox, and the failover tests' refund worker.
  *
  * The bundle lives in node_modules/.cache/verity (where its packages
  * resolve), named by its content: a run reuses what an earlier one wrote, and

@@ -24,11 +24,10 @@
  * (chaos-refund-worker.ts), so only a kill costs a new process.
  */
 import { fork, spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
@@ -45,6 +44,7 @@ import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
 import { startSandbox } from "@/programs/sandbox/server";
+import { bundledScript } from "@/tests/helpers/bundled-script";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 import type { FaultPoint, LifeResult, ToParent, ToWorker, WorkerJob } from "./chaos-refund-worker";
 
@@ -102,49 +102,28 @@ const workerIdentity = "spiffe://verity.test/agent/chaos-refund-worker";
 /** Two deployed processes of one agent. */
 const refundBot = "spiffe://verity.test/agent/refund-bot";
 
-let buildDir: string;
+let workerScript: string;
+let sandboxScript: string;
 let database: PostgresTestDatabase;
 let sandbox: Awaited<ReturnType<typeof startSandbox>>;
 let pool: WorkerPool;
 const providers: ProviderProcess[] = [];
 
 beforeAll(async () => {
-  // Bundled once per run into its own folder (another checkout or run may be
-  // building at the same time): processes start in a fraction of the time tsx
-  // needs to compile each. Dependencies stay external (resolved from the
-  // repo's node_modules), so the bundle runs exactly the code under test.
-  mkdirSync(path.resolve("node_modules/.cache/verity"), { recursive: true });
-  buildDir = mkdtempSync(path.resolve("node_modules/.cache/verity/chaos-"));
-  const common = {
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    packages: "external",
-    logLevel: "warning",
-  } as const;
-  await Promise.all([
-    build({
-      ...common,
-      entryPoints: [path.join(import.meta.dirname, "chaos-refund-worker.ts")],
-      outfile: path.join(buildDir, "worker.mjs"),
-    }),
-    build({
-      ...common,
-      entryPoints: [path.resolve("scripts/sandbox.ts")],
-      outfile: path.join(buildDir, "sandbox.mjs"),
-    }),
-  ]);
+  // Bundled once (tests/helpers/bundled-script.ts): processes start in a
+  // fraction of the time tsx needs to compile each, and dependencies stay
+  // external, so the bundle runs exactly the code under test.
+  workerScript = bundledScript(path.join(import.meta.dirname, "chaos-refund-worker.ts"), "chaos-refund-worker");
+  sandboxScript = bundledScript(path.resolve("scripts/sandbox.ts"), "sandbox");
   database = await createPostgresTestDatabase({ poolSize: 8 });
   sandbox = await startSandbox({ port: 0, host: "127.0.0.1" });
-  pool = new WorkerPool(path.join(buildDir, "worker.mjs"), database.url, parallel + 2);
+  pool = new WorkerPool(workerScript, database.url, parallel + 2);
 });
 afterAll(async () => {
   await pool?.close();
   await Promise.all(providers.map((p) => p.stop()));
   await sandbox?.close();
   await database?.drop();
-  if (buildDir) rmSync(buildDir, { recursive: true, force: true });
 });
 
 // ---------------------------------------------------------------------------
@@ -614,10 +593,7 @@ describe("chaos: SIGKILL at every step boundary, with provider faults", () => {
       const journals = mkdtempSync(path.join(tmpdir(), "verity-chaos-provider-"));
       try {
         for (let i = 0; i < providerLanes; i++) {
-          const provider = new ProviderProcess(
-            path.join(buildDir, "sandbox.mjs"),
-            path.join(journals, `journal-${i}.jsonl`),
-          );
+          const provider = new ProviderProcess(sandboxScript, path.join(journals, `journal-${i}.jsonl`));
           providers.push(provider);
           await provider.start();
         }

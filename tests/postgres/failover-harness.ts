@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { build } from "esbuild";
 import { expect } from "vitest";
 import type { Db } from "@/lib/db/client";
 import type { Order } from "@/programs/agent/order";
+import { bundledScript } from "@/tests/helpers/bundled-script";
 import { orderSpecOf } from "./failover-agent";
 import type { FailoverWorkerLine } from "./failover-refund-worker";
 
@@ -17,21 +16,9 @@ import type { FailoverWorkerLine } from "./failover-refund-worker";
 
 const workerSource = path.join(import.meta.dirname, "failover-refund-worker.ts");
 
-/** Bundled once per test file, as in chaos.test.ts: dependencies stay external, so the bundle runs the code under test. */
-export async function buildRefundWorker(name: string): Promise<string> {
-  const outfile = path.resolve(`node_modules/.cache/verity/${name}.mjs`);
-  mkdirSync(path.dirname(outfile), { recursive: true });
-  await build({
-    entryPoints: [workerSource],
-    outfile,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    packages: "external",
-    logLevel: "warning",
-  });
-  return outfile;
+/** Bundled once per test file (tests/helpers/bundled-script.ts): dependencies stay external, so the bundle runs the code under test. */
+export function buildRefundWorker(): string {
+  return bundledScript(workerSource, "failover-refund-worker");
 }
 
 export interface RefundWorker {

@@ -105,7 +105,7 @@ let workerOptions: RefundWorkerOptions;
 let scratch: string;
 
 beforeAll(async () => {
-  const script = await buildRefundWorker("failover-refund-worker");
+  const script = buildRefundWorker();
   primary = await createPostgresTestDatabase({ poolSize: 4 });
   sandbox = await startSandbox({ port: 0, host: "127.0.0.1" });
   workerOptions = {

@@ -81,7 +81,7 @@ const open: Array<{ close(): Promise<void> }> = [];
 const clusters: Cluster[] = [];
 
 beforeAll(async () => {
-  script = await buildRefundWorker("replication-refund-worker");
+  script = buildRefundWorker();
   sandbox = await startSandbox({ port: 0, host: "127.0.0.1" });
 });
 afterAll(async () => {
