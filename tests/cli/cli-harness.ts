@@ -1,12 +1,12 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { PGlite } from "@electric-sql/pglite";
-import { afterAll, beforeAll, inject } from "vitest";
+import { afterAll, beforeAll } from "vitest";
 import { openDatabase } from "@/lib/db/client";
 import { bundledScript } from "@/tests/helpers/bundled-script";
+import { openTestPglite } from "@/tests/helpers/pglite";
 
 const run = promisify(execFile);
 
@@ -50,10 +50,7 @@ export function useCliDataDir(
   beforeAll(async () => {
     dataDir = await mkdtemp(path.join(tmpdir(), prefix));
     if ((options.folder ?? "migrated") === "migrated") {
-      const tarball = await readFile(inject("pgliteTemplatePath"));
-      const pglite = new PGlite({ dataDir: path.join(dataDir, "pglite"), loadDataDir: new Blob([tarball]) });
-      await pglite.waitReady;
-      await pglite.close();
+      await (await openTestPglite({ dataDir: path.join(dataDir, "pglite") })).close();
     }
   });
   afterAll(async () => rm(dataDir, { recursive: true, force: true }));

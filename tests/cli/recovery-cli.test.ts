@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseEnv, promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { verityCliArgs } from "./cli-harness";
+import { verityCliArgs } from "@/tests/cli/cli-harness";
 
 const run = promisify(execFile);
 const scratch = mkdtempSync(path.join(tmpdir(), "verity-recovery-cli-"));

@@ -11,9 +11,8 @@ import { loadNewWorkflowDefinitions } from "@/lib/stores/workflow-registry";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
-import { useCliDataDir } from "@/tests/cli/cli-harness";
+import { useCliDataDir, verityCliArgs } from "@/tests/cli/cli-harness";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
-import { verityCliArgs } from "./cli-harness";
 
 /**
  * `npm run -s verity -- workflows …` as real processes: publishing a file
