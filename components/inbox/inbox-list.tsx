@@ -71,11 +71,15 @@ export function InboxList({ items, viewer }: { items: InboxItem[]; viewer: strin
   const router = useRouter();
   const [selected, setSelected] = useState(0);
   const links = useRef<Array<HTMLAnchorElement | null>>([]);
-  const index = Math.min(selected, items.length - 1);
+  const selectedIndex = Math.min(selected, items.length - 1);
 
   useEffect(() => {
     function onKey(event: KeyboardEvent) {
       if (event.defaultPrevented || event.metaKey || event.ctrlKey || event.altKey || isTyping(event.target)) return;
+      // The row that holds the focus is the one a key acts on: a key pressed right after the focus moved
+      // can arrive before the selection's re-render has given this handler the new index.
+      const focusedRow = event.target instanceof Element ? event.target.closest("tr[data-index]") : null;
+      const index = focusedRow ? Number(focusedRow.getAttribute("data-index")) : selectedIndex;
       const move = (to: number) => {
         const next = Math.max(0, Math.min(items.length - 1, to));
         setSelected(next);
@@ -112,7 +116,7 @@ export function InboxList({ items, viewer }: { items: InboxItem[]; viewer: strin
     }
     document.addEventListener("keydown", onKey);
     return () => document.removeEventListener("keydown", onKey);
-  }, [items, index, router]);
+  }, [items, selectedIndex, router]);
 
   return (
     <>
@@ -141,8 +145,9 @@ export function InboxList({ items, viewer }: { items: InboxItem[]; viewer: strin
             {items.map((item, i) => (
               <tr
                 key={item.key}
-                className={i === index ? "inbox-row inbox-row--selected" : "inbox-row"}
+                className={i === selectedIndex ? "inbox-row inbox-row--selected" : "inbox-row"}
                 data-testid="inbox-row"
+                data-index={i}
                 data-kind={item.kind}
                 data-key={item.key}
                 onFocus={() => setSelected(i)}

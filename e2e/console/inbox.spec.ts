@@ -184,6 +184,8 @@ test("worked by keyboard: j and k move, c claims and releases, the other operato
     await expect(inbox.rowOfTask(frozen.task.id)).toBeVisible();
     await inbox.goto();
     await inbox.rowOfTask(frozen.task.id).locator("a.inbox-row__what").focus();
+    // Selected by the page's own script: hydrated, so the key below reaches its handler.
+    await expect(inbox.rowOfTask(frozen.task.id)).toHaveClass(/inbox-row--selected/);
     await page.keyboard.press("c");
     await expect(inbox.rowOfTask(frozen.task.id).getByTestId("claim-holder")).toHaveCount(0);
     await expect(inbox.rowOfTask(frozen.task.id)).toContainText("Unclaimed");
