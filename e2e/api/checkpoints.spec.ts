@@ -11,7 +11,7 @@ import {
   uniqueId,
   type TaskBody,
 } from "./agent-api";
-import { demoPasswords, type DemoUser } from "../pages/login-page";
+import { demoPasswords, type DemoUser, signedInRequest } from "../pages/login-page";
 
 /**
  * Checkpoints over HTTP. Agents use their bearer token; people use the
@@ -45,22 +45,6 @@ interface PlanBody {
   lease: { active: boolean; action: string };
   resulting_state: { status: string; version: number } | null;
   diff: Array<{ path: string; kind: string }>;
-}
-
-async function signedIn(
-  playwright: PlaywrightWorkerArgs["playwright"],
-  baseURL: string | undefined,
-  user: DemoUser,
-): Promise<APIRequestContext> {
-  const context = await playwright.request.newContext({ baseURL, extraHTTPHeaders: {} });
-  const { csrfToken } = (await (await context.get("/api/auth/csrf")).json()) as { csrfToken: string };
-  const res = await context.post("/api/auth/callback/credentials", {
-    form: { csrfToken, username: user, password: demoPasswords[user], json: "true" },
-  });
-  expect(res.status(), await res.text()).toBeLessThan(400);
-  const session = (await (await context.get("/api/auth/session")).json()) as { userId?: string };
-  expect(session.userId, `signed in as ${user}`).toBeTruthy();
-  return context;
 }
 
 class CheckpointApi extends AgentApi {
@@ -170,7 +154,7 @@ test("an engineer plans and restores; a stale restore is refused with its reason
 }) => {
   const api = new CheckpointApi(request);
   const { task, checkpoint } = await api.movedOnTask();
-  const engineer = await signedIn(playwright, baseURL, "engineer");
+  const engineer = await signedInRequest(playwright, baseURL, "engineer");
   try {
     const stalePlan = (await (await api.plan(checkpoint.id, {}, engineer)).json()) as PlanBody;
     expect(stalePlan).toMatchObject({
@@ -271,7 +255,7 @@ test("operators, auditors and agents cannot restore; everyone may read and plan"
   const denied = await expectProblem(await api.restore(checkpoint.id, body, request), 403, "forbidden");
   expect(denied.detail).toContain("checkpoints:restore");
   for (const user of ["operator", "auditor", "admin"] as const) {
-    const person = await signedIn(playwright, baseURL, user);
+    const person = await signedInRequest(playwright, baseURL, user);
     try {
       expect((await api.list(task.id, person)).status()).toBe(200);
       expect((await api.plan(checkpoint.id, { rewind: true }, person)).status()).toBe(200);
@@ -281,7 +265,7 @@ test("operators, auditors and agents cannot restore; everyone may read and plan"
       await person.dispose();
     }
   }
-  const auditor = await signedIn(playwright, baseURL, "auditor");
+  const auditor = await signedInRequest(playwright, baseURL, "auditor");
   try {
     await expectProblem(await api.create(task.id, {}, {}, auditor), 403, "forbidden");
   } finally {
@@ -301,7 +285,7 @@ test("a session write from another origin is refused, and no credentials is a 40
 }) => {
   const api = new CheckpointApi(request);
   const { task, checkpoint } = await api.movedOnTask();
-  const engineer = await signedIn(playwright, baseURL, "engineer");
+  const engineer = await signedInRequest(playwright, baseURL, "engineer");
   const anonymous = await playwright.request.newContext({ baseURL, extraHTTPHeaders: {} });
   try {
     const body = { expected_version: task.version, rewind: true, reason: "cross-site" };

@@ -4,7 +4,7 @@ import { lookupServer, type LookupMode } from "@/tests/helpers/lookup-server";
 import { AgentApi, authHeaders, expectProblem, uniqueId, type Problem, type TaskBody } from "./agent-api";
 import { AgentsPage } from "../pages/agents-page";
 import { ReviewDetailPage, ReviewQueuePage } from "../pages/reviews-page";
-import { demoPasswords, signIn, type DemoUser } from "../pages/login-page";
+import { demoPasswords, signIn, type DemoUser, signedInRequest } from "../pages/login-page";
 
 /**
  * The tool registry over HTTP: an admin (the console session) registers a
@@ -24,20 +24,6 @@ interface ToolVersionBody {
   retired_at: string | null;
 }
 type DefinitionProblem = Problem & { problems?: Array<{ path: string; message: string }> };
-
-async function signedIn(
-  playwright: PlaywrightWorkerArgs["playwright"],
-  baseURL: string | undefined,
-  user: DemoUser,
-): Promise<APIRequestContext> {
-  const context = await playwright.request.newContext({ baseURL, extraHTTPHeaders: {} });
-  const { csrfToken } = (await (await context.get("/api/auth/csrf")).json()) as { csrfToken: string };
-  const res = await context.post("/api/auth/callback/credentials", {
-    form: { csrfToken, username: user, password: demoPasswords[user], json: "true" },
-  });
-  expect(res.status(), await res.text()).toBeLessThan(400);
-  return context;
-}
 
 /** A reversible CRM-like tool of this run's own, reconciled by people (nothing irreversible hangs on it). */
 function ticketTool(name: string) {
@@ -92,7 +78,7 @@ test("an admin registers a tool, a new version and retires it; versions are immu
   playwright,
   baseURL,
 }) => {
-  const admin = await signedIn(playwright, baseURL, "admin");
+  const admin = await signedInRequest(playwright, baseURL, "admin");
   const def = ticketTool(toolName());
   const created = await admin.post("/api/v1/tools", { data: def });
   expect(created.status(), await created.text()).toBe(201);
@@ -151,7 +137,7 @@ test("bad definitions: 422 listing every problem at its JSON path; a built-in's 
   playwright,
   baseURL,
 }) => {
-  const admin = await signedIn(playwright, baseURL, "admin");
+  const admin = await signedInRequest(playwright, baseURL, "admin");
   const def = ticketTool(toolName());
   const shape = (await expectProblem(
     await admin.post("/api/v1/tools", {
@@ -233,7 +219,7 @@ test("a registered tool called end to end over HTTP: its schema checks the reque
   playwright,
   baseURL,
 }) => {
-  const admin = await signedIn(playwright, baseURL, "admin");
+  const admin = await signedInRequest(playwright, baseURL, "admin");
   const def = ticketTool(toolName());
   expect((await admin.post("/api/v1/tools", { data: def })).status()).toBe(201);
   const token = await agentToken(page, { publish: false, everyTool: true });
@@ -319,7 +305,7 @@ test("compensation: an operator accepts the provider's record and compensates it
   // The owner's endpoint, signing with the server's lookup secret (the data folder's, as the server reads it).
   const modes = new Map<string, LookupMode>();
   const owner = await lookupServer(getLookupSecret(), modes);
-  const admin = await signedIn(playwright, baseURL, "admin");
+  const admin = await signedInRequest(playwright, baseURL, "admin");
   const payoutName = toolName().replace("tickets", "payout");
   const undoName = `${payoutName}.undo`;
   const schema = {

@@ -2,7 +2,7 @@ import { expect, test, type APIRequestContext, type Page, type PlaywrightWorkerA
 import type { WorkflowDefinitionData } from "@/lib/model/workflows/workflow-definition";
 import { authHeaders, expectProblem, uniqueId, type Problem, type TaskBody } from "./agent-api";
 import { AgentsPage } from "../pages/agents-page";
-import { demoPasswords, signIn, type DemoUser } from "../pages/login-page";
+import { demoPasswords, signIn, type DemoUser, signedInRequest } from "../pages/login-page";
 
 /**
  * The workflow registry over HTTP: an admin (the console session; people
@@ -24,20 +24,6 @@ interface VersionBody {
   published_at: string;
 }
 type DefinitionProblem = Problem & { problems?: Array<{ path: string; code: string; message: string }> };
-
-async function signedIn(
-  playwright: PlaywrightWorkerArgs["playwright"],
-  baseURL: string | undefined,
-  user: DemoUser,
-): Promise<APIRequestContext> {
-  const context = await playwright.request.newContext({ baseURL, extraHTTPHeaders: {} });
-  const { csrfToken } = (await (await context.get("/api/auth/csrf")).json()) as { csrfToken: string };
-  const res = await context.post("/api/auth/callback/credentials", {
-    form: { csrfToken, username: user, password: demoPasswords[user], json: "true" },
-  });
-  expect(res.status(), await res.text()).toBeLessThan(400);
-  return context;
-}
 
 /** A definition of this run's own: a name no other test or earlier run against the same database used. */
 function releaseTrain(name: string): WorkflowDefinitionData {
@@ -90,7 +76,7 @@ test("an admin publishes a workflow, fetches it, edits it and publishes the edit
   playwright,
   baseURL,
 }) => {
-  const admin = await signedIn(playwright, baseURL, "admin");
+  const admin = await signedInRequest(playwright, baseURL, "admin");
   const doc = releaseTrain(workflowName());
 
   const created = await admin.post("/api/v1/workflows", { data: doc });
@@ -161,7 +147,7 @@ test("bad definitions: 422 listing every problem at its JSON path, 400 for a bod
   playwright,
   baseURL,
 }) => {
-  const admin = await signedIn(playwright, baseURL, "admin");
+  const admin = await signedInRequest(playwright, baseURL, "admin");
   const doc = releaseTrain(workflowName());
   const bad = {
     ...doc,
@@ -277,12 +263,12 @@ test("an engineer moves running tasks to a newer version after a dry-run plan; a
   playwright,
   baseURL,
 }) => {
-  const admin = await signedIn(playwright, baseURL, "admin");
+  const admin = await signedInRequest(playwright, baseURL, "admin");
   const ci = await playwright.request.newContext({
     baseURL,
     extraHTTPHeaders: { Authorization: `Bearer ${await ciToken(page)}` },
   });
-  const engineer = await signedIn(playwright, baseURL, "engineer");
+  const engineer = await signedInRequest(playwright, baseURL, "engineer");
   const doc = releaseTrain(workflowName());
   expect((await admin.post("/api/v1/workflows", { data: doc })).status()).toBe(201);
   const create = async (gates: Record<string, boolean>) => {

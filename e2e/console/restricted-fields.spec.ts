@@ -1,7 +1,8 @@
 import { expect, test, type Page } from "@playwright/test";
 import { expectPageFits, wide } from "../pages/look";
 import { signIn } from "../pages/login-page";
-import { everyWorkflowToken, publish, signedInRequest } from "../pages/workflow-seed";
+import { everyWorkflowToken, publish } from "../pages/workflow-seed";
+import { signedInRequest } from "../pages/login-page";
 import { documentOf, workflowDefinitions } from "@/lib/model/workflows";
 
 /**

@@ -2,7 +2,8 @@ import { expect, test } from "@playwright/test";
 import { axeViolations } from "../pages/axe";
 import { signIn } from "../pages/login-page";
 import { WorkflowsPage } from "../pages/workflows-page";
-import { everyWorkflowToken, publish, signedInRequest, TaskDriver } from "../pages/workflow-seed";
+import { everyWorkflowToken, publish, TaskDriver } from "../pages/workflow-seed";
+import { signedInRequest } from "../pages/login-page";
 import type { WorkflowDefinitionData } from "@/lib/model/workflows/workflow-definition";
 
 const runId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;

@@ -1,4 +1,4 @@
-import { expect, type Locator, type Page } from "@playwright/test";
+import { expect, type APIRequestContext, type Locator, type Page, type PlaywrightWorkerArgs } from "@playwright/test";
 
 export const demoPasswords = {
   operator: "operator-demo",
@@ -42,6 +42,37 @@ export class LoginPage {
   }
 }
 
-export async function signIn(page: Page, user: DemoUser, callbackUrl?: string): Promise<void> {
-  await new LoginPage(page).signInAs(user, callbackUrl);
+/**
+ * Signs `user` in over next-auth's own endpoints, as the form's script does
+ * (csrf token, then the credentials callback), and checks the session it
+ * made. On a browser context's `request` the session cookie lands in that
+ * browser. The form itself is what auth.spec.ts and the sign-in specs test;
+ * everything else skips rendering /login to get a session.
+ */
+export async function signInOver(request: APIRequestContext, user: DemoUser): Promise<void> {
+  const { csrfToken } = (await (await request.get("/api/auth/csrf")).json()) as { csrfToken: string };
+  const res = await request.post("/api/auth/callback/credentials", {
+    form: { csrfToken, username: user, password: demoPasswords[user], json: "true" },
+  });
+  expect(res.status(), await res.text()).toBeLessThan(400);
+  const session = (await (await request.get("/api/auth/session")).json()) as { userId?: string };
+  expect(session.userId, `signed in as ${user}`).toBeTruthy();
+}
+
+/** A request context of its own, signed in as `user` (API specs acting as a person). */
+export async function signedInRequest(
+  playwright: PlaywrightWorkerArgs["playwright"],
+  baseURL: string | undefined,
+  user: DemoUser,
+): Promise<APIRequestContext> {
+  const context = await playwright.request.newContext({ baseURL, extraHTTPHeaders: {} });
+  await signInOver(context, user);
+  return context;
+}
+
+/** Signs the page's browser in as `user` and opens `callbackUrl` (the console, not the sign-in page). */
+export async function signIn(page: Page, user: DemoUser, callbackUrl = "/tasks"): Promise<void> {
+  await signInOver(page.request, user);
+  await page.goto(callbackUrl);
+  await expect(page.getByRole("button", { name: "Sign out" })).toBeVisible();
 }

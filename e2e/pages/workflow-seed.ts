@@ -1,27 +1,7 @@
 import { expect, type APIRequestContext, type Page, type PlaywrightWorkerArgs } from "@playwright/test";
 import type { WorkflowDefinitionData } from "@/lib/model/workflows/workflow-definition";
 import { AgentsPage } from "./agents-page";
-import { demoPasswords, signIn, type DemoUser } from "./login-page";
-
-/**
- * A workflow of the test's own, published and driven the way a team would:
- * an admin publishes it with their console session (people have no API
- * tokens), an agent token created in the console with every workflow in its
- * scope creates and moves its tasks over the API.
- */
-export async function signedInRequest(
-  playwright: PlaywrightWorkerArgs["playwright"],
-  baseURL: string | undefined,
-  user: DemoUser,
-): Promise<APIRequestContext> {
-  const context = await playwright.request.newContext({ baseURL });
-  const { csrfToken } = (await (await context.get("/api/auth/csrf")).json()) as { csrfToken: string };
-  const res = await context.post("/api/auth/callback/credentials", {
-    form: { csrfToken, username: user, password: demoPasswords[user], json: "true" },
-  });
-  expect(res.status(), await res.text()).toBeLessThan(400);
-  return context;
-}
+import { demoPasswords, signIn, type DemoUser, signedInRequest } from "./login-page";
 
 export async function publish(admin: APIRequestContext, doc: WorkflowDefinitionData): Promise<void> {
   const res = await admin.post("/api/v1/workflows", { data: doc });
