@@ -159,6 +159,15 @@ describe("a second agent identity cannot reach another agent's task (issue 11 re
     });
     expect(cancel.status).toBe(404);
     expect(cancel.body.detail).toBe(`Task ${task.id} does not exist.`);
+    // A stale version is no way around it: the reach is checked on the transition's own read, before the
+    // version is compared, so B learns neither the task's version nor its status, and no conflict is recorded.
+    const stale = await call(transitionsRoute.POST, "POST", `/api/v1/tasks/${task.id}/transitions`, {
+      token: tokens.b,
+      params: { id: task.id },
+      body: { to: "CANCELLED", expected_version: 1 },
+    });
+    expect([stale.status, stale.body.detail]).toEqual([404, `Task ${task.id} does not exist.`]);
+    expect(await db.writeConflict.count({ where: { taskId: task.id } })).toBe(0);
 
     // Nothing changed: the execution is still SENT, the task where A left it.
     const after = await db.execution.findUniqueOrThrow({ where: { id: execution.id } });

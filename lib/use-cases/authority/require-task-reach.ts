@@ -31,15 +31,35 @@ export async function requireTaskReach(
   options: { drive?: boolean } = {},
 ): Promise<TaskReach> {
   // Every agent request on a task asks this first: one prepared statement, not a Prisma query.
-  const [task] = await directQuery<{ id: string; createdBy: string; workflowName: string }>(
+  const [task] = await directQuery<ReachedTaskRow>(
     db,
     Prisma.sql`SELECT id, created_by AS "createdBy", workflow_name AS "workflowName" FROM tasks WHERE id = ${taskId}`,
     { prepare: "task_reach" },
   );
-  const delegated =
-    task && needsDelegationLookup(principal, task) ? await isDelegate(db, taskId, principal.identity) : false;
-  if (!task || !mayReachTask(principal, task, delegated))
-    throw new AppError("not_found", `Task ${taskId} does not exist.`);
+  if (!task) throw new AppError("not_found", `Task ${taskId} does not exist.`);
+  return checkTaskReach(db, principal, task, options);
+}
+
+/** The columns of a task's row that its reach depends on (neither ever changes). */
+export interface ReachedTaskRow {
+  id: string;
+  createdBy: string;
+  workflowName: string;
+}
+
+/**
+ * requireTaskReach on a row the caller has already read: a use case that
+ * reads the task anyway (transitionTask) checks the reach on that read
+ * instead of a read of its own, before it answers anything about the task.
+ */
+export async function checkTaskReach(
+  db: Db,
+  principal: Principal,
+  task: ReachedTaskRow,
+  options: { drive?: boolean } = {},
+): Promise<TaskReach> {
+  const delegated = needsDelegationLookup(principal, task) ? await isDelegate(db, task.id, principal.identity) : false;
+  if (!mayReachTask(principal, task, delegated)) throw new AppError("not_found", `Task ${task.id} does not exist.`);
   if (options.drive) requireWorkflowInScope(principal.scopes, task.workflowName);
   return { taskId: task.id, createdBy: task.createdBy, workflow: task.workflowName };
 }

@@ -92,6 +92,6 @@ export async function approveGate(
       ...(input.transition_id ? { transition_id: input.transition_id } : {}),
     },
     actorOf(principal),
-    { gate: input.gate, role: principal.role },
+    { gateApproval: { gate: input.gate, role: principal.role } },
   );
 }

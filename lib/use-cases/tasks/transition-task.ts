@@ -1,6 +1,7 @@
 import { inSpan } from "@/lib/config/tracing";
 import { digestOf } from "@/lib/core/canonical-json";
 import type { Db } from "@/lib/db/client";
+import type { Task } from "@/lib/generated/prisma/client";
 import { AppError, isAppError } from "@/lib/core/errors";
 import { newId } from "@/lib/core/ids";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
@@ -23,16 +24,28 @@ import {
 } from "@/lib/stores/tasks/task-transitions";
 import type { TransitionResult } from "@/lib/stores/tasks/task-views";
 
+export interface TransitionOptions {
+  /** Set only by approveGate, after its checks of the person. */
+  gateApproval?: GateApproval;
+  /**
+   * The caller's check that it may drive this task (an agent's reach,
+   * lib/use-cases/authority/require-task-reach.ts), run on the task's row
+   * as this use case reads it, before anything about the task is answered:
+   * the API's check and the transition share one read.
+   */
+  reach?: (task: Task) => Promise<unknown>;
+}
+
 /** transitionTask as a span of the request's trace (lib/config/tracing.ts). */
 export function transitionTask(
   db: Db,
   taskId: string,
   rawInput: unknown,
   actor: Actor,
-  gateApproval?: GateApproval,
+  options: TransitionOptions = {},
 ): Promise<TransitionResult> {
   return inSpan("use-case transitionTask", { "verity.task_id": taskId }, () =>
-    transitionTaskUntraced(db, taskId, rawInput, actor, gateApproval),
+    transitionTaskUntraced(db, taskId, rawInput, actor, options),
   );
 }
 
@@ -48,8 +61,7 @@ async function transitionTaskUntraced(
   taskId: string,
   rawInput: unknown,
   actor: Actor,
-  /** Set only by approveGate, after its checks of the person. */
-  gateApproval?: GateApproval,
+  { gateApproval, reach }: TransitionOptions,
 ): Promise<TransitionResult> {
   const input = parseOrThrow(TransitionInputSchema, rawInput);
   const patch = input.patch ?? {};
@@ -68,7 +80,13 @@ async function transitionTaskUntraced(
     // version, so the state checked here is exactly the state replaced. That
     // is the guarantee a READ COMMITTED transaction gave, in two round trips
     // instead of five (BEGIN, SELECT, UPDATE, INSERT, COMMIT).
-    const prepared = await prepareTransition(db, taskId, input, actor, transitionId, requestDigest, gateApproval);
+    let row: Task | undefined;
+    if (reach) {
+      row = (await findTaskRow(db, taskId)) ?? undefined;
+      if (!row) throw new AppError("not_found", `Task ${taskId} does not exist.`);
+      await reach(row);
+    }
+    const prepared = await prepareTransition(db, taskId, input, actor, transitionId, requestDigest, gateApproval, row);
     // At a semantic boundary the checkpoint commits with the change or not
     // at all; everywhere else the single CAS statement stays the whole write.
     const swapped = prepared.checkpointTrigger

@@ -8,7 +8,7 @@ import {
 import { taskResourceFor, transitionResourceFor } from "@/lib/adapters/api/task-resources";
 import { actorOf } from "@/lib/model/permissions";
 import { dbFor } from "@/lib/db/client";
-import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
+import { checkTaskReach, requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
 import { getTaskOrThrow, listTransitions } from "@/lib/use-cases/tasks/task-queries";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { etagOf } from "@/lib/adapters/http/preconditions";
@@ -35,8 +35,10 @@ export const POST = withProblems(async (request, { params }: Context) => {
     request.headers.get("fencing-token"),
   );
   const db = dbFor(principal);
-  await requireTaskReach(db, principal, id, { drive: true });
-  const result = await transitionTask(db, id, input, actorOf(principal));
+  // The reach is checked on the transition's own read of the task: one statement fewer per request.
+  const result = await transitionTask(db, id, input, actorOf(principal), {
+    reach: (task) => checkTaskReach(db, principal, task, { drive: true }),
+  });
   const headers: Record<string, string> = { ETag: etagOf(result.task.version) };
   if (result.replayed) headers["Idempotent-Replayed"] = "true";
   return json(
