@@ -1,4 +1,4 @@
-import { expect, test, type APIRequestContext, type APIResponse, type PlaywrightWorkerArgs } from "@playwright/test";
+import { expect, test, type APIRequestContext, type APIResponse } from "@playwright/test";
 import { userIdentity } from "@/lib/model/permissions";
 import { integrityCheckNames } from "@/lib/model/checkpoints/checkpoint-schema";
 import {
@@ -11,7 +11,7 @@ import {
   uniqueId,
   type TaskBody,
 } from "./agent-api";
-import { demoPasswords, type DemoUser, signedInRequest } from "../pages/login-page";
+import { signedInRequest } from "../pages/login-page";
 
 /**
  * Checkpoints over HTTP. Agents use their bearer token; people use the

@@ -1,10 +1,10 @@
-import { expect, test, type APIRequestContext, type Page, type PlaywrightWorkerArgs } from "@playwright/test";
+import { expect, test, type Page } from "@playwright/test";
 import { getLookupSecret } from "@/lib/config/env";
 import { lookupServer, type LookupMode } from "@/tests/helpers/lookup-server";
 import { AgentApi, authHeaders, expectProblem, uniqueId, type Problem, type TaskBody } from "./agent-api";
 import { AgentsPage } from "../pages/agents-page";
 import { ReviewDetailPage, ReviewQueuePage } from "../pages/reviews-page";
-import { demoPasswords, signIn, type DemoUser, signedInRequest } from "../pages/login-page";
+import { signIn, signedInRequest } from "../pages/login-page";
 
 /**
  * The tool registry over HTTP: an admin (the console session) registers a

@@ -1,8 +1,8 @@
-import { expect, test, type APIRequestContext, type Page, type PlaywrightWorkerArgs } from "@playwright/test";
+import { expect, test, type Page } from "@playwright/test";
 import type { WorkflowDefinitionData } from "@/lib/model/workflows/workflow-definition";
 import { authHeaders, expectProblem, uniqueId, type Problem, type TaskBody } from "./agent-api";
 import { AgentsPage } from "../pages/agents-page";
-import { demoPasswords, signIn, type DemoUser, signedInRequest } from "../pages/login-page";
+import { signIn, signedInRequest } from "../pages/login-page";
 
 /**
  * The workflow registry over HTTP: an admin (the console session; people

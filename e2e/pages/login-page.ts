@@ -32,14 +32,6 @@ export class LoginPage {
     await this.password.fill(password);
     await this.submit.click();
   }
-
-  /** Signs in and waits until the console (not the sign-in page) is showing. */
-  async signInAs(user: DemoUser, callbackUrl = "/tasks"): Promise<void> {
-    await this.goto(callbackUrl);
-    await this.fill(user, demoPasswords[user]);
-    await this.page.waitForURL((url) => url.pathname !== "/login");
-    await expect(this.page.getByRole("button", { name: "Sign out" })).toBeVisible();
-  }
 }
 
 /**

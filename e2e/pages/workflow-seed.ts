@@ -1,7 +1,7 @@
-import { expect, type APIRequestContext, type Page, type PlaywrightWorkerArgs } from "@playwright/test";
+import { expect, type APIRequestContext, type Page } from "@playwright/test";
 import type { WorkflowDefinitionData } from "@/lib/model/workflows/workflow-definition";
 import { AgentsPage } from "./agents-page";
-import { demoPasswords, signIn, type DemoUser, signedInRequest } from "./login-page";
+import { signIn } from "./login-page";
 
 export async function publish(admin: APIRequestContext, doc: WorkflowDefinitionData): Promise<void> {
   const res = await admin.post("/api/v1/workflows", { data: doc });
