@@ -8,7 +8,7 @@ import { StatusSummary } from "@/components/tasks/status-summary";
 import { TaskFilters } from "@/components/tasks/task-filters";
 import { TaskTable } from "@/components/tasks/task-table";
 import { ExportLinks } from "@/components/export-links";
-import { listTotal, pluralize } from "@/lib/adapters/console/shared/format";
+import { listTotal } from "@/lib/adapters/console/shared/format";
 
 export function TaskListView({ params, list }: { params: TaskListParams; list: TaskListData }) {
   return (

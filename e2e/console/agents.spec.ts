@@ -11,7 +11,6 @@ import { captureServerAction, replayServerAction } from "../pages/server-action"
  * very next request. Agents are new per test (names carry the run's time).
  */
 test.use({ permissions: ["clipboard-read", "clipboard-write"] });
-const answer = 30_000;
 const dir = "test-results/console-screenshots";
 
 let counter = 0;

@@ -11,13 +11,11 @@ import {
   storableText,
   StreamVerifier,
   streamFor,
-  type AuditAction,
   type AuditActor,
   type AuditActorKind,
   type AuditBreak,
   type AuditContent,
   type AuditLink,
-  type AuditSubjectType,
   type AuditEntryInput,
 } from "@/lib/model/audit/audit-chain";
 import { parseOrThrow } from "@/lib/core/validation";

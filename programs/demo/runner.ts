@@ -148,7 +148,6 @@ export async function runDemoAgentRuns(runs: readonly DemoRun[], options: DemoRu
   const deadline = started + (options.deadlineMs ?? 240_000);
   const { log, signal } = options;
   const client = new VerityClient({ baseUrl: options.verityUrl, token: options.token });
-  const seconds = () => `${Math.round((Date.now() - started) / 1000)} s`;
 
   await inPool(runs, options.concurrency ?? 3, async (run) => {
     if (signal?.aborted) return;

@@ -1,5 +1,4 @@
 import { createMiddleware, tool, ToolMessage } from "langchain";
-import type { z } from "zod";
 import type { DurableToolSpec, VerityRun } from "./durable-tool";
 import { runDurableToolInGraph, type VerityNodeOptions } from "./langgraph";
 

@@ -78,7 +78,7 @@ async function taskWithMergedHistory() {
 
 describe("a task's history", () => {
   it("merges the task's, its execution's and its review's chains in commit order, oldest or newest first", async () => {
-    const { taskId, execution } = await taskWithMergedHistory();
+    const { taskId } = await taskWithMergedHistory();
     const oldest = await allPages(taskId, { order: "asc" });
     const streams = new Set(oldest.map((e) => e.stream));
     expect([...streams].map((x) => x.split(":")[0]).sort()).toEqual(["checkpoint", "execution", "review", "task"]);

@@ -39,7 +39,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { orderOf, taskIdOf, type Order } from "@/programs/agent/order";
+import { orderOf, taskIdOf } from "@/programs/agent/order";
 import { REFUND_CALL } from "@/programs/agent/plan";
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";

@@ -31,7 +31,7 @@
  */
 import { availableParallelism, loadavg } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase, type DatabaseHandle, type Db } from "@/lib/db/client";
+import { openDatabase, type DatabaseHandle } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";

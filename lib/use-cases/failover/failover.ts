@@ -1,4 +1,4 @@
-import type { Note, ProviderEvidence, Refund } from "@/lib/connectors/types";
+import type { ProviderEvidence } from "@/lib/connectors/types";
 import {
   noteRecord,
   recordMismatches,

@@ -43,7 +43,7 @@ const formatByMediaType: Record<string, AuditExportFormat> = {
  * by actor or action, so that a missing line counts as a deletion.
  */
 export const POST = withProblems(async (request) => {
-  const principal = await requireApiOrSessionPrincipal(request, "audit:read");
+  await requireApiOrSessionPrincipal(request, "audit:read");
   const { contiguous } = parseQuery(ExportVerifyQuerySchema, queryOf(request.url));
   const mediaType = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   const format = formatByMediaType[mediaType];
