@@ -52,9 +52,13 @@ export function LiveRefresh({
   // followed a change by its stream and not by a poll is what the e2e spec checks.
   const askedBy = useRef<"stream" | "poll">("poll");
   const [refreshedBy, setRefreshedBy] = useState<"stream" | "poll" | null>(null);
+  // A refresh is pending (set with it, cleared when it lands), and a change was announced meanwhile.
+  const refreshPending = useRef(false);
+  const changedDuringRefresh = useRef(false);
   const stream = useLiveTopic(topic, () => {
     askedBy.current = "stream";
-    refetchToken.current();
+    if (refreshPending.current) changedDuringRefresh.current = true;
+    else refetchToken.current();
   });
   const streaming = stream.status === "live";
   // Polling only while no event can come; not while the stream opens, nor after the session ended.
@@ -81,9 +85,26 @@ export function LiveRefresh({
   });
   const latest = query.data;
 
+  // One refresh at a time. React entangles transitions that overlap and
+  // commits them together, so a refresh started while another was pending
+  // held both back: under changes that came faster than a render, the page
+  // said "Loading…" until they stopped. Changes announced meanwhile are
+  // looked at once, when the refresh has landed (its render may have read
+  // before them); and a token is refreshed for once, so a render that still
+  // shows an older token does not start another refresh by itself.
+  const refreshedFor = useRef<string | undefined>(undefined);
   useEffect(() => {
-    if (latest !== token) startRefresh(() => router.refresh());
-  }, [latest, token, router]);
+    refreshPending.current = refreshing;
+    if (refreshing) return;
+    if (changedDuringRefresh.current) {
+      changedDuringRefresh.current = false;
+      refetchToken.current();
+    } else if (latest !== token && latest !== refreshedFor.current) {
+      refreshedFor.current = latest;
+      refreshPending.current = true;
+      startRefresh(() => router.refresh());
+    }
+  }, [latest, token, router, refreshing]);
 
   const mode = stream.status === "off" ? "Polling (live updates are off)" : polling ? "Live (polling)" : "Live";
   let text: string;

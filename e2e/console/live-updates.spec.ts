@@ -42,6 +42,40 @@ test("a task page follows a change made through the API by its stream, not by po
   expect(versionAsks).toHaveLength(asked + 1);
 });
 
+test("a page under a steady stream of changes keeps landing on them, not refreshing forever", async ({
+  page,
+  request,
+}) => {
+  // An agent patches one task back to back, each change announced before the page's last refresh has landed:
+  // each refresh must still reach the screen (an inbox stuck on "Loading the latest inbox…" while other
+  // people worked was how this showed).
+  let task = await createRunningTask(request);
+  await signIn(page, "operator", "/tasks");
+  const live = page.locator("p.live");
+  await expect(live).toHaveAttribute("data-live-mode", "stream");
+  let churning = true;
+  const churn = (async () => {
+    for (let n = 1; churning; n++) task = await transition(request, task, { patch: { budget: { tokens_spent: n } } });
+  })();
+  try {
+    const landed = new Set<string>();
+    await expect
+      .poll(
+        async () => {
+          const text = await live.innerText();
+          const at = /updated (\d{2}:\d{2}:\d{2}) UTC/.exec(text)?.[1];
+          if (at) landed.add(at);
+          return landed.size;
+        },
+        { timeout: 45_000, intervals: [250] },
+      )
+      .toBeGreaterThanOrEqual(3);
+  } finally {
+    churning = false;
+    await churn;
+  }
+});
+
 test("the dashboard follows a change by its stream, not by polling", async ({ page, request }) => {
   await signIn(page, "operator", "/dashboard");
   const dashboard = new DashboardPage(page);
