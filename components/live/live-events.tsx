@@ -129,9 +129,12 @@ function whenNoOwnAction(run: () => void): void {
 /**
  * Follows a topic on the page's stream: `onChange` runs `debounceMs` after
  * the last of a burst of matching changes (a transition moves a task, its
- * execution and its review at once), and after a gap in the stream. With
- * `maxWaitMs`, a burst that never pauses (a page of aggregates under
- * steady writes) still runs it once every `maxWaitMs`. Returns the
+ * execution and its review at once), and after a gap in the stream. A
+ * burst that never pauses still runs it once every `maxWaitMs`: without
+ * that bound, an agent changing a task more often than every `debounceMs`
+ * kept each event putting the run off, and the page showed nothing new
+ * until the agent stopped (a page of aggregates sets a longer bound, so it
+ * reads no more often than its old poll). Returns the
  * stream's status; outside the signed-in shell it is always `down`, and
  * the caller polls.
  */
@@ -139,7 +142,7 @@ export function useLiveTopic(
   topic: LiveTopic,
   onChange: () => void,
   debounceMs = 150,
-  maxWaitMs?: number,
+  maxWaitMs = 1000,
 ): { status: LiveStatus; endedDetail: string | null } {
   const live = useContext(LiveEventsContext);
   const callback = useRef(onChange);
@@ -161,7 +164,7 @@ export function useLiveTopic(
         const now = Date.now();
         if (timer) clearTimeout(timer);
         else burstSince = now;
-        const wait = maxWaitMs === undefined ? debounceMs : Math.min(debounceMs, burstSince + maxWaitMs - now);
+        const wait = Math.min(debounceMs, burstSince + maxWaitMs - now);
         timer = setTimeout(
           () => {
             timer = null;
