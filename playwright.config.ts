@@ -2,11 +2,13 @@ import { defineConfig } from "@playwright/test";
 import { oidcClient, oidcRoleMap } from "./e2e/oidc/accounts";
 import { deployment, oidcProvider } from "./e2e/deployment/servers";
 import { LONG_HISTORY_EVENTS } from "./e2e/pages/long-history";
+import { defaultChromium } from "./scripts/test-prerequisites";
 
 /**
  * Browser and HTTP tests against a real production build on a throwaway
  * embedded database (.data/e2e, recreated each run). Playwright cannot
- * download its own browser here, so Debian's Chromium is used.
+ * download its own browser here, so Debian's build of Chromium's headless
+ * shell is used (scripts/test-prerequisites.ts brings it).
  */
 const port = Number(process.env.E2E_PORT ?? 3100);
 // Separate data folders let two runs (two engineers, or CI beside a dev) coexist.
@@ -64,7 +66,7 @@ export default defineConfig({
     navigationTimeout: 90_000,
     actionTimeout: 45_000,
     launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+      executablePath: process.env.CHROMIUM_PATH ?? defaultChromium.path,
       args: [
         "--headless",
         "--no-sandbox",

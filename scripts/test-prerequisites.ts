@@ -3,8 +3,8 @@
  * itself so that `npm install && npm test` passes on a brand-new machine:
  *
  *   Chromium     the browser tests' browser. Playwright cannot download its
- *                own here, so Debian's package is installed when missing
- *                (as root, with apt-get), or CHROMIUM_PATH names one.
+ *                own here, so Debian's chromium-headless-shell is installed
+ *                when missing (as root, with apt-get), or CHROMIUM_PATH names one.
  *   HAProxy      the load balancer of the scale-out test (tests/live/scale-out.test.ts:
  *                three servers behind it); Debian's package, installed when missing,
  *                or HAPROXY_PATH names one.
@@ -52,17 +52,26 @@ function cannotInstall(what: string, pkg: string): string {
   return `${what} is missing and installing it needs root: run \`sudo apt-get install -y ${pkg}\` once`;
 }
 
+/**
+ * The browser tests' browser: Debian's build of Chromium's headless shell, the
+ * one Playwright itself runs headless tests in. Beside the full browser it
+ * spent 17 % less of the machine's CPU on the same specs (docs/architecture.md,
+ * Tests); playwright.config.ts launches it from here.
+ */
+export const defaultChromium = { path: "/usr/bin/chromium-headless-shell", aptPackage: "chromium-headless-shell" };
+
 export function ensureChromium(): PrerequisiteResult {
-  const path = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+  const path = process.env.CHROMIUM_PATH ?? defaultChromium.path;
+  const pkg = defaultChromium.aptPackage;
   if (existsSync(path)) return { name: "chromium", ok: true, detail: `${path} is there` };
   if (process.env.CHROMIUM_PATH) return { name: "chromium", ok: false, detail: `CHROMIUM_PATH=${path} does not exist` };
   if (!isRoot || !hasAptGet)
-    return { name: "chromium", ok: false, detail: cannotInstall("Chromium (/usr/bin/chromium)", "chromium") };
-  console.log("prerequisites: installing Debian's chromium for the browser tests (once per machine)");
-  const installed = aptInstall("chromium");
+    return { name: "chromium", ok: false, detail: cannotInstall(`Chromium's headless shell (${path})`, pkg) };
+  console.log(`prerequisites: installing Debian's ${pkg} for the browser tests (once per machine)`);
+  const installed = aptInstall(pkg);
   if (!installed.ok || !existsSync(path))
-    return { name: "chromium", ok: false, detail: `apt-get install chromium failed: ${installed.output.slice(-500)}` };
-  return { name: "chromium", ok: true, detail: "installed Debian's chromium" };
+    return { name: "chromium", ok: false, detail: `apt-get install ${pkg} failed: ${installed.output.slice(-500)}` };
+  return { name: "chromium", ok: true, detail: `installed Debian's ${pkg}` };
 }
 
 export function ensureHaproxy(): PrerequisiteResult {
