@@ -74,7 +74,7 @@ export function TaskListView({ params, list }: { params: TaskListParams; list: T
       ) : (
         <>
           <p className="list-total" role="status" data-testid="task-total">
-            {listTotal(list.total, "task", hasFilters(params))}
+            {listTotal(list.total.count, "task", hasFilters(params), list.total.among)}
           </p>
           <TaskTable tasks={list.page.items} params={params} />
           <Pagination params={params} shown={list.page.items.length} nextCursor={list.page.nextCursor} />

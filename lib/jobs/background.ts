@@ -4,6 +4,7 @@ import { loadNewWorkflowDefinitions } from "@/lib/stores/workflow-registry";
 import { dbFor, getPlatformDb, type Db } from "@/lib/db/client";
 import { DEFAULT_TENANT_ID } from "@/lib/db/tenant-sessions";
 import { listTenants } from "@/lib/stores/tenants";
+import { foldTaskCountChanges } from "@/lib/stores/task-counts";
 import { getEnv, getOutboxSecret } from "@/lib/config/env";
 import { isAppError } from "@/lib/core/errors";
 import { childLogger, lineLogger, type Logger } from "@/lib/config/log";
@@ -27,11 +28,13 @@ import { addressThrottle, usernameThrottle } from "@/lib/model/auth/sign-in-thro
  * reconciler that loses the race writes nothing), SKIP LOCKED claims for the
  * outbox, an advisory lock and the last pass's start for the invariant
  * monitor (one pass per interval per tenant, whichever server runs it),
- * fingerprints under an advisory lock for alerts, locked rows for retention.
- * So one loop per server instance needs no other coordination;
+ * fingerprints under an advisory lock for alerts, locked rows for retention,
+ * SKIP LOCKED batches for folding the task counts' changes. So one loop per server instance needs no other coordination;
  * docs/scale-out.md says what each step costs when N servers run it, and
  * tests/live/scale-out.test.ts runs three of them behind HAProxy.
  *
+ * Each tick also folds the task counts' changes into their counters
+ * (lib/stores/task-counts.ts), so that reading the counts stays short.
  * Now and then (housekeepingIntervalMs) it also deletes rows that no longer
  * stand for anything: console sessions long past their expiry, and sign-in
  * throttle counters whose window has passed.
@@ -209,6 +212,9 @@ export function startBackgroundLoop(
           );
       }
     }
+    // Every tick: the counts' reads sum the changes not folded yet, so the fold keeps them short.
+    const folded = await step("task counts", report, () => foldTaskCountChanges(db));
+    if (folded) looked.task_count_changes_folded = folded;
     if (Date.now() - lastHousekeepingAt >= housekeepingEvery) {
       lastHousekeepingAt = Date.now();
       await step("housekeeping", report, async () => {

@@ -19,6 +19,7 @@ import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
+import { countTasksByStatus } from "@/lib/use-cases/tasks/task-queries";
 import { placeLegalHold, releaseLegalHold } from "@/lib/use-cases/audit/audit-retention";
 import { addAnnotation } from "@/lib/use-cases/audit/annotate-audit-entry";
 import { applyTaskRetention, taskDataTables, type TaskDataTable } from "@/lib/use-cases/retention/apply-task-retention";
@@ -273,6 +274,7 @@ describe("task-data retention", () => {
   it("deletes a finished task everywhere, keeps held and running tasks, verifies, and records itself", async () => {
     const heldBefore = await rowsOf(held);
     const runningBefore = await t.sql("SELECT version, status FROM tasks WHERE id = $1", [running.id]);
+    const countsBefore = await countTasksByStatus(db);
     const result = await applyTaskRetention(db, { olderThanDays: 30 }, admin, {
       clock: thirtyDaysOn,
       // Few cuts per entry, so this run records its cuts across several entries.
@@ -288,6 +290,13 @@ describe("task-data retention", () => {
 
     expect(await rowsOf(held)).toEqual(heldBefore);
     expect(await t.sql("SELECT version, status FROM tasks WHERE id = $1", [running.id])).toEqual(runningBefore);
+    // The kept counts (lib/stores/task-counts.ts) lost the deleted task, and only it.
+    const cancelled = (counts: Awaited<ReturnType<typeof countTasksByStatus>>) =>
+      counts.find((c) => c.workflow === "agent-task" && c.status === "CANCELLED")?.count ?? 0;
+    expect(cancelled(await countTasksByStatus(db))).toBe(cancelled(countsBefore) - 1);
+    expect((await countTasksByStatus(db)).reduce((n, c) => n + c.count, 0)).toBe(
+      (await t.sql<{ n: number }>("SELECT count(*)::int AS n FROM tasks"))[0]!.n,
+    );
 
     const verification = await verifyAuditChains(db);
     expect(verification.breaks).toEqual([]);

@@ -7,6 +7,7 @@ import { parseOrThrow } from "@/lib/core/validation";
 import { actorFilterOf } from "@/lib/model/audit/actor-filter";
 import { openTaskView, type TaskView } from "@/lib/stores/tasks/task-views";
 import { loadWorkflowDefinitions } from "@/lib/stores/workflow-registry";
+import { readTaskCounts } from "@/lib/stores/task-counts";
 
 export const ListTasksQuerySchema = z.strictObject({
   status: z.string().min(1).max(64).optional(),
@@ -101,17 +102,46 @@ function filtersOf(query: TaskFilters, options: TaskReach): Prisma.TaskWhereInpu
   };
 }
 
+/** The most tasks a total by task-id prefix or actor reads: among the ones changed most recently. */
+const TASK_TOTAL_SCAN_LIMIT = 10_000;
+
 /**
- * How many tasks the filters select: the list's total. A count over the
- * filters' index (status, workflow) or the table, once per page view; the
- * pages themselves stay keyset-bounded.
+ * How many tasks the filters select: the list's total. By status and
+ * workflow alone it is exact, from the counters kept as tasks change
+ * (lib/stores/task-counts.ts). A task-id prefix or an actor no counter
+ * follows, so those are counted among the TASK_TOTAL_SCAN_LIMIT tasks
+ * changed most recently when there are more (`among` says so): a count
+ * that read every task on each page view is what docs/cost-growth.md rules
+ * out, and one capped by matches alone still read them all when few match.
  */
 export async function countTasks(
   db: Db,
   rawQuery: Omit<ListTasksQuery, "cursor" | "limit" | "order" | "sort">,
-): Promise<number> {
+  options: { scanLimit?: number } = {},
+): Promise<{ count: number; among: number | null }> {
   const query = parseOrThrow(ListTasksQuerySchema, rawQuery);
-  return db.task.count({ where: filtersOf(query, {}) });
+  const scanLimit = options.scanLimit ?? TASK_TOTAL_SCAN_LIMIT;
+  const counts = await readTaskCounts(db);
+  const selected = (c: { status: string; workflow: string }) =>
+    (!query.status || c.status === query.status) && (!query.workflow || c.workflow === query.workflow);
+  if (!query.q && !query.actor) return { count: counts.filter(selected).reduce((n, c) => n + c.tasks, 0), among: null };
+  const where = filtersOf(query, {});
+  if (counts.reduce((n, c) => n + c.tasks, 0) <= scanLimit)
+    return { count: await db.task.count({ where }), among: null };
+  // The last of the most recently changed: an index range on updated_at from there reads that many at most.
+  const edge = await db.task.findFirst({
+    orderBy: [{ updatedAt: "desc" }, { id: "desc" }],
+    skip: scanLimit - 1,
+    select: { updatedAt: true, id: true },
+  });
+  // Exactly those: ties on updated_at are ordered by id, as the list's pages are.
+  const recent: Prisma.TaskWhereInput = edge
+    ? {
+        updatedAt: { gte: edge.updatedAt },
+        OR: [{ updatedAt: { gt: edge.updatedAt } }, { id: { gte: edge.id } }],
+      }
+    : {};
+  return { count: await db.task.count({ where: { AND: [where, recent] } }), among: scanLimit };
 }
 
 /**

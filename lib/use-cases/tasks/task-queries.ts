@@ -3,6 +3,7 @@ import { AppError } from "@/lib/core/errors";
 import { findTaskRow } from "@/lib/stores/tasks/task-store";
 import { openTaskView, openTransitionView, type TaskView, type TransitionView } from "@/lib/stores/tasks/task-views";
 import type { OpenMode } from "@/lib/stores/tasks/task-state-sealing";
+import { readTaskCounts } from "@/lib/stores/task-counts";
 
 /**
  * Reads of one task: the task, its version alone, its transitions; and the
@@ -28,9 +29,10 @@ export async function getTaskVersion(db: Db, taskId: string): Promise<number | n
   return row?.version ?? null;
 }
 
+/** Tasks per workflow and status, from the counters kept as tasks change (never by counting the tasks). */
 export async function countTasksByStatus(db: Db): Promise<Array<{ workflow: string; status: string; count: number }>> {
-  const groups = await db.task.groupBy({ by: ["workflowName", "status"], _count: { _all: true } });
-  return groups.map((g) => ({ workflow: g.workflowName, status: g.status, count: g._count._all }));
+  const counts = await readTaskCounts(db);
+  return counts.map((c) => ({ workflow: c.workflow, status: c.status, count: c.tasks }));
 }
 
 export async function listTransitions(

@@ -1,13 +1,14 @@
 import type { Db } from "@/lib/db/client";
+import { readTaskCounts, type TaskCountRow } from "@/lib/stores/task-counts";
 
 /**
  * The operations dashboard's numbers: plain aggregates over the live tables,
  * each shaped for one chart. Every query is bounded by an index (a time range
  * on `audit_entries (at, …)`, `write_conflicts (at)`, `divergence_alerts
  * (created_at)`, a status on `executions (status, updated_at)` and `reviews
- * (status, created_at)`), except the task counts (an index-only group on
- * `tasks (status, …)`) and the budget sum, which must read every task's
- * state document; see docs/dashboard.md for what each one counts.
+ * (status, created_at)`); the task counts and the budget sums are read from
+ * the counters kept as tasks change (lib/stores/task-counts.ts), never by
+ * counting the tasks. See docs/dashboard.md for what each one counts.
  *
  * `now` is a parameter so that the buckets are the same for every query of
  * one dashboard and so that tests can place data at known ages.
@@ -109,13 +110,14 @@ export interface DashboardData {
 export async function loadDashboard(db: Db, now: Date = new Date()): Promise<DashboardData> {
   // One at a time: PGlite serves one query at a time anyway, and on
   // PostgreSQL a poll should hold one pooled connection, not seven.
-  const tasksByStatus = await countTasksByState(db);
+  const counts = await readTaskCounts(db);
+  const tasksByStatus = tasksByState(counts);
   const transitionsPerMinute = await countTransitionsPerMinute(db, now);
   const unknownOutcomes = await summarizeUnknownOutcomes(db, now);
   const reviews = await summarizeReviews(db, now);
   const alerts = await summarizeAlerts(db, now);
   const conflictsPerMinute = await countConflictsPerMinute(db, now);
-  const budget = await sumBudgetByWorkflow(db);
+  const budget = budgetByWorkflow(counts);
   return {
     generatedAt: now.toISOString(),
     headline: {
@@ -135,14 +137,12 @@ export async function loadDashboard(db: Db, now: Date = new Date()): Promise<Das
 }
 
 /** Tasks by current status (all workflows), largest first. */
-export async function countTasksByState(db: Db): Promise<StatusCount[]> {
-  const rows = await db.$queryRaw<Array<{ workflow: string; status: string; n: number }>>`
-    SELECT workflow_name AS workflow, status, count(*)::int AS n FROM tasks GROUP BY workflow_name, status`;
+function tasksByState(counts: readonly TaskCountRow[]): StatusCount[] {
   const byStatus = new Map<string, StatusCount>();
-  for (const r of rows) {
+  for (const r of counts) {
     const entry = byStatus.get(r.status) ?? { status: r.status, byWorkflow: {}, total: 0 };
-    entry.byWorkflow[r.workflow] = r.n;
-    entry.total += r.n;
+    entry.byWorkflow[r.workflow] = (entry.byWorkflow[r.workflow] ?? 0) + r.tasks;
+    entry.total += r.tasks;
     byStatus.set(r.status, entry);
   }
   return [...byStatus.values()].sort((a, b) => b.total - a.total || a.status.localeCompare(b.status));
@@ -294,37 +294,26 @@ export async function summarizeAlerts(db: Db, now: Date): Promise<AlertStats> {
 
 /**
  * Spend recorded in each task's budget (TaskState v2 `budget`), summed per
- * workflow over every task. The one aggregate without an index to bound it:
- * it reads each task's state document (docs/dashboard.md gives the cost).
+ * workflow over every task: the counters' sums (a budget a workflow declared
+ * confidential is sealed, docs/encryption.md, and adds nothing).
  */
-export async function sumBudgetByWorkflow(db: Db): Promise<BudgetRow[]> {
-  const rows = await db.$queryRaw<
-    Array<{
-      workflow: string;
-      tasks: number;
-      usd: number | null;
-      committed: number | null;
-      tokens: bigint | number | null;
-    }>
-  >`
-    -- A budget a workflow declared confidential is sealed (a string, docs/encryption.md): not summed, never a failed cast.
-    SELECT workflow_name AS workflow, count(*)::int AS tasks,
-           sum(CASE WHEN jsonb_typeof(state #> '{budget,currency_spent_usd}') = 'number'
-                    THEN (state #>> '{budget,currency_spent_usd}')::float8 END) AS usd,
-           sum(CASE WHEN jsonb_typeof(state #> '{budget,currency_committed_usd}') = 'number'
-                    THEN (state #>> '{budget,currency_committed_usd}')::float8 END) AS committed,
-           sum(CASE WHEN jsonb_typeof(state #> '{budget,tokens_spent}') = 'number'
-                    THEN (state #>> '{budget,tokens_spent}')::bigint END) AS tokens
-      FROM tasks
-     GROUP BY workflow_name
-     ORDER BY workflow_name`;
-  return rows.map((r) => ({
-    workflow: r.workflow,
-    tasks: r.tasks,
-    usdSpent: r.usd ?? 0,
-    usdCommitted: r.committed ?? 0,
-    tokensSpent: Number(r.tokens ?? 0),
-  }));
+function budgetByWorkflow(counts: readonly TaskCountRow[]): BudgetRow[] {
+  const byWorkflow = new Map<string, BudgetRow>();
+  for (const r of counts) {
+    const row = byWorkflow.get(r.workflow) ?? {
+      workflow: r.workflow,
+      tasks: 0,
+      usdSpent: 0,
+      usdCommitted: 0,
+      tokensSpent: 0,
+    };
+    row.tasks += r.tasks;
+    row.usdSpent += r.usdSpent;
+    row.usdCommitted += r.usdCommitted;
+    row.tokensSpent += r.tokensSpent;
+    byWorkflow.set(r.workflow, row);
+  }
+  return [...byWorkflow.values()].sort((a, b) => a.workflow.localeCompare(b.workflow));
 }
 
 /** The last `minuteWindow` whole minutes and the current one, so a change made now shows at the right edge. */

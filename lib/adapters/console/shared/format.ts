@@ -77,7 +77,12 @@ export function pluralize(count: number, one: string, many = `${one}s`): string 
   return `${formatInteger(count)} ${count === 1 ? one : many}`;
 }
 
-/** A list's total: "1 task matches these filters", "12 tasks in all". */
-export function listTotal(count: number, one: string, filtered: boolean): string {
-  return `${pluralize(count, one)} ${filtered ? (count === 1 ? "matches these filters" : "match these filters") : "in all"}`;
+/**
+ * A list's total: "1 task matches these filters", "12 tasks in all"; with
+ * `among`, the count was made among that many most recent ones ("3 tasks
+ * match these filters among the 10,000 changed most recently").
+ */
+export function listTotal(count: number, one: string, filtered: boolean, among: number | null = null): string {
+  const total = `${pluralize(count, one)} ${filtered ? (count === 1 ? "matches these filters" : "match these filters") : "in all"}`;
+  return among === null ? total : `${total} among the ${formatInteger(among)} changed most recently`;
 }

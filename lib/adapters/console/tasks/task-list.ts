@@ -18,7 +18,12 @@ interface TaskListFrame {
 
 export type TaskListData = TaskListFrame &
   (
-    | { ok: true; page: TaskPage; /** How many tasks the filters select, over every page. */ total: number }
+    | {
+        ok: true;
+        page: TaskPage;
+        /** How many tasks the filters select, over every page (by id prefix or actor, perhaps among the most recent: `among`). */
+        total: Awaited<ReturnType<typeof countTasks>>;
+      }
     | { ok: false; message: string }
   );
 
