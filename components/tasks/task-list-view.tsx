@@ -8,7 +8,7 @@ import { StatusSummary } from "@/components/tasks/status-summary";
 import { TaskFilters } from "@/components/tasks/task-filters";
 import { TaskTable } from "@/components/tasks/task-table";
 import { ExportLinks } from "@/components/export-links";
-import { listTotal } from "@/lib/adapters/console/shared/format";
+import { formatInteger, listTotal } from "@/lib/adapters/console/shared/format";
 
 export function TaskListView({ params, list }: { params: TaskListParams; list: TaskListData }) {
   return (
@@ -50,7 +50,12 @@ export function TaskListView({ params, list }: { params: TaskListParams; list: T
       ) : list.page.items.length === 0 ? (
         hasFilters(params) ? (
           <EmptyState title="No tasks match these filters">
-            <p>Nothing has this combination of workflow, status and id. Loosen a filter, or clear them all.</p>
+            <p>
+              {list.total.among === null
+                ? "Nothing has this combination of workflow, status, id and actor."
+                : `None of the ${formatInteger(list.total.among)} tasks changed most recently has this combination of workflow, status, id and actor; older ones are found by their id in the search box.`}{" "}
+              Loosen a filter, or clear them all.
+            </p>
             <p>
               <Link href="/tasks" className="button">
                 Clear filters

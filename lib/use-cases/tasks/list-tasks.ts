@@ -42,9 +42,18 @@ export async function listTasks(
   options: {
     /** Only these: an agent's own tasks and those delegated to it (lib/use-cases/authority/list-reachable-tasks.ts). */
     ownedOrDelegatedTo?: { identity: string; taskIds: string[] };
+    /**
+     * A task-id prefix or an actor looks only among this many tasks changed
+     * most recently (the console's list, whose total says so). The API and
+     * exports leave it out: what they return is complete, however long a
+     * filter that few tasks match takes to page.
+     */
+    textFilterWindow?: number;
   } = {},
 ): Promise<TaskPage> {
   const query = parseOrThrow(ListTasksQuerySchema, rawQuery);
+  const recent =
+    options.textFilterWindow && (query.q || query.actor) ? await textFilterWindow(db, options.textFilterWindow) : null;
   const column = query.sort === "created" ? "createdAt" : "updatedAt";
   const after = query.cursor ? decodeCursor(query.sort, query.cursor) : undefined;
   const asc = query.order === "asc";
@@ -65,7 +74,7 @@ export async function listTasks(
   };
   const direction = asc ? "asc" : "desc";
   const rows = await db.task.findMany({
-    where,
+    where: recent ? { AND: [where, recent] } : where,
     orderBy: [{ [column]: direction }, { id: direction }],
     take: query.limit + 1,
   });
@@ -102,46 +111,61 @@ function filtersOf(query: TaskFilters, options: TaskReach): Prisma.TaskWhereInpu
   };
 }
 
-/** The most tasks a total by task-id prefix or actor reads: among the ones changed most recently. */
-const TASK_TOTAL_SCAN_LIMIT = 10_000;
+/** The tasks a filter by task-id prefix or actor looks among, when there are more: the ones changed most recently. */
+export const TASK_TEXT_FILTER_WINDOW = 10_000;
+
+/**
+ * The window a filter by task-id prefix or actor looks in: no condition
+ * while the tenant has at most `window` tasks (from the counters), else
+ * the `window` tasks changed most recently, as a range of the update-order
+ * index from the last of them. No index serves `ILIKE '%…%'` or a prefix
+ * under a non-C collation, so without it a filter that few tasks match read
+ * every task to fill one page or its total.
+ */
+async function textFilterWindow(db: Db, window: number): Promise<Prisma.TaskWhereInput | null> {
+  const counts = await readTaskCounts(db);
+  if (counts.reduce((n, c) => n + c.tasks, 0) <= window) return null;
+  const edge = await db.task.findFirst({
+    orderBy: [{ updatedAt: "desc" }, { id: "desc" }],
+    skip: window - 1,
+    select: { updatedAt: true, id: true },
+  });
+  if (!edge) return null;
+  // Exactly those: ties on updated_at are ordered by id, as the list's pages are.
+  return {
+    updatedAt: { gte: edge.updatedAt },
+    OR: [{ updatedAt: { gt: edge.updatedAt } }, { id: { gte: edge.id } }],
+  };
+}
 
 /**
  * How many tasks the filters select: the list's total. By status and
  * workflow alone it is exact, from the counters kept as tasks change
  * (lib/stores/task-counts.ts). A task-id prefix or an actor no counter
- * follows, so those are counted among the TASK_TOTAL_SCAN_LIMIT tasks
- * changed most recently when there are more (`among` says so): a count
- * that read every task on each page view is what docs/cost-growth.md rules
- * out, and one capped by matches alone still read them all when few match.
+ * follows: those are counted in the text filters' window (`among` says so
+ * when it applied), as the console's list pages look in it. A count that
+ * read every task on each page view is what docs/cost-growth.md rules out,
+ * and one capped by matches alone still read them all when few match.
  */
 export async function countTasks(
   db: Db,
   rawQuery: Omit<ListTasksQuery, "cursor" | "limit" | "order" | "sort">,
-  options: { scanLimit?: number } = {},
+  options: { window?: number } = {},
 ): Promise<{ count: number; among: number | null }> {
   const query = parseOrThrow(ListTasksQuerySchema, rawQuery);
-  const scanLimit = options.scanLimit ?? TASK_TOTAL_SCAN_LIMIT;
-  const counts = await readTaskCounts(db);
-  const selected = (c: { status: string; workflow: string }) =>
-    (!query.status || c.status === query.status) && (!query.workflow || c.workflow === query.workflow);
-  if (!query.q && !query.actor) return { count: counts.filter(selected).reduce((n, c) => n + c.tasks, 0), among: null };
+  if (!query.q && !query.actor) {
+    const counts = await readTaskCounts(db);
+    const selected = (c: { status: string; workflow: string }) =>
+      (!query.status || c.status === query.status) && (!query.workflow || c.workflow === query.workflow);
+    return { count: counts.filter(selected).reduce((n, c) => n + c.tasks, 0), among: null };
+  }
+  const window = options.window ?? TASK_TEXT_FILTER_WINDOW;
+  const recent = await textFilterWindow(db, window);
   const where = filtersOf(query, {});
-  if (counts.reduce((n, c) => n + c.tasks, 0) <= scanLimit)
-    return { count: await db.task.count({ where }), among: null };
-  // The last of the most recently changed: an index range on updated_at from there reads that many at most.
-  const edge = await db.task.findFirst({
-    orderBy: [{ updatedAt: "desc" }, { id: "desc" }],
-    skip: scanLimit - 1,
-    select: { updatedAt: true, id: true },
-  });
-  // Exactly those: ties on updated_at are ordered by id, as the list's pages are.
-  const recent: Prisma.TaskWhereInput = edge
-    ? {
-        updatedAt: { gte: edge.updatedAt },
-        OR: [{ updatedAt: { gt: edge.updatedAt } }, { id: { gte: edge.id } }],
-      }
-    : {};
-  return { count: await db.task.count({ where: { AND: [where, recent] } }), among: scanLimit };
+  return {
+    count: await db.task.count({ where: recent ? { AND: [where, recent] } : where }),
+    among: recent ? window : null,
+  };
 }
 
 /**

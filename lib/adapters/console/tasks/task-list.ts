@@ -1,5 +1,5 @@
 import type { Db } from "@/lib/db/client";
-import { countTasks, listTasks, type TaskPage } from "@/lib/use-cases/tasks/list-tasks";
+import { countTasks, listTasks, TASK_TEXT_FILTER_WINDOW, type TaskPage } from "@/lib/use-cases/tasks/list-tasks";
 import { countTasksByStatus } from "@/lib/use-cases/tasks/task-queries";
 import { isAppError } from "@/lib/core/errors";
 import {
@@ -40,13 +40,12 @@ export async function loadTaskList(db: Db, params: TaskListParams): Promise<Task
   try {
     const filters = { status: params.status, workflow: params.workflow, q: params.q, actor: params.actor };
     const [page, total] = await Promise.all([
-      listTasks(db, {
-        ...filters,
-        sort: params.sort,
-        order: params.order,
-        cursor: params.cursor,
-        limit: taskListPageSize,
-      }),
+      // A text filter looks among the tasks changed most recently, as its total says (docs/cost-growth.md).
+      listTasks(
+        db,
+        { ...filters, sort: params.sort, order: params.order, cursor: params.cursor, limit: taskListPageSize },
+        { textFilterWindow: TASK_TEXT_FILTER_WINDOW },
+      ),
       countTasks(db, filters),
     ]);
     return { ok: true, page, total, counts, newestToken, workflows };
