@@ -27,8 +27,9 @@ import type { Principal } from "@/lib/model/permissions";
 import { keysetCursor, keysetParts } from "@/lib/core/keyset-cursor";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
-import { countTasks, listTasks } from "@/lib/use-cases/tasks/list-tasks";
-import { listTransitions } from "@/lib/use-cases/tasks/task-queries";
+import { countTasks, listTasks, TASK_TEXT_FILTER_WINDOW } from "@/lib/use-cases/tasks/list-tasks";
+import { countTasksByStatus, listTransitions } from "@/lib/use-cases/tasks/task-queries";
+import { foldTaskCountChanges } from "@/lib/stores/task-counts";
 import { globalSearch } from "@/lib/use-cases/search/global-search";
 import {
   countAuditEntries,
@@ -308,8 +309,14 @@ async function operationsAt(db: Db, client: pg.Client, size: number): Promise<Op
     },
     { name: "tasks: actor ILIKE, common", run: () => listTasks(db, { limit: 50, actor: "agent/cost" }) },
     { name: "tasks: actor ILIKE, no match", run: () => listTasks(db, { limit: 50, actor: "nobody-here" }) },
+    {
+      name: "tasks: actor ILIKE, no match, console (windowed)",
+      run: () => listTasks(db, { limit: 50, actor: "nobody-here" }, { textFilterWindow: TASK_TEXT_FILTER_WINDOW }),
+    },
     { name: "tasks: total (countTasks)", run: () => countTasks(db, {}) },
     { name: "tasks: total, status RUNNING", run: () => countTasks(db, { status: "RUNNING" }) },
+    { name: "tasks: total, actor no match", run: () => countTasks(db, { actor: "nobody-here" }) },
+    { name: "tasks: counts strip (countTasksByStatus)", run: () => countTasksByStatus(db) },
     {
       name: "search: intent ILIKE, one match",
       run: () => globalSearch(db, operator, { q: `intent-${String(mid).padStart(9, "0")}` }),
@@ -411,6 +418,8 @@ async function main() {
           );
       }
       loaded = to;
+      // The background loop's fold, as a running server does it every tick.
+      await foldTaskCountChanges(db);
       await client!.query("ANALYZE");
       return (performance.now() - t0) / 1000;
     };

@@ -23,8 +23,10 @@
  *   loaded chains with the product's verifier.
  * The inserts run with session_replication_role = replica: the chain
  * trigger (which would compute the same links one row at a time), the
- * append-only guards, the foreign-key triggers and the change
- * announcements are off for the loader's own connection only.
+ * append-only guards, the foreign-key triggers, the change announcements
+ * and the task counting are off for the loader's own connection only; the
+ * loader appends the counts' changes itself, one row per (workflow,
+ * status) of each range, as the fold would sum them.
  */
 import type pg from "pg";
 
@@ -125,6 +127,14 @@ export async function loadTaskRange(
              ${shiftedState("t.state", shift)}, 'intent-' || lpad(g::text, 9, '0'),
              t.created_at + ${shift}, t.created_by, t.updated_at + ${shift}, t.updated_by
         FROM ${tasks}`);
+    // What the tasks' counting trigger (migration 20261206090000_task_counts), off here with the others,
+    // would have appended: each copy counted once, with its template's budget.
+    await query(`
+      INSERT INTO task_count_changes (tenant_id, workflow_name, status, tasks, usd_spent, usd_committed, tokens_spent)
+      SELECT t.tenant_id, t.workflow_name, t.status, count(*), sum(verity_task_budget(t.state, 'currency_spent_usd')),
+             sum(verity_task_budget(t.state, 'currency_committed_usd')), sum(verity_task_budget(t.state, 'tokens_spent'))
+        FROM ${tasks}
+       GROUP BY t.tenant_id, t.workflow_name, t.status`);
     await query(`
       INSERT INTO transitions (tenant_id, id, task_id, from_version, to_version, from_status, to_status, actor, actor_kind,
                                reason, patch, state_after, request_digest, created_at)
