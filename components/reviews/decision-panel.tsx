@@ -1,6 +1,6 @@
 "use client";
 
-import { useEffect, useRef, useState, type FormEvent } from "react";
+import { Suspense, use, useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
 import type { ProviderVerdict } from "@/lib/model/inbox/inbox-items";
 import type { ReviewDecisionKind, ReviewStatus } from "@/lib/generated/prisma/enums";
 import { decideReviewAction } from "@/app/(console)/reviews/[id]/actions";
@@ -34,8 +34,14 @@ interface Props {
   neverSent?: boolean;
   /** The tool that undoes this call's effect; null: no "accept & compensate" is offered (the server refuses it too). */
   compensatingTool?: string | null;
-  /** What the provider says of the key (null: not asked yet, or it could not say): the matching action is the primary one. */
-  verdict?: ProviderVerdict | null;
+  /**
+   * What the provider says of the key (null: it could not say): the matching action is the primary one. A
+   * promise, asked of the provider while the page streams: until it settles the buttons show without advice.
+   * Only the buttons wait for it; the reason typed and a decision's answer belong to this panel, which is
+   * rendered once (a panel inside the suspense boundary was replaced when the answer came, and with it
+   * what the person had typed).
+   */
+  verdict: Promise<ProviderVerdict | null>;
   /** What an approval that executes sends, in words: "the $750.00 refund". */
   effect?: string;
 }
@@ -87,7 +93,7 @@ export function DecisionPanel({
   executeBlockedBy,
   neverSent = false,
   compensatingTool = null,
-  verdict = null,
+  verdict,
   effect = "the call",
 }: Props) {
   const [reason, setReason] = useState("");
@@ -127,6 +133,58 @@ export function DecisionPanel({
   const open = isUndecided(status);
   const lastApproval = approvalsGiven + 1 >= requiredApprovals;
   const decided = viewerDecision !== null;
+  // The provider's advice and the buttons, whose primary one the verdict picks.
+  const choices = (verdict: ProviderVerdict | null) => (
+    <>
+      {verdict === "FOUND" || verdict === "NOT_FOUND" ? (
+        <p className="hint" data-testid="verdict-advice">
+          {verdict === "FOUND"
+            ? "The provider has this effect: accepting its evidence records it as done and sends nothing."
+            : "The provider has nothing under this key: approving sends it, once, under the same key."}
+        </p>
+      ) : null}
+      <ul className="decision-buttons">
+        {decisionKinds
+          .filter((kind) => kind !== "approve_compensate" || compensatingTool !== null)
+          .map((kind) => {
+            const info = decisionInfo[kind];
+            const helpId = `decision-help-${kind}`;
+            const blocked =
+              kind === "approve_execute"
+                ? executeBlockedBy
+                : (kind === "approve_accept_evidence" || kind === "approve_compensate") && neverSent
+                  ? "this action was never sent, so the provider has nothing to show; approve sending it, or reject it."
+                  : null;
+            let help = info.help;
+            if (kind === "approve_compensate" && compensatingTool)
+              help = `${help} Compensating tool: ${compensatingTool}.`;
+            if (kind === "approve_execute") {
+              help = `${help} Key: ${idempotencyKey}.`;
+              help = lastApproval
+                ? `${help} Your approval sends ${effect}${requiredApprovals > 1 ? `: it is the last of the ${requiredApprovals} approvals four eyes needs` : ""}.`
+                : `${help} This is approval ${approvalsGiven + 1} of ${requiredApprovals}: nothing is sent until a different operator approves too.`;
+            }
+            return (
+              <li key={kind}>
+                <button
+                  type="submit"
+                  name="decision"
+                  value={kind}
+                  className={buttonClassFor(kind, verdict)}
+                  disabled={pending || blocked !== null}
+                  aria-describedby={helpId}
+                >
+                  {info.button}
+                </button>
+                <p id={helpId} className={blocked ? "blocked-reason" : "decision-help"}>
+                  {blocked ? `Not now: ${blocked}` : help}
+                </p>
+              </li>
+            );
+          })}
+      </ul>
+    </>
+  );
   return (
     <section className="card decision-card" aria-labelledby="decide-heading">
       <h2 id="decide-heading">Decide</h2>
@@ -169,53 +227,9 @@ export function DecisionPanel({
                 : `Your approval sends ${effect}: Approve & execute sends it now, under the same key.`}
             </p>
           ) : null}
-          {verdict === "FOUND" || verdict === "NOT_FOUND" ? (
-            <p className="hint" data-testid="verdict-advice">
-              {verdict === "FOUND"
-                ? "The provider has this effect: accepting its evidence records it as done and sends nothing."
-                : "The provider has nothing under this key: approving sends it, once, under the same key."}
-            </p>
-          ) : null}
-          <ul className="decision-buttons">
-            {decisionKinds
-              .filter((kind) => kind !== "approve_compensate" || compensatingTool !== null)
-              .map((kind) => {
-                const info = decisionInfo[kind];
-                const helpId = `decision-help-${kind}`;
-                const blocked =
-                  kind === "approve_execute"
-                    ? executeBlockedBy
-                    : (kind === "approve_accept_evidence" || kind === "approve_compensate") && neverSent
-                      ? "this action was never sent, so the provider has nothing to show; approve sending it, or reject it."
-                      : null;
-                let help = info.help;
-                if (kind === "approve_compensate" && compensatingTool)
-                  help = `${help} Compensating tool: ${compensatingTool}.`;
-                if (kind === "approve_execute") {
-                  help = `${help} Key: ${idempotencyKey}.`;
-                  help = lastApproval
-                    ? `${help} Your approval sends ${effect}${requiredApprovals > 1 ? `: it is the last of the ${requiredApprovals} approvals four eyes needs` : ""}.`
-                    : `${help} This is approval ${approvalsGiven + 1} of ${requiredApprovals}: nothing is sent until a different operator approves too.`;
-                }
-                return (
-                  <li key={kind}>
-                    <button
-                      type="submit"
-                      name="decision"
-                      value={kind}
-                      className={buttonClassFor(kind, verdict)}
-                      disabled={pending || blocked !== null}
-                      aria-describedby={helpId}
-                    >
-                      {info.button}
-                    </button>
-                    <p id={helpId} className={blocked ? "blocked-reason" : "decision-help"}>
-                      {blocked ? `Not now: ${blocked}` : help}
-                    </p>
-                  </li>
-                );
-              })}
-          </ul>
+          <Suspense fallback={choices(null)}>
+            <WithVerdict verdict={verdict} render={choices} />
+          </Suspense>
           <p className="hint">
             Applies to version {version} of this review. If another operator decides first, nothing is overwritten: you
             will see their decision instead.
@@ -244,4 +258,15 @@ function noticeOf(state: DecisionFormState): ActionNotice | null {
     case "error":
       return { kind: "error", title: state.message, details: state.details };
   }
+}
+
+/** Renders with the provider's verdict once it has come (the nearest suspense boundary shows the rest meanwhile). */
+function WithVerdict({
+  verdict,
+  render,
+}: {
+  verdict: Promise<ProviderVerdict | null>;
+  render: (verdict: ProviderVerdict | null) => ReactNode;
+}) {
+  return render(use(verdict));
 }

@@ -1,4 +1,4 @@
-import { Suspense, type ReactNode } from "react";
+import { Suspense } from "react";
 import { MaskedFieldsNotice } from "@/components/masked-fields-notice";
 import type { Principal } from "@/lib/model/permissions";
 import { can } from "@/lib/model/permissions";
@@ -40,18 +40,6 @@ function OpenAlertsNotice({ review }: { review: ReviewDetailData["review"] }) {
   );
 }
 
-/** The decision panel once the provider has answered: its verdict picks the primary button. */
-async function DecisionPanelWithVerdict({
-  lookup,
-  render,
-}: {
-  lookup: Promise<ProviderLookupView>;
-  render: (verdict: ProviderVerdict | null) => ReactNode;
-}) {
-  const answer = await lookup;
-  return render(answer.kind === "found" ? "FOUND" : answer.kind === "not_found" ? "NOT_FOUND" : null);
-}
-
 export function ReviewDetailView({
   data,
   principal,
@@ -68,7 +56,11 @@ export function ReviewDetailView({
 }) {
   const { review } = data;
   const approvals = approvalState(review, principal.identity);
-  const decisionPanel = (verdict: ProviderVerdict | null) => (
+  // The provider's answer as the verdict the panel's buttons follow, streamed to it (the panel does not wait).
+  const verdict = lookup.then((answer): ProviderVerdict | null =>
+    answer.kind === "found" ? "FOUND" : answer.kind === "not_found" ? "NOT_FOUND" : null,
+  );
+  const decisionPanel = (
     <DecisionPanel
       verdict={verdict}
       effect={describeEffect(review.execution.tool, review.amountCents, review.currency)}
@@ -122,9 +114,7 @@ export function ReviewDetailView({
         <div className="detail-side">
           <ApprovalsCard review={review} viewer={principal.identity} thresholdCents={data.fourEyesThresholdCents} />
           {can(principal, "tasks:transition") ? (
-            <Suspense fallback={decisionPanel(null)}>
-              <DecisionPanelWithVerdict lookup={lookup} render={decisionPanel} />
-            </Suspense>
+            decisionPanel
           ) : (
             <section className="card card--quiet" aria-labelledby="readonly-heading">
               <h2 id="readonly-heading">Read-only</h2>

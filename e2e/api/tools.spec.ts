@@ -389,8 +389,8 @@ test("compensation: an operator accepts the provider's record and compensates it
       timeout: 60_000,
     })
     .toBe("NEEDS_HUMAN");
-  // Now the owner finds the payout: it was made, to an account that is closed.
-  modes.set(call.idempotency_key, { kind: "found" });
+  // Now the owner finds the payout: it was made, to an account that is closed. It takes two seconds to say so (the page waits up to four).
+  modes.set(call.idempotency_key, { kind: "delayed", ms: 2_000, then: { kind: "found" } });
 
   const context = await browser.newContext();
   const operator = await context.newPage();
@@ -398,10 +398,16 @@ test("compensation: an operator accepts the provider's record and compensates it
   const queue = new ReviewQueuePage(operator);
   await queue.open(task.id);
   const review = new ReviewDetailPage(operator);
+  // The operator writes the reason while the provider is still being asked; the answer must not take it away
+  // (the panel sat inside the answer's suspense boundary and was replaced, with what was typed, when it came).
+  await expect(review.lookup).toContainText("Asking…");
+  const reason = "paid to a closed account: claw it back";
+  await review.reason.fill(reason);
   await expect(review.lookup).toContainText(`po_${call.id}`, { timeout: 30_000 });
   await expect(review.button("Accept evidence & compensate")).toBeVisible();
   await expect(review.panel).toContainText(`Compensating tool: ${undoName}`);
-  await review.decide("Accept evidence & compensate", "paid to a closed account: claw it back");
+  await expect(review.reason).toHaveValue(reason);
+  await review.button("Accept evidence & compensate").click();
   await expect(review.done).toContainText("recorded its compensation", { timeout: 30_000 });
   await expect(review.status).toContainText("APPROVED");
   await context.close();

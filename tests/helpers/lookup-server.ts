@@ -11,7 +11,9 @@ export type LookupMode =
   | { kind: "not_found" }
   | { kind: "unknown" }
   | { kind: "signed_wrongly" }
-  | { kind: "status"; status: number };
+  | { kind: "status"; status: number }
+  /** Answers as `then` does, `ms` later: a provider slow to say (the review page streams on meanwhile). */
+  | { kind: "delayed"; ms: number; then: Exclude<LookupMode, { kind: "delayed" }> };
 
 /**
  * A tool owner's lookup endpoint over real HTTP: it refuses (401) a question
@@ -47,28 +49,32 @@ export async function lookupServer(secret: string, modes: Map<string, LookupMode
       };
       questions.push(question);
       const key = question.idempotency_key;
-      const mode = modes.get(key) ?? { kind: "not_found" };
-      switch (mode.kind) {
-        case "found":
-          return answer(200, {
-            idempotency_key: key,
-            result: "found",
-            record: {
-              id: `po_${question.execution_id}`,
+      const asked = modes.get(key) ?? { kind: "not_found" };
+      if (asked.kind === "delayed") setTimeout(() => respond(asked.then), asked.ms);
+      else respond(asked);
+      function respond(mode: Exclude<LookupMode, { kind: "delayed" }>) {
+        switch (mode.kind) {
+          case "found":
+            return answer(200, {
               idempotency_key: key,
-              metadata: { execution_id: question.execution_id },
-              ...question.request,
-              ...mode.record,
-            },
-          });
-        case "not_found":
-          return answer(200, { idempotency_key: key, result: "not_found" });
-        case "unknown":
-          return answer(200, { idempotency_key: key, result: "unknown", reason: "the payout is still processing" });
-        case "signed_wrongly":
-          return answer(200, { idempotency_key: key, result: "not_found" }, "not-the-lookup-secret");
-        case "status":
-          return answer(mode.status, { error: "down" });
+              result: "found",
+              record: {
+                id: `po_${question.execution_id}`,
+                idempotency_key: key,
+                metadata: { execution_id: question.execution_id },
+                ...question.request,
+                ...mode.record,
+              },
+            });
+          case "not_found":
+            return answer(200, { idempotency_key: key, result: "not_found" });
+          case "unknown":
+            return answer(200, { idempotency_key: key, result: "unknown", reason: "the payout is still processing" });
+          case "signed_wrongly":
+            return answer(200, { idempotency_key: key, result: "not_found" }, "not-the-lookup-secret");
+          case "status":
+            return answer(mode.status, { error: "down" });
+        }
       }
     });
   });
