@@ -73,6 +73,16 @@ describe("the refund agent's plan", () => {
     expect(plan(task("COMPLETED"), all)).toMatchObject({ kind: "stop", outcome: "completed" });
   });
 
+  it("completes the lookup subtask before completing a task that reached VALIDATING without it (a takeover from an older checkpoint)", () => {
+    const all = [exec("refund", "SUCCEEDED"), exec("notify-customer", "SUCCEEDED")];
+    expect(plan(task("VALIDATING", ["issue-refund"]), all)).toEqual({
+      kind: "transition",
+      patch: { subtasks: [{ id: "lookup-order", status: "COMPLETED" }] },
+      reason: "order looked up",
+    });
+    expect(plan(task("VALIDATING", ["lookup-order", "issue-refund"]), all)).toMatchObject({ to: "COMPLETED" });
+  });
+
   it("never plans a call whose receipt exists", () => {
     const steps = [
       task("RUNNING", ["lookup-order", "issue-refund"]),

@@ -206,6 +206,10 @@ function planStep(task: Task, executions: readonly Execution[], identity: string
 
     case "VALIDATING": {
       if (!refundDone) return { kind: "transition", to: "RUNNING", reason: "validation: no confirmed refund yet" };
+      // A task taken over on a standby can come here from a checkpoint older than the lookup's completion, its
+      // refund and note recorded as lost effects: the order was looked up (the refund was made), so say so first.
+      if (subtask(SUBTASK.lookup) !== "COMPLETED")
+        return { kind: "transition", patch: { subtasks: [done(SUBTASK.lookup)] }, reason: "order looked up" };
       if (subtask(SUBTASK.refund) !== "COMPLETED")
         return {
           kind: "transition",
