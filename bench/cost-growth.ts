@@ -27,7 +27,7 @@ import type { Principal } from "@/lib/model/permissions";
 import { keysetCursor, keysetParts } from "@/lib/core/keyset-cursor";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
-import { countTasks, listTasks, TASK_TEXT_FILTER_WINDOW } from "@/lib/use-cases/tasks/list-tasks";
+import { countTasks, listTasks, recentTasksWindow } from "@/lib/use-cases/tasks/list-tasks";
 import { countTasksByStatus, listTransitions } from "@/lib/use-cases/tasks/task-queries";
 import { foldTaskCountChanges } from "@/lib/stores/task-counts";
 import { globalSearch } from "@/lib/use-cases/search/global-search";
@@ -311,7 +311,7 @@ async function operationsAt(db: Db, client: pg.Client, size: number): Promise<Op
     { name: "tasks: actor ILIKE, no match", run: () => listTasks(db, { limit: 50, actor: "nobody-here" }) },
     {
       name: "tasks: actor ILIKE, no match, console (windowed)",
-      run: () => listTasks(db, { limit: 50, actor: "nobody-here" }, { textFilterWindow: TASK_TEXT_FILTER_WINDOW }),
+      run: async () => listTasks(db, { limit: 50, actor: "nobody-here" }, { window: await recentTasksWindow(db) }),
     },
     { name: "tasks: total (countTasks)", run: () => countTasks(db, {}) },
     { name: "tasks: total, status RUNNING", run: () => countTasks(db, { status: "RUNNING" }) },

@@ -29,7 +29,8 @@ import { addressThrottle, usernameThrottle } from "@/lib/model/auth/sign-in-thro
  * outbox, an advisory lock and the last pass's start for the invariant
  * monitor (one pass per interval per tenant, whichever server runs it),
  * fingerprints under an advisory lock for alerts, locked rows for retention,
- * SKIP LOCKED batches for folding the task counts' changes. So one loop per server instance needs no other coordination;
+ * SKIP LOCKED batches for folding the task counts' changes. So one loop per
+ * server instance needs no other coordination;
  * docs/scale-out.md says what each step costs when N servers run it, and
  * tests/live/scale-out.test.ts runs three of them behind HAProxy.
  *

@@ -28,25 +28,15 @@ export interface TaskCountRow {
 
 /** The tenant's tasks per workflow and status (pairs with no task left out). */
 export async function readTaskCounts(db: Db): Promise<TaskCountRow[]> {
-  const rows = await db.$queryRaw<
-    Array<{ workflow: string; status: string; tasks: number; usd: number; committed: number; tokens: number }>
-  >`
-    SELECT workflow_name AS workflow, status, sum(tasks)::int AS tasks, sum(usd_spent)::float8 AS usd,
-           sum(usd_committed)::float8 AS committed, sum(tokens_spent)::float8 AS tokens
+  return db.$queryRaw<TaskCountRow[]>`
+    SELECT workflow_name AS workflow, status, sum(tasks)::int AS tasks, sum(usd_spent)::float8 AS "usdSpent",
+           sum(usd_committed)::float8 AS "usdCommitted", sum(tokens_spent)::float8 AS "tokensSpent"
       FROM (SELECT workflow_name, status, tasks, usd_spent, usd_committed, tokens_spent FROM task_counts
             UNION ALL
             SELECT workflow_name, status, tasks, usd_spent, usd_committed, tokens_spent FROM task_count_changes) c
      GROUP BY workflow_name, status
     HAVING sum(tasks) <> 0
      ORDER BY workflow_name, status`;
-  return rows.map((r) => ({
-    workflow: r.workflow,
-    status: r.status,
-    tasks: r.tasks,
-    usdSpent: r.usd,
-    usdCommitted: r.committed,
-    tokensSpent: r.tokens,
-  }));
 }
 
 /** The changes one fold statement moves at most: a bounded transaction, repeated while there are more. */

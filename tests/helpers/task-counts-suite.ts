@@ -5,7 +5,7 @@ import { createTenant } from "@/lib/stores/tenants";
 import { foldTaskCountChanges, readTaskCounts, type TaskCountRow } from "@/lib/stores/task-counts";
 import { registerBuiltInWorkflows } from "@/lib/stores/workflow-registry";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
-import { countTasks, listTasks } from "@/lib/use-cases/tasks/list-tasks";
+import { countTasks, listTasks, recentTasksWindow, type RecentTasksWindow } from "@/lib/use-cases/tasks/list-tasks";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 
 const agent: Actor = { identity: "spiffe://verity.test/agent/counter", kind: "agent" };
@@ -95,15 +95,23 @@ export function describeTaskCounts(open: () => Promise<CountsDatabase>, options:
     for (let i = 0; i < 3; i++) await createTask(db, { workflow: "delivery", intent_id: `counts-recent-${i}` }, actor);
     const all = (await countedByScan(db)).reduce((n, r) => n + r.tasks, 0);
     // Under the limit: every task is read, the count is exact.
-    expect(await countTasks(db, { actor: actor.identity }, { window: all })).toEqual({ count: 3, among: null });
+    expect(await countTasks(db, { actor: actor.identity }, { window: await recentTasksWindow(db, all) })).toEqual({
+      count: 3,
+      among: null,
+    });
     // Over it: the newest `scanLimit` changes only, and the total says so.
-    expect(await countTasks(db, { actor: actor.identity }, { window: 2 })).toEqual({ count: 2, among: 2 });
-    expect(await countTasks(db, { actor: "spiffe://verity.test/agent/nobody" }, { window: 2 })).toEqual({
+    expect(await countTasks(db, { actor: actor.identity }, { window: await recentTasksWindow(db, 2) })).toEqual({
+      count: 2,
+      among: 2,
+    });
+    expect(
+      await countTasks(db, { actor: "spiffe://verity.test/agent/nobody" }, { window: await recentTasksWindow(db, 2) }),
+    ).toEqual({
       count: 0,
       among: 2,
     });
     // The console's list pages look in the same window; the API's and exports' (no window) see every match.
-    const ids = async (options: { textFilterWindow?: number }, limit = 50) => {
+    const ids = async (options: { window?: RecentTasksWindow | null }, limit = 50) => {
       const seen: string[] = [];
       let cursor: string | undefined;
       do {
@@ -115,9 +123,9 @@ export function describeTaskCounts(open: () => Promise<CountsDatabase>, options:
     };
     const every = await ids({});
     expect(every).toHaveLength(3);
-    expect(await ids({ textFilterWindow: all })).toEqual(every);
-    expect(await ids({ textFilterWindow: 2 })).toEqual(every.slice(0, 2));
-    expect(await ids({ textFilterWindow: 2 }, 1)).toEqual(every.slice(0, 2));
+    expect(await ids({ window: await recentTasksWindow(db, all) })).toEqual(every);
+    expect(await ids({ window: await recentTasksWindow(db, 2) })).toEqual(every.slice(0, 2));
+    expect(await ids({ window: await recentTasksWindow(db, 2) }, 1)).toEqual(every.slice(0, 2));
   });
 
   it("write nothing for a patch that moves no count: hops used, a subtask", async () => {

@@ -43,17 +43,16 @@ export async function listTasks(
     /** Only these: an agent's own tasks and those delegated to it (lib/use-cases/authority/list-reachable-tasks.ts). */
     ownedOrDelegatedTo?: { identity: string; taskIds: string[] };
     /**
-     * A task-id prefix or an actor looks only among this many tasks changed
-     * most recently (the console's list, whose total says so). The API and
-     * exports leave it out: what they return is complete, however long a
-     * filter that few tasks match takes to page.
+     * A task-id prefix or an actor looks only in this window of the tasks
+     * changed most recently (`recentTasksWindow`: the console's list, whose
+     * total says so). The API and exports leave it out: what they return is
+     * complete, however long a filter that few tasks match takes to page.
      */
-    textFilterWindow?: number;
+    window?: RecentTasksWindow | null;
   } = {},
 ): Promise<TaskPage> {
   const query = parseOrThrow(ListTasksQuerySchema, rawQuery);
-  const recent =
-    options.textFilterWindow && (query.q || query.actor) ? await textFilterWindow(db, options.textFilterWindow) : null;
+  const recent = options.window && (query.q || query.actor) ? options.window.where : null;
   const column = query.sort === "created" ? "createdAt" : "updatedAt";
   const after = query.cursor ? decodeCursor(query.sort, query.cursor) : undefined;
   const asc = query.order === "asc";
@@ -112,29 +111,39 @@ function filtersOf(query: TaskFilters, options: TaskReach): Prisma.TaskWhereInpu
 }
 
 /** The tasks a filter by task-id prefix or actor looks among, when there are more: the ones changed most recently. */
-export const TASK_TEXT_FILTER_WINDOW = 10_000;
+const TASK_TEXT_FILTER_WINDOW = 10_000;
+
+/** The `size` tasks changed most recently, as a condition on the update order. */
+export interface RecentTasksWindow {
+  size: number;
+  where: Prisma.TaskWhereInput;
+}
 
 /**
- * The window a filter by task-id prefix or actor looks in: no condition
- * while the tenant has at most `window` tasks (from the counters), else
- * the `window` tasks changed most recently, as a range of the update-order
- * index from the last of them. No index serves `ILIKE '%…%'` or a prefix
- * under a non-C collation, so without it a filter that few tasks match read
- * every task to fill one page or its total.
+ * The window a filter by task-id prefix or actor looks in: null while the
+ * tenant has at most `size` tasks (from the counters), else the `size`
+ * tasks changed most recently, as a range of the update-order index from the
+ * last of them (walking `size` index entries to find it). No index serves
+ * `ILIKE '%…%'` or a prefix under a non-C collation, so without it a filter
+ * that few tasks match read every task to fill one page or its total. Found
+ * once per page view and given to both, the page and its total.
  */
-async function textFilterWindow(db: Db, window: number): Promise<Prisma.TaskWhereInput | null> {
+export async function recentTasksWindow(db: Db, size = TASK_TEXT_FILTER_WINDOW): Promise<RecentTasksWindow | null> {
   const counts = await readTaskCounts(db);
-  if (counts.reduce((n, c) => n + c.tasks, 0) <= window) return null;
+  if (counts.reduce((n, c) => n + c.tasks, 0) <= size) return null;
   const edge = await db.task.findFirst({
     orderBy: [{ updatedAt: "desc" }, { id: "desc" }],
-    skip: window - 1,
+    skip: size - 1,
     select: { updatedAt: true, id: true },
   });
   if (!edge) return null;
   // Exactly those: ties on updated_at are ordered by id, as the list's pages are.
   return {
-    updatedAt: { gte: edge.updatedAt },
-    OR: [{ updatedAt: { gt: edge.updatedAt } }, { id: { gte: edge.id } }],
+    size,
+    where: {
+      updatedAt: { gte: edge.updatedAt },
+      OR: [{ updatedAt: { gt: edge.updatedAt } }, { id: { gte: edge.id } }],
+    },
   };
 }
 
@@ -142,15 +151,16 @@ async function textFilterWindow(db: Db, window: number): Promise<Prisma.TaskWher
  * How many tasks the filters select: the list's total. By status and
  * workflow alone it is exact, from the counters kept as tasks change
  * (lib/stores/task-counts.ts). A task-id prefix or an actor no counter
- * follows: those are counted in the text filters' window (`among` says so
- * when it applied), as the console's list pages look in it. A count that
- * read every task on each page view is what docs/cost-growth.md rules out,
- * and one capped by matches alone still read them all when few match.
+ * follows: those are counted in the recent tasks' window (`among` says so
+ * when it applied; the one given, else found here), as the console's list
+ * pages look in it. A count that read every task on each page view is what
+ * docs/cost-growth.md rules out, and one capped by matches alone still read
+ * them all when few match.
  */
 export async function countTasks(
   db: Db,
   rawQuery: Omit<ListTasksQuery, "cursor" | "limit" | "order" | "sort">,
-  options: { window?: number } = {},
+  options: { window?: RecentTasksWindow | null } = {},
 ): Promise<{ count: number; among: number | null }> {
   const query = parseOrThrow(ListTasksQuerySchema, rawQuery);
   if (!query.q && !query.actor) {
@@ -159,12 +169,11 @@ export async function countTasks(
       (!query.status || c.status === query.status) && (!query.workflow || c.workflow === query.workflow);
     return { count: counts.filter(selected).reduce((n, c) => n + c.tasks, 0), among: null };
   }
-  const window = options.window ?? TASK_TEXT_FILTER_WINDOW;
-  const recent = await textFilterWindow(db, window);
+  const window = options.window === undefined ? await recentTasksWindow(db) : options.window;
   const where = filtersOf(query, {});
   return {
-    count: await db.task.count({ where: recent ? { AND: [where, recent] } : where }),
-    among: recent ? window : null,
+    count: await db.task.count({ where: window ? { AND: [where, window.where] } : where }),
+    among: window?.size ?? null,
   };
 }
 

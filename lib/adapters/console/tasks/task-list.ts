@@ -1,5 +1,5 @@
 import type { Db } from "@/lib/db/client";
-import { countTasks, listTasks, TASK_TEXT_FILTER_WINDOW, type TaskPage } from "@/lib/use-cases/tasks/list-tasks";
+import { countTasks, listTasks, recentTasksWindow, type TaskPage } from "@/lib/use-cases/tasks/list-tasks";
 import { countTasksByStatus } from "@/lib/use-cases/tasks/task-queries";
 import { isAppError } from "@/lib/core/errors";
 import {
@@ -39,14 +39,16 @@ export async function loadTaskList(db: Db, params: TaskListParams): Promise<Task
   const newestToken = newest.items[0] ? `${newest.items[0].id}@${newest.items[0].version}` : "empty";
   try {
     const filters = { status: params.status, workflow: params.workflow, q: params.q, actor: params.actor };
+    // A text filter looks among the tasks changed most recently, the page and its total in the same window
+    // (docs/cost-growth.md).
+    const window = filters.q || filters.actor ? await recentTasksWindow(db) : null;
     const [page, total] = await Promise.all([
-      // A text filter looks among the tasks changed most recently, as its total says (docs/cost-growth.md).
       listTasks(
         db,
         { ...filters, sort: params.sort, order: params.order, cursor: params.cursor, limit: taskListPageSize },
-        { textFilterWindow: TASK_TEXT_FILTER_WINDOW },
+        { window },
       ),
-      countTasks(db, filters),
+      countTasks(db, filters, { window }),
     ]);
     return { ok: true, page, total, counts, newestToken, workflows };
   } catch (error) {
