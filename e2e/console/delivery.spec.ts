@@ -58,7 +58,9 @@ async function approve(browser: Browser, user: DemoUser, taskId: string, gate: s
   const form = card.getByRole("form", { name: `Approve ${gate}` });
   await form.getByLabel(new RegExp(`Reason for approving ${gate}`)).fill(reason);
   await form.getByRole("button", { name: `Approve ${gate}` }).click();
-  await expect(card).toContainText(`approved by spiffe://verity.local/user/${user}`, { timeout: 60_000 });
+  // This gate's own line: the card as a whole may already name this person for another gate (the operator approves two).
+  const line = card.getByRole("listitem").filter({ has: page.locator("strong", { hasText: new RegExp(`^${gate}$`) }) });
+  await expect(line).toContainText(`approved by spiffe://verity.local/user/${user}`, { timeout: 60_000 });
   await context.close();
 }
 
