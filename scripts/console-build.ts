@@ -10,7 +10,19 @@ import path from "node:path";
 export function isConsoleBuildStale(root: string): boolean {
   const buildId = path.join(root, ".next", "BUILD_ID");
   if (!existsSync(buildId)) return true;
-  const sources = ["app", "components", "lib", "public", "next.config.js", "package-lock.json", "prisma/schema.prisma"];
+  // Everything Next compiles or reads at build: the top-level instrumentation and proxy modules too.
+  const sources = [
+    "app",
+    "components",
+    "lib",
+    "public",
+    "instrumentation.ts",
+    "proxy.ts",
+    "next.config.js",
+    "tsconfig.json",
+    "package-lock.json",
+    "prisma/schema.prisma",
+  ];
   return Math.max(...sources.map((s) => newestMtime(path.join(root, s)))) > statSync(buildId).mtimeMs;
 }
 
