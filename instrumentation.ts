@@ -21,4 +21,10 @@ export async function register(): Promise<void> {
   const { startServerBackgroundLoop } = await import("@/lib/jobs/background");
   // Not awaited beyond starting: register() must return for the server to accept requests.
   startServerBackgroundLoop();
+  // For scripts/serve.mjs: the agent API served without Next's pipeline, by the routes built here.
+  const [{ apiRoutes }, { createApiRouter, publishApiRouter }] = await Promise.all([
+    import("@/app/api/v1/routes"),
+    import("@/lib/adapters/http/api-router"),
+  ]);
+  publishApiRouter(createApiRouter(apiRoutes, { prefix: "/api/v1/" }));
 }

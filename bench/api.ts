@@ -11,7 +11,7 @@
  *   BENCH_API_SERVER_ENV='{"VERITY_DB_POOL_SIZE":"4"}' npm run bench:api   # the server's settings on top
  *
  * The server is `npm start`'s own script (scripts/start.ts: migrate, seed the
- * demo, build when stale, serve `next start`) on a fresh PostgreSQL database,
+ * demo, build when stale, serve with scripts/serve.mjs) on a fresh PostgreSQL database,
  * as tests/live/servers.ts starts it, background loop at its default pace.
  * The API side is a closed-loop client on node:http with keep-alive (one
  * socket per client, no pipelining): each of `concurrency` clients sends its
@@ -309,7 +309,7 @@ function engineToolCall(handle: DatabaseHandle, tasks: BenchTask[]) {
 }
 
 /**
- * Node 20 refuses --cpu-prof in NODE_OPTIONS, and the server is next-server
+ * Node 20 refuses --cpu-prof in NODE_OPTIONS, and the server is scripts/serve.mjs
  * under start.ts: a preload that profiles each Node process of the group
  * from its start and writes `<pid>.cpuprofile` (open it in Chrome's DevTools
  * or speedscope) when it exits. The inspector's session answers

@@ -169,20 +169,28 @@ if (accounts?.kind === "setup") {
   console.log("  (or: npm run -s verity -- users create <username> --role admin --password-stdin)\n");
 }
 
-// Node closes idle keep-alive sockets after 5 s; a client that reuses one at
-// that instant gets ECONNRESET (seen in e2e runs under load). Idle clients
-// give up well before 65 s, so the client side closes first.
-const nextArgs = dev
-  ? ["dev", "-p", String(env.PORT), "-H", env.VERITY_HOST]
-  : ["start", "-p", String(env.PORT), "-H", env.VERITY_HOST, "--keepAliveTimeout", "65000"];
-// Next's own CLI under node, not npx: the signal below must reach the
-// server itself. Through npx (npm exec, then sh) SIGTERM stopped the
-// wrappers and left next-server running, holding the port and the PGlite
-// folder that the next start then opened from a second process.
-const next = spawn(process.execPath, [path.join(root, "node_modules", "next", "dist", "bin", "next"), ...nextArgs], {
+// Production: scripts/serve.mjs, Next's handler behind our own HTTP server,
+// which serves agents' API requests without Next's pipeline (issue 16, item
+// 3); development: Next's own dev server. Both under node directly, not npx:
+// the signal below must reach the server itself. Through npx (npm exec, then
+// sh) SIGTERM stopped the wrappers and left the server running, holding the
+// port and the PGlite folder that the next start then opened from a second process.
+const serverArgs = dev
+  ? [
+      path.join(root, "node_modules", "next", "dist", "bin", "next"),
+      "dev",
+      "-p",
+      String(env.PORT),
+      "-H",
+      env.VERITY_HOST,
+    ]
+  : [path.join(root, "scripts", "serve.mjs")];
+const next = spawn(process.execPath, serverArgs, {
   stdio: "inherit",
   env: {
     ...process.env,
+    PORT: String(env.PORT),
+    VERITY_HOST: env.VERITY_HOST,
     NEXTAUTH_URL: url,
     NEXTAUTH_SECRET: getAuthSecret(),
     VERITY_SANDBOX_URL: env.sandboxUrl,
