@@ -1,6 +1,7 @@
 import { expect, test, type Page } from "@playwright/test";
 import { createRunningTask } from "../pages/agent-seed";
 import { LoginPage, signIn } from "../pages/login-page";
+import { demoAgent } from "@/lib/config/demo-accounts";
 
 /**
  * The console under its nonce-based Content-Security-Policy (proxy.ts): every
@@ -95,5 +96,36 @@ test("API responses carry the security headers too, and HTTPS ones HSTS", async 
   expectSecurityHeaders(problem.headers(), "/api/v1/tasks");
 
   const behindTls = await request.get("/api/health", { headers: { "X-Forwarded-Proto": "https" } });
+  expect(behindTls.headers()["strict-transport-security"]).toBe("max-age=31536000");
+});
+
+test("an agent's API request, which the server's own router answers, carries what Next's answers carry; a console session still reaches the API through Next", async ({
+  page,
+  request,
+}) => {
+  const task = await createRunningTask(request);
+  const path = `/api/v1/tasks/${encodeURIComponent(task.id)}/checkpoints`;
+  // Bearer: lib/adapters/http/api-router.ts answers (scripts/serve.mjs). Session: Next's route and proxy.ts.
+  const byAgent = await request.get(path, { headers: { Authorization: `Bearer ${demoAgent.token}` } });
+  expect(byAgent.status(), await byAgent.text()).toBe(200);
+  await signIn(page, "engineer", "/tasks");
+  const byPerson = await page.request.get(path);
+  expect(byPerson.status(), await byPerson.text()).toBe(200);
+  for (const name of [
+    "content-type",
+    "cache-control",
+    "content-security-policy",
+    "x-content-type-options",
+    "referrer-policy",
+    "permissions-policy",
+    "x-frame-options",
+    "cross-origin-opener-policy",
+  ])
+    expect(byAgent.headers()[name], name).toBe(byPerson.headers()[name]);
+  expectSecurityHeaders(byAgent.headers(), `${path} (bearer)`);
+  expect(byAgent.headers()["strict-transport-security"]).toBeUndefined();
+  const behindTls = await request.get(path, {
+    headers: { Authorization: `Bearer ${demoAgent.token}`, "X-Forwarded-Proto": "https" },
+  });
   expect(behindTls.headers()["strict-transport-security"]).toBe("max-age=31536000");
 });
