@@ -201,6 +201,27 @@ describe("the API router", () => {
     expect(empty.status).toBe(400);
   });
 
+  it("survives a client that goes away halfway through a streamed body, and answers the next request", async () => {
+    const { hostname, port } = new URL(base);
+    await new Promise<void>((resolve) => {
+      const req = http.request({
+        host: hostname,
+        port,
+        path: "/api/v1/tasks/t1/transitions",
+        method: "POST",
+        headers: { ...bearer, "content-type": "application/json", "content-length": "150000" },
+      });
+      req.on("error", () => resolve());
+      req.write(`{"note":"${"x".repeat(80_000)}`);
+      setImmediate(() => {
+        req.destroy();
+        resolve();
+      });
+    });
+    const next = await fetch(`${base}/api/v1/tasks`, { headers: bearer });
+    expect(next.status).toBe(200);
+  });
+
   it("answers what a handler throws as problem+json: its own boundary's, or the router's for a handler without one", async () => {
     const refused = await fetch(`${base}/api/v1/refused`, { headers: bearer });
     expect(refused.status).toBe(403);

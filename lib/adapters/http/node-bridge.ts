@@ -38,22 +38,32 @@ export async function webRequestOf(req: IncomingMessage, signal: AbortSignal): P
  * body cannot be told from the next request).
  */
 function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
+  // Once cancelled, closed or errored, the controller may not be called again (it would
+  // throw inside an event listener, which would take the server down): events after that are dropped.
+  let open = true;
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
         req.on("data", (chunk: Buffer) => {
+          if (!open) return;
           controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
           if ((controller.desiredSize ?? 0) <= 0) req.pause();
         });
-        req.once("end", () => controller.close());
-        req.once("error", (error) => controller.error(error));
+        req.on("end", () => {
+          if (open) controller.close();
+          open = false;
+        });
+        req.on("error", (error) => {
+          if (open) controller.error(error);
+          open = false;
+        });
         req.pause();
       },
       pull() {
         req.resume();
       },
       cancel() {
-        req.removeAllListeners("data");
+        open = false;
         req.pause();
       },
     },
