@@ -4,8 +4,7 @@ import {
   consoleContentSecurityPolicy,
   isHttpsRequest,
   newNonce,
-  staticSecurityHeaders,
-  strictTransportSecurity,
+  securityHeadersOf,
 } from "@/lib/adapters/http/security-headers";
 
 /**
@@ -22,10 +21,8 @@ export function proxy(request: NextRequest): NextResponse {
   const requestHeaders = new Headers(request.headers);
   if (!isApi) requestHeaders.set("Content-Security-Policy", csp);
   const response = NextResponse.next({ request: { headers: requestHeaders } });
-  response.headers.set("Content-Security-Policy", csp);
-  for (const [name, value] of Object.entries(staticSecurityHeaders)) response.headers.set(name, value);
-  if (isHttpsRequest(request.url, request.headers.get("x-forwarded-proto")))
-    response.headers.set("Strict-Transport-Security", strictTransportSecurity);
+  const https = isHttpsRequest(request.url, request.headers.get("x-forwarded-proto"));
+  for (const [name, value] of Object.entries(securityHeadersOf(csp, https))) response.headers.set(name, value);
   return response;
 }
 

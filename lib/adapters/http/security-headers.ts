@@ -49,6 +49,19 @@ export const staticSecurityHeaders: Readonly<Record<string, string>> = {
   "Cross-Origin-Opener-Policy": "same-origin",
 };
 
+/**
+ * The security headers of one response: its Content-Security-Policy, the
+ * static set, and HSTS when the request reached us over HTTPS. proxy.ts sets
+ * them on what Next answers, api-router.ts on the API requests it answers.
+ */
+export function securityHeadersOf(contentSecurityPolicy: string, https: boolean): Record<string, string> {
+  return {
+    "Content-Security-Policy": contentSecurityPolicy,
+    ...staticSecurityHeaders,
+    ...(https ? { "Strict-Transport-Security": strictTransportSecurity } : {}),
+  };
+}
+
 /** A nonce: 128 random bits, base64 (CSP's nonce-source grammar). */
 export function newNonce(): string {
   const bytes = new Uint8Array(16);
