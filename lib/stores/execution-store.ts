@@ -17,11 +17,7 @@ import {
 } from "@/lib/model/executions/execution-rules";
 import { getInstructionsByIds, type InstructionBlock, type InstructionView } from "@/lib/stores/instructions";
 import { openJson, openText, readableJson, readableText, sealJson, sealText } from "@/lib/stores/field-encryption";
-import {
-  liveReservationsAmong,
-  reservationReleasedStatuses,
-  type Reservation,
-} from "@/lib/model/executions/budget-reservation";
+import { reservationReleasedStatuses, type Reservation } from "@/lib/model/executions/budget-reservation";
 
 /**
  * The owner of `executions` and `execution_events` rows: every status move
@@ -562,7 +558,11 @@ export async function listExecutionEvents(db: Db, executionId: string): Promise<
 
 /**
  * The task's reservations that still count (lib/model/executions/budget-reservation.ts):
- * its executions holding one whose effect may still happen or has happened.
+ * its executions holding one whose effect may still happen or has happened,
+ * summed per currency by the database. A succeeded call's reservation counts
+ * for good, so a busy task holds hundreds of them: one row per currency
+ * comes back, not one per call (the rules only ever need the sums and
+ * whether a foreign currency is among them).
  * `except` leaves out the execution being (re-)reserved; `sentOnly` keeps
  * only calls that have left (their effect may have happened or did).
  */
@@ -571,22 +571,20 @@ export async function liveReservationsOfTask(
   taskId: string,
   options: { except?: string; sentOnly?: boolean } = {},
 ): Promise<Reservation[]> {
-  const rows = await directQuery<{
-    status: ExecutionStatus;
-    reservedMinor: number | null;
-    reservedCurrency: string | null;
-  }>(
+  const rows = await directQuery<{ currency: string; minor: string | number }>(
     db,
     Prisma.sql`
-    SELECT status::text AS status, reserved_minor AS "reservedMinor", reserved_currency AS "reservedCurrency"
+    SELECT reserved_currency AS currency, sum(reserved_minor)::bigint AS minor
       FROM executions
-     WHERE task_id = ${taskId} AND reserved_minor IS NOT NULL
+     WHERE task_id = ${taskId} AND reserved_minor IS NOT NULL AND reserved_currency IS NOT NULL
        AND status::text NOT IN (${Prisma.join([...reservationReleasedStatuses])})
        ${options.except ? Prisma.sql`AND id <> ${options.except}` : Prisma.empty}
-       ${options.sentOnly ? Prisma.sql`AND sent_at IS NOT NULL` : Prisma.empty}`,
+       ${options.sentOnly ? Prisma.sql`AND sent_at IS NOT NULL` : Prisma.empty}
+     GROUP BY reserved_currency
+     ORDER BY reserved_currency`,
     { prepare: "live_reservations" },
   );
-  return liveReservationsAmong(rows);
+  return rows.map((r) => ({ currency: r.currency, minor: Number(r.minor) }));
 }
 
 /**

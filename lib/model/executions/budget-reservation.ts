@@ -63,6 +63,11 @@ export function liveReservationsAmong(
   );
 }
 
+/** Whether a task's commitment limits its reservations at all: none declared (0) records them unlimited. */
+export function commitmentLimits(committedUsd: number): boolean {
+  return commitmentMinorOf(committedUsd) !== 0;
+}
+
 /** The commitment in cents; 0 when none was declared. */
 function commitmentMinorOf(committedUsd: number): number {
   return Math.round(committedUsd * 100);
