@@ -134,9 +134,11 @@ interface CheckpointContext {
 /**
  * One statement, so the pieces agree with each other (and, in the
  * transition's transaction, with the state). The creation record is the
- * task's first transition: read in version order it is the first row of
- * the index, where filtering on from_version alone read every transition
- * the task ever made (each checkpoint slower than the last).
+ * task's transition to version 1 (createTask writes it so): one probe of
+ * the (tenant, task, version) key, where filtering on from_version alone
+ * read every transition the task ever made (each checkpoint slower than
+ * the last), and ordering by version for the first let the planner, once
+ * it had statistics, prefer the same scan and a sort.
  */
 async function readCheckpointContext(tx: Tx, taskId: string): Promise<CheckpointContext> {
   const rows = await directQuery<{
@@ -149,8 +151,8 @@ async function readCheckpointContext(tx: Tx, taskId: string): Promise<Checkpoint
     tx,
     Prisma.sql`
     SELECT
-      (SELECT request_digest FROM transitions WHERE task_id = ${taskId} AND from_version IS NULL
-        ORDER BY to_version LIMIT 1) AS input_digest,
+      (SELECT request_digest FROM transitions WHERE task_id = ${taskId} AND to_version = 1 AND from_version IS NULL)
+        AS input_digest,
       (SELECT json_build_object('holder', holder, 'fencing_token', fencing_token::text) FROM leases WHERE task_id = ${taskId} AND expires_at > now()) AS lease,
       (SELECT coalesce(json_agg(id ORDER BY created_at, id), '[]'::json) FROM outbox_messages WHERE task_id = ${taskId} AND delivered_at IS NULL) AS undelivered,
       (SELECT coalesce(json_agg(id ORDER BY created_at, id), '[]'::json) FROM executions
