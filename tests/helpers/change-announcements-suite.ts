@@ -118,7 +118,7 @@ export function describeChangeAnnouncements(
           createdAt: now,
         });
         // The write itself succeeded inside the transaction: only the rollback keeps it unannounced.
-        expect(swapped).toBe(true);
+        expect(swapped).not.toBeNull();
         throw refused;
       }),
     ).rejects.toBe(refused);

@@ -161,8 +161,12 @@ export async function compareAndSwap(
   db: Db | Tx,
   r: TransitionRecord,
   fencingToken?: string,
-  options: { audited?: boolean } = {},
-): Promise<boolean> {
+  options: {
+    audited?: boolean;
+    /** The row version the record was prepared from, when it came from memory (rememberedTaskRow): the swap also requires that exact row version. */
+    unchangedSince?: string;
+  } = {},
+): Promise<SwappedRow | null> {
   // Lease rule (leaseRefusal in lib/model/leases/lease-rules.ts), checked in the
   // same statement as the version: with a token, it must be the writer's
   // current unexpired lease; without one, an agent may not write while any
@@ -179,6 +183,7 @@ export async function compareAndSwap(
          SET status = ${r.toStatus}, version = ${r.toVersion}, state = ${JSON.stringify(state)}::jsonb,
              updated_at = ${r.createdAt.toISOString()}::timestamptz, updated_by = ${r.actor.identity}
        WHERE id = ${r.taskId} AND version = ${r.fromVersion}
+         ${options.unchangedSince === undefined ? Prisma.empty : Prisma.sql`AND xmin = ${options.unchangedSince}::xid`}
          AND CASE
                WHEN ${token}::bigint IS NOT NULL THEN EXISTS (
                  SELECT 1 FROM leases l
@@ -187,7 +192,7 @@ export async function compareAndSwap(
                  SELECT 1 FROM leases l WHERE l.task_id = ${r.taskId} AND l.expires_at > now())
                ELSE true
              END
-      RETURNING id, status, version, state, updated_at, updated_by`;
+      RETURNING id, status, version, state, updated_at, updated_by, xmin::text AS row_xmin`;
   // The log row takes state, status, version and time from the updated row,
   // so the (largest) state document crosses the wire and is parsed once.
   const logged = Prisma.sql`
@@ -202,21 +207,76 @@ export async function compareAndSwap(
   // pg_stat_activity's first 1 KiB of the statement still names the tables
   // it writes.) A restore passes audited: false: its restore record appends
   // the task.restored entry, with the checkpoint, in the same transaction.
+  const rowVersion = Prisma.sql`RETURNING (SELECT row_xmin FROM updated) AS row_xmin`;
   const statement =
     options.audited === false
-      ? Prisma.sql`WITH updated AS (${updated}) ${logged} RETURNING 1`
-      : Prisma.sql`WITH updated AS (${updated}), logged AS (${logged} RETURNING 1) ${auditEntryInsertSql(transitionAuditEntry(r), { onlyIfRowsIn: "logged" })} RETURNING 1`;
-  const swapped = await inSpan<boolean>(
+      ? Prisma.sql`WITH updated AS (${updated}) ${logged} ${rowVersion}`
+      : Prisma.sql`WITH updated AS (${updated}), logged AS (${logged} RETURNING 1) ${auditEntryInsertSql(transitionAuditEntry(r), { onlyIfRowsIn: "logged" })} ${rowVersion}`;
+  const swapped = await inSpan<SwappedRow | null>(
     "task cas",
     { "verity.task_id": r.taskId, "verity.from_version": r.fromVersion ?? -1, "verity.to_status": r.toStatus },
     async (span) => {
-      const inserted = await directQuery<unknown>(db, statement, { prepare: "cas" });
+      const inserted = await directQuery<{ row_xmin: string }>(db, statement, { prepare: "cas" });
       span?.setAttribute("verity.swapped", inserted.length === 1);
-      return inserted.length === 1;
+      const xmin = inserted[0]?.row_xmin;
+      return xmin ? { xmin, state } : null;
     },
   );
   if (swapped) countTransition(r.toStatus);
   return swapped;
+}
+
+/** What a won compare-and-swap wrote that its caller cannot know: the row version's id, and the state as sealed. */
+export interface SwappedRow {
+  /** The new row version's `xmin`: any later write to the row, by anyone, changes it. */
+  xmin: string;
+  state: unknown;
+}
+
+/**
+ * The task rows this process wrote last, per database handle (a tenant's
+ * pool), so that the next transition of a task its agent drives from here
+ * skips reading it: the row as this process wrote it, with its version's
+ * `xmin`. It is only a guess: the swap that uses it also requires that
+ * exact row version (`xmin`, besides the version number), so a row changed
+ * since, by any writer in any process, wins nothing and is read afresh
+ * (transition-task.ts). Bounded, oldest written first out.
+ */
+const rememberedRows = new WeakMap<object, Map<string, RememberedTaskRow>>();
+const REMEMBERED_ROWS_PER_DATABASE = 2_000;
+
+export interface RememberedTaskRow {
+  row: Task;
+  xmin: string;
+}
+
+/** The row this process last wrote for `taskId`, if it was at `version`. */
+export function rememberedTaskRow(db: Db, taskId: string, version: number): RememberedTaskRow | null {
+  const remembered = rememberedRows.get(db)?.get(taskId);
+  return remembered && remembered.row.version === version ? remembered : null;
+}
+
+/** The row after a won swap of `r` from `before` (findTaskRow's shape): the columns compareAndSwap sets. */
+export function rememberSwappedRow(db: Db, before: Task, r: TransitionRecord, swapped: SwappedRow): void {
+  let rows = rememberedRows.get(db);
+  if (!rows) rememberedRows.set(db, (rows = new Map()));
+  rows.delete(r.taskId);
+  rows.set(r.taskId, {
+    xmin: swapped.xmin,
+    row: {
+      ...before,
+      status: r.toStatus,
+      version: r.toVersion,
+      state: swapped.state as Task["state"],
+      updatedAt: r.createdAt,
+      updatedBy: r.actor.identity,
+    },
+  });
+  if (rows.size > REMEMBERED_ROWS_PER_DATABASE) rows.delete(rows.keys().next().value!);
+}
+
+export function forgetTaskRow(db: Db, taskId: string): void {
+  rememberedRows.get(db)?.delete(taskId);
 }
 
 export function transitionViewOf(r: TransitionRecord): TransitionView {

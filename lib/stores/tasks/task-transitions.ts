@@ -64,6 +64,8 @@ async function hasUndecidedReview(db: Db | Tx, taskId: string): Promise<boolean>
 }
 
 export interface PreparedTransition {
+  /** The row it was prepared from, as stored (sealed values sealed). */
+  row?: Task;
   before: TaskView;
   next: TaskState;
   record: TransitionRecord;
@@ -168,7 +170,7 @@ export async function prepareTransition(
     requestDigest,
     createdAt: now,
   };
-  return { before, next, record, checkpointTrigger: automaticCheckpointTrigger(def, current, next) };
+  return { row, before, next, record, checkpointTrigger: automaticCheckpointTrigger(def, current, next) };
 }
 
 /**

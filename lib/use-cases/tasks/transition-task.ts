@@ -11,7 +11,10 @@ import type { GateApproval } from "@/lib/model/tasks/transition-rules";
 import {
   compareAndSwap,
   findTaskRow,
+  forgetTaskRow,
   recordWriteConflict,
+  rememberedTaskRow,
+  rememberSwappedRow,
   replayOrThrow,
   throwIfLeaseRefused,
 } from "@/lib/stores/tasks/task-store";
@@ -80,22 +83,34 @@ async function transitionTaskUntraced(
     // version, so the state checked here is exactly the state replaced. That
     // is the guarantee a READ COMMITTED transaction gave, in two round trips
     // instead of five (BEGIN, SELECT, UPDATE, INSERT, COMMIT).
-    let row: Task | undefined;
+    // The row this process wrote last, when the task is still at that
+    // version here: an agent driving its task through this server makes
+    // one statement per change instead of two. The swap also requires that
+    // very row version (its xmin), so a row anyone changed since is never
+    // built upon: it is read afresh below.
+    const remembered = rememberedTaskRow(db, taskId, input.expected_version);
+    let row: Task | undefined = remembered?.row;
     if (reach) {
-      row = (await findTaskRow(db, taskId)) ?? undefined;
+      row ??= (await findTaskRow(db, taskId)) ?? undefined;
       if (!row) throw new AppError("not_found", `Task ${taskId} does not exist.`);
       await reach(row);
     }
     const prepared = await prepareTransition(db, taskId, input, actor, transitionId, requestDigest, gateApproval, row);
+    const swapOptions = { unchangedSince: remembered?.xmin };
     // At a semantic boundary the checkpoint commits with the change or not
     // at all; everywhere else the single CAS statement stays the whole write.
     const swapped = prepared.checkpointTrigger
-      ? await db.$transaction(
-          async (tx) =>
-            (await compareAndSwap(tx, prepared.record, input.fencing_token)) &&
-            (await checkpointTransition(tx, prepared)),
-        )
-      : await compareAndSwap(db, prepared.record, input.fencing_token);
+      ? await db.$transaction(async (tx) => {
+          const won = await compareAndSwap(tx, prepared.record, input.fencing_token, swapOptions);
+          return won && (await checkpointTransition(tx, prepared)) ? won : null;
+        })
+      : await compareAndSwap(db, prepared.record, input.fencing_token, swapOptions);
+    if (!swapped && remembered) {
+      // Lost on the remembered row, not necessarily on the version: nothing was written, so ask again, reading it.
+      forgetTaskRow(db, taskId);
+      return await transitionTaskUntraced(db, taskId, rawInput, actor, { gateApproval, reach });
+    }
+    if (swapped && prepared.row) rememberSwappedRow(db, prepared.row, prepared.record, swapped);
     if (!swapped) {
       try {
         await throwIfLeaseRefused(db, taskId, input.expected_version, input.fencing_token, actor);
