@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type DatabaseHandle } from "@/lib/db/client";
 import type { Actor } from "@/lib/model/actor";
+import { performEffect } from "@/lib/connectors/effects";
+import { markSent } from "@/lib/use-cases/executions/mark-sent";
+import { recordIntent } from "@/lib/use-cases/executions/record-intent";
+import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
+import { startSandbox, type Sandbox } from "@/programs/sandbox/server";
+import { connectorsFor, refund } from "@/tests/helpers/effects";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
@@ -18,12 +24,15 @@ import { captureStatements } from "@/tests/helpers/statement-plans";
 const agent: Actor = { identity: "spiffe://verity.test/agent/remembering", kind: "agent" };
 let pgdb: PostgresTestDatabase;
 let otherServer: DatabaseHandle;
+let provider: Sandbox;
 beforeAll(async () => {
   pgdb = await createPostgresTestDatabase({ poolSize: 4 });
+  provider = await startSandbox({ port: 0, host: "127.0.0.1" });
   // A second server process on the same database: its own pools, so nothing remembered is shared.
   otherServer = openDatabase({ kind: "postgres", url: pgdb.url }, { poolSize: 2 });
 });
 afterAll(async () => {
+  await provider?.close();
   await otherServer?.close();
   await pgdb?.drop();
 });
@@ -76,5 +85,58 @@ describe("the row a server wrote last", () => {
     expect(result.task.state.budget.tokens_spent).toBe(5);
     const now = await getTaskOrThrow(pgdb.db, task.id);
     expect(now.state.budget).toMatchObject({ hops_used: 3, tokens_spent: 5 });
+  });
+});
+
+describe("the ledger's moves of the task", () => {
+  const deps = () => connectorsFor(provider.url);
+  async function intentOf(task: { id: string; version: number }, callId: string) {
+    const intent = await recordIntent(
+      pgdb.db,
+      task.id,
+      { tool_call_id: callId, tool: "payments.refund", request: refund, expected_version: task.version },
+      agent,
+    );
+    if (intent.kind !== "proceed") throw new Error(`intent: ${intent.kind}`);
+    return markSent(pgdb.db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
+  }
+  async function succeeded(sent: Awaited<ReturnType<typeof intentOf>>) {
+    const outcome = await performEffect(sent, deps());
+    if (outcome.kind !== "succeeded") throw new Error(`refund: ${outcome.kind}`);
+    return recordOutcome(
+      pgdb.db,
+      sent.id,
+      { attempt_id: sent.attemptId, outcome: "succeeded", result: outcome.record, evidence: { ...outcome.evidence } },
+      agent,
+      deps(),
+    );
+  }
+  const readsTask = (text: string) => /^\s*SELECT id, workflow_name/.test(text);
+
+  it("are made on the row this server wrote: the intent and the outcome read no task row", async () => {
+    const task = await runningTask();
+    const { result: sent, sent: intentStatements } = await captureStatements(() => intentOf(task, "refund-a"));
+    const { result: done, sent: outcomeStatements } = await captureStatements(() => succeeded(sent));
+    expect(intentStatements.filter((s) => readsTask(s.text))).toEqual([]);
+    expect(outcomeStatements.filter((s) => readsTask(s.text))).toEqual([]);
+    expect(done.task).toMatchObject({ status: "RUNNING", version: task.version + 2 });
+    expect((await getTaskOrThrow(pgdb.db, task.id)).version).toBe(task.version + 2);
+  });
+
+  it("an outcome after another server cancelled the task is recorded, and the task stays cancelled", async () => {
+    const task = await runningTask();
+    const sent = await intentOf(task, "refund-b");
+    // This server remembers the task WAITING_FOR_TOOL at task.version + 1; a person cancels it through another.
+    await transitionTask(
+      otherServer.db,
+      task.id,
+      { expected_version: task.version + 1, to: "CANCELLED", reason: "customer called" },
+      { identity: "user:alice", kind: "user" },
+    );
+    const done = await succeeded(sent);
+    expect(done.execution.status).toBe("SUCCEEDED");
+    expect(done.task).toBeNull();
+    const now = await getTaskOrThrow(pgdb.db, task.id);
+    expect(now).toMatchObject({ status: "CANCELLED", version: task.version + 2 });
   });
 });

@@ -250,10 +250,10 @@ export interface RememberedTaskRow {
   xmin: string;
 }
 
-/** The row this process last wrote for `taskId`, if it was at `version`. */
-export function rememberedTaskRow(db: Db, taskId: string, version: number): RememberedTaskRow | null {
+/** The row this process last wrote for `taskId` (if it was at `version`, when one is asked for). */
+export function rememberedTaskRow(db: Db, taskId: string, version?: number): RememberedTaskRow | null {
   const remembered = rememberedRows.get(db)?.get(taskId);
-  return remembered && remembered.row.version === version ? remembered : null;
+  return remembered && (version === undefined || remembered.row.version === version) ? remembered : null;
 }
 
 /** The row after a won swap of `r` from `before` (findTaskRow's shape): the columns compareAndSwap sets. */

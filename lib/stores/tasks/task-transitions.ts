@@ -18,6 +18,7 @@ import { assertValidState, workflowOfOrThrow } from "@/lib/stores/tasks/task-sta
 import {
   compareAndSwap,
   findTaskRow,
+  rememberSwappedRow,
   throwIfLeaseRefused,
   transitionViewOf,
   type TransitionRecord,
@@ -218,8 +219,18 @@ export async function transitionTaskInTransaction(
   taskId: string,
   rawInput: unknown,
   actor: Actor,
-  /** The task's row, read by the caller in `tx` with findTaskRow to decide this move (the ledger's steps): one read, not two. */
-  options: { row?: Task } = {},
+  options: {
+    /** The task's row, read by the caller in `tx` with findTaskRow to decide this move (the ledger's steps): one read, not two. */
+    row?: Task;
+    /**
+     * The row came from memory (rememberedTaskRow) rather than a read:
+     * its version's xmin, which the swap also requires. A swap lost on it
+     * wrote nothing, so the move is prepared again from a read, in `tx`.
+     */
+    unchangedSince?: string;
+    /** Remember the row this move writes, for the task's next change from this process (transition-task.ts). */
+    rememberOn?: Db;
+  } = {},
 ): Promise<TransitionResult> {
   const input = parseOrThrow(TransitionInputSchema, rawInput);
   const transitionId = input.transition_id ?? newId("tr");
@@ -238,7 +249,16 @@ export async function transitionTaskInTransaction(
     if (error instanceof StaleVersion && error.seen) throw versionConflict(input.expected_version, error.seen);
     throw error;
   }
-  if (!(await compareAndSwap(tx, prepared.record, input.fencing_token))) {
+  const swapped = await compareAndSwap(tx, prepared.record, input.fencing_token, {
+    unchangedSince: options.unchangedSince,
+  });
+  if (!swapped && options.unchangedSince !== undefined) {
+    const { unchangedSince: _, row: __, ...rest } = options;
+    return transitionTaskInTransaction(tx, taskId, rawInput, actor, rest);
+  }
+  if (swapped && options.rememberOn && prepared.row)
+    rememberSwappedRow(options.rememberOn, prepared.row, prepared.record, swapped);
+  if (!swapped) {
     await throwIfLeaseRefused(tx, taskId, input.expected_version, input.fencing_token, actor);
     const latest = await tx.task.findFirst({ where: { id: taskId }, select: { version: true, status: true } });
     throw versionConflict(input.expected_version, latest ?? { version: -1, status: "deleted" });

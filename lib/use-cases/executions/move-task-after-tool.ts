@@ -1,8 +1,9 @@
-import type { Tx } from "@/lib/db/client";
+import type { Db, Tx } from "@/lib/db/client";
+import { isAppError } from "@/lib/core/errors";
 import type { Execution } from "@/lib/generated/prisma/client";
 import { raiseIfEffectAfterTaskEnded } from "@/lib/use-cases/alerts/divergence";
 import { transitionTaskInTransaction } from "@/lib/stores/tasks/task-transitions";
-import { findTaskRow } from "@/lib/stores/tasks/task-store";
+import { findTaskRow, rememberedTaskRow } from "@/lib/stores/tasks/task-store";
 import { type TaskView } from "@/lib/stores/tasks/task-views";
 import type { Actor } from "@/lib/model/actor";
 import { getWorkflowByDigest } from "@/lib/model/workflows";
@@ -20,7 +21,26 @@ export async function moveTaskAfterTool(
   actor: Actor,
   reason: string,
   fencing_token?: string,
+  /** The process's database handle: the task's row as this process wrote it (the intent's move) saves the read. */
+  rememberOn?: Db,
 ): Promise<TaskView | null> {
+  const remembered = rememberOn ? rememberedTaskRow(rememberOn, execution.taskId) : null;
+  if (remembered?.row.status === "WAITING_FOR_TOOL") {
+    try {
+      return (
+        await transitionTaskInTransaction(
+          tx,
+          execution.taskId,
+          { expected_version: remembered.row.version, to, reason, fencing_token },
+          actor,
+          { row: remembered.row, unchangedSince: remembered.xmin, rememberOn },
+        )
+      ).task;
+    } catch (error) {
+      // The task moved on since this process wrote it (nothing was written): decide on the row as it is.
+      if (!(isAppError(error) && error.code === "version_conflict")) throw error;
+    }
+  }
   const task = await findTaskRow(tx, execution.taskId);
   if (!task) return null;
   if (task.status === "WAITING_FOR_TOOL") {
@@ -30,7 +50,7 @@ export async function moveTaskAfterTool(
         execution.taskId,
         { expected_version: task.version, to, reason, fencing_token },
         actor,
-        { row: task },
+        { row: task, rememberOn },
       )
     ).task;
   }

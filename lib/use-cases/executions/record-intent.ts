@@ -17,7 +17,7 @@ import {
   findExecutionOfCall,
 } from "@/lib/stores/execution-store";
 import { transitionTaskInTransaction } from "@/lib/stores/tasks/task-transitions";
-import { findTaskRow } from "@/lib/stores/tasks/task-store";
+import { findTaskRow, rememberedTaskRow } from "@/lib/stores/tasks/task-store";
 import { type TaskView } from "@/lib/stores/tasks/task-views";
 import { parseOrThrow, clientIdSchema } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
@@ -127,8 +127,16 @@ async function recordIntentUntraced(db: Db, taskId: string, raw: unknown, actor:
   if (tool.irreversible) await refuseWhileDiverged(db, taskId);
   const now = new Date();
   try {
+    // The task as this process wrote it last, if still at the version the agent names: not read again (its CAS checks it).
+    const remembered = rememberedTaskRow(db, taskId, input.expected_version);
     return await transactionOn(db, async (tx): Promise<IntentResult> => {
-      const { def, row: read } = await refuseUnlessAllowedInState(tx, taskId, input.expected_version, tool);
+      const { def, row: read } = await refuseUnlessAllowedInState(
+        tx,
+        taskId,
+        input.expected_version,
+        tool,
+        remembered?.row,
+      );
       if (compensates) await refuseUnlessCompensable(tx, taskId, compensates, tool);
       const guarded = tool.irreversible
         ? await checkInstructionGuard(tx, taskId, tool, input.instruction_id ?? null)
@@ -151,7 +159,7 @@ async function recordIntentUntraced(db: Db, taskId: string, raw: unknown, actor:
               reason: `calling ${input.tool} (${input.tool_call_id})`,
             },
         actor,
-        { row: read },
+        { row: read, unchangedSince: read && read === remembered?.row ? remembered.xmin : undefined, rememberOn: db },
       );
       // The reservation commits with the intent and its task CAS, or neither does.
       const reservation = reservationOf(tool, request);
@@ -396,8 +404,10 @@ async function refuseUnlessAllowedInState(
   taskId: string,
   expectedVersion: number,
   tool: ToolDefinition,
+  /** The row as this process wrote it (rememberedTaskRow), at expectedVersion: the CAS that follows requires it unchanged. */
+  remembered?: Task,
 ): Promise<{ def: WorkflowDefinition | undefined; row: Task | undefined }> {
-  const task = await findTaskRow(tx, taskId);
+  const task = remembered ?? (await findTaskRow(tx, taskId));
   const def = task ? getWorkflowByDigest(task.workflowDigest) : undefined;
   // A missing task or a stale version is the CAS's to refuse, in its own words.
   if (!task || task.version !== expectedVersion || !def) return { def, row: undefined };

@@ -170,7 +170,15 @@ async function recordOutcomeUntraced(
     const next =
       status === "SUCCEEDED" ? (input.next_status ?? "RUNNING") : status === "FAILED" ? "RUNNING" : "RECONCILING";
     try {
-      const task = await moveTaskAfterTool(tx, row, next, actor, `${row.tool} ${input.outcome}`, input.fencing_token);
+      const task = await moveTaskAfterTool(
+        tx,
+        row,
+        next,
+        actor,
+        `${row.tool} ${input.outcome}`,
+        input.fencing_token,
+        db,
+      );
       return { execution: toExecutionView(row), task, leaseConflict: null };
     } catch (error) {
       // The fenced CAS matched no row and raised no SQL error, so this
