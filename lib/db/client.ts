@@ -24,6 +24,37 @@ export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
 
 export type DatabaseTarget = Env["database"];
 
+interface ProcessWideState {
+  connectionTenants: WeakMap<object, string | null>;
+  directPools: WeakMap<object, pg.Pool>;
+  preparedNames: Map<string, string>;
+  transactionConnections: WeakMap<object, pg.PoolClient>;
+  openingTransactions: AsyncLocalStorage<OpeningTransaction>;
+}
+
+/**
+ * What this module knows about the process's one database handle, kept on
+ * `globalThis` like the handle itself (globalForDb below). Next builds this
+ * module into more than one bundle of the same server: the API router is
+ * built from instrumentation.ts, the pages and routes from the app. Each
+ * copy had its own maps, so a copy that had not opened the handle found no
+ * pool under it, and every hot-path statement it ran (the API's CAS, the
+ * ledger's moves) went through Prisma's query layer unprepared: correct,
+ * and slower (docs/benchmarks.md, "The API's statements prepared again").
+ */
+function processWide(): ProcessWideState {
+  const key = Symbol.for("verity.db.client");
+  const slot = globalThis as unknown as Record<symbol, ProcessWideState | undefined>;
+  slot[key] ??= {
+    connectionTenants: new WeakMap(),
+    directPools: new WeakMap(),
+    preparedNames: new Map(),
+    transactionConnections: new WeakMap(),
+    openingTransactions: new AsyncLocalStorage(),
+  };
+  return slot[key];
+}
+
 /**
  * Every client is built here. Interactive transactions get generous limits:
  * Prisma's 5 s default aborted correct transactions on a loaded 2-core
@@ -42,7 +73,7 @@ export function newPrismaClient(adapter: PrismaPg | PrismaPGlite): PrismaClient 
  * the database once per call was a round trip of its own, several per
  * ledger step (issue 16: three in an intent, four in an outcome).
  */
-const connectionTenants = new WeakMap<object, string | null>();
+const connectionTenants = processWide().connectionTenants;
 
 export interface DatabaseHandle {
   /** The first tenant's client (DEFAULT_TENANT_ID): what a single-tenant deployment, the demo and most tests use. */
@@ -190,7 +221,7 @@ function tenantClients(open: (tenantId: string) => PrismaClient) {
 }
 
 /** The node-postgres pool behind each PostgreSQL client (never a PGlite one). */
-const directPools = new WeakMap<PrismaClient, pg.Pool>();
+const directPools = processWide().directPools;
 
 /**
  * Runs one statement straight on the node-postgres pool behind `db`, without
@@ -216,7 +247,7 @@ export async function directQuery<T>(
   return result.rows as T[];
 }
 
-const preparedNames = new Map<string, string>();
+const preparedNames = processWide().preparedNames;
 
 /**
  * A named prepared statement per distinct text: each connection parses and
@@ -334,7 +365,7 @@ export function transactionOn<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T>
  * opens, commits and rolls back the transaction, and every statement of
  * the helpers that take a `Tx` still runs in it, on the same connection.
  */
-const transactionConnections = new WeakMap<object, pg.PoolClient>();
+const transactionConnections = processWide().transactionConnections;
 
 interface OpeningTransaction {
   open: boolean;
@@ -342,7 +373,7 @@ interface OpeningTransaction {
 }
 
 /** The transactionOn whose $transaction is starting in this async context: the connection Prisma takes next is its. */
-const openingTransactions = new AsyncLocalStorage<OpeningTransaction>();
+const openingTransactions = processWide().openingTransactions;
 
 /**
  * Notes which connection Prisma's pg adapter checks out to start a
