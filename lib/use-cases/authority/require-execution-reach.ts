@@ -2,7 +2,7 @@ import { directQuery, type Db } from "@/lib/db/client";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { AppError, isAppError } from "@/lib/core/errors";
 import type { Principal } from "@/lib/model/permissions";
-import { requireTaskReach, type TaskReach } from "@/lib/use-cases/authority/require-task-reach";
+import { checkTaskReach, type TaskReach } from "@/lib/use-cases/authority/require-task-reach";
 
 /**
  * The execution, if its task is within this principal's reach; otherwise
@@ -15,14 +15,27 @@ export async function requireExecutionReach(
   executionId: string,
   options: { drive?: boolean } = {},
 ): Promise<{ execution: { id: string; taskId: string; createdBy: string }; task: TaskReach }> {
-  const [execution] = await directQuery<{ id: string; taskId: string; createdBy: string }>(
+  // The execution and its task's reach in one statement: every agent's markSent and outcome asks this first.
+  const [row] = await directQuery<{
+    id: string;
+    taskId: string;
+    createdBy: string;
+    taskCreatedBy: string;
+    workflowName: string;
+  }>(
     db,
-    Prisma.sql`SELECT id, task_id AS "taskId", created_by AS "createdBy" FROM executions WHERE id = ${executionId}`,
+    Prisma.sql`
+    SELECT e.id, e.task_id AS "taskId", e.created_by AS "createdBy",
+           t.created_by AS "taskCreatedBy", t.workflow_name AS "workflowName"
+      FROM executions e JOIN tasks t ON t.id = e.task_id
+     WHERE e.id = ${executionId}`,
     { prepare: "execution_reach" },
   );
-  if (!execution) throw new AppError("not_found", `Execution ${executionId} does not exist.`);
+  if (!row) throw new AppError("not_found", `Execution ${executionId} does not exist.`);
+  const execution = { id: row.id, taskId: row.taskId, createdBy: row.createdBy };
   try {
-    return { execution, task: await requireTaskReach(db, principal, execution.taskId, options) };
+    const task = { id: row.taskId, createdBy: row.taskCreatedBy, workflowName: row.workflowName };
+    return { execution, task: await checkTaskReach(db, principal, task, options) };
   } catch (error) {
     if (isAppError(error) && error.code === "not_found")
       throw new AppError("not_found", `Execution ${executionId} does not exist.`);
