@@ -48,7 +48,7 @@ import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
-import { createEmptyPostgresDatabase } from "@/tests/helpers/postgres";
+import { analyzeDatabase, createEmptyPostgresDatabase } from "@/tests/helpers/postgres";
 import { startVerityServer } from "@/tests/live/servers";
 
 const port = Number(process.env.BENCH_API_PORT ?? 3940);
@@ -421,6 +421,8 @@ async function main() {
             await drive(concurrency, warmup, engine);
             const slice = Math.ceil(total / rounds);
             for (let round = 0; round < rounds; round++) {
+              // Statistics as autovacuum keeps them on a database that has run a while (analyzeDatabase).
+              await analyzeDatabase(database.url);
               const apiRound = async () => merge(a, await drive(concurrency, slice, api, server.pid));
               const engineRound = async () => merge(e, await drive(concurrency, slice, engine));
               if (round % 2 === 0) {

@@ -51,6 +51,26 @@ async function adminClient(): Promise<pg.Client> {
   return client;
 }
 
+/**
+ * ANALYZE of a whole throwaway database, as its owner: what autovacuum
+ * would have done by now on a database that had been running a while. A
+ * benchmark's database is minutes old and its tables grew from nothing, so
+ * PostgreSQL has no statistics yet, and a prepared statement's generic plan
+ * chosen while a table was tiny (an execution looked up by id through the
+ * tenant's index, reading every row of the tenant) stays until the next
+ * ANALYZE. Benchmarks measure the steady state; docs/benchmarks.md says
+ * where this mattered.
+ */
+export async function analyzeDatabase(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query("ANALYZE");
+  } finally {
+    await client.end();
+  }
+}
+
 async function adminQuery(text: string): Promise<void> {
   const client = await adminClient();
   try {
