@@ -72,6 +72,16 @@ describe("the row a server wrote last", () => {
     expect(now.state.budget.hops_used).toBe(7);
   });
 
+  it("answers a stale caller as a read would: version_conflict, not a refusal worked out on the remembered row", async () => {
+    const task = await runningTask();
+    await transitionTask(otherServer.db, task.id, { expected_version: task.version, ...hops(4) }, agent);
+    // On the row this server remembers (RUNNING at task.version) this move is refused by the workflow; the task is
+    // no longer at that version, which is what a read would have answered first.
+    await expect(
+      transitionTask(pgdb.db, task.id, { expected_version: task.version, to: "COMPLETED" }, agent),
+    ).rejects.toMatchObject({ code: "version_conflict" });
+  });
+
   it("is not built upon after any write to the row, even one that kept the version number", async () => {
     const task = await runningTask();
     // Nothing in Verity writes a task without a new version; a hand-made repair on the database might.

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Db, Tx } from "@/lib/db/client";
-import { AppError } from "@/lib/core/errors";
+import { AppError, isAppError } from "@/lib/core/errors";
 import { digestOf } from "@/lib/core/canonical-json";
 import { newId } from "@/lib/core/ids";
 import { parseOrThrow, clientIdSchema } from "@/lib/core/validation";
@@ -246,6 +246,11 @@ export async function transitionTaskInTransaction(
   try {
     prepared = await prepareTransition(tx, taskId, input, actor, transitionId, requestDigest, undefined, options.row);
   } catch (error) {
+    // Refused on a remembered row: worked out again on the row as it is (nothing was written).
+    if (options.unchangedSince !== undefined && isAppError(error)) {
+      const { unchangedSince: _, row: __, ...rest } = options;
+      return transitionTaskInTransaction(tx, taskId, rawInput, actor, rest);
+    }
     if (error instanceof StaleVersion && error.seen) throw versionConflict(input.expected_version, error.seen);
     throw error;
   }

@@ -414,6 +414,8 @@ async function refuseUnlessAllowedInState(
   const allowed = toolsAllowedIn(def, task.status);
   // The row read here is the one the intent's move starts from (transitionTaskInTransaction does not read it again).
   if (allowed === "any" || allowed.includes(tool.name)) return { def, row: task };
+  // Refused on the remembered row: decided again on the row as it is.
+  if (remembered) return refuseUnlessAllowedInState(tx, taskId, expectedVersion, tool);
   throw new AppError(
     "invariant_violated",
     `${tool.name} is not allowed in ${task.status} by workflow ${def.name} v${def.version}${allowed.length ? ` (allowed there: ${allowed.join(", ")})` : " (no tool is allowed there)"}.`,

@@ -16,6 +16,7 @@ import {
   rememberedTaskRow,
   rememberSwappedRow,
   replayOrThrow,
+  type RememberedTaskRow,
   throwIfLeaseRefused,
 } from "@/lib/stores/tasks/task-store";
 import {
@@ -77,6 +78,7 @@ async function transitionTaskUntraced(
     patch,
     reason: input.reason,
   });
+  let remembered: RememberedTaskRow | null = null;
   try {
     // The read needs no transaction around it: the write below is one
     // statement guarded by `version = expected`, and every write bumps the
@@ -88,7 +90,7 @@ async function transitionTaskUntraced(
     // one statement per change instead of two. The swap also requires that
     // very row version (its xmin), so a row anyone changed since is never
     // built upon: it is read afresh below.
-    const remembered = rememberedTaskRow(db, taskId, input.expected_version);
+    remembered = rememberedTaskRow(db, taskId, input.expected_version);
     let row: Task | undefined = remembered?.row;
     if (reach) {
       row ??= (await findTaskRow(db, taskId)) ?? undefined;
@@ -108,6 +110,7 @@ async function transitionTaskUntraced(
     if (!swapped && remembered) {
       // Lost on the remembered row, not necessarily on the version: nothing was written, so ask again, reading it.
       forgetTaskRow(db, taskId);
+      remembered = null;
       return await transitionTaskUntraced(db, taskId, rawInput, actor, { gateApproval, reach });
     }
     if (swapped && prepared.row) rememberSwappedRow(db, prepared.row, prepared.record, swapped);
@@ -131,6 +134,13 @@ async function transitionTaskUntraced(
     }
     return transitionResultOf(prepared);
   } catch (error) {
+    // A refusal worked out on the remembered row may be about a row that is no longer there: nothing was written, so
+    // the answer is worked out again on the row as it is (the same refusal, or the version conflict it really is).
+    // (Once: an answer worked out on a fresh read, as in the branch above, is the answer.)
+    if (remembered && isAppError(error)) {
+      forgetTaskRow(db, taskId);
+      return await transitionTaskUntraced(db, taskId, rawInput, actor, { gateApproval, reach });
+    }
     if (!(error instanceof StaleVersion) && !isUniqueViolation(error)) throw error;
     // A retry of an applied transition lands here (its expected version is
     // now stale, or it raced its twin): answer with the first result.
