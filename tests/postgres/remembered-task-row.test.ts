@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type DatabaseHandle } from "@/lib/db/client";
-import type { Actor } from "@/lib/model/actor";
 import { performEffect } from "@/lib/connectors/effects";
 import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
-import { createTask } from "@/lib/use-cases/tasks/create-task";
 import { startSandbox, type Sandbox } from "@/programs/sandbox/server";
-import { connectorsFor, refund } from "@/tests/helpers/effects";
+import { agent, connectorsFor, refund, runningTask as runningTaskOn } from "@/tests/helpers/effects";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
@@ -21,7 +19,6 @@ import { captureStatements } from "@/tests/helpers/statement-plans";
  * since (another server, or any write at all) is read afresh, never
  * overwritten with what this process believed.
  */
-const agent: Actor = { identity: "spiffe://verity.test/agent/remembering", kind: "agent" };
 let pgdb: PostgresTestDatabase;
 let otherServer: DatabaseHandle;
 let provider: Sandbox;
@@ -39,13 +36,8 @@ afterAll(async () => {
 
 const hops = (n: number) => ({ patch: { budget: { hops_used: n } } });
 
-async function runningTask(): Promise<{ id: string; version: number }> {
-  const { task } = await createTask(pgdb.db, { workflow: "agent-task", intent_id: "remembered" }, agent);
-  let version = task.version;
-  for (const to of ["PLANNING", "READY", "RUNNING"])
-    version = (await transitionTask(pgdb.db, task.id, { expected_version: version, to }, agent)).task.version;
-  return { id: task.id, version };
-}
+/** A task in RUNNING whose last change this server (pgdb.db) made, so it remembers the row. */
+const runningTask = () => runningTaskOn(pgdb.db);
 
 describe("the row a server wrote last", () => {
   it("carries the next change without a read: one statement", async () => {

@@ -242,25 +242,24 @@ export async function transitionTaskInTransaction(
     patch: input.patch ?? {},
     reason: input.reason,
   });
+  // A move made on a remembered row (options.unchangedSince) that was refused or lost wrote nothing: it is made
+  // again on the row as it is, read in `tx`.
+  const onARead = () => {
+    const { unchangedSince: _, row: __, ...rest } = options;
+    return transitionTaskInTransaction(tx, taskId, rawInput, actor, rest);
+  };
   let prepared: PreparedTransition;
   try {
     prepared = await prepareTransition(tx, taskId, input, actor, transitionId, requestDigest, undefined, options.row);
   } catch (error) {
-    // Refused on a remembered row: worked out again on the row as it is (nothing was written).
-    if (options.unchangedSince !== undefined && isAppError(error)) {
-      const { unchangedSince: _, row: __, ...rest } = options;
-      return transitionTaskInTransaction(tx, taskId, rawInput, actor, rest);
-    }
+    if (options.unchangedSince !== undefined && isAppError(error)) return onARead();
     if (error instanceof StaleVersion && error.seen) throw versionConflict(input.expected_version, error.seen);
     throw error;
   }
   const swapped = await compareAndSwap(tx, prepared.record, input.fencing_token, {
     unchangedSince: options.unchangedSince,
   });
-  if (!swapped && options.unchangedSince !== undefined) {
-    const { unchangedSince: _, row: __, ...rest } = options;
-    return transitionTaskInTransaction(tx, taskId, rawInput, actor, rest);
-  }
+  if (!swapped && options.unchangedSince !== undefined) return onARead();
   if (swapped && options.rememberOn && prepared.row)
     rememberSwappedRow(options.rememberOn, prepared.row, prepared.record, swapped);
   if (!swapped) {

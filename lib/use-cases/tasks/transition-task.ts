@@ -16,7 +16,6 @@ import {
   rememberedTaskRow,
   rememberSwappedRow,
   replayOrThrow,
-  type RememberedTaskRow,
   throwIfLeaseRefused,
 } from "@/lib/stores/tasks/task-store";
 import {
@@ -78,19 +77,18 @@ async function transitionTaskUntraced(
     patch,
     reason: input.reason,
   });
-  let remembered: RememberedTaskRow | null = null;
+  // The row this process wrote last, when the task is still at that
+  // version here: an agent driving its task through this server makes
+  // one statement per change instead of two. The swap also requires that
+  // very row version (its xmin), so a row anyone changed since is never
+  // built upon: it is read afresh (the catch below).
+  const remembered = rememberedTaskRow(db, taskId, input.expected_version);
   try {
     // The read needs no transaction around it: the write below is one
     // statement guarded by `version = expected`, and every write bumps the
     // version, so the state checked here is exactly the state replaced. That
     // is the guarantee a READ COMMITTED transaction gave, in two round trips
     // instead of five (BEGIN, SELECT, UPDATE, INSERT, COMMIT).
-    // The row this process wrote last, when the task is still at that
-    // version here: an agent driving its task through this server makes
-    // one statement per change instead of two. The swap also requires that
-    // very row version (its xmin), so a row anyone changed since is never
-    // built upon: it is read afresh below.
-    remembered = rememberedTaskRow(db, taskId, input.expected_version);
     let row: Task | undefined = remembered?.row;
     if (reach) {
       row ??= (await findTaskRow(db, taskId)) ?? undefined;
@@ -107,12 +105,8 @@ async function transitionTaskUntraced(
           return won && (await checkpointTransition(tx, prepared)) ? won : null;
         })
       : await compareAndSwap(db, prepared.record, input.fencing_token, swapOptions);
-    if (!swapped && remembered) {
-      // Lost on the remembered row, not necessarily on the version: nothing was written, so ask again, reading it.
-      forgetTaskRow(db, taskId);
-      remembered = null;
-      return await transitionTaskUntraced(db, taskId, rawInput, actor, { gateApproval, reach });
-    }
+    // Lost on the remembered row, not necessarily on the version: nothing was written (the catch reads it again).
+    if (!swapped && remembered) throw new StaleVersion();
     if (swapped && prepared.row) rememberSwappedRow(db, prepared.row, prepared.record, swapped);
     if (!swapped) {
       try {
@@ -134,10 +128,10 @@ async function transitionTaskUntraced(
     }
     return transitionResultOf(prepared);
   } catch (error) {
-    // A refusal worked out on the remembered row may be about a row that is no longer there: nothing was written, so
-    // the answer is worked out again on the row as it is (the same refusal, or the version conflict it really is).
-    // (Once: an answer worked out on a fresh read, as in the branch above, is the answer.)
-    if (remembered && isAppError(error)) {
+    // Lost, or refused, on the remembered row: it may be about a row that is no longer there. Nothing was written,
+    // so the answer is worked out again, once, on the row as it is (the same refusal, or the version conflict it
+    // really is); an answer worked out on that read is the answer.
+    if (remembered && (error instanceof StaleVersion || isAppError(error))) {
       forgetTaskRow(db, taskId);
       return await transitionTaskUntraced(db, taskId, rawInput, actor, { gateApproval, reach });
     }
