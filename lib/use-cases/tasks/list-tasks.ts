@@ -57,7 +57,7 @@ export async function listTasks(
   const after = query.cursor ? decodeCursor(query.sort, query.cursor) : undefined;
   const asc = query.order === "asc";
   const where: Prisma.TaskWhereInput = {
-    ...filtersOf(query, options),
+    ...(await filtersOf(db, query, options)),
     ...(after
       ? asc
         ? {
@@ -92,7 +92,7 @@ type TaskFilters = Pick<z.output<typeof ListTasksQuerySchema>, "status" | "workf
 type TaskReach = { ownedOrDelegatedTo?: { identity: string; taskIds: string[] } };
 
 /** The list's filters as a condition: the page and its total count ask the same. */
-function filtersOf(query: TaskFilters, options: TaskReach): Prisma.TaskWhereInput {
+async function filtersOf(db: Db, query: TaskFilters, options: TaskReach): Promise<Prisma.TaskWhereInput> {
   const reach = options.ownedOrDelegatedTo;
   const actor = query.actor ? actorFilterOf(query.actor) : null;
   return {
@@ -101,13 +101,41 @@ function filtersOf(query: TaskFilters, options: TaskReach): Prisma.TaskWhereInpu
     ...(query.workflow ? { workflowName: query.workflow } : {}),
     // Prisma sends startsWith as LIKE 'q%' without escaping: "task_" would match "taskX".
     ...(query.q ? { id: { startsWith: escapeLikePattern(query.q) } } : {}),
-    // Prisma escapes `contains` itself (it sends the value as a parameter between % signs).
+    // A whole id is an equality, a part of one the actors it is part of: both read
+    // tasks_tenant_id_updated_by_updated_at_id_idx (see actorsContaining).
     ...(actor
       ? actor.kind === "exact"
         ? { updatedBy: actor.actor }
-        : { updatedBy: { contains: actor.text, mode: "insensitive" as const } }
+        : { updatedBy: { in: await actorsContaining(db, actor.pattern) } }
       : {}),
   };
+}
+
+/**
+ * The actors that last changed some task of the tenant and whose id
+ * contains the pattern (`%part%`, ILIKE). The filter `updated_by ILIKE
+ * '%part%'` itself no index can serve under row-level security (ILIKE is
+ * not leakproof, so PostgreSQL checks the tenant's policy first, on every
+ * row; pg_trgm's index included), and a part few tasks match read every
+ * task, where the API and the exports must stay complete. So the tenant's
+ * distinct actors are read first, one descent of
+ * tasks_tenant_id_updated_by_updated_at_id_idx each (a loose index scan:
+ * as many as the tenant has actors, agents and people, not tasks), the part
+ * is matched among them, and the tasks are filtered by equality on those
+ * (`updated_by IN (…)`), which the same index serves: one actor's tasks in
+ * the list's order, several actors' matches, or the update order walked
+ * when they are most tasks.
+ */
+async function actorsContaining(db: Db, pattern: string): Promise<string[]> {
+  const rows = await db.$queryRaw<Array<{ actor: string }>>`
+    WITH RECURSIVE actors(actor) AS (
+      (SELECT updated_by FROM tasks ORDER BY updated_by LIMIT 1)
+      UNION ALL
+      SELECT (SELECT t.updated_by FROM tasks t WHERE t.updated_by > a.actor ORDER BY t.updated_by LIMIT 1)
+        FROM actors a WHERE a.actor IS NOT NULL
+    )
+    SELECT actor FROM actors WHERE actor ILIKE ${pattern}`;
+  return rows.map((r) => r.actor);
 }
 
 /** The tasks a filter by task-id prefix or actor looks among, when there are more: the ones changed most recently. */
@@ -170,7 +198,7 @@ export async function countTasks(
     return { count: counts.filter(selected).reduce((n, c) => n + c.tasks, 0), among: null };
   }
   const window = options.window === undefined ? await recentTasksWindow(db) : options.window;
-  const where = filtersOf(query, {});
+  const where = await filtersOf(db, query, {});
   return {
     count: await db.task.count({ where: window ? { AND: [where, window.where] } : where }),
     among: window?.size ?? null,
