@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Actor } from "@/lib/model/actor";
+import type { Principal } from "@/lib/model/permissions";
+import { globalSearch } from "@/lib/use-cases/search/global-search";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import { listTasks, type ListTasksQuery } from "@/lib/use-cases/tasks/list-tasks";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
@@ -19,6 +21,16 @@ import { captureStatements, explainStatements, rowsReadFrom } from "@/tests/help
 const needle: Actor = { identity: "spiffe://verity.test/agent/needle-bot", kind: "agent" };
 const hay: Actor = { identity: "spiffe://verity.test/agent/hay-bot", kind: "agent" };
 const copies = 6_000;
+
+const admin = {
+  kind: "user",
+  id: "usr_admin",
+  identity: "user:admin",
+  role: "admin",
+  displayName: "Admin",
+  tenantId: "default",
+  platformAdmin: false,
+} as Principal;
 
 let pgdb: PostgresTestDatabase;
 /** The needle's tasks, newest change first. */
@@ -85,5 +97,22 @@ describe("the task list's text filters on PostgreSQL, with thousands of tasks th
     const { ids, rowsRead } = await allPages({ actor: "nobody-here", limit: 50 });
     expect(ids).toEqual([]);
     expect(rowsRead).toBeLessThan(100);
+  });
+
+  it("the global search's task ids read the matches, not every task", async () => {
+    const { result, sent } = await captureStatements(() => globalSearch(pgdb.db, admin, { q: "hay_0012", limit: 5 }));
+    expect(result.groups.find((g) => g.kind === "task")?.hits.map((h) => h.value)).toEqual([
+      "hay_00120",
+      "hay_00121",
+      "hay_00122",
+      "hay_00123",
+      "hay_00124",
+    ]);
+    const byId = (await explainStatements(pgdb.url, sent)).filter((e) => /WHERE id = \$1/.test(e.text));
+    expect(byId).toHaveLength(1);
+    expect(rowsReadFrom(byId[0]!.plan, "tasks")).toBeLessThan(100);
+    const none = await captureStatements(() => globalSearch(pgdb.db, admin, { q: "no-such-task" }));
+    const noneById = (await explainStatements(pgdb.url, none.sent)).filter((e) => /WHERE id = \$1/.test(e.text));
+    expect(rowsReadFrom(noneById[0]!.plan, "tasks")).toBeLessThan(100);
   });
 });

@@ -123,10 +123,17 @@ export async function globalSearch(db: Db, principal: Principal, raw: GlobalSear
   const mayReadActors = can(principal, "audit:read");
 
   const [tasks, intents, customers, executions, keys, actors] = await Promise.all([
-    // Primary keys: an id pasted whole is an index lookup; a prefix a bounded scan.
+    // An id pasted whole is a primary-key lookup; a prefix reads tasks_id_pattern_idx (starts_with: the
+    // primary key serves no prefix under a collation other than C, and row-level security lets no index
+    // serve LIKE, which is not leakproof) or, when most tasks match, the update order until `take` match.
+    // `id = q OR id LIKE 'q%'` sorted by (id = q) read every task on each keystroke (docs/cost-growth.md).
     db.$queryRaw<TaskRow[]>`
-      SELECT id, workflow_name, status, intent_id, updated_at FROM tasks
-       WHERE id = ${q} OR id LIKE ${prefix}
+      SELECT id, workflow_name, status, intent_id, updated_at FROM (
+        (SELECT id, workflow_name, status, intent_id, updated_at FROM tasks WHERE id = ${q})
+        UNION ALL
+        (SELECT id, workflow_name, status, intent_id, updated_at FROM tasks
+          WHERE starts_with(id, ${q}) AND id <> ${q} ORDER BY updated_at DESC, id DESC LIMIT ${take})
+      ) hits
        ORDER BY (id = ${q}) DESC, updated_at DESC LIMIT ${take}`,
     // An intent typed whole is found among every task (tasks_intent_id_idx); any part of one among the
     // newest intentWindow tasks: ILIKE '%q%' has no index to use, and over the whole table it read every
