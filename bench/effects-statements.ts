@@ -16,7 +16,6 @@ import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
 import { performEffect } from "@/lib/connectors/effects";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
-import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
@@ -66,15 +65,13 @@ try {
     const intent = await recordIntent(
       db,
       task.id,
-      { tool_call_id: `refund-${n}`, tool: "payments.refund", request, expected_version: version },
+      { tool_call_id: `refund-${n}`, tool: "payments.refund", request, expected_version: version, send: true },
       agent,
     );
     if (intent.kind !== "proceed") throw new Error("unexpected receipt");
     const execution = intent.execution;
-    step = "sent";
-    const sent = await markSent(db, execution.id, { attempt_id: execution.attemptId }, agent);
     step = "call";
-    const outcome = await performEffect(sent, deps);
+    const outcome = await performEffect(execution, deps);
     if (outcome.kind !== "succeeded") throw new Error(`refund ${outcome.kind}`);
     step = "outcome";
     const done = await recordOutcome(

@@ -1,7 +1,8 @@
 /**
  * The cost of durability for side effects: refunds per second through the
- * execution ledger (intent → sent → call → outcome, each step committed on
- * PostgreSQL), next to the same refund calls made directly to the sandbox
+ * execution ledger (the intent sent with itself → call → the provider's
+ * confirmation of the irreversible success → outcome: two commits on
+ * PostgreSQL, recordIntent's `send`), next to the same refund calls made directly to the sandbox
  * provider, and next to a DBOS Transact workflow of one step making the same
  * call (bench/effects-dbos.ts: its own process, its own system database on
  * the same PostgreSQL), all in the same run, with no faults.
@@ -24,7 +25,6 @@ import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
 import { performEffect } from "@/lib/connectors/effects";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
-import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
@@ -147,14 +147,20 @@ try {
       const intent = await recordIntent(
         db,
         task.id,
-        { tool_call_id: `refund-${++call}`, tool: "payments.refund", request, expected_version: task.version },
+        // `send`: the attempt is marked SENT in the intent's transaction (no markSent after it).
+        {
+          tool_call_id: `refund-${++call}`,
+          tool: "payments.refund",
+          request,
+          expected_version: task.version,
+          send: true,
+        },
         agent,
       );
       if (intent.kind !== "proceed") throw new Error("unexpected receipt");
       const execution = intent.execution;
-      // markSent answers with the execution as sent: the call needs no read of its own.
-      const sent = await markSent(db, execution.id, { attempt_id: execution.attemptId }, agent);
-      const outcome = await performEffect(sent, deps);
+      // The intent answers with the execution as sent: the call needs no read of its own.
+      const outcome = await performEffect(execution, deps);
       if (outcome.kind !== "succeeded") throw new Error(`refund ${outcome.kind}`);
       const done = await recordOutcome(
         db,

@@ -110,6 +110,8 @@ export interface RecordIntentBody {
   compensates_execution_id?: string;
   /** Ask a person to approve this call before it is sent: it is frozen into the review queue with this reason. */
   approval?: { reason: string };
+  /** Mark the attempt SENT with the intent (no markSent after it): one request fewer; if the answer is lost, the attempt waits for reconciliation. */
+  send?: boolean;
 }
 
 export interface RecordInstructionInput {

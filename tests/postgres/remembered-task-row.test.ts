@@ -102,7 +102,12 @@ describe("the ledger's moves of the task", () => {
     if (intent.kind !== "proceed") throw new Error(`intent: ${intent.kind}`);
     return markSent(pgdb.db, intent.execution.id, { attempt_id: intent.execution.attemptId }, agent);
   }
-  async function succeeded(sent: Awaited<ReturnType<typeof intentOf>>) {
+  async function succeeded(
+    sent: Pick<
+      Awaited<ReturnType<typeof intentOf>>,
+      "id" | "attemptId" | "taskId" | "tool" | "idempotencyKey" | "request"
+    >,
+  ) {
     const outcome = await performEffect(sent, deps());
     if (outcome.kind !== "succeeded") throw new Error(`refund: ${outcome.kind}`);
     return recordOutcome(
@@ -123,6 +128,35 @@ describe("the ledger's moves of the task", () => {
     expect(outcomeStatements.filter((s) => readsTask(s.text))).toEqual([]);
     expect(done.task).toMatchObject({ status: "RUNNING", version: task.version + 2 });
     expect((await getTaskOrThrow(pgdb.db, task.id)).version).toBe(task.version + 2);
+  });
+
+  it("an intent sent with itself is one transaction: one commit, none of markSent's own statements", async () => {
+    const task = await runningTask();
+    const { result: intent, sent } = await captureStatements(() =>
+      recordIntent(
+        pgdb.db,
+        task.id,
+        {
+          tool_call_id: "refund-c",
+          tool: "payments.refund",
+          request: refund,
+          expected_version: task.version,
+          send: true,
+        },
+        agent,
+      ),
+    );
+    if (intent.kind !== "proceed") throw new Error(`intent: ${intent.kind}`);
+    expect(intent.execution.status).toBe("SENT");
+    const commits = sent.filter((s) => /^\s*COMMIT/i.test(s.text));
+    expect(commits).toHaveLength(1);
+    // markSent alone would read the execution again before its own transaction: only the intent's lookup of the call reads it.
+    const executionReads = sent.filter((s) =>
+      /^\s*SELECT tenant_id AS "tenantId", id, task_id AS "taskId", tool_call_id/.test(s.text),
+    );
+    expect(executionReads).toHaveLength(1);
+    const done = await succeeded(intent.execution);
+    expect(done.task).toMatchObject({ status: "RUNNING", version: task.version + 2 });
   });
 
   it("an outcome after another server cancelled the task is recorded, and the task stays cancelled", async () => {

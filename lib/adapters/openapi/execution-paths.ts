@@ -68,7 +68,9 @@ export function taskExecutionPaths(): Record<string, JsonSchema> {
         summary: "Record the intent to call a tool, before calling it",
         description:
           "Write-ahead: the intent and the task's move to WAITING_FOR_TOOL commit together under compare-and-swap, before anything leaves. " +
-          "`proceed`: call the tool with execution.idempotency_key, after POST …/sent. `receipt`: this tool_call_id already succeeded; do not call again. " +
+          '`proceed`: call the tool with execution.idempotency_key, after POST …/sent, or send `"send": true` to have the attempt marked SENT with the intent ' +
+          "(one request and one commit fewer; the lease rule and the instruction guard are checked the same; if the answer is lost, the attempt is SENT and waits for reconciliation). " +
+          "`receipt`: this tool_call_id already succeeded; do not call again. " +
           "A retry of an intent never sent answers `proceed` with the same attempt (200). After a known failure the same tool_call_id starts a new attempt " +
           "with the same key (201): make it when the failed execution's `retry.safe` is true (the provider said nothing was applied, or the reconciler " +
           "established it never was, and the tool's attempt limit is not reached); after an unknown outcome it is refused " +

@@ -40,6 +40,16 @@ async function approvedOverBlock(tx: Tx, existing: Execution, block: Instruction
   return newest.every((t) => t <= releasedAt.getTime());
 }
 
+/**
+ * The move to SENT, with the sender's lease: the caller has checked that the
+ * lease may send and that no instruction stops it, in the same transaction
+ * (markSent, or recordIntent with `send`).
+ */
+export function sendInTransaction(tx: Tx, row: Execution, token: string | undefined, actor: Actor): Promise<Execution> {
+  const leaseToken = token === undefined ? null : BigInt(token);
+  return moveExecution(tx, row, "SENT", actor, { reason: "request leaving", data: { sentAt: new Date(), leaseToken } });
+}
+
 /** markSent as a span of the request's trace (lib/config/tracing.ts). */
 export function markSent(db: Db, executionId: string, raw: unknown, actor: Actor): Promise<ExecutionView> {
   return inSpan("use-case markSent", { "verity.execution_id": executionId }, () =>
@@ -96,13 +106,7 @@ async function markSentUntraced(db: Db, executionId: string, raw: unknown, actor
         return { blocked: frozen };
       }
     }
-    const leaseToken = token === undefined ? null : BigInt(token);
-    return {
-      row: await moveExecution(tx, existing, "SENT", actor, {
-        reason: "request leaving",
-        data: { sentAt: new Date(), leaseToken },
-      }),
-    };
+    return { row: await sendInTransaction(tx, existing, token, actor) };
   });
   if (sent.blocked) {
     // Committed (frozen, reviewed); the request must not leave, so the answer is an error the SDK reads as `blocked`.

@@ -33,6 +33,7 @@ import { approvalRequestedBlock, checkInstructionGuard } from "@/lib/stores/inst
 import { fencingTokenSchema, jsonObjectSchema } from "@/lib/use-cases/executions/input-fields";
 import { freezeBeforeSending } from "@/lib/use-cases/executions/freeze-before-sending";
 import { refuseUnlessLeaseCurrent } from "@/lib/use-cases/executions/lease-fencing";
+import { markSent, sendInTransaction } from "@/lib/use-cases/executions/mark-sent";
 import { reservationOf } from "@/lib/model/executions/budget-reservation";
 import { getTask } from "@/lib/use-cases/tasks/task-queries";
 import { refuseUnlessReservationFits } from "@/lib/use-cases/executions/budget-reservation";
@@ -84,6 +85,15 @@ export const RecordIntentInputSchema = z.strictObject({
    * threshold) or cancels it. A retry of the call answers as the review stands.
    */
   approval: z.strictObject({ reason: z.string().trim().min(1, "say why a person should look").max(2000) }).optional(),
+  /**
+   * The request leaves as soon as this answers: mark the attempt SENT with
+   * the intent, in its transaction (markSent's lease rule and instruction
+   * guard included), instead of a separate markSent. One commit and one
+   * round trip fewer per effect. The price: if this answer is lost, the
+   * attempt is SENT, and a retry is told to wait for its reconciliation
+   * (a provider lookup) rather than to send it.
+   */
+  send: z.boolean().optional(),
 });
 
 export type IntentResult =
@@ -115,6 +125,21 @@ export function recordIntent(db: Db, taskId: string, raw: unknown, actor: Actor)
 
 async function recordIntentUntraced(db: Db, taskId: string, raw: unknown, actor: Actor): Promise<IntentResult> {
   const input = parseOrThrow(RecordIntentInputSchema, raw);
+  const result = await recordIntentOf(db, taskId, input, actor);
+  // A new attempt was sent in the intent's transaction; one recorded before (never sent, or released by a review) is sent now.
+  if (!input.send || result.kind !== "proceed" || result.execution.status !== "INTENT_RECORDED") return result;
+  const sent = await markSent(
+    db,
+    result.execution.id,
+    { attempt_id: result.execution.attemptId, fencing_token: input.fencing_token },
+    actor,
+  );
+  return { ...result, execution: sent };
+}
+
+type RecordIntentInput = z.infer<typeof RecordIntentInputSchema>;
+
+async function recordIntentOf(db: Db, taskId: string, input: RecordIntentInput, actor: Actor): Promise<IntentResult> {
   const existing = await findExecutionOfCall(db, taskId, input.tool_call_id);
   // A recorded call keeps the version it was recorded under, even after a newer one or a retirement.
   const tool = existing
@@ -130,6 +155,7 @@ async function recordIntentUntraced(db: Db, taskId: string, raw: unknown, actor:
     // The task as this process wrote it last, if still at the version the agent names: not read again (its CAS checks it).
     const remembered = rememberedTaskRow(db, taskId, input.expected_version);
     return await transactionOn(db, async (tx): Promise<IntentResult> => {
+      if (input.send) await refuseUnlessMaySend(tx, taskId, input, actor);
       const { def, row: read } = await refuseUnlessAllowedInState(
         tx,
         taskId,
@@ -190,7 +216,8 @@ async function recordIntentUntraced(db: Db, taskId: string, raw: unknown, actor:
       // The spec's "before deploy / payment / delete" boundary: the checkpoint
       // commits with the intent, so a resume after a crash finds both or neither.
       if (tool.irreversible) await checkpointBeforeEffect(tx, task, actor);
-      return { kind: "proceed" as const, execution: toExecutionView(row), task };
+      const execution = input.send ? await sendInTransaction(tx, row, input.fencing_token, actor) : row;
+      return { kind: "proceed" as const, execution: toExecutionView(execution), task };
     });
   } catch (error) {
     // A twin request created the intent first: answer as a retry of it.
@@ -218,7 +245,7 @@ async function checkpointBeforeEffect(tx: Tx, task: TaskView, actor: Actor): Pro
 async function continueExisting(
   db: Db,
   existing: Execution,
-  input: z.infer<typeof RecordIntentInputSchema>,
+  input: RecordIntentInput,
   requestDigest: string,
   actor: Actor,
   tool: ToolDefinition,
@@ -278,6 +305,7 @@ async function continueExisting(
   // A new attempt relies on what it names now (an agent that re-read the ledger), else on what the first one named.
   const instructionId = input.instruction_id ?? existing.instructionId;
   return transactionOn(db, async (tx): Promise<IntentResult> => {
+    if (input.send) await refuseUnlessMaySend(tx, existing.taskId, input, actor);
     const { def, row: read } = await refuseUnlessAllowedInState(tx, existing.taskId, input.expected_version, tool);
     const block = existing.irreversible ? await checkInstructionGuard(tx, existing.taskId, tool, instructionId) : null;
     const { task } = await transitionTaskInTransaction(
@@ -324,8 +352,25 @@ async function continueExisting(
     });
     if (block) return { kind: "blocked", ...(await freezeBeforeSending(tx, row, block, actor)), task };
     if (existing.irreversible) await checkpointBeforeEffect(tx, task, actor);
-    return { kind: "proceed" as const, execution: toExecutionView(row), task };
+    const execution = input.send ? await sendInTransaction(tx, row, input.fencing_token, actor) : row;
+    return { kind: "proceed" as const, execution: toExecutionView(execution), task };
   });
+}
+
+/**
+ * markSent's rule for an intent sent with itself: only the task's current
+ * lease may send. Checked first in the transaction, as markSent does, so a
+ * takeover waits for this commit and then finds the attempt SENT.
+ */
+async function refuseUnlessMaySend(tx: Tx, taskId: string, input: RecordIntentInput, actor: Actor): Promise<void> {
+  if (actor.kind !== "agent") return;
+  await refuseUnlessLeaseCurrent(
+    tx,
+    taskId,
+    input.fencing_token,
+    actor,
+    `Tool call ${input.tool_call_id} was not sent`,
+  );
 }
 
 /**
@@ -439,7 +484,7 @@ async function refuseUnlessAllowedInState(
 async function takeUpReleasedCall(
   db: Db,
   existing: Execution,
-  input: z.infer<typeof RecordIntentInputSchema>,
+  input: RecordIntentInput,
   actor: Actor,
   tool: ToolDefinition,
 ): Promise<IntentResult | null> {

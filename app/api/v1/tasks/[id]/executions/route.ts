@@ -23,7 +23,9 @@ type Context = { params: Promise<{ id: string }> };
  * The version comes from If-Match or the body, the lease token from
  * Fencing-Token or the body. 202 `blocked`: the irreversible call was
  * frozen for review because of the task's instructions (instruction_id in
- * the body names the one it relies on); do not send it.
+ * the body names the one it relies on); do not send it. With `"send": true`
+ * the attempt answered `proceed` is already SENT (markSent's rules, in the
+ * intent's transaction for a new attempt): no POST …/sent follows.
  */
 export const POST = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiPrincipal(request, "tasks:transition");
@@ -45,7 +47,9 @@ export const POST = withProblems(async (request, { params }: Context) => {
     written ? result.task! : await getTaskOrThrow(db, id),
   );
   const headers: Record<string, string> = { ETag: etagOf(answer.task.version) };
-  if (!written) headers["Idempotent-Replayed"] = "true";
+  // An intent recorded before and sent now (`send`) wrote its SENT mark: not a replay.
+  const sentNow = result.kind === "proceed" && result.execution.status === "SENT";
+  if (!written && !sentNow) headers["Idempotent-Replayed"] = "true";
   // 202 for blocked: accepted, but for people to decide; nothing may be sent.
   const status = result.kind === "blocked" ? 202 : written ? 201 : 200;
   return json(answer, { status, headers });
