@@ -14,7 +14,7 @@ import { captureStatements, explainStatements, rowsReadFrom } from "@/tests/help
  * not match, a filter few tasks match reads those few through
  * tasks_tenant_id_updated_by_updated_at_id_idx, where it read every task
  * (docs/cost-growth.md). The global search's task ids likewise, through
- * tasks_id_pattern_idx. On the tenant's connection, as the product runs
+ * tasks_id_prefix_idx. On the tenant's connection, as the product runs
  * them: row-level security decides which conditions an index may serve.
  */
 
@@ -108,11 +108,13 @@ describe("the task list's text filters on PostgreSQL, with thousands of tasks th
       "hay_00123",
       "hay_00124",
     ]);
-    const byId = (await explainStatements(pgdb.url, sent)).filter((e) => /WHERE id = \$1/.test(e.text));
+    const byId = (await explainStatements(pgdb.url, sent)).filter((e) => /FROM tasks\s+WHERE id = \$1/.test(e.text));
     expect(byId).toHaveLength(1);
     expect(rowsReadFrom(byId[0]!.plan, "tasks")).toBeLessThan(100);
     const none = await captureStatements(() => globalSearch(pgdb.db, admin, { q: "no-such-task" }));
-    const noneById = (await explainStatements(pgdb.url, none.sent)).filter((e) => /WHERE id = \$1/.test(e.text));
+    const noneById = (await explainStatements(pgdb.url, none.sent)).filter((e) =>
+      /FROM tasks\s+WHERE id = \$1/.test(e.text),
+    );
     expect(rowsReadFrom(noneById[0]!.plan, "tasks")).toBeLessThan(100);
   });
 });

@@ -123,8 +123,8 @@ export async function globalSearch(db: Db, principal: Principal, raw: GlobalSear
   const mayReadActors = can(principal, "audit:read");
 
   const [tasks, intents, customers, executions, keys, actors] = await Promise.all([
-    // An id pasted whole is a primary-key lookup; a prefix reads tasks_id_pattern_idx (starts_with: the
-    // primary key serves no prefix under a collation other than C, and row-level security lets no index
+    // An id pasted whole is a primary-key lookup; a prefix reads tasks_id_prefix_idx (SP-GiST, starts_with:
+    // the primary key serves no prefix under a collation other than C, and row-level security lets no index
     // serve LIKE, which is not leakproof) or, when most tasks match, the update order until `take` match.
     // `id = q OR id LIKE 'q%'` sorted by (id = q) read every task on each keystroke (docs/cost-growth.md).
     db.$queryRaw<TaskRow[]>`
