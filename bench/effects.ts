@@ -2,7 +2,9 @@
  * The cost of durability for side effects: refunds per second through the
  * execution ledger (the intent sent with itself → call → the provider's
  * confirmation of the irreversible success → outcome: two commits on
- * PostgreSQL, recordIntent's `send`), next to the same refund calls made directly to the sandbox
+ * PostgreSQL, recordIntent's `send`), the same refund made by Verity itself
+ * through its connector (performToolCall: no confirmation lookup, the
+ * provider answered Verity's own request), next to the same refund calls made directly to the sandbox
  * provider, and next to a DBOS Transact workflow of one step making the same
  * call (bench/effects-dbos.ts: its own process, its own system database on
  * the same PostgreSQL), all in the same run, with no faults.
@@ -26,6 +28,7 @@ import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
 import { performEffect } from "@/lib/connectors/effects";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
+import { performToolCall } from "@/lib/use-cases/executions/perform-tool-call";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
@@ -132,16 +135,25 @@ try {
     `# ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}; ${perLevel} refunds per level and side in ${rounds} alternating rounds; pools of ${poolSize}`,
   );
   console.log(`# load average at start: ${load()}\n`);
-  const results: Array<{ workers: number; ledger: Sample; dbos: Sample; direct: Sample }> = [];
+  const results: Array<{ workers: number; ledger: Sample; performed: Sample; dbos: Sample; direct: Sample }> = [];
   for (const workers of levels) {
-    const tasks: Array<{ id: string; version: number }> = [];
-    for (let w = 0; w < workers; w++) {
-      const { task } = await createTask(db, { workflow: "agent-task", intent_id: `bench-${workers}-${w}` }, agent);
-      let version = task.version;
-      for (const to of ["PLANNING", "READY", "RUNNING"])
-        version = (await transitionTask(db, task.id, { expected_version: version, to }, agent)).task.version;
-      tasks.push({ id: task.id, version });
-    }
+    const runningTasks = async (side: string) => {
+      const made: Array<{ id: string; version: number }> = [];
+      for (let w = 0; w < workers; w++) {
+        const { task } = await createTask(
+          db,
+          { workflow: "agent-task", intent_id: `bench-${side}-${workers}-${w}` },
+          agent,
+        );
+        let version = task.version;
+        for (const to of ["PLANNING", "READY", "RUNNING"])
+          version = (await transitionTask(db, task.id, { expected_version: version, to }, agent)).task.version;
+        made.push({ id: task.id, version });
+      }
+      return made;
+    };
+    const tasks = await runningTasks("agent");
+    const performTasks = await runningTasks("verity");
     const ledgerRefund = async (w: number) => {
       const task = tasks[w]!;
       const intent = await recordIntent(
@@ -177,6 +189,19 @@ try {
       );
       task.version = done.task!.version;
     };
+    // Verity makes the call itself, through its connector (performToolCall): the agent's intent, the call and the outcome in one use case.
+    const verityRefund = async (w: number) => {
+      const task = performTasks[w]!;
+      const done = await performToolCall(
+        db,
+        task.id,
+        { tool_call_id: `refund-${++call}`, tool: "payments.refund", request, expected_version: task.version },
+        agent,
+        deps,
+      );
+      if (done.kind !== "performed" || done.outcome !== "succeeded") throw new Error(`refund ${done.kind}`);
+      task.version = done.task!.version;
+    };
     const directRefund = async () => {
       const n = ++call;
       const outcome = await deps.payments.refund({
@@ -191,13 +216,16 @@ try {
     };
     const warmup = Math.max(20, 2 * workers);
     await drive(workers, warmup, ledgerRefund);
+    await drive(workers, warmup, verityRefund);
     await drive(workers, warmup, directRefund);
     await dbos?.run(workers, warmup);
     const ledger: Sample = { count: 0, seconds: 0, latencies: [] };
+    const performed: Sample = { count: 0, seconds: 0, latencies: [] };
     const direct: Sample = { count: 0, seconds: 0, latencies: [] };
     const viaDbos: Sample = { count: 0, seconds: 0, latencies: [] };
     const sides: Array<[Sample, (total: number) => Promise<Sample>]> = [
       [ledger, (total) => drive(workers, total, ledgerRefund)],
+      [performed, (total) => drive(workers, total, verityRefund)],
       [direct, (total) => drive(workers, total, directRefund)],
     ];
     if (dbos) sides.push([viaDbos, (total) => dbos.run(workers, total)]);
@@ -211,22 +239,22 @@ try {
         side.latencies.push(...s.latencies);
       }
     }
-    results.push({ workers, ledger, dbos: viaDbos, direct });
+    results.push({ workers, ledger, performed, dbos: viaDbos, direct });
     console.log(
-      `concurrency ${workers}: ledger ${rate(ledger).toFixed(0)}/s, DBOS ${rate(viaDbos).toFixed(0)}/s, direct ${rate(direct).toFixed(0)}/s (load ${load()})`,
+      `concurrency ${workers}: ledger ${rate(ledger).toFixed(0)}/s, Verity calls ${rate(performed).toFixed(0)}/s, DBOS ${rate(viaDbos).toFixed(0)}/s, direct ${rate(direct).toFixed(0)}/s (load ${load()})`,
     );
   }
   console.log(
-    "\n| concurrency | ledger refunds/s | p50 ms | p99 ms | DBOS refunds/s | p50 ms | p99 ms | direct refunds/s | p50 ms | p99 ms | ledger/DBOS | ledger/direct |",
+    "\n| concurrency | ledger refunds/s | p50 ms | p99 ms | Verity calls/s | p50 ms | p99 ms | DBOS refunds/s | p50 ms | p99 ms | direct refunds/s | p50 ms | p99 ms | ledger/DBOS | Verity calls/DBOS | ledger/direct |",
   );
-  console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-  for (const { workers, ledger, dbos: viaDbos, direct } of results) {
-    const cells = [ledger, viaDbos, direct].flatMap((side) => {
+  console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  for (const { workers, ledger, performed, dbos: viaDbos, direct } of results) {
+    const cells = [ledger, performed, viaDbos, direct].flatMap((side) => {
       const sorted = [...side.latencies].sort((a, b) => a - b);
       return [rate(side).toFixed(0), percentile(sorted, 50).toFixed(2), percentile(sorted, 99).toFixed(2)];
     });
     console.log(
-      `| ${workers} | ${cells.join(" | ")} | ${(rate(ledger) / rate(viaDbos)).toFixed(2)}× | ${(rate(ledger) / rate(direct)).toFixed(2)}× |`,
+      `| ${workers} | ${cells.join(" | ")} | ${(rate(ledger) / rate(viaDbos)).toFixed(2)}× | ${(rate(performed) / rate(viaDbos)).toFixed(2)}× | ${(rate(ledger) / rate(direct)).toFixed(2)}× |`,
     );
   }
   console.log(`\n# load average at end: ${load()}`);

@@ -33,6 +33,8 @@ import type {
   RecordInstructionInput,
   RecordInstructionResult,
   RecordIntentBody,
+  PerformToolCallBody,
+  PerformedToolCall,
   RecordOutcomeBody,
   Task,
   TaskPage,
@@ -235,6 +237,15 @@ export class VerityClient implements ExecutionLedger {
 
   recordIntent(taskId: string, body: RecordIntentBody): Promise<IntentResult> {
     return this.send<IntentResult>("POST", `/api/v1/tasks/${enc(taskId)}/executions`, body);
+  }
+
+  /**
+   * Verity makes the call through the connector it holds (the built-in tools):
+   * intent, call and outcome in one request; the agent never holds the
+   * provider's credentials. 422 tool_has_connector for any other tool.
+   */
+  performToolCall(taskId: string, body: PerformToolCallBody): Promise<PerformedToolCall> {
+    return this.send<PerformedToolCall>("POST", `/api/v1/tasks/${enc(taskId)}/tool-calls`, body);
   }
 
   /** 409 lease_conflict when `fencingToken` is not the task's current lease: do not send. */

@@ -59,6 +59,14 @@ export interface TaskPage {
 
 /** `lease_conflict` set: the outcome is recorded, but the task was not moved because your lease was taken over. */
 export type OutcomeResult = OutcomeResultResource;
+
+/** POST /tasks/{id}/tool-calls: Verity called the tool (`performed`), or did not (`receipt`, `blocked`, as an intent answers). */
+export type PerformedToolCall =
+  | (OutcomeResultResource & { kind: "performed"; outcome: "succeeded" | "failed" | "unknown" })
+  | Exclude<IntentResultResource, { kind: "proceed" }>;
+
+/** The intent's body without `send` (Verity sends it), and where the task goes after a success. */
+export type PerformToolCallBody = Omit<RecordIntentBody, "send"> & { next_status?: "RUNNING" | "VALIDATING" };
 export type LeaseConflictNotice = NonNullable<OutcomeResultResource["lease_conflict"]>;
 
 export interface NewSubtask {

@@ -9,6 +9,7 @@ import * as leaseRoute from "@/app/api/v1/tasks/[id]/lease/route";
 import * as renewRoute from "@/app/api/v1/tasks/[id]/lease/renew/route";
 import * as releaseRoute from "@/app/api/v1/tasks/[id]/lease/release/route";
 import * as taskExecutionsRoute from "@/app/api/v1/tasks/[id]/executions/route";
+import * as toolCallsRoute from "@/app/api/v1/tasks/[id]/tool-calls/route";
 import * as instructionsRoute from "@/app/api/v1/tasks/[id]/instructions/route";
 import * as checkpointsRoute from "@/app/api/v1/tasks/[id]/checkpoints/route";
 import * as delegationsRoute from "@/app/api/v1/tasks/[id]/delegations/route";
@@ -378,6 +379,45 @@ describe("scope matrix over the API", () => {
       body: { to: "CANCELLED", expected_version: task.version },
     });
     expect(drive.status).toBe(403);
+  });
+
+  it("a call Verity makes is checked as an intent is: another agent's task is not found, another tool's scope refused", async () => {
+    const refundBody = (version: number) => ({
+      tool_call_id: "r1",
+      tool: "payments.refund",
+      request: { amount_cents: 100, currency: "usd", charge_id: "ch_1", customer_id: "cus_1" },
+      expected_version: version,
+    });
+    const task = await runningTaskOfA();
+    const stranger = await call(toolCallsRoute.POST, "POST", `/api/v1/tasks/${task.id}/tool-calls`, {
+      token: tokens.b,
+      params: { id: task.id },
+      body: refundBody(task.version),
+    });
+    expect(stranger.status).toBe(404);
+
+    const created = await call(tasksRoute.POST, "POST", "/api/v1/tasks", {
+      token: tokens.notesOnly,
+      body: { workflow: "agent-task", intent_id: "notes-tool-call" },
+    });
+    const id = created.body.id as string;
+    let version = created.body.version as number;
+    for (const to of ["PLANNING", "READY", "RUNNING"]) {
+      const moved = await call(transitionsRoute.POST, "POST", `/api/v1/tasks/${id}/transitions`, {
+        token: tokens.notesOnly,
+        params: { id },
+        body: { to, expected_version: version },
+      });
+      version = (moved.body.task as { version: number }).version;
+    }
+    const refused = await call(toolCallsRoute.POST, "POST", `/api/v1/tasks/${id}/tool-calls`, {
+      token: tokens.notesOnly,
+      params: { id },
+      body: refundBody(version),
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toContain("tool payments.refund");
+    expect(await db.execution.count({ where: { taskId: { in: [id, task.id] } } })).toBe(0);
   });
 
   it("taking over a live lease needs the take_over_leases scope", async () => {

@@ -40,6 +40,7 @@ import * as tasksIdLeaseRoute from "@/app/api/v1/tasks/[id]/lease/route";
 import * as tasksIdLeaseReleaseRoute from "@/app/api/v1/tasks/[id]/lease/release/route";
 import * as tasksIdLeaseRenewRoute from "@/app/api/v1/tasks/[id]/lease/renew/route";
 import * as tasksIdNextRoute from "@/app/api/v1/tasks/[id]/next/route";
+import * as tasksIdToolCallsRoute from "@/app/api/v1/tasks/[id]/tool-calls/route";
 import * as tasksIdTransitionsRoute from "@/app/api/v1/tasks/[id]/transitions/route";
 import * as toolsRoute from "@/app/api/v1/tools/route";
 import * as toolsNameRoute from "@/app/api/v1/tools/[name]/route";
@@ -100,6 +101,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   { template: "/api/v1/tasks/[id]/lease/release", module: tasksIdLeaseReleaseRoute },
   { template: "/api/v1/tasks/[id]/lease/renew", module: tasksIdLeaseRenewRoute },
   { template: "/api/v1/tasks/[id]/next", module: tasksIdNextRoute },
+  { template: "/api/v1/tasks/[id]/tool-calls", module: tasksIdToolCallsRoute },
   { template: "/api/v1/tasks/[id]/transitions", module: tasksIdTransitionsRoute },
   { template: "/api/v1/tools", module: toolsRoute },
   { template: "/api/v1/tools/[name]", module: toolsNameRoute },

@@ -16,6 +16,7 @@ import {
 import { RecordIntentInputSchema } from "@/lib/use-cases/executions/record-intent";
 import { MarkSentInputSchema } from "@/lib/use-cases/executions/mark-sent";
 import { RecordOutcomeInputSchema } from "@/lib/use-cases/executions/record-outcome";
+import { PerformToolCallInputSchema } from "@/lib/use-cases/executions/perform-tool-call";
 import {
   ExecutionDetailSchema,
   ExecutionEventResourceSchema,
@@ -37,6 +38,7 @@ export const executionRequestSchemas: SchemaEntries = [
   ["RecordIntentRequest", RecordIntentInputSchema],
   ["MarkSentRequest", MarkSentInputSchema],
   ["RecordOutcomeRequest", RecordOutcomeInputSchema],
+  ["PerformToolCallRequest", PerformToolCallInputSchema],
 ];
 
 export const executionResponseSchemas: SchemaEntries = [
@@ -51,6 +53,8 @@ export const executionResponseSchemas: SchemaEntries = [
 export function executionFieldsOptionalInBody(requestSchemas: Record<string, JsonSchema>): void {
   optionalInBody(requestSchemas.RecordIntentRequest, "expected_version", versionDescription);
   optionalInBody(requestSchemas.RecordIntentRequest, "fencing_token", tokenDescription);
+  optionalInBody(requestSchemas.PerformToolCallRequest, "expected_version", versionDescription);
+  optionalInBody(requestSchemas.PerformToolCallRequest, "fencing_token", tokenDescription);
   optionalInBody(
     requestSchemas.RecordOutcomeRequest,
     "fencing_token",
@@ -106,6 +110,55 @@ export function taskExecutionPaths(): Record<string, JsonSchema> {
         responses: {
           200: { description: "Every tool call of the task.", content: jsonContent(ref("ExecutionList")) },
           ...problems(401, 403, 404),
+        },
+      },
+    },
+    "/api/v1/tasks/{id}/tool-calls": {
+      post: {
+        tags: ["executions"],
+        operationId: "performToolCall",
+        summary: "Have Verity make the tool call, through the connector it holds",
+        description:
+          "For the built-in tools (payments.refund, crm.add_note), whose provider credentials Verity holds and the agent need not. The same ledger as " +
+          "recording the intent yourself: the intent, its checkpoint and its SENT mark commit together (lease, instruction guard, budget and workflow " +
+          "checked as for POST …/executions), Verity calls the provider under the execution's idempotency key, and records the provider's answer " +
+          "(a success stands on the provider's answer to Verity's own request: no lookup). 201 `performed` with `outcome` succeeded, failed (the provider " +
+          "said nothing happened; retry with the same tool_call_id when execution.retry.safe) or unknown (the task waits in RECONCILING; the reconciler " +
+          "settles it). 200 `receipt`: already succeeded, nothing called. 202 `blocked`: frozen for people, nothing called. A tool Verity holds no " +
+          "connector for is 422 tool_has_connector: call it yourself.",
+        parameters: [taskId, ifMatchParam, fencingTokenParam],
+        requestBody: { required: true, content: jsonContent(ref("PerformToolCallRequest")) },
+        responses: {
+          201: {
+            description:
+              "Called: the outcome as recorded, with the task after it (`lease_conflict` as for an outcome).",
+            headers: etagHeader,
+            content: jsonContent({
+              allOf: [
+                ref("OutcomeResult"),
+                {
+                  type: "object",
+                  required: ["kind", "outcome"],
+                  properties: {
+                    kind: { type: "string", const: "performed" },
+                    outcome: { type: "string", enum: ["succeeded", "failed", "unknown"] },
+                  },
+                },
+              ],
+            }),
+          },
+          200: {
+            description: "`receipt`: this tool_call_id already succeeded; nothing was called.",
+            headers: { ...etagHeader, "Idempotent-Replayed": { schema: { type: "string", const: "true" } } },
+            content: jsonContent(ref("IntentResult")),
+          },
+          202: {
+            description:
+              "`blocked`: frozen for review because of the task's instructions or an approval asked; nothing was called.",
+            headers: etagHeader,
+            content: jsonContent(ref("IntentResult")),
+          },
+          ...problems(400, 401, 403, 404, 409, 413, 415, 422),
         },
       },
     },
