@@ -1,7 +1,8 @@
-import { defineConfig } from "@playwright/test";
+import { defineConfig, type PlaywrightTestConfig } from "@playwright/test";
 import { oidcClient, oidcRoleMap } from "./e2e/oidc/accounts";
 import { deployment, oidcProvider } from "./e2e/deployment/servers";
 import { LONG_HISTORY_EVENTS } from "./e2e/pages/long-history";
+import { isConsoleBuildStale } from "./scripts/console-build";
 import { defaultChromium } from "./scripts/test-prerequisites";
 
 /**
@@ -38,21 +39,21 @@ export default defineConfig({
   // Signing out ends only that browser's session (console_sessions), so the
   // specs that sign a shared demo account out run beside the others.
   projects: [
-    { name: "console and API", testIgnore: deploymentSpecs },
     // The first admin is created on the empty database before anyone signs in
-    // there with single sign-on (which would create the first account); both
-    // run beside the demo server's projects, on the second server.
+    // there with single sign-on (which would create the first account). One
+    // project on the second server, one file at a time: first-admin.spec.ts
+    // first (files go in name order, and this project is queued before the
+    // demo server's), then single-sign-on.spec.ts, beside the demo server's
+    // specs on the other worker. As two projects, one depending on the other,
+    // single sign-on was a phase of its own after every other spec had
+    // finished: one worker busy, the other idle.
     {
-      name: "deployment: first admin",
-      testMatch: "**/e2e/deployment/first-admin.spec.ts",
+      name: "deployment",
+      testMatch: deploymentSpecs,
+      workers: 1,
       use: { baseURL: deployment.baseURL },
     },
-    {
-      name: "deployment: single sign-on",
-      testMatch: "**/e2e/deployment/single-sign-on.spec.ts",
-      dependencies: ["deployment: first admin"],
-      use: { baseURL: deployment.baseURL },
-    },
+    { name: "console and API", testIgnore: deploymentSpecs },
   ],
   use: {
     baseURL: `http://localhost:${port}`,
@@ -79,61 +80,87 @@ export default defineConfig({
       ],
     },
   },
-  // Playwright starts these in order, each once the one before answers: the
-  // deployment server starts after the demo server's build is done and finds
-  // it up to date (scripts/console-build.ts), so there is one build and
-  // never two at once.
-  webServer: [
-    {
-      command: `rm -rf '${dataDir}' && npx tsx scripts/start.ts`,
-      // The sandbox provider gets its own port too, so e2e runs beside `npm start`.
-      env: {
-        VERITY_DATA_DIR: dataDir,
-        PORT: String(port),
-        SANDBOX_PORT: String(sandboxPort),
-        VERITY_RECONCILE_INTERVAL_MS: "1000",
-        VERITY_E2E_LONG_HISTORY: process.env.VERITY_E2E_LONG_HISTORY ?? String(LONG_HISTORY_EVENTS),
-        VERITY_PASSWORD_SCRYPT_N: testScryptN,
-      },
-      url: `http://localhost:${port}/api/health`,
-      // The build, and (VERITY_E2E_LONG_HISTORY) a 5,000-transition task seeded
-      // meanwhile: about a minute on a quiet machine, ten on a shared 2-core box.
-      timeout: 1_500_000,
-      reuseExistingServer: false,
-      stdout: "pipe",
-    },
-    {
-      // A real OpenID Connect provider (oidc-provider) for single sign-on.
-      command: "npx tsx e2e/oidc/provider.ts",
-      url: `${oidcProvider.issuer}/.well-known/openid-configuration`,
-      timeout: 60_000,
-      reuseExistingServer: false,
-      stdout: "pipe",
-    },
-    {
-      // "A real deployment": the same build, its own empty database, no demo
-      // data, single sign-on beside passwords. Its output is kept in a file
-      // as well, where the first-admin spec reads the one-time setup link
-      // that scripts/start.ts prints.
-      command: `rm -rf '${deployment.dataDir}' '${deployment.log}' && npx tsx scripts/start.ts 2>&1 | tee '${deployment.log}'`,
-      env: {
-        VERITY_DATA_DIR: deployment.dataDir,
-        PORT: String(deployment.port),
-        SANDBOX_PORT: String(deployment.sandboxPort),
-        VERITY_DEMO_DATA: "false",
-        VERITY_E2E_LONG_HISTORY: "0",
-        VERITY_OIDC_ISSUER: oidcProvider.issuer,
-        VERITY_OIDC_CLIENT_ID: oidcClient.id,
-        VERITY_OIDC_CLIENT_SECRET: oidcClient.secret,
-        VERITY_OIDC_ROLE_CLAIM: "groups",
-        VERITY_OIDC_ROLE_MAP: oidcRoleMap,
-        VERITY_PASSWORD_SCRYPT_N: testScryptN,
-      },
-      url: `${deployment.baseURL}/api/health`,
-      // Migrating a new embedded database and starting Next: no build (see above).
-      timeout: 300_000,
-      reuseExistingServer: false,
-      stdout: "pipe",
-    },
-  ],
+  webServer: webServers(),
 });
+
+/**
+ * The three servers. Playwright starts its webServer entries in order, each
+ * once the one before answers. The demo server's start is mostly one core's
+ * work (migrations, demo data, the long-history task through the engine), and
+ * so is the deployment server's (a new embedded database's migrations, then
+ * Next): on an up-to-date build (`npm test`'s vitest stage has built it)
+ * the deployment server is launched first and only waited for after the demo
+ * server answers, so their starts share the machine's two cores instead of
+ * following each other. On a stale build the demo server builds (while it
+ * seeds) and the deployment server starts after it and finds the build
+ * done, so there is one build and never two at once.
+ */
+function webServers(): NonNullable<PlaywrightTestConfig["webServer"]> {
+  const demo = {
+    command: `rm -rf '${dataDir}' && npx tsx scripts/start.ts`,
+    // The sandbox provider gets its own port too, so e2e runs beside `npm start`.
+    env: {
+      VERITY_DATA_DIR: dataDir,
+      PORT: String(port),
+      SANDBOX_PORT: String(sandboxPort),
+      VERITY_RECONCILE_INTERVAL_MS: "1000",
+      VERITY_E2E_LONG_HISTORY: process.env.VERITY_E2E_LONG_HISTORY ?? String(LONG_HISTORY_EVENTS),
+      VERITY_PASSWORD_SCRYPT_N: testScryptN,
+    },
+    url: `http://localhost:${port}/api/health`,
+    // The build, and (VERITY_E2E_LONG_HISTORY) a 5,000-transition task seeded
+    // meanwhile: about a minute on a quiet machine, ten on a shared 2-core box.
+    timeout: 1_500_000,
+    reuseExistingServer: false,
+    stdout: "pipe" as const,
+  };
+  // A real OpenID Connect provider (oidc-provider) for single sign-on.
+  const oidc = {
+    command: "npx tsx e2e/oidc/provider.ts",
+    url: `${oidcProvider.issuer}/.well-known/openid-configuration`,
+    timeout: 60_000,
+    reuseExistingServer: false,
+    stdout: "pipe" as const,
+  };
+  // "A real deployment": the same build, its own empty database, no demo
+  // data, single sign-on beside passwords. Its output is kept in a file as
+  // well, where the first-admin spec reads the one-time setup link that
+  // scripts/start.ts prints.
+  const deploymentServer = {
+    command: `rm -rf '${deployment.dataDir}' '${deployment.log}' && npx tsx scripts/start.ts 2>&1 | tee '${deployment.log}'`,
+    env: {
+      VERITY_DATA_DIR: deployment.dataDir,
+      PORT: String(deployment.port),
+      SANDBOX_PORT: String(deployment.sandboxPort),
+      VERITY_DEMO_DATA: "false",
+      VERITY_E2E_LONG_HISTORY: "0",
+      VERITY_OIDC_ISSUER: oidcProvider.issuer,
+      VERITY_OIDC_CLIENT_ID: oidcClient.id,
+      VERITY_OIDC_CLIENT_SECRET: oidcClient.secret,
+      VERITY_OIDC_ROLE_CLAIM: "groups",
+      VERITY_OIDC_ROLE_MAP: oidcRoleMap,
+      VERITY_PASSWORD_SCRYPT_N: testScryptN,
+    },
+    url: `${deployment.baseURL}/api/health`,
+    // Migrating a new embedded database and starting Next: no build (see above).
+    timeout: 300_000,
+    reuseExistingServer: false,
+    stdout: "pipe" as const,
+  };
+  if (isConsoleBuildStale(import.meta.dirname)) return [demo, oidc, deploymentServer];
+  return [
+    oidc,
+    // Launched, not waited for: Playwright goes on once the start script's first line is out (the port was
+    // checked free before the launch, as for every entry with a url).
+    { ...deploymentServer, wait: { stdout: /verity: database:/ } },
+    demo,
+    // Then waited for: a URL that already answers launches nothing (reuseExistingServer); one that does not yet
+    // is waited for beside a placeholder process that only follows the server's log.
+    {
+      command: `tail -F '${deployment.log}' > /dev/null`,
+      url: deploymentServer.url,
+      timeout: deploymentServer.timeout,
+      reuseExistingServer: true,
+    },
+  ];
+}
