@@ -126,6 +126,28 @@ test("executeTool: intent, sent, call, outcome; a second executeTool returns the
   expect(await refundsOfTask(provider.url, task.id)).toHaveLength(1);
 });
 
+test("performToolCall: Verity makes the refund itself, once; the same call again is the receipt", async ({
+  baseURL,
+}) => {
+  const verity = client(baseURL);
+  const task = await runningTask(verity);
+  const body = { tool_call_id: "refund", tool: "payments.refund" as const, request: refundRequest };
+  const done = await verity.performToolCall(task.id, { ...body, expected_version: task.version });
+  if (done.kind !== "performed") throw new Error(`expected performed, got ${done.kind}`);
+  expect(done.outcome).toBe("succeeded");
+  // The server's own answer, or the provider's webhook that settled it first: succeeded either way.
+  expect(["SUCCEEDED", "RECONCILED_SUCCEEDED"]).toContain(done.execution.status);
+  expect(done.execution.idempotency_key).toBe(`vrt:${task.id}:refund`);
+  expect(await refundsOfTask(provider.url, task.id)).toHaveLength(1);
+
+  const now = await verity.getTask(task.id);
+  expect(now.status).toBe("RUNNING");
+  const replay = await verity.performToolCall(task.id, { ...body, expected_version: now.version });
+  expect(replay.kind).toBe("receipt");
+  expect(replay.execution.id).toBe(done.execution.id);
+  expect(await refundsOfTask(provider.url, task.id)).toHaveLength(1);
+});
+
 test("fault points fire in protocol order, each at the moment its name says", async ({ baseURL }) => {
   const seen: Array<{ point: FaultPoint; status: string; refunds: number }> = [];
   let verity!: VerityClient;
