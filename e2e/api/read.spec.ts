@@ -191,6 +191,7 @@ test("GET /openapi.json is an OpenAPI 3.1 document of every path, public", async
         "/api/v1/tools/{name}/lookups/claim",
         "/api/v1/tools/{name}/retire",
         "/api/v1/tasks/{id}/executions",
+        "/api/v1/tasks/{id}/tool-calls",
         "/api/v1/executions/{id}",
         "/api/v1/executions/{id}/sent",
         "/api/v1/lookups/{id}/answer",
