@@ -14,6 +14,22 @@ const contentionFiles = [
   "tests/postgres/worker-lookup.test.ts",
 ];
 
+/**
+ * V8's baseline WebAssembly compiler only, for the worker processes of the
+ * unit+pglite and postgres projects, as the CLI (package.json's `verity`
+ * script) and the bundled test workers already run. Every test file is a
+ * process of its own, and each compiled PGlite's WebAssembly (and Prisma's
+ * query compiler) anew, optimizing tier included: a file's first database
+ * open was 4.2 s of CPU, 2.5 s with Liftoff only, later opens about the same
+ * either way. Measured on the same files back to back: 12 tests/db files
+ * 170 s -> 127 s of CPU (vitest and its workers; 168 s on a second default
+ * run), 26 files of tests/frameworks, tests/sandbox, tests/sdk, lib/core and
+ * programs/sandbox 127 s -> 100 s, the postgres project 142 s -> 103 s (the
+ * client side; the server's own about the same).
+ * Not for the contention files, which race clocks and were not measured with it.
+ */
+const liftoffOnly = ["--liftoff-only"];
+
 export default defineConfig({
   resolve: {
     // The examples import the SDK by its package name (packages/verity-sdk), as a user's project does.
@@ -49,6 +65,7 @@ export default defineConfig({
           name: "unit+pglite",
           include: ["lib/**/*.test.ts", "programs/**/*.test.ts", "sdk/**/*.test.ts", "tests/**/*.test.ts"],
           exclude: ["tests/postgres/**", "tests/live/**"],
+          execArgv: liftoffOnly,
         },
       },
       {
@@ -77,6 +94,7 @@ export default defineConfig({
           name: "postgres",
           include: ["tests/postgres/**/*.test.ts"],
           exclude: contentionFiles,
+          execArgv: liftoffOnly,
         },
       },
       {
