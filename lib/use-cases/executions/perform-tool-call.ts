@@ -6,7 +6,7 @@ import { parseOrThrow } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
 import { performEffect, type ConnectorDeps, type EffectOutcome } from "@/lib/connectors/effects";
 import { getExecutionRowOrThrow, toExecutionView, type ExecutionView } from "@/lib/stores/execution-store";
-import type { ExecutionStatus } from "@/lib/model/executions/execution-rules";
+import { retryableStatuses, succeededStatuses, type ExecutionStatus } from "@/lib/model/executions/execution-rules";
 import type { TaskView } from "@/lib/stores/tasks/task-views";
 import { recordIntent, RecordIntentInputSchema, type IntentResult } from "@/lib/use-cases/executions/record-intent";
 import { recordOutcome, type OutcomeResult } from "@/lib/use-cases/executions/record-outcome";
@@ -137,20 +137,16 @@ async function performToolCallUntraced(
   };
 }
 
+/** A settled attempt's status as the outcome it records (execution-rules' status lists). */
 function outcomeOfStatus(status: ExecutionStatus): EffectOutcome["kind"] {
-  if (status === "SUCCEEDED" || status === "RECONCILED_SUCCEEDED") return "succeeded";
-  if (status === "FAILED" || status === "RECONCILED_FAILED") return "failed";
+  if (succeededStatuses.includes(status)) return "succeeded";
+  if (retryableStatuses.includes(status)) return "failed";
   return "unknown";
 }
 
 /** The provider's answer as recordOutcome's report. */
 function outcomeReport(outcome: EffectOutcome) {
-  switch (outcome.kind) {
-    case "succeeded":
-      return { outcome: "succeeded" as const, result: outcome.record, evidence: { ...outcome.evidence } };
-    case "failed":
-      return { outcome: "failed" as const, error: `${outcome.reason}: ${outcome.message}`.slice(0, 2000) };
-    case "unknown":
-      return { outcome: "unknown" as const, error: `${outcome.reason}: ${outcome.message}`.slice(0, 2000) };
-  }
+  if (outcome.kind === "succeeded")
+    return { outcome: "succeeded" as const, result: outcome.record, evidence: { ...outcome.evidence } };
+  return { outcome: outcome.kind, error: `${outcome.reason}: ${outcome.message}`.slice(0, 2000) };
 }
