@@ -1,13 +1,10 @@
-import { readApiJson, requireApiPrincipal, withWritePreconditions } from "@/lib/adapters/api/context";
-import { intentResultResourceFor, outcomeResultResourceFor } from "@/lib/adapters/api/execution-resources";
+import { requireApiPrincipal } from "@/lib/adapters/api/context";
+import { outcomeResultResourceFor } from "@/lib/adapters/api/execution-resources";
+import { intentAnswer, readToolCallRequest } from "@/lib/adapters/api/tool-call-requests";
 import { actorOf } from "@/lib/model/permissions";
-import { dbFor } from "@/lib/db/client";
 import { getConnectors } from "@/lib/connectors/effects";
 import { performToolCall } from "@/lib/use-cases/executions/perform-tool-call";
 import { getTaskOrThrow } from "@/lib/use-cases/tasks/task-queries";
-import { requireToolInScope } from "@/lib/model/agent-scopes";
-import { ToolNameSchema } from "@/lib/model/tools/tool-name";
-import { requireTaskReach } from "@/lib/use-cases/authority/require-task-reach";
 import { etagOf } from "@/lib/adapters/http/preconditions";
 import { json, otherMethods, withProblems } from "@/lib/adapters/http/respond";
 
@@ -28,24 +25,9 @@ type Context = { params: Promise<{ id: string }> };
 export const POST = withProblems(async (request, { params }: Context) => {
   const principal = await requireApiPrincipal(request, "tasks:transition");
   const { id } = await params;
-  const db = dbFor(principal);
-  const body = withWritePreconditions(await readApiJson(request), request.headers);
-  await requireTaskReach(db, principal, id, { drive: true });
-  const tool = ToolNameSchema.safeParse((body as { tool?: unknown } | null)?.tool);
-  if (tool.success) requireToolInScope(principal.scopes, tool.data);
+  const { db, body } = await readToolCallRequest(request, principal, id);
   const result = await performToolCall(db, id, body, actorOf(principal), getConnectors());
-  if (result.kind !== "performed") {
-    const answer = await intentResultResourceFor(
-      db,
-      principal,
-      result,
-      (result.kind === "blocked" ? result.task : null) ?? (await getTaskOrThrow(db, id)),
-    );
-    const status = result.kind === "blocked" ? 202 : 200;
-    const headers: Record<string, string> = { ETag: etagOf(answer.task.version) };
-    if (result.kind === "receipt") headers["Idempotent-Replayed"] = "true";
-    return json(answer, { status, headers });
-  }
+  if (result.kind !== "performed") return intentAnswer(db, principal, id, result);
   // No task: the outcome is recorded but the task was not moved (its lease was taken over meanwhile, or a person moved it).
   const task = result.task ?? (await getTaskOrThrow(db, id));
   const answer = await outcomeResultResourceFor(db, principal, result, task);
