@@ -17,6 +17,7 @@
  * says how many of the cores it kept busy.
  */
 import { spawn, spawnSync } from "node:child_process";
+import { createHash, scryptSync } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ensureTestPrerequisites } from "./test-prerequisites";
@@ -113,6 +114,26 @@ function readJson(path: string): unknown {
     return undefined;
   }
 }
+
+/**
+ * Milliseconds this machine takes for a fixed piece of CPU work (integer
+ * arithmetic, hashing, and scrypt's 16 MiB of memory traffic), timed at the
+ * start and the end of the run. The same suite has taken 24 and 43 minutes
+ * on machines of the same kind (docs/architecture.md, "Where the suite's
+ * time goes"): a run's walls are read against this figure before they are
+ * blamed on the suite.
+ */
+function referenceWorkMs(): number {
+  const started = performance.now();
+  let x = 0;
+  for (let i = 0; i < 1e8; i++) x = (x * 31 + i) | 0;
+  let digest = Buffer.alloc(1 << 20, x & 0xff);
+  for (let i = 0; i < 100; i++)
+    digest = Buffer.concat([createHash("sha256").update(digest).digest(), digest.subarray(32)]);
+  for (let i = 0; i < 5; i++) scryptSync(digest.subarray(0, 32), "reference", 32, { N: 16384 });
+  return Math.round(performance.now() - started);
+}
+const referenceAtStart = referenceWorkMs();
 
 // What the stages need besides node_modules (Chromium, a PostgreSQL server),
 // brought here so that `npm install && npm test` is the whole recipe.
@@ -285,7 +306,11 @@ for (const t of timings)
   console.log(
     `${t.stage.padEnd(14)} ${minutes(t.seconds).padStart(12)}${t.cpuSeconds === null ? "" : `   CPU ${minutes(t.cpuSeconds)} (${(t.cpuSeconds / t.seconds).toFixed(1)} cores)`}`,
   );
-console.log(`${"total".padEnd(14)} ${minutes((performance.now() - suiteStarted) / 1000).padStart(12)}\n`);
+console.log(`${"total".padEnd(14)} ${minutes((performance.now() - suiteStarted) / 1000).padStart(12)}`);
+// 2026-12-04 19:30, this kind of machine idle: 0.8-1.1 s (the start's figure is the higher, before the JIT warms).
+console.log(
+  `reference work: ${referenceAtStart} ms at the start, ${referenceWorkMs()} ms at the end (this machine's speed)\n`,
+);
 const passed = tallies.reduce((n, t) => n + t.passed, 0);
 const failed = tallies.reduce((n, t) => n + t.failed, 0);
 const skipped = tallies.reduce((n, t) => n + t.skipped, 0);
