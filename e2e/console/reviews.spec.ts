@@ -7,6 +7,7 @@ import {
   freezeMismatchedRefund,
   freezeRefund,
   lookupAtProvider,
+  releaseHeld,
   refundsForExecution,
   sandboxUrl,
   type FrozenRefund,
@@ -280,6 +281,7 @@ test("a re-execution whose outcome is unknown reopens the review as round 2: the
   await page.screenshot({ path: `${shots}/review-round-2.png`, fullPage: true });
 
   // The held request ends unprocessed; the same operator decides again in the new round.
+  await releaseHeld(frozen.idempotencyKey);
   expect(await held.ended).toBe(503);
   await review.decide("Approve & execute", "the provider has nothing under the key now");
   await expect(review.done).toContainText("Approved and executed");

@@ -22,7 +22,11 @@ export const sandboxUrl =
   process.env.E2E_SANDBOX_URL ??
   `http://127.0.0.1:${process.env.E2E_SANDBOX_PORT ?? Number(process.env.E2E_PORT ?? 3100) + 1010}`;
 
-/** Long enough for the reconciler (every second in e2e) to ask while the key is in flight, even on a loaded machine. */
+/**
+ * Long enough for the reconciler (every second in e2e) to ask while the key
+ * is in flight, even on a loaded machine; the hold is released as soon as
+ * the refund is frozen, so this is only its upper bound.
+ */
 const inFlightMs = 8_000;
 
 export interface FrozenRefund {
@@ -88,7 +92,8 @@ export async function freezeRefund(
       message: "the reconciler freezes the refund",
     })
     .toBe("WAITING_FOR_HUMAN");
-  // The provider finally says it processed nothing; from now on a lookup answers "not found".
+  // The provider finally says it processed nothing (now: the freeze was all the hold was for); from now on a lookup answers "not found".
+  await releaseHeld(idempotencyKey);
   expect(await inFlight).toBe(503);
   const now = await getTaskVersion(request, running.id);
   return {
@@ -98,6 +103,16 @@ export async function freezeRefund(
     amountCents: options.amountCents,
     customerId,
   };
+}
+
+/** Ends the provider's hold on the requests under this key now: each goes on with the rest of its faults. */
+export async function releaseHeld(idempotencyKey: string): Promise<void> {
+  const res = await fetch(`${sandboxUrl}/__sandbox/held/release`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ idempotency_key: idempotencyKey }),
+  });
+  expect(res.ok).toBe(true);
 }
 
 export async function lookupAtProvider(idempotencyKey: string): Promise<{

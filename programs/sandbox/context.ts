@@ -4,6 +4,7 @@ import type { FaultPlan, GlobalFaults } from "@/programs/sandbox/faults";
 import type { SandboxStore } from "@/programs/sandbox/store";
 import type { WebhookSender } from "@/programs/sandbox/webhooks";
 import type { StripeCharges } from "@/programs/sandbox/stripe/charges";
+import type { HeldRequests } from "@/programs/sandbox/held-requests";
 
 /** What every route handler gets: the sandbox's parts, built once in server.ts. */
 export interface SandboxContext {
@@ -13,6 +14,8 @@ export interface SandboxContext {
   counters: SandboxCounters;
   /** Aborted by close(): waits end early and nothing new is committed. */
   lifetime: AbortSignal;
+  /** Writes held by a latency fault, which the harness may end early (POST /__sandbox/held/release). */
+  held: HeldRequests;
   webhookUrl: string | undefined;
   allowReset: boolean;
   maxBodyBytes: number;

@@ -116,7 +116,7 @@ export async function runIdempotentMutation<T extends SandboxRefund | SandboxNot
   let body: T;
   let committing = false;
   try {
-    if (!(await sleep(rc.plan.latencyMs, ctx.lifetime))) {
+    if (!(await ctx.held.wait(rc.plan.latencyMs, m.key, ctx.lifetime))) {
       // Closing: stop before the commit, like a provider killed mid-request.
       ctx.store.keys.release(m.namespace, m.key);
       rc.res.destroy();

@@ -28,6 +28,7 @@
  *   GET|POST /__sandbox/faults             {faults: [...], probability?, seed?, scope?: "writes" | "all"}
  *   POST /__sandbox/reset                  403 reset_disabled unless started with allowReset
  *   GET  /__sandbox/health                 200 {ok: true}
+ *   POST /__sandbox/held/release           {idempotency_key?}: writes held by a latency fault go on now
  *
  *   /stripe/v1/…: the subset of Stripe's API that lib/connectors/stripe uses,
  *   on the same store (programs/sandbox/routes/stripe.ts):
@@ -48,6 +49,7 @@ import { newId } from "@/lib/core/ids";
 import { childLogger, lineLogger, type Logger } from "@/lib/config/log";
 import { HEADER } from "@/lib/connectors/sandbox/contract";
 import { newCounters, type RequestContext, type SandboxContext } from "@/programs/sandbox/context";
+import { HeldRequests } from "@/programs/sandbox/held-requests";
 import {
   FaultSyntaxError,
   GlobalFaults,
@@ -120,6 +122,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     webhooks,
     counters: newCounters(),
     lifetime: lifetime.signal,
+    held: new HeldRequests(),
     webhookUrl: options.webhookUrl,
     allowReset: options.allowReset ?? false,
     maxBodyBytes: options.maxBodyBytes ?? 65_536,

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
 import type { RefundRequest } from "@/lib/connectors/types";
-import { get, listRefunds, receiver, sandbox, waitFor } from "./helpers";
+import { get, listRefunds, post, receiver, refundBody, sandbox, waitFor } from "./helpers";
 
 /**
  * Each fault's effect on the provider's state, and how the connector
@@ -133,6 +133,31 @@ describe("write faults", () => {
       ),
     ).toMatchObject({ kind: "unknown", reason: "timeout" });
     expect(await clean.lookupNote("c")).toMatchObject({ kind: "found" });
+  });
+});
+
+describe("held writes", () => {
+  it("a write held by latency goes on at once when the harness releases its key, the rest of its faults kept; another key stays held", async () => {
+    const s = await sandbox();
+    // The longest latency there is: without the release, this test would end at its timeout, not at an answer.
+    const held = (key: string, faults: string) =>
+      post(`${s.url}/v1/refunds`, refundBody(), { "Idempotency-Key": key, "X-Sandbox-Fault": faults });
+    const inFlight = async (key: string) => (await get(`${s.url}/v1/refunds?idempotency_key=${key}`)).json.in_flight;
+    const first = held("held-1", "latency=60000, error_before_commit");
+    const second = held("held-2", "latency=60000");
+    await waitFor(async () => ((await inFlight("held-1")) && (await inFlight("held-2"))) || undefined);
+
+    expect((await post(`${s.url}/__sandbox/held/release`, { idempotency_key: "held-1" })).json).toEqual({
+      released: 1,
+    });
+    expect((await first).status).toBe(503);
+    expect(await inFlight("held-1")).toBe(false);
+    expect(await inFlight("held-2")).toBe(true);
+
+    expect((await post(`${s.url}/__sandbox/held/release`, {})).json).toEqual({ released: 1 });
+    expect((await second).status).toBe(200);
+    expect(await listRefunds(s.url)).toHaveLength(1);
+    expect((await post(`${s.url}/__sandbox/held/release`, { idempotency_key: 7 })).status).toBe(400);
   });
 });
 

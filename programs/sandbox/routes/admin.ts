@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { findDuplicateRefunds } from "@/lib/connectors/sandbox/duplicate-refunds";
 import type { RequestContext, SandboxContext } from "@/programs/sandbox/context";
 import { FaultSyntaxError, globalFaultConfigSchema } from "@/programs/sandbox/faults";
@@ -39,6 +40,15 @@ export async function setFaults(ctx: SandboxContext, rc: RequestContext): Promis
     if (error instanceof FaultSyntaxError) throw invalidParameter(error.message, "faults");
     throw error;
   }
+}
+
+const releaseHeldSchema = z.strictObject({ idempotency_key: z.string().min(1).max(255).optional() });
+
+/** Ends the latency of writes held under the key (or of all): each goes on now, with the rest of its faults. */
+export async function releaseHeld(ctx: SandboxContext, rc: RequestContext): Promise<void> {
+  const parsed = releaseHeldSchema.safeParse(await readJsonBody(rc.req, ctx.maxBodyBytes));
+  if (!parsed.success) throw fromZodIssues(parsed.error.issues);
+  sendJson(rc.res, 200, { released: ctx.held.release(parsed.data.idempotency_key) });
 }
 
 /** Forgets all state, the journal included. Refused unless the sandbox was started with allowReset. */

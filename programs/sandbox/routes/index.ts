@@ -1,5 +1,5 @@
 import type { RequestContext, SandboxContext } from "@/programs/sandbox/context";
-import { getFaults, getStats, health, reset, setFaults } from "@/programs/sandbox/routes/admin";
+import { getFaults, getStats, health, releaseHeld, reset, setFaults } from "@/programs/sandbox/routes/admin";
 import { createNote, listCustomerNotes, listNotes } from "@/programs/sandbox/routes/crm";
 import { createRefund, getRefund, listRefunds } from "@/programs/sandbox/routes/refunds";
 import { createRelease, createRollback, listReleases, listRollbacks } from "@/programs/sandbox/routes/releases";
@@ -40,5 +40,6 @@ export const routes: Route[] = [
   { pattern: /^\/__sandbox\/stats$/, methods: { GET: getStats }, isAdmin: true },
   { pattern: /^\/__sandbox\/faults$/, methods: { GET: getFaults, POST: setFaults }, isAdmin: true },
   { pattern: /^\/__sandbox\/reset$/, methods: { POST: reset }, isAdmin: true },
+  { pattern: /^\/__sandbox\/held\/release$/, methods: { POST: releaseHeld }, isAdmin: true },
   { pattern: /^\/__sandbox\/health$/, methods: { GET: health }, isAdmin: true },
 ];
