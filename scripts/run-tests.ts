@@ -243,11 +243,14 @@ function vitestTally(stage: string, status: number, reportPath: string): Tally {
 
 console.log("\n== Playwright: API and browser ==");
 rmSync("test-results/e2e.json", { force: true });
+const playwrightStarted = Date.now();
 const e2eStatus = await timed("playwright", () => run("npx", ["playwright", "test"]));
 interface E2eSuite {
   file: string;
   suites?: E2eSuite[];
-  specs?: Array<{ tests: Array<{ results: Array<{ duration: number }> }> }>;
+  specs?: Array<{
+    tests: Array<{ results: Array<{ duration: number; startTime?: string; parallelIndex?: number }> }>;
+  }>;
 }
 const e2e = readJson("test-results/e2e.json") as
   | {
@@ -266,6 +269,41 @@ const addSuite = (suite: E2eSuite) => {
 };
 for (const suite of e2e?.suites ?? []) addSuite(suite);
 printSlowest("slowest Playwright spec files (the sum of their tests' durations)", specSeconds);
+printWorkerTimeline(e2e?.suites ?? []);
+
+/**
+ * Each Playwright worker slot's time: from the stage's start to its first
+ * test (the servers' start), the time its tests took, and the rest of the
+ * stage when it ran none (hooks, browser starts, waiting for a file). Where
+ * the stage's wall goes beyond its tests' durations.
+ */
+function printWorkerTimeline(suites: E2eSuite[]): void {
+  const slots = new Map<number, { first: number; last: number; busy: number }>();
+  const visit = (suite: E2eSuite) => {
+    for (const spec of suite.specs ?? [])
+      for (const t of spec.tests)
+        for (const r of t.results) {
+          if (r.startTime === undefined || r.parallelIndex === undefined) continue;
+          const start = Date.parse(r.startTime);
+          const slot = slots.get(r.parallelIndex) ?? { first: start, last: start, busy: 0 };
+          slot.first = Math.min(slot.first, start);
+          slot.last = Math.max(slot.last, start + r.duration);
+          slot.busy += r.duration;
+          slots.set(r.parallelIndex, slot);
+        }
+    for (const inner of suite.suites ?? []) visit(inner);
+  };
+  for (const suite of suites) visit(suite);
+  console.log(
+    "\nPlaywright workers (first test after the stage's start, tests' own time, time between and around them):",
+  );
+  for (const [index, slot] of [...slots].sort((a, b) => a[0] - b[0])) {
+    const span = slot.last - slot.first;
+    console.log(
+      `  worker ${index}: first test at ${minutes((slot.first - playwrightStarted) / 1000)}, tests ${minutes(slot.busy / 1000)}, between them ${minutes((span - slot.busy) / 1000)}, done ${minutes((Date.now() - slot.last) / 1000)} before the stage ended`,
+    );
+  }
+}
 tallies.push(
   e2e
     ? {
