@@ -283,7 +283,8 @@ function printWorkerTimeline(suites: E2eSuite[]): void {
     for (const spec of suite.specs ?? [])
       for (const t of spec.tests)
         for (const r of t.results) {
-          if (r.startTime === undefined || r.parallelIndex === undefined) continue;
+          // A skipped test is reported on no worker (parallelIndex -1).
+          if (r.startTime === undefined || r.parallelIndex === undefined || r.parallelIndex < 0) continue;
           const start = Date.parse(r.startTime);
           const slot = slots.get(r.parallelIndex) ?? { first: start, last: start, busy: 0 };
           slot.first = Math.min(slot.first, start);
