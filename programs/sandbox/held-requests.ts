@@ -1,3 +1,5 @@
+import { sleep } from "@/lib/core/sleep";
+
 /**
  * Requests held by a `latency=<ms>` fault, by idempotency key, so the test
  * harness can end a hold early (POST /__sandbox/held/release) once it has
@@ -7,36 +9,31 @@
  * had passed, faults included; closing the sandbox still cuts it short.
  */
 export class HeldRequests {
-  private readonly waiting = new Map<string, Set<() => void>>();
+  private readonly holds = new Map<string, { release: AbortController; waiting: number }>();
 
   /** Waits `ms`, or until released; false only when `lifetime` aborts (the sandbox is closing). */
-  wait(ms: number, key: string, lifetime: AbortSignal): Promise<boolean> {
-    if (lifetime.aborted) return Promise.resolve(false);
-    if (!(ms > 0)) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const end = (passed: boolean) => {
-        clearTimeout(timer);
-        lifetime.removeEventListener("abort", onAbort);
-        const held = this.waiting.get(key);
-        held?.delete(release);
-        if (held?.size === 0) this.waiting.delete(key);
-        resolve(passed);
-      };
-      const release = () => end(true);
-      const onAbort = () => end(false);
-      const timer = setTimeout(release, ms);
-      lifetime.addEventListener("abort", onAbort, { once: true });
-      const held = this.waiting.get(key) ?? new Set();
-      held.add(release);
-      this.waiting.set(key, held);
-    });
+  async wait(ms: number, key: string, lifetime: AbortSignal): Promise<boolean> {
+    const hold = this.holds.get(key) ?? { release: new AbortController(), waiting: 0 };
+    this.holds.set(key, hold);
+    hold.waiting++;
+    try {
+      await sleep(ms, AbortSignal.any([lifetime, hold.release.signal]));
+    } finally {
+      if (--hold.waiting === 0 && this.holds.get(key) === hold) this.holds.delete(key);
+    }
+    return !lifetime.aborted;
   }
 
-  /** Ends the holds under `key`, or every hold without one; how many were ended. */
+  /** Ends the holds under `key`, or every hold without one; how many requests were let go. */
   release(key?: string): number {
-    const ended =
-      key === undefined ? [...this.waiting.values()].flatMap((s) => [...s]) : [...(this.waiting.get(key) ?? [])];
-    for (const release of ended) release();
-    return ended.length;
+    let released = 0;
+    for (const k of key === undefined ? [...this.holds.keys()] : [key]) {
+      const hold = this.holds.get(k);
+      if (!hold) continue;
+      this.holds.delete(k);
+      released += hold.waiting;
+      hold.release.abort();
+    }
+    return released;
   }
 }
