@@ -4,16 +4,14 @@ import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { listExecutionEvents } from "@/lib/stores/execution-store";
-import { acquireLease } from "@/lib/stores/leases";
 import { recordInstruction } from "@/lib/stores/instructions";
-import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
-import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
 import {
   agent,
   connectorsFor,
   executionRow,
   failure,
+  leasedRunningTask,
   refund,
   refundsUnderKey,
   runningTask,
@@ -73,13 +71,8 @@ describe("an intent sent with itself", () => {
   });
 
   it("is refused to a worker whose lease is not current, and writes nothing", async () => {
-    const { task } = await createTask(db, { workflow: "agent-task", intent_id: "send-fenced" }, agent);
-    const lease = await acquireLease(db, task.id, { ttl_seconds: 60 }, agent);
-    let version = task.version;
-    for (const to of ["PLANNING", "READY", "RUNNING"])
-      version = (
-        await transitionTask(db, task.id, { expected_version: version, to, fencing_token: lease.fencingToken }, agent)
-      ).task.version;
+    const task = await leasedRunningTask(db, "send-fenced", 60);
+    const { version, fencingToken } = task;
     // Another worker, with no lease of its own, while the lease is live.
     const refused = await failure(
       recordIntent(
@@ -101,7 +94,7 @@ describe("an intent sent with itself", () => {
         tool: "payments.refund",
         request: refund,
         expected_version: version,
-        fencing_token: lease.fencingToken,
+        fencing_token: fencingToken,
         send: true,
       },
       agent,
@@ -109,7 +102,7 @@ describe("an intent sent with itself", () => {
     if (sent.kind !== "proceed") throw new Error(`expected proceed, got ${sent.kind}`);
     expect(await executionRow(db, sent.execution.id)).toMatchObject({
       status: "SENT",
-      leaseToken: BigInt(lease.fencingToken),
+      leaseToken: BigInt(fencingToken),
     });
   });
 

@@ -10,6 +10,7 @@ import type { Prisma } from "@/lib/generated/prisma/client";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
+import { acquireLease } from "@/lib/stores/leases";
 import type { Actor } from "@/lib/model/actor";
 import { isAppError, type AppErrorDetails } from "@/lib/core/errors";
 import type { Execution } from "@/lib/generated/prisma/client";
@@ -29,10 +30,31 @@ export const refund = { amount_cents: 2500, currency: "usd", charge_id: "ch_1", 
 /** A v2 agent task in RUNNING, ready to call a tool. */
 export async function runningTask(db: Db): Promise<{ id: string; version: number }> {
   const { task } = await createTask(db, { workflow: "agent-task", intent_id: "refund" }, agent);
-  let version = task.version;
+  return { id: task.id, version: await moveToRunning(db, task.id, task.version) };
+}
+
+/** The same, its lease held by `agent` and every move made under the lease's fencing token. */
+export async function leasedRunningTask(
+  db: Db,
+  intentId: string,
+  ttlSeconds: number,
+): Promise<{ id: string; version: number; fencingToken: string }> {
+  const { task } = await createTask(db, { workflow: "agent-task", intent_id: intentId }, agent);
+  const { fencingToken } = await acquireLease(db, task.id, { ttl_seconds: ttlSeconds }, agent);
+  return { id: task.id, version: await moveToRunning(db, task.id, task.version, fencingToken), fencingToken };
+}
+
+async function moveToRunning(db: Db, taskId: string, version: number, fencingToken?: string): Promise<number> {
   for (const to of ["PLANNING", "READY", "RUNNING"])
-    version = (await transitionTask(db, task.id, { expected_version: version, to }, agent)).task.version;
-  return { id: task.id, version };
+    version = (
+      await transitionTask(
+        db,
+        taskId,
+        { expected_version: version, to, ...(fencingToken ? { fencing_token: fencingToken } : {}) },
+        agent,
+      )
+    ).task.version;
+  return version;
 }
 
 /** A refund whose intent is recorded (task WAITING_FOR_TOOL); `sent` also marks it SENT, as a worker does just before the call. */

@@ -2,11 +2,9 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { markSent } from "@/lib/use-cases/executions/mark-sent";
-import { acquireLease, takeOverLease } from "@/lib/stores/leases";
-import { createTask } from "@/lib/use-cases/tasks/create-task";
-import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
+import { takeOverLease } from "@/lib/stores/leases";
 import type { Actor } from "@/lib/model/actor";
-import { agent, executionRow, failure, refund } from "@/tests/helpers/effects";
+import { agent, executionRow, failure, leasedRunningTask, refund } from "@/tests/helpers/effects";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 
 /**
@@ -34,16 +32,28 @@ afterAll(async () => {
 const successor: Actor = { identity: "spiffe://verity.local/agent/successor", kind: "agent" };
 
 /** A RUNNING refund task whose lease `agent` holds. */
-async function leasedTask(intentId: string) {
-  const db = database.db;
-  const { task } = await createTask(db, { workflow: "agent-task", intent_id: intentId }, agent);
-  const lease = await acquireLease(db, task.id, { ttl_seconds: 600 }, agent);
-  let version = task.version;
-  for (const to of ["PLANNING", "READY", "RUNNING"])
-    version = (
-      await transitionTask(db, task.id, { expected_version: version, to, fencing_token: lease.fencingToken }, agent)
-    ).task.version;
-  return { taskId: task.id, version, token: lease.fencingToken };
+const leasedTask = (intentId: string) => leasedRunningTask(database.db, intentId, 600);
+
+/** The refund's intent on the task, by `actor` under its lease's token. */
+function refundIntent(
+  task: { id: string; version: number },
+  fencingToken: string,
+  actor: Actor,
+  extra: { send?: boolean } = {},
+) {
+  return recordIntent(
+    database.db,
+    task.id,
+    {
+      tool_call_id: "refund-1",
+      tool: "payments.refund",
+      request: refund,
+      expected_version: task.version,
+      fencing_token: fencingToken,
+      ...extra,
+    },
+    actor,
+  );
 }
 
 /** Whether another session of this database is waiting for a lock while running a statement matching `like`. */
@@ -95,21 +105,8 @@ describe("a send racing a takeover of the lease", () => {
     const race = await raceTakeoverWith(
       // The checkpoint before an irreversible effect is written after the lease check, in the same transaction.
       "checkpoints",
-      () =>
-        recordIntent(
-          database.db,
-          task.taskId,
-          {
-            tool_call_id: "refund-1",
-            tool: "payments.refund",
-            request: refund,
-            expected_version: task.version,
-            fencing_token: task.token,
-            send: true,
-          },
-          agent,
-        ),
-      task.taskId,
+      () => refundIntent(task, task.fencingToken, agent, { send: true }),
+      task.id,
     );
     expect(race.takeoverWaited).toBe(true);
     expect(race.doneBeforeRelease).toBe(false);
@@ -118,25 +115,15 @@ describe("a send racing a takeover of the lease", () => {
     if (sent.kind !== "proceed") throw new Error(`expected proceed, got ${sent.kind}`);
     expect(await executionRow(database.db, sent.execution.id)).toMatchObject({
       status: "SENT",
-      leaseToken: BigInt(task.token),
+      leaseToken: BigInt(task.fencingToken),
     });
-    expect(race.taken.takenFrom?.fencingToken).toBe(task.token);
-    expect(BigInt(race.taken.lease.fencingToken)).toBe(BigInt(task.token) + 1n);
+    expect(race.taken.takenFrom?.fencingToken).toBe(task.fencingToken);
+    expect(BigInt(race.taken.lease.fencingToken)).toBe(BigInt(task.fencingToken) + 1n);
     // The new holder's own attempt at the call finds it SENT: its outcome is unknown until looked up.
     const retry = await failure(
-      recordIntent(
-        database.db,
-        task.taskId,
-        {
-          tool_call_id: "refund-1",
-          tool: "payments.refund",
-          request: refund,
-          expected_version: sent.task!.version,
-          fencing_token: race.taken.lease.fencingToken,
-          send: true,
-        },
-        successor,
-      ),
+      refundIntent({ id: task.id, version: sent.task!.version }, race.taken.lease.fencingToken, successor, {
+        send: true,
+      }),
     );
     expect(retry).toMatchObject({
       code: "invariant_violated",
@@ -147,18 +134,7 @@ describe("a send racing a takeover of the lease", () => {
 
   it("markSent: the same, its SENT committed before the takeover", async () => {
     const task = await leasedTask("mark-sent-vs-takeover");
-    const intent = await recordIntent(
-      database.db,
-      task.taskId,
-      {
-        tool_call_id: "refund-1",
-        tool: "payments.refund",
-        request: refund,
-        expected_version: task.version,
-        fencing_token: task.token,
-      },
-      agent,
-    );
+    const intent = await refundIntent(task, task.fencingToken, agent);
     if (intent.kind !== "proceed") throw new Error(`expected proceed, got ${intent.kind}`);
     const race = await raceTakeoverWith(
       // markSent's move of the attempt, after its lease check.
@@ -167,18 +143,18 @@ describe("a send racing a takeover of the lease", () => {
         markSent(
           database.db,
           intent.execution.id,
-          { attempt_id: intent.execution.attemptId, fencing_token: task.token },
+          { attempt_id: intent.execution.attemptId, fencing_token: task.fencingToken },
           agent,
         ),
-      task.taskId,
+      task.id,
     );
     expect(race.takeoverWaited).toBe(true);
     expect(race.doneBeforeRelease).toBe(false);
     if (!race.sending.ok) throw race.sending.error;
     expect(await executionRow(database.db, intent.execution.id)).toMatchObject({
       status: "SENT",
-      leaseToken: BigInt(task.token),
+      leaseToken: BigInt(task.fencingToken),
     });
-    expect(race.taken.takenFrom?.fencingToken).toBe(task.token);
+    expect(race.taken.takenFrom?.fencingToken).toBe(task.fencingToken);
   });
 });
