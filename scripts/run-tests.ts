@@ -259,15 +259,20 @@ const e2e = readJson("test-results/e2e.json") as
       suites?: E2eSuite[];
     }
   | undefined;
+type E2eResult = NonNullable<E2eSuite["specs"]>[number]["tests"][number]["results"][number];
+
+/** Every test result of the report, with the spec file it ran in. */
+function* e2eResults(suites: E2eSuite[]): Generator<{ file: string; result: E2eResult }> {
+  for (const suite of suites) {
+    for (const spec of suite.specs ?? [])
+      for (const t of spec.tests) for (const result of t.results) yield { file: suite.file, result };
+    yield* e2eResults(suite.suites ?? []);
+  }
+}
 // Per spec file, the sum of its tests' durations (two workers run them side by side).
 const specSeconds = new Map<string, number>();
-const addSuite = (suite: E2eSuite) => {
-  for (const spec of suite.specs ?? [])
-    for (const t of spec.tests)
-      for (const r of t.results) specSeconds.set(suite.file, (specSeconds.get(suite.file) ?? 0) + r.duration / 1000);
-  for (const inner of suite.suites ?? []) addSuite(inner);
-};
-for (const suite of e2e?.suites ?? []) addSuite(suite);
+for (const { file, result } of e2eResults(e2e?.suites ?? []))
+  specSeconds.set(file, (specSeconds.get(file) ?? 0) + result.duration / 1000);
 printSlowest("slowest Playwright spec files (the sum of their tests' durations)", specSeconds);
 printWorkerTimeline(e2e?.suites ?? []);
 
@@ -279,22 +284,16 @@ printWorkerTimeline(e2e?.suites ?? []);
  */
 function printWorkerTimeline(suites: E2eSuite[]): void {
   const slots = new Map<number, { first: number; last: number; busy: number }>();
-  const visit = (suite: E2eSuite) => {
-    for (const spec of suite.specs ?? [])
-      for (const t of spec.tests)
-        for (const r of t.results) {
-          // A skipped test is reported on no worker (parallelIndex -1).
-          if (r.startTime === undefined || r.parallelIndex === undefined || r.parallelIndex < 0) continue;
-          const start = Date.parse(r.startTime);
-          const slot = slots.get(r.parallelIndex) ?? { first: start, last: start, busy: 0 };
-          slot.first = Math.min(slot.first, start);
-          slot.last = Math.max(slot.last, start + r.duration);
-          slot.busy += r.duration;
-          slots.set(r.parallelIndex, slot);
-        }
-    for (const inner of suite.suites ?? []) visit(inner);
-  };
-  for (const suite of suites) visit(suite);
+  for (const { result: r } of e2eResults(suites)) {
+    // A skipped test is reported on no worker (parallelIndex -1).
+    if (r.startTime === undefined || r.parallelIndex === undefined || r.parallelIndex < 0) continue;
+    const start = Date.parse(r.startTime);
+    const slot = slots.get(r.parallelIndex) ?? { first: start, last: start, busy: 0 };
+    slot.first = Math.min(slot.first, start);
+    slot.last = Math.max(slot.last, start + r.duration);
+    slot.busy += r.duration;
+    slots.set(r.parallelIndex, slot);
+  }
   console.log(
     "\nPlaywright workers (first test after the stage's start, tests' own time, time between and around them):",
   );
