@@ -7,7 +7,8 @@
  * provider answered Verity's own request), next to the same refund calls made directly to the sandbox
  * provider, and next to a DBOS Transact workflow of one step making the same
  * call (bench/effects-dbos.ts: its own process, its own system database on
- * the same PostgreSQL), all in the same run, with no faults.
+ * the same PostgreSQL), all in the same run, with no faults. The provider,
+ * the sandbox, runs in a process of its own (bench/effects-sandbox.ts).
  *
  *   npm run bench:effects                   # TEST_DATABASE_URL or local PostgreSQL
  *   BENCH_EFFECTS=600 BENCH_CONCURRENCY=1,8 npm run bench:effects
@@ -21,6 +22,7 @@
  * connections.
  */
 import { fork } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
@@ -51,6 +53,66 @@ interface Sample {
   count: number;
   seconds: number;
   latencies: number[];
+}
+
+/** A side's samples summed over its rounds, with the CPU they took. */
+type Side = Sample & { cpu: CpuSpent };
+
+/** Where a side's CPU went, in seconds: its own process, the provider's, the database server's (every postgres process). */
+interface CpuSpent {
+  client: number;
+  provider: number;
+  database: number;
+}
+
+/** User + system CPU seconds of a process from /proc/<pid>/stat (Linux; 0 when it is gone or there is no /proc). */
+function processCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // After the command name (in parentheses, may hold spaces): utime and stime are fields 14 and 15, in ticks of 1/100 s.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** The CPU seconds of every PostgreSQL server process on this machine (the server the bench uses is local). */
+function databaseCpuSeconds(): number {
+  let total = 0;
+  for (const entry of existsSync("/proc") ? readdirSync("/proc") : []) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "postgres") total += processCpuSeconds(Number(entry));
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return total;
+}
+
+/** The CPU spent by `run`'s side: the client is this process, or the pid of the process that does the side's work (DBOS). */
+async function measured(
+  run: () => Promise<Sample>,
+  clientPid: number,
+  providerPid: number | null,
+): Promise<Sample & { cpu: CpuSpent }> {
+  const at = () => ({
+    client: processCpuSeconds(clientPid),
+    provider: providerPid === null ? 0 : processCpuSeconds(providerPid),
+    database: databaseCpuSeconds(),
+  });
+  const before = at();
+  const sample = await run();
+  const after = at();
+  return {
+    ...sample,
+    cpu: {
+      client: after.client - before.client,
+      provider: after.provider - before.provider,
+      database: after.database - before.database,
+    },
+  };
 }
 
 async function drive(workers: number, total: number, op: (worker: number) => Promise<void>): Promise<Sample> {
@@ -93,6 +155,7 @@ function startDbos(systemDatabaseUrl: string, sandboxUrl: string, poolSize: numb
   const ready = next();
   return {
     ready,
+    pid: child.pid!,
     async run(workers: number, total: number): Promise<Sample> {
       const reply = next();
       child.send({ run: { workers, total } });
@@ -109,9 +172,39 @@ function startDbos(systemDatabaseUrl: string, sandboxUrl: string, poolSize: numb
   };
 }
 
+/**
+ * The sandbox provider in its own process (bench/effects-sandbox.ts), so
+ * that no side serves the provider on its own thread; with
+ * BENCH_EFFECTS_SANDBOX=inline, in this process as before 2026-12-04 (the
+ * ledger's thread then serves every provider request, DBOS's does not).
+ */
+async function startProvider(): Promise<{ url: string; pid: number | null; close: () => Promise<void> }> {
+  if (process.env.BENCH_EFFECTS_SANDBOX === "inline")
+    return { ...(await startSandbox({ port: 0, host: "127.0.0.1" })), pid: null };
+  const child = fork(path.join(import.meta.dirname, "effects-sandbox.ts"), [], {
+    execArgv: ["--import", "tsx"],
+    env: { ...process.env, NODE_ENV: "production" },
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once("exit", (code) => reject(new Error(`the sandbox process exited (${code})`)));
+    child.once("message", (reply: { url: string }) => resolve(reply.url));
+  });
+  return {
+    url,
+    pid: child.pid!,
+    async close() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.send({ stop: true });
+      await exited;
+    },
+  };
+}
+
 const poolSize = Math.max(...levels) + 2;
 const database = await createPostgresTestDatabase({ poolSize });
-const sandbox = await startSandbox({ port: 0, host: "127.0.0.1" });
+const sandbox = await startProvider();
 const withDbos = process.env.BENCH_EFFECTS_DBOS !== "off";
 const dbosDatabase = withDbos ? await createEmptyPostgresDatabase() : null;
 const dbos = dbosDatabase ? startDbos(dbosDatabase.url, sandbox.url, poolSize) : null;
@@ -134,8 +227,11 @@ try {
   console.log(
     `# ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}; ${perLevel} refunds per level and side in ${rounds} alternating rounds; pools of ${poolSize}`,
   );
+  console.log(
+    `# the provider: ${process.env.BENCH_EFFECTS_SANDBOX === "inline" ? "in this process (BENCH_EFFECTS_SANDBOX=inline)" : "a process of its own"}`,
+  );
   console.log(`# load average at start: ${load()}\n`);
-  const results: Array<{ workers: number; ledger: Sample; performed: Sample; dbos: Sample; direct: Sample }> = [];
+  const results: Array<{ workers: number; ledger: Side; performed: Side; dbos: Side; direct: Side }> = [];
   for (const workers of levels) {
     const runningTasks = async (side: string) => {
       const made: Array<{ id: string; version: number }> = [];
@@ -219,24 +315,25 @@ try {
     await drive(workers, warmup, verityRefund);
     await drive(workers, warmup, directRefund);
     await dbos?.run(workers, warmup);
-    const ledger: Sample = { count: 0, seconds: 0, latencies: [] };
-    const performed: Sample = { count: 0, seconds: 0, latencies: [] };
-    const direct: Sample = { count: 0, seconds: 0, latencies: [] };
-    const viaDbos: Sample = { count: 0, seconds: 0, latencies: [] };
-    const sides: Array<[Sample, (total: number) => Promise<Sample>]> = [
-      [ledger, (total) => drive(workers, total, ledgerRefund)],
-      [performed, (total) => drive(workers, total, verityRefund)],
-      [direct, (total) => drive(workers, total, directRefund)],
+    const empty = (): Side => ({ count: 0, seconds: 0, latencies: [], cpu: { client: 0, provider: 0, database: 0 } });
+    const [ledger, performed, direct, viaDbos] = [empty(), empty(), empty(), empty()];
+    const sides: Array<[Side, (total: number) => Promise<Sample>, number]> = [
+      [ledger, (total) => drive(workers, total, ledgerRefund), process.pid],
+      [performed, (total) => drive(workers, total, verityRefund), process.pid],
+      [direct, (total) => drive(workers, total, directRefund), process.pid],
     ];
-    if (dbos) sides.push([viaDbos, (total) => dbos.run(workers, total)]);
+    if (dbos) sides.push([viaDbos, (total) => dbos.run(workers, total), dbos.pid]);
     for (let r = 0; r < rounds; r++) {
       // Both sides' statistics as autovacuum keeps them on a database that has run a while (analyzeDatabase).
       await Promise.all([analyzeDatabase(database.url), dbosDatabase && analyzeDatabase(dbosDatabase.url)]);
-      for (const [side, run] of r % 2 === 0 ? sides : [...sides].reverse()) {
-        const s = await run(perLevel / rounds);
+      for (const [side, run, clientPid] of r % 2 === 0 ? sides : [...sides].reverse()) {
+        const s = await measured(() => run(perLevel / rounds), clientPid, sandbox.pid);
         side.count += s.count;
         side.seconds += s.seconds;
         side.latencies.push(...s.latencies);
+        side.cpu.client += s.cpu.client;
+        side.cpu.provider += s.cpu.provider;
+        side.cpu.database += s.cpu.database;
       }
     }
     results.push({ workers, ledger, performed, dbos: viaDbos, direct });
@@ -256,6 +353,27 @@ try {
     console.log(
       `| ${workers} | ${cells.join(" | ")} | ${(rate(ledger) / rate(viaDbos)).toFixed(2)}× | ${(rate(performed) / rate(viaDbos)).toFixed(2)}× | ${(rate(ledger) / rate(direct)).toFixed(2)}× |`,
     );
+  }
+  // What each refund cost the machine, by process: the ratio above is this table's totals upside down when the CPU is the limit.
+  console.log(
+    "\nCPU per refund in ms (client: the side's own process; provider: the sandbox's; database: every postgres process):\n",
+  );
+  console.log("| concurrency | side | client | provider | database | total |\n|---:|---|---:|---:|---:|---:|");
+  for (const { workers, ledger, performed, dbos: viaDbos, direct } of results) {
+    const named: Array<[string, Side]> = [
+      ["ledger", ledger],
+      ["Verity calls", performed],
+      ["DBOS", viaDbos],
+      ["direct", direct],
+    ];
+    for (const [name, side] of named) {
+      if (side.count === 0) continue;
+      const ms = (seconds: number) => ((seconds / side.count) * 1000).toFixed(2);
+      const { client, provider, database } = side.cpu;
+      console.log(
+        `| ${workers} | ${name} | ${ms(client)} | ${ms(provider)} | ${ms(database)} | ${ms(client + provider + database)} |`,
+      );
+    }
   }
   console.log(`\n# load average at end: ${load()}`);
 } finally {
