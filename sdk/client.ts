@@ -80,7 +80,8 @@ export interface AnsweredLookup {
  *   createTask, transition          under an id the SDK fixes before the first try
  *                                   (task_id, transition_id): a retry replays the first result
  *   recordIntent                    keyed by (task, tool_call_id): a retry of a recorded,
- *                                   unsent intent answers `proceed` with the same attempt
+ *                                   unsent intent answers `proceed` with the same attempt;
+ *                                   of one sent with it (`send`), that its outcome is unresolved
  *   markSent, recordOutcome         a repeat of the same report is answered, not applied
  *   lease acquire/renew/release     under a lease_id the SDK fixes before the first try:
  *                                   a retry gets the same lease, never a second one
@@ -269,12 +270,13 @@ export class VerityClient implements ExecutionLedger {
   }
 
   /**
-   * Calls a tool at most once per (task, toolCallId): intent → sent → call →
-   * outcome, or the receipt of an earlier success without calling. A known
-   * failure is tried again under the same key while the server's advice
-   * (execution.retry) says that is safe, up to the tool's attempt limit
-   * (`retry: false` opts out). See sdk/tool-protocol.ts for what each
-   * result means.
+   * Calls a tool at most once per (task, toolCallId): intent (sent with it)
+   * → call → outcome, two requests to Verity (`sendWithIntent: false`: a
+   * separate markSent, three), or the receipt of an earlier success without
+   * calling. A known failure is tried again under the same key while the
+   * server's advice (execution.retry) says that is safe, up to the tool's
+   * attempt limit (`retry: false` opts out). See sdk/tool-protocol.ts for
+   * what each result means.
    */
   executeTool(input: ExecuteToolInput, call: (ctx: ToolCallContext) => Promise<ToolOutcome>): Promise<ToolExecution> {
     return executeToolProtocol(this, input, call, {

@@ -13,9 +13,16 @@ import type {
 /**
  * The side-effect protocol of the execution ledger, client side:
  *
- *   recordIntent ─ receipt? ──────────────────────────────▶ return it, call nothing
- *        │ proceed
- *   markSent ─▶ call(idempotencyKey) ─▶ recordOutcome ─────▶ succeeded | failed | unknown
+ *   recordIntent + send ─ receipt? ─────────────────────▶ return it, call nothing
+ *        │ proceed (SENT)
+ *   call(idempotencyKey) ─▶ recordOutcome ───────────────▶ succeeded | failed | unknown
+ *
+ * Two requests to Verity per effect: the intent asks the server to mark the
+ * attempt SENT in the intent's own transaction (`send`), so no markSent
+ * follows. With `sendWithIntent: false` it is three, as before `send`:
+ * recordIntent, then markSent, then the call and the outcome. An intent
+ * answered with its attempt still INTENT_RECORDED is sent by markSent either
+ * way: the SDK follows the status the server returned.
  *
  * The intent is durable before anything leaves, so a crash at any point
  * leaves a record recovery can read: INTENT_RECORDED was never sent (this
@@ -29,7 +36,9 @@ import type {
  * why, and past the limit the server hands the call to a review itself.
  *
  * Fault points (dbos's debug trigger points) name the moments a crash
- * matters, so chaos tests can kill the process exactly there.
+ * matters, so chaos tests can kill the process exactly there. With the
+ * intent sending, after_intent and after_sent are the same moment (the
+ * attempt is SENT at both); they still fire in that order.
  */
 export const faultPoints = ["after_intent", "after_sent", "after_call", "after_outcome"] as const;
 export type FaultPoint = (typeof faultPoints)[number];
@@ -77,6 +86,21 @@ export interface ExecuteToolInput {
    * retry under the same key is safe, up to the tool's attempt limit.
    */
   retry?: boolean;
+  /**
+   * true (the default): the intent marks the attempt SENT in its own
+   * transaction (the API's `send`), so an effect costs two requests to
+   * Verity (intent, outcome) and one commit fewer than intent, markSent,
+   * outcome. The price: an answer lost or a crash right after the intent
+   * leaves the attempt SENT, though nothing left; the server then asks the
+   * provider (a lookup) before any retry — never a second effect, but the
+   * task waits for its reconciliation.
+   *
+   * false: intent, then markSent. A crash between the two leaves the attempt
+   * INTENT_RECORDED, which a resumed worker sends under the same key without
+   * a lookup: worth the extra request where the provider has no lookup or a
+   * slow one.
+   */
+  sendWithIntent?: boolean;
 }
 
 /** What `call` needs to cause the effect at most once and tie it back to this execution. */
@@ -189,6 +213,7 @@ async function attemptOnce(
   call: (ctx: ToolCallContext) => Promise<ToolOutcome>,
   options: ExecuteToolOptions,
 ): Promise<ToolExecution> {
+  const sendWithIntent = input.sendWithIntent !== false;
   let intent;
   try {
     intent = await ledger.recordIntent(input.taskId, {
@@ -200,8 +225,12 @@ async function attemptOnce(
       ...(input.instructionId ? { instruction_id: input.instructionId } : {}),
       ...(input.compensatesExecutionId ? { compensates_execution_id: input.compensatesExecutionId } : {}),
       ...(input.approval ? { approval: input.approval } : {}),
+      ...(sendWithIntent ? { send: true } : {}),
     });
   } catch (error) {
+    // A resumed intent is sent by the server's markSent, whose last-moment instruction check may freeze it.
+    const frozen = await frozenAtSend(ledger, error, input.taskId);
+    if (frozen) return frozen;
     const executionId = unresolvedExecutionOf(error);
     if (executionId === undefined) throw error;
     const [execution, task] = await Promise.all([ledger.getExecution(executionId), ledger.getTask(input.taskId)]);
@@ -228,14 +257,15 @@ async function attemptOnce(
       attemptId: execution.attempt_id,
     });
   await point("after_intent");
-  try {
-    await ledger.markSent(execution.id, execution.attempt_id, input.fencingToken);
-  } catch (error) {
-    // An instruction recorded since the intent froze it at the last moment: nothing left.
-    if (!(error instanceof VerityApiError) || !error.hasInvariant("instruction_current_before_send")) throw error;
-    const [frozen, task] = await Promise.all([ledger.getExecution(execution.id), ledger.getTask(input.taskId)]);
-    const reviewId = typeof error.problem.review_id === "string" ? error.problem.review_id : "";
-    return { kind: "blocked", execution: frozen, task, reviewId, detail: error.detail, instructions: null };
+  // Sent with the intent (SENT already), or not: then markSent sends it now.
+  if (execution.status === "INTENT_RECORDED") {
+    try {
+      await ledger.markSent(execution.id, execution.attempt_id, input.fencingToken);
+    } catch (error) {
+      const frozen = await frozenAtSend(ledger, error, input.taskId, execution.id);
+      if (frozen) return frozen;
+      throw error;
+    }
   }
   await point("after_sent");
   const outcome = await callWithTimeout(call, execution, input, input.callTimeoutMs ?? options.defaultCallTimeoutMs);
@@ -243,6 +273,26 @@ async function attemptOnce(
   const recorded = await recordOutcomeOf(ledger, execution, outcome, input);
   await point("after_outcome");
   return recorded;
+}
+
+/**
+ * `blocked` when `error` is markSent's refusal (422
+ * instruction_current_before_send, from markSent or from an intent that
+ * sends): an instruction recorded since the intent froze the attempt at the
+ * last moment, and nothing left.
+ */
+async function frozenAtSend(
+  ledger: ExecutionLedger,
+  error: unknown,
+  taskId: string,
+  executionId?: string,
+): Promise<ToolExecution | undefined> {
+  if (!(error instanceof VerityApiError) || !error.hasInvariant("instruction_current_before_send")) return undefined;
+  const id = executionId ?? error.problem.execution_id;
+  if (typeof id !== "string") return undefined;
+  const [frozen, task] = await Promise.all([ledger.getExecution(id), ledger.getTask(taskId)]);
+  const reviewId = typeof error.problem.review_id === "string" ? error.problem.review_id : "";
+  return { kind: "blocked", execution: frozen, task, reviewId, detail: error.detail, instructions: null };
 }
 
 /** The execution a 422 unknown_outcome_reconciled_before_retry names, if that is what `error` is. */

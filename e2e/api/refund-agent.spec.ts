@@ -204,9 +204,11 @@ function agentProcess(
   });
 }
 
+// Not after_intent: the SDK sends the attempt with its intent, so a kill there
+// leaves it SENT, as after_sent does, and the resumed agent's report races the
+// server's reconciler (reconciling, or completed on a second attempt). The
+// unmodified agent killed there is tests/db/dropped-work.test.ts's case.
 for (const [point, expected] of [
-  // Died before anything left: the same attempt is sent on resume.
-  ["after_intent", [{ outcome: "completed", refund: "SUCCEEDED" }]],
   // Died with the refund made and unrecorded: the provider's webhook settles
   // it (then the resumed agent completes), or the resumed agent records it
   // UNKNOWN and leaves it to the reconciler. Never sent again either way.
@@ -231,7 +233,7 @@ for (const [point, expected] of [
     });
     expect(killed.signal, killed.out).toBe("SIGKILL");
     const taskId = `refund-${runId}-1`;
-    expect((await refundsOfTask(provider.url, taskId)).length).toBe(point === "after_intent" ? 0 : 1);
+    expect(await refundsOfTask(provider.url, taskId)).toHaveLength(1);
 
     const resumed = await agentProcess(baseURL!, ["--resume", "--run-id", runId]);
     expect(resumed.code, resumed.out).toBe(0);

@@ -92,7 +92,7 @@ function refundCall(
   return { call, calls };
 }
 
-test("executeTool: intent, sent, call, outcome; a second executeTool returns the receipt without calling", async ({
+test("executeTool: intent (sent with it), call, outcome; a second executeTool returns the receipt without calling", async ({
   baseURL,
 }) => {
   const verity = client(baseURL);
@@ -170,7 +170,8 @@ test("fault points fire in protocol order, each at the moment its name says", as
   );
   expect(result.kind).toBe("succeeded");
   expect(seen).toEqual([
-    { point: "after_intent", status: "INTENT_RECORDED", refunds: 0 },
+    // The intent sent the attempt (executeTool's default): no markSent between the two.
+    { point: "after_intent", status: "SENT", refunds: 0 },
     { point: "after_sent", status: "SENT", refunds: 0 },
     // The effect exists, and the ledger does not know yet: the crash that matters most.
     { point: "after_call", status: "SENT", refunds: 1 },

@@ -59,6 +59,8 @@ interface NextFault {
   callThrowsBeforeSending?: boolean;
   /** The server commits the intent and dies before answering; every retry of the SDK goes unanswered. */
   intentAnswerLost?: boolean;
+  /** The attempt is sent by a separate markSent (`sendWithIntent: false`), not with its intent. */
+  twoStep?: boolean;
 }
 
 class FaultyClient extends EngineBackedClient {
@@ -85,9 +87,10 @@ class FaultyClient extends EngineBackedClient {
     const refund = input.toolCallId === REFUND_CALL;
     const crashAt = refund ? this.take("crashAt") : undefined;
     const throwsBeforeSending = refund && this.take("callThrowsBeforeSending");
+    const twoStep = refund && this.take("twoStep");
     return executeToolProtocol(
       this,
-      input,
+      twoStep ? { ...input, sendWithIntent: false } : input,
       throwsBeforeSending ? () => Promise.reject(new Error("socket closed before the request was written")) : call,
       {
         defaultCallTimeoutMs: 5_000,
@@ -148,9 +151,9 @@ async function expectRetriedOnce(report: TaskReport, sandboxUrl: string) {
 }
 
 describe("a refund the provider confirms never happened is retried by the agent, never dropped", () => {
-  it("kill before sending: the reconciler settles it never sent, retry_safe; the resumed agent retries under the same key: one refund", async () => {
+  it("kill between the intent and a separate markSent: the reconciler settles it never sent, retry_safe; the resumed agent retries under the same key: one refund", async () => {
     const { s, client, agent, order, taskId } = await setUp();
-    client.next = { crashAt: "after_intent" };
+    client.next = { crashAt: "after_intent", twoStep: true };
     expect((await agent.run(order)).outcome).toBe("error");
 
     const settled = await reconcileRefund(taskId, s.url);
@@ -169,36 +172,43 @@ describe("a refund the provider confirms never happened is retried by the agent,
     await expectRetriedOnce(await agent.resume(taskId), s.url);
   });
 
-  it("a server killed mid-run (the intent committed, its answer lost): never sent, then retried: one refund", async () => {
-    const { s, client, agent, order, taskId } = await setUp();
-    client.next = { intentAnswerLost: true };
-    const first = await agent.run(order);
-    expect(first).toMatchObject({
-      outcome: "error",
-      status: "WAITING_FOR_TOOL",
-      refund: { status: "INTENT_RECORDED" },
-    });
+  // Sent with the intent (the SDK's default), a lost answer leaves SENT: the provider is asked first.
+  it.each([
+    { shape: "sent with the intent", twoStep: false, status: "SENT", action: "reconciled_failed" },
+    { shape: "intent, then markSent", twoStep: true, status: "INTENT_RECORDED", action: "never_sent" },
+  ])(
+    "a server killed mid-run (the intent committed, its answer lost), $shape: $status, $action, then retried: one refund",
+    async ({ twoStep, status, action }) => {
+      const { s, client, agent, order, taskId } = await setUp();
+      client.next = { intentAnswerLost: true, twoStep };
+      const first = await agent.run(order);
+      expect(first).toMatchObject({ outcome: "error", status: "WAITING_FOR_TOOL", refund: { status } });
 
-    expect(await reconcileRefund(taskId, s.url)).toMatchObject({ action: "never_sent" });
-    await expectRetriedOnce(await agent.resume(taskId), s.url);
-  });
+      expect(await reconcileRefund(taskId, s.url)).toMatchObject({ action });
+      await expectRetriedOnce(await agent.resume(taskId), s.url);
+    },
+  );
 
-  it("kill after sending, before the call: not found at the provider, never applied, retry_safe; retried: one refund", async () => {
-    const { s, client, agent, order, taskId } = await setUp();
-    client.next = { crashAt: "after_sent" };
-    expect((await agent.run(order)).outcome).toBe("error");
+  // With the intent sending, the moment after it is already after the send.
+  it.each(["after_intent", "after_sent"] as const)(
+    "kill at %s, before the call: not found at the provider, never applied, retry_safe; retried: one refund",
+    async (crashAt) => {
+      const { s, client, agent, order, taskId } = await setUp();
+      client.next = { crashAt };
+      expect((await agent.run(order)).outcome).toBe("error");
 
-    const settled = await reconcileRefund(taskId, s.url);
-    expect(settled).toMatchObject({
-      action: "reconciled_failed",
-      lookup: "not_found",
-      execution: { status: "RECONCILED_FAILED" },
-      task: { status: "RUNNING" },
-    });
-    expect(executionResource(settled.execution).retry).toMatchObject({ safe: true, code: "never_applied" });
+      const settled = await reconcileRefund(taskId, s.url);
+      expect(settled).toMatchObject({
+        action: "reconciled_failed",
+        lookup: "not_found",
+        execution: { status: "RECONCILED_FAILED" },
+        task: { status: "RUNNING" },
+      });
+      expect(executionResource(settled.execution).retry).toMatchObject({ safe: true, code: "never_applied" });
 
-    await expectRetriedOnce(await agent.resume(taskId), s.url);
-  });
+      await expectRetriedOnce(await agent.resume(taskId), s.url);
+    },
+  );
 
   it("an unknown outcome the provider then denies: RECONCILED_FAILED never applied, retried: one refund", async () => {
     const { s, client, agent, order, taskId } = await setUp();

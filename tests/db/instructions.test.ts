@@ -500,23 +500,36 @@ describe("the guard on irreversible calls", () => {
 });
 
 describe("the SDK's executeTool", () => {
+  const ledger = engineLedger(db, agent);
+  let calls = 0;
+  const call = async () => {
+    calls++;
+    return { outcome: "unknown" as const, error: "must not be called" };
+  };
+  const refundInput = (task: { id: string; version: number }, instructionId: string) => ({
+    taskId: task.id,
+    toolCallId: "refund",
+    tool: "payments.refund" as const,
+    request: refund,
+    expectedVersion: task.version,
+    instructionId,
+  });
+  /** Frozen before it was sent, for a review the SDK names; the provider never called. */
+  function expectFrozenUnsent(result: Awaited<ReturnType<typeof executeToolProtocol>>) {
+    expect(result).toMatchObject({
+      kind: "blocked",
+      execution: { status: "NEEDS_HUMAN", sent_at: null },
+      task: { status: "WAITING_FOR_HUMAN" },
+    });
+    if (result.kind === "blocked") expect(result.reviewId).not.toBe("");
+    expect(calls).toBe(0);
+  }
+
   it("answers `blocked` and never calls the provider, both at the intent and when an instruction lands between intent and send", async () => {
     const { task, approval } = await approvedThenForbidden();
-    let calls = 0;
-    const call = async () => {
-      calls++;
-      return { outcome: "unknown" as const, error: "must not be called" };
-    };
-    const ledger = engineLedger(db, agent);
-    const input = {
-      taskId: task.id,
-      toolCallId: "refund",
-      tool: "payments.refund" as const,
-      request: refund,
-      expectedVersion: task.version,
-      instructionId: approval.id,
-    };
-    const blocked = await executeToolProtocol(ledger, input, call, { defaultCallTimeoutMs: 5_000 });
+    const blocked = await executeToolProtocol(ledger, refundInput(task, approval.id), call, {
+      defaultCallTimeoutMs: 5_000,
+    });
     expect(blocked).toMatchObject({
       kind: "blocked",
       task: { status: "WAITING_FOR_HUMAN" },
@@ -524,10 +537,10 @@ describe("the SDK's executeTool", () => {
     });
     if (blocked.kind === "blocked") expect(blocked.detail).toContain("superseded by #2 forbid");
 
+    // Only the two-step shape has a moment between intent and send (sent with the intent, the refund is in flight).
     const late = await runningTask(db);
     const allow = (await recordInstruction(db, late.id, { ...approved, expected_seq: 0 }, agent)).instruction;
-    const lateInput = { ...input, taskId: late.id, expectedVersion: late.version, instructionId: allow.id };
-    const stopped = await executeToolProtocol(ledger, lateInput, call, {
+    const stopped = await executeToolProtocol(ledger, { ...refundInput(late, allow.id), sendWithIntent: false }, call, {
       defaultCallTimeoutMs: 5_000,
       // The operator's instruction lands after the intent, before the send.
       faultPoint: async (point) => {
@@ -535,12 +548,28 @@ describe("the SDK's executeTool", () => {
           await recordInstruction(db, late.id, { ...doNotRefund, expected_seq: 1 }, operator);
       },
     });
-    expect(stopped).toMatchObject({
-      kind: "blocked",
-      execution: { status: "NEEDS_HUMAN", sent_at: null },
-      task: { status: "WAITING_FOR_HUMAN" },
+    expectFrozenUnsent(stopped);
+  });
+
+  it("answers `blocked` when the intent that sends resumes an unsent attempt an instruction has since stopped", async () => {
+    const task = await runningTask(db);
+    const allow = (await recordInstruction(db, task.id, { ...approved, expected_seq: 0 }, agent)).instruction;
+    // A worker of the two-step shape records the intent and dies before sending.
+    class Crash extends Error {}
+    await expect(
+      executeToolProtocol(ledger, { ...refundInput(task, allow.id), sendWithIntent: false }, call, {
+        defaultCallTimeoutMs: 5_000,
+        faultPoint: (point) => {
+          if (point === "after_intent") throw new Crash(point);
+        },
+      }),
+    ).rejects.toBeInstanceOf(Crash);
+    await recordInstruction(db, task.id, { ...doNotRefund, expected_seq: 1 }, operator);
+    // Its successor sends with the intent (the default): the server's markSent freezes it, and the SDK says so.
+    const waiting = await ledger.getTask(task.id);
+    const stopped = await executeToolProtocol(ledger, refundInput(waiting, allow.id), call, {
+      defaultCallTimeoutMs: 5_000,
     });
-    if (stopped.kind === "blocked") expect(stopped.reviewId).not.toBe("");
-    expect(calls).toBe(0);
+    expectFrozenUnsent(stopped);
   });
 });

@@ -245,13 +245,13 @@ describe("traces", () => {
       "POST /api/v1/tasks/{id}/transitions",
       "agent run",
     ]);
+    // The intent sends the attempt (executeTool's default): no POST …/sent of its own.
     const apiSpans = spans.filter((s) => s.kind === 2).map((s) => s.name);
     expect(new Set(apiSpans)).toEqual(
       new Set([
         "POST /api/v1/tasks",
         "POST /api/v1/tasks/{id}/transitions",
         "POST /api/v1/tasks/{id}/executions",
-        "POST /api/v1/executions/{id}/sent",
         "POST /api/v1/executions/{id}/outcome",
       ]),
     );

@@ -96,35 +96,72 @@ const input = (task: { id: string; version: number }) => ({
 
 class Crash extends Error {}
 
-describe("executeTool fault points", () => {
-  it("fire in order, each at the moment its name says", async () => {
+/** The ledger's writes, in order: what one effect costs in requests to Verity. */
+function countingLedger(writes: string[]): ExecutionLedger {
+  return {
+    ...ledger,
+    recordIntent: (taskId, body) => (
+      writes.push(body.send ? "recordIntent+send" : "recordIntent"),
+      ledger.recordIntent(taskId, body)
+    ),
+    markSent: (...args) => (writes.push("markSent"), ledger.markSent(...args)),
+    recordOutcome: (...args) => (writes.push("recordOutcome"), ledger.recordOutcome(...args)),
+  };
+}
+
+/**
+ * The default sends the attempt with its intent: after_intent already sees
+ * it SENT. `sendWithIntent: false` keeps the separate markSent, and the
+ * INTENT_RECORDED moment between the two.
+ */
+const modes = [
+  {
+    mode: "sent with the intent (default)",
+    sendWithIntent: undefined,
+    writes: ["recordIntent+send", "recordOutcome"],
+    atIntent: "SENT",
+  },
+  {
+    mode: "sendWithIntent: false",
+    sendWithIntent: false,
+    writes: ["recordIntent", "markSent", "recordOutcome"],
+    atIntent: "INTENT_RECORDED",
+  },
+] as const;
+
+describe.each(modes)("executeTool fault points, $mode", ({ sendWithIntent, writes, atIntent }) => {
+  const inputOf = (task: { id: string; version: number }) => ({ ...input(task), sendWithIntent });
+
+  it("fire in order, each at the moment its name says; the effect costs these ledger writes", async () => {
     const task = await runningTask();
     const seen: string[] = [];
     const hook: FaultPointHook = async (point, ctx) => {
       const execution = await ledger.getExecution(ctx.executionId);
       seen.push(`${point}:${execution.status}:${await refundsOf(ctx.taskId)}`);
     };
-    const result = await executeToolProtocol(ledger, input(task), refund([]), {
+    const written: string[] = [];
+    const result = await executeToolProtocol(countingLedger(written), inputOf(task), refund([]), {
       faultPoint: hook,
       defaultCallTimeoutMs: 5_000,
     });
     expect(result.kind).toBe("succeeded");
     expect(seen).toEqual([
-      "after_intent:INTENT_RECORDED:0",
+      `after_intent:${atIntent}:0`,
       "after_sent:SENT:0",
       "after_call:SENT:1",
       "after_outcome:SUCCEEDED:1",
     ]);
+    expect(written).toEqual(writes);
   });
 
   it("is not reached at all for a receipt", async () => {
     const task = await runningTask();
-    const first = await executeToolProtocol(ledger, input(task), refund([]), { defaultCallTimeoutMs: 5_000 });
+    const first = await executeToolProtocol(ledger, inputOf(task), refund([]), { defaultCallTimeoutMs: 5_000 });
     const seen: FaultPoint[] = [];
     const calls: ToolCallContext[] = [];
     const replay = await executeToolProtocol(
       ledger,
-      { ...input(task), expectedVersion: first.task.version },
+      { ...inputOf(task), expectedVersion: first.task.version },
       refund(calls),
       {
         faultPoint: (p) => void seen.push(p),
@@ -137,8 +174,9 @@ describe("executeTool fault points", () => {
   });
 
   const afterCrash: Record<FaultPoint, { kind: string; calls: number }> = {
-    // Nothing left: the same attempt goes out now.
-    after_intent: { kind: "succeeded", calls: 1 },
+    // Never sent (INTENT_RECORDED): the same attempt goes out now. Sent with
+    // the intent, it may have left: unresolved until the server reconciles it.
+    after_intent: atIntent === "SENT" ? { kind: "unresolved", calls: 0 } : { kind: "succeeded", calls: 1 },
     // It may have left: unresolved until the server reconciles it; nothing is sent.
     after_sent: { kind: "unresolved", calls: 0 },
     // It did leave and the refund exists: still unresolved, still nothing sent.
@@ -153,7 +191,7 @@ describe("executeTool fault points", () => {
       if (p === point) throw new Crash(p);
     };
     await expect(
-      executeToolProtocol(ledger, input(task), refund([]), { faultPoint: crashing, defaultCallTimeoutMs: 5_000 }),
+      executeToolProtocol(ledger, inputOf(task), refund([]), { faultPoint: crashing, defaultCallTimeoutMs: 5_000 }),
     ).rejects.toBeInstanceOf(Crash);
     const madeBefore = await refundsOf(task.id);
     expect(madeBefore).toBe(point === "after_intent" || point === "after_sent" ? 0 : 1);
@@ -162,12 +200,12 @@ describe("executeTool fault points", () => {
     const calls: ToolCallContext[] = [];
     const resumed = await executeToolProtocol(
       ledger,
-      { ...input(task), expectedVersion: current.version },
+      { ...inputOf(task), expectedVersion: current.version },
       refund(calls),
       { defaultCallTimeoutMs: 5_000 },
     );
     expect({ kind: resumed.kind, calls: calls.length }).toEqual(afterCrash[point]);
-    expect(await refundsOf(task.id)).toBe(point === "after_sent" ? 0 : 1);
+    expect(await refundsOf(task.id)).toBe(afterCrash[point].kind === "unresolved" && madeBefore === 0 ? 0 : 1);
     expect(resumed.execution.attempt).toBe(1);
   });
 });
