@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "@/lib/core/errors";
-import { listTasks, type ListTasksQuery } from "@/lib/use-cases/tasks/list-tasks";
+import { countTasks, listTasks, type ListTasksQuery } from "@/lib/use-cases/tasks/list-tasks";
 import { countTasksByStatus } from "@/lib/use-cases/tasks/task-queries";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
@@ -48,6 +48,14 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
 });
+
+/** The ids starting with `prefix`, newest change first (ties by id), as the list orders them. */
+function seededPrefix(prefix: string, rows: Array<{ id: string; updated_at: Date }>): string[] {
+  return rows
+    .filter((r) => r.id.startsWith(prefix))
+    .sort((a, b) => b.updated_at.getTime() - a.updated_at.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+    .map((r) => r.id);
+}
 
 async function allPages(
   query: Omit<ListTasksQuery, "cursor">,
@@ -155,6 +163,34 @@ describe("listTasks", () => {
     } finally {
       await t.sql("DELETE FROM transitions WHERE task_id IN ('lk_a', 'lkxa')");
       await t.sql("DELETE FROM tasks WHERE id IN ('lk_a', 'lkxa')");
+    }
+  });
+
+  it("pages a prefix more tasks share than it looks up by id (1,000) the same: complete, in order, '_' literal", async () => {
+    // 1,100 copies of one task, 'bulk_0001' … (changed a minute apart), and 'bulkx…' which '_' as LIKE's
+    // any-character would match. Test-only writes, as bench:cost's loader makes its tasks.
+    await t.sql(`
+      INSERT INTO tasks (tenant_id, id, workflow_name, workflow_version, workflow_digest, status, version, state,
+                         intent_id, created_at, created_by, updated_at, updated_by)
+      SELECT tenant_id, CASE WHEN g <= 1100 THEN 'bulk_' || lpad(g::text, 4, '0') ELSE 'bulkx' || g END,
+             workflow_name, workflow_version, workflow_digest, status, version, state, intent_id, created_at,
+             created_by, updated_at - make_interval(mins => g), updated_by
+        FROM tasks, generate_series(1, 1103) AS g WHERE id = 'list-00'`);
+    try {
+      const expected = seededPrefix("bulk_", await t.sql("SELECT id, updated_at FROM tasks"));
+      expect(expected).toHaveLength(1_100);
+      for (const limit of [200, 13]) {
+        const ids = (await allPages({ q: "bulk_", limit })).flat().map((task) => task.id);
+        expect(ids).toEqual(expected);
+      }
+      // Fewer than the lookup's bound, by id, the same way.
+      const few = (await allPages({ q: "bulk_00", limit: 7 })).flat().map((task) => task.id);
+      expect(few).toEqual(expected.filter((id) => id.startsWith("bulk_00")));
+      expect(few).toHaveLength(99);
+      expect(await countTasks(t.db, { q: "bulk_" })).toEqual({ count: 1_100, among: null });
+      expect(await countTasks(t.db, { q: "bulk_00" })).toEqual({ count: 99, among: null });
+    } finally {
+      await t.sql("DELETE FROM tasks WHERE id LIKE 'bulk%'");
     }
   });
 

@@ -3,19 +3,25 @@ import type { Actor } from "@/lib/model/actor";
 import type { Principal } from "@/lib/model/permissions";
 import { globalSearch } from "@/lib/use-cases/search/global-search";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
-import { listTasks, type ListTasksQuery } from "@/lib/use-cases/tasks/list-tasks";
+import { countTasks, listTasks, recentTasksWindow, type ListTasksQuery } from "@/lib/use-cases/tasks/list-tasks";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
-import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
-import { captureStatements, explainStatements, rowsReadFrom } from "@/tests/helpers/statement-plans";
+import { analyzeDatabase, createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
+import {
+  captureStatements,
+  explainStatements,
+  rowsReadFrom,
+  type ExplainedStatement,
+} from "@/tests/helpers/statement-plans";
 
 /**
  * The API's and exports' task filter by actor is complete (no window), and
  * bounded by what it finds, not by the tasks: with thousands of tasks that do
  * not match, a filter few tasks match reads those few through
  * tasks_tenant_id_updated_by_updated_at_id_idx, where it read every task
- * (docs/cost-growth.md). The global search's task ids likewise, through
- * tasks_id_prefix_idx. On the tenant's connection, as the product runs
- * them: row-level security decides which conditions an index may serve.
+ * (docs/cost-growth.md). The task-id prefix likewise, and the global
+ * search's task ids, through tasks_id_prefix_idx. On the tenant's
+ * connection, as the product runs them: row-level security decides which
+ * conditions an index may serve.
  */
 
 const needle: Actor = { identity: "spiffe://verity.test/agent/needle-bot", kind: "agent" };
@@ -57,26 +63,54 @@ beforeAll(async () => {
     ids.push(task.id);
   }
   found = ids.reverse();
-  await pgdb.db.$executeRawUnsafe("ANALYZE tasks");
+  // Ids a prefix with "_" would match if "_" were LIKE's any-character: "hay_" must not find them.
+  await pgdb.db.$executeRaw`
+    INSERT INTO tasks (tenant_id, id, workflow_name, workflow_version, workflow_digest, status, version, state, intent_id,
+                       created_at, created_by, updated_at, updated_by)
+    SELECT tenant_id, 'hayx' || g, workflow_name, workflow_version, workflow_digest, status, version,
+           state, 'hayx' || g, created_at, created_by, updated_at, updated_by
+      FROM tasks, generate_series(1, 3) AS g WHERE id = ${model.task.id}`;
+  // As the owner: the tenant's role may not ANALYZE (PostgreSQL skips the table with a warning).
+  await analyzeDatabase(pgdb.url);
 }, 120_000);
 afterAll(async () => pgdb?.drop());
 
-/** Every task the query selects, page after page, and the most task rows one page's statements read. */
-async function allPages(query: ListTasksQuery): Promise<{ ids: string[]; rowsRead: number }> {
+/**
+ * Every task the query selects, page after page; the most task rows one
+ * page's statements read; and the indexes the pages' plans name.
+ */
+async function allPages(
+  query: ListTasksQuery,
+  options: Parameters<typeof listTasks>[2] = {},
+): Promise<{ ids: string[]; rowsRead: number; indexes: Set<string> }> {
   const ids: string[] = [];
   let rowsRead = 0;
+  const indexes = new Set<string>();
   let cursor: string | undefined;
   do {
-    const { result, sent } = await captureStatements(() => listTasks(pgdb.db, { ...query, cursor }));
+    const { result, sent } = await captureStatements(() => listTasks(pgdb.db, { ...query, cursor }, options));
     ids.push(...result.items.map((t) => t.id));
     const reads = await explainStatements(pgdb.url, sent);
     rowsRead = Math.max(
       rowsRead,
       reads.reduce((n, e) => n + rowsReadFrom(e.plan, "tasks"), 0),
     );
+    for (const name of indexesOf(reads)) indexes.add(name);
     cursor = result.nextCursor ?? undefined;
   } while (cursor);
-  return { ids, rowsRead };
+  return { ids, rowsRead, indexes };
+}
+
+/** The indexes the plans name. */
+function indexesOf(reads: ExplainedStatement[]): string[] {
+  return reads.flatMap((e) => [...JSON.stringify(e.plan).matchAll(/"Index Name":"([^"]+)"/g)].map((m) => m[1]!));
+}
+
+/** The hay tasks whose id starts with `prefix`, newest change first (task n changed n minutes before the model). */
+async function hayStartingWith(prefix: string): Promise<string[]> {
+  const rows = await pgdb.db.$queryRaw<Array<{ id: string }>>`
+    SELECT id FROM tasks WHERE starts_with(id, ${prefix}) ORDER BY updated_at DESC, id DESC`;
+  return rows.map((r) => r.id);
 }
 
 describe("the task list's text filters on PostgreSQL, with thousands of tasks that do not match", () => {
@@ -98,6 +132,56 @@ describe("the task list's text filters on PostgreSQL, with thousands of tasks th
     expect(ids).toEqual([]);
     expect(rowsRead).toBeLessThan(100);
   });
+
+  it("a task-id prefix few tasks match finds every one, in pages and in order, reading those only", async () => {
+    const expected = await hayStartingWith("hay_0012");
+    expect(expected).toHaveLength(10);
+    const { ids, rowsRead, indexes } = await allPages({ q: "hay_0012", limit: 3 });
+    expect(ids).toEqual(expected);
+    // The ten through tasks_id_prefix_idx, not the 6,000 others (LIKE 'hay\_0012%' read all 6,010).
+    expect(rowsRead).toBeLessThan(100);
+    expect(indexes).toContain("tasks_id_prefix_idx");
+    expect(await countTasks(pgdb.db, { q: "hay_0012" })).toEqual({ count: 10, among: null });
+  });
+
+  it("a task-id prefix no task matches reads no task, nor does its total", async () => {
+    const { ids, rowsRead, indexes } = await allPages({ q: "no-such-task", limit: 50 });
+    expect(ids).toEqual([]);
+    expect(rowsRead).toBeLessThan(100);
+    expect(indexes).toContain("tasks_id_prefix_idx");
+    const { result, sent } = await captureStatements(() => countTasks(pgdb.db, { q: "no-such-task" }));
+    expect(result).toEqual({ count: 0, among: null });
+    const reads = await explainStatements(pgdb.url, sent);
+    expect(reads.reduce((n, e) => n + rowsReadFrom(e.plan, "tasks"), 0)).toBeLessThan(100);
+  });
+
+  it("a prefix more tasks match than are looked up is complete, in order, '_' literal, a page reading about its page", async () => {
+    const expected = await hayStartingWith("hay_");
+    expect(expected).toHaveLength(copies);
+    const { ids, rowsRead } = await allPages({ q: "hay_", limit: 200 });
+    // Not the hayx tasks: "_" is no wildcard.
+    expect(ids).toEqual(expected);
+    // The lookup stops at 1,001 ids; the page walks the update order to its 200 matches.
+    expect(rowsRead).toBeLessThan(1_500);
+    expect(await countTasks(pgdb.db, { q: "hay_" })).toEqual({ count: copies, among: null });
+  }, 60_000);
+
+  it("the console's window still bounds what a prefix finds", async () => {
+    const window = await recentTasksWindow(pgdb.db, 1_000);
+    expect(window).not.toBeNull();
+    const inWindow = async (prefix: string) => {
+      const rows = await pgdb.db.$queryRaw<Array<{ id: string }>>`
+        SELECT id FROM (SELECT id, updated_at FROM tasks ORDER BY updated_at DESC, id DESC LIMIT 1000) recent
+         WHERE starts_with(id, ${prefix}) ORDER BY updated_at DESC, id DESC`;
+      return rows.map((r) => r.id);
+    };
+    for (const q of ["hay_0012", "hay_05", "hay_"]) {
+      const expected = await inWindow(q);
+      expect((await allPages({ q, limit: 100 }, { window })).ids).toEqual(expected);
+      expect(await countTasks(pgdb.db, { q }, { window })).toEqual({ count: expected.length, among: 1_000 });
+    }
+    expect(await inWindow("hay_05")).toEqual([]);
+  }, 60_000);
 
   it("the global search's task ids read the matches, not every task", async () => {
     const { result, sent } = await captureStatements(() => globalSearch(pgdb.db, admin, { q: "hay_0012", limit: 5 }));

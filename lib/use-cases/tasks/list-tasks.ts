@@ -46,7 +46,8 @@ export async function listTasks(
      * A task-id prefix or an actor looks only in this window of the tasks
      * changed most recently (`recentTasksWindow`: the console's list, whose
      * total says so). The API and exports leave it out: what they return is
-     * complete, however long a filter that few tasks match takes to page.
+     * complete (both filters read what they find first: idsStartingWith,
+     * actorsContaining).
      */
     window?: RecentTasksWindow | null;
   } = {},
@@ -99,8 +100,7 @@ async function filtersOf(db: Db, query: TaskFilters, options: TaskReach): Promis
     ...(reach ? { AND: [{ OR: [{ createdBy: reach.identity }, { id: { in: reach.taskIds } }] }] } : {}),
     ...(query.status ? { status: query.status } : {}),
     ...(query.workflow ? { workflowName: query.workflow } : {}),
-    // Prisma sends startsWith as LIKE 'q%' without escaping: "task_" would match "taskX".
-    ...(query.q ? { id: { startsWith: escapeLikePattern(query.q) } } : {}),
+    ...(query.q ? await idsStartingWith(db, query.q) : {}),
     // A whole id is an equality, a part of one the actors it is part of: both read
     // tasks_tenant_id_updated_by_updated_at_id_idx (see actorsContaining).
     ...(actor
@@ -109,6 +109,37 @@ async function filtersOf(db: Db, query: TaskFilters, options: TaskReach): Promis
         : { updatedBy: { in: await actorsContaining(db, actor.pattern) } }
       : {}),
   };
+}
+
+/** How many tasks a task-id prefix is looked up for by tasks_id_prefix_idx before the list walks its order instead. */
+const ID_PREFIX_LOOKUP = 1_000;
+
+/**
+ * A task-id prefix as a condition the list's pages read by what they find.
+ * `id LIKE 'q%'` (Prisma's startsWith) no index serves under row-level
+ * security (LIKE is not leakproof), so the list walked its order filtering
+ * every task, and a prefix few tasks match read them all, where the API and
+ * the exports must stay complete. `starts_with(id, q)` is leakproof and
+ * tasks_id_prefix_idx (SP-GiST) serves it, but Prisma's query builder does
+ * not send it: the matching ids are read first, ID_PREFIX_LOOKUP + 1 at most.
+ * - At most ID_PREFIX_LOOKUP match: the tasks are `id IN (those)`, an
+ *   equality the primary key serves; none match, nothing more is read. A
+ *   page costs its matches, up to ID_PREFIX_LOOKUP lookups.
+ * - More match: the prefix is common, and the list walks its order with
+ *   `LIKE` (escaped: "task_" must not match "taskX") until a page matches,
+ *   O(page / share), the share of matching tasks being over
+ *   ID_PREFIX_LOOKUP / the tenant's tasks. Ids are time-ordered, so the
+ *   matches of a prefix naming an old period lie together near the old end
+ *   of the update order, and the first page walks the tasks changed since
+ *   (docs/cost-growth.md, "Still growing"); the console's window bounds that.
+ * Each page looks the ids up again: a task made or removed meanwhile is
+ * found or left out as the rest of the page's filters see it.
+ */
+async function idsStartingWith(db: Db, prefix: string): Promise<Prisma.TaskWhereInput> {
+  const rows = await db.$queryRaw<Array<{ id: string }>>`
+    SELECT id FROM tasks WHERE starts_with(id, ${prefix}) LIMIT ${ID_PREFIX_LOOKUP + 1}`;
+  if (rows.length <= ID_PREFIX_LOOKUP) return { id: { in: rows.map((r) => r.id) } };
+  return { id: { startsWith: escapeLikePattern(prefix) } };
 }
 
 /**
@@ -151,10 +182,11 @@ export interface RecentTasksWindow {
  * The window a filter by task-id prefix or actor looks in: null while the
  * tenant has at most `size` tasks (from the counters), else the `size`
  * tasks changed most recently, as a range of the update-order index from the
- * last of them (walking `size` index entries to find it). No index serves
- * `ILIKE '%…%'` or a prefix under a non-C collation, so without it a filter
- * that few tasks match read every task to fill one page or its total. Found
- * once per page view and given to both, the page and its total.
+ * last of them (walking `size` index entries to find it). The total counts
+ * every match, and a prefix or a part of an actor most tasks match would
+ * count them all without it; a common prefix's pages walk the update order
+ * (idsStartingWith), which it bounds as well. Found once per page view and
+ * given to both, the page and its total.
  */
 export async function recentTasksWindow(db: Db, size = TASK_TEXT_FILTER_WINDOW): Promise<RecentTasksWindow | null> {
   const counts = await readTaskCounts(db);
