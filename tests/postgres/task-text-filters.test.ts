@@ -5,6 +5,7 @@ import { globalSearch } from "@/lib/use-cases/search/global-search";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import { countTasks, listTasks, recentTasksWindow, type ListTasksQuery } from "@/lib/use-cases/tasks/list-tasks";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
+import { refundExecution } from "@/tests/helpers/effects";
 import { analyzeDatabase, createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
 import {
   captureStatements,
@@ -18,8 +19,9 @@ import {
  * bounded by what it finds, not by the tasks: with thousands of tasks that do
  * not match, a filter few tasks match reads those few through
  * tasks_tenant_id_updated_by_updated_at_id_idx, where it read every task
- * (docs/cost-growth.md). The task-id prefix likewise, and the global
- * search's task ids, through tasks_id_prefix_idx. On the tenant's
+ * (docs/cost-growth.md). The task-id prefix likewise, through
+ * tasks_id_prefix_idx, and the global search's task and execution ids,
+ * through tasks_id_prefix_idx and executions_id_prefix_idx. On the tenant's
  * connection, as the product runs them: row-level security decides which
  * conditions an index may serve.
  */
@@ -70,6 +72,17 @@ beforeAll(async () => {
     SELECT tenant_id, 'hayx' || g, workflow_name, workflow_version, workflow_digest, status, version,
            state, 'hayx' || g, created_at, created_by, updated_at, updated_by
       FROM tasks, generate_series(1, 3) AS g WHERE id = ${model.task.id}`;
+  // Thousands of calls, copies of one real one: 'exec_hay_00001' … newest first.
+  const execution = await refundExecution(pgdb.db);
+  await pgdb.db.$executeRaw`
+    INSERT INTO executions
+    SELECT (jsonb_populate_record(NULL::executions, to_jsonb(e) || jsonb_build_object(
+              'id', 'exec_hay_' || lpad(g::text, 5, '0'),
+              'tool_call_id', e.tool_call_id || '-' || g,
+              'idempotency_key', e.idempotency_key || '-' || g,
+              'created_at', e.created_at - make_interval(mins => g),
+              'updated_at', e.updated_at - make_interval(mins => g)))).*
+      FROM executions e, generate_series(1, ${copies}) AS g WHERE e.id = ${execution.id}`;
   // As the owner: the tenant's role may not ANALYZE (PostgreSQL skips the table with a warning).
   await analyzeDatabase(pgdb.url);
 }, 120_000);
@@ -200,5 +213,52 @@ describe("the task list's text filters on PostgreSQL, with thousands of tasks th
       /FROM tasks\s+WHERE id = \$1/.test(e.text),
     );
     expect(rowsReadFrom(noneById[0]!.plan, "tasks")).toBeLessThan(100);
+  });
+
+  it("the global search's execution ids read the matches through executions_id_prefix_idx, not every execution", async () => {
+    const byId = async (q: string) => {
+      const { result, sent } = await captureStatements(() => globalSearch(pgdb.db, admin, { q, limit: 5 }));
+      const reads = (await explainStatements(pgdb.url, sent)).filter((e) =>
+        /FROM executions\s+WHERE (?:starts_with\(id|id = \$1 OR id LIKE)/.test(e.text),
+      );
+      expect(reads).toHaveLength(1);
+      const hits = result.groups.find((g) => g.kind === "execution")?.hits.map((h) => h.value) ?? [];
+      return { hits, rowsRead: rowsReadFrom(reads[0]!.plan, "executions"), indexes: indexesOf(reads) };
+    };
+    // Ten match: the newest changed, through the index (`LIKE` read all 6,001).
+    const few = await byId("exec_hay_0012");
+    expect(few.hits).toEqual([
+      "exec_hay_00120",
+      "exec_hay_00121",
+      "exec_hay_00122",
+      "exec_hay_00123",
+      "exec_hay_00124",
+    ]);
+    expect(few.rowsRead).toBeLessThan(100);
+    expect(few.indexes).toContain("executions_id_prefix_idx");
+    // None match: nothing read but the index.
+    const none = await byId("exec_nothing");
+    expect(none.hits).toEqual([]);
+    expect(none.rowsRead).toBeLessThan(100);
+    expect(none.indexes).toContain("executions_id_prefix_idx");
+    // A thousand match: still the newest changed of them.
+    expect((await byId("exec_hay_05")).hits).toEqual([
+      "exec_hay_05000",
+      "exec_hay_05001",
+      "exec_hay_05002",
+      "exec_hay_05003",
+      "exec_hay_05004",
+    ]);
+    // Every one matches, as while an id is typed: the newest created, shown newest change first, from the
+    // 1,001 matches looked up and a page of the primary key, not all 6,000 sorted.
+    const all = await byId("exec_hay");
+    expect(all.hits).toEqual([
+      "exec_hay_05995",
+      "exec_hay_05996",
+      "exec_hay_05997",
+      "exec_hay_05998",
+      "exec_hay_05999",
+    ]);
+    expect(all.rowsRead).toBeLessThan(1_100);
   });
 });

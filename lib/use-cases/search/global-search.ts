@@ -27,6 +27,9 @@ import { blindIndexCandidates } from "@/lib/stores/blind-index";
 /** How many of the newest audit entries an actor is looked for in. */
 const actorWindow = 20_000;
 
+/** How many of an execution-id prefix's matches are ordered by their last change; more are taken newest created first. */
+const executionPrefixLookup = 1_000;
+
 /** How many of the most recently changed tasks a partial intent is looked for in. */
 export const intentWindow = 5_000;
 
@@ -117,7 +120,6 @@ export async function globalSearch(db: Db, principal: Principal, raw: GlobalSear
   }
   const { q, limit } = parsed.data;
   const take = limit + 1;
-  const prefix = `${escapeLikePattern(q)}%`;
   const contains = `%${escapeLikePattern(q)}%`;
   const cleared = mayReadRestricted(principal);
   const mayReadActors = can(principal, "audit:read");
@@ -150,9 +152,26 @@ export async function globalSearch(db: Db, principal: Principal, raw: GlobalSear
       ) hits
        ORDER BY (intent_id = ${q}) DESC, updated_at DESC LIMIT ${take}`,
     cleared ? customerExecutions(db, principal.tenantId, q, take) : Promise.resolve([]),
+    // Execution ids by the primary key and executions_id_prefix_idx likewise; `id LIKE 'q%'` read every
+    // execution on each keystroke. No index has the executions in their update order, so the prefix's first
+    // executionPrefixLookup + 1 matches are read through the index: up to executionPrefixLookup match, the
+    // newest changed of them; more (the first characters of an id being typed, "exec_01k"), the newest
+    // created instead (ids are time-ordered), by the primary key walked backwards: a page, not every match.
     db.$queryRaw<ExecutionRow[]>`
-      SELECT id, task_id, tool, status::text AS status, idempotency_key, updated_at FROM executions
-       WHERE id = ${q} OR id LIKE ${prefix}
+      WITH matches AS (
+        SELECT id, task_id, tool, status::text AS status, idempotency_key, updated_at FROM executions
+         WHERE starts_with(id, ${q}) AND id <> ${q} LIMIT ${executionPrefixLookup + 1}
+      )
+      SELECT id, task_id, tool, status, idempotency_key, updated_at FROM (
+        (SELECT id, task_id, tool, status::text AS status, idempotency_key, updated_at FROM executions
+          WHERE id = ${q})
+        UNION ALL
+        (SELECT * FROM matches WHERE (SELECT count(*) FROM matches) <= ${executionPrefixLookup})
+        UNION ALL
+        (SELECT id, task_id, tool, status::text AS status, idempotency_key, updated_at FROM executions
+          WHERE starts_with(id, ${q}) AND id <> ${q} AND (SELECT count(*) FROM matches) > ${executionPrefixLookup}
+          ORDER BY id DESC LIMIT ${take})
+      ) hits
        ORDER BY (id = ${q}) DESC, updated_at DESC LIMIT ${take}`,
     db.$queryRaw<ExecutionRow[]>`
       SELECT id, task_id, tool, status::text AS status, idempotency_key, updated_at FROM executions
