@@ -107,6 +107,15 @@ interface Cost {
   /** Full-page images (the first change of a page after a checkpoint), part of walBytes. */
   fpiBytes: number;
   walRecords: number;
+  /**
+   * The transitions whose WAL was read: the WAL figures are per these. A
+   * sample's WAL can be gone before it is read (other databases' writers on
+   * a shared server fill segments and a checkpoint recycles them); that
+   * sample then counts for throughput and statements but not for WAL.
+   */
+  walTransitions: number;
+  /** Samples whose WAL was recycled before it was read. */
+  walSamplesLost: number;
   /** WAL bytes by what they changed: a table, its indexes, its TOAST, or the commit record. */
   byPart: Map<string, number>;
   /** Updates of `tasks` rows, and how many of them were heap-only (HOT: no index entry written). */
@@ -122,6 +131,8 @@ const noCost = (): Cost => ({
   walBytes: 0,
   fpiBytes: 0,
   walRecords: 0,
+  walTransitions: 0,
+  walSamplesLost: 0,
   byPart: new Map(),
   taskUpdates: 0,
   taskHotUpdates: 0,
@@ -207,16 +218,18 @@ async function costOf(meter: pg.Client | null, cost: Cost, run: () => Promise<Sa
   if (cpuBefore && cpuAfter) cost.serverCpuMicros = (cost.serverCpuMicros ?? 0) + cpuBetween(cpuBefore, cpuAfter);
   if (!meter || !from) return sample;
   // Every measured transaction committed synchronously, so its WAL is flushed by now.
-  const { rows } = await meter.query<{
-    part: string;
-    record_type: string;
-    records: number;
-    bytes: string;
-    fpi: string;
-  }>(walOfThisDatabase, [
-    from,
-    (await meter.query<{ lsn: string }>("SELECT pg_current_wal_flush_lsn()::text AS lsn")).rows[0]!.lsn,
-  ]);
+  const to = (await meter.query<{ lsn: string }>("SELECT pg_current_wal_flush_lsn()::text AS lsn")).rows[0]!.lsn;
+  type Part = { part: string; record_type: string; records: number; bytes: string; fpi: string };
+  let rows: Part[];
+  try {
+    rows = (await meter.query<Part>(walOfThisDatabase, [from, to])).rows;
+  } catch (error) {
+    // 58P01: "requested WAL segment … has already been removed". Not this sample's fault: its WAL is not counted.
+    if ((error as { code?: string }).code !== "58P01") throw error;
+    cost.walSamplesLost++;
+    return sample;
+  }
+  cost.walTransitions += sample.count;
   for (const row of rows) {
     const bytes = Number(row.bytes);
     cost.walBytes += bytes;
@@ -596,12 +609,16 @@ function printCauses(rows: Row[]): void {
       ["engine unannounced", row.costs.quiet, row.quiet],
     ] as const) {
       const per = (n: number) => (cost.transitions > 0 ? n / cost.transitions : Number.NaN);
+      // WAL per the transitions whose WAL was read; "–" when none was.
+      const perWal = (n: number, digits: number) =>
+        cost.walTransitions > 0 ? (n / cost.walTransitions).toFixed(digits) : "–";
       const parts = [...cost.byPart.entries()]
         .sort((a, b) => b[1] - a[1])
-        .map(([part, bytes]) => `${part} ${per(bytes).toFixed(0)}`)
+        .map(([part, bytes]) => `${part} ${perWal(bytes, 0)}`)
         .join(", ");
+      const lost = cost.walSamplesLost ? ` (WAL of ${cost.walSamplesLost} samples recycled before it was read)` : "";
       console.log(
-        `| ${row.concurrency} | ${side} | ${summary(sample).cpuPerOp.toFixed(0)} | ${cost.serverCpuMicros === null ? "–" : per(cost.serverCpuMicros).toFixed(0)} | ${per(cost.statements).toFixed(2)} | ${per(cost.walBytes).toFixed(0)} | ${per(cost.fpiBytes).toFixed(0)} | ${per(cost.walRecords).toFixed(1)} | ${percent(cost.taskHotUpdates, cost.taskUpdates)} | ${parts || "–"} |`,
+        `| ${row.concurrency} | ${side} | ${summary(sample).cpuPerOp.toFixed(0)} | ${cost.serverCpuMicros === null ? "–" : per(cost.serverCpuMicros).toFixed(0)} | ${per(cost.statements).toFixed(2)} | ${perWal(cost.walBytes, 0)} | ${perWal(cost.fpiBytes, 0)} | ${perWal(cost.walRecords, 1)} | ${percent(cost.taskHotUpdates, cost.taskUpdates)} | ${parts || "–"}${lost} |`,
       );
     }
   }
