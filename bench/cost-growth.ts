@@ -43,6 +43,7 @@ import { countAlerts, listAlerts } from "@/lib/use-cases/alerts/alert-queries";
 import { raiseAlert } from "@/lib/use-cases/alerts/divergence";
 import { runMonitorPass } from "@/lib/use-cases/monitor/run-monitor-pass";
 import { applyTaskRetention } from "@/lib/use-cases/retention/apply-task-retention";
+import { placeLegalHold, releaseLegalHold } from "@/lib/use-cases/audit/audit-retention";
 import { verifyAuditStreams } from "@/lib/stores/audit-log";
 import { getTask } from "@/lib/use-cases/tasks/task-queries";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
@@ -269,6 +270,22 @@ interface Operation {
   run: () => Promise<unknown>;
   /** Destructive (retention): timed once per repeat on fresh candidates, never warmed on the same rows. */
   once?: boolean;
+  /** What the operation is measured under, set up before it and taken down after (neither timed nor replayed). */
+  around?: { before: () => Promise<void>; after: () => Promise<void> };
+}
+
+/** A tenant-wide legal hold while the operation runs: every finished task is kept, so a retention run deletes nothing. */
+function everythingHeld(db: Db): Operation["around"] {
+  let hold: string | null = null;
+  return {
+    before: async () => {
+      hold = (await placeLegalHold(db, { reason: "bench: every task kept" }, agent)).id;
+    },
+    after: async () => {
+      if (hold) await releaseLegalHold(db, hold, "bench: done", agent);
+      hold = null;
+    },
+  };
 }
 
 async function operationsAt(db: Db, client: pg.Client, size: number): Promise<Operation[]> {
@@ -313,9 +330,22 @@ async function operationsAt(db: Db, client: pg.Client, size: number): Promise<Op
       name: "tasks: actor ILIKE, no match, console (windowed)",
       run: async () => listTasks(db, { limit: 50, actor: "nobody-here" }, { window: await recentTasksWindow(db) }),
     },
+    // Loaded ids are task_zz<12-digit n><12 zeros>, task 1 the newest: no id starts with task_none, and the
+    // prefix of floor(size / 1000) - 1 followed by three digits names the oldest 1,000 (they were changed last longest ago).
+    { name: "tasks: id prefix, no match", run: () => listTasks(db, { limit: 50, q: "task_none" }) },
+    {
+      name: "tasks: id prefix, the oldest 1,000",
+      run: () => listTasks(db, { limit: 50, q: `task_zz${String(Math.floor(size / 1000) - 1).padStart(9, "0")}` }),
+    },
+    { name: "tasks: id prefix, every task", run: () => listTasks(db, { limit: 50, q: "task_zz" }) },
+    {
+      name: "tasks: id prefix, no match, console (windowed)",
+      run: async () => listTasks(db, { limit: 50, q: "task_none" }, { window: await recentTasksWindow(db) }),
+    },
     { name: "tasks: total (countTasks)", run: () => countTasks(db, {}) },
     { name: "tasks: total, status RUNNING", run: () => countTasks(db, { status: "RUNNING" }) },
     { name: "tasks: total, actor no match", run: () => countTasks(db, { actor: "nobody-here" }) },
+    { name: "tasks: total, id prefix no match", run: () => countTasks(db, { q: "task_none" }) },
     { name: "tasks: counts strip (countTasksByStatus)", run: () => countTasksByStatus(db) },
     {
       name: "search: intent ILIKE, one match",
@@ -358,6 +388,13 @@ async function operationsAt(db: Db, client: pg.Client, size: number): Promise<Op
     {
       name: "retention: one run (25 tasks)",
       once: true,
+      run: () => applyTaskRetention(db, { olderThanDays: 1, maxTasks: 25 }, agent, { clock: retentionClock }),
+    },
+    {
+      // Every task past the cutoff kept (a tenant-wide hold): what a run reads when nothing ahead of it can go.
+      name: "retention: one run, every old task held",
+      once: true,
+      around: everythingHeld(db),
       run: () => applyTaskRetention(db, { olderThanDays: 1, maxTasks: 25 }, agent, { clock: retentionClock }),
     },
   ];
@@ -448,7 +485,10 @@ async function main() {
         `# ${size.toLocaleString("en")} tasks loaded (+${s.toFixed(0)} s): ${rows.rows.map((r) => `${r.relname} ${Number(r.n).toLocaleString("en")} rows ${r.bytes}`).join(", ")}`,
       );
       for (const op of await operationsAt(db, client, size)) {
-        const m = await measure(target.url, op.run, op.once ? Math.max(3, Math.floor(repeats / 2)) : repeats);
+        await op.around?.before();
+        const m = await measure(target.url, op.run, op.once ? Math.max(3, Math.floor(repeats / 2)) : repeats).finally(
+          () => op.around?.after(),
+        );
         const list = results.get(op.name) ?? [];
         list.push(m);
         results.set(op.name, list);
