@@ -3,7 +3,7 @@
  * server's host (docs/retention.md, docs/audit.md), the same use cases as
  * /audit/retention, recorded in the audit log as `system:cli`.
  *
- *   retention tasks --days N [--json]   delete finished tasks' data from every store (runs of 25 until done)
+ *   retention tasks --days N [--json]   delete finished tasks' data from every store (runs of 25, one pass over the old tasks)
  *   retention audit --days N            delete audit entries older than N days, stream prefixes only
  *   retention holds [--all]             the legal holds in force (--all: released ones too)
  *   retention hold [--task ID] [--from ISO] [--to ISO] --reason TEXT
@@ -48,7 +48,11 @@ const usage = `usage: npm run -s verity -- retention <command>
   policy set --class ${dataClasses.join("|")} --days N|never
 every command: [--tenant ID]   (default: ${DEFAULT_TENANT_ID})`;
 
-/** Runs of at most 25 tasks, each one transaction, until a run finds fewer. */
+/**
+ * Runs of at most 25 tasks, each one transaction reading at most its bound
+ * of old tasks, one after the other from the oldest until one has walked to
+ * the cutoff: one pass over every task past it, however many are kept.
+ */
 const maxRuns = 1000;
 
 function days(value: string | undefined): number {
@@ -96,14 +100,15 @@ export async function runRetentionCommand(argv: string[]): Promise<number> {
         return inTenant(async (db) => {
           const runs: TaskRetentionResult[] = [];
           for (let i = 0; i < maxRuns; i++) {
-            const run = await applyTaskRetention(db, { olderThanDays }, cliActor);
+            const run = await applyTaskRetention(db, { olderThanDays }, cliActor, { fromOldest: i === 0 });
             runs.push(run);
-            if (run.tasks.length < 25) break;
+            if (run.walk.reachedCutoff) break;
           }
           const deleted = runs.flatMap((r) => r.tasks);
           const totals: Record<string, number> = {};
           for (const r of runs) for (const [t, n] of Object.entries(r.rows)) totals[t] = (totals[t] ?? 0) + n;
-          const held = runs[runs.length - 1]?.heldTasks ?? [];
+          // The held tasks the runs read (each names at most 50): the first 50 of them.
+          const held = [...new Set(runs.flatMap((r) => r.heldTasks))].slice(0, 50);
           if (values.json) {
             const entries = runs.flatMap((r) => (r.entry ? [r.entry.id] : []));
             console.log(JSON.stringify({ tasks: deleted.map((t) => t.id), rows: totals, held_tasks: held, entries }));

@@ -25,6 +25,7 @@ import { addAnnotation } from "@/lib/use-cases/audit/annotate-audit-entry";
 import { applyTaskRetention, taskDataTables, type TaskDataTable } from "@/lib/use-cases/retention/apply-task-retention";
 import { agent, alice, runningTask } from "@/tests/helpers/effects";
 import { openTestPglite, type TestDatabase } from "@/tests/helpers/pglite";
+import { retentionWalkCases } from "@/tests/helpers/retention-walk";
 
 /**
  * Task-data retention over every store: a finished task with rows in every
@@ -381,6 +382,13 @@ describe("task-data retention", () => {
     expect(run.tasks.map((x) => x.id)).not.toContain(task.taskId);
     expect((await rowsOf(task)).tasks).toBe(1);
   });
+});
+
+describe("the retention walk", () => {
+  retentionWalkCases(
+    () => t,
+    async (run) => ({ result: await run(), judged: null }),
+  );
 });
 
 describe("annotations", () => {

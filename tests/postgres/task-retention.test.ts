@@ -6,6 +6,7 @@ import { applyTaskRetention } from "@/lib/use-cases/retention/apply-task-retenti
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { agent, runningTask } from "@/tests/helpers/effects";
 import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/helpers/postgres";
+import { retentionWalkCases } from "@/tests/helpers/retention-walk";
 import { captureStatements, explainStatements, rowsReadFrom } from "@/tests/helpers/statement-plans";
 
 /**
@@ -96,4 +97,16 @@ describe("task-data retention on PostgreSQL", () => {
     expect(judging.length).toBeGreaterThan(0);
     expect(judging.reduce((n, e) => n + rowsReadFrom(e.plan, "tasks"), 0)).toBeLessThan(1_000);
   }, 120_000);
+});
+
+describe("the retention walk on PostgreSQL", () => {
+  // The tasks a run's judging queries read (one per window), from its statements replayed under EXPLAIN ANALYZE.
+  retentionWalkCases(
+    () => pgdb,
+    async (run) => {
+      const { result, sent } = await captureStatements(run);
+      const judging = (await explainStatements(pgdb.url, sent)).filter((e) => e.text.includes("finished AS"));
+      return { result, judged: judging.reduce((n, e) => n + rowsReadFrom(e.plan, "tasks"), 0) };
+    },
+  );
 });

@@ -10,6 +10,7 @@ import { deleteCheckpointsOfTask } from "@/lib/stores/checkpoint-store";
 import { deleteExecutionsOfTask } from "@/lib/stores/execution-store";
 import { deleteLookupsOfTask } from "@/lib/stores/effect-lookups";
 import { deleteLeaseOfTask } from "@/lib/stores/leases";
+import { readRetentionWalk, saveRetentionWalk, type WalkPosition } from "@/lib/stores/task-retention-walks";
 import { deleteMessagesOfTask } from "@/lib/stores/messaging";
 import { deleteReviewsOfTask } from "@/lib/stores/review-store";
 import { deleteInstructionsOfTask } from "@/lib/stores/instructions";
@@ -63,6 +64,29 @@ export interface ClassTerms {
   toolClasses: ReadonlyMap<string, DataClass>;
 }
 
+/**
+ * A run's walk over the tasks past its cutoff (docs/cost-growth.md, "The
+ * retention run"): at most MAX_WINDOWS_PER_RUN windows, from where the
+ * previous run stopped.
+ */
+export interface RetentionWalk {
+  /** Tasks past the cutoff the run read and judged: at most MAX_TASKS_READ_PER_RUN. */
+  tasksRead: number;
+  /** Whether it began where the previous run stopped (else at the oldest task). */
+  resumed: boolean;
+  /**
+   * Whether it got to the newest task past the cutoff (then, when it had
+   * resumed, going on from the oldest): a pass begun at the oldest is done.
+   */
+  reachedCutoff: boolean;
+  /**
+   * Why it stopped: "batch", its `maxTasks` were found; "bound", it read its
+   * windows without going all the way round, and the next run goes on from
+   * there; "end", it read every task past the cutoff.
+   */
+  stopped: "batch" | "bound" | "end";
+}
+
 export interface TaskRetentionResult {
   cutoff: Date;
   /** The run's term (under a policy, its shortest). */
@@ -72,8 +96,10 @@ export interface TaskRetentionResult {
   tasks: DeletedTask[];
   /** Sums over `tasks`, every table named (0 included), so a report shows every store. */
   rows: RowCounts;
-  /** Finished tasks old enough that a legal hold kept (at most `maxHeldReported` ids). */
+  /** Finished tasks old enough that a legal hold kept, among those the run read (at most `maxHeldReported` ids). */
   heldTasks: string[];
+  /** How far the run walked the tasks past its cutoff, and why it stopped there. */
+  walk: RetentionWalk;
   /** The run's audit entry (the first, when its cuts needed several); null when nothing was deleted. */
   entry: AuditEntry | null;
   /** Audit entries removed, and the streams now starting at an anchor. */
@@ -157,6 +183,7 @@ const pendingExecutionStatuses = ["INTENT_RECORDED", "SENT", "OUTCOME_UNKNOWN", 
 interface Candidate {
   id: string;
   status: string;
+  updated_at: Date;
   created_at: Date;
   last_at: Date;
   /** The cutoff this task was chosen against (its class's, under a policy). */
@@ -210,25 +237,30 @@ function cutoffOfTask(
 }
 
 /**
- * The finished tasks a run may take, oldest update first: in a terminal
- * state of their pinned workflow (workflow_versions says which), every
- * trace of them older than the cutoff — the task row, its executions and
- * alerts, its messages, refused writes, lease, audit entries (an annotation
- * added yesterday keeps a task another term) — and nothing left pending: no
- * unsettled execution, undecided review, unresolved alert, undelivered
- * message or open lookup. `held`: an unreleased legal hold covers it (the
- * task itself, or a time range its life overlaps).
+ * The finished tasks a run may take: in a terminal state of their pinned
+ * workflow (workflow_versions says which), every trace of them older than
+ * the cutoff — the task row, its executions and alerts, its messages,
+ * refused writes, lease, audit entries (an annotation added yesterday keeps
+ * a task another term) — and nothing left pending: no unsettled execution,
+ * undecided review, unresolved alert, undelivered message or open lookup.
+ * `held`: an unreleased legal hold covers it (the task itself, or a time
+ * range its life overlaps).
  *
- * What a run costs is its batch, not the table (docs/cost-growth.md): the
+ * What a run costs is its bound, not the table (docs/cost-growth.md): the
  * tasks last updated before the cutoff are read a window at a time in the
- * order of the (updated_at, id) index, each window judged whole, and the
- * walk stops once `limit` tasks qualify. A run reads the tasks it takes and
- * those ahead of them that it passes over (not finished, still pending,
- * held, kept longer by their class), never every finished task: sorting
- * them by last activity, as runs did, computed it for all of them first
- * (the planner will not walk the index lazily under that many conditions,
- * so the window's LIMIT is what bounds it). The held tasks reported are
- * those in the windows read, at most maxHeldReported.
+ * order of the (updated_at, id) index, each window judged whole (the
+ * planner will not walk the index lazily under that many conditions, so the
+ * window's LIMIT is what bounds it), from where the previous run stopped
+ * (task_retention_walks) up to the cutoff, then from the oldest back to that
+ * point. The walk stops once `limit` tasks qualify, once it has read
+ * MAX_WINDOWS_PER_RUN windows, or once it has gone all the way round. Tasks
+ * kept ahead of the deletable ones (not finished, still pending, held, kept
+ * longer by their class) are passed over by successive runs, each reading at
+ * most its bound, instead of being read again from the oldest by every run.
+ * `next` is where the next run resumes: after the last task taken when the
+ * batch filled, after the last task read when the bound stopped it, at the
+ * oldest when it went round. The held tasks reported are those in the
+ * windows read, at most maxHeldReported.
  */
 async function findFinishedTasks(
   tx: Tx,
@@ -236,42 +268,88 @@ async function findFinishedTasks(
   cutoff: Date,
   limit: number,
   classes: ClassTerms | undefined,
-): Promise<Candidate[]> {
+  start: WalkPosition | null,
+): Promise<{ candidates: Candidate[]; walk: RetentionWalk; next: WalkPosition | null }> {
+  // After the saved position up to the cutoff, then from the oldest through it; without one, the oldest to the cutoff.
+  const legs: Array<{ after: WalkPosition | null; through: WalkPosition | null }> = start
+    ? [
+        { after: start, through: null },
+        { after: null, through: start },
+      ]
+    : [{ after: null, through: null }];
   const taken: Candidate[] = [];
   const held: Candidate[] = [];
-  let after: { updatedAt: Date; id: string } | null = null;
-  while (taken.length < limit) {
-    const window = await finishedInWindow(tx, now, cutoff, after, classes);
-    for (const c of window.candidates) {
-      if (!c.held && taken.length < limit) taken.push(c);
-      else if (c.held && held.length < maxHeldReported) held.push(c);
-    }
-    if (window.last === null) break;
-    after = window.last;
+  let windows = 0;
+  let tasksRead = 0;
+  let reachedCutoff = false;
+  const stop = (stopped: RetentionWalk["stopped"], next: WalkPosition | null) => ({
+    candidates: [...taken, ...held],
+    walk: { tasksRead, resumed: start !== null, reachedCutoff, stopped },
+    next,
+  });
+  for (const leg of legs) {
+    let after = leg.after;
+    do {
+      if (windows === MAX_WINDOWS_PER_RUN) return stop("bound", after);
+      const window = await finishedInWindow(tx, now, cutoff, { after, through: leg.through }, classes);
+      windows += 1;
+      tasksRead += window.read;
+      for (const c of window.candidates) {
+        if (!c.held && taken.length < limit) taken.push(c);
+        else if (c.held && held.length < maxHeldReported) held.push(c);
+      }
+      const last = taken[taken.length - 1];
+      if (last && taken.length === limit) return stop("batch", { updatedAt: last.updated_at, id: last.id });
+      after = window.last;
+    } while (after !== null);
+    if (leg.through === null) reachedCutoff = true;
   }
-  return [...taken, ...held];
+  return stop("end", null);
 }
 
 /** Tasks walked per window of findFinishedTasks. */
 const retentionWindow = 200;
 
-/** One window of the walk: the next tasks updated before the cutoff, and those of them a run may take. */
+/**
+ * Windows one run reads at most: 10 × 200 = 2,000 tasks judged. Enough that a
+ * run fills its batch of 25 whenever fewer than about 2,000 tasks past the
+ * cutoff are kept ahead of the next deletable ones (tasks still running,
+ * waiting on work, held, or kept longer by their class); small enough that
+ * the run's one transaction stays short (each window is one judging query
+ * over 200 tasks, a few thousand buffers: docs/benchmarks.md, "Cost
+ * growth"). Past it, the next run resumes where this one stopped, so K tasks
+ * kept ahead of a deletable one are passed over in ⌈K / 2,000⌉ runs, each
+ * reading at most its bound, instead of every run reading all K.
+ */
+const MAX_WINDOWS_PER_RUN = 10;
+
+/** Tasks past the cutoff one run reads at most. */
+export const MAX_TASKS_READ_PER_RUN = MAX_WINDOWS_PER_RUN * retentionWindow;
+
+/**
+ * One window of the walk: the next tasks updated before the cutoff, after
+ * `after` and up to `through` (each optional), and those of them a run may
+ * take. `last`: where the next window starts, null when this one reached the
+ * end of its range.
+ */
 async function finishedInWindow(
   tx: Tx,
   now: Date,
   cutoff: Date,
-  after: { updatedAt: Date; id: string } | null,
+  range: { after: WalkPosition | null; through: WalkPosition | null },
   classes: ClassTerms | undefined,
-): Promise<{ candidates: Candidate[]; last: { updatedAt: Date; id: string } | null }> {
+): Promise<{ candidates: Candidate[]; read: number; last: WalkPosition | null }> {
+  const { after, through } = range;
   const at = cutoff.toISOString();
   const byClass = cutoffOfTask(now, cutoff, classes);
   const walked = await tx.$queryRaw<Array<{ id: string; updated_at: Date }>>`
     SELECT id, updated_at FROM tasks
      WHERE updated_at < ${at}::timestamptz
        ${after ? Prisma.sql`AND (updated_at, id) > (${after.updatedAt.toISOString()}::timestamptz, ${after.id})` : Prisma.empty}
+       ${through ? Prisma.sql`AND (updated_at, id) <= (${through.updatedAt.toISOString()}::timestamptz, ${through.id})` : Prisma.empty}
      ORDER BY updated_at, id
      LIMIT ${retentionWindow}`;
-  if (walked.length === 0) return { candidates: [], last: null };
+  if (walked.length === 0) return { candidates: [], read: 0, last: null };
   const tail = walked[walked.length - 1]!;
   const last = walked.length < retentionWindow ? null : { updatedAt: tail.updated_at, id: tail.id };
   const rows = await tx.$queryRaw<Array<Omit<Candidate, "data_class"> & { rank: number | null }>>`
@@ -302,7 +380,7 @@ async function finishedInWindow(
     ), dated AS (
       SELECT f.*, ${byClass.cutoff} AS cutoff_at FROM finished f
     )
-    SELECT f.id, f.status, f.created_at, f.last_at, f.cutoff_at, f.rank,
+    SELECT f.id, f.status, f.created_at, f.updated_at, f.last_at, f.cutoff_at, f.rank,
            EXISTS (SELECT 1 FROM audit_legal_holds h
                     WHERE h.released_at IS NULL
                       AND (h.task_id IS NULL OR h.task_id = f.id)
@@ -315,7 +393,7 @@ async function finishedInWindow(
     ...row,
     data_class: rank === null ? null : (dataClasses.find((c) => dataClassRank[c] === rank) ?? null),
   }));
-  return { candidates, last };
+  return { candidates, read: walked.length, last };
 }
 
 /**
@@ -360,13 +438,16 @@ function nonZero(rows: RowCounts): RowCounts {
 }
 
 /**
- * One run: the oldest finished tasks past the cutoff and under no hold, at
- * most `maxTasks`, deleted from every store in one transaction with the
- * run's audit entry. Holds are locked first (as audit retention does), so a
- * hold placed meanwhile is either seen or waits for the run to commit; each
- * task's row is locked and re-checked as not changed since the cutoff, so a
- * restore racing the run either lands first (and the task is kept) or
- * finds no task. A run that finds nothing writes nothing.
+ * One run: the first finished tasks past the cutoff and under no hold that
+ * its walk meets (from where the previous run stopped, at most
+ * MAX_WINDOWS_PER_RUN windows), at most `maxTasks`, deleted from every store
+ * in one transaction with the run's audit entry and where the walk stopped.
+ * Holds are locked first (as audit retention does), so a hold placed
+ * meanwhile is either seen or waits for the run to commit; each task's row
+ * is locked and re-checked as not changed since the cutoff, so a restore
+ * racing the run either lands first (and the task is kept) or finds no
+ * task. A run that finds nothing writes no entry, only where its walk
+ * stopped (when that moved).
  */
 export async function applyTaskRetention(
   db: Db,
@@ -378,6 +459,8 @@ export async function applyTaskRetention(
     clock?: () => number;
     /** A tenant's policy: each task kept for its class's term (`olderThanDays` is then the shortest term). */
     classes?: ClassTerms;
+    /** Walk from the oldest task past the cutoff, not from where the previous run stopped (a pass begun by hand). */
+    fromOldest?: boolean;
   } = {},
 ): Promise<TaskRetentionResult> {
   const input = parseOrThrow(TaskRetentionInputSchema, rawInput);
@@ -387,7 +470,18 @@ export async function applyTaskRetention(
   return db.$transaction(
     async (tx) => {
       await tx.$executeRaw`LOCK TABLE audit_legal_holds IN SHARE MODE`;
-      const candidates = await findFinishedTasks(tx, now, cutoff, input.maxTasks, options.classes);
+      const saved = await readRetentionWalk(tx);
+      const start = options.fromOldest ? null : saved;
+      const { candidates, walk, next } = await findFinishedTasks(
+        tx,
+        now,
+        cutoff,
+        input.maxTasks,
+        options.classes,
+        start,
+      );
+      // Where the next run resumes, committed with this run's deletions or not at all.
+      await saveRetentionWalk(tx, saved, next);
       const heldTasks = candidates
         .filter((c) => c.held)
         .slice(0, maxHeldReported)
@@ -408,7 +502,7 @@ export async function applyTaskRetention(
       });
       const rows: RowCounts = Object.fromEntries(taskDataTables.map((t) => [t, 0]));
       const run = { cutoff, olderThanDays: input.olderThanDays, policy: options.classes?.terms ?? null };
-      if (doomed.length === 0) return { ...run, tasks: [], rows, heldTasks, entry: null, streamsCut: 0 };
+      if (doomed.length === 0) return { ...run, tasks: [], rows, heldTasks, walk, entry: null, streamsCut: 0 };
 
       // Plan every cut before anything is deleted: the stream names come from the rows.
       const streamsByTask = new Map<string, string[]>();
@@ -446,6 +540,7 @@ export async function applyTaskRetention(
         })),
         rows: nonZero(rows),
         held_tasks: heldTasks,
+        walk: { tasks_read: walk.tasksRead, resumed: walk.resumed, stopped: walk.stopped },
       };
       const recorded = cuts.map(({ stream, through_seq, hash }) => ({ stream, through_seq, hash }));
       const chunks = packCuts(recorded, Buffer.byteLength(JSON.stringify(summary), "utf8") + 64, cutsPerEntry);
@@ -476,7 +571,7 @@ export async function applyTaskRetention(
         if (entry)
           for (const cut of chunk) await cutAuditStream(tx, cut, cutoffOfStream.get(cut.stream) ?? cutoff, entry.id);
       }
-      return { ...run, tasks, rows, heldTasks, entry: entries[0] ?? null, streamsCut: cuts.length };
+      return { ...run, tasks, rows, heldTasks, walk, entry: entries[0] ?? null, streamsCut: cuts.length };
     },
     // A run of many tasks is one long transaction; it contends only with holds being placed.
     { timeout: 10 * 60_000 },

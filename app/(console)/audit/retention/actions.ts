@@ -127,10 +127,18 @@ export const applyTaskRetentionAction: FormAction<RetentionFormState> = sessionF
     const held = result.heldTasks.length
       ? ` ${result.heldTasks.length} finished task(s) old enough were kept under a legal hold.`
       : "";
+    // A run reads a bounded number of the old tasks (docs/cost-growth.md): say so when it stopped there.
+    const read = result.walk.tasksRead.toLocaleString("en");
+    const bounded = result.walk.stopped === "bound";
+    const goesOn = bounded
+      ? ` This run read ${read} task(s) past the cutoff, as many as one run reads, and stopped there: the next run goes on from where it stopped.`
+      : "";
     if (result.entry === null)
       return {
         status: "done",
-        message: `No finished task was quiet for ${days} days (since ${result.cutoff.toISOString()}) outside a legal hold: nothing deleted, nothing recorded.${held}`,
+        message: bounded
+          ? `Nothing deleted, nothing recorded: among the ${read} task(s) past the cutoff (${result.cutoff.toISOString()}) this run read, as many as one run reads, no finished task was quiet for ${days} days outside a legal hold. The next run goes on from where it stopped.${held}`
+          : `No finished task was quiet for ${days} days (since ${result.cutoff.toISOString()}) outside a legal hold: nothing deleted, nothing recorded.${held}`,
       };
     const counts = Object.entries(result.rows)
       .filter(([, n]) => n > 0)
@@ -138,7 +146,7 @@ export const applyTaskRetentionAction: FormAction<RetentionFormState> = sessionF
       .join(", ");
     return {
       status: "done",
-      message: `Deleted the data of ${result.tasks.length} finished task(s) (${result.tasks.map((t) => t.id).join(", ")}) from every store in one transaction: ${counts}. Their audit streams now start at anchors; the run is audit entry ${result.entry.id}.${held}`,
+      message: `Deleted the data of ${result.tasks.length} finished task(s) (${result.tasks.map((t) => t.id).join(", ")}) from every store in one transaction: ${counts}. Their audit streams now start at anchors; the run is audit entry ${result.entry.id}.${held}${goesOn}`,
     };
   },
 });
