@@ -13,6 +13,7 @@
  *   npm run bench:effects                   # TEST_DATABASE_URL or local PostgreSQL
  *   BENCH_EFFECTS=600 BENCH_CONCURRENCY=1,8 npm run bench:effects
  *   BENCH_EFFECTS_DBOS=off npm run bench:effects   # ledger and direct only (bench:encryption)
+ *   BENCH_EFFECTS_LIVE=off npm run bench:effects   # the database's live announcements off
  *
  * Each worker drives its own task (RUNNING → WAITING_FOR_TOOL → RUNNING per
  * refund, a new tool call id each time), so this measures the ledger's
@@ -35,6 +36,7 @@ import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
 import { startSandbox } from "@/programs/sandbox/server";
+import { applyLiveUpdatesSetting } from "@/lib/db/notifications";
 import { analyzeDatabase, createEmptyPostgresDatabase, createPostgresTestDatabase } from "@/tests/helpers/postgres";
 
 Object.assign(process.env, { NODE_ENV: process.env.NODE_ENV ?? "production" });
@@ -213,6 +215,16 @@ const deps = {
   crm: new SandboxCrmConnector({ baseUrl: sandbox.url }),
 };
 const { db } = database;
+/**
+ * The database's live announcements (docs/live-updates.md), on as a new
+ * database has them unless BENCH_EFFECTS_LIVE=off: every write of a task,
+ * an execution or a checkpoint then calls pg_notify in its transaction, and
+ * PostgreSQL serializes the commits of notifying transactions whether or not
+ * anyone listens. DBOS announces nothing, so `off` is the ledger without
+ * that feature's cost, `on` the ledger as a server runs it.
+ */
+const live = process.env.BENCH_EFFECTS_LIVE === "off" ? "off" : "on";
+await applyLiveUpdatesSetting(database.platformDb, live);
 let call = 0;
 
 const load = () =>
@@ -230,6 +242,7 @@ try {
   console.log(
     `# the provider: ${process.env.BENCH_EFFECTS_SANDBOX === "inline" ? "in this process (BENCH_EFFECTS_SANDBOX=inline)" : "a process of its own"}`,
   );
+  console.log(`# live announcements: ${live} (BENCH_EFFECTS_LIVE)`);
   console.log(`# load average at start: ${load()}\n`);
   const results: Array<{ workers: number; ledger: Side; performed: Side; dbos: Side; direct: Side }> = [];
   for (const workers of levels) {
