@@ -27,11 +27,13 @@
  * Two operations:
  * - transition: an in-place patch (budget.hops_used + 1) under If-Match;
  *   API `POST /api/v1/tasks/{id}/transitions`, in-process transitionTask.
- * - tool call: intent, sent, outcome of a crm.add_note (reversible: its
- *   success stands on the evidence naming the execution; no provider call,
- *   on either side); API `POST /tasks/{id}/executions`,
- *   `/executions/{id}/sent`, `/executions/{id}/outcome`, in-process
- *   recordIntent, markSent, recordOutcome. Counted per cycle (three writes).
+ * - tool call: the intent sent with itself, then the outcome, of a
+ *   crm.add_note (reversible: its success stands on the evidence naming the
+ *   execution; no provider call, on either side), as the SDK's executeTool
+ *   makes it since 2026-12-04; API `POST /tasks/{id}/executions` with
+ *   `send: true`, `/executions/{id}/outcome`, in-process recordIntent with
+ *   `send`, recordOutcome. Counted per cycle (two writes; three, with a
+ *   separate `/sent`, before).
  *
  * API and in-process alternate in short rounds (A E, E A, …) so that load
  * from other work on a shared machine falls on both alike. The server's CPU
@@ -46,7 +48,6 @@ import { openDatabase, type DatabaseHandle } from "@/lib/db/client";
 import type { Actor } from "@/lib/model/actor";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { recordIntent } from "@/lib/use-cases/executions/record-intent";
-import { markSent } from "@/lib/use-cases/executions/mark-sent";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { analyzeDatabase, createEmptyPostgresDatabase } from "@/tests/helpers/postgres";
 import { startVerityServer } from "@/tests/live/servers";
@@ -264,12 +265,11 @@ function apiToolCall(tasks: BenchTask[]) {
     const call = unique("note");
     const intent = await post(
       `/api/v1/tasks/${task.id}/executions`,
-      { tool_call_id: call, tool: "crm.add_note", request: noteRequest(call) },
+      { tool_call_id: call, tool: "crm.add_note", request: noteRequest(call), send: true },
       { "if-match": `"${task.version}"` },
     );
     if (intent.body.kind !== "proceed") throw new Error(`intent answered ${String(intent.body.kind)}`);
     const execution = intent.body.execution as { id: string; attempt_id: string };
-    await post(`/api/v1/executions/${execution.id}/sent`, { attempt_id: execution.attempt_id });
     const outcome = await post(`/api/v1/executions/${execution.id}/outcome`, {
       attempt_id: execution.attempt_id,
       outcome: "succeeded",
@@ -287,12 +287,17 @@ function engineToolCall(handle: DatabaseHandle, tasks: BenchTask[]) {
     const intent = await recordIntent(
       handle.db,
       task.id,
-      { tool_call_id: call, tool: "crm.add_note", request: noteRequest(call), expected_version: task.version },
+      {
+        tool_call_id: call,
+        tool: "crm.add_note",
+        request: noteRequest(call),
+        expected_version: task.version,
+        send: true,
+      },
       agent,
     );
     if (intent.kind !== "proceed") throw new Error(`intent answered ${intent.kind}`);
     const { execution } = intent;
-    await markSent(handle.db, execution.id, { attempt_id: execution.attemptId }, agent);
     const outcome = await recordOutcome(
       handle.db,
       execution.id,
@@ -411,8 +416,8 @@ async function main() {
           { operation: "tool call" as const, api: apiToolCall(apiTasks), engine: engineToolCall(handle, engineTasks) },
         ];
         for (const { operation, api, engine } of operations.filter((o) => operationsRun.includes(o.operation))) {
-          // A cycle is three writes: a third as many keeps each side's time alike.
-          const total = operation === "transition" ? perLevel : Math.ceil(perLevel / 3);
+          // A cycle is two writes: half as many keeps each side's time alike.
+          const total = operation === "transition" ? perLevel : Math.ceil(perLevel / 2);
           const warmup = Math.max(30, 2 * concurrency);
           const a = emptySample();
           const e = emptySample();
@@ -472,7 +477,7 @@ async function main() {
     );
   }
   console.log(
-    `\n# a tool call is one cycle of three requests (intent, sent, outcome); total ${((performance.now() - started) / 1000).toFixed(1)} s, load average at end: ${load()}` +
+    `\n# a tool call is one cycle of two requests (the intent sent with itself, the outcome); total ${((performance.now() - started) / 1000).toFixed(1)} s, load average at end: ${load()}` +
       (belowGoal ? "; BELOW the 50% goal at concurrency 16 or more" : ""),
   );
 }
