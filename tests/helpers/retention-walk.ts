@@ -6,6 +6,7 @@ import {
   MAX_TASKS_READ_PER_RUN,
   type TaskRetentionResult,
 } from "@/lib/use-cases/retention/apply-task-retention";
+import { scheduledTaskRetention } from "@/lib/use-cases/retention/apply-retention-policy";
 import { openTenant } from "@/lib/use-cases/tenants/open-tenant";
 import { transitionTask } from "@/lib/use-cases/tasks/transition-task";
 import { agent, runningTask } from "@/tests/helpers/effects";
@@ -45,6 +46,22 @@ async function copies(db: Db, model: string, suffix: string, n: number, daysAgo:
       FROM tasks, generate_series(1, ${n}::int) AS g WHERE id = ${model}`;
 }
 
+/**
+ * Past the cutoff, oldest first: 300 more running tasks than one run reads,
+ * then five finished ones, then the finished model they are copied from.
+ * `behind`: the finished ones, in the order a run deletes them.
+ */
+async function keptAheadOfFinished(db: Db): Promise<{ model: string; kept: number; behind: string[] }> {
+  const finished = await runningTask(db);
+  await transitionTask(db, finished.id, { expected_version: finished.version, to: "CANCELLED", reason: "done" }, agent);
+  const model = finished.id;
+  await db.$executeRaw`UPDATE tasks SET updated_at = now() - make_interval(days => 50) WHERE id = ${model}`;
+  const kept = MAX_TASKS_READ_PER_RUN + 300;
+  await copies(db, model, "_kept_", kept, 60, "RUNNING");
+  await copies(db, model, "_done_", 5, 55, "CANCELLED");
+  return { model, kept, behind: [5, 4, 3, 2, 1].map((g) => `${model}_done_${g}`).concat(model) };
+}
+
 export function retentionWalkCases(databases: () => TenantDatabases, judgedRows: JudgedRows): void {
   let t: TenantDatabases;
   let db: Db;
@@ -66,20 +83,7 @@ export function retentionWalkCases(databases: () => TenantDatabases, judgedRows:
   const run = () => applyTaskRetention(db, { olderThanDays: 30 }, platformAdmin, { clock: thirtyDaysOn });
 
   it("reads at most its bound a run; the next runs resume there, reach the finished tasks behind, and wrap round", async () => {
-    const finished = await runningTask(db);
-    await transitionTask(
-      db,
-      finished.id,
-      { expected_version: finished.version, to: "CANCELLED", reason: "done" },
-      agent,
-    );
-    const model = finished.id;
-    await db.$executeRaw`UPDATE tasks SET updated_at = now() - make_interval(days => 50) WHERE id = ${model}`;
-    // Oldest first: 300 more running tasks than one run reads, then five finished ones, then the model.
-    const kept = MAX_TASKS_READ_PER_RUN + 300;
-    await copies(db, model, "_kept_", kept, 60, "RUNNING");
-    await copies(db, model, "_done_", 5, 55, "CANCELLED");
-    const behind = [5, 4, 3, 2, 1].map((g) => `${model}_done_${g}`).concat(model);
+    const { model, kept, behind } = await keptAheadOfFinished(db);
 
     // The first run reads its bound of running tasks and stops there: nothing deleted, nothing recorded.
     const first = await judgedRows(run);
@@ -155,5 +159,45 @@ export function retentionWalkCases(databases: () => TenantDatabases, judgedRows:
     expect(runs[1]!.walk.tasksRead).toBeLessThanOrEqual(MAX_TASKS_READ_PER_RUN);
     const [left] = await db.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n FROM tasks`;
     expect(left?.n).toBe(kept - 2);
+  }, 120_000);
+
+  it("the background loop's step goes on past a run that stopped at its bound, to the cutoff, and no further", async () => {
+    // A tenant of its own, its walk at the oldest: more running tasks than one run reads, then finished ones.
+    const own = "walk-step";
+    await openTenant(t, { id: own, name: "Walk step" }, platformAdmin);
+    const stepDb = t.forTenant(own);
+    const { kept, behind } = await keptAheadOfFinished(stepDb);
+
+    // Each run writes where the walk stopped: counted by a trigger of the test's own.
+    await t.platformDb.$executeRawUnsafe("CREATE TABLE walk_step_writes (at timestamptz DEFAULT clock_timestamp())");
+    await t.platformDb.$executeRawUnsafe(`CREATE FUNCTION count_walk_step_write() RETURNS trigger
+      LANGUAGE plpgsql SECURITY DEFINER AS $$ BEGIN INSERT INTO walk_step_writes DEFAULT VALUES; RETURN NEW; END $$`);
+    await t.platformDb
+      .$executeRawUnsafe(`CREATE TRIGGER count_walk_step_write AFTER INSERT OR UPDATE ON task_retention_walks
+      FOR EACH ROW WHEN (NEW.tenant_id = '${own}') EXECUTE FUNCTION count_walk_step_write()`);
+    let runs: TaskRetentionResult[] | null;
+    let runsMade: number;
+    try {
+      // One tick: the first run reads its bound of running tasks and deletes nothing; the step goes on, and the
+      // second reaches the finished ones and the cutoff, and the step stops there.
+      const step = scheduledTaskRetention({ olderThanDays: 30, everyMs: 3_600_000 }, thirtyDaysOn);
+      runs = await step(stepDb);
+      const [writes] = await t.platformDb.$queryRawUnsafe<Array<{ n: number }>>(
+        "SELECT count(*)::int AS n FROM walk_step_writes",
+      );
+      runsMade = writes?.n ?? 0;
+      // Paced: the next tick within the interval runs nothing.
+      expect(await step(stepDb)).toBeNull();
+    } finally {
+      await t.platformDb.$executeRawUnsafe("DROP TRIGGER count_walk_step_write ON task_retention_walks");
+      await t.platformDb.$executeRawUnsafe("DROP FUNCTION count_walk_step_write()");
+      await t.platformDb.$executeRawUnsafe("DROP TABLE walk_step_writes");
+    }
+    // Two runs, not a third: going on past the cutoff would read the same running tasks again in one tick.
+    expect(runsMade).toBe(2);
+    expect(runs?.map((r) => r.tasks.map((x) => x.id))).toEqual([behind]);
+    expect(runs?.[0]?.walk).toMatchObject({ resumed: true, reachedCutoff: true });
+    const [left] = await stepDb.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n FROM tasks`;
+    expect(left?.n).toBe(kept);
   }, 120_000);
 }

@@ -82,11 +82,28 @@ export interface TaskRetentionSchedule {
 const maxRunsPerStep = 20;
 
 /**
+ * Whether a scheduled step makes another run after this one: after a full
+ * batch (more may be waiting), and after a run that stopped at its bound
+ * before reaching the cutoff (the tasks it passed over were kept, and the
+ * deletable ones may lie behind them). Not once the walk has reached the
+ * cutoff: the step has then been all the way along, and going round again
+ * would read the same kept tasks twice in one tick. So a tick walks on
+ * from where the last one stopped to the cutoff, maxRunsPerStep runs at
+ * most, where it stopped after the first run that deleted fewer than a
+ * batch: 50,000 kept tasks took 25 ticks to get past.
+ */
+function goesOn(run: TaskRetentionResult): boolean {
+  if (run.tasks.length >= MAX_TASKS_PER_RUN) return true;
+  return run.walk.stopped === "bound" && !run.walk.reachedCutoff;
+}
+
+/**
  * The background loop's task-retention step, paced like audit retention's
  * (lib/use-cases/audit/audit-retention.ts scheduledRetention): when none ran
  * in this process or `everyMs` has passed since the last attempt, runs one
- * after another (each its own transaction) while each finds a full batch,
- * and answers the runs that deleted something; else null without touching
+ * after another (each its own transaction) while there may be more to
+ * delete before the cutoff (goesOn), and answers the runs that deleted
+ * something; else null without touching
  * the database. The tenant's policy, read at each attempt, decides; a
  * tenant without one falls back to `olderThanDays` for every task, as before
  * policies, or keeps everything. Several processes may each run it: each
@@ -94,6 +111,7 @@ const maxRunsPerStep = 20;
  */
 export function scheduledTaskRetention(
   schedule: TaskRetentionSchedule,
+  /** The pace's clock, and the runs' "now" (tests: tasks put past the cutoff without waiting days). */
   clock: () => number = Date.now,
 ): (db: Db) => Promise<TaskRetentionResult[] | null> {
   let lastAttempt: number | null = null;
@@ -104,13 +122,13 @@ export function scheduledTaskRetention(
     const runs: TaskRetentionResult[] = [];
     for (let i = 0; i < maxRunsPerStep; i++) {
       const run =
-        (await applyRetentionPolicy(db, taskRetentionActor)) ??
+        (await applyRetentionPolicy(db, taskRetentionActor, { clock })) ??
         (schedule.olderThanDays
-          ? await applyTaskRetention(db, { olderThanDays: schedule.olderThanDays }, taskRetentionActor)
+          ? await applyTaskRetention(db, { olderThanDays: schedule.olderThanDays }, taskRetentionActor, { clock })
           : null);
       if (!run) break;
       if (run.entry) runs.push(run);
-      if (run.tasks.length < MAX_TASKS_PER_RUN) break;
+      if (!goesOn(run)) break;
     }
     return runs;
   };
