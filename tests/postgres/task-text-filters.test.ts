@@ -216,6 +216,8 @@ describe("the task list's text filters on PostgreSQL, with thousands of tasks th
   });
 
   it("the global search's execution ids read the matches through executions_id_prefix_idx, not every execution", async () => {
+    /** The five seeded execution ids from number `n` on. */
+    const fiveFrom = (n: number) => Array.from({ length: 5 }, (_, i) => `exec_hay_${String(n + i).padStart(5, "0")}`);
     const byId = async (q: string) => {
       const { result, sent } = await captureStatements(() => globalSearch(pgdb.db, admin, { q, limit: 5 }));
       const reads = (await explainStatements(pgdb.url, sent)).filter((e) =>
@@ -227,13 +229,7 @@ describe("the task list's text filters on PostgreSQL, with thousands of tasks th
     };
     // Ten match: the newest changed, through the index (`LIKE` read all 6,001).
     const few = await byId("exec_hay_0012");
-    expect(few.hits).toEqual([
-      "exec_hay_00120",
-      "exec_hay_00121",
-      "exec_hay_00122",
-      "exec_hay_00123",
-      "exec_hay_00124",
-    ]);
+    expect(few.hits).toEqual(fiveFrom(120));
     expect(few.rowsRead).toBeLessThan(100);
     expect(few.indexes).toContain("executions_id_prefix_idx");
     // None match: nothing read but the index.
@@ -242,23 +238,11 @@ describe("the task list's text filters on PostgreSQL, with thousands of tasks th
     expect(none.rowsRead).toBeLessThan(100);
     expect(none.indexes).toContain("executions_id_prefix_idx");
     // A thousand match: still the newest changed of them.
-    expect((await byId("exec_hay_05")).hits).toEqual([
-      "exec_hay_05000",
-      "exec_hay_05001",
-      "exec_hay_05002",
-      "exec_hay_05003",
-      "exec_hay_05004",
-    ]);
+    expect((await byId("exec_hay_05")).hits).toEqual(fiveFrom(5000));
     // Every one matches, as while an id is typed: the newest created, shown newest change first, from the
     // 1,001 matches looked up and a page of the primary key, not all 6,000 sorted.
     const all = await byId("exec_hay");
-    expect(all.hits).toEqual([
-      "exec_hay_05995",
-      "exec_hay_05996",
-      "exec_hay_05997",
-      "exec_hay_05998",
-      "exec_hay_05999",
-    ]);
+    expect(all.hits).toEqual(fiveFrom(5995));
     expect(all.rowsRead).toBeLessThan(1_100);
   });
 });
