@@ -41,7 +41,7 @@
  */
 import http from "node:http";
 import os from "node:os";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { demoAgent } from "@/lib/config/demo-accounts";
 import { openDatabase, type DatabaseHandle } from "@/lib/db/client";
@@ -51,6 +51,7 @@ import { recordIntent } from "@/lib/use-cases/executions/record-intent";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import { analyzeDatabase, createEmptyPostgresDatabase } from "@/tests/helpers/postgres";
 import { startVerityServer } from "@/tests/live/servers";
+import { cpuSecondsWhere } from "./process-cpu";
 
 const port = Number(process.env.BENCH_API_PORT ?? 3940);
 // One folder per port: two runs side by side must not empty each other's keyring.
@@ -72,7 +73,6 @@ const serverEnv = JSON.parse(process.env.BENCH_API_SERVER_ENV ?? "{}") as Record
 const poolSize = Number(serverEnv.VERITY_DB_POOL_SIZE ?? 10);
 const operationsRun = (process.env.BENCH_API_OPERATIONS ?? "transition,tool call").split(",");
 const agent: Actor = { identity: demoAgent.identity, kind: "agent" };
-const clockTicks = 100; // USER_HZ on Linux: /proc/<pid>/stat counts CPU in 1/100 s
 
 // ── a closed-loop HTTP client ───────────────────────────────────────────
 
@@ -139,20 +139,7 @@ function percentile(sorted: number[], p: number): number {
 
 /** user + system CPU seconds of every process in the group (start.ts, next-server, the sandbox inside start.ts). */
 function groupCpuSeconds(pgid: number): number {
-  let ticks = 0;
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-    } catch {
-      continue; // exited meanwhile
-    }
-    // Fields after the command's closing parenthesis: state is [0], pgrp [2], utime [11], stime [12].
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) === pgid) ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks / clockTicks;
+  return cpuSecondsWhere((p) => p.pgrp === pgid);
 }
 
 async function drive(

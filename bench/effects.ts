@@ -23,7 +23,6 @@
  * connections.
  */
 import { fork } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
@@ -37,6 +36,7 @@ import { createTask } from "@/lib/use-cases/tasks/create-task";
 import type { Actor } from "@/lib/model/actor";
 import { startSandbox } from "@/programs/sandbox/server";
 import { applyLiveUpdatesSetting } from "@/lib/db/notifications";
+import { cpuSecondsWhere, processCpuSeconds } from "./process-cpu";
 import { analyzeDatabase, createEmptyPostgresDatabase, createPostgresTestDatabase } from "@/tests/helpers/postgres";
 
 Object.assign(process.env, { NODE_ENV: process.env.NODE_ENV ?? "production" });
@@ -67,32 +67,6 @@ interface CpuSpent {
   database: number;
 }
 
-/** User + system CPU seconds of a process from /proc/<pid>/stat (Linux; 0 when it is gone or there is no /proc). */
-function processCpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // After the command name (in parentheses, may hold spaces): utime and stime are fields 14 and 15, in ticks of 1/100 s.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-/** The CPU seconds of every PostgreSQL server process on this machine (the server the bench uses is local). */
-function databaseCpuSeconds(): number {
-  let total = 0;
-  for (const entry of existsSync("/proc") ? readdirSync("/proc") : []) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "postgres") total += processCpuSeconds(Number(entry));
-    } catch {
-      // The process ended between the listing and the read.
-    }
-  }
-  return total;
-}
-
 /** The CPU spent by `run`'s side: the client is this process, or the pid of the process that does the side's work (DBOS). */
 async function measured(
   run: () => Promise<Sample>,
@@ -102,7 +76,8 @@ async function measured(
   const at = () => ({
     client: processCpuSeconds(clientPid),
     provider: providerPid === null ? 0 : processCpuSeconds(providerPid),
-    database: databaseCpuSeconds(),
+    // Every PostgreSQL server process on this machine: the server the bench uses is local.
+    database: cpuSecondsWhere((p) => p.command === "postgres"),
   });
   const before = at();
   const sample = await run();
@@ -133,44 +108,57 @@ async function drive(workers: number, total: number, op: (worker: number) => Pro
   return { count: each * workers, seconds: (performance.now() - start) / 1000, latencies };
 }
 
-/** The DBOS side: a process of its own, told over IPC to run `total` workflows on `workers` loops. */
-function startDbos(systemDatabaseUrl: string, sandboxUrl: string, poolSize: number) {
-  const child = fork(
-    path.join(import.meta.dirname, "effects-dbos.ts"),
-    [systemDatabaseUrl, sandboxUrl, String(poolSize)],
-    {
-      execArgv: ["--import", "tsx"],
-      env: { ...process.env, NODE_ENV: "production" },
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-    },
-  );
-  type Reply = { ready?: true; done?: Sample; failed?: string };
-  const next = () =>
-    new Promise<Reply>((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`the DBOS process exited (${code})`));
-      child.once("exit", onExit);
-      child.once("message", (reply: Reply) => {
-        child.off("exit", onExit);
-        resolve(reply);
-      });
-    });
-  const ready = next();
+/**
+ * A program of bench/ in a process of its own (through tsx, NODE_ENV
+ * production), spoken to over IPC: `next` is its next message, `stop` asks
+ * it to end ({ stop: true }) and waits until it has.
+ */
+function forkChild<Reply>(file: string, args: string[], name: string) {
+  const child = fork(path.join(import.meta.dirname, file), args, {
+    execArgv: ["--import", "tsx"],
+    env: { ...process.env, NODE_ENV: "production" },
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
   return {
-    ready,
     pid: child.pid!,
-    async run(workers: number, total: number): Promise<Sample> {
-      const reply = next();
-      child.send({ run: { workers, total } });
-      const { done, failed } = await reply;
-      if (!done) throw new Error(`the DBOS side failed: ${failed}`);
-      return done;
-    },
+    send: (message: object) => child.send(message),
+    next: () =>
+      new Promise<Reply>((resolve, reject) => {
+        const onExit = (code: number | null) => reject(new Error(`the ${name} process exited (${code})`));
+        child.once("exit", onExit);
+        child.once("message", (reply: Reply) => {
+          child.off("exit", onExit);
+          resolve(reply);
+        });
+      }),
     async stop(): Promise<void> {
       if (child.exitCode !== null) return;
       const exited = new Promise((resolve) => child.once("exit", resolve));
       child.send({ stop: true });
       await exited;
     },
+  };
+}
+
+/** The DBOS side: a process of its own, told over IPC to run `total` workflows on `workers` loops. */
+function startDbos(systemDatabaseUrl: string, sandboxUrl: string, poolSize: number) {
+  const child = forkChild<{ ready?: true; done?: Sample; failed?: string }>(
+    "effects-dbos.ts",
+    [systemDatabaseUrl, sandboxUrl, String(poolSize)],
+    "DBOS",
+  );
+  const ready = child.next();
+  return {
+    ready,
+    pid: child.pid,
+    async run(workers: number, total: number): Promise<Sample> {
+      const reply = child.next();
+      child.send({ run: { workers, total } });
+      const { done, failed } = await reply;
+      if (!done) throw new Error(`the DBOS side failed: ${failed}`);
+      return done;
+    },
+    stop: child.stop,
   };
 }
 
@@ -183,25 +171,9 @@ function startDbos(systemDatabaseUrl: string, sandboxUrl: string, poolSize: numb
 async function startProvider(): Promise<{ url: string; pid: number | null; close: () => Promise<void> }> {
   if (process.env.BENCH_EFFECTS_SANDBOX === "inline")
     return { ...(await startSandbox({ port: 0, host: "127.0.0.1" })), pid: null };
-  const child = fork(path.join(import.meta.dirname, "effects-sandbox.ts"), [], {
-    execArgv: ["--import", "tsx"],
-    env: { ...process.env, NODE_ENV: "production" },
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`the sandbox process exited (${code})`)));
-    child.once("message", (reply: { url: string }) => resolve(reply.url));
-  });
-  return {
-    url,
-    pid: child.pid!,
-    async close() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.send({ stop: true });
-      await exited;
-    },
-  };
+  const child = forkChild<{ url: string }>("effects-sandbox.ts", [], "sandbox");
+  const { url } = await child.next();
+  return { url, pid: child.pid, close: child.stop };
 }
 
 const poolSize = Math.max(...levels) + 2;
