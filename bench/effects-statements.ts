@@ -1,7 +1,9 @@
 /**
  * What one ledger refund costs the database, counted on the client: every
  * statement node-postgres sends (pg.Client#query), per step, with the
- * commits among them. The refunds are bench/effects.ts's (a built-in
+ * commits among them, and each step's wall time and this process's CPU
+ * (process.cpuUsage; the sandbox runs here, so the call's and the
+ * confirmation lookup's provider side count too). The refunds are bench/effects.ts's (a built-in
  * irreversible refund, no lease, the sandbox in this process), after a
  * warm-up, one at a time.
  *
@@ -30,7 +32,23 @@ const agent: Actor = { identity: "spiffe://verity.bench/agent/refunds", kind: "a
 const request = { amount_cents: 1000, currency: "usd", charge_id: "ch_bench", customer_id: "cus_bench" };
 
 let step = "setup";
+
 const counts = new Map<string, { statements: number; commits: number; prisma: number }>();
+/** Wall time per step, in ms summed over the measured refunds. */
+const stepMs = new Map<string, number>();
+/** This process's CPU per step, in ms summed over the measured refunds. */
+const stepCpuMs = new Map<string, number>();
+let stepStart = performance.now();
+let stepCpu = process.cpuUsage();
+function enter(next: string) {
+  const now = performance.now();
+  const cpu = process.cpuUsage(stepCpu);
+  stepMs.set(step, (stepMs.get(step) ?? 0) + now - stepStart);
+  stepCpuMs.set(step, (stepCpuMs.get(step) ?? 0) + (cpu.user + cpu.system) / 1000);
+  step = next;
+  stepStart = now;
+  stepCpu = process.cpuUsage();
+}
 const log: string[] = [];
 const query = pg.Client.prototype.query;
 pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
@@ -61,7 +79,7 @@ try {
   for (const to of ["PLANNING", "READY", "RUNNING"])
     version = (await transitionTask(db, task.id, { expected_version: version, to }, agent)).task.version;
   const refund = async (n: number) => {
-    step = "intent";
+    enter("intent");
     const intent = await recordIntent(
       db,
       task.id,
@@ -70,10 +88,10 @@ try {
     );
     if (intent.kind !== "proceed") throw new Error("unexpected receipt");
     const execution = intent.execution;
-    step = "call";
+    enter("call");
     const outcome = await performEffect(execution, deps);
     if (outcome.kind !== "succeeded") throw new Error(`refund ${outcome.kind}`);
-    step = "outcome";
+    enter("outcome");
     const done = await recordOutcome(
       db,
       execution.id,
@@ -87,10 +105,12 @@ try {
       deps,
     );
     version = done.task!.version;
-    step = "idle";
+    enter("idle");
   };
   for (let n = 0; n < 20; n++) await refund(-n - 1);
   counts.clear();
+  stepMs.clear();
+  stepCpuMs.clear();
   log.length = 0;
   const start = performance.now();
   for (let n = 0; n < refunds; n++) {
@@ -102,17 +122,21 @@ try {
   let commits = 0;
   let prisma = 0;
   console.log(`# ${refunds} refunds, one at a time: ${ms.toFixed(2)} ms each (${(1000 / ms).toFixed(0)}/s)`);
-  console.log("| step | statements per refund | through Prisma | commits |\n|---|---:|---:|---:|");
-  for (const [name, c] of counts) {
-    if (name === "idle") continue;
+  console.log(
+    "| step | ms per refund | this process's CPU ms | statements per refund | through Prisma | commits |\n|---|---:|---:|---:|---:|---:|",
+  );
+  for (const name of ["intent", "call", "outcome"]) {
+    const c = counts.get(name) ?? { statements: 0, commits: 0, prisma: 0 };
     total += c.statements;
     commits += c.commits;
     prisma += c.prisma;
     const per = (n: number) => (n / refunds).toFixed(1);
-    console.log(`| ${name} | ${per(c.statements)} | ${per(c.prisma)} | ${per(c.commits)} |`);
+    console.log(
+      `| ${name} | ${((stepMs.get(name) ?? 0) / refunds).toFixed(2)} | ${((stepCpuMs.get(name) ?? 0) / refunds).toFixed(2)} | ${per(c.statements)} | ${per(c.prisma)} | ${per(c.commits)} |`,
+    );
   }
   console.log(
-    `| **total** | **${(total / refunds).toFixed(1)}** | **${(prisma / refunds).toFixed(1)}** | **${(commits / refunds).toFixed(1)}** |`,
+    `| **total** | **${ms.toFixed(2)}** | **${([...stepCpuMs.entries()].filter(([k]) => k !== "idle").reduce((a, [, v]) => a + v, 0) / refunds).toFixed(2)}** | **${(total / refunds).toFixed(1)}** | **${(prisma / refunds).toFixed(1)}** | **${(commits / refunds).toFixed(1)}** |`,
   );
   if (process.env.BENCH_STATEMENTS_LOG) console.log(`\n${log.join("\n")}`);
 } finally {
