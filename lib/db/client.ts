@@ -108,7 +108,11 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
         connectionString: target.url,
         max: options.poolSize ?? 10,
         options: connectionOptions,
-      });
+        // Pipeline mode: a statement is written as soon as it is asked for, not after the one before it has
+        // answered. Statements awaited one by one behave as before; the ones a ledger step asks for together
+        // (inOrder, below) leave in one write and cost one round trip.
+        pipeline: true,
+      } as pg.PoolConfig);
       // An idle connection the server closed (a restart, pg_terminate_backend) is
       // dropped by the pool and replaced on demand; without a listener, node
       // would treat the event as an uncaught error and stop the process.
@@ -243,8 +247,53 @@ export async function directQuery<T>(
   if (!target) return (db as Db).$queryRaw<T[]>(statement);
   const text = statement.text;
   const name = options.prepare ? preparedName(options.prepare, text) : undefined;
+  if (target instanceof pg.Pool) {
+    const result = await target.query({ name, text, values: statement.values as unknown[] });
+    return result.rows as T[];
+  }
+  corkForThisTick(target);
   const result = await target.query({ name, text, values: statement.values as unknown[] });
   return result.rows as T[];
+}
+
+const corkedConnections = new WeakSet<pg.PoolClient>();
+
+/**
+ * The statements a transaction asks for in one go (several directQuery calls
+ * before any of them is awaited: inOrder) leave in one write: the
+ * connection's socket is corked until the current tick's work is done. A
+ * statement awaited on its own is written at the end of its tick, as before.
+ */
+function corkForThisTick(client: pg.PoolClient): void {
+  const stream = (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection
+    ?.stream;
+  if (!stream?.cork || !stream.uncork || corkedConnections.has(client)) return;
+  stream.cork();
+  corkedConnections.add(client);
+  process.nextTick(() => {
+    corkedConnections.delete(client);
+    stream.uncork!();
+  });
+}
+
+/**
+ * Waits for statements (or steps) that were started together, in one
+ * transaction, and answers as if they had run one after the other: their
+ * values in order, or the error of the first that failed, in the order
+ * given, whichever failed first in time. With pipeline mode the statements
+ * go out together and PostgreSQL runs them in the order they were asked
+ * for, so a lock taken by an earlier one holds for the later ones, as when
+ * each was awaited in turn; only the round trips between them are saved.
+ * Start them in the order they must run.
+ */
+export async function inOrder<T extends readonly unknown[]>(steps: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  const settled = await Promise.allSettled(steps);
+  const values: unknown[] = [];
+  for (const outcome of settled) {
+    if (outcome.status === "rejected") throw outcome.reason;
+    values.push(outcome.value);
+  }
+  return values as unknown as T;
 }
 
 const preparedNames = processWide().preparedNames;
@@ -387,11 +436,38 @@ function noteTransactionConnections(pool: pg.Pool): pg.Pool {
     const opening = openingTransactions.getStore();
     if (callback !== undefined || !opening?.open || opening.connection) return connect(callback);
     return connect()!.then((client) => {
-      if (opening.open && !opening.connection) opening.connection = client;
+      if (opening.open && !opening.connection) {
+        opening.connection = client;
+        answerBeginAtOnce(client);
+      }
       return client;
     });
   }) as typeof pool.connect;
   return pool;
+}
+
+/**
+ * Prisma opens a transaction with BEGIN and waits for its answer before it
+ * runs the transaction's first statement: a round trip of its own per ledger
+ * step. With pipeline mode the answer need not be waited for: BEGIN is
+ * written, answered at once as PostgreSQL answers it (no rows), and the
+ * first statement follows it on the connection; PostgreSQL runs them in
+ * order. BEGIN cannot fail on a working connection (inside a transaction it
+ * only warns); on a broken one the statement after it fails too, and the
+ * transaction with it. Only the connection's first statement, and only BEGIN.
+ */
+function answerBeginAtOnce(client: pg.PoolClient): void {
+  const query = client.query as (...args: unknown[]) => unknown;
+  (client as { query: unknown }).query = function (this: pg.PoolClient, ...args: unknown[]) {
+    (client as { query: unknown }).query = query;
+    const config = args[0] as { text?: unknown } | undefined;
+    if (args.length !== 1 || typeof config !== "object" || config?.text !== "BEGIN") return query.apply(this, args);
+    corkForThisTick(client);
+    const sent = query.apply(this, args) as Promise<unknown>;
+    // Its failure is the next statement's to report (see above).
+    sent.catch(() => undefined);
+    return Promise.resolve({ command: "BEGIN", rowCount: null, rows: [], fields: [] });
+  };
 }
 
 /** The rest of transaction `tx` runs as `tenantId` (its setting was just changed: writeAsTenant). */

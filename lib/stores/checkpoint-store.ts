@@ -31,6 +31,12 @@ import type { TaskState } from "@/lib/model/tasks/task-state";
 export interface CheckpointOptions {
   /** Signing keys; the configured keyring (lib/config/env.ts) when absent. Tests rotate keys through this. */
   keyring?: CheckpointKeyring;
+  /**
+   * What the checkpoint records besides the state, read by the caller
+   * earlier in the same transaction (readCheckpointContext, asked for with
+   * the transaction's other reads: lib/use-cases/executions/record-intent.ts).
+   */
+  context?: CheckpointContext;
 }
 
 export interface TakeCheckpointInput {
@@ -55,7 +61,7 @@ export async function takeCheckpointInTransaction(
   input: TakeCheckpointInput,
   options: CheckpointOptions = {},
 ): Promise<StoredCheckpoint> {
-  const context = await readCheckpointContext(tx, input.task.id);
+  const context = options.context ?? (await readCheckpointContext(tx, input.task.id));
   let sealed: SealedCheckpoint;
   try {
     sealed = sealCheckpoint(
@@ -123,7 +129,7 @@ function payloadContext(checkpointId: string): string {
   return `checkpoints.payload:${checkpointId}`;
 }
 
-interface CheckpointContext {
+export interface CheckpointContext {
   inputDigest: string;
   lease: { holder: string; fencingToken: string } | null;
   undelivered: string[];
@@ -140,7 +146,7 @@ interface CheckpointContext {
  * the last), and ordering by version for the first let the planner, once
  * it had statistics, prefer the same scan and a sort.
  */
-async function readCheckpointContext(tx: Tx, taskId: string): Promise<CheckpointContext> {
+export async function readCheckpointContext(tx: Tx, taskId: string): Promise<CheckpointContext> {
   const rows = await directQuery<{
     input_digest: string | null;
     lease: { holder: string; fencing_token: string } | null;

@@ -296,6 +296,14 @@ export interface NewIntent {
   reason: string;
   /** The first event's evidence (a review's release: `released_by_review`). */
   evidence?: unknown;
+  /**
+   * The attempt leaves as soon as the intent commits (recordIntent's `send`,
+   * its lease and instruction checks already made in this transaction): the
+   * row is written SENT, with both moves' events and audit entries, in the
+   * same statement. One row version and one statement fewer than an
+   * INTENT_RECORDED row moved to SENT; the same records.
+   */
+  sent?: { reason: string };
 }
 
 /**
@@ -304,6 +312,24 @@ export interface NewIntent {
  * event and the audit entry, the last two written only with the first.
  */
 export async function insertIntent(tx: Tx, intent: NewIntent, actor: Actor, now = new Date()): Promise<Execution> {
+  const started = await startIntentInsert(tx, intent, actor, now);
+  await started.written;
+  return started.row;
+}
+
+/**
+ * insertIntent in two halves, like startExecutionMove: this answers once
+ * the statement is on the wire, so the caller's next statement in the same
+ * transaction (the checkpoint taken with an irreversible intent) follows it
+ * in one round trip. `written` must be awaited before the transaction
+ * commits; it fails as the insert does (a unique violation: a twin request).
+ */
+export async function startIntentInsert(
+  tx: Tx,
+  intent: NewIntent,
+  actor: Actor,
+  now = new Date(),
+): Promise<{ row: Execution; written: Promise<void> }> {
   const id = newId("exec");
   const tenantId = await tenantOfConnection(tx);
   const row: Execution = {
@@ -339,21 +365,55 @@ export async function insertIntent(tx: Tx, intent: NewIntent, actor: Actor, now 
     customerIndex: await blindIndexOf(tx, tenantId, "customer_id", intent.request.customer_id),
   };
   const request = await sealJson(tx, executionContext("request", id), intent.request, tenantId);
+  // Sent with itself: the row as the move to SENT leaves it (sendInTransaction's columns), its lease token the intent's.
+  const stored: Execution = intent.sent ? { ...row, status: "SENT", version: 2, sentAt: now } : row;
   const created = Prisma.sql`
     INSERT INTO executions (id, task_id, tool_call_id, attempt, attempt_id, idempotency_key, tool, tool_version, irreversible,
-                            request, request_digest, status, version, created_by, created_at, updated_at, instruction_id,
+                            request, request_digest, status, version, created_by, created_at, updated_at, sent_at, instruction_id,
                             lease_token, reserved_minor, reserved_currency, compensates_id, customer_index)
     VALUES (${row.id}, ${row.taskId}, ${row.toolCallId}, ${row.attempt}, ${row.attemptId}, ${row.idempotencyKey}, ${row.tool},
             ${row.toolVersion}::int, ${row.irreversible}, ${JSON.stringify(request)}::jsonb, ${row.requestDigest},
-            ${row.status}::"ExecutionStatus", ${row.version}, ${row.createdBy}, ${now.toISOString()}::timestamptz,
-            ${now.toISOString()}::timestamptz, ${row.instructionId}, ${bigintParam(row.leaseToken)}::bigint,
+            ${stored.status}::"ExecutionStatus", ${stored.version}, ${row.createdBy}, ${now.toISOString()}::timestamptz,
+            ${now.toISOString()}::timestamptz, ${stored.sentAt?.toISOString() ?? null}::timestamptz, ${row.instructionId},
+            ${bigintParam(row.leaseToken)}::bigint,
             ${row.reservedMinor}::int, ${row.reservedCurrency}, ${row.compensatesId}, ${row.customerIndex})
     RETURNING 1`;
   const event = await eventSql(tx, row, null, intent.reason, intent.evidence, actor, "created");
-  await directQuery(tx, Prisma.sql`WITH created AS (${created}), ${event.sql} ${event.audit} RETURNING 1`, {
-    prepare: "insert_intent",
-  });
-  return row;
+  if (!intent.sent) {
+    const written = directQuery(tx, Prisma.sql`WITH created AS (${created}), ${event.sql} ${event.audit} RETURNING 1`, {
+      prepare: "insert_intent",
+    });
+    return { row, written: handledLater(written) };
+  }
+  // The send's event reads the intent's audit entry (`recorded`), so the two
+  // entries are linked into the execution's chain in this order: recorded, then sent.
+  const sent = await eventSql(
+    tx,
+    stored,
+    "INTENT_RECORDED",
+    intent.sent.reason,
+    undefined,
+    actor,
+    "recorded",
+    "sent_event",
+  );
+  const written = directQuery(
+    tx,
+    Prisma.sql`WITH created AS (${created}), ${event.sql}, recorded AS (${event.audit} RETURNING 1), ${sent.sql} ${sent.audit} RETURNING 1`,
+    { prepare: "insert_sent_intent" },
+  );
+  return { row: stored, written: handledLater(written) };
+}
+
+/**
+ * A statement's answer that the caller awaits after other work: handled here
+ * too, so a failure that lands first is not reported as unhandled; the
+ * caller still gets it.
+ */
+function handledLater(answer: Promise<unknown>): Promise<void> {
+  const settled = answer.then(() => undefined);
+  settled.catch(() => undefined);
+  return settled;
 }
 
 /** A bigint as a statement's parameter: its decimal text, cast by the statement (node-postgres and Prisma alike). */
@@ -425,6 +485,31 @@ export async function moveExecution(
   actor: Actor,
   options: { reason: string; evidence?: unknown; data?: ExecutionMoveData },
 ): Promise<Execution> {
+  return (await startExecutionMove(tx, existing, to, actor, options)).done;
+}
+
+/** A move whose statement has been sent (startExecutionMove). */
+export interface StartedExecutionMove {
+  /** The row as the move leaves it, its values as given (not sealed): known before the answer. */
+  expected: Execution;
+  /** The row as written (opened), or the move's refusal: version_conflict when another write moved it first. */
+  done: Promise<Execution>;
+}
+
+/**
+ * moveExecution in two halves: this answers once the move's statement is
+ * on the wire (pipeline mode, lib/db/client.ts), so the caller's next
+ * statements in the same transaction follow it in order and share its round
+ * trip (recordOutcome: the task's move after the execution's). `done` must
+ * be awaited before the transaction commits.
+ */
+export async function startExecutionMove(
+  tx: Tx,
+  existing: Execution,
+  to: ExecutionStatus,
+  actor: Actor,
+  options: { reason: string; evidence?: unknown; data?: ExecutionMoveData },
+): Promise<StartedExecutionMove> {
   if (!canMoveExecution(existing.status, to)) throw illegalMove(existing, to);
   const data = options.data ? await sealedExecutionData(tx, existing.id, options.data) : {};
   const updatedAt = new Date();
@@ -441,11 +526,23 @@ export async function moveExecution(
      WHERE id = ${existing.id} AND version = ${existing.version}
     RETURNING ${executionColumns}`;
   const event = await eventSql(tx, expected, existing.status, options.reason, options.evidence, actor, "moved");
-  const [updated] = await directQuery<ExecutionRow>(
+  const answer = directQuery<ExecutionRow>(
     tx,
     Prisma.sql`WITH moved AS (${moved}), ${event.sql}, audited AS (${event.audit} RETURNING 1) SELECT * FROM moved`,
     { prepare: "move_execution" },
   );
+  const done = finishExecutionMove(tx, existing, to, answer);
+  void handledLater(done);
+  return { expected, done };
+}
+
+async function finishExecutionMove(
+  tx: Tx,
+  existing: Execution,
+  to: ExecutionStatus,
+  answer: Promise<ExecutionRow[]>,
+): Promise<Execution> {
+  const [updated] = await answer;
   if (!updated) {
     const latest = await tx.execution.findUnique({ where: { id: existing.id } });
     throw new AppError(
@@ -488,7 +585,8 @@ async function eventSql(
   reason: string,
   evidence: unknown,
   actor: Actor,
-  after?: "created" | "moved",
+  after?: "created" | "moved" | "recorded",
+  name: "event" | "sent_event" = "event",
 ): Promise<{ sql: Prisma.Sql; audit: Prisma.Sql }> {
   const id = newId("exev");
   // The reason may quote a person's words (a review's decision) or the
@@ -498,14 +596,14 @@ async function eventSql(
   const sealedEvidence =
     evidence === undefined ? undefined : await sealJson(tx, eventContext("evidence", id), evidence);
   const guard = after ? Prisma.sql`FROM ${Prisma.raw(after)}` : Prisma.empty;
-  const sql = Prisma.sql`event AS (
+  const sql = Prisma.sql`${Prisma.raw(name)} AS (
     INSERT INTO execution_events (id, execution_id, attempt_id, from_status, to_status, actor, reason, evidence, created_at)
     SELECT ${id}, ${row.id}, ${row.attemptId}, ${from}::"ExecutionStatus", ${row.status}::"ExecutionStatus", ${actor.identity},
            ${sealedReason}, ${sealedEvidence == null ? null : JSON.stringify(sealedEvidence)}::jsonb,
            ${new Date().toISOString()}::timestamptz ${guard}
     RETURNING 1)`;
   const audit = auditEntryInsertSql(executionAuditEntry(row, from, sealedReason, sealedEvidence, actor), {
-    onlyIfRowsIn: "event",
+    onlyIfRowsIn: name,
   });
   return { sql, audit };
 }
@@ -552,7 +650,12 @@ export async function listExecutions(db: Db, taskId: string): Promise<ExecutionV
 
 /** For callers and pages: each event's reason and evidence opened (readable, like getExecution). */
 export async function listExecutionEvents(db: Db, executionId: string): Promise<ExecutionEvent[]> {
-  const events = await db.executionEvent.findMany({ where: { executionId }, orderBy: { createdAt: "asc" } });
+  // An intent sent with itself writes its two events in one statement, usually in the same millisecond:
+  // the creation (the one event without a from status) comes first.
+  const events = await db.executionEvent.findMany({
+    where: { executionId },
+    orderBy: [{ createdAt: "asc" }, { fromStatus: { sort: "asc", nulls: "first" } }],
+  });
   return Promise.all(events.map((event) => readableEvent(db, event)));
 }
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { digestOf } from "@/lib/core/canonical-json";
-import { directQuery, type Db, type Tx } from "@/lib/db/client";
+import { directQuery, inOrder, type Db, type Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
 import { Prisma, type TaskInstruction } from "@/lib/generated/prisma/client";
 import { newId } from "@/lib/core/ids";
@@ -522,15 +522,14 @@ export async function checkInstructionGuard(
   tool: GovernedTool,
   instructionId: string | null,
 ): Promise<InstructionBlock | null> {
-  await directQuery(tx, Prisma.sql`SELECT 1 FROM tasks WHERE id = ${taskId} FOR KEY SHARE`, {
-    prepare: "task_key_share",
-  });
+  // Asked for together (inOrder): PostgreSQL runs the reads after the lock is granted, in one round trip.
   const topic = tool.topic;
-  const [reliedOn, current] = await Promise.all([
+  const [, current, reliedOn] = await inOrder([
+    directQuery(tx, Prisma.sql`SELECT 1 FROM tasks WHERE id = ${taskId} FOR KEY SHARE`, { prepare: "task_key_share" }),
+    getCurrentInstruction(tx, taskId, topic),
     instructionId
       ? tx.taskInstruction.findFirst({ where: { id: instructionId } }).then((r) => (r ? openInstruction(tx, r) : null))
       : Promise.resolve(null),
-    getCurrentInstruction(tx, taskId, topic),
   ]);
   if (instructionId) assertReliable(taskId, tool, instructionId, reliedOn);
   return judgeInstructions(tool, reliedOn, current);

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import type { Db, Tx } from "@/lib/db/client";
+import { directQuery, type Db, type Tx } from "@/lib/db/client";
+import { Prisma } from "@/lib/generated/prisma/client";
 import { appendAuditEntry } from "@/lib/stores/audit-log";
 import { AppError } from "@/lib/core/errors";
 import { newId } from "@/lib/core/ids";
@@ -192,6 +193,22 @@ export async function fenceLeaseInTransaction(tx: Tx, taskId: string): Promise<L
      WHERE task_id = ${taskId} AND expires_at > now()
     RETURNING task_id, lease_id, holder, fencing_token, expires_at, acquired_at, renewed_at`;
   return rows[0] ? toView(rows[0]) : null;
+}
+
+/**
+ * The task's lease row, read and held FOR SHARE until the caller's
+ * transaction ends (a takeover or renewal waits for it): one statement for
+ * the lock and the row (lib/use-cases/executions/lease-fencing.ts). Null when
+ * the task never had a lease.
+ */
+export async function getLeaseForShare(tx: Db | Tx, taskId: string): Promise<LeaseView | null> {
+  const [row] = await directQuery<LeaseRow>(
+    tx,
+    Prisma.sql`SELECT task_id, lease_id, holder, fencing_token::text AS fencing_token, expires_at, acquired_at, renewed_at
+                 FROM leases WHERE task_id = ${taskId} FOR SHARE`,
+    { prepare: "lease_for_share_row" },
+  );
+  return row ? toView(row) : null;
 }
 
 export async function getLease(db: Db | Tx, taskId: string): Promise<LeaseView | null> {

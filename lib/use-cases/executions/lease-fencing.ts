@@ -1,7 +1,6 @@
-import { directQuery, type Db, type Tx } from "@/lib/db/client";
-import { Prisma } from "@/lib/generated/prisma/client";
+import { type Db, type Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/core/errors";
-import { getLease, leaseRefusal, type LeaseView } from "@/lib/stores/leases";
+import { getLease, getLeaseForShare, leaseRefusal, type LeaseView } from "@/lib/stores/leases";
 import type { Actor } from "@/lib/model/actor";
 
 export interface LeaseConflict {
@@ -18,12 +17,7 @@ export async function refuseUnlessLeaseCurrent(
   actor: Actor,
   what: string,
 ): Promise<void> {
-  const rows = await directQuery<{ task_id: string }>(
-    db,
-    Prisma.sql`SELECT task_id FROM leases WHERE task_id = ${taskId} FOR SHARE`,
-    { prepare: "lease_for_share" },
-  );
-  const lease = rows.length ? await getLease(db, taskId) : null;
+  const lease = await getLeaseForShare(db, taskId);
   const refusal = leaseRefusal(lease, token, actor);
   if (refusal === null) return;
   throw new AppError("lease_conflict", `${what}: ${refusal}.`, {

@@ -47,8 +47,11 @@ async function approvedOverBlock(tx: Tx, existing: Execution, block: Instruction
  */
 export function sendInTransaction(tx: Tx, row: Execution, token: string | undefined, actor: Actor): Promise<Execution> {
   const leaseToken = token === undefined ? null : BigInt(token);
-  return moveExecution(tx, row, "SENT", actor, { reason: "request leaving", data: { sentAt: new Date(), leaseToken } });
+  return moveExecution(tx, row, "SENT", actor, { reason: sendingReason, data: { sentAt: new Date(), leaseToken } });
 }
+
+/** The words of the move to SENT, wherever it is made (here, or an intent inserted SENT: insertIntent's `sent`). */
+export const sendingReason = "request leaving";
 
 /** markSent as a span of the request's trace (lib/config/tracing.ts). */
 export function markSent(db: Db, executionId: string, raw: unknown, actor: Actor): Promise<ExecutionView> {

@@ -1,14 +1,14 @@
 import { inSpan } from "@/lib/config/tracing";
 import { z } from "zod";
-import { transactionOn, type Db, type Tx } from "@/lib/db/client";
-import { AppError } from "@/lib/core/errors";
+import { inOrder, transactionOn, type Db, type Tx } from "@/lib/db/client";
+import { AppError, isAppError } from "@/lib/core/errors";
 import type { Execution, Task } from "@/lib/generated/prisma/client";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
 import { hasOpenDivergence } from "@/lib/use-cases/alerts/divergence";
 import { retryableStatuses, succeededStatuses, unresolvedStatuses } from "@/lib/model/executions/execution-rules";
 import {
   guardOf,
-  insertIntent,
+  startIntentInsert,
   intentDigestOf,
   moveExecution,
   toExecutionView,
@@ -21,7 +21,11 @@ import { findTaskRow, rememberedTaskRow } from "@/lib/stores/tasks/task-store";
 import { type TaskView } from "@/lib/stores/tasks/task-views";
 import { parseOrThrow, clientIdSchema } from "@/lib/core/validation";
 import type { Actor } from "@/lib/model/actor";
-import { takeCheckpointInTransaction } from "@/lib/stores/checkpoint-store";
+import {
+  readCheckpointContext,
+  takeCheckpointInTransaction,
+  type CheckpointContext,
+} from "@/lib/stores/checkpoint-store";
 import { builtInDefinitionOf } from "@/lib/model/tools/built-in-tools";
 import type { ToolDefinition } from "@/lib/model/tools/tool-definition";
 import { ToolNameSchema } from "@/lib/model/tools/tool-name";
@@ -33,7 +37,7 @@ import { approvalRequestedBlock, checkInstructionGuard } from "@/lib/stores/inst
 import { fencingTokenSchema, jsonObjectSchema } from "@/lib/use-cases/executions/input-fields";
 import { freezeBeforeSending } from "@/lib/use-cases/executions/freeze-before-sending";
 import { refuseUnlessLeaseCurrent } from "@/lib/use-cases/executions/lease-fencing";
-import { markSent, sendInTransaction } from "@/lib/use-cases/executions/mark-sent";
+import { markSent, sendInTransaction, sendingReason } from "@/lib/use-cases/executions/mark-sent";
 import { reservationOf } from "@/lib/model/executions/budget-reservation";
 import { getTask } from "@/lib/use-cases/tasks/task-queries";
 import { refuseUnlessReservationFits } from "@/lib/use-cases/executions/budget-reservation";
@@ -149,24 +153,27 @@ async function recordIntentOf(db: Db, taskId: string, input: RecordIntentInput, 
   const compensates = input.compensates_execution_id;
   const requestDigest = intentDigestOf(input.tool, request, compensates);
   if (existing) return continueExisting(db, existing, input, requestDigest, actor, tool);
-  if (tool.irreversible) await refuseWhileDiverged(db, taskId);
   const now = new Date();
   try {
     // The task as this process wrote it last, if still at the version the agent names: not read again (its CAS checks it).
     const remembered = rememberedTaskRow(db, taskId, input.expected_version);
     return await transactionOn(db, async (tx): Promise<IntentResult> => {
-      if (input.send) await refuseUnlessMaySend(tx, taskId, input, actor);
-      const { def, row: read } = await refuseUnlessAllowedInState(
-        tx,
-        taskId,
-        input.expected_version,
-        tool,
-        remembered?.row,
-      );
-      if (compensates) await refuseUnlessCompensable(tx, taskId, compensates, tool);
-      const guarded = tool.irreversible
-        ? await checkInstructionGuard(tx, taskId, tool, input.instruction_id ?? null)
-        : null;
+      // Everything the intent reads before it writes, asked for together
+      // (inOrder): one round trip instead of one each. PostgreSQL runs them
+      // in this order, so the lease row is held FOR SHARE and the task row
+      // FOR KEY SHARE before the guard reads the instructions, as when each
+      // was awaited in turn; an error is the first one's in this order.
+      const [, , { def, row: read }, , guarded, checkpointContext] = await inOrder([
+        tool.irreversible ? refuseWhileDiverged(tx, taskId) : Promise.resolve(),
+        input.send ? refuseUnlessMaySend(tx, taskId, input, actor) : Promise.resolve(),
+        refuseUnlessAllowedInState(tx, taskId, input.expected_version, tool, remembered?.row),
+        compensates ? refuseUnlessCompensable(tx, taskId, compensates, tool) : Promise.resolve(),
+        tool.irreversible
+          ? checkInstructionGuard(tx, taskId, tool, input.instruction_id ?? null)
+          : Promise.resolve(null),
+        // For the checkpoint taken with an irreversible intent; a task that does not exist is the CAS's to refuse, in its words.
+        tool.irreversible ? readCheckpointContext(tx, taskId).catch(unlessNotFound) : Promise.resolve(undefined),
+      ] as const);
       const block = guarded ?? (input.approval ? approvalRequestedBlock(tool, input.approval.reason) : null);
       const { task } = await transitionTaskInTransaction(
         tx,
@@ -191,7 +198,7 @@ async function recordIntentOf(db: Db, taskId: string, input: RecordIntentInput, 
       const reservation = reservationOf(tool, request);
       if (reservation)
         await refuseUnlessReservationFits(tx, taskId, task.state.budget.currency_committed_usd, reservation);
-      const row = await insertIntent(
+      const { row, written } = await startIntentInsert(
         tx,
         {
           taskId,
@@ -205,19 +212,25 @@ async function recordIntentOf(db: Db, taskId: string, input: RecordIntentInput, 
           reserved: reservation && reservation !== "unreadable" ? reservation : null,
           compensatesId: compensates ?? null,
           reason: compensates ? `intent recorded: compensates ${compensates}` : "intent recorded",
+          // Sent with itself: written SENT in the same statement (the lease was checked first in this transaction).
+          sent: input.send && !block ? { reason: sendingReason } : undefined,
         },
         actor,
         now,
       );
       if (block) {
+        await written;
         const frozen = await freezeBeforeSending(tx, row, block, actor);
         return { kind: "blocked", ...frozen, task };
       }
       // The spec's "before deploy / payment / delete" boundary: the checkpoint
       // commits with the intent, so a resume after a crash finds both or neither.
-      if (tool.irreversible) await checkpointBeforeEffect(tx, task, actor);
-      const execution = input.send ? await sendInTransaction(tx, row, input.fencing_token, actor) : row;
-      return { kind: "proceed" as const, execution: toExecutionView(execution), task };
+      // Its statement follows the intent's on this connection, in one round trip.
+      await inOrder([
+        written,
+        tool.irreversible ? checkpointBeforeEffect(tx, task, actor, checkpointContext) : Promise.resolve(),
+      ]);
+      return { kind: "proceed" as const, execution: toExecutionView(row), task };
     });
   } catch (error) {
     // A twin request created the intent first: answer as a retry of it.
@@ -232,14 +245,30 @@ async function recordIntentOf(db: Db, taskId: string, input: RecordIntentInput, 
 }
 
 /** The checkpoint taken with an irreversible intent, of the task as the intent left it (WAITING_FOR_TOOL). */
-async function checkpointBeforeEffect(tx: Tx, task: TaskView, actor: Actor): Promise<void> {
-  await takeCheckpointInTransaction(tx, {
-    task: { id: task.id, workflowDigest: task.workflow.digest, intentId: task.intentId, createdBy: task.createdBy },
-    state: task.state,
-    trigger: "before_irreversible_effect",
-    actor,
-    createdAt: task.updatedAt,
-  });
+async function checkpointBeforeEffect(
+  tx: Tx,
+  task: TaskView,
+  actor: Actor,
+  /** Read earlier in this transaction (recordIntentOf's reads), else read here. */
+  context?: CheckpointContext,
+): Promise<void> {
+  await takeCheckpointInTransaction(
+    tx,
+    {
+      task: { id: task.id, workflowDigest: task.workflow.digest, intentId: task.intentId, createdBy: task.createdBy },
+      state: task.state,
+      trigger: "before_irreversible_effect",
+      actor,
+      createdAt: task.updatedAt,
+    },
+    { context },
+  );
+}
+
+/** A read that found no task answers nothing; the step that needs the task refuses it in its own words. */
+function unlessNotFound(error: unknown): undefined {
+  if (isAppError(error) && error.code === "not_found") return undefined;
+  throw error;
 }
 
 async function continueExisting(

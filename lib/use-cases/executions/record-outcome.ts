@@ -1,6 +1,6 @@
 import { inSpan } from "@/lib/config/tracing";
 import { z } from "zod";
-import { transactionOn, type Db } from "@/lib/db/client";
+import { inOrder, transactionOn, type Db } from "@/lib/db/client";
 import { AppError, isAppError } from "@/lib/core/errors";
 import { Prisma, type Execution } from "@/lib/generated/prisma/client";
 import {
@@ -13,7 +13,7 @@ import {
   illegalMove,
   isPastAttemptLimit,
   ledgerActor,
-  moveExecution,
+  startExecutionMove,
   staleAttempt,
   toExecutionView,
   type ExecutionView,
@@ -147,7 +147,7 @@ async function recordOutcomeUntraced(
   const status = settled?.status ?? target;
   const evidence = settled ? settled.evidence : input.evidence;
   return transactionOn(db, async (tx) => {
-    const row = await moveExecution(tx, existing, status, actor, {
+    const move = await startExecutionMove(tx, existing, status, actor, {
       reason:
         settled?.reason ??
         (input.outcome === "unknown" ? `outcome unknown: ${input.error ?? "no answer"}` : input.outcome),
@@ -159,7 +159,8 @@ async function recordOutcomeUntraced(
         settledAt: status === "OUTCOME_UNKNOWN" ? null : new Date(),
       },
     });
-    if (status === "FAILED" && isPastAttemptLimit(row)) {
+    if (status === "FAILED" && isPastAttemptLimit(move.expected)) {
+      const row = await move.done;
       const handed = await handFailureToPeople(tx, row);
       return {
         execution: toExecutionView(handed.execution),
@@ -169,28 +170,33 @@ async function recordOutcomeUntraced(
     }
     const next =
       status === "SUCCEEDED" ? (input.next_status ?? "RUNNING") : status === "FAILED" ? "RUNNING" : "RECONCILING";
-    try {
-      const task = await moveTaskAfterTool(
-        tx,
-        row,
-        next,
-        actor,
-        `${row.tool} ${input.outcome}`,
-        input.fencing_token,
-        db,
-      );
-      return { execution: toExecutionView(row), task, leaseConflict: null };
-    } catch (error) {
-      // The fenced CAS matched no row and raised no SQL error, so this
-      // transaction is intact: the outcome commits without the task move.
-      if (!(isAppError(error) && error.code === "lease_conflict")) throw error;
-      const leaseConflict = await leaseConflictOf(tx, row.taskId, input.fencing_token, actor);
-      return {
-        execution: toExecutionView(row),
-        task: null,
-        leaseConflict: leaseConflict ?? { message: error.message, lease: null },
-      };
-    }
+    // The task's move is asked for while the execution's is on its way: its
+    // statements follow the execution's on this connection (the same lock
+    // order as before: the execution's row, then the task's) and share its
+    // round trip. An execution that moved meanwhile refuses the whole step.
+    const taskMove = moveTaskAfterTool(
+      tx,
+      move.expected,
+      next,
+      actor,
+      `${existing.tool} ${input.outcome}`,
+      input.fencing_token,
+      db,
+    ).then(
+      (task) => ({ task, refused: null }),
+      (refused: unknown) => ({ task: null, refused }),
+    );
+    const [row, { task, refused }] = await inOrder([move.done, taskMove] as const);
+    if (refused === null) return { execution: toExecutionView(row), task, leaseConflict: null };
+    // The fenced CAS matched no row and raised no SQL error, so this
+    // transaction is intact: the outcome commits without the task move.
+    if (!(isAppError(refused) && refused.code === "lease_conflict")) throw refused;
+    const leaseConflict = await leaseConflictOf(tx, row.taskId, input.fencing_token, actor);
+    return {
+      execution: toExecutionView(row),
+      task: null,
+      leaseConflict: leaseConflict ?? { message: refused.message, lease: null },
+    };
   });
 }
 
