@@ -33,7 +33,7 @@ const request = { amount_cents: 1000, currency: "usd", charge_id: "ch_bench", cu
 
 let step = "setup";
 
-const counts = new Map<string, { statements: number; commits: number; prisma: number }>();
+const counts = new Map<string, { statements: number; commits: number; prisma: number; roundTrips: number }>();
 /** Wall time per step, in ms summed over the measured refunds. */
 const stepMs = new Map<string, number>();
 /** This process's CPU per step, in ms summed over the measured refunds. */
@@ -56,15 +56,32 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   const text = typeof first === "string" ? first : (first?.text ?? "");
   // Prisma's pg adapter asks for rows as arrays; directQuery (lib/db/client.ts) does not.
   const viaPrisma = typeof first === "object" && first.rowMode === "array";
-  const c = counts.get(step) ?? { statements: 0, commits: 0, prisma: 0 };
+  const c = counts.get(step) ?? { statements: 0, commits: 0, prisma: 0, roundTrips: 0 };
   c.statements++;
   if (viaPrisma) c.prisma++;
   if (/^\s*COMMIT/i.test(text)) c.commits++;
+  // A round trip begins with a statement asked for while none of this connection's is in flight;
+  // the ones asked for meanwhile (pipeline mode, lib/db/client.ts inOrder) ride along.
+  const inFlight = inFlightOn.get(this) ?? 0;
+  if (inFlight === 0) c.roundTrips++;
+  inFlightOn.set(this, inFlight + 1);
+  const settled = () => inFlightOn.set(this, (inFlightOn.get(this) ?? 1) - 1);
   counts.set(step, c);
   if (process.env.BENCH_STATEMENTS_LOG)
-    log.push(`${step}${viaPrisma ? " [prisma]" : ""}: ${text.replace(/\s+/g, " ").slice(0, 160)}`);
-  return (query as (...a: unknown[]) => unknown).apply(this, args);
+    log.push(
+      `${step}${viaPrisma ? " [prisma]" : ""}${inFlight ? " [pipelined]" : ""}: ${text.replace(/\s+/g, " ").slice(0, 160)}`,
+    );
+  const callback = args.at(-1);
+  if (typeof callback === "function")
+    args[args.length - 1] = (...results: unknown[]) => {
+      settled();
+      return (callback as (...r: unknown[]) => unknown)(...results);
+    };
+  const result = (query as (...a: unknown[]) => unknown).apply(this, args);
+  if (result instanceof Promise) result.then(settled, settled);
+  return result;
 } as typeof pg.Client.prototype.query;
+const inFlightOn = new WeakMap<pg.Client, number>();
 
 const database = await createPostgresTestDatabase({ poolSize: 4 });
 const sandbox = await startSandbox({ port: 0, host: "127.0.0.1" });
@@ -121,22 +138,24 @@ try {
   let total = 0;
   let commits = 0;
   let prisma = 0;
+  let roundTrips = 0;
   console.log(`# ${refunds} refunds, one at a time: ${ms.toFixed(2)} ms each (${(1000 / ms).toFixed(0)}/s)`);
   console.log(
-    "| step | ms per refund | this process's CPU ms | statements per refund | through Prisma | commits |\n|---|---:|---:|---:|---:|---:|",
+    "| step | ms per refund | this process's CPU ms | statements per refund | round trips | through Prisma | commits |\n|---|---:|---:|---:|---:|---:|---:|",
   );
   for (const name of ["intent", "call", "outcome"]) {
-    const c = counts.get(name) ?? { statements: 0, commits: 0, prisma: 0 };
+    const c = counts.get(name) ?? { statements: 0, commits: 0, prisma: 0, roundTrips: 0 };
     total += c.statements;
+    roundTrips += c.roundTrips;
     commits += c.commits;
     prisma += c.prisma;
     const per = (n: number) => (n / refunds).toFixed(1);
     console.log(
-      `| ${name} | ${((stepMs.get(name) ?? 0) / refunds).toFixed(2)} | ${((stepCpuMs.get(name) ?? 0) / refunds).toFixed(2)} | ${per(c.statements)} | ${per(c.prisma)} | ${per(c.commits)} |`,
+      `| ${name} | ${((stepMs.get(name) ?? 0) / refunds).toFixed(2)} | ${((stepCpuMs.get(name) ?? 0) / refunds).toFixed(2)} | ${per(c.statements)} | ${per(c.roundTrips)} | ${per(c.prisma)} | ${per(c.commits)} |`,
     );
   }
   console.log(
-    `| **total** | **${ms.toFixed(2)}** | **${([...stepCpuMs.entries()].filter(([k]) => k !== "idle").reduce((a, [, v]) => a + v, 0) / refunds).toFixed(2)}** | **${(total / refunds).toFixed(1)}** | **${(prisma / refunds).toFixed(1)}** | **${(commits / refunds).toFixed(1)}** |`,
+    `| **total** | **${ms.toFixed(2)}** | **${([...stepCpuMs.entries()].filter(([k]) => k !== "idle").reduce((a, [, v]) => a + v, 0) / refunds).toFixed(2)}** | **${(total / refunds).toFixed(1)}** | **${(roundTrips / refunds).toFixed(1)}** | **${(prisma / refunds).toFixed(1)}** | **${(commits / refunds).toFixed(1)}** |`,
   );
   if (process.env.BENCH_STATEMENTS_LOG) console.log(`\n${log.join("\n")}`);
 } finally {
