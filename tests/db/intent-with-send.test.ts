@@ -106,6 +106,44 @@ describe("an intent sent with itself", () => {
     });
   });
 
+  it("a replay of a settled call gets its receipt, even when a new call's checks would refuse it now", async () => {
+    const s = await sandbox();
+    const task = await leasedRunningTask(db, "replay-receipt", 60);
+    const call = {
+      tool_call_id: "refund-1",
+      tool: "payments.refund",
+      request: refund,
+      expected_version: task.version,
+      fencing_token: task.fencingToken,
+      send: true,
+    };
+    const intent = await recordIntent(db, task.id, call, agent);
+    if (intent.kind !== "proceed") throw new Error(`expected proceed, got ${intent.kind}`);
+    const deps = connectorsFor(s.url);
+    const outcome = await performEffect(intent.execution, deps);
+    if (outcome.kind !== "succeeded") throw new Error(`refund ${outcome.kind}`);
+    await recordOutcome(
+      db,
+      intent.execution.id,
+      {
+        attempt_id: intent.execution.attemptId,
+        outcome: "succeeded",
+        result: outcome.record,
+        evidence: { ...outcome.evidence },
+        fencing_token: task.fencingToken,
+      },
+      agent,
+      deps,
+    );
+    // The same call again, at the old version and by a worker with no lease, while the lease is live: as a new
+    // call it would be refused (lease_conflict); recorded, it is answered with its receipt, and nothing is written.
+    const versionBefore = (await db.task.findFirstOrThrow({ where: { id: task.id } })).version;
+    const replay = await recordIntent(db, task.id, { ...call, fencing_token: undefined }, otherWorker);
+    expect(replay).toMatchObject({ kind: "receipt", execution: { id: intent.execution.id, status: "SUCCEEDED" } });
+    expect((await db.task.findFirstOrThrow({ where: { id: task.id } })).version).toBe(versionBefore);
+    expect(await refundsUnderKey(s.url, intent.execution.idempotencyKey)).toBe(1);
+  });
+
   it("is frozen, not sent, when the task's instructions stop it: blocked, never SENT", async () => {
     const s = await sandbox();
     const task = await runningTask(db);

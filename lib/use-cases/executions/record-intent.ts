@@ -144,15 +144,77 @@ async function recordIntentUntraced(db: Db, taskId: string, raw: unknown, actor:
 type RecordIntentInput = z.infer<typeof RecordIntentInputSchema>;
 
 async function recordIntentOf(db: Db, taskId: string, input: RecordIntentInput, actor: Actor): Promise<IntentResult> {
+  // Most calls are new: judged as a new call (its tool's newest version), and
+  // confirmed new by the first read of the intent's transaction, so asking
+  // costs no round trip of its own. A call recorded before is answered as
+  // before, on the version it was recorded under; so is one that the rules
+  // for a new call refuse (its tool retired since, say), which may be a
+  // recorded call's retry.
+  const asNew = await judgedAsNewCall(db, input);
+  if (asNew) {
+    try {
+      return await recordNewIntent(db, taskId, input, actor, asNew, { confirmNew: true });
+    } catch (error) {
+      if (!(error instanceof RecordedBefore)) throw error;
+      return continueRecorded(db, error.existing, input, actor);
+    }
+  }
   const existing = await findExecutionOfCall(db, taskId, input.tool_call_id);
-  // A recorded call keeps the version it was recorded under, even after a newer one or a retirement.
-  const tool = existing
-    ? await toolVersionOf(db, existing.tool, existing.toolVersion, input.tool)
-    : await toolForNewIntent(db, input.tool);
+  if (existing) return continueRecorded(db, existing, input, actor);
+  const tool = await toolForNewIntent(db, input.tool);
+  return recordNewIntent(db, taskId, input, actor, newCallOf(tool, input), { confirmNew: false });
+}
+
+/** A call judged as new: its tool, its request as validated, and the digest a retry is compared by. */
+interface NewCall {
+  tool: ToolDefinition;
+  request: Record<string, unknown>;
+  requestDigest: string;
+}
+
+function newCallOf(tool: ToolDefinition, input: RecordIntentInput): NewCall {
   const request = parseToolRequest(tool, input.request);
+  return { tool, request, requestDigest: intentDigestOf(input.tool, request, input.compensates_execution_id) };
+}
+
+/** The call as a new one, or null when the rules for a new call refuse it (recordIntentOf then looks for a recorded one first). */
+async function judgedAsNewCall(db: Db, input: RecordIntentInput): Promise<NewCall | null> {
+  try {
+    return newCallOf(await toolForNewIntent(db, input.tool), input);
+  } catch (error) {
+    if (isAppError(error)) return null;
+    throw error;
+  }
+}
+
+/** The intent's transaction found the call recorded already: nothing was written, and it is answered as a retry. */
+class RecordedBefore extends Error {
+  constructor(readonly existing: Execution) {
+    super("the call was recorded before");
+  }
+}
+
+/** A retry of a recorded call: judged by the tool version it was recorded under, even after a newer one or a retirement. */
+async function continueRecorded(
+  db: Db,
+  existing: Execution,
+  input: RecordIntentInput,
+  actor: Actor,
+): Promise<IntentResult> {
+  const tool = await toolVersionOf(db, existing.tool, existing.toolVersion, input.tool);
+  const { requestDigest } = newCallOf(tool, input);
+  return continueExisting(db, existing, input, requestDigest, actor, tool);
+}
+
+async function recordNewIntent(
+  db: Db,
+  taskId: string,
+  input: RecordIntentInput,
+  actor: Actor,
+  { tool, request, requestDigest }: NewCall,
+  options: { confirmNew: boolean },
+): Promise<IntentResult> {
   const compensates = input.compensates_execution_id;
-  const requestDigest = intentDigestOf(input.tool, request, compensates);
-  if (existing) return continueExisting(db, existing, input, requestDigest, actor, tool);
   const now = new Date();
   try {
     // The task as this process wrote it last, if still at the version the agent names: not read again (its CAS checks it).
@@ -163,7 +225,10 @@ async function recordIntentOf(db: Db, taskId: string, input: RecordIntentInput, 
       // in this order, so the lease row is held FOR SHARE and the task row
       // FOR KEY SHARE before the guard reads the instructions, as when each
       // was awaited in turn; an error is the first one's in this order.
-      const [, , { def, row: read }, , guarded, checkpointContext] = await inOrder([
+      // The check that the call is new goes first; if it was recorded before,
+      // that decides (a replay gets its receipt whatever the other reads say).
+      const recorded = options.confirmNew ? findExecutionOfCall(tx, taskId, input.tool_call_id) : Promise.resolve(null);
+      const reads = inOrder([
         tool.irreversible ? refuseWhileDiverged(tx, taskId) : Promise.resolve(),
         input.send ? refuseUnlessMaySend(tx, taskId, input, actor) : Promise.resolve(),
         refuseUnlessAllowedInState(tx, taskId, input.expected_version, tool, remembered?.row),
@@ -174,6 +239,15 @@ async function recordIntentOf(db: Db, taskId: string, input: RecordIntentInput, 
         // For the checkpoint taken with an irreversible intent; a task that does not exist is the CAS's to refuse, in its words.
         tool.irreversible ? readCheckpointContext(tx, taskId).catch(unlessNotFound) : Promise.resolve(undefined),
       ] as const);
+      const [existing] = await inOrder([
+        recorded,
+        reads.then(
+          () => undefined,
+          () => undefined,
+        ),
+      ] as const);
+      if (existing) throw new RecordedBefore(existing);
+      const [, , { def, row: read }, , guarded, checkpointContext] = await reads;
       const block = guarded ?? (input.approval ? approvalRequestedBlock(tool, input.approval.reason) : null);
       const { task } = await transitionTaskInTransaction(
         tx,
