@@ -458,8 +458,11 @@ function noteTransactionConnections(pool: pg.Pool): pg.Pool {
  */
 function answerBeginAtOnce(client: pg.PoolClient): void {
   const query = client.query as (...args: unknown[]) => unknown;
+  const hadOwn = Object.prototype.hasOwnProperty.call(client, "query");
   (client as { query: unknown }).query = function (this: pg.PoolClient, ...args: unknown[]) {
-    (client as { query: unknown }).query = query;
+    // Back to what it was: the prototype's (looked up at each call, as whoever wraps it later expects), or its own.
+    if (hadOwn) (client as { query: unknown }).query = query;
+    else delete (client as { query?: unknown }).query;
     const config = args[0] as { text?: unknown } | undefined;
     if (args.length !== 1 || typeof config !== "object" || config?.text !== "BEGIN") return query.apply(this, args);
     corkForThisTick(client);
