@@ -159,6 +159,61 @@ describe("the ledger's moves of the task", () => {
     expect(done.task).toMatchObject({ status: "RUNNING", version: task.version + 2 });
   });
 
+  it("an intent on a remembered row that changed since is made again on a read: recorded once, on the row as it is", async () => {
+    const task = await runningTask();
+    // A write that kept the version (a hand-made repair): the intent's CAS, sent with its insert and checkpoint, loses on the row version.
+    await pgdb.db.$executeRaw`
+      UPDATE tasks SET state = jsonb_set(state, '{budget,tokens_spent}', '7'::jsonb) WHERE id = ${task.id}`;
+    const { result: intent, sent } = await captureStatements(() =>
+      recordIntent(
+        pgdb.db,
+        task.id,
+        {
+          tool_call_id: "refund-d",
+          tool: "payments.refund",
+          request: refund,
+          expected_version: task.version,
+          send: true,
+        },
+        agent,
+      ),
+    );
+    if (intent.kind !== "proceed") throw new Error(`intent: ${intent.kind}`);
+    // Two transactions: the first rolled back with everything sent after its CAS, the second made on a read.
+    expect(sent.filter((s) => /^\s*ROLLBACK/i.test(s.text))).toHaveLength(1);
+    expect(sent.filter((s) => /^\s*COMMIT/i.test(s.text))).toHaveLength(1);
+    expect(intent.task?.state.budget.tokens_spent).toBe(7);
+    expect(await pgdb.db.execution.count({ where: { taskId: task.id } })).toBe(1);
+    const checkpoints = await pgdb.db.checkpoint.findMany({
+      where: { taskId: task.id, trigger: "before_irreversible_effect" },
+    });
+    expect(checkpoints.map((c) => c.stateVersion)).toEqual([task.version + 1]);
+    const done = await succeeded(intent.execution);
+    expect(done.task).toMatchObject({ status: "RUNNING", version: task.version + 2 });
+  });
+
+  it("twin intents of one call at once: one execution, and every answer is that call's or a version conflict", async () => {
+    const task = await runningTask();
+    const twins = await Promise.allSettled(
+      Array.from({ length: 5 }, () =>
+        recordIntent(
+          pgdb.db,
+          task.id,
+          { tool_call_id: "refund-e", tool: "payments.refund", request: refund, expected_version: task.version },
+          agent,
+        ),
+      ),
+    );
+    const executions = await pgdb.db.execution.findMany({ where: { taskId: task.id } });
+    expect(executions).toHaveLength(1);
+    for (const twin of twins) {
+      if (twin.status === "fulfilled")
+        expect(twin.value).toMatchObject({ kind: "proceed", execution: { id: executions[0]!.id } });
+      else expect(twin.reason).toMatchObject({ code: "version_conflict" });
+    }
+    expect(twins.filter((t) => t.status === "fulfilled").length).toBeGreaterThanOrEqual(1);
+  });
+
   it("an outcome after another server cancelled the task is recorded, and the task stays cancelled", async () => {
     const task = await runningTask();
     const sent = await intentOf(task, "refund-b");

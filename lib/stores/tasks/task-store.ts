@@ -161,12 +161,34 @@ export async function compareAndSwap(
   db: Db | Tx,
   r: TransitionRecord,
   fencingToken?: string,
-  options: {
-    audited?: boolean;
-    /** The row version the record was prepared from, when it came from memory (rememberedTaskRow): the swap also requires that exact row version. */
-    unchangedSince?: string;
-  } = {},
+  options: CompareAndSwapOptions = {},
 ): Promise<SwappedRow | null> {
+  return sendCompareAndSwap(db, r, await compareAndSwapStatement(db, r, fencingToken, options));
+}
+
+export interface CompareAndSwapOptions {
+  audited?: boolean;
+  /** The row version the record was prepared from, when it came from memory (rememberedTaskRow): the swap also requires that exact row version. */
+  unchangedSince?: string;
+}
+
+/** A CAS statement built and its state sealed (compareAndSwapStatement), not yet sent. */
+export interface CompareAndSwapStatement {
+  statement: Prisma.Sql;
+  state: unknown;
+}
+
+/**
+ * compareAndSwap's statement, built and its state sealed, not yet sent:
+ * the ledger sends it together with the statements that follow it in its
+ * transaction (lib/stores/tasks/task-transitions.ts prepareTaskMoveInTransaction).
+ */
+export async function compareAndSwapStatement(
+  db: Db | Tx,
+  r: TransitionRecord,
+  fencingToken?: string,
+  options: CompareAndSwapOptions = {},
+): Promise<CompareAndSwapStatement> {
   // Lease rule (leaseRefusal in lib/model/leases/lease-rules.ts), checked in the
   // same statement as the version: with a token, it must be the writer's
   // current unexpired lease; without one, an agent may not write while any
@@ -212,18 +234,26 @@ export async function compareAndSwap(
     options.audited === false
       ? Prisma.sql`WITH updated AS (${updated}) ${logged} ${rowVersion}`
       : Prisma.sql`WITH updated AS (${updated}), logged AS (${logged} RETURNING 1) ${auditEntryInsertSql(transitionAuditEntry(r), { onlyIfRowsIn: "logged" })} ${rowVersion}`;
-  const swapped = await inSpan<SwappedRow | null>(
+  return { statement, state };
+}
+
+/** Sends a built CAS: the statement is written before this returns (pipeline mode), its answer awaited after. */
+export function sendCompareAndSwap(
+  db: Db | Tx,
+  r: TransitionRecord,
+  { statement, state }: CompareAndSwapStatement,
+): Promise<SwappedRow | null> {
+  return inSpan<SwappedRow | null>(
     "task cas",
     { "verity.task_id": r.taskId, "verity.from_version": r.fromVersion ?? -1, "verity.to_status": r.toStatus },
     async (span) => {
       const inserted = await directQuery<{ row_xmin: string }>(db, statement, { prepare: "cas" });
       span?.setAttribute("verity.swapped", inserted.length === 1);
       const xmin = inserted[0]?.row_xmin;
+      if (xmin) countTransition(r.toStatus);
       return xmin ? { xmin, state } : null;
     },
   );
-  if (swapped) countTransition(r.toStatus);
-  return swapped;
 }
 
 /** What a won compare-and-swap wrote that its caller cannot know: the row version's id, and the state as sealed. */

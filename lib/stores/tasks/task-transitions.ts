@@ -17,6 +17,8 @@ import { takeCheckpointInTransaction } from "@/lib/stores/checkpoint-store";
 import { assertValidState, workflowOfOrThrow } from "@/lib/stores/tasks/task-state-checks";
 import {
   compareAndSwap,
+  compareAndSwapStatement,
+  sendCompareAndSwap,
   findTaskRow,
   rememberSwappedRow,
   throwIfLeaseRefused,
@@ -269,6 +271,90 @@ export async function transitionTaskInTransaction(
   }
   await checkpointTransition(tx, prepared);
   return transitionResultOf(prepared);
+}
+
+/**
+ * The move was prepared from the row this process wrote last
+ * (rememberedTaskRow), and the row changed since: the CAS wrote nothing, but
+ * what was sent after it in the transaction was built on that row, so the
+ * caller rolls the transaction back and makes the step again on a read.
+ */
+export class RememberedRowChanged extends Error {
+  constructor(readonly taskId: string) {
+    super(`task ${taskId} changed since this process wrote it`);
+  }
+}
+
+/** A task move prepared in a transaction (prepareTaskMoveInTransaction): its result known, its CAS not yet sent. */
+export interface PreparedTaskMove {
+  /** The task and transition as the move leaves them, if its CAS wins. */
+  result: TransitionResult;
+  /**
+   * Sends the CAS (written before this returns, so statements asked for
+   * after it follow it on the connection) and answers when it is applied.
+   * A lost CAS refuses as transitionTaskInTransaction does (version_conflict,
+   * lease_conflict), or with RememberedRowChanged when the move was prepared
+   * from memory; the caller's transaction must then roll back.
+   */
+  swap(): Promise<void>;
+}
+
+/**
+ * transitionTaskInTransaction in two halves, for a step that sends the
+ * move's CAS together with the statements that follow it (the ledger's
+ * intent: lib/use-cases/executions/record-intent.ts). The same checks and
+ * the same CAS; a move refused while it is prepared from memory is prepared
+ * again on a read, as there, since nothing has been sent yet.
+ */
+export async function prepareTaskMoveInTransaction(
+  tx: Tx,
+  taskId: string,
+  rawInput: unknown,
+  actor: Actor,
+  options: { row?: Task; unchangedSince?: string; rememberOn?: Db } = {},
+): Promise<PreparedTaskMove> {
+  const input = parseOrThrow(TransitionInputSchema, rawInput);
+  const transitionId = input.transition_id ?? newId("tr");
+  const requestDigest = digestOf({
+    op: "transition",
+    task_id: taskId,
+    expected_version: input.expected_version,
+    to: input.to,
+    patch: input.patch ?? {},
+    reason: input.reason,
+  });
+  let prepared: PreparedTransition;
+  try {
+    prepared = await prepareTransition(tx, taskId, input, actor, transitionId, requestDigest, undefined, options.row);
+  } catch (error) {
+    if (options.unchangedSince !== undefined && isAppError(error)) {
+      const { unchangedSince: _, row: __, ...rest } = options;
+      return prepareTaskMoveInTransaction(tx, taskId, rawInput, actor, rest);
+    }
+    if (error instanceof StaleVersion && error.seen) throw versionConflict(input.expected_version, error.seen);
+    throw error;
+  }
+  const built = await compareAndSwapStatement(tx, prepared.record, input.fencing_token, {
+    unchangedSince: options.unchangedSince,
+  });
+  return {
+    result: transitionResultOf(prepared),
+    swap() {
+      const answer = sendCompareAndSwap(tx, prepared.record, built);
+      return (async () => {
+        const swapped = await answer;
+        if (!swapped && options.unchangedSince !== undefined) throw new RememberedRowChanged(taskId);
+        if (swapped && options.rememberOn && prepared.row)
+          rememberSwappedRow(options.rememberOn, prepared.row, prepared.record, swapped);
+        if (!swapped) {
+          await throwIfLeaseRefused(tx, taskId, input.expected_version, input.fencing_token, actor);
+          const latest = await tx.task.findFirst({ where: { id: taskId }, select: { version: true, status: true } });
+          throw versionConflict(input.expected_version, latest ?? { version: -1, status: "deleted" });
+        }
+        await checkpointTransition(tx, prepared);
+      })();
+    },
+  };
 }
 
 export interface RestoreTransitionInput {

@@ -16,7 +16,11 @@ import {
   type InstructionGuardView,
   findExecutionOfCall,
 } from "@/lib/stores/execution-store";
-import { transitionTaskInTransaction } from "@/lib/stores/tasks/task-transitions";
+import {
+  prepareTaskMoveInTransaction,
+  RememberedRowChanged,
+  transitionTaskInTransaction,
+} from "@/lib/stores/tasks/task-transitions";
 import { findTaskRow, rememberedTaskRow } from "@/lib/stores/tasks/task-store";
 import { type TaskView } from "@/lib/stores/tasks/task-views";
 import { parseOrThrow, clientIdSchema } from "@/lib/core/validation";
@@ -212,13 +216,13 @@ async function recordNewIntent(
   input: RecordIntentInput,
   actor: Actor,
   { tool, request, requestDigest }: NewCall,
-  options: { confirmNew: boolean },
+  options: { confirmNew: boolean; onARead?: boolean },
 ): Promise<IntentResult> {
   const compensates = input.compensates_execution_id;
   const now = new Date();
   try {
     // The task as this process wrote it last, if still at the version the agent names: not read again (its CAS checks it).
-    const remembered = rememberedTaskRow(db, taskId, input.expected_version);
+    const remembered = options.onARead ? null : rememberedTaskRow(db, taskId, input.expected_version);
     return await transactionOn(db, async (tx): Promise<IntentResult> => {
       // Everything the intent reads before it writes, asked for together
       // (inOrder): one round trip instead of one each. PostgreSQL runs them
@@ -249,7 +253,10 @@ async function recordNewIntent(
       if (existing) throw new RecordedBefore(existing);
       const [, , { def, row: read }, , guarded, checkpointContext] = await reads;
       const block = guarded ?? (input.approval ? approvalRequestedBlock(tool, input.approval.reason) : null);
-      const { task } = await transitionTaskInTransaction(
+      // The task's move, the intent and its checkpoint are built first, then
+      // sent together in this order (the task's row first, as every writer
+      // takes it), and answered in one round trip.
+      const move = await prepareTaskMoveInTransaction(
         tx,
         taskId,
         block
@@ -266,12 +273,21 @@ async function recordNewIntent(
               reason: `calling ${input.tool} (${input.tool_call_id})`,
             },
         actor,
-        { row: read, unchangedSince: read && read === remembered?.row ? remembered.xmin : undefined, rememberOn: db },
+        {
+          row: read,
+          unchangedSince: read && remembered && read === remembered.row ? remembered.xmin : undefined,
+          rememberOn: db,
+        },
       );
+      const { task } = move.result;
+      const swapped = handled(move.swap());
       // The reservation commits with the intent and its task CAS, or neither does.
       const reservation = reservationOf(tool, request);
-      if (reservation)
-        await refuseUnlessReservationFits(tx, taskId, task.state.budget.currency_committed_usd, reservation);
+      const fits = handled(
+        reservation
+          ? refuseUnlessReservationFits(tx, taskId, task.state.budget.currency_committed_usd, reservation)
+          : Promise.resolve(),
+      );
       const { row, written } = await startIntentInsert(
         tx,
         {
@@ -293,20 +309,24 @@ async function recordNewIntent(
         now,
       );
       if (block) {
-        await written;
+        await writesInOrder([swapped, fits, written]);
         const frozen = await freezeBeforeSending(tx, row, block, actor);
         return { kind: "blocked", ...frozen, task };
       }
       // The spec's "before deploy / payment / delete" boundary: the checkpoint
       // commits with the intent, so a resume after a crash finds both or neither.
-      // Its statement follows the intent's on this connection, in one round trip.
-      await inOrder([
+      await writesInOrder([
+        swapped,
+        fits,
         written,
         tool.irreversible ? checkpointBeforeEffect(tx, task, actor, checkpointContext) : Promise.resolve(),
       ]);
       return { kind: "proceed" as const, execution: toExecutionView(row), task };
     });
   } catch (error) {
+    // The task changed since this process wrote it: nothing was written; the step is made again on a read.
+    if (error instanceof RememberedRowChanged && !options.onARead)
+      return recordNewIntent(db, taskId, input, actor, { tool, request, requestDigest }, { ...options, onARead: true });
     // A twin request created the intent first: answer as a retry of it.
     if (isUniqueViolation(error)) {
       const twin = await findExecutionOfCall(db, taskId, input.tool_call_id);
@@ -337,6 +357,25 @@ async function checkpointBeforeEffect(
     },
     { context },
   );
+}
+
+/** A promise whose refusal its caller awaits later, after asking for more: not reported as unhandled meanwhile. */
+function handled<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
+
+/**
+ * The intent's writes, sent together, answered as if awaited in turn
+ * (inOrder), except that a twin request's unique violation on the intent
+ * wins: it is why the task's CAS found another version, and it is answered
+ * as a retry of the twin's call (recordNewIntent's catch).
+ */
+async function writesInOrder(writes: Promise<unknown>[]): Promise<void> {
+  const settled = await Promise.allSettled(writes);
+  const twin = settled.find((s) => s.status === "rejected" && isUniqueViolation(s.reason));
+  if (twin?.status === "rejected") throw twin.reason;
+  await inOrder(writes);
 }
 
 /** A read that found no task answers nothing; the step that needs the task refuses it in its own words. */
