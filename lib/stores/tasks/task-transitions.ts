@@ -55,6 +55,18 @@ export const TransitionInputSchema = z.strictObject({
 export type TransitionInput = z.infer<typeof TransitionInputSchema>;
 
 /** The CAS guard failed: the task is no longer at the expected version. */
+/** What a transition asked for, so that a replay of its transition id is told apart from a different request under it. */
+export function transitionRequestDigest(taskId: string, input: TransitionInput): string {
+  return digestOf({
+    op: "transition",
+    task_id: taskId,
+    expected_version: input.expected_version,
+    to: input.to,
+    patch: input.patch ?? {},
+    reason: input.reason,
+  });
+}
+
 export class StaleVersion extends Error {
   /** What the task was seen at, when this call read it itself: no need to read it again. */
   constructor(readonly seen?: { version: number; status: string }) {
@@ -234,43 +246,17 @@ export async function transitionTaskInTransaction(
     rememberOn?: Db;
   } = {},
 ): Promise<TransitionResult> {
-  const input = parseOrThrow(TransitionInputSchema, rawInput);
-  const transitionId = input.transition_id ?? newId("tr");
-  const requestDigest = digestOf({
-    op: "transition",
-    task_id: taskId,
-    expected_version: input.expected_version,
-    to: input.to,
-    patch: input.patch ?? {},
-    reason: input.reason,
-  });
-  // A move made on a remembered row (options.unchangedSince) that was refused or lost wrote nothing: it is made
-  // again on the row as it is, read in `tx`.
-  const onARead = () => {
+  const move = await prepareTaskMoveInTransaction(tx, taskId, rawInput, actor, options);
+  try {
+    await move.swap();
+  } catch (error) {
+    // A move made on a remembered row (options.unchangedSince) that lost its swap wrote nothing, and nothing
+    // was sent after it here: it is made again on the row as it is, read in `tx`.
+    if (!(error instanceof RememberedRowChanged)) throw error;
     const { unchangedSince: _, row: __, ...rest } = options;
     return transitionTaskInTransaction(tx, taskId, rawInput, actor, rest);
-  };
-  let prepared: PreparedTransition;
-  try {
-    prepared = await prepareTransition(tx, taskId, input, actor, transitionId, requestDigest, undefined, options.row);
-  } catch (error) {
-    if (options.unchangedSince !== undefined && isAppError(error)) return onARead();
-    if (error instanceof StaleVersion && error.seen) throw versionConflict(input.expected_version, error.seen);
-    throw error;
   }
-  const swapped = await compareAndSwap(tx, prepared.record, input.fencing_token, {
-    unchangedSince: options.unchangedSince,
-  });
-  if (!swapped && options.unchangedSince !== undefined) return onARead();
-  if (swapped && options.rememberOn && prepared.row)
-    rememberSwappedRow(options.rememberOn, prepared.row, prepared.record, swapped);
-  if (!swapped) {
-    await throwIfLeaseRefused(tx, taskId, input.expected_version, input.fencing_token, actor);
-    const latest = await tx.task.findFirst({ where: { id: taskId }, select: { version: true, status: true } });
-    throw versionConflict(input.expected_version, latest ?? { version: -1, status: "deleted" });
-  }
-  await checkpointTransition(tx, prepared);
-  return transitionResultOf(prepared);
+  return move.result;
 }
 
 /**
@@ -315,14 +301,7 @@ export async function prepareTaskMoveInTransaction(
 ): Promise<PreparedTaskMove> {
   const input = parseOrThrow(TransitionInputSchema, rawInput);
   const transitionId = input.transition_id ?? newId("tr");
-  const requestDigest = digestOf({
-    op: "transition",
-    task_id: taskId,
-    expected_version: input.expected_version,
-    to: input.to,
-    patch: input.patch ?? {},
-    reason: input.reason,
-  });
+  const requestDigest = transitionRequestDigest(taskId, input);
   let prepared: PreparedTransition;
   try {
     prepared = await prepareTransition(tx, taskId, input, actor, transitionId, requestDigest, undefined, options.row);

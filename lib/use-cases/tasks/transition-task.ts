@@ -1,5 +1,4 @@
 import { inSpan } from "@/lib/config/tracing";
-import { digestOf } from "@/lib/core/canonical-json";
 import type { Db } from "@/lib/db/client";
 import type { Task } from "@/lib/generated/prisma/client";
 import { AppError, isAppError } from "@/lib/core/errors";
@@ -22,6 +21,7 @@ import {
   checkpointTransition,
   prepareTransition,
   StaleVersion,
+  transitionRequestDigest,
   transitionResultOf,
   TransitionInputSchema,
 } from "@/lib/stores/tasks/task-transitions";
@@ -67,16 +67,8 @@ async function transitionTaskUntraced(
   { gateApproval, reach }: TransitionOptions,
 ): Promise<TransitionResult> {
   const input = parseOrThrow(TransitionInputSchema, rawInput);
-  const patch = input.patch ?? {};
   const transitionId = input.transition_id ?? newId("tr");
-  const requestDigest = digestOf({
-    op: "transition",
-    task_id: taskId,
-    expected_version: input.expected_version,
-    to: input.to,
-    patch,
-    reason: input.reason,
-  });
+  const requestDigest = transitionRequestDigest(taskId, input);
   // The row this process wrote last, when the task is still at that
   // version here: an agent driving its task through this server makes
   // one statement per change instead of two. The swap also requires that
