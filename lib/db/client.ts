@@ -277,6 +277,16 @@ function corkForThisTick(client: pg.PoolClient): void {
 }
 
 /**
+ * A statement (or step) asked for now and awaited after more are asked for
+ * (inOrder's callers): its failure, if it lands first, is not reported as
+ * unhandled meanwhile; whoever awaits the promise still gets it.
+ */
+export function awaitedLater<T>(answer: Promise<T>): Promise<T> {
+  answer.catch(() => undefined);
+  return answer;
+}
+
+/**
  * Waits for statements (or steps) that were started together, in one
  * transaction, and answers as if they had run one after the other: their
  * values in order, or the error of the first that failed, in the order

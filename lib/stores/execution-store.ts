@@ -1,5 +1,5 @@
 import { blindIndexOf } from "@/lib/stores/blind-index";
-import { directQuery, tenantOfConnection, type Db, type Tx } from "@/lib/db/client";
+import { awaitedLater, directQuery, tenantOfConnection, type Db, type Tx } from "@/lib/db/client";
 import { DEFAULT_TENANT_ID } from "@/lib/db/tenant-sessions";
 import { AppError } from "@/lib/core/errors";
 import { Prisma, type Execution, type ExecutionEvent } from "@/lib/generated/prisma/client";
@@ -383,7 +383,7 @@ export async function startIntentInsert(
     const written = directQuery(tx, Prisma.sql`WITH created AS (${created}), ${event.sql} ${event.audit} RETURNING 1`, {
       prepare: "insert_intent",
     });
-    return { row, written: handledLater(written) };
+    return { row, written: awaitedLater(written.then(() => undefined)) };
   }
   // The send's event reads the intent's audit entry (`recorded`), so the two
   // entries are linked into the execution's chain in this order: recorded, then sent.
@@ -402,18 +402,7 @@ export async function startIntentInsert(
     Prisma.sql`WITH created AS (${created}), ${event.sql}, recorded AS (${event.audit} RETURNING 1), ${sent.sql} ${sent.audit} RETURNING 1`,
     { prepare: "insert_sent_intent" },
   );
-  return { row: stored, written: handledLater(written) };
-}
-
-/**
- * A statement's answer that the caller awaits after other work: handled here
- * too, so a failure that lands first is not reported as unhandled; the
- * caller still gets it.
- */
-function handledLater(answer: Promise<unknown>): Promise<void> {
-  const settled = answer.then(() => undefined);
-  settled.catch(() => undefined);
-  return settled;
+  return { row: stored, written: awaitedLater(written.then(() => undefined)) };
 }
 
 /** A bigint as a statement's parameter: its decimal text, cast by the statement (node-postgres and Prisma alike). */
@@ -532,7 +521,7 @@ export async function startExecutionMove(
     { prepare: "move_execution" },
   );
   const done = finishExecutionMove(tx, existing, to, answer);
-  void handledLater(done);
+  void awaitedLater(done);
   return { expected, done };
 }
 

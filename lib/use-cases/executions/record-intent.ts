@@ -1,6 +1,6 @@
 import { inSpan } from "@/lib/config/tracing";
 import { z } from "zod";
-import { inOrder, transactionOn, type Db, type Tx } from "@/lib/db/client";
+import { awaitedLater, inOrder, transactionOn, type Db, type Tx } from "@/lib/db/client";
 import { AppError, isAppError } from "@/lib/core/errors";
 import type { Execution, Task } from "@/lib/generated/prisma/client";
 import { isUniqueViolation } from "@/lib/db/unique-violation";
@@ -280,10 +280,10 @@ async function recordNewIntent(
         },
       );
       const { task } = move.result;
-      const swapped = handled(move.swap());
+      const swapped = awaitedLater(move.swap());
       // The reservation commits with the intent and its task CAS, or neither does.
       const reservation = reservationOf(tool, request);
-      const fits = handled(
+      const fits = awaitedLater(
         reservation
           ? refuseUnlessReservationFits(tx, taskId, task.state.budget.currency_committed_usd, reservation)
           : Promise.resolve(),
@@ -357,12 +357,6 @@ async function checkpointBeforeEffect(
     },
     { context },
   );
-}
-
-/** A promise whose refusal its caller awaits later, after asking for more: not reported as unhandled meanwhile. */
-function handled<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => undefined);
-  return promise;
 }
 
 /**
