@@ -118,6 +118,15 @@ describe("the ledger's moves of the task", () => {
       deps(),
     );
   }
+  /** recordIntent with `send`: the intent and its move to SENT in one request. */
+  function sentWithItself(task: { id: string; version: number }, callId: string) {
+    return recordIntent(
+      pgdb.db,
+      task.id,
+      { tool_call_id: callId, tool: "payments.refund", request: refund, expected_version: task.version, send: true },
+      agent,
+    );
+  }
   const readsTask = (text: string) => /^\s*SELECT id, workflow_name/.test(text);
 
   it("are made on the row this server wrote: the intent and the outcome read no task row", async () => {
@@ -132,20 +141,7 @@ describe("the ledger's moves of the task", () => {
 
   it("an intent sent with itself is one transaction: one commit, none of markSent's own statements", async () => {
     const task = await runningTask();
-    const { result: intent, sent } = await captureStatements(() =>
-      recordIntent(
-        pgdb.db,
-        task.id,
-        {
-          tool_call_id: "refund-c",
-          tool: "payments.refund",
-          request: refund,
-          expected_version: task.version,
-          send: true,
-        },
-        agent,
-      ),
-    );
+    const { result: intent, sent } = await captureStatements(() => sentWithItself(task, "refund-c"));
     if (intent.kind !== "proceed") throw new Error(`intent: ${intent.kind}`);
     expect(intent.execution.status).toBe("SENT");
     const commits = sent.filter((s) => /^\s*COMMIT/i.test(s.text));
@@ -164,20 +160,7 @@ describe("the ledger's moves of the task", () => {
     // A write that kept the version (a hand-made repair): the intent's CAS, sent with its insert and checkpoint, loses on the row version.
     await pgdb.db.$executeRaw`
       UPDATE tasks SET state = jsonb_set(state, '{budget,tokens_spent}', '7'::jsonb) WHERE id = ${task.id}`;
-    const { result: intent, sent } = await captureStatements(() =>
-      recordIntent(
-        pgdb.db,
-        task.id,
-        {
-          tool_call_id: "refund-d",
-          tool: "payments.refund",
-          request: refund,
-          expected_version: task.version,
-          send: true,
-        },
-        agent,
-      ),
-    );
+    const { result: intent, sent } = await captureStatements(() => sentWithItself(task, "refund-d"));
     if (intent.kind !== "proceed") throw new Error(`intent: ${intent.kind}`);
     // Two transactions: the first rolled back with everything sent after its CAS, the second made on a read.
     expect(sent.filter((s) => /^\s*ROLLBACK/i.test(s.text))).toHaveLength(1);
