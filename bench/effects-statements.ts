@@ -10,6 +10,11 @@
  *   npx tsx bench/effects-statements.ts            # 50 refunds, then the per-step mean
  *   BENCH_STATEMENTS_LOG=1 npx tsx bench/effects-statements.ts   # also the statements of the last refund
  *
+ * It also prints the WAL the refunds wrote, by table and index (TOAST under
+ * its table's name), read back with PostgreSQL's pg_walinspect: the rows and
+ * index entries a refund costs the database, whatever their statements.
+ * Without that extension (a server built without contrib) the table is left out.
+ *
  * With `node --cpu-prof --import tsx bench/effects-statements.ts` (and
  * BENCH_EFFECTS=500) it is also the profile's workload.
  */
@@ -84,6 +89,9 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
 const inFlightOn = new WeakMap<pg.Client, number>();
 
 const database = await createPostgresTestDatabase({ poolSize: 4 });
+// The database's owner, for reading the WAL position and the WAL itself (printWalByRelation).
+const owner = new pg.Client({ connectionString: database.url });
+await owner.connect();
 const sandbox = await startSandbox({ port: 0, host: "127.0.0.1" });
 const deps = {
   payments: new SandboxPaymentConnector({ baseUrl: sandbox.url }),
@@ -129,6 +137,7 @@ try {
   stepMs.clear();
   stepCpuMs.clear();
   log.length = 0;
+  const walFrom = await walPosition();
   const start = performance.now();
   for (let n = 0; n < refunds; n++) {
     if (n === refunds - 1) log.length = 0;
@@ -157,8 +166,68 @@ try {
   console.log(
     `| **total** | **${ms.toFixed(2)}** | **${([...stepCpuMs.entries()].filter(([k]) => k !== "idle").reduce((a, [, v]) => a + v, 0) / refunds).toFixed(2)}** | **${(total / refunds).toFixed(1)}** | **${(roundTrips / refunds).toFixed(1)}** | **${(prisma / refunds).toFixed(1)}** | **${(commits / refunds).toFixed(1)}** |`,
   );
+  await printWalByRelation(walFrom, await walPosition());
   if (process.env.BENCH_STATEMENTS_LOG) console.log(`\n${log.join("\n")}`);
 } finally {
+  await owner.end();
   await sandbox.close();
   await database.drop();
+}
+
+async function walPosition(): Promise<string> {
+  return (await owner.query<{ at: string }>("SELECT pg_current_wal_insert_lsn()::text AS at")).rows[0]!.at;
+}
+
+/**
+ * The WAL between two positions, by relation of this database (a TOAST
+ * table or its index under its table's name), and the records that name no
+ * relation (commits, mostly) by kind. Records of other databases are left
+ * out; the ones naming no relation cannot be told apart, so run it alone.
+ */
+async function printWalByRelation(from: string, to: string): Promise<void> {
+  try {
+    await owner.query("CREATE EXTENSION IF NOT EXISTS pg_walinspect");
+  } catch (error) {
+    console.log(`\n(no WAL by relation: pg_walinspect is not available here: ${(error as Error).message})`);
+    return;
+  }
+  const { rows: names } = await owner.query<{ node: string; name: string }>(`
+    SELECT pg_relation_filenode(c.oid)::text AS node,
+           coalesce(owner.relname || CASE WHEN c.relkind = 'i' THEN ' (TOAST index)' ELSE ' (TOAST)' END, c.relname) AS name
+      FROM pg_class c
+      LEFT JOIN pg_class owner ON owner.reltoastrelid = c.oid
+                               OR owner.reltoastrelid = (SELECT indrelid FROM pg_index WHERE indexrelid = c.oid)
+     WHERE pg_relation_filenode(c.oid) IS NOT NULL`);
+  const nameOf = new Map(names.map((r) => [r.node, r.name]));
+  const { rows: here } = await owner.query<{ oid: string }>(
+    "SELECT oid::text FROM pg_database WHERE datname = current_database()",
+  );
+  const { rows } = await owner.query<{ rm: string; kind: string; bytes: number; fpi: number; blocks: string | null }>(
+    `SELECT resource_manager AS rm, record_type AS kind, record_length AS bytes, fpi_length AS fpi, block_ref AS blocks
+       FROM pg_get_wal_records_info($1, $2)`,
+    [from, to],
+  );
+  const byName = new Map<string, { records: number; bytes: number; fpi: number }>();
+  let bytes = 0;
+  for (const r of rows) {
+    const rel = /rel \d+\/(\d+)\/(\d+)/.exec(r.blocks ?? "");
+    if (rel && rel[1] !== here[0]!.oid) continue;
+    const name = rel ? (nameOf.get(rel[2]!) ?? `relation ${rel[2]}`) : `(${r.rm} ${r.kind})`;
+    const entry = byName.get(name) ?? { records: 0, bytes: 0, fpi: 0 };
+    entry.records++;
+    entry.bytes += r.bytes;
+    entry.fpi += r.fpi;
+    byName.set(name, entry);
+    bytes += r.bytes;
+  }
+  const per = (n: number) => n / refunds;
+  console.log(
+    `\n# WAL per refund: ${per(bytes).toFixed(0)} bytes in ${per([...byName.values()].reduce((a, e) => a + e.records, 0)).toFixed(1)} records\n`,
+  );
+  console.log(
+    "| relation | bytes per refund | records per refund | of which full-page images, bytes |\n|---|---:|---:|---:|",
+  );
+  for (const [name, e] of [...byName].sort((a, b) => b[1].bytes - a[1].bytes))
+    if (per(e.bytes) >= 1)
+      console.log(`| ${name} | ${per(e.bytes).toFixed(0)} | ${per(e.records).toFixed(2)} | ${per(e.fpi).toFixed(0)} |`);
 }

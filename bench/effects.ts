@@ -25,6 +25,7 @@
 import { fork } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
+import pg from "pg";
 import { SandboxCrmConnector } from "@/lib/connectors/sandbox/crm";
 import { SandboxPaymentConnector } from "@/lib/connectors/sandbox/payment";
 import { performEffect } from "@/lib/connectors/effects";
@@ -57,8 +58,8 @@ interface Sample {
   latencies: number[];
 }
 
-/** A side's samples summed over its rounds, with the CPU they took. */
-type Side = Sample & { cpu: CpuSpent };
+/** A side's samples summed over its rounds, with the CPU they took and the WAL they wrote. */
+type Side = Sample & { cpu: CpuSpent; walBytes: number };
 
 /** Where a side's CPU went, in seconds: its own process, the provider's, the database server's (every postgres process). */
 interface CpuSpent {
@@ -72,18 +73,21 @@ async function measured(
   run: () => Promise<Sample>,
   clientPid: number,
   providerPid: number | null,
-): Promise<Sample & { cpu: CpuSpent }> {
+): Promise<Sample & { cpu: CpuSpent; walBytes: number }> {
   const at = () => ({
     client: processCpuSeconds(clientPid),
     provider: providerPid === null ? 0 : processCpuSeconds(providerPid),
     // Every PostgreSQL server process on this machine: the server the bench uses is local.
     database: cpuSecondsWhere((p) => p.command === "postgres"),
   });
+  const walBefore = await walPosition();
   const before = at();
   const sample = await run();
   const after = at();
+  const walBytes = (await walPosition()) - walBefore;
   return {
     ...sample,
+    walBytes,
     cpu: {
       client: after.client - before.client,
       provider: after.provider - before.provider,
@@ -178,6 +182,17 @@ async function startProvider(): Promise<{ url: string; pid: number | null; close
 
 const poolSize = Math.max(...levels) + 2;
 const database = await createPostgresTestDatabase({ poolSize });
+// The WAL each side wrote: the server's insert position before and after it.
+// The sides run one at a time, each on its own database, so the difference is
+// the side's rows and index entries (and the server's own few, the same for all).
+const walReader = new pg.Client({ connectionString: database.url });
+await walReader.connect();
+async function walPosition(): Promise<number> {
+  const { rows } = await walReader.query<{ at: string }>(
+    "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::text AS at",
+  );
+  return Number(rows[0]!.at);
+}
 const sandbox = await startProvider();
 const withDbos = process.env.BENCH_EFFECTS_DBOS !== "off";
 const dbosDatabase = withDbos ? await createEmptyPostgresDatabase() : null;
@@ -300,7 +315,13 @@ try {
     await drive(workers, warmup, verityRefund);
     await drive(workers, warmup, directRefund);
     await dbos?.run(workers, warmup);
-    const empty = (): Side => ({ count: 0, seconds: 0, latencies: [], cpu: { client: 0, provider: 0, database: 0 } });
+    const empty = (): Side => ({
+      count: 0,
+      seconds: 0,
+      latencies: [],
+      cpu: { client: 0, provider: 0, database: 0 },
+      walBytes: 0,
+    });
     const [ledger, performed, direct, viaDbos] = [empty(), empty(), empty(), empty()];
     const sides: Array<[Side, (total: number) => Promise<Sample>, number]> = [
       [ledger, (total) => drive(workers, total, ledgerRefund), process.pid],
@@ -319,6 +340,7 @@ try {
         side.cpu.client += s.cpu.client;
         side.cpu.provider += s.cpu.provider;
         side.cpu.database += s.cpu.database;
+        side.walBytes += s.walBytes;
       }
     }
     results.push({ workers, ledger, performed, dbos: viaDbos, direct });
@@ -341,9 +363,11 @@ try {
   }
   // What each refund cost the machine, by process: the ratio above is this table's totals upside down when the CPU is the limit.
   console.log(
-    "\nCPU per refund in ms (client: the side's own process; provider: the sandbox's; database: every postgres process):\n",
+    "\nCPU per refund in ms (client: the side's own process; provider: the sandbox's; database: every postgres process), and the WAL it wrote:\n",
   );
-  console.log("| concurrency | side | client | provider | database | total |\n|---:|---|---:|---:|---:|---:|");
+  console.log(
+    "| concurrency | side | client | provider | database | total | WAL bytes |\n|---:|---|---:|---:|---:|---:|---:|",
+  );
   for (const { workers, ledger, performed, dbos: viaDbos, direct } of results) {
     const named: Array<[string, Side]> = [
       ["ledger", ledger],
@@ -356,13 +380,14 @@ try {
       const ms = (seconds: number) => ((seconds / side.count) * 1000).toFixed(2);
       const { client, provider, database } = side.cpu;
       console.log(
-        `| ${workers} | ${name} | ${ms(client)} | ${ms(provider)} | ${ms(database)} | ${ms(client + provider + database)} |`,
+        `| ${workers} | ${name} | ${ms(client)} | ${ms(provider)} | ${ms(database)} | ${ms(client + provider + database)} | ${(side.walBytes / side.count).toFixed(0)} |`,
       );
     }
   }
   console.log(`\n# load average at end: ${load()}`);
 } finally {
   await dbos?.stop();
+  await walReader.end();
   await dbosDatabase?.drop();
   await sandbox.close();
   await database.drop();
