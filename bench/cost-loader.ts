@@ -17,7 +17,7 @@
  * - the audit chain: each entry's content digest recomputed in SQL from its
  *   fields exactly as lib/model/audit/audit-chain.ts contentDigestOf does
  *   (canonical JSON, sorted keys, ISO times) and its hash linked with the
- *   migration's own audit_chain_hash(), as a running aggregate over the
+ *   migrations' own audit_link_hash(), as a running aggregate over the
  *   stream in seq order; the stream's head row written from the last link.
  *   The bench checks both against the template's real entries and verifies
  *   loaded chains with the product's verifier.
@@ -65,7 +65,7 @@ END
 $$;
 
 -- One link after another: the running aggregate over a stream in seq order of the migration's
--- audit_chain_hash(), whose body this repeats (PL/pgSQL for the same reason as above).
+-- audit_link_hash(), whose body this repeats (PL/pgSQL for the same reason as above).
 CREATE FUNCTION cost_chain_step(prev text, seq integer, digest text) RETURNS text
   LANGUAGE plpgsql IMMUTABLE
   AS $$ BEGIN RETURN encode(sha256(convert_to(coalesce(prev, repeat('0', 64)) || E'\\n' || seq::text || E'\\n' || digest, 'UTF8')), 'hex'); END $$;

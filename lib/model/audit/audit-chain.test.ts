@@ -51,8 +51,8 @@ function verify(
 }
 
 describe("the audit chain's format", () => {
-  it("hashes a link exactly as audit_chain_hash() in the migration does", () => {
-    // The value PostgreSQL 15 and PGlite returned for audit_chain_hash(64 zeros, 1, 'd1').
+  it("hashes a link exactly as audit_link_hash() in the migrations does", () => {
+    // The value PostgreSQL 15 and PGlite returned for audit_chain_hash(64 zeros, 1, 'd1'), the same function before its rename.
     expect(chainHash(GENESIS_HASH, 1, "d1")).toBe("f9a5d29358bdfa9869488429a5c4c06bf9dc79806c07b09e44a20cad8d2191c1");
   });
 

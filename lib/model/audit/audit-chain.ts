@@ -5,8 +5,10 @@ import { isSecretName } from "@/lib/core/secret-names";
 /**
  * The audit log's format, as pure functions: what an entry is, the bytes its
  * hash covers, and the checks a verifier makes. The database links the chain
- * (the insert trigger of the audit_log migration computes `audit_chain_hash`,
- * the same function as `chainHash` here); everything that checks a chain —
+ * (the insert trigger computes `audit_link_hash()`, the same function as
+ * `chainHash` here; the audit_log migration's `audit_chain_hash()` until
+ * the migration …_trigger_functions_plan_once renamed it, the same bytes);
+ * everything that checks a chain —
  * lib/stores/audit-log.ts over the database, audit-export.ts over an export a
  * third party holds — recomputes it from these definitions.
  *
@@ -233,7 +235,7 @@ export function contentDigestOf(content: AuditContent): string {
   );
 }
 
-/** Mirrors audit_chain_hash() of the migration, byte for byte. */
+/** Mirrors audit_link_hash() of the migrations, byte for byte. */
 export function chainHash(prevHash: string, seq: number, contentDigest: string): string {
   return sha256Hex(`${prevHash}\n${seq}\n${contentDigest}`);
 }
