@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { performToolCall, type PerformedToolCall } from "@/lib/use-cases/executions/perform-tool-call";
 import { recordInstruction } from "@/lib/stores/instructions";
 import { listExecutionEvents } from "@/lib/stores/execution-store";
+import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
 import type { ConnectorDeps } from "@/lib/connectors/effects";
 import type { Actor } from "@/lib/model/actor";
 import {
@@ -68,6 +69,58 @@ describe("a tool call Verity makes", () => {
     // The same tool call again: the receipt, nothing called.
     const again = await call(task.id, done.task!.version, deps);
     expect(again.kind).toBe("receipt");
+    expect(await refundsUnderKey(s.url, row.idempotencyKey)).toBe(1);
+  });
+
+  it("an answer overtaken by another report of the outcome: the first record stands, the call is recorded once", async () => {
+    const s = await sandbox();
+    const deps = connectorsFor(s.url);
+    // The provider answers Verity's request and, before Verity records the
+    // answer, another report has settled the attempt (the agent's, confirmed
+    // by a lookup): the outcome, recorded on the row the intent wrote, finds
+    // the attempt moved on and answers with the record that stands.
+    const overtaken: ConnectorDeps = {
+      ...deps,
+      payments: {
+        refund: async (request, options) => {
+          const answer = await deps.payments.refund(request, options);
+          if (answer.kind !== "succeeded") throw new Error(`the sandbox answered ${answer.kind}`);
+          const [sent] = await db.execution.findMany({ where: { idempotencyKey: request.idempotencyKey } });
+          await recordOutcome(
+            db,
+            sent!.id,
+            {
+              attempt_id: sent!.attemptId,
+              outcome: "succeeded",
+              result: { refund_id: answer.refund.id },
+              evidence: answer.evidence,
+            },
+            agent,
+            deps,
+          );
+          return answer;
+        },
+        provider: deps.payments.provider,
+        lookupRefund: (key, options, scope) => deps.payments.lookupRefund(key, options, scope),
+      },
+    };
+    const task = await runningTask(db);
+    const done = performed(await call(task.id, task.version, overtaken));
+    expect(done.outcome).toBe("succeeded");
+    expect(done.execution.status).toBe("SUCCEEDED");
+    // The first report moved the task; Verity's answer moved nothing more.
+    expect(done.task).toBeNull();
+    expect(await taskStatusOf(db, task.id)).toBe("RUNNING");
+    const row = await executionRow(db, done.execution.id);
+    expect(row.version).toBe(3);
+    expect((await listExecutionEvents(db, row.id)).map((e) => e.toStatus)).toEqual([
+      "INTENT_RECORDED",
+      "SENT",
+      "SUCCEEDED",
+    ]);
+    // The report's confirmation (a lookup), not Verity's reading of its own answer.
+    expect(row.evidence).toMatchObject({ confirmed_at_provider: { record: { id: expect.any(String) } } });
+    expect(row.evidence).not.toMatchObject({ confirmed_at_provider: { why: expect.any(String) } });
     expect(await refundsUnderKey(s.url, row.idempotencyKey)).toBe(1);
   });
 

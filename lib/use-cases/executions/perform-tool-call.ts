@@ -8,7 +8,12 @@ import { performEffect, type ConnectorDeps, type EffectOutcome } from "@/lib/con
 import { getExecutionRowOrThrow, toExecutionView, type ExecutionView } from "@/lib/stores/execution-store";
 import { retryableStatuses, succeededStatuses, type ExecutionStatus } from "@/lib/model/executions/execution-rules";
 import type { TaskView } from "@/lib/stores/tasks/task-views";
-import { recordIntent, RecordIntentInputSchema, type IntentResult } from "@/lib/use-cases/executions/record-intent";
+import {
+  executionRowWrittenFor,
+  recordIntent,
+  RecordIntentInputSchema,
+  type IntentResult,
+} from "@/lib/use-cases/executions/record-intent";
 import { recordOutcome, type OutcomeResult } from "@/lib/use-cases/executions/record-outcome";
 import { builtInDefinitionOf, BUILT_IN_TOOL_VERSION } from "@/lib/model/tools/built-in-tools";
 
@@ -103,15 +108,19 @@ async function performToolCallUntraced(
       },
       actor,
       deps,
-      outcome.kind === "succeeded"
-        ? {
-            confirmedByCaller: {
-              record: outcome.record,
-              provider: outcome.evidence,
-              why: "Verity made the call and read the provider's answer to it",
-            },
-          }
-        : {},
+      {
+        // The row the intent just wrote (sent with itself): the outcome is recorded on it, not on a read of it.
+        written: executionRowWrittenFor(sent),
+        ...(outcome.kind === "succeeded"
+          ? {
+              confirmedByCaller: {
+                record: outcome.record,
+                provider: outcome.evidence,
+                why: "Verity made the call and read the provider's answer to it",
+              },
+            }
+          : {}),
+      },
     );
   } catch (error) {
     // The provider's webhook (or the reconciler) settled the attempt before

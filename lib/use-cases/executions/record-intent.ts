@@ -124,6 +124,21 @@ export type IntentResult =
       guard: InstructionGuardView | null;
     };
 
+/**
+ * The row behind each `proceed` answer whose attempt this process has just
+ * inserted, keyed by the answer's view, for as long as the view is held.
+ * The engine's own caller (performToolCall) records the outcome on it
+ * instead of reading back what it has just written (one statement, and the
+ * request's opening, fewer per call); an answer about an attempt recorded
+ * before has none, and the outcome reads it as for any caller.
+ */
+const writtenRows = new WeakMap<ExecutionView, Execution>();
+
+/** The execution row as this process's intent wrote it, behind a `proceed` answer's view (see writtenRows); undefined for any other view. */
+export function executionRowWrittenFor(view: ExecutionView): Execution | undefined {
+  return writtenRows.get(view);
+}
+
 /** recordIntent as a span of the request's trace (lib/config/tracing.ts). */
 export function recordIntent(db: Db, taskId: string, raw: unknown, actor: Actor): Promise<IntentResult> {
   return inSpan("use-case recordIntent", { "verity.task_id": taskId }, () =>
@@ -321,7 +336,9 @@ async function recordNewIntent(
         written,
         tool.irreversible ? checkpointBeforeEffect(tx, task, actor, checkpointContext) : Promise.resolve(),
       ]);
-      return { kind: "proceed" as const, execution: toExecutionView(row), task };
+      const execution = toExecutionView(row);
+      writtenRows.set(execution, row);
+      return { kind: "proceed" as const, execution, task };
     });
   } catch (error) {
     // The task changed since this process wrote it: nothing was written; the step is made again on a read.

@@ -66,6 +66,15 @@ export interface RecordOutcomeOptions {
    * that lookup, in place of asking again. Never taken from a request.
    */
   confirmedByCaller?: ConfirmedByCaller;
+  /**
+   * The attempt's row as the caller's own intent wrote it a moment ago
+   * (performToolCall, through executionRowWrittenFor), in place of reading
+   * it back. Never taken from a request. An attempt that anything moved
+   * since (the provider's webhook, the reconciler) is refused by the move's
+   * CAS on its version, exactly as when the row read before the move is
+   * overtaken.
+   */
+  written?: Execution;
 }
 
 export interface ConfirmedByCaller {
@@ -106,7 +115,8 @@ async function recordOutcomeUntraced(
   options: RecordOutcomeOptions = {},
 ): Promise<OutcomeResult> {
   const input = parseOrThrow(RecordOutcomeInputSchema, raw);
-  const existing = await getExecutionRowOrThrow(db, executionId);
+  const existing =
+    options.written?.id === executionId ? options.written : await getExecutionRowOrThrow(db, executionId);
   if (existing.attemptId !== input.attempt_id) throw staleAttempt(existing, input.attempt_id);
   // The recorded version's attempt limit and identity fields decide below.
   await toolOfExecutionOrThrow(db, existing);
