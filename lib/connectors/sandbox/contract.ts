@@ -107,13 +107,27 @@ export const rollbackSchema = releaseSchema.extend({
 });
 export type SandboxRollback = z.infer<typeof rollbackSchema>;
 
+type ListSchema<T extends z.ZodType> = z.ZodObject<{ data: z.ZodArray<T>; in_flight: z.ZodOptional<z.ZodBoolean> }>;
+
+/**
+ * One list schema per item schema, built once: zod compiles an object schema
+ * into a parser at its first parse, so a list schema built for each lookup
+ * (classifyLookup) was compiled again at every lookup, about 0.17 ms of a
+ * ledger refund's client CPU (docs/benchmarks.md, "Planned once").
+ */
+const listSchemas = new WeakMap<z.ZodType, ListSchema<z.ZodType>>();
+
 /**
  * A list. `in_flight` is present on lookups by idempotency key: true when a
  * request with that key is being processed right now, so an empty `data` is
  * not yet a final "no such effect".
  */
-export function listSchema<T extends z.ZodType>(item: T) {
-  return z.object({ data: z.array(item), in_flight: z.boolean().optional() });
+export function listSchema<T extends z.ZodType>(item: T): ListSchema<T> {
+  const built = listSchemas.get(item) as ListSchema<T> | undefined;
+  if (built) return built;
+  const list = z.object({ data: z.array(item), in_flight: z.boolean().optional() });
+  listSchemas.set(item, list);
+  return list;
 }
 export const refundListSchema = listSchema(refundSchema);
 export const noteListSchema = listSchema(noteSchema);
