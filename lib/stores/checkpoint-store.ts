@@ -84,7 +84,7 @@ export async function takeCheckpointInTransaction(
   } catch (error) {
     if (!(error instanceof CheckpointRefusedError)) throw error;
     throw new AppError("invariant_violated", error.message, {
-      violations: [{ invariant: "checkpoint_of_valid_state", message: error.message }],
+      violations: [{ invariant: error.invariant, message: error.message }],
     });
   }
   // One statement: the row, then its audit entry, written only with it.

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { performToolCall, type PerformedToolCall } from "@/lib/use-cases/executions/perform-tool-call";
 import { recordInstruction } from "@/lib/stores/instructions";
-import { listExecutionEvents } from "@/lib/stores/execution-store";
+import { idempotencyKeyOf, listExecutionEvents } from "@/lib/stores/execution-store";
 import { recordOutcome } from "@/lib/use-cases/executions/record-outcome";
+import { MAX_CHECKPOINT_RECEIPTS } from "@/lib/model/checkpoints/checkpoint-schema";
 import type { ConnectorDeps } from "@/lib/connectors/effects";
 import type { Actor } from "@/lib/model/actor";
 import {
@@ -123,6 +124,41 @@ describe("a tool call Verity makes", () => {
     expect(row.evidence).not.toMatchObject({ confirmed_at_provider: { why: expect.any(String) } });
     expect(await refundsUnderKey(s.url, row.idempotencyKey)).toBe(1);
   });
+
+  it("a task past the 10,000 receipts a checkpoint lists: its next irreversible call refused in words, nothing written, nothing called", async () => {
+    const s = await sandbox();
+    const deps = connectorsFor(s.url);
+    const task = await runningTask(db);
+    const first = performed(await call(task.id, task.version, deps));
+    // 10,000 more receipts on the task: its first refund's row copied under new ids and keys.
+    const copied = [
+      "task_id, attempt, tool, tool_version, irreversible, request, request_digest, status, version,",
+      "created_by, created_at, updated_at, sent_at, settled_at, result, evidence",
+    ].join(" ");
+    await db.$executeRawUnsafe(
+      `INSERT INTO executions (id, tool_call_id, attempt_id, idempotency_key, ${copied})
+       SELECT id || '_' || i, 'copy-' || i, attempt_id || '_' || i, idempotency_key || '_' || i, ${copied}
+         FROM executions, generate_series(1, ${MAX_CHECKPOINT_RECEIPTS}) i WHERE id = $1`,
+      first.execution.id,
+    );
+    const refused = await failure(
+      performToolCall(
+        db,
+        task.id,
+        { tool_call_id: "refund-2", tool: "payments.refund", request: refund, expected_version: first.task!.version },
+        agent,
+        deps,
+      ),
+    );
+    expect(refused).toMatchObject({ code: "invariant_violated", invariants: ["checkpoint_receipts_within_bound"] });
+    const [why] = refused.details.violations ?? [];
+    expect(why?.message).toContain(`has ${MAX_CHECKPOINT_RECEIPTS + 1} tool receipts`);
+    expect(why?.message).toContain("Continue the work in a new task");
+    expect(await db.execution.count({ where: { taskId: task.id, toolCallId: "refund-2" } })).toBe(0);
+    expect(await taskStatusOf(db, task.id)).toBe("RUNNING");
+    expect(await refundsUnderKey(s.url, idempotencyKeyOf("default", task.id, "refund-2"))).toBe(0);
+    expect(await refundsUnderKey(s.url, first.execution.idempotencyKey)).toBe(1);
+  }, 60_000);
 
   it("a provider that said nothing happened is recorded FAILED; the same call id then tries again under the same key", async () => {
     const s = await sandbox();

@@ -76,7 +76,7 @@ export function checkpointPaths(): Record<string, JsonSchema> {
         summary: "Checkpoint the task's current committed state",
         description:
           "Agents, engineers and admins. If-Match (or expected_version) pins the version you mean: a task that moved on is a 409. " +
-          "A retried checkpoint_id returns the first checkpoint (200, Idempotent-Replayed). A state that is not valid TaskState is refused (422 checkpoint_of_valid_state).",
+          "A retried checkpoint_id returns the first checkpoint (200, Idempotent-Replayed). A state that is not valid TaskState is refused (422 checkpoint_of_valid_state), and so is a task with more tool receipts than a checkpoint lists (10,000; 422 checkpoint_receipts_within_bound).",
         parameters: [taskId, ifMatchParam],
         requestBody: { required: false, content: jsonContent(ref("CreateCheckpointRequest")) },
         responses: {

@@ -15,6 +15,7 @@ import {
   type CheckpointTrigger,
   type ParsedCheckpoint,
   type PendingWork,
+  MAX_CHECKPOINT_RECEIPTS,
 } from "@/lib/model/checkpoints/checkpoint-schema";
 import { TaskStateSchema, type TaskState } from "@/lib/model/tasks/task-state";
 import { checkStateInvariants } from "@/lib/model/tasks/transition-rules";
@@ -256,7 +257,11 @@ export const OUTBOX_AGENT_ID = "spiffe://verity.local/system/outbox";
 
 /** Refused: the state is not one a checkpoint may capture. */
 export class CheckpointRefusedError extends Error {
-  constructor(message: string) {
+  /** The invariant the refusal names: checkpoint_of_valid_state unless a more precise one says why. */
+  constructor(
+    message: string,
+    readonly invariant: "checkpoint_of_valid_state" | "checkpoint_receipts_within_bound" = "checkpoint_of_valid_state",
+  ) {
     super(message);
     this.name = "CheckpointRefusedError";
   }
@@ -273,6 +278,12 @@ export function sealCheckpoint(facts: CheckpointFacts, keyring: CheckpointKeyrin
   if (!def)
     throw new CheckpointRefusedError(
       `Task ${facts.task.id} is pinned to workflow digest ${facts.task.workflowDigest}, which this server does not have.`,
+    );
+  // Said here in the task's words: the schema's check below would refuse it as "Too big".
+  if (facts.receiptIds.length > MAX_CHECKPOINT_RECEIPTS)
+    throw new CheckpointRefusedError(
+      `Task ${facts.task.id} has ${facts.receiptIds.length} tool receipts, and a checkpoint lists at most ${MAX_CHECKPOINT_RECEIPTS}: no checkpoint can be taken for it, so no irreversible call can be made in it. Continue the work in a new task.`,
+      "checkpoint_receipts_within_bound",
     );
   const redacted = redactForCheckpoint(facts.state, "state_snapshot");
   const state = assertCapturable(def, redacted.value, facts);

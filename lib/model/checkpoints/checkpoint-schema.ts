@@ -30,6 +30,14 @@ export const CHECKPOINT_SCHEMA_VERSION = "oaies.checkpoint.v2";
 export const CHECKPOINT_SCHEMA_VERSION_V1 = "oaies.checkpoint.v1";
 export const TASK_STATE_SCHEMA_VERSION_V1 = "oaies.task-state.v1";
 
+/**
+ * The most receipt ids one checkpoint lists: a bound on what a shipped
+ * checkpoint may hold. A document lists every receipt of its task, so a task
+ * with more can take no checkpoint (docs/cost-growth.md, "Still growing with
+ * the total"; sealCheckpoint refuses it in words).
+ */
+export const MAX_CHECKPOINT_RECEIPTS = 10_000;
+
 export const knownCheckpointSchemaVersions = [CHECKPOINT_SCHEMA_VERSION, CHECKPOINT_SCHEMA_VERSION_V1] as const;
 export const knownTaskStateSchemaVersions = [TASK_STATE_SCHEMA_VERSION, TASK_STATE_SCHEMA_VERSION_V1] as const;
 
@@ -150,7 +158,7 @@ function documentV2<S extends z.ZodType>(snapshot: S) {
     state_snapshot_uri: z.string().max(256),
     state_snapshot: snapshot,
     pending_work: z.array(PendingWorkSchema).max(1000),
-    tool_receipt_ids: z.array(z.string().min(1).max(128)).max(10_000),
+    tool_receipt_ids: z.array(z.string().min(1).max(128)).max(MAX_CHECKPOINT_RECEIPTS),
     budget_consumed: BudgetConsumedSchema,
     provenance: ProvenanceSchema,
     /** Values replaced before signing (secrets, raw reasoning): where and what kind, never what. */
@@ -202,7 +210,7 @@ export const CheckpointDocumentV1Schema = z.strictObject({
   workflow_definition_digest: digest,
   input_digest: digest,
   state_snapshot: z.unknown(),
-  tool_receipt_ids: z.array(z.string().min(1).max(128)).max(10_000),
+  tool_receipt_ids: z.array(z.string().min(1).max(128)).max(MAX_CHECKPOINT_RECEIPTS),
   budget_consumed: z.strictObject({ currency_usd: z.number().finite().min(0).max(1e12), tokens: count }),
   integrity: z.strictObject({
     snapshot_digest: digest,
