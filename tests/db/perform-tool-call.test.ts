@@ -141,15 +141,7 @@ describe("a tool call Verity makes", () => {
          FROM executions, generate_series(1, ${MAX_CHECKPOINT_RECEIPTS}) i WHERE id = $1`,
       first.execution.id,
     );
-    const refused = await failure(
-      performToolCall(
-        db,
-        task.id,
-        { tool_call_id: "refund-2", tool: "payments.refund", request: refund, expected_version: first.task!.version },
-        agent,
-        deps,
-      ),
-    );
+    const refused = await failure(call(task.id, first.task!.version, deps, { tool_call_id: "refund-2" }));
     expect(refused).toMatchObject({ code: "invariant_violated", invariants: ["checkpoint_receipts_within_bound"] });
     const [why] = refused.details.violations ?? [];
     expect(why?.message).toContain(`has ${MAX_CHECKPOINT_RECEIPTS + 1} tool receipts`);
