@@ -54,7 +54,6 @@ export const TransitionInputSchema = z.strictObject({
 });
 export type TransitionInput = z.infer<typeof TransitionInputSchema>;
 
-/** The CAS guard failed: the task is no longer at the expected version. */
 /** What a transition asked for, so that a replay of its transition id is told apart from a different request under it. */
 export function transitionRequestDigest(taskId: string, input: TransitionInput): string {
   return digestOf({
@@ -67,6 +66,7 @@ export function transitionRequestDigest(taskId: string, input: TransitionInput):
   });
 }
 
+/** The CAS guard failed: the task is no longer at the expected version. */
 export class StaleVersion extends Error {
   /** What the task was seen at, when this call read it itself: no need to read it again. */
   constructor(readonly seen?: { version: number; status: string }) {
