@@ -228,11 +228,51 @@ function vitestFileSeconds(reportPath: string): Map<string, number> {
   );
 }
 
+/**
+ * The failed tests named, printed again under the summary: CI keeps only the
+ * end of a long log, and a count without names cannot be looked into (a
+ * failure once went unnamed that way).
+ */
+const failures: string[] = [];
+
+/** First line of a failure message, without colour codes. */
+function firstLine(message: string | undefined): string {
+  return (
+    (message ?? "")
+      .replace(/\u001b\[[0-9;]*m/g, "")
+      .split("\n")
+      .find((line) => line.trim()) ?? ""
+  );
+}
+
 /** A vitest run's counts from its JSON report; a run that crashed before its tests counts as one failure. */
 function vitestTally(stage: string, status: number, reportPath: string): Tally {
   const report = readJson(reportPath) as
-    { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number } | undefined;
-  if (!report) return { stage, passed: 0, failed: 1, skipped: 0 };
+    | {
+        numPassedTests: number;
+        numFailedTests: number;
+        numPendingTests: number;
+        numTodoTests: number;
+        testResults?: Array<{
+          name: string;
+          message?: string;
+          assertionResults: Array<{ status: string; fullName: string; failureMessages?: string[] }>;
+        }>;
+      }
+    | undefined;
+  if (!report) {
+    failures.push(`${stage}: no report (the run ended before writing one)`);
+    return { stage, passed: 0, failed: 1, skipped: 0 };
+  }
+  for (const file of report.testResults ?? []) {
+    const where = path.relative(process.cwd(), file.name);
+    // A file that failed to load has no tests, only its message.
+    if (file.assertionResults.length === 0 && file.message)
+      failures.push(`${stage}: ${where}: ${firstLine(file.message)}`);
+    for (const t of file.assertionResults)
+      if (t.status === "failed")
+        failures.push(`${stage}: ${where} › ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`);
+  }
   return {
     stage,
     passed: report.numPassedTests,
@@ -249,7 +289,12 @@ interface E2eSuite {
   file: string;
   suites?: E2eSuite[];
   specs?: Array<{
-    tests: Array<{ results: Array<{ duration: number; startTime?: string; parallelIndex?: number }> }>;
+    title: string;
+    line?: number;
+    tests: Array<{
+      status?: string;
+      results: Array<{ duration: number; startTime?: string; parallelIndex?: number; error?: { message?: string } }>;
+    }>;
   }>;
 }
 const e2e = readJson("test-results/e2e.json") as
@@ -274,6 +319,18 @@ const specSeconds = new Map<string, number>();
 for (const { file, result } of e2eResults(e2e?.suites ?? []))
   specSeconds.set(file, (specSeconds.get(file) ?? 0) + result.duration / 1000);
 printSlowest("slowest Playwright spec files (the sum of their tests' durations)", specSeconds);
+for (const failure of e2eFailures(e2e?.suites ?? [])) failures.push(`playwright: ${failure}`);
+
+/** The specs that failed or passed only on a retry, with the first error's first line. */
+function* e2eFailures(suites: E2eSuite[]): Generator<string> {
+  for (const suite of suites) {
+    for (const spec of suite.specs ?? [])
+      for (const t of spec.tests)
+        if (t.status === "unexpected" || t.status === "flaky")
+          yield `${suite.file}:${spec.line ?? "?"} › ${spec.title}${t.status === "flaky" ? " (flaky)" : ""}: ${firstLine(t.results.find((r) => r.error)?.error?.message)}`;
+    yield* e2eFailures(suite.suites ?? []);
+  }
+}
 printWorkerTimeline(e2e?.suites ?? []);
 
 /**
@@ -332,6 +389,11 @@ const liveStatus = await timed("vitest live", () =>
 );
 tallies.push(vitestTally("vitest live", liveStatus, "test-results/vitest-live.json"));
 printSlowest("slowest live files", vitestFileSeconds("test-results/vitest-live.json"), 4);
+
+if (failures.length > 0) {
+  console.log("\n== failed ==");
+  for (const failure of failures) console.log(failure.length > 400 ? `${failure.slice(0, 400)}…` : failure);
+}
 
 console.log("\n== summary ==");
 for (const t of tallies)
