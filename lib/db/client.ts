@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { PGlite } from "@electric-sql/pglite";
@@ -29,7 +28,6 @@ interface ProcessWideState {
   directPools: WeakMap<object, pg.Pool>;
   preparedNames: Map<string, string>;
   transactionConnections: WeakMap<object, pg.PoolClient>;
-  openingTransactions: AsyncLocalStorage<OpeningTransaction>;
 }
 
 /**
@@ -50,7 +48,6 @@ function processWide(): ProcessWideState {
     directPools: new WeakMap(),
     preparedNames: new Map(),
     transactionConnections: new WeakMap(),
-    openingTransactions: new AsyncLocalStorage(),
   };
   return slot[key];
 }
@@ -124,7 +121,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
         ),
       );
       pools.push(pool);
-      return noteTransactionConnections(pool);
+      return pool;
     };
     const ownerPool = newPool();
     const adapterFactory = new PrismaPg(ownerPool);
@@ -394,93 +391,146 @@ export async function tenantOfConnectionOrNull(db: Db | Tx): Promise<string | nu
 }
 
 /**
- * `db.$transaction(fn)` whose transaction client knows its tenant from `db`
- * (a transaction runs on a connection of db's pool, with db's setting), so
- * sealing and the rows' tenant ask no question of their own: for the
- * ledger's steps, each a transaction.
+ * A transaction for the ledger's steps, whose transaction client knows its
+ * tenant from `db` (it runs on a connection of db's pool, with db's
+ * setting), so sealing and the rows' tenant ask no question of their own.
+ *
+ * On PostgreSQL the transaction is ours, not Prisma's: a connection of db's
+ * pool, BEGIN, `fn`, COMMIT (ROLLBACK if `fn` throws). Prisma's interactive
+ * transaction cost about 0.3 ms of client CPU each (its transaction manager,
+ * timers and request routing: bench/effects, docs/benchmarks.md), two per
+ * effect, for statements that mostly go around Prisma anyway (directQuery
+ * sends them on this connection, prepared). A helper that uses Prisma's
+ * query builder on `tx` still runs in the transaction: `tx` reaches a
+ * Prisma client whose only connection is this one (connectionBoundClient).
+ * On the embedded database, whose one connection Prisma's adapter queues,
+ * it is Prisma's `$transaction`.
  */
-export function transactionOn<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  const opening: OpeningTransaction = { open: true };
-  return openingTransactions.run(opening, () =>
-    db.$transaction(async (tx) => {
-      opening.open = false;
-      if (connectionTenants.has(db)) connectionTenants.set(tx, connectionTenants.get(db)!);
-      if (opening.connection) transactionConnections.set(tx, opening.connection);
-      try {
-        return await fn(tx);
-      } finally {
-        // Past this point the connection goes back to the pool at COMMIT: a late statement must not follow it there.
-        transactionConnections.delete(tx);
-      }
-    }),
-  );
+export async function transactionOn<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const pool = directPools.get(db);
+  if (!pool) return db.$transaction((tx) => fn(withTenantOf(db, tx)));
+  const connection = await pool.connect();
+  const transaction = { open: true };
+  const tx = withTenantOf(db, transactionClient(connection, transaction));
+  transactionConnections.set(tx, connection);
+  // Written with the first statement, not waited for: BEGIN cannot fail on a
+  // working connection, and on a broken one the statement after it fails too.
+  corkForThisTick(connection);
+  connection.query("BEGIN").catch(() => undefined);
+  let result: T;
+  try {
+    result = await fn(tx);
+  } catch (error) {
+    transaction.open = false;
+    transactionConnections.delete(tx);
+    // A connection whose ROLLBACK failed is in an unknown state: closed, not pooled again.
+    const rollback = await connection.query("ROLLBACK").then(
+      () => undefined,
+      (failure: Error) => failure,
+    );
+    connection.release(rollback);
+    throw error;
+  }
+  // Past this point the transaction ends: a late statement must not follow its connection back to the pool.
+  transaction.open = false;
+  transactionConnections.delete(tx);
+  try {
+    await connection.query("COMMIT");
+  } catch (error) {
+    connection.release(error as Error);
+    throw error;
+  }
+  connection.release();
+  return result;
+}
+
+function withTenantOf<C extends object>(db: Db, tx: C): C {
+  if (connectionTenants.has(db)) connectionTenants.set(tx, connectionTenants.get(db)!);
+  return tx;
 }
 
 /**
  * The node-postgres connection under each open ledger transaction
- * (transactionOn), so that directQuery can send that transaction's
- * statements itself, prepared, without Prisma's query layer: most of a
- * ledger step's client CPU (issue 16, docs/benchmarks.md). Prisma still
- * opens, commits and rolls back the transaction, and every statement of
- * the helpers that take a `Tx` still runs in it, on the same connection.
+ * (transactionOn), so that directQuery sends that transaction's statements
+ * on it, prepared, without Prisma's query layer.
  */
 const transactionConnections = processWide().transactionConnections;
 
-interface OpeningTransaction {
-  open: boolean;
-  connection?: pg.PoolClient;
-}
-
-/** The transactionOn whose $transaction is starting in this async context: the connection Prisma takes next is its. */
-const openingTransactions = processWide().openingTransactions;
+/** The Prisma client's methods a transaction client does not have (as Prisma's own). */
+const notInTransaction = new Set<PropertyKey>(["$transaction", "$connect", "$disconnect", "$on", "$use", "$extends"]);
 
 /**
- * Notes which connection Prisma's pg adapter checks out to start a
- * transaction of transactionOn: its startTransaction is the first
- * promise-style `connect()` made in that call's async context (pg-pool's
- * own `query()` connects with a callback, and is never taken for it).
+ * `tx` for one transaction of transactionOn: Prisma's query builder on the
+ * transaction's connection (connectionBoundClient), refused once the
+ * transaction has ended, as Prisma refuses a closed transaction's client. A
+ * new object per transaction, so what is noted about a transaction client
+ * (its tenant, its connection) is about this transaction only.
  */
-function noteTransactionConnections(pool: pg.Pool): pg.Pool {
-  const connect = pool.connect.bind(pool) as (callback?: unknown) => Promise<pg.PoolClient> | undefined;
-  pool.connect = ((callback?: unknown) => {
-    const opening = openingTransactions.getStore();
-    if (callback !== undefined || !opening?.open || opening.connection) return connect(callback);
-    return connect()!.then((client) => {
-      if (opening.open && !opening.connection) {
-        opening.connection = client;
-        answerBeginAtOnce(client);
-      }
-      return client;
-    });
-  }) as typeof pool.connect;
-  return pool;
-}
-
-/**
- * Prisma opens a transaction with BEGIN and waits for its answer before it
- * runs the transaction's first statement: a round trip of its own per ledger
- * step. With pipeline mode the answer need not be waited for: BEGIN is
- * written, answered at once as PostgreSQL answers it (no rows), and the
- * first statement follows it on the connection; PostgreSQL runs them in
- * order. BEGIN cannot fail on a working connection (inside a transaction it
- * only warns); on a broken one the statement after it fails too, and the
- * transaction with it. Only the connection's first statement, and only BEGIN.
- */
-function answerBeginAtOnce(client: pg.PoolClient): void {
-  const query = client.query as (...args: unknown[]) => unknown;
-  const hadOwn = Object.prototype.hasOwnProperty.call(client, "query");
-  (client as { query: unknown }).query = function (this: pg.PoolClient, ...args: unknown[]) {
-    // Back to what it was: the prototype's (looked up at each call, as whoever wraps it later expects), or its own.
-    if (hadOwn) (client as { query: unknown }).query = query;
-    else delete (client as { query?: unknown }).query;
-    const config = args[0] as { text?: unknown } | undefined;
-    if (args.length !== 1 || typeof config !== "object" || config?.text !== "BEGIN") return query.apply(this, args);
-    corkForThisTick(client);
-    const sent = query.apply(this, args) as Promise<unknown>;
-    // Its failure is the next statement's to report (see above).
-    sent.catch(() => undefined);
-    return Promise.resolve({ command: "BEGIN", rowCount: null, rows: [], fields: [] });
+function transactionClient(connection: pg.PoolClient, transaction: { open: boolean }): Tx {
+  const refuseWhenClosed = () => {
+    if (!transaction.open)
+      throw new Error("This transaction has ended (committed or rolled back): a statement after it cannot join it.");
   };
+  const checked = (value: unknown, owner: object): unknown => {
+    if (typeof value === "function")
+      return (...args: unknown[]) => {
+        refuseWhenClosed();
+        return (value as (...a: unknown[]) => unknown).apply(owner, args);
+      };
+    // A model's delegate (tx.review): its methods are checked at each call, even when kept past the transaction.
+    if (typeof value === "object" && value !== null)
+      return new Proxy(value, { get: (target, key) => checked(Reflect.get(target, key), target) });
+    return value;
+  };
+  return new Proxy({} as Tx, {
+    get(_, key) {
+      if (notInTransaction.has(key)) return undefined;
+      // Symbols (util.inspect, then-ables' checks) are not statements: answered without a client.
+      if (typeof key === "symbol" || key === "then") return undefined;
+      refuseWhenClosed();
+      const client = connectionBoundClient(connection);
+      return checked(Reflect.get(client, key), client);
+    },
+  });
+}
+
+/**
+ * A Prisma client over one pooled connection, made the first time a ledger
+ * transaction on that connection uses Prisma's query builder (a frozen call's
+ * review, say) and kept with the connection: making one costs tens of
+ * milliseconds. Its statements go to whichever transaction holds the
+ * connection, which is the caller's (transactionClient checks it is open).
+ */
+const boundClients = new WeakMap<pg.PoolClient, PrismaClient>();
+
+function connectionBoundClient(connection: pg.PoolClient): PrismaClient {
+  let client = boundClients.get(connection);
+  if (!client) {
+    client = newPrismaClient(new PrismaPg(new OneConnectionPool(connection)));
+    boundClients.set(connection, client);
+  }
+  return client;
+}
+
+/**
+ * What Prisma's pg adapter takes as its pool (it asks `instanceof pg.Pool`),
+ * sending every statement on one connection it never closes, and opening no
+ * transaction of its own: the transaction is transactionOn's.
+ */
+class OneConnectionPool extends pg.Pool {
+  constructor(private readonly connection: pg.PoolClient) {
+    super({ max: 0 });
+  }
+
+  override query(...args: unknown[]): never {
+    return (this.connection.query as (...a: unknown[]) => never)(...args);
+  }
+
+  override connect(): never {
+    throw new Error("A statement inside transactionOn cannot open a transaction of its own.");
+  }
+
+  override async end(): Promise<void> {}
 }
 
 /** The rest of transaction `tx` runs as `tenantId` (its setting was just changed: writeAsTenant). */

@@ -10,7 +10,11 @@ import { createPostgresTestDatabase, type PostgresTestDatabase } from "@/tests/h
  * what helpers send through Prisma's transaction client. Both must be one
  * transaction: seen by each other, by nobody else before COMMIT, gone
  * together on a rollback, and never another transaction's connection when
- * many run at once. The embedded database takes Prisma's path for both.
+ * many run at once. On PostgreSQL the transaction is transactionOn's own
+ * (BEGIN and COMMIT on a pooled connection, Prisma's client bound to it):
+ * a client kept past the transaction is refused, and a COMMIT that fails
+ * fails the step and gives the connection back. The embedded database takes
+ * Prisma's path for both.
  */
 let server: PostgresTestDatabase;
 let embedded: { db: Db; close: () => Promise<void> };
@@ -85,5 +89,58 @@ describe("transactionOn with directQuery", () => {
     for (const p of pids) expect(p).toEqual({ prisma: p.direct, direct: p.prisma, mine: 1 });
     expect(new Set(pids.map((p) => p.prisma)).size).toBe(10);
     expect(await countOf(db, "c-0")).toBe(1);
+  });
+
+  it("PostgreSQL: a transaction client kept past its transaction is refused, a model's delegate too, and nothing it asks runs", async () => {
+    const db = server.db;
+    let kept: Parameters<Parameters<typeof transactionOn>[1]>[0] | undefined;
+    let users: { count: () => Promise<number> } | undefined;
+    await transactionOn(db, async (tx) => {
+      kept = tx;
+      users = tx.user;
+      expect(await users.count()).toBeGreaterThanOrEqual(0);
+    });
+    const late = "This transaction has ended";
+    expect(() => kept!.user).toThrow(late);
+    await expect(Promise.resolve().then(() => users!.count())).rejects.toThrow(late);
+    await expect(
+      directQuery(
+        kept!,
+        Prisma.sql`INSERT INTO users (id, username, display_name, role, password_hash) VALUES ('late', 'late', 'l', 'operator', 'x')`,
+      ),
+    ).rejects.toThrow(late);
+    expect(await countOf(db, "late")).toBe(0);
+  });
+
+  it("PostgreSQL: a COMMIT refused by a deferred constraint fails the step, keeps nothing, and the pool serves the next ones", async () => {
+    const db = server.db;
+    // Made by the owner (a tenant's role creates nothing), written by the tenant's connections.
+    await directQuery(
+      server.platformDb,
+      Prisma.sql`CREATE TABLE IF NOT EXISTS deferred_keys (k text, CONSTRAINT deferred_keys_k UNIQUE (k) DEFERRABLE INITIALLY DEFERRED)`,
+    );
+    await directQuery(server.platformDb, Prisma.sql`GRANT ALL ON deferred_keys TO PUBLIC`);
+    // More failed steps than the pool has connections: each one's connection must come back (or be replaced).
+    for (let i = 0; i < 14; i++) {
+      await expect(
+        transactionOn(db, async (tx) => {
+          await directQuery(tx, Prisma.sql`INSERT INTO deferred_keys VALUES ('same'), ('same')`);
+          await tx.user.create({ data: user(`deferred-${i}`) });
+        }),
+      ).rejects.toMatchObject({ code: "23505" });
+    }
+    expect(await countOf(db, "deferred-0")).toBe(0);
+    const [{ n }] = (await directQuery<{ n: number }>(
+      db,
+      Prisma.sql`SELECT count(*)::int AS n FROM deferred_keys`,
+    )) as [{ n: number }];
+    expect(n).toBe(0);
+    const done = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        transactionOn(db, async (tx) => (await tx.user.create({ data: user(`after-${i}`) })).id),
+      ),
+    );
+    expect(done).toHaveLength(12);
+    expect(await countOf(db, "after-11")).toBe(1);
   });
 });
