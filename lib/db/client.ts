@@ -410,6 +410,19 @@ export async function transactionOn<T>(db: Db, fn: (tx: Tx) => Promise<T>): Prom
   const pool = directPools.get(db);
   if (!pool) return db.$transaction((tx) => fn(withTenantOf(db, tx)));
   const connection = await pool.connect();
+  // A connection that fails while checked out (the server restarted, the backend was terminated) emits
+  // 'error' on itself, and the pool listens only to idle ones: without a listener here that error would
+  // stop the process. The statement in flight fails with it, and the step with that statement.
+  const onConnectionError = (error: Error) =>
+    childLogger("db").warn(
+      { code: (error as { code?: string }).code, reason: error.message },
+      "a database connection failed during a transaction",
+    );
+  connection.on("error", onConnectionError);
+  const release = (failure?: Error) => {
+    connection.removeListener("error", onConnectionError);
+    connection.release(failure);
+  };
   const transaction = { open: true };
   const tx = withTenantOf(db, transactionClient(connection, transaction));
   transactionConnections.set(tx, connection);
@@ -428,7 +441,7 @@ export async function transactionOn<T>(db: Db, fn: (tx: Tx) => Promise<T>): Prom
       () => undefined,
       (failure: Error) => failure,
     );
-    connection.release(rollback);
+    release(rollback);
     throw error;
   }
   // Past this point the transaction ends: a late statement must not follow its connection back to the pool.
@@ -437,10 +450,10 @@ export async function transactionOn<T>(db: Db, fn: (tx: Tx) => Promise<T>): Prom
   try {
     await connection.query("COMMIT");
   } catch (error) {
-    connection.release(error as Error);
+    release(error as Error);
     throw error;
   }
-  connection.release();
+  release();
   return result;
 }
 
