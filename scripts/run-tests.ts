@@ -264,6 +264,10 @@ function vitestTally(stage: string, status: number, reportPath: string): Tally {
     failures.push(`${stage}: no report (the run ended before writing one)`);
     return { stage, passed: 0, failed: 1, skipped: 0 };
   }
+  if (status !== 0 && report.numFailedTests === 0)
+    failures.push(
+      `${stage}: exited ${status} with no test failed: an error outside the tests (vitest's "Unhandled Errors" in the stage's output)`,
+    );
   for (const file of report.testResults ?? []) {
     const where = path.relative(process.cwd(), file.name);
     // A file that failed to load has no tests, only its message.
