@@ -113,13 +113,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
       // An idle connection the server closed (a restart, pg_terminate_backend) is
       // dropped by the pool and replaced on demand; without a listener, node
       // would treat the event as an uncaught error and stop the process.
-      // The error carries its pg client (sockets, statements): log what it says, not what it holds.
-      pool.on("error", (error) =>
-        childLogger("db").warn(
-          { code: (error as { code?: string }).code, reason: error.message },
-          "an idle database connection failed and was dropped",
-        ),
-      );
+      pool.on("error", (error) => logConnectionFailure(error, "an idle database connection failed and was dropped"));
       pools.push(pool);
       return pool;
     };
@@ -151,6 +145,11 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
   // PGlite does not create the parent of its data folder ("memory://" is an in-memory database).
   if (!target.dir.startsWith("memory://")) mkdirSync(target.dir, { recursive: true });
   return pgliteHandle(new PGlite(target.dir));
+}
+
+/** A failed connection's error, logged by what it says, not what it holds (its pg client: sockets, statements). */
+function logConnectionFailure(error: Error, what: string): void {
+  childLogger("db").warn({ code: (error as { code?: string }).code, reason: error.message }, what);
 }
 
 /**
@@ -414,10 +413,7 @@ export async function transactionOn<T>(db: Db, fn: (tx: Tx) => Promise<T>): Prom
   // 'error' on itself, and the pool listens only to idle ones: without a listener here that error would
   // stop the process. The statement in flight fails with it, and the step with that statement.
   const onConnectionError = (error: Error) =>
-    childLogger("db").warn(
-      { code: (error as { code?: string }).code, reason: error.message },
-      "a database connection failed during a transaction",
-    );
+    logConnectionFailure(error, "a database connection failed during a transaction");
   connection.on("error", onConnectionError);
   const release = (failure?: Error) => {
     connection.removeListener("error", onConnectionError);
@@ -426,6 +422,11 @@ export async function transactionOn<T>(db: Db, fn: (tx: Tx) => Promise<T>): Prom
   const transaction = { open: true };
   const tx = withTenantOf(db, transactionClient(connection, transaction));
   transactionConnections.set(tx, connection);
+  // From here the transaction ends: a late statement must not follow its connection back to the pool.
+  const close = () => {
+    transaction.open = false;
+    transactionConnections.delete(tx);
+  };
   // Written with the first statement, not waited for: BEGIN cannot fail on a
   // working connection, and on a broken one the statement after it fails too.
   corkForThisTick(connection);
@@ -434,8 +435,7 @@ export async function transactionOn<T>(db: Db, fn: (tx: Tx) => Promise<T>): Prom
   try {
     result = await fn(tx);
   } catch (error) {
-    transaction.open = false;
-    transactionConnections.delete(tx);
+    close();
     // A connection whose ROLLBACK failed is in an unknown state: closed, not pooled again.
     const rollback = await connection.query("ROLLBACK").then(
       () => undefined,
@@ -444,9 +444,7 @@ export async function transactionOn<T>(db: Db, fn: (tx: Tx) => Promise<T>): Prom
     release(rollback);
     throw error;
   }
-  // Past this point the transaction ends: a late statement must not follow its connection back to the pool.
-  transaction.open = false;
-  transactionConnections.delete(tx);
+  close();
   try {
     await connection.query("COMMIT");
   } catch (error) {
